@@ -1,0 +1,410 @@
+# cython: language_level=3
+"""Hot loops of shuffleamp (thin Cython kernels; all validation happens in Python).
+
+* directed discretisation of GPARV atoms and continuous cells onto l*Z;
+* the tilted characteristic function of a grid GPARV raised to the n-th power,
+  with a running round-off bound;
+* exact oracles: multinomial brute force over GPARV atoms (small n), and
+  binomial-mixture sums with closed-form binomial tails for three- and
+  four-atom GPARVs (O(sqrt n) and O(n) terms).
+"""
+
+import numpy as np
+cimport numpy as cnp
+from libc.math cimport (ceil, floor, exp, log, sqrt, cos, sin, atan2, fabs, lgamma,
+                        fmod, expm1, M_PI, INFINITY)
+from libc.stdint cimport int64_t
+from cython.parallel cimport prange
+from scipy.special.cython_special cimport bdtr, bdtrc
+
+cnp.import_array()
+
+cdef double DBL_EPS = 2.220446049250313e-16
+
+
+# --------------------------------------------------------------------------- discretisation
+def discretize_atoms(const double[::1] values, const double[::1] probs, double l, str mode):
+    """Directed discretisation of atoms onto l*Z.
+
+    mode "ceil": index i with i*l >= v (smallest); "floor": largest i with i*l <= v;
+    "spread": mass split between floor(v/l) and floor(v/l)+1 preserving the mean.
+    Returns (idx int64[M], w float64[M]), not merged.
+    """
+    cdef Py_ssize_t K = values.shape[0], j, m = 0
+    cdef int imode = 0 if mode == "ceil" else (1 if mode == "floor" else 2)
+    cdef cnp.ndarray[cnp.int64_t, ndim=1] idx = np.empty(2 * K, dtype=np.int64)
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] w = np.empty(2 * K, dtype=np.float64)
+    cdef double v, frac
+    cdef int64_t i
+    for j in range(K):
+        v = values[j]
+        if imode == 0:
+            i = <int64_t>ceil(v / l)
+            while i * l < v:
+                i += 1
+            while (i - 1) * l >= v:
+                i -= 1
+            idx[m] = i; w[m] = probs[j]; m += 1
+        elif imode == 1:
+            i = <int64_t>floor(v / l)
+            while i * l > v:
+                i -= 1
+            while (i + 1) * l <= v:
+                i += 1
+            idx[m] = i; w[m] = probs[j]; m += 1
+        else:
+            i = <int64_t>floor(v / l)
+            while i * l > v:
+                i -= 1
+            while (i + 1) * l <= v:
+                i += 1
+            frac = (v - i * l) / l
+            if frac < 0.0:
+                frac = 0.0
+            if frac > 1.0:
+                frac = 1.0
+            idx[m] = i; w[m] = probs[j] * (1.0 - frac); m += 1
+            if frac > 0.0:
+                idx[m] = i + 1; w[m] = probs[j] * frac; m += 1
+    return idx[:m], w[:m]
+
+
+def discretize_cells(const double[::1] mass, const double[::1] moment, const double[::1] edges,
+                     double l, int64_t i_lo, str mode):
+    """Directed discretisation of continuous mass given per cell (edges[k], edges[k+1]] = ((i_lo+k)l, (i_lo+k+1)l]."""
+    cdef Py_ssize_t K = mass.shape[0], k, m = 0
+    cdef int imode = 0 if mode == "ceil" else (1 if mode == "floor" else 2)
+    cdef cnp.ndarray[cnp.int64_t, ndim=1] idx = np.empty(2 * K, dtype=np.int64)
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] w = np.empty(2 * K, dtype=np.float64)
+    cdef double mu, frac
+    for k in range(K):
+        if mass[k] <= 0.0:
+            continue
+        if imode == 0:
+            idx[m] = i_lo + k + 1; w[m] = mass[k]; m += 1
+        elif imode == 1:
+            idx[m] = i_lo + k; w[m] = mass[k]; m += 1
+        else:
+            mu = moment[k] / mass[k]
+            frac = (mu - edges[k]) / l
+            if frac < 0.0:
+                frac = 0.0
+            if frac > 1.0:
+                frac = 1.0
+            idx[m] = i_lo + k; w[m] = mass[k] * (1.0 - frac); m += 1
+            idx[m] = i_lo + k + 1; w[m] = mass[k] * frac; m += 1
+    return idx[:m], w[:m]
+
+
+# --------------------------------------------------------------------------- tilted CF power
+cdef struct pw_t:
+    double re
+    double im
+    double err
+
+
+cdef inline pw_t _power_one(double re, double im, double n, int64_t k, int64_t j0, int64_t N,
+                            double c_terms) noexcept nogil:
+    """X = z^n * exp(+2 pi i k j0 / N) and a bound on |X_computed - X_exact| (relative terms)."""
+    cdef double r = sqrt(re * re + im * im)
+    cdef double a, lr, mag, ph, rel
+    cdef pw_t out
+    out.re = 0.0
+    out.im = 0.0
+    out.err = 0.0
+    if r <= 0.0:
+        return out
+    a = atan2(im, re)
+    lr = n * log(r)
+    mag = exp(lr) if lr > -745.0 else 0.0
+    ph = fmod(n * a, 2.0 * M_PI) + 2.0 * M_PI * <double>((k * (j0 % N) % N + N) % N) / <double>N
+    out.re = mag * cos(ph)
+    out.im = mag * sin(ph)
+    # relative error of z is <= c_terms*eps/|z|; raising to n multiplies it by n;
+    # the phase n*a carries an absolute error <= 4*eps*(n*pi + 2pi)
+    rel = n * c_terms * DBL_EPS / r + 4.0 * DBL_EPS * (n * M_PI + 2.0 * M_PI)
+    if rel > 30.0:
+        out.err = 2.0
+    else:
+        out.err = mag * expm1(rel)
+        if out.err > 2.0:
+            out.err = 2.0
+    return out
+
+
+def tilted_cf_power(const int64_t[::1] idx, const double[::1] wt, int64_t N, double n, int64_t j0):
+    """X[k] = (sum_j wt_j exp(-2 pi i k idx_j / N))^n * exp(+2 pi i k j0 / N), k = 0..N//2.
+
+    ``wt`` are tilted, normalised masses (sum 1).  Phases are reduced exactly in
+    integer arithmetic.  Returns (X complex128[N//2+1], err) where
+    ``err = sum_k mult_k |X_k - X_k^exact|`` bounds the l1 error fed to the inverse rFFT
+    (mult_k = 2 except at k = 0 and k = N/2).
+    """
+    cdef Py_ssize_t M = N // 2 + 1
+    cdef Py_ssize_t K = idx.shape[0]
+    cdef cnp.ndarray[cnp.complex128_t, ndim=1] X = np.empty(M, dtype=np.complex128)
+    cdef double[:, ::1] Xv = X.view(np.float64).reshape(M, 2)
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] errs = np.empty(M, dtype=np.float64)
+    cdef double[::1] ev = errs
+    cdef int64_t[::1] red = np.empty(K, dtype=np.int64)
+    cdef Py_ssize_t k, j
+    cdef double re, im, ph, twopi_N = 2.0 * M_PI / <double>N, c_terms = <double>K + 4.0
+    cdef pw_t o
+    for j in range(K):
+        red[j] = ((idx[j] % N) + N) % N
+    for k in prange(M, nogil=True, schedule="static"):
+        re = 0.0
+        im = 0.0
+        for j in range(K):
+            ph = twopi_N * <double>((<int64_t>k * red[j]) % N)
+            re = re + wt[j] * cos(ph)
+            im = im - wt[j] * sin(ph)
+        o = _power_one(re, im, n, k, j0, N, c_terms)
+        Xv[k, 0] = o.re
+        Xv[k, 1] = o.im
+        ev[k] = o.err
+    return X, _mult_sum(errs, N)
+
+
+def cf_power_inplace(cnp.ndarray[cnp.complex128_t, ndim=1] phi, int64_t N, double n, int64_t j0,
+                     double c_terms):
+    """In place: phi[k] <- phi[k]^n * exp(+2 pi i k j0/N) for a CF obtained by rFFT (dense GPARVs).
+
+    ``c_terms`` is the relative round-off of phi in units of eps (about 5*log2(N) for an FFT).
+    Returns the l1 error bound as in :func:`tilted_cf_power`.
+    """
+    cdef Py_ssize_t M = phi.shape[0], k
+    cdef double[:, ::1] pv = phi.view(np.float64).reshape(M, 2)
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] errs = np.empty(M, dtype=np.float64)
+    cdef double[::1] ev = errs
+    cdef pw_t o
+    for k in prange(M, nogil=True, schedule="static"):
+        # rFFT uses exp(-2 pi i k m / N): the same convention as tilted_cf_power
+        o = _power_one(pv[k, 0], pv[k, 1], n, k, j0, N, c_terms)
+        pv[k, 0] = o.re
+        pv[k, 1] = o.im
+        ev[k] = o.err
+    return _mult_sum(errs, N)
+
+
+cdef double _mult_sum(double[::1] errs, int64_t N) noexcept:
+    cdef Py_ssize_t M = errs.shape[0], k
+    cdef double s = 0.0
+    for k in range(M):
+        if k == 0 or (N % 2 == 0 and k == M - 1):
+            s += errs[k]
+        else:
+            s += 2.0 * errs[k]
+    return s
+
+
+def positive_part_sums(const double[::1] q, int64_t j0, double eta):
+    """Sums over the window j = j0 + m (m = 0..len(q)-1), j >= 1, with f(j) = j exp(-eta j):
+
+    returns (sum f(j) max(q_m, 0), sum f(j) q_m, sum f(j), sum max(q_m,0) [j>=1]).
+    """
+    cdef Py_ssize_t L = q.shape[0], m
+    cdef int64_t j
+    cdef double f, s_pos = 0.0, s_raw = 0.0, s_f = 0.0, s_mass = 0.0, qq
+    with nogil:
+        for m in range(L):
+            j = j0 + m
+            if j < 1:
+                continue
+            f = <double>j * exp(-eta * <double>j)
+            qq = q[m]
+            s_raw += f * qq
+            s_f += f
+            if qq > 0.0:
+                s_pos += f * qq
+                s_mass += qq
+    return s_pos, s_raw, s_f, s_mass
+
+
+# --------------------------------------------------------------------------- exact oracles
+cdef double _logp(double p) noexcept nogil:
+    return log(p) if p > 0.0 else -INFINITY
+
+
+cdef double _brute(const double[::1] v, const double[::1] lp, int K, int j, int rem, double acc_s,
+                   double acc_lw) noexcept nogil:
+    cdef int c
+    cdef double tot = 0.0, s, lw
+    if j == K - 1:
+        c = rem
+        if c > 0 and lp[j] == -INFINITY:
+            return 0.0
+        s = acc_s + c * v[j]
+        if s <= 0.0:
+            return 0.0
+        lw = acc_lw + (c * lp[j] if c > 0 else 0.0) - lgamma(c + 1.0)
+        return s * exp(lw)
+    for c in range(rem + 1):
+        if c > 0 and lp[j] == -INFINITY:
+            break
+        lw = acc_lw + (c * lp[j] if c > 0 else 0.0) - lgamma(c + 1.0)
+        tot += _brute(v, lp, K, j + 1, rem - c, acc_s + c * v[j], lw)
+    return tot
+
+
+def gparv_bruteforce(const double[::1] values, const double[::1] probs, int n):
+    """Exact (1/n) E[(G_1+...+G_n)_+] by enumerating all multinomial count vectors (Theorem 12).
+
+    Cost is C(n+K-1, K-1); meant for small n (<= ~60) and K <= 6 atoms (test oracle).
+    """
+    cdef int K = values.shape[0], j
+    cdef double[::1] lp = np.empty(K, dtype=np.float64)
+    cdef double tot
+    for j in range(K):
+        lp[j] = _logp(probs[j])
+    with nogil:
+        tot = _brute(values, lp, K, 0, n, 0.0, lgamma(n + 1.0))
+    return tot / n
+
+
+cdef double _cond_pos(double A, double d, long m, double pi) noexcept nogil:
+    """E[(A + d X)_+] for X ~ Bin(m, pi), by closed-form binomial tails."""
+    cdef double t, u, mean
+    if m <= 0 or d == 0.0 or pi <= 0.0:
+        return A if A > 0.0 else 0.0
+    if pi >= 1.0:
+        t = A + d * m
+        return t if t > 0.0 else 0.0
+    mean = m * pi
+    if d > 0.0:
+        # X >= t where t is the smallest integer with A + d t > 0
+        t = floor(-A / d) + 1.0
+        while t - 1.0 >= 0.0 and A + d * (t - 1.0) > 0.0:
+            t -= 1.0
+        while A + d * t <= 0.0:
+            t += 1.0
+        if t <= 0.0:
+            return A + d * mean
+        if t > m:
+            return 0.0
+        # P(X >= t) = bdtrc(t-1, m, pi);  E[X 1{X>=t}] = m pi P(Bin(m-1,pi) >= t-1)
+        if t >= 2.0:
+            return A * bdtrc(t - 1.0, m, pi) + d * mean * bdtrc(t - 2.0, m - 1, pi)
+        return A * bdtrc(t - 1.0, m, pi) + d * mean
+    else:
+        # X <= u where u is the largest integer with A + d u > 0
+        u = ceil(A / (-d)) - 1.0
+        while A + d * (u + 1.0) > 0.0:
+            u += 1.0
+        while u >= 0.0 and A + d * u <= 0.0:
+            u -= 1.0
+        if u < 0.0:
+            return 0.0
+        if u >= m:
+            return A + d * mean
+        if u >= 1.0:
+            return A * bdtr(u, m, pi) + d * mean * bdtr(u - 1.0, m - 1, pi)
+        return A * bdtr(u, m, pi)
+
+
+cdef double _binom_pmf(long k, long m, double p) noexcept nogil:
+    """Binomial pmf via log-gamma (used only for window start values; recurrences follow)."""
+    if k < 0 or k > m:
+        return 0.0
+    if p <= 0.0:
+        return 1.0 if k == 0 else 0.0
+    if p >= 1.0:
+        return 1.0 if k == m else 0.0
+    return exp(lgamma(m + 1.0) - lgamma(k + 1.0) - lgamma(m - k + 1.0) + k * log(p) + (m - k) * log(1.0 - p))
+
+
+cdef void _window(long m, double p, double width, long* lo, long* hi) noexcept nogil:
+    cdef double mu = m * p, sd = sqrt(m * p * (1.0 - p))
+    cdef double a = floor(mu - width * sd - 10.0), b = ceil(mu + width * sd + 10.0)
+    lo[0] = <long>a if a > 0 else 0
+    hi[0] = <long>b if b < m else m
+
+
+cdef double _sum_window(long m, double p, long lo, long hi, double A0, double dA,
+                        long m_in0, long dm_in, double dterm, double pi_in, double* mass) noexcept nogil:
+    """sum_{k=lo..hi} pmf(k; m, p) * E[(A0 + dA*k + dterm*X)_+], X ~ Bin(m_in0 + dm_in*k, pi_in).
+
+    pmf values are produced from the window mode outward by the exact ratio recurrence.
+    Also returns the window's total pmf mass in ``mass``.
+    """
+    cdef long mode = <long>floor((m + 1) * p), k
+    cdef double pk, tot = 0.0, ms = 0.0, q = 1.0 - p
+    if mode < lo:
+        mode = lo
+    if mode > hi:
+        mode = hi
+    pk = _binom_pmf(mode, m, p)
+    k = mode
+    while k <= hi:
+        ms += pk
+        tot += pk * _cond_pos(A0 + dA * k, dterm, m_in0 + dm_in * k, pi_in)
+        if k == m:
+            break
+        pk *= (<double>(m - k) / <double>(k + 1)) * (p / q)
+        k += 1
+    pk = _binom_pmf(mode, m, p)
+    k = mode
+    while k > lo:
+        pk *= (<double>k / <double>(m - k + 1)) * (q / p)
+        k -= 1
+        ms += pk
+        tot += pk * _cond_pos(A0 + dA * k, dterm, m_in0 + dm_in * k, pi_in)
+    mass[0] = ms
+    return tot
+
+
+def exact_three_atom(double v1, double p1, double v2, double p2, double v3, long n, double width=14.0):
+    """Exact E[(sum_{i<=n} G_i)_+]/n for a three-atom G (v1 w.p. p1, v2 w.p. p2, v3 otherwise).
+
+    C = #(atoms 1 or 2) ~ Bin(n, p1+p2); given C, N1 ~ Bin(C, p1/(p1+p2)) enters through a
+    closed-form binomial tail.  O(sqrt n) terms.  Returns (lo, hi): the window sum, and it
+    plus the dropped window mass times max(S_+) (charged pessimistically).
+    """
+    cdef double pc = p1 + p2, tot, mass, vmax
+    cdef long lo, hi
+    if pc <= 0.0:
+        tot = v3 * n if v3 > 0 else 0.0
+        return tot / n, tot / n
+    with nogil:
+        _window(n, pc, width, &lo, &hi)
+        # S = n v3 + C (v2 - v3) + N1 (v1 - v2)
+        tot = _sum_window(n, pc, lo, hi, n * v3, v2 - v3, 0, 1, v1 - v2, p1 / pc, &mass)
+    vmax = max(v1, v2, v3, 0.0)
+    dropped = max(0.0, 1.0 - mass)
+    return tot / n, (tot + dropped * n * vmax) / n
+
+
+def exact_four_atom(double v1, double p1, double v2, double p2, double v3, double p3, double v4,
+                    long n, double width=14.0):
+    """Exact E[(sum G_i)_+]/n for a four-atom G (atoms v1..v4, masses p1, p2, p3, 1-p1-p2-p3).
+
+    Conditions on N1 ~ Bin(n, p1) and N2 | N1 ~ Bin(n - N1, p2/(1-p1)); N3 | N1, N2 enters by a
+    closed-form binomial tail.  O(n) terms with windows.  Returns (lo, hi) as exact_three_atom.
+    """
+    cdef double tot = 0.0, mass1 = 0.0, mass_in, part, pk, q1 = 1.0 - p1
+    cdef double p4 = 1.0 - p1 - p2 - p3
+    cdef double pi2 = p2 / q1 if q1 > 0 else 0.0
+    cdef double pi3 = p3 / (p3 + p4) if (p3 + p4) > 0 else 0.0
+    cdef double dropped = 0.0, vmax
+    cdef long lo1, hi1, lo2, hi2, k, mode, m
+    with nogil:
+        _window(n, p1, width, &lo1, &hi1)
+        mode = <long>floor((n + 1) * p1)
+        if mode < lo1:
+            mode = lo1
+        if mode > hi1:
+            mode = hi1
+        k = lo1
+        while k <= hi1:
+            pk = _binom_pmf(k, n, p1)
+            if pk > 0.0:
+                m = n - k
+                _window(m, pi2, width, &lo2, &hi2)
+                # S = k v1 + N2 v2 + (m - N2) v4 + N3 (v3 - v4), N3 ~ Bin(m - N2, pi3)
+                part = _sum_window(m, pi2, lo2, hi2, k * v1 + m * v4, v2 - v4, m, -1, v3 - v4, pi3, &mass_in)
+                tot += pk * part
+                mass1 += pk * mass_in
+            k += 1
+    vmax = max(max(v1, v2), max(max(v3, v4), 0.0))
+    dropped = max(0.0, 1.0 - mass1)
+    return tot / n, (tot + dropped * n * vmax) / n

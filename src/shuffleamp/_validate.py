@@ -1,0 +1,151 @@
+"""The single place where user input is checked.
+
+Every public entry point runs its arguments through these functions, which
+reject NaN, infinities, wrong ranges and malformed matrices with a
+:class:`~shuffleamp.errors.ParameterError` naming the parameter.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .errors import NotLDPError, ParameterError
+
+#: Relative tolerance used when checking that rows of a matrix sum to one.
+ROW_SUM_RTOL = 1e-9
+
+
+def _as_float_array(name: str, value) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(name, f"must be a real number or array of real numbers, got {value!r}") from exc
+    if arr.size == 0:
+        raise ParameterError(name, "must not be empty")
+    if np.isnan(arr).any():
+        raise ParameterError(name, "must not be NaN")
+    return arr
+
+
+def real(name: str, value, *, lo=None, hi=None, lo_open=False, hi_open=False, allow_inf=False):
+    """Check a real scalar or array against an interval; return a float or float64 array."""
+    arr = _as_float_array(name, value)
+    if not allow_inf and np.isinf(arr).any():
+        raise ParameterError(name, "must be finite")
+    if lo is not None:
+        bad = arr <= lo if lo_open else arr < lo
+        if bad.any():
+            raise ParameterError(name, f"must be {'>' if lo_open else '>='} {lo}, got {arr[bad].flat[0]!r}")
+    if hi is not None:
+        bad = arr >= hi if hi_open else arr > hi
+        if bad.any():
+            raise ParameterError(name, f"must be {'<' if hi_open else '<='} {hi}, got {arr[bad].flat[0]!r}")
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def eps0(value, name: str = "eps0"):
+    """Local privacy parameter ε0 in nats: finite and > 0."""
+    return real(name, value, lo=0.0, lo_open=True)
+
+
+def epsilon(value, name: str = "epsilon"):
+    """Central privacy parameter ε in nats: finite and >= 0."""
+    return real(name, value, lo=0.0)
+
+
+def delta(value, name: str = "delta"):
+    """δ strictly inside (0, 1)."""
+    return real(name, value, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+
+
+def probability(value, name: str, *, open_lo=False, open_hi=False):
+    """A probability in [0, 1] (ends optionally open)."""
+    return real(name, value, lo=0.0, hi=1.0, lo_open=open_lo, hi_open=open_hi)
+
+
+def count(value, name: str = "n", *, minimum: int = 1):
+    """Integer count (number of users, domain size, ...) >= ``minimum``.
+
+    Accepts Python/numpy integers and integral floats (``1e8``); returns int or int64 array.
+    """
+    if isinstance(value, bool):
+        raise ParameterError(name, f"must be an integer, got {value!r}")
+    if isinstance(value, numbers.Integral):
+        if value < minimum:
+            raise ParameterError(name, f"must be an integer >= {minimum}, got {value}")
+        return int(value)
+    arr = _as_float_array(name, value)
+    if np.isinf(arr).any():
+        raise ParameterError(name, "must be finite")
+    if (arr != np.round(arr)).any():
+        raise ParameterError(name, f"must be an integer, got {arr[arr != np.round(arr)].flat[0]!r}")
+    if (arr < minimum).any():
+        raise ParameterError(name, f"must be an integer >= {minimum}, got {arr[arr < minimum].flat[0]!r}")
+    if (arr > 2**62).any():
+        raise ParameterError(name, "is too large")
+    out = arr.astype(np.int64)
+    return int(out) if out.ndim == 0 else out
+
+
+def stochastic_matrix(value, name: str = "matrix") -> np.ndarray:
+    """A 2-D row-stochastic matrix P[x, y] (rows are inputs); returns a read-only float64 copy."""
+    P = _as_float_array(name, value)
+    if P.ndim != 2:
+        raise ParameterError(name, f"must be 2-dimensional (inputs x outputs), got shape {P.shape}")
+    if P.shape[0] < 2:
+        raise ParameterError(name, "needs at least 2 rows (inputs)")
+    if P.shape[1] < 1:
+        raise ParameterError(name, "needs at least 1 column (output)")
+    if not np.isfinite(P).all():
+        raise ParameterError(name, "entries must be finite")
+    if (P < 0).any():
+        r, c = np.argwhere(P < 0)[0]
+        raise ParameterError(name, f"entry [{r}, {c}] is negative ({P[r, c]!r})")
+    sums = P.sum(axis=1)
+    bad = np.abs(sums - 1.0) > ROW_SUM_RTOL * max(1, P.shape[1])
+    if bad.any():
+        r = int(np.argmax(bad))
+        raise ParameterError(name, f"row {r} sums to {sums[r]!r}, not 1 (matrix is not row-stochastic)")
+    P = P / sums[:, None]
+    P.setflags(write=False)
+    return P
+
+
+def ldp_level(P: np.ndarray, name: str = "matrix") -> float:
+    """The smallest ε0 such that the matrix randomizer is ε0-LDP (pure), in nats.
+
+    Raises :class:`NotLDPError` if some output has zero probability under one
+    input and positive probability under another (no finite ε0 exists).
+    """
+    cols = P[:, P.max(axis=0) > 0]
+    lo = cols.min(axis=0)
+    hi = cols.max(axis=0)
+    if (lo <= 0).any():
+        j = int(np.argmax(lo <= 0))
+        raise NotLDPError(name, f"output column {j} has probability 0 for some input and > 0 for another: "
+                                "not ε0-LDP for any finite ε0")
+    return float(np.max(np.log(hi) - np.log(lo)))
+
+
+def check_ldp(P: np.ndarray, eps0_claimed: float, name: str = "matrix", rtol: float = 1e-9) -> float:
+    """Check that P is ``eps0_claimed``-LDP; return its actual (tight) ε0."""
+    actual = ldp_level(P, name)
+    if actual > eps0_claimed * (1 + rtol) + 1e-12:
+        raise NotLDPError("eps0", f"the randomizer is only {actual:.6g}-LDP, not {eps0_claimed:.6g}-LDP")
+    return actual
+
+
+def choice(value, name: str, options):
+    if value not in options:
+        raise ParameterError(name, f"must be one of {sorted(options)}, got {value!r}")
+    return value
+
+
+def finite_result(name: str, value: float) -> float:
+    """Guard used before returning a number to the user: never NaN, never negative, never inf silently."""
+    if math.isnan(value) or value < 0 or math.isinf(value):
+        raise ArithmeticError(f"internal error: {name} evaluated to {value!r}")
+    return value

@@ -325,7 +325,7 @@ cdef double _sum_window(long m, double p, long lo, long hi, double A0, double dA
     """sum_{k=lo..hi} pmf(k; m, p) * E[(A0 + dA*k + dterm*X)_+], X ~ Bin(m_in0 + dm_in*k, pi_in).
 
     pmf values are produced from the window mode outward by the exact ratio recurrence.
-    Also returns the window's total pmf mass in ``mass``.
+    Also returns in ``mass`` the pmf mass OUTSIDE the window, from closed-form binomial tails.
     """
     cdef long mode = <long>floor((m + 1) * p), k
     cdef double pk, tot = 0.0, ms = 0.0, q = 1.0 - p
@@ -349,8 +349,18 @@ cdef double _sum_window(long m, double p, long lo, long hi, double A0, double dA
         k -= 1
         ms += pk
         tot += pk * _cond_pos(A0 + dA * k, dterm, m_in0 + dm_in * k, pi_in)
-    mass[0] = ms
+    mass[0] = _outside(m, p, lo, hi)
     return tot
+
+
+cdef double _outside(long m, double p, long lo, long hi) noexcept nogil:
+    """P(X < lo) + P(X > hi) for X ~ Bin(m, p)."""
+    cdef double out = 0.0
+    if lo > 0:
+        out += bdtr(<double>(lo - 1), m, p)
+    if hi < m:
+        out += bdtrc(<double>hi, m, p)
+    return out
 
 
 def exact_three_atom(double v1, double p1, double v2, double p2, double v3, long n, double width=14.0):
@@ -360,7 +370,7 @@ def exact_three_atom(double v1, double p1, double v2, double p2, double v3, long
     closed-form binomial tail.  O(sqrt n) terms.  Returns (lo, hi): the window sum, and it
     plus the dropped window mass times max(S_+) (charged pessimistically).
     """
-    cdef double pc = p1 + p2, tot, mass, vmax
+    cdef double pc = p1 + p2, tot, dropped, vmax
     cdef long lo, hi
     if pc <= 0.0:
         tot = v3 * n if v3 > 0 else 0.0
@@ -368,9 +378,8 @@ def exact_three_atom(double v1, double p1, double v2, double p2, double v3, long
     with nogil:
         _window(n, pc, width, &lo, &hi)
         # S = n v3 + C (v2 - v3) + N1 (v1 - v2)
-        tot = _sum_window(n, pc, lo, hi, n * v3, v2 - v3, 0, 1, v1 - v2, p1 / pc, &mass)
+        tot = _sum_window(n, pc, lo, hi, n * v3, v2 - v3, 0, 1, v1 - v2, p1 / pc, &dropped)
     vmax = max(v1, v2, v3, 0.0)
-    dropped = max(0.0, 1.0 - mass)
     return tot / n, (tot + dropped * n * vmax) / n
 
 
@@ -381,19 +390,15 @@ def exact_four_atom(double v1, double p1, double v2, double p2, double v3, doubl
     Conditions on N1 ~ Bin(n, p1) and N2 | N1 ~ Bin(n - N1, p2/(1-p1)); N3 | N1, N2 enters by a
     closed-form binomial tail.  O(n) terms with windows.  Returns (lo, hi) as exact_three_atom.
     """
-    cdef double tot = 0.0, mass1 = 0.0, mass_in, part, pk, q1 = 1.0 - p1
+    cdef double tot = 0.0, mass_in, part, pk, q1 = 1.0 - p1
     cdef double p4 = 1.0 - p1 - p2 - p3
     cdef double pi2 = p2 / q1 if q1 > 0 else 0.0
     cdef double pi3 = p3 / (p3 + p4) if (p3 + p4) > 0 else 0.0
     cdef double dropped = 0.0, vmax
-    cdef long lo1, hi1, lo2, hi2, k, mode, m
+    cdef long lo1, hi1, lo2, hi2, k, m
     with nogil:
         _window(n, p1, width, &lo1, &hi1)
-        mode = <long>floor((n + 1) * p1)
-        if mode < lo1:
-            mode = lo1
-        if mode > hi1:
-            mode = hi1
+        dropped = _outside(n, p1, lo1, hi1)
         k = lo1
         while k <= hi1:
             pk = _binom_pmf(k, n, p1)
@@ -403,8 +408,7 @@ def exact_four_atom(double v1, double p1, double v2, double p2, double v3, doubl
                 # S = k v1 + N2 v2 + (m - N2) v4 + N3 (v3 - v4), N3 ~ Bin(m - N2, pi3)
                 part = _sum_window(m, pi2, lo2, hi2, k * v1 + m * v4, v2 - v4, m, -1, v3 - v4, pi3, &mass_in)
                 tot += pk * part
-                mass1 += pk * mass_in
+                dropped += pk * mass_in
             k += 1
     vmax = max(max(v1, v2), max(max(v3, v4), 0.0))
-    dropped = max(0.0, 1.0 - mass1)
     return tot / n, (tot + dropped * n * vmax) / n

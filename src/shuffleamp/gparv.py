@@ -271,6 +271,13 @@ class Decomposition:
         """(r0, r1) = (a/c, b/c) per component (seed000 Theorem 7)."""
         return self.a / self.c, self.b / self.c
 
+    def law_key(self, digits: int = 12) -> tuple:
+        """Hashable key equal for two decompositions iff their GPARVs have the same law at every ε."""
+        s = self.simplified()
+        r0, r1 = s.ratios
+        rows = sorted(zip(np.round(r0, digits), np.round(r1, digits), np.round(s.c, digits)))
+        return tuple(rows) + (round(s.beta, digits),)
+
     def swapped(self) -> "Decomposition":
         """The decomposition for the reversed pair (x_1^1, x_1^0)."""
         return Decomposition(self.b, self.a, self.c, self.beta, label=self.label + " (swapped)")

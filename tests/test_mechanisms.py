@@ -1,0 +1,438 @@
+"""Tests of shuffleamp.mechanisms: closed forms vs brute-force decompositions of the matrix forms."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from shuffleamp import _validate
+from shuffleamp.errors import NotLDPError, ParameterError
+from shuffleamp.gparv import (Decomposition, LaplaceFamily, lower_decomposition,
+                              primary_decomposition)
+from shuffleamp.mechanisms import (BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace,
+                                   MatrixMechanism, Mechanism, make)
+
+TOL = 1e-12
+
+FINITE = (
+    [KRR(1.0, k) for k in (3, 5, 10)] + [KRR(0.3, 2), KRR(4.0, 7)]
+    + [BLH(1.0, d) for d in (3, 4, 5)] + [BLH(2.5, 2), BLH(0.2, 6)]
+    + [RAPPOR(1.0, d) for d in (3, 5)] + [RAPPOR(3.0, 2), RAPPOR(0.5, 4)]
+    + [OUE(1.0, d) for d in (3, 5)] + [OUE(2.0, 2), OUE(0.7, 4)]
+    + [HadamardResponse(1.0, d) for d in (4, 8, 16)] + [HadamardResponse(3.0, 32)]
+)
+IDS = [f"{m.name}-{m.eps0}-{getattr(m, 'k', getattr(m, 'd', None))}" for m in FINITE]
+
+
+def multiset(dec: Decomposition):
+    """Sorted (r0, r1, c) triples of the components with positive blanket mass."""
+    keep = dec.c > 1e-15
+    r0, r1 = dec.a[keep] / dec.c[keep], dec.b[keep] / dec.c[keep]
+    trip = np.stack([r0, r1, dec.c[keep]], axis=1)
+    key = np.round(trip, 9)          # sort on rounded values so float noise cannot reorder
+    return trip[np.lexsort(key.T[::-1])]
+
+
+def assert_same_decomposition(d1: Decomposition, d2: Decomposition, tol=TOL):
+    m1, m2 = multiset(d1.simplified()), multiset(d2.simplified())
+    assert m1.shape == m2.shape, (m1, m2)
+    np.testing.assert_allclose(m1, m2, rtol=tol, atol=tol)
+    assert abs(d1.beta - d2.beta) <= tol
+
+
+def law(g, tol=1e-9):
+    """Atoms of a GPARV with values merged within ``tol`` (purely atomic laws only)."""
+    v, p = np.asarray(g.values), np.asarray(g.probs)
+    out_v, out_p = [], []
+    for vi, pi in zip(v, p):
+        if out_v and abs(vi - out_v[-1]) <= tol:
+            out_p[-1] += pi
+        else:
+            out_v.append(vi)
+            out_p.append(pi)
+    return np.array(out_v), np.array(out_p)
+
+
+def assert_same_law(d1, d2, epsilons=(0.0, 0.1, 0.7)):
+    for eps in epsilons:
+        v1, p1 = law(d1.gparv(eps))
+        v2, p2 = law(d2.gparv(eps))
+        assert v1.shape == v2.shape, (eps, v1, v2)
+        np.testing.assert_allclose(v1, v2, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(p1, p2, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ Table 2 from the matrices
+@pytest.mark.parametrize("mech", FINITE, ids=IDS)
+def test_table2_matches_matrix(mech):
+    P = mech.matrix()
+    assert P.dtype == np.float64 and P.ndim == 2
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-14)
+    brute = primary_decomposition(P, 0, 1).simplified()
+    closed = mech.decomposition("simplified")
+    assert_same_decomposition(brute, closed)
+    assert abs(mech.gamma - P.min(axis=0).sum()) <= TOL
+    assert abs(mech.gamma - closed.gamma) <= TOL
+    # the primary form is the per-output blanket decomposition of the matrix
+    assert_same_decomposition(mech.decomposition("primary"), brute)
+
+
+@pytest.mark.parametrize("mech", FINITE, ids=IDS)
+def test_matrix_eps0_is_tight(mech):
+    assert _validate.ldp_level(mech.matrix()) == pytest.approx(mech.eps0, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("mech", FINITE, ids=IDS)
+def test_input_symmetry(mech):
+    """Every ordered pair has the same simplified decomposition, so one upper entry suffices."""
+    P = mech.matrix()
+    D = P.shape[0]
+    ref = mech.decomposition("simplified")
+    pairs = [(x0, x1) for x0 in range(D) for x1 in range(D) if x0 != x1]
+    for x0, x1 in pairs[:: max(1, len(pairs) // 12)]:
+        assert_same_decomposition(primary_decomposition(P, x0, x1), ref)
+    ups = mech.upper_decompositions()
+    assert len(ups) == 1
+    assert_same_decomposition(ups[0], ref)
+
+
+def test_table2_explicit_values():
+    """Spot-check the printed Table-2 formulas (digest §6.3) and the corrected HR row (§6.5)."""
+    e0 = 1.3
+    E, t = math.exp(e0), math.exp(e0 / 2)
+    D = 5
+
+    def pqr(m):
+        d = m.decomposition()
+        r0, r1 = d.ratios
+        get = lambda x, y: float(d.c[(np.abs(r0 - x) < 1e-9) & (np.abs(r1 - y) < 1e-9)].sum())
+        return get(E, 1), get(1, E), get(E, E), get(1, 1)
+
+    p, p2, q, r = pqr(BLH(e0, D))
+    assert (p, p2) == pytest.approx((1 / (2 * (E + 1)),) * 2, abs=TOL)
+    assert q == pytest.approx(1 / (2 * (E + 1)) - 1 / (2 ** (D - 1) * (E + 1)), abs=TOL)
+    assert r == pytest.approx(1 / (2 * (E + 1)) + E / (2 ** (D - 1) * (E + 1)), abs=TOL)
+    p, _, q, r = pqr(RAPPOR(e0, D))
+    assert p == pytest.approx(1 / (t + 1) ** 2, abs=TOL)
+    assert q == pytest.approx(1 / t / (t + 1) ** 2 - 1 / t / (t + 1) ** D, abs=TOL)
+    assert r == pytest.approx(t / (t + 1) ** 2 + t / (t + 1) ** D, abs=TOL)
+    p, _, q, r = pqr(OUE(e0, D))
+    assert p == pytest.approx(1 / (2 * (E + 1)), abs=TOL)
+    assert q == pytest.approx(1 / E / (2 * (E + 1)) - 1 / E / (2 * (E + 1) ** (D - 1)), abs=TOL)
+    assert r == pytest.approx(E / (2 * (E + 1)) + 1 / (2 * (E + 1) ** (D - 1)), abs=TOL)
+    d = 16
+    p, _, q, r = pqr(HadamardResponse(e0, d))
+    assert p == pytest.approx(1 / (2 * (E + 1)), abs=TOL)
+    assert q == pytest.approx(1 / (2 * (E + 1)) - 2 / (d * (E + 1)), abs=TOL)
+    assert r == pytest.approx(1 / (2 * (E + 1)) + 2 * E / (d * (E + 1)), abs=TOL)
+    assert HadamardResponse(e0, d).gamma == pytest.approx(2 / (E + 1) + 2 * (E - 1) / (d * (E + 1)), abs=TOL)
+    # the paper's uncorrected HR row (p = q = r) is NOT the exact finite-d decomposition
+    assert abs(q - p) > 1e-3
+    p, _, q, r = pqr(KRR(e0, 10))
+    assert (p, q, r) == pytest.approx((1 / (E + 9), 0.0, 8 / (E + 9)), abs=TOL)
+
+
+def test_property2_mean():
+    """E[G] = 1 - e^eps for every upper decomposition (digest §3, Property 2)."""
+    for m in FINITE + [BLH(1.0), RAPPOR(1.0), OUE(1.0)]:
+        for eps in (0.0, 0.5):
+            g = m.upper_decompositions()[0].gparv(eps)
+            assert float(np.dot(g.values, g.probs)) == pytest.approx(1 - math.exp(eps), abs=1e-12)
+
+
+# ------------------------------------------------------------------ lower bounds (Theorem 14)
+def _documented_rows(mech):
+    """Matrix-row triples (x0, x1, x2) of the documented lower-bound datasets, in order."""
+    if isinstance(mech, HadamardResponse):       # Hadamard rows (1 | 2; 3) and (1 | 2; 4)
+        return [(0, 1, 2)] + ([(0, 1, 3)] if mech.d >= 8 else [])
+    size = mech.k if isinstance(mech, KRR) else mech.d
+    return [(0, 1, 1)] if size == 2 else [(0, 1, 2)]
+
+
+LOWER = FINITE + [HadamardResponse(0.8, 64)]
+
+
+@pytest.mark.parametrize("mech", LOWER, ids=[f"{m.name}-{m.eps0}" for m in LOWER])
+def test_lower_matches_matrix(mech):
+    P = mech.matrix()
+    lows = mech.lower_decompositions()
+    rows = _documented_rows(mech)
+    assert len(lows) == len(rows)
+    for dec, (x0, x1, x2) in zip(lows, rows):
+        assert dec.beta == 0.0
+        direct = lower_decomposition(P, x0, x1, x2).simplified()
+        assert_same_law(dec, direct)
+
+
+@pytest.mark.parametrize("d", [8, 16, 64, 1024])
+@pytest.mark.parametrize("eps0", [0.5, 2.0])
+def test_hr_lower_closed_form_matches_matrix_path(d, eps0):
+    m = HadamardResponse(eps0, d)
+    closed, from_rows = m._lower_closed_form(), m.lower_decompositions()
+    assert len(closed) == len(from_rows) == 2
+    for c, r in zip(closed, from_rows):
+        assert_same_law(c, r)
+    # above the matrix threshold the closed form is used
+    big = HadamardResponse(eps0, 2 ** 20).lower_decompositions()
+    for c, b in zip(closed, big):
+        assert_same_law(c, b)
+
+
+def test_hr_lower_cases_differ():
+    """x2 = x0 xor x1 and x2 independent give different laws (digest §5 'HR' note)."""
+    a, b = HadamardResponse(1.0, 8).lower_decompositions()
+    assert law(a.gparv(0.2))[0].size != law(b.gparv(0.2))[0].size
+
+
+def test_krr_lower_explicit():
+    e0, eps, k = 1.0, 0.3, 6
+    E, e = math.exp(e0), math.exp(eps)
+    p = 1 / (E + k - 1)
+    (dec,) = KRR(e0, k).lower_decompositions()
+    v, pr = law(dec.gparv(eps))
+    want = sorted([(E - e, p), (1 - E * e, p), ((1 - e) / E, E * p), (1 - e, (k - 3) * p)])
+    np.testing.assert_allclose(v, [w[0] for w in want], atol=1e-12)
+    np.testing.assert_allclose(pr, [w[1] for w in want], atol=1e-12)
+    (dec2,) = KRR(e0, 2).lower_decompositions()
+    v, pr = law(dec2.gparv(eps))
+    np.testing.assert_allclose(v, [1 / E - e, E - e], atol=1e-12)
+    np.testing.assert_allclose(pr, [E / (E + 1), 1 / (E + 1)], atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [BLH, RAPPOR, OUE])
+def test_bit_lower_independent_of_d(cls):
+    """The bit-indicator lower law is the same for every d >= 3 and for d=None (digest §5)."""
+    ref = cls(1.2, None).lower_decompositions()
+    for d in (3, 7, 50):
+        (dec,) = cls(1.2, d).lower_decompositions()
+        assert_same_law(dec, ref[0])
+
+
+# ------------------------------------------------------------------ asymptotic forms
+@pytest.mark.parametrize("cls,ds", [(BLH, (4, 8, 16, 32, 64)), (RAPPOR, (4, 8, 16, 32, 64)),
+                                    (OUE, (4, 8, 16, 32, 64)),
+                                    (HadamardResponse, (8, 64, 1024, 2 ** 16, 2 ** 30))])
+def test_exact_converges_to_table3(cls, ds):
+    e0 = 0.8
+    errs = []
+    for d in ds:
+        m = cls(e0, d)
+        ex, asym = m.decomposition("simplified"), m.decomposition("asymptotic")
+        n = ex.c.size
+        assert asym.c.size == n
+        errs.append(float(np.max(np.abs(multiset(ex)[:, 2] - multiset(asym)[:, 2]))))
+    assert all(b < a for a, b in zip(errs, errs[1:])), errs
+    assert errs[-1] < 1e-8
+
+
+def test_asymptotic_values_table3():
+    e0 = 1.1
+    E, t = math.exp(e0), math.exp(e0 / 2)
+    for m, (p, q, r) in [(BLH(e0), (1 / (2 * (E + 1)),) * 3),
+                         (RAPPOR(e0), (1 / (t + 1) ** 2, 1 / (t * (t + 1) ** 2), t / (t + 1) ** 2)),
+                         (OUE(e0), (1 / (2 * (E + 1)), 1 / (2 * E * (E + 1)), E / (2 * (E + 1)))),
+                         (HadamardResponse(e0, 8), (1 / (2 * (E + 1)),) * 3)]:
+        want = Decomposition.from_pqr(e0, p, q, r)
+        assert_same_decomposition(m.decomposition("asymptotic"), want)
+        if getattr(m, "d", 1) is None:
+            assert_same_decomposition(m.decomposition("simplified"), want)
+            assert m.gamma == pytest.approx(2 * p + q + r, abs=TOL)
+    with pytest.raises(ParameterError) as ei:
+        BLH(1.0).matrix()
+    assert ei.value.parameter == "d"
+    # k-RR has no domain limit: the asymptotic form is the exact one
+    assert_same_decomposition(KRR(1.0, 5).decomposition("asymptotic"), KRR(1.0, 5).decomposition())
+
+
+def test_huge_domains_are_finite():
+    for m in (BLH(3.0, 10 ** 6), RAPPOR(3.0, 10 ** 6), OUE(3.0, 10 ** 6), HadamardResponse(3.0, 2 ** 40),
+              KRR(50.0, 10 ** 9)):
+        dec = m.decomposition()
+        assert math.isfinite(m.gamma) and 0 < m.gamma <= 1
+        assert np.isfinite(dec.c).all()
+
+
+# ------------------------------------------------------------------ Laplace
+def test_laplace():
+    m = Laplace(1.5)
+    assert m.gamma == pytest.approx(math.exp(-0.75))
+    (u,) = m.upper_decompositions()
+    (lo,) = m.lower_decompositions()
+    assert isinstance(u, LaplaceFamily) and u.kind == "upper"
+    assert isinstance(lo, LaplaceFamily) and lo.kind == "lower"
+    for form in ("simplified", "primary", "asymptotic"):
+        assert m.decomposition(form).kind == "upper"
+    with pytest.raises(ParameterError) as ei:
+        m.matrix()
+    assert ei.value.parameter == "mechanism"
+    assert json.loads(json.dumps(m.describe())) == {"mechanism": "laplace", "eps0": 1.5}
+
+
+# ------------------------------------------------------------------ MatrixMechanism
+def _random_ldp_matrix(rng, D, Y):
+    P = rng.uniform(1.0, 3.0, size=(D, Y))
+    return P / P.sum(axis=1, keepdims=True)
+
+
+def test_matrix_mechanism_basics():
+    rng = np.random.default_rng(1)
+    P = _random_ldp_matrix(rng, 4, 6)
+    m = MatrixMechanism(P)
+    assert m.eps0 == pytest.approx(_validate.ldp_level(P))
+    assert m.gamma == pytest.approx(P.min(axis=0).sum())
+    assert m.matrix().shape == (4, 6)
+    assert_same_decomposition(m.decomposition("primary", x0=2, x1=3), primary_decomposition(P, 2, 3))
+    with pytest.raises(ParameterError) as ei:
+        m.decomposition("asymptotic")
+    assert ei.value.parameter == "form"
+    # claimed eps0 larger than the tight one is accepted and kept
+    m2 = MatrixMechanism(P, eps0=m.eps0 + 0.5)
+    assert m2.eps0 == pytest.approx(m.eps0 + 0.5) and m2.eps0_tight == pytest.approx(m.eps0)
+    desc = json.loads(json.dumps(m.describe()))
+    assert desc["mechanism"] == "matrix" and desc["shape"] == [4, 6]
+
+
+def test_matrix_upper_dedup_covers_all_pairs():
+    rng = np.random.default_rng(2)
+    for P in (_random_ldp_matrix(rng, 4, 5), KRR(1.0, 4).matrix(), BLH(1.0, 3).matrix()):
+        m = MatrixMechanism(P)
+        ups = m.upper_decompositions()
+        D = P.shape[0]
+        keys = [multiset(u.simplified()) for u in ups]
+        for x0 in range(D):
+            for x1 in range(D):
+                if x0 == x1:
+                    continue
+                dec = primary_decomposition(P, x0, x1)
+                cands = [multiset(dec.simplified()), multiset(dec.swapped().simplified())]
+                assert any(k.shape == c.shape and np.allclose(k, c, atol=1e-12) for k in keys for c in cands)
+    assert len(MatrixMechanism(KRR(1.0, 6).matrix()).upper_decompositions()) == 1
+    assert len(MatrixMechanism(_random_ldp_matrix(rng, 4, 5)).upper_decompositions()) == 6
+
+
+def test_matrix_lower_all_triples():
+    P = KRR(1.0, 4).matrix()
+    lows = MatrixMechanism(P).lower_decompositions()
+    # datasets x2 = x1 and x2 distinct
+    assert len(lows) == 2
+    assert_same_law(lows[-1], KRR(1.0, 4).lower_decompositions()[0])
+    rng = np.random.default_rng(3)
+    P = _random_ldp_matrix(rng, 3, 4)
+    lows = MatrixMechanism(P).lower_decompositions()
+    assert len(lows) == 3 * 2 * 2      # all (x0, x1, x2 != x0)
+    big = MatrixMechanism(_random_ldp_matrix(rng, 9, 5)).lower_decompositions()
+    assert 0 < len(big) <= 64
+
+
+def test_matrix_from_csv(tmp_path):
+    P = KRR(0.9, 3).matrix()
+    f = tmp_path / "m.csv"
+    np.savetxt(f, P, delimiter=",")
+    m = make("matrix", matrix=str(f))
+    assert m.eps0 == pytest.approx(0.9)
+    m = make("matrix", matrix=f, eps0=1.0)
+    assert m.eps0 == 1.0
+    with pytest.raises(ParameterError) as ei:
+        make("matrix", matrix=str(tmp_path / "missing.csv"))
+    assert ei.value.parameter == "matrix"
+
+
+# ------------------------------------------------------------------ registry and describe
+def test_make_registry():
+    assert make("krr", eps0=1.0, k=10) == KRR(1.0, 10)
+    assert make("blh", eps0=1, d=None) == BLH(1.0)
+    assert make("rappor", eps0=2.0, d=8) == RAPPOR(2.0, 8)
+    assert make("oue", eps0=2.0) == OUE(2.0, None)
+    assert make("hr", eps0=1.0, d=64) == HadamardResponse(1.0, 64)
+    assert make("laplace", eps0=0.5) == Laplace(0.5)
+    assert isinstance(make("matrix", eps0=None, matrix=KRR(1.0, 3).matrix()), MatrixMechanism)
+    assert make("KRR", eps0=1.0, k=3.0).k == 3
+    for m in FINITE + [BLH(1.0), Laplace(1.0)]:
+        assert isinstance(m, Mechanism)
+        desc = json.loads(json.dumps(m.describe()))
+        assert desc["mechanism"] == m.name and desc["eps0"] == m.eps0
+        params = {k: v for k, v in desc.items() if k != "mechanism"}
+        assert make(m.name, **params) == m
+
+
+@pytest.mark.parametrize("call,param", [
+    (lambda: make("nope", eps0=1.0), "mechanism"),
+    (lambda: make(None), "mechanism"),
+    (lambda: make("krr", eps0=1.0), "k"),
+    (lambda: make("krr", k=3), "eps0"),
+    (lambda: make("krr", eps0=1.0, k=3, d=4), "d"),
+    (lambda: make("hr", eps0=1.0), "d"),
+    (lambda: make("matrix"), "matrix"),
+    (lambda: KRR(float("nan"), 3), "eps0"),
+    (lambda: KRR(0.0, 3), "eps0"),
+    (lambda: KRR(-1.0, 3), "eps0"),
+    (lambda: KRR(float("inf"), 3), "eps0"),
+    (lambda: KRR(1e4, 3), "eps0"),
+    (lambda: KRR(1.0, 1), "k"),
+    (lambda: KRR(1.0, 2.5), "k"),
+    (lambda: BLH(float("nan"), 4), "eps0"),
+    (lambda: BLH(1.0, 1), "d"),
+    (lambda: RAPPOR(1.0, 0), "d"),
+    (lambda: OUE(1.0, float("nan")), "d"),
+    (lambda: HadamardResponse(1.0, 12), "d"),
+    (lambda: HadamardResponse(1.0, 2), "d"),
+    (lambda: HadamardResponse(1.0, 1000), "d"),
+    (lambda: Laplace(-0.1), "eps0"),
+    (lambda: MatrixMechanism([[0.5, 0.6], [0.5, 0.5]]), "matrix"),
+    (lambda: MatrixMechanism([[0.5, 0.5]]), "matrix"),
+    (lambda: MatrixMechanism([[1.0, 0.0], [0.5, 0.5]]), "matrix"),
+    (lambda: MatrixMechanism([[np.nan, 1.0], [0.5, 0.5]]), "matrix"),
+    (lambda: MatrixMechanism(KRR(1.0, 3).matrix(), eps0=0.5), "eps0"),
+    (lambda: MatrixMechanism(KRR(1.0, 3).matrix(), eps0=float("nan")), "eps0"),
+    (lambda: KRR(1.0, 3).decomposition("nope"), "form"),
+    (lambda: BLH(1.0, 13).matrix(), "d"),
+    (lambda: HadamardResponse(1.0, 4096).matrix(), "d"),
+    (lambda: KRR(1.0, 4096).matrix(), "k"),
+])
+def test_bad_input(call, param):
+    with pytest.raises(ParameterError) as ei:
+        call()
+    assert ei.value.parameter == param
+
+
+def test_not_ldp_errors():
+    with pytest.raises(NotLDPError) as ei:
+        MatrixMechanism(KRR(1.0, 3).matrix(), eps0=0.9)
+    assert ei.value.parameter == "eps0"
+    with pytest.raises(NotLDPError) as ei:
+        MatrixMechanism([[1.0, 0.0], [0.5, 0.5]])
+    assert ei.value.parameter == "matrix"
+
+
+def test_frozen():
+    m = KRR(1.0, 3)
+    with pytest.raises(Exception):
+        m.eps0 = 2.0
+    with pytest.raises(ValueError):
+        m.matrix()[0, 0] = 1.0
+
+
+# ------------------------------------------------------------------ sanity: lower <= upper
+def _theorem12(g, n):
+    """(1/n) E[(G_1 + ... + G_n)_+] by exact enumeration of the atoms (digest Theorem 12)."""
+    v, p = law(g)
+    tot_v, tot_p = np.zeros(1), np.ones(1)
+    for _ in range(n):
+        tot_v = (tot_v[:, None] + v[None, :]).ravel()
+        tot_p = (tot_p[:, None] * p[None, :]).ravel()
+    return float(np.dot(np.maximum(tot_v, 0.0), tot_p)) / n
+
+
+@pytest.mark.parametrize("mech", [KRR(1.0, 5), KRR(2.0, 2), BLH(1.0, 5), BLH(1.5), RAPPOR(1.0, 4),
+                                  OUE(1.0, 6), HadamardResponse(1.0, 8), HadamardResponse(2.0, 4),
+                                  MatrixMechanism(np.array([[.5, .3, .2], [.2, .5, .3], [.25, .25, .5]]))],
+                         ids=lambda m: m.name)
+def test_lower_below_upper(mech):
+    for n, eps in ((3, 0.1), (4, 0.4)):
+        ups = mech.upper_decompositions()
+        up = max(_theorem12(d.gparv(eps), n) for u in ups for d in (u, u.swapped()))
+        lo = max(_theorem12(d.gparv(eps), n) for d in mech.lower_decompositions())
+        assert 0 < lo <= up + 1e-12

@@ -31,14 +31,16 @@ import numpy as np
 from scipy.optimize import brentq
 
 from . import __version__, _validate, fft_backend
-from .engine import DEFAULT_MAX_GRID, delta_fft
+from .engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
 from .errors import ParameterError
 from .gparv import Decomposition
 
 METHODS = ("optimal", "clone")
 #: Default relative δ accuracy for upper bounds (spread rounding) and lower bounds (floor rounding).
 DEFAULT_RTOL = 1e-3
-DEFAULT_RTOL_LOWER = 1e-2
+DEFAULT_RTOL_LOWER = 1e-4
+#: Discretisation of lower bounds: spread minus its certified bias (see engine._spread_bias_bound).
+LOWER_MODE = "spread_lower"
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,7 @@ def _settings(method, rtol, rtol_lower, max_grid, evals, t0) -> dict:
     return {
         "evaluator": "fft",
         "rounding_upper": "spread" if method in METHODS else None,
-        "rounding_lower": "floor",
+        "rounding_lower": LOWER_MODE,
         "rtol": rtol,
         "rtol_lower": rtol_lower,
         "max_grid": max_grid,
@@ -241,7 +243,7 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
         ups[i], info_u = _delta_point(up_f, ni, ei, "spread", rtol, max_grid)
         info_l = None
         if lo_f:
-            los[i], info_l = _delta_point(lo_f, ni, ei, "floor", rtol_lower, max_grid)
+            los[i], info_l = _delta_point(lo_f, ni, ei, LOWER_MODE, rtol_lower, max_grid)
             los[i] = min(los[i], ups[i])
         evals.append({"upper": info_u, "lower": info_l})
     up = float(ups) if scalar else ups
@@ -254,17 +256,21 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
 
 
 # ---------------------------------------------------------------------------- ε(δ)
-def _solve_eps(fn, target: float, eps_hi: float, side: str, xtol: float):
-    """Conservative ε for a monotone-decreasing δ-bound ``fn``.
+def _solve_eps(fn, target: float, eps_hi: float, side: str, xtol: float, estimate=None):
+    """Conservative ε for a decreasing certified δ-bound ``fn(ε) -> (δ, info)``.
 
-    side="upper": the smallest *evaluated* ε with fn(ε) <= target (each such ε is certified
-    on its own, so monotonicity is not needed for soundness).
-    side="lower": the largest evaluated ε with fn(ε) > target (certifies ε* > ε), else 0.
+    side="upper": the smallest *evaluated* ε with fn(ε) <= target.  Each such ε is certified
+    on its own (fn is a certified upper bound there), so soundness does not rely on monotonicity.
+    side="lower": the largest evaluated ε with fn(ε) > target (fn a certified lower bound, so
+    the true ε* exceeds it), else 0.
+    ``estimate(ε)`` (cheap, uncertified) only places the first bracket.
+    Returns (ε, info at ε, number of fn evaluations).
     """
     cache: dict[float, float] = {}
     infos: dict[float, Any] = {}
 
     def f(e):
+        e = float(min(max(e, 0.0), eps_hi))
         if e not in cache:
             cache[e], infos[e] = fn(e)
         return cache[e]
@@ -272,39 +278,59 @@ def _solve_eps(fn, target: float, eps_hi: float, side: str, xtol: float):
     def phi(e):
         return math.log(max(f(e), 1e-300)) - math.log(target)
 
-    if f(0.0) <= target:
+    # 1. first bracket from the estimate
+    guess = None
+    if estimate is not None:
+        def pe(e):
+            return math.log(max(estimate(e), 1e-300)) - math.log(target)
+        try:
+            if pe(0.0) > 0 > pe(eps_hi):
+                guess = brentq(pe, 0.0, eps_hi, xtol=1e-6 * eps_hi, maxiter=100)
+        except (ValueError, RuntimeError, ArithmeticError):  # pragma: no cover - defensive
+            guess = None
+    if guess is None or not (0.0 < guess < eps_hi):
+        guess = 0.5 * eps_hi
+    a, b = guess * 0.97, min(guess * 1.03, eps_hi)
+    step = 0.03 * guess
+    while a > 0.0 and f(a) <= target:
+        b, step = a, 2.0 * step
+        a = max(a - step, 0.0)
+    if a <= 0.0 and f(0.0) <= target:
         return 0.0, infos[0.0], len(cache)
-    if f(eps_hi) > target:
+    while b < eps_hi and f(b) > target:
+        a, step = b, 2.0 * step
+        b = min(b + step, eps_hi)
+    if f(b) > target:
         # cannot happen for pure eps0-LDP mechanisms (δ(ε0) = 0); be conservative
-        return eps_hi, infos[eps_hi], len(cache)
+        return (eps_hi if side == "upper" else b), infos[b], len(cache)
+    # 2. brentq inside [a, b], then tighten to xtol keeping the conservative end
     try:
-        brentq(phi, 0.0, eps_hi, xtol=xtol, rtol=1e-10, maxiter=200)
+        brentq(phi, a, b, xtol=xtol, rtol=1e-12, maxiter=100)
     except (ValueError, RuntimeError):  # pragma: no cover - defensive
         pass
-    ok_up = [e for e, v in cache.items() if v <= target]
+    ok = [e for e, v in cache.items() if v <= target]
     bad = [e for e, v in cache.items() if v > target]
-    if side == "upper":
-        e_hi = min(ok_up)
-        e_lo = max([e for e in bad if e < e_hi], default=0.0)
-        # tighten the final bracket until it is below xtol
-        while e_hi - e_lo > xtol:
-            mid = 0.5 * (e_lo + e_hi)
-            if f(mid) <= target:
-                e_hi = mid
-            else:
-                e_lo = mid
-        return e_hi, infos[e_hi], len(cache)
-    e_lo = max(bad, default=0.0)
-    e_hi = min([e for e in ok_up if e > e_lo], default=eps_hi)
+    e_hi, e_lo = min(ok), max([e for e in bad if e < min(ok)], default=0.0)
+    if side == "lower":
+        e_lo = max(bad, default=0.0)
+        e_hi = min([e for e in ok if e > e_lo], default=eps_hi)
     while e_hi - e_lo > xtol:
         mid = 0.5 * (e_lo + e_hi)
-        if f(mid) > target:
-            e_lo = mid
-        else:
+        if f(mid) <= target:
             e_hi = mid
-    if side == "lower" and e_lo not in infos:
+        else:
+            e_lo = mid
+    if side == "upper":
+        return e_hi, infos[e_hi], len(cache)
+    if e_lo not in infos:
         return 0.0, None, len(cache)
-    return e_lo, infos.get(e_lo), len(cache)
+    return e_lo, infos[e_lo], len(cache)
+
+
+def _estimator(fams, n):
+    def est(e):
+        return max(saddle_estimate(f.gparv(e), n) for f in fams)
+    return est
 
 
 def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
@@ -325,7 +351,7 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
     rtol, rtol_lower, max_grid
         See :func:`delta`.
     eps_rtol : float
-        Width of the final root bracket relative to ε0.
+        Width of the final root bracket relative to ε0 (nats).
 
     Returns
     -------
@@ -361,11 +387,13 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
     for i in np.ndindex(nb.shape):
         ni, di = int(nb[i]), float(db[i])
         ups[i], info_u, cnt_u = _solve_eps(
-            lambda e: _delta_point(up_f, ni, e, "spread", rtol, max_grid), di, eps_hi, "upper", xtol)
+            lambda e: _delta_point(up_f, ni, e, "spread", rtol, max_grid), di, eps_hi, "upper", xtol,
+            _estimator(up_f, ni))
         rec = {"upper": info_u, "upper_evaluations": cnt_u}
         if lo_f:
             los[i], info_l, cnt_l = _solve_eps(
-                lambda e: _delta_point(lo_f, ni, e, "floor", rtol_lower, max_grid), di, eps_hi, "lower", xtol)
+                lambda e: _delta_point(lo_f, ni, e, LOWER_MODE, rtol_lower, max_grid), di, eps_hi, "lower",
+                xtol, _estimator(lo_f, ni))
             los[i] = min(los[i], ups[i])
             rec.update(lower=info_l, lower_evaluations=cnt_l)
         evals.append(rec)

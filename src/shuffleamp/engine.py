@@ -55,6 +55,11 @@ DBL_EPS = float(np.finfo(np.float64).eps)
 DEFAULT_MAX_GRID = 2**25
 #: Number of tilted standard deviations covered by the first window.
 WINDOW_SIGMAS = 12.0
+#: Shells of the spread-bias bound reach BIAS_SIGMAS Hoeffding standard deviations of the rounding noise.
+BIAS_SIGMAS = 14.0
+#: Calibration of the spread grid step: the bias estimate n l^2 theta^2 / 8 overstates the measured
+#: bias by 10-20x (tests/test_engine.py measures it against exact sums), so l is widened by this factor.
+SPREAD_L_FACTOR = 3.0
 
 
 @dataclass(frozen=True)
@@ -162,7 +167,7 @@ def _choose_l(gparv: Gparv, n: int, mode: str, rtol: float) -> tuple[float, floa
     vmin, vmax = float(v.min()), float(v.max())
     width = max(vmax - vmin, 1e-300)
     if mode == "spread":
-        l = math.sqrt(8.0 * rtol / n) / theta
+        l = SPREAD_L_FACTOR * math.sqrt(8.0 * rtol / n) / theta
     else:
         l = 2.0 * rtol / (theta * n)
     # at least 16 cells across the support of one G, so that small-n answers are resolved
@@ -180,8 +185,11 @@ def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
         Law of G.
     n : int
         Number of i.i.d. copies (users), >= 1.
-    mode : {"spread", "ceil", "floor"}
-        "spread" (default) and "ceil" return certified upper bounds, "floor" a certified lower bound.
+    mode : {"spread", "ceil", "floor", "spread_lower"}
+        "spread" (default) and "ceil" return certified upper bounds; "floor" and
+        "spread_lower" certified lower bounds.  "spread_lower" evaluates the spread
+        discretisation and subtracts a certified bound on its (second-order) bias, see
+        :func:`_spread_bias_bound`; it needs a far smaller grid than "floor" at large n.
     rtol : float
         Requested relative accuracy of δ (drives the grid step; an estimate, see module docstring).
     max_grid : int
@@ -198,11 +206,12 @@ def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
         return Evaluation(0.0, mode, 0.0, 0, 0.0, (0, 0), 0.0, False)
     capped = False
     forced = l is not None
+    disc = "spread" if mode == "spread_lower" else mode
     if l is None:
-        l, _ = _choose_l(gparv, n, mode, rtol)
+        l, _ = _choose_l(gparv, n, disc, rtol)
     W = WINDOW_SIGMAS
     for _attempt in range(60):
-        idx, w = gparv.discretize(l, mode)
+        idx, w = gparv.discretize(l, disc)
         if idx.size == 0 or idx.max() <= 0:
             return Evaluation(0.0, mode, l, 0, 0.0, (0, 0), 0.0, capped)
         K = _LogMgf(idx, w)
@@ -213,6 +222,8 @@ def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
         j_lo = min(1, int(math.floor(c - W * sd)))
         j_hi = max(int(math.ceil(c + W * sd)), int(math.ceil(3.0 / eta)), 2)
         j_hi = min(j_hi, int(n * idx.max()))
+        if mode == "spread_lower":   # the bias bound needs the law of Sbar on [-BIAS_SIGMAS*sigma_h, 0]
+            j_lo = min(j_lo, -int(math.ceil(BIAS_SIGMAS * 0.5 * math.sqrt(n))) - 2)
         j_lo = max(j_lo, int(n * idx.min()))
         span = j_hi - j_lo + 1
         N = fft_backend.next_fast_len(max(span, 16))
@@ -222,17 +233,20 @@ def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
             capped = True
             l *= 1.25 * N / max_grid
             continue
-        ev = _evaluate_window(K, idx, w, n, l, eta, j_lo, N, sd, mode)
-        total, charged = ev
-        main = total if mode != "floor" else total + charged
-        if charged <= 1e-3 * rtol * max(main, 1e-300) or W >= 40 or main == 0.0:
+        total, charged, window_charge = _evaluate_window(K, idx, w, n, l, eta, j_lo, N, sd, mode)
+        main = total if mode in ("spread", "ceil") else total + charged
+        # widen the window only if its own truncation charges (tails, aliasing, round-off) matter
+        if window_charge <= 1e-2 * rtol * max(main, 1e-300) or W >= 40 or main == 0.0:
             return Evaluation(max(total, 0.0), mode, l, N, eta, (j_lo, j_lo + N - 1), charged, capped)
         W *= 1.5
     raise ResourceLimitError("could not fit the FFT window within max_grid; increase max_grid or rtol")
 
 
 def _evaluate_window(K: _LogMgf, idx, w, n, l, eta, j_lo, N, sd, mode):
-    """One tilted FFT on the window [j_lo, j_lo + N); returns (bound, charged terms) in δ units."""
+    """One tilted FFT on the window [j_lo, j_lo + N).
+
+    Returns (bound, all charged terms, window-truncation charges), in δ units.
+    """
     wt = K.tilted(eta)
     n_f = float(n)
     if idx.size * (N // 2 + 1) <= 2e8:
@@ -248,18 +262,121 @@ def _evaluate_window(K: _LogMgf, idx, w, n, l, eta, j_lo, N, sd, mode):
     s_pos, s_raw, s_f, _ = kernels.positive_part_sums(q, int(j_lo), float(eta))
     j_hi = j_lo + N - 1
     log_scale = n_f * K(eta) + math.log(l) - math.log(n_f)
-    if mode == "floor":
+    if mode in ("floor", "spread_lower"):
         log_alias_hi = _chernoff_log(K, n_f, eta, j_hi + 1, True, sd)
         log_alias_lo = _chernoff_log(K, n_f, eta, j_lo - 1, False, sd) if j_lo > n * idx.min() else -np.inf
         alias = math.exp(log_alias_hi) + (math.exp(log_alias_lo) if np.isfinite(log_alias_lo) else 0.0)
         charged_in = err_q * s_f + alias / (math.e * eta)
         body = s_raw - charged_in
-        val = math.exp(log_scale) * max(body, 0.0) if body > 0 else 0.0
-        return val, math.exp(log_scale) * charged_in
+        scale = math.exp(log_scale)
+        charged = scale * charged_in
+        window_charge = scale * alias / (math.e * eta)
+        if mode == "spread_lower":
+            bias = _spread_bias_bound(q, j_lo, n_f, l, eta, n_f * K(eta), err_q)
+            charged += bias / n_f
+            body -= bias / (n_f * scale) if scale > 0 else np.inf
+        val = scale * body if body > 0 else 0.0
+        return val, charged, window_charge
     # upper: aliasing only adds non-negative mass; add the tail beyond the window and round-off
     x1 = j_hi + 1
     fmax = x1 * math.exp(-eta * x1) if x1 >= 1.0 / eta else 1.0 / (math.e * eta)
     tail = fmax * math.exp(_chernoff_log(K, n_f, eta, x1, True, sd)) if x1 <= n * idx.max() else 0.0
     charged_in = err_q * s_f + tail
     val = math.exp(log_scale) * (s_pos + charged_in)
-    return val, math.exp(log_scale) * charged_in
+    return val, math.exp(log_scale) * charged_in, math.exp(log_scale) * tail
+
+
+def _spread_bias_bound(q, j_lo, n, l, eta, nK, err_q) -> float:
+    r"""Certified bound on :math:`E[\bar S_+] - E[S_+]` for the spread discretisation.
+
+    With :math:`\bar S = S + \Xi`, :math:`\Xi = \sum \xi_i`, the :math:`\xi_i` independent
+    given the :math:`G_i`, conditionally mean zero and of range ``l``:
+
+    * :math:`(s+x)_+ - s_+ - x 1\{s>0\} \le |x| 1\{|x| > |s|\}` and
+      :math:`E[\Xi 1\{S>0\}] = 0`, so the bias is at most :math:`E[|\Xi| 1\{|\Xi| > |S|\}]`;
+    * split on shells :math:`|S| \in [u_{k-1}, u_k)`; given the G's,
+      :math:`E[|\Xi| 1\{|\Xi|\ge u\}] \le H(u) = \min(\sigma, u T(u) + \int_u^\infty T)`
+      with the Hoeffding tail :math:`T(t) = \min(1, 2e^{-t^2/(2\sigma^2)})`, :math:`\sigma^2 = n l^2/4`;
+    * Abel summation gives :math:`\sum_k F(u_k)(H_{k-1} - H_k) + H_{K-1}` with
+      :math:`F(u) = P(|S| < u) \le \min_v P(|\bar S| < u + v) / (1 - T(v))`, and
+      :math:`P(|\bar S| < w)` is bounded from the same tilted FFT (aliasing only adds mass; the
+      round-off bound ``err_q`` is added).
+
+    Returns the bound on :math:`E[\bar S_+] - E[S_+]` (not divided by n).
+    """
+    sig = 0.5 * l * math.sqrt(n)
+    # probabilities P(Sbar = j l) <= exp(nK - eta j) (max(q_j,0) + err_q) on the window
+    J = int(math.ceil(BIAS_SIGMAS * 2.0 * sig / l)) + 1
+    js = np.arange(-J, J + 1)
+    m = js - j_lo
+    ok = (m >= 0) & (m < q.size)
+    with np.errstate(over="ignore", under="ignore"):
+        logp = nK - eta * js + np.log(np.maximum(np.where(ok, q[np.clip(m, 0, q.size - 1)], 0.0), 0.0) + err_q)
+        p = np.where(ok, np.exp(logp), 1.0)
+    p = np.minimum(p, 1.0)
+    # C[w] = P(|Sbar| < w*l) upper bound: cumulative symmetric sums over |j| < w
+    center = J
+    sym = np.empty(J + 1)
+    sym[0] = p[center]
+    sym[1:] = p[center + 1:] + p[center - 1::-1][:J]
+    C = np.minimum(np.cumsum(sym), 1.0)        # C[k] bounds P(|Sbar| <= k l)
+
+    def P_abs_lt(w):
+        k = np.floor(np.asarray(w) / l - 1e-12).astype(np.int64)   # |j| l < w  <=>  |j| <= k
+        return np.where(k >= J, 1.0, np.where(k < 0, 0.0, C[np.clip(k, 0, J)]))
+
+    def T(t):
+        return np.minimum(1.0, 2.0 * np.exp(-np.square(t) / (2.0 * sig * sig)))
+
+    tstar = sig * math.sqrt(2.0 * math.log(2.0))
+    from scipy.special import erfc
+
+    def H(u):
+        u = np.asarray(u, dtype=np.float64)
+        tail_int = 2.0 * sig * math.sqrt(math.pi / 2.0) * erfc(np.maximum(u, tstar) / (sig * math.sqrt(2.0)))
+        tail_int = tail_int + np.maximum(tstar - u, 0.0)
+        return np.minimum(sig, u * T(u) + tail_int)
+
+    u = sig * np.arange(0.125, BIAS_SIGMAS / 2.0 + 1e-9, 0.125)
+    Hk = np.minimum.accumulate(H(u))
+    Hprev = np.concatenate([[sig], Hk[:-1]])
+    Hprev = np.minimum(Hprev, sig)
+    vs = sig * np.array([0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0])
+    Tv = T(vs)
+    good = Tv < 1.0
+    F = np.min(P_abs_lt(u[:, None] + vs[None, good]) / (1.0 - Tv[None, good]), axis=1)
+    F = np.minimum(F, 1.0)
+    return float(np.sum(F * (Hprev - Hk)) + Hk[-1])
+
+
+def saddle_estimate(gparv: Gparv, n: int) -> float:
+    r"""Cheap *estimate* (not a bound) of :math:`\tfrac1n E[(\sum G_i)_+]` by a Gaussian saddle-point
+    approximation of the tilted law; used only to bracket root searches.
+
+    With :math:`\theta` solving :math:`nK'(\theta) = 2/\theta`, the tilted sum is approximated by
+    :math:`N(\mu, s^2)`, :math:`\mu = nK'(\theta)`, :math:`s^2 = nK''(\theta)`, and
+    :math:`\int_0^\infty x e^{-\theta x} N(x;\mu,s^2)dx = e^{-\theta\mu+\theta^2 s^2/2}(m\Phi(m/s)+s\varphi(m/s))`
+    with :math:`m = \mu - \theta s^2`.
+    """
+    from scipy.special import log_ndtr
+
+    vmin, vmax = gparv.support
+    if vmax <= 0:
+        return 0.0
+    v, p = gparv.approx_atoms(256)
+    keep = p > 0
+    K = _LogMgf(v[keep], p[keep])
+    th = _saddle(K, n)
+    m1, v1 = K.moments(th)
+    mu, s2 = n * m1, n * v1
+    s = math.sqrt(max(s2, 1e-300))
+    mm = mu - th * s2
+    z = mm / s
+    # m Phi(z) + s phi(z) = s * (z Phi(z) + phi(z)); log of it, stably for negative z
+    if z > -30:
+        inner = z * math.exp(log_ndtr(z)) + math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+        log_inner = math.log(max(inner, 1e-300))
+    else:  # z Phi(z) + phi(z) ~ phi(z) / z^2
+        log_inner = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - 2 * math.log(-z)
+    log_val = n * K(th) - th * mu + 0.5 * th * th * s2 + math.log(s) + log_inner - math.log(n)
+    return math.exp(min(log_val, 0.0))

@@ -23,7 +23,6 @@ value) is governed by ``rtol`` and is an estimate.  See :mod:`shuffleamp.engine`
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +65,7 @@ class BoundResult:
         ``mechanism.describe()``.
     settings : dict
         Numerical settings: evaluator, rounding, rtol, grid (l, N) of the final evaluation(s),
-        FFT backend, wall time.
+        FFT backend.  Deterministic (no timings), so identical calls give identical output.
     sound : bool
         True: ``upper`` is a certified bound.
     kind : str
@@ -168,7 +167,7 @@ def _common(mechanism, method, rtol, rtol_lower, max_grid):
     return rtol, rtol_lower, max_grid
 
 
-def _settings(method, rtol, rtol_lower, max_grid, evals, t0) -> dict:
+def _settings(method, rtol, rtol_lower, max_grid, evals) -> dict:
     return {
         "evaluator": "fft",
         "rounding_upper": "spread" if method in METHODS else None,
@@ -178,7 +177,6 @@ def _settings(method, rtol, rtol_lower, max_grid, evals, t0) -> dict:
         "max_grid": max_grid,
         "fft_backend": fft_backend.backend_name(),
         "grid": evals,
-        "seconds": round(time.perf_counter() - t0, 6),
     }
 
 
@@ -228,7 +226,6 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
     Source: seed000 digest Theorem 13 (upper), Theorem 14 (lower), Algorithm 7 with
     the rework documented in :mod:`shuffleamp.engine`.
     """
-    t0 = time.perf_counter()
     rtol, rtol_lower, max_grid = _common(mechanism, method, rtol, rtol_lower, max_grid)
     n = _validate.count(n, "n")
     epsilon = _validate.epsilon(epsilon)
@@ -252,7 +249,7 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
         _validate.finite_result("delta_upper", float(v))
     return BoundResult("delta", min(up, 1.0) if scalar else np.minimum(ups, 1.0), lo, method,
                        n, epsilon, None, mechanism.describe(),
-                       _settings(method, rtol, rtol_lower, max_grid, evals[0] if scalar else evals, t0))
+                       _settings(method, rtol, rtol_lower, max_grid, evals[0] if scalar else evals))
 
 
 # ---------------------------------------------------------------------------- ε(δ)
@@ -371,7 +368,6 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
     The search uses brentq on log δ(ε) over [0, ε0] (δ(ε0) = 0 for pure ε0-LDP, digest
     Property 2) and then returns the conservative end of the bracket.
     """
-    t0 = time.perf_counter()
     rtol, rtol_lower, max_grid = _common(mechanism, method, rtol, rtol_lower, max_grid)
     n = _validate.count(n, "n")
     delta = _validate.delta(delta)
@@ -402,4 +398,4 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
     up = float(ups) if scalar else ups
     lo = (float(los) if scalar else los) if lo_f else None
     return BoundResult("epsilon", up, lo, method, n, None, delta, mechanism.describe(),
-                       _settings(method, rtol, rtol_lower, max_grid, evals[0] if scalar else evals, t0))
+                       _settings(method, rtol, rtol_lower, max_grid, evals[0] if scalar else evals))

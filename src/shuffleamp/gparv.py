@@ -186,9 +186,9 @@ class Gparv:
             cidx, cw = kernels.discretize_cells(m, mom, edges, float(l), i_lo, mode)
             idx = np.concatenate([idx, cidx])
             w = np.concatenate([w, cw])
-            uniq, inv = np.unique(idx, return_inverse=True)
-            w = np.bincount(inv, weights=w, minlength=uniq.size)
-            idx = uniq
+        uniq, inv = np.unique(idx, return_inverse=True)
+        w = np.bincount(inv.ravel(), weights=w, minlength=uniq.size)
+        idx = uniq
         keep = w > 0
         return idx[keep].astype(np.int64), w[keep]
 

@@ -212,7 +212,10 @@ def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
         # two certified lower bounds: spread minus its bias bound (second order, best at large n)
         # and floor rounding on a small grid (first order, best at small n); keep the larger
         a = _delta_fft(gparv, n, "spread_lower", rtol, max_grid, None)
-        b = _delta_fft(gparv, n, "floor", rtol, min(max_grid, FLOOR_COMPANION_GRID), None)
+        try:
+            b = _delta_fft(gparv, n, "floor", rtol, min(max_grid, FLOOR_COMPANION_GRID), None)
+        except ResourceLimitError:
+            return a
         return a if a.delta >= b.delta else b
     return _delta_fft(gparv, n, mode, rtol, max_grid, l)
 
@@ -241,13 +244,13 @@ def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: f
             j_lo = min(j_lo, -int(math.ceil(BIAS_SIGMAS * 0.5 * math.sqrt(n))) - 2)
         j_lo = max(j_lo, int(n) * int(idx.min()))
         span = j_hi - j_lo + 1
-        N = fft_backend.next_fast_len(max(span, 16))
-        if N > max_grid:
+        if span > max_grid:
             if forced:
-                raise ResourceLimitError(f"grid step l={l!r} needs an FFT of length {N} > max_grid={max_grid}")
+                raise ResourceLimitError(f"grid step l={l!r} needs an FFT of length >= {span} > max_grid={max_grid}")
             capped = True
-            l *= 1.25 * N / max_grid
+            l *= 1.25 * span / max_grid
             continue
+        N = fft_backend.next_fast_len(max(span, 16))
         total, charged, window_charge = _evaluate_window(K, idx, w, n, l, eta, j_lo, N, sd, mode)
         main = total if mode in ("spread", "ceil") else total + charged
         # widen the window only if its own truncation charges (tails, aliasing, round-off) matter

@@ -1,0 +1,477 @@
+"""Plan files: a list of data collections whose shuffled privacy is reported together.
+
+A plan is a TOML (read with :mod:`tomllib`) or JSON document holding an array of
+*collections*.  In TOML each collection is one ``[[collection]]`` table::
+
+    [[collection]]
+    name = "emoji usage"
+    mechanism = "krr"       # krr, blh, rappor, oue, hr, laplace, matrix
+    k = 10                  # mechanism parameters: k, d, matrix (as the mechanism needs)
+    eps0 = 4.0              # local ε0 of the randomizer, in nats
+    n = 1_000_000           # number of users whose reports are shuffled together
+    delta = 1e-8            # target δ of the central guarantee
+    comment = "what this row models"   # optional
+
+A JSON plan is either ``{"collection": [ {...}, ... ]}`` or a bare list of row objects.
+
+``matrix`` is either the path of a CSV file (rows are inputs; a relative path is
+resolved against the directory of the plan file) or an inline array of rows.
+``eps0`` may be omitted for ``mechanism = "matrix"`` (the matrix's tight ε0 is used).
+
+Every value is checked when the plan is loaded, by :mod:`shuffleamp._validate` and
+:func:`shuffleamp.mechanisms.make`; a problem raises :class:`PlanError`, whose message
+names the row (1-based index and name) and the field, for example
+``plan row 3 ('emoji'): field 'eps0': must be > 0.0, got -1.0``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from . import _validate
+from .errors import ParameterError, ShuffleampError
+
+__all__ = ["Collection", "PlanError", "DEFAULT_PLAN", "load_plan", "parse_plan", "evaluate_plan"]
+
+#: Resource name (inside the ``shuffleamp`` package) of the plan used when none is given.
+DEFAULT_PLAN = "data/default_plan.toml"
+
+_REQUIRED = ("name", "mechanism", "n", "delta")
+_MECH_PARAMS = ("k", "d", "matrix")
+_KNOWN = ("name", "mechanism", "eps0", "n", "delta", *_MECH_PARAMS, "comment")
+
+
+class PlanError(ParameterError):
+    """A plan file is unreadable or one of its rows is malformed.
+
+    The message names the row and the field, e.g.
+    ``plan row 3 ('emoji'): field 'eps0': must be > 0.0, got -1.0``.
+
+    Attributes
+    ----------
+    parameter : str
+        The offending field (``"plan"`` for file-level problems).
+    row : int or None
+        1-based index of the offending row, or None for file-level problems.
+    name : str or None
+        The row's ``name`` if it has a usable one.
+    field : str or None
+        The offending field, or None for file-level / whole-row problems.
+    reason : str
+        The message without the row/field context.
+    """
+
+    def __init__(self, reason: str, *, row: int | None = None, name: str | None = None,
+                 field: str | None = None, source: str | None = None):
+        self.row = row
+        self.name = name
+        self.field = field
+        self.reason = reason
+        self.source = source
+        parts = []
+        if row is not None:
+            label = repr(name) if name is not None else "unnamed"
+            parts.append(f"plan row {row} ({label})")
+        else:
+            parts.append(f"plan {source!r}" if source else "plan")
+        if field is not None:
+            parts.append(f"field {field!r}")
+        parts.append(reason)
+        # Bypass ParameterError's "<parameter>: " prefix: the context above replaces it.
+        ShuffleampError.__init__(self, ": ".join(parts))
+        self.parameter = field if field is not None else "plan"
+
+
+def _bare_message(exc: ParameterError) -> str:
+    """``str(exc)`` without the ``"<parameter>: "`` prefix ParameterError adds."""
+    text = str(exc)
+    prefix = f"{exc.parameter}: "
+    return text[len(prefix):] if text.startswith(prefix) else text
+
+
+@dataclass(frozen=True)
+class Collection:
+    """One validated row of a plan.
+
+    Attributes
+    ----------
+    row : int
+        1-based position of the row in its plan.
+    name : str
+        Label of the collection (unique within the plan).
+    mechanism : str
+        Mechanism name, a key of :data:`shuffleamp.mechanisms.MECHANISMS`.
+    eps0 : float or None
+        Local ε0 (nats); None only for ``mechanism = "matrix"`` (use the matrix's tight ε0).
+    n : int
+        Number of shuffled users.
+    delta : float
+        Target δ in (0, 1).
+    k, d : int or None
+        Mechanism parameters (``k`` for k-RR, ``d`` the domain size; None if not given).
+    matrix : str or tuple of tuple of float or None
+        CSV path (already resolved against the plan's directory) or inline matrix rows.
+    comment : str
+        Free text saying what the row models.
+    """
+
+    row: int
+    name: str
+    mechanism: str
+    eps0: float | None
+    n: int
+    delta: float
+    k: int | None = None
+    d: int | None = None
+    matrix: str | tuple[tuple[float, ...], ...] | None = None
+    comment: str = ""
+
+    def params(self) -> dict[str, Any]:
+        """Mechanism parameters that were given, in a stable order.
+
+        Returns
+        -------
+        dict
+            Subset of ``k``, ``d``, ``matrix`` (the inline matrix as a tuple of rows).
+        """
+        return {key: getattr(self, key) for key in _MECH_PARAMS if getattr(self, key) is not None}
+
+    def describe_mechanism(self) -> str:
+        """Short human-readable mechanism label, e.g. ``"rappor (d=128)"``.
+
+        Returns
+        -------
+        str
+        """
+        bits = []
+        for key, value in self.params().items():
+            if key == "matrix" and not isinstance(value, str):
+                value = f"{len(value)}x{len(value[0])} inline"
+            bits.append(f"{key}={value}")
+        return f"{self.mechanism} ({', '.join(bits)})" if bits else self.mechanism
+
+    def build(self):
+        """Construct the mechanism with :func:`shuffleamp.mechanisms.make`.
+
+        Returns
+        -------
+        Mechanism
+
+        Raises
+        ------
+        PlanError
+            If the mechanism rejects its parameters (the field is the parameter it names).
+        """
+        from . import mechanisms
+        import numpy as np
+
+        kwargs = {}
+        for key, value in self.params().items():
+            kwargs[key] = np.array(value, dtype=np.float64) if key == "matrix" and not isinstance(value, str) else value
+        if self.eps0 is not None:
+            kwargs["eps0"] = self.eps0
+        try:
+            return mechanisms.make(self.mechanism, **kwargs)
+        except ParameterError as exc:
+            raise PlanError(_bare_message(exc), row=self.row, name=self.name, field=exc.parameter) from exc
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read_document(path: str | os.PathLike | None) -> tuple[Any, str, Path | None]:
+    """Return (parsed document, source label, directory for relative matrix paths)."""
+    if path is None:
+        text = resources.files("shuffleamp").joinpath(DEFAULT_PLAN).read_text(encoding="utf-8")
+        try:
+            return tomllib.loads(text), "<default plan>", None
+        except tomllib.TOMLDecodeError as exc:  # pragma: no cover - the shipped plan is tested
+            raise PlanError(f"invalid TOML: {exc}", source="<default plan>") from exc
+    p = Path(path)
+    source = str(p)
+    suffix = p.suffix.lower()
+    if suffix not in (".toml", ".json"):
+        raise PlanError(f"unsupported plan format {p.suffix or '(no extension)'!r}; use .toml or .json",
+                        source=source)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise PlanError(f"cannot read file: {exc.strerror or exc}", source=source) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PlanError(f"not UTF-8 text: {exc}", source=source) from exc
+    try:
+        doc = tomllib.loads(text) if suffix == ".toml" else json.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PlanError(f"invalid TOML: {exc}", source=source) from exc
+    except json.JSONDecodeError as exc:
+        raise PlanError(f"invalid JSON: {exc}", source=source) from exc
+    return doc, source, p.parent
+
+
+def _rows_of(doc: Any, source: str | None) -> list:
+    if isinstance(doc, list):
+        rows = doc
+    elif isinstance(doc, Mapping):
+        extra = sorted(set(doc) - {"collection"})
+        if extra:
+            raise PlanError(f"unknown top-level key {extra[0]!r}; expected only [[collection]] tables",
+                            source=source)
+        if "collection" not in doc:
+            raise PlanError("no [[collection]] tables", source=source)
+        rows = doc["collection"]
+        if not isinstance(rows, list):
+            raise PlanError("'collection' must be an array of tables ([[collection]])", source=source)
+    else:
+        raise PlanError("must be a table with [[collection]] entries or a list of rows", source=source)
+    if not rows:
+        raise PlanError("has no collections", source=source)
+    return rows
+
+
+def _number(value: Any, *, row: int, name: str | None, field: str):
+    """Reject non-numbers (strings, booleans, tables) before range checks by :mod:`_validate`."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        kind = type(value).__name__
+        raise PlanError(f"must be a number, got {value!r} ({kind})", row=row, name=name, field=field)
+    return value
+
+
+def _checked(check, value, *, row: int, name: str | None, field: str, **kw):
+    try:
+        return check(value, field, **kw)
+    except ParameterError as exc:
+        raise PlanError(_bare_message(exc), row=row, name=name, field=field) from exc
+
+
+def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
+    if not isinstance(entry, Mapping):
+        raise PlanError(f"must be a table of fields, got {type(entry).__name__}", row=row)
+    raw_name = entry.get("name")
+    name = raw_name if isinstance(raw_name, str) and raw_name.strip() else None
+    ctx = {"row": row, "name": name}
+
+    unknown = [key for key in entry if key not in _KNOWN]
+    if unknown:
+        raise PlanError(f"unknown field (allowed: {', '.join(_KNOWN)})", field=str(unknown[0]), **ctx)
+    for key in _REQUIRED:
+        if key not in entry:
+            raise PlanError("missing (required)", field=key, **ctx)
+    if name is None:
+        raise PlanError(f"must be a non-empty string, got {raw_name!r}", field="name", **ctx)
+
+    mech = entry["mechanism"]
+    if not isinstance(mech, str):
+        raise PlanError(f"must be a string, got {mech!r}", field="mechanism", **ctx)
+    from .mechanisms import MECHANISMS
+
+    mech = mech.strip().lower()
+    _checked(_validate.choice, mech, field="mechanism", options=tuple(MECHANISMS), **ctx)
+
+    eps0 = None  # optional for "matrix"; mechanisms.make reports it missing for the others
+    if "eps0" in entry:
+        eps0 = _checked(_validate.eps0, _number(entry["eps0"], field="eps0", **ctx), field="eps0", **ctx)
+    n = _checked(_validate.count, _number(entry["n"], field="n", **ctx), field="n", **ctx)
+    delta = _checked(_validate.delta, _number(entry["delta"], field="delta", **ctx), field="delta", **ctx)
+
+    k = d = None
+    if "k" in entry:
+        k = _checked(_validate.count, _number(entry["k"], field="k", **ctx), field="k", **ctx)
+    if "d" in entry:
+        d = _checked(_validate.count, _number(entry["d"], field="d", **ctx), field="d", **ctx)
+
+    matrix = None
+    if "matrix" in entry:
+        m = entry["matrix"]
+        if isinstance(m, str):
+            mp = Path(m).expanduser()
+            if not mp.is_absolute() and base is not None:
+                mp = base / mp
+            matrix = str(mp)
+        elif isinstance(m, list):
+            P = _checked(_validate.stochastic_matrix, m, field="matrix", **ctx)
+            matrix = tuple(tuple(float(x) for x in r) for r in P)
+        else:
+            raise PlanError(f"must be a CSV path or an array of rows, got {type(m).__name__}", field="matrix",
+                            **ctx)
+
+    comment = entry.get("comment", "")
+    if not isinstance(comment, str):
+        raise PlanError(f"must be a string, got {comment!r}", field="comment", **ctx)
+
+    return Collection(row=row, name=name, mechanism=mech, eps0=eps0, n=n, delta=delta,
+                      k=k, d=d, matrix=matrix, comment=comment.strip())
+
+
+def parse_plan(doc: Any, *, source: str | None = None, base_dir: str | os.PathLike | None = None,
+               check_mechanisms: bool = True) -> list[Collection]:
+    """Validate an already-parsed plan document.
+
+    Parameters
+    ----------
+    doc : dict or list
+        ``{"collection": [row, ...]}`` (as read from TOML/JSON) or a bare list of rows.
+    source : str, optional
+        Label used in file-level error messages.
+    base_dir : path-like, optional
+        Directory against which relative ``matrix`` CSV paths are resolved.
+    check_mechanisms : bool, default True
+        Also construct every row's mechanism with :func:`shuffleamp.mechanisms.make`
+        so that mechanism-specific errors (missing ``k``, ``d`` not a power of two, a
+        matrix that is not ``eps0``-LDP, ...) surface at load time.
+
+    Returns
+    -------
+    list of Collection
+        Rows in plan order.
+
+    Raises
+    ------
+    PlanError
+        On the first malformed row; the message names the row and the field.
+    """
+    base = Path(base_dir) if base_dir is not None else None
+    rows = [_parse_row(entry, i, base) for i, entry in enumerate(_rows_of(doc, source), start=1)]
+    seen: dict[str, int] = {}
+    for r in rows:
+        if r.name in seen:
+            raise PlanError(f"duplicate name (already used by row {seen[r.name]})", row=r.row, name=r.name,
+                            field="name")
+        seen[r.name] = r.row
+    if check_mechanisms:
+        for r in rows:
+            r.build()
+    return rows
+
+
+def load_plan(path: str | os.PathLike | None = None, *, check_mechanisms: bool = True) -> list[Collection]:
+    """Read and validate a plan file.
+
+    Parameters
+    ----------
+    path : path-like or None
+        A ``.toml`` or ``.json`` plan.  None loads the plan shipped with the package
+        (``shuffleamp/data/default_plan.toml``).
+    check_mechanisms : bool, default True
+        Also construct each row's mechanism (see :func:`parse_plan`).  Nothing is
+        evaluated: loading is cheap even for rows with very large ``n``.
+
+    Returns
+    -------
+    list of Collection
+        Validated rows in plan order.
+
+    Raises
+    ------
+    PlanError
+        If the file cannot be read or parsed, or a row is malformed (the message
+        names the row, by 1-based index and name, and the field).
+    """
+    doc, source, base = _read_document(path)
+    return parse_plan(doc, source=source, base_dir=base, check_mechanisms=check_mechanisms)
+
+
+# --------------------------------------------------------------------------- evaluating
+
+
+def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: float = 1e-3) -> list[dict]:
+    """Compute the shuffled central ε of every collection of a plan.
+
+    Parameters
+    ----------
+    rows : iterable of Collection
+        Rows as returned by :func:`load_plan`.
+    method : {"optimal", "clone"}, default "optimal"
+        Passed to :func:`shuffleamp.epsilon`.
+    rtol : float, default 1e-3
+        Passed to :func:`shuffleamp.epsilon`.
+
+    Returns
+    -------
+    list of dict
+        One JSON-serialisable dict per row, in plan order: ``name``, ``comment`` and
+        the inputs (``mechanism``, ``eps0``, ``n``, ``delta``) followed by every key of
+        :meth:`BoundResult.to_dict` (``epsilon_upper``, ``epsilon_lower``, ``method``,
+        ``version``, ...).
+
+    Raises
+    ------
+    PlanError
+        If a row's parameters are rejected during evaluation.
+    ShuffleampError
+        Other failures (e.g. a resource limit) propagate with a note naming the row.
+    """
+    import shuffleamp
+
+    out = []
+    for r in rows:
+        mech = r.build()
+        try:
+            result = shuffleamp.epsilon(mech, r.n, r.delta, method=method, rtol=rtol)
+        except ParameterError as exc:
+            if exc.parameter in ("method", "rtol"):
+                raise
+            raise PlanError(_bare_message(exc), row=r.row, name=r.name, field=exc.parameter) from exc
+        except ShuffleampError as exc:
+            exc.add_note(f"in plan row {r.row} ({r.name!r})")
+            raise
+        data = result.to_dict()
+        row = {"name": r.name, "comment": r.comment}
+        for key in ("mechanism", "eps0", "n", "delta", "epsilon_upper", "epsilon_lower", "method"):
+            if key in data:
+                row[key] = data.pop(key)
+        row.update(data)
+        out.append(row)
+    return out
+
+
+def _fmt_float(x: float | None, spec: str = ".4g") -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float) and math.isinf(x):
+        return "inf"
+    return format(x, spec)
+
+
+def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]]) -> str:
+    """Render evaluated plan rows as a fixed-width text table.
+
+    Parameters
+    ----------
+    rows : sequence of Collection
+        The plan rows.
+    results : sequence of dict
+        The matching output of :func:`evaluate_plan`.
+
+    Returns
+    -------
+    str
+        Table with columns name, mechanism, eps0, n, delta, eps_upper, eps_lower, comment.
+    """
+    header = ("name", "mechanism", "eps0", "n", "delta", "eps_upper", "eps_lower", "comment")
+    lines = []
+    for r, res in zip(rows, results):
+        eps0 = res.get("eps0", r.eps0)
+        lines.append((r.name, r.describe_mechanism(), _fmt_float(eps0), str(r.n), _fmt_float(r.delta, ".3g"),
+                      _fmt_float(res.get("epsilon_upper")), _fmt_float(res.get("epsilon_lower")), r.comment))
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header[:-1])]
+    numeric = {2, 3, 4, 5, 6}
+
+    def render(cells):
+        out = []
+        for i, cell in enumerate(cells[:-1]):
+            out.append(cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i]))
+        out.append(cells[-1])
+        return "  ".join(out).rstrip()
+
+    rule = "  ".join("-" * w for w in widths) + "  " + "-" * len("comment")
+    return "\n".join([render(header), rule, *(render(line) for line in lines)])

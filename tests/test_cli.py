@@ -1,0 +1,402 @@
+"""Tests of the command line (shuffleamp.cli) and plan files (shuffleamp.plans)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import shuffleamp
+from shuffleamp.cli import main
+from shuffleamp.errors import ParameterError
+from shuffleamp.plans import Collection, PlanError, evaluate_plan, load_plan
+
+DATA = Path(__file__).parent / "data"
+
+KRR = ["--mechanism", "krr", "--k", "10", "--eps0", "1.0"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    assert err == ""
+    return json.loads(out)
+
+
+def krr_matrix(k: int, eps0: float) -> np.ndarray:
+    e = math.exp(eps0)
+    P = np.full((k, k), 1.0 / (e + k - 1))
+    np.fill_diagonal(P, e / (e + k - 1))
+    return P
+
+
+def assert_bracket(upper, lower):
+    assert upper is not None and math.isfinite(upper)
+    if lower is not None:
+        assert upper >= lower >= 0
+    else:
+        assert upper >= 0
+
+
+# --------------------------------------------------------------------------- epsilon / delta
+
+
+def test_epsilon_json_echoes_inputs(capsys):
+    d = run_json(capsys, "epsilon", *KRR, "--n", "20000", "--delta", "1e-6")
+    for key in ("epsilon_upper", "epsilon_lower", "delta", "n", "eps0", "mechanism", "method", "version"):
+        assert key in d, key
+    assert d["n"] == 20000
+    assert d["delta"] == pytest.approx(1e-6)
+    assert d["eps0"] == pytest.approx(1.0)
+    assert d["method"] == "optimal"
+    assert d["version"] == shuffleamp.__version__
+    assert d["mechanism"]["mechanism"] == "krr"
+    assert d["mechanism"]["k"] == 10
+    assert d["epsilon_lower"] is not None
+    assert_bracket(d["epsilon_upper"], d["epsilon_lower"])
+    assert d["epsilon_upper"] <= 1.0 + 1e-12  # never worse than the local guarantee
+
+
+def test_epsilon_accepts_scientific_n(capsys):
+    a = run_json(capsys, "epsilon", *KRR, "--n", "1e4", "--delta", "1e-6")
+    b = run_json(capsys, "epsilon", *KRR, "--n", "10_000", "--delta", "1e-6")
+    assert a["n"] == b["n"] == 10000
+    assert a["epsilon_upper"] == b["epsilon_upper"]
+
+
+def test_epsilon_human_summary(capsys):
+    code, out, err = run(capsys, "epsilon", *KRR, "--n", "20000", "--delta", "1e-6")
+    assert code == 0, err
+    assert "krr" in out and "k=10" in out
+    assert "20000" in out and "1e-06" in out
+    assert "epsilon" in out
+    assert not out.lstrip().startswith("{")
+
+
+def test_epsilon_clone_method_is_upper_only(capsys):
+    clone = run_json(capsys, "epsilon", *KRR, "--n", "20000", "--delta", "1e-6", "--method", "clone")
+    opt = run_json(capsys, "epsilon", *KRR, "--n", "20000", "--delta", "1e-6")
+    assert clone["method"] == "clone"
+    assert clone["epsilon_lower"] is None
+    assert_bracket(clone["epsilon_upper"], None)
+    # the clone bound is a valid upper bound, hence above the optimal lower bound
+    assert clone["epsilon_upper"] >= opt["epsilon_lower"]
+    code, out, err = run(capsys, "epsilon", *KRR, "--n", "20000", "--delta", "1e-6", "--method", "clone")
+    assert code == 0 and "upper bound only" in out
+
+
+def test_delta_json(capsys):
+    d = run_json(capsys, "delta", "--mechanism", "rappor", "--d", "16", "--eps0", "2",
+                 "--n", "5000", "--epsilon", "0.5")
+    for key in ("delta_upper", "delta_lower", "epsilon", "n", "eps0", "mechanism", "method", "version"):
+        assert key in d, key
+    assert d["epsilon"] == pytest.approx(0.5)
+    assert d["n"] == 5000
+    assert d["eps0"] == pytest.approx(2.0)
+    assert d["mechanism"]["mechanism"] == "rappor"
+    assert d["version"] == shuffleamp.__version__
+    assert_bracket(d["delta_upper"], d["delta_lower"])
+    assert d["delta_upper"] <= 1.0
+
+
+def test_epsilon_and_delta_are_consistent(capsys):
+    """δ(ε_upper(δ0)) must not exceed δ0 by more than the requested tolerance."""
+    e = run_json(capsys, "epsilon", *KRR, "--n", "20000", "--delta", "1e-6")
+    d = run_json(capsys, "delta", *KRR, "--n", "20000", "--epsilon", repr(e["epsilon_upper"]))
+    assert d["delta_lower"] <= 1e-6 * (1 + 1e-2)
+
+
+def test_matrix_csv(capsys, tmp_path):
+    k, eps0 = 3, 1.0
+    csv = tmp_path / "krr3.csv"
+    np.savetxt(csv, krr_matrix(k, eps0), delimiter=",")
+    m = run_json(capsys, "epsilon", "--mechanism", "matrix", "--matrix", str(csv),
+                 "--n", "5000", "--delta", "1e-6")
+    r = run_json(capsys, "epsilon", "--mechanism", "krr", "--k", str(k), "--eps0", str(eps0),
+                 "--n", "5000", "--delta", "1e-6")
+    assert m["eps0"] == pytest.approx(eps0, rel=1e-9)
+    assert m["mechanism"]["mechanism"] == "matrix"
+    assert_bracket(m["epsilon_upper"], m["epsilon_lower"])
+    # same randomizer, two code paths: the certified intervals must overlap
+    assert m["epsilon_upper"] >= r["epsilon_lower"] * (1 - 1e-9)
+    assert r["epsilon_upper"] >= m["epsilon_lower"] * (1 - 1e-9)
+    # an explicit eps0 that the matrix does satisfy is accepted
+    code, out, err = run(capsys, "epsilon", "--mechanism", "matrix", "--matrix", str(csv), "--eps0", "1.5",
+                         "--n", "5000", "--delta", "1e-6", "--json")
+    assert code == 0, err
+
+
+def test_matrix_not_ldp_is_rejected(capsys, tmp_path):
+    csv = tmp_path / "bad.csv"
+    np.savetxt(csv, np.array([[1.0, 0.0], [0.5, 0.5]]), delimiter=",")
+    code, out, err = run(capsys, "epsilon", "--mechanism", "matrix", "--matrix", str(csv),
+                         "--n", "1000", "--delta", "1e-6")
+    assert code == 2
+    assert err.startswith("error: ") and "Traceback" not in err
+    assert out == ""
+
+
+@pytest.mark.parametrize(
+    "override, parameter",
+    [
+        ({"--eps0": "nan"}, "eps0"),
+        ({"--eps0": "-1"}, "eps0"),
+        ({"--eps0": "inf"}, "eps0"),
+        ({"--delta": "1.5"}, "delta"),
+        ({"--delta": "0"}, "delta"),
+        ({"--n": "0"}, "n"),
+        ({"--n": "10.5"}, "n"),
+        ({"--k": "1"}, "k"),
+    ],
+)
+def test_bad_cli_values_exit_2_naming_parameter(capsys, override, parameter):
+    args = {"--mechanism": "krr", "--k": "10", "--eps0": "1.0", "--n": "1000", "--delta": "1e-6"}
+    args.update(override)
+    argv = ["epsilon"] + [x for kv in args.items() for x in kv]
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("error: ")
+    assert f"{parameter}:" in err or f"'{parameter}'" in err
+    assert "Traceback" not in err
+
+
+def test_bad_delta_epsilon_exit_2(capsys):
+    code, out, err = run(capsys, "delta", *KRR, "--n", "1000", "--epsilon", "-0.5")
+    assert code == 2 and "epsilon" in err and err.startswith("error: ")
+
+
+def test_unparsable_number_is_a_usage_error(capsys):
+    code, out, err = run(capsys, "epsilon", *KRR, "--n", "lots", "--delta", "1e-6")
+    assert code == 2 and "--n" in err and "lots" in err
+
+
+def test_missing_eps0(capsys):
+    code, out, err = run(capsys, "epsilon", "--mechanism", "krr", "--k", "4", "--n", "1000", "--delta", "1e-6")
+    assert code == 2 and "eps0" in err and "Traceback" not in err
+
+
+def test_unknown_mechanism_and_method_are_usage_errors(capsys):
+    code, _, err = run(capsys, "epsilon", "--mechanism", "teleport", "--eps0", "1", "--n", "10", "--delta", "0.1")
+    assert code == 2 and "--mechanism" in err
+    code, _, err = run(capsys, "epsilon", *KRR, "--n", "10", "--delta", "0.1", "--method", "magic")
+    assert code == 2 and "--method" in err
+
+
+def test_version_and_no_command(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and shuffleamp.__version__ in out
+    code, _, err = run(capsys)
+    assert code == 2 and "error:" in err
+
+
+# --------------------------------------------------------------------------- report
+
+
+def test_report_json_small_plan(capsys):
+    doc = run_json(capsys, "report", str(DATA / "plan_ok.toml"))
+    assert doc["version"] == shuffleamp.__version__
+    assert doc["method"] == "optimal"
+    rows = doc["collections"]
+    assert [r["name"] for r in rows] == ["binary flag", "category", "homepage"]
+    expected = [("krr", 1.0, 1000, 1e-6), ("krr", 2.0, 5000, 1e-7), ("rappor", 2.0, 2000, 1e-6)]
+    for r, (mech, eps0, n, delta) in zip(rows, expected):
+        assert r["mechanism"]["mechanism"] == mech
+        assert r["eps0"] == pytest.approx(eps0)
+        assert r["n"] == n
+        assert r["delta"] == pytest.approx(delta)
+        assert r["comment"]
+        assert r["method"] == "optimal"
+        assert_bracket(r["epsilon_upper"], r["epsilon_lower"])
+        assert r["epsilon_upper"] <= eps0 * (1 + 1e-9)
+    assert rows[1]["mechanism"]["k"] == 8
+    assert rows[2]["mechanism"]["d"] == 16
+
+
+def test_report_table_and_determinism(capsys):
+    code, out1, err = run(capsys, "report", str(DATA / "plan_ok.toml"))
+    assert code == 0, err
+    for text in ("name", "eps_upper", "eps_lower", "binary flag", "krr (k=8)", "rappor (d=16)",
+                 "RAPPOR over 16 sites", "5000"):
+        assert text in out1, text
+    code, out2, _ = run(capsys, "report", str(DATA / "plan_ok.toml"))
+    assert out1 == out2
+
+
+def test_report_json_plan_and_clone(capsys):
+    doc = run_json(capsys, "report", str(DATA / "plan_ok.json"), "--method", "clone")
+    rows = doc["collections"]
+    assert [r["name"] for r in rows] == ["word", "crash"]
+    assert rows[1]["comment"] == ""
+    for r in rows:
+        assert r["method"] == "clone"
+        assert r["epsilon_lower"] is None
+        assert_bracket(r["epsilon_upper"], None)
+
+
+def test_report_matrix_path_relative_to_plan(capsys, tmp_path):
+    sub = tmp_path / "mats"
+    sub.mkdir()
+    np.savetxt(sub / "krr4.csv", krr_matrix(4, 1.0), delimiter=",")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[[collection]]\nname = "custom"\nmechanism = "matrix"\nmatrix = "mats/krr4.csv"\n'
+        'n = 2000\ndelta = 1e-6\n\n'
+        '[[collection]]\nname = "inline"\nmechanism = "matrix"\neps0 = 1.0\n'
+        'matrix = [[0.5, 0.5], [0.3, 0.7]]\nn = 2000\ndelta = 1e-6\n'
+    )
+    rows = load_plan(plan)
+    assert rows[0].eps0 is None and Path(rows[0].matrix) == sub / "krr4.csv"
+    assert rows[1].matrix == ((0.5, 0.5), (0.3, 0.7))
+    doc = run_json(capsys, "report", str(plan))
+    assert doc["collections"][0]["eps0"] == pytest.approx(1.0)
+    for r in doc["collections"]:
+        assert_bracket(r["epsilon_upper"], r["epsilon_lower"])
+
+
+def test_default_plan_loads_without_evaluating():
+    rows = load_plan(None)
+    assert 5 <= len(rows) <= 10
+    assert len({r.name for r in rows}) == len(rows)
+    assert {r.mechanism for r in rows} >= {"krr", "rappor", "oue", "blh"}
+    assert sum(r.n >= 10**8 for r in rows) <= 2
+    for r in rows:
+        assert isinstance(r, Collection)
+        assert r.comment
+        assert 0.5 <= r.eps0 <= 8
+        assert 10**4 <= r.n <= 10**8
+        assert 1e-10 <= r.delta <= 1e-6
+        r.build()  # mechanism parameters are accepted by mechanisms.make
+
+
+def test_default_plan_evaluate_small_rows():
+    rows = [r for r in load_plan(None) if r.n <= 10**5]
+    assert rows
+    results = evaluate_plan(rows)
+    for r, res in zip(rows, results):
+        assert res["name"] == r.name and res["n"] == r.n
+        assert_bracket(res["epsilon_upper"], res["epsilon_lower"])
+
+
+@pytest.mark.slow
+def test_default_plan_report(capsys):
+    doc = run_json(capsys, "report")
+    rows = load_plan(None)
+    assert [r["name"] for r in doc["collections"]] == [r.name for r in rows]
+    for r in doc["collections"]:
+        assert_bracket(r["epsilon_upper"], r["epsilon_lower"])
+        assert r["epsilon_upper"] <= r["eps0"] * (1 + 1e-9)
+
+
+# --------------------------------------------------------------------------- malformed plans
+
+
+@pytest.mark.parametrize(
+    "fixture, row, name, field",
+    [
+        ("plan_bad_missing.toml", 2, "no delta", "delta"),
+        ("plan_bad_eps0.toml", 3, "emoji", "eps0"),
+        ("plan_bad_mechanism.json", 1, "mystery", "mechanism"),
+        ("plan_bad_n.toml", 2, "vague", "n"),
+    ],
+)
+def test_malformed_plan_fixtures(capsys, fixture, row, name, field):
+    code, out, err = run(capsys, "report", str(DATA / fixture))
+    assert code == 2
+    assert out == ""
+    assert err.startswith("error: ") and "Traceback" not in err
+    assert f"plan row {row} ({name!r})" in err
+    assert f"field {field!r}" in err
+    with pytest.raises(PlanError) as info:
+        load_plan(DATA / fixture)
+    exc = info.value
+    assert isinstance(exc, ParameterError)
+    assert (exc.row, exc.name, exc.field, exc.parameter) == (row, name, field, field)
+
+
+def test_bad_eps0_message_format():
+    with pytest.raises(PlanError, match=r"^plan row 3 \('emoji'\): field 'eps0': must be > 0"):
+        load_plan(DATA / "plan_bad_eps0.toml")
+
+
+ROW = {"name": "r", "mechanism": "krr", "k": 4, "eps0": 1.0, "n": 1000, "delta": 1e-6}
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"eps0": float("nan")}, "eps0"),
+        ({"eps0": "1.0"}, "eps0"),
+        ({"delta": 1.5}, "delta"),
+        ({"n": 0}, "n"),
+        ({"n": 10.5}, "n"),
+        ({"n": True}, "n"),
+        ({"k": 1}, "k"),
+        ({"name": ""}, "name"),
+        ({"mechanism": 3}, "mechanism"),
+        ({"comment": 5}, "comment"),
+        ({"epsO": 1.0}, "epsO"),
+        ({"matrix": 3}, "matrix"),
+        ({"mechanism": "hr", "k": None, "d": 6}, "d"),  # d must be a power of 2
+    ],
+)
+def test_malformed_rows(tmp_path, capsys, change, field):
+    row = {key: value for key, value in {**ROW, **change}.items() if value is not None}
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"collection": [ROW | {"name": "fine"}, row]}))
+    with pytest.raises(PlanError) as info:
+        load_plan(plan)
+    assert info.value.row == 2
+    assert info.value.field == field
+    assert f"field {field!r}" in str(info.value)
+    code, out, err = run(capsys, "report", str(plan))
+    assert code == 2 and "plan row 2" in err and f"field {field!r}" in err
+
+
+def test_missing_eps0_in_plan(tmp_path):
+    plan = tmp_path / "plan.json"
+    row = dict(ROW)
+    del row["eps0"]
+    plan.write_text(json.dumps([row]))
+    with pytest.raises(PlanError, match=r"plan row 1 \('r'\): field 'eps0': required"):
+        load_plan(plan)
+
+
+def test_duplicate_names(tmp_path):
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps([ROW, ROW]))
+    with pytest.raises(PlanError, match=r"plan row 2 \('r'\): field 'name': duplicate"):
+        load_plan(plan)
+
+
+@pytest.mark.parametrize(
+    "filename, content, needle",
+    [
+        ("plan.toml", "[[collection]\nname = 1", "invalid TOML"),
+        ("plan.json", "{not json", "invalid JSON"),
+        ("plan.yaml", "collection: []", "unsupported plan format"),
+        ("plan.toml", 'title = "x"\n', "unknown top-level key 'title'"),
+        ("plan.json", '{"collection": []}', "no collections"),
+        ("plan.json", '[1, 2]', "plan row 1"),
+    ],
+)
+def test_unreadable_plans(tmp_path, capsys, filename, content, needle):
+    plan = tmp_path / filename
+    plan.write_text(content)
+    code, out, err = run(capsys, "report", str(plan))
+    assert code == 2
+    assert err.startswith("error: ") and needle in err and "Traceback" not in err
+
+
+def test_missing_plan_file(capsys, tmp_path):
+    code, out, err = run(capsys, "report", str(tmp_path / "nope.toml"))
+    assert code == 2 and "nope.toml" in err and err.startswith("error: ")

@@ -16,6 +16,7 @@ from libc.math cimport (ceil, floor, exp, log, sqrt, cos, sin, atan2, fabs, lgam
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
 from cython.parallel cimport prange
+cimport openmp
 from scipy.special.cython_special cimport bdtr, bdtrc
 
 cnp.import_array()
@@ -141,6 +142,10 @@ cdef inline pw_t _power_one(double re, double im, double n, int64_t k, int64_t j
 DEF RESYNC = 8
 
 
+#: below this many frequencies the kernels run on one thread (threading overhead dominates)
+DEF PARALLEL_MIN = 131072
+
+
 def tilted_cf_power(const int64_t[::1] idx, const double[::1] wt, int64_t N, double n, int64_t j0):
     """X[k] = (sum_j wt_j exp(-2 pi i k idx_j / N))^n * exp(+2 pi i k j0 / N), k = 0..N//2.
 
@@ -166,13 +171,14 @@ def tilted_cf_power(const int64_t[::1] idx, const double[::1] wt, int64_t N, dou
     cdef double *cur_r
     cdef double *cur_i
     cdef pw_t o
+    cdef int nth = 1 if M < PARALLEL_MIN else openmp.omp_get_max_threads()
     for j in range(K):
         red[j] = ((idx[j] % N) + N) % N
         ph = twopi_N * <double>red[j]
         stc[j] = cos(ph)
         sts[j] = -sin(ph)
     with nogil:
-        for b in prange(nblocks, schedule="static"):
+        for b in prange(nblocks, schedule="static", num_threads=nth):
             cur_r = <double*>malloc(K * sizeof(double))
             cur_i = <double*>malloc(K * sizeof(double))
             k0 = b * RESYNC
@@ -213,7 +219,8 @@ def cf_power_inplace(cnp.ndarray[cnp.complex128_t, ndim=1] phi, int64_t N, doubl
     cdef cnp.ndarray[cnp.float64_t, ndim=1] errs = np.empty(M, dtype=np.float64)
     cdef double[::1] ev = errs
     cdef pw_t o
-    for k in prange(M, nogil=True, schedule="static"):
+    cdef int nth = 1 if M < PARALLEL_MIN else openmp.omp_get_max_threads()
+    for k in prange(M, nogil=True, schedule="static", num_threads=nth):
         # rFFT uses exp(-2 pi i k m / N): the same convention as tilted_cf_power
         o = _power_one(pv[k, 0], pv[k, 1], n, k, j0, N, c_terms)
         pv[k, 0] = o.re

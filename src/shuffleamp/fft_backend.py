@@ -15,6 +15,8 @@ import scipy.fft
 from .errors import ParameterError
 
 _THREADS = max(1, min(os.cpu_count() or 1, 8))
+#: transforms shorter than this run on one thread (thread start-up costs more than it saves)
+_PARALLEL_MIN = 2**18
 _PLAN_CACHE_SIZE = 4
 
 
@@ -41,6 +43,10 @@ def backend_name() -> str:
     return "scipy"
 
 
+def _threads(N: int) -> int:
+    return _THREADS if N >= _PARALLEL_MIN else 1
+
+
 class _PlanCache:
     def __init__(self):
         self._plans: OrderedDict = OrderedDict()
@@ -56,11 +62,11 @@ class _PlanCache:
 
         if kind == "irfft":
             inp = pyfftw.empty_aligned(N // 2 + 1, dtype="complex128")
-            plan = pyfftw.builders.irfft(inp, n=N, threads=_THREADS, planner_effort="FFTW_ESTIMATE",
+            plan = pyfftw.builders.irfft(inp, n=N, threads=_threads(N), planner_effort="FFTW_ESTIMATE",
                                          avoid_copy=False, overwrite_input=True)
         else:
             inp = pyfftw.empty_aligned(N, dtype="float64")
-            plan = pyfftw.builders.rfft(inp, n=N, threads=_THREADS, planner_effort="FFTW_ESTIMATE",
+            plan = pyfftw.builders.rfft(inp, n=N, threads=_threads(N), planner_effort="FFTW_ESTIMATE",
                                         avoid_copy=False)
         self._plans[key] = plan
         while len(self._plans) > _PLAN_CACHE_SIZE:
@@ -77,7 +83,7 @@ def irfft(X: np.ndarray, N: int) -> np.ndarray:
         plan = _CACHE.get("irfft", N)
         plan.input_array[:] = X
         return plan().copy()
-    return scipy.fft.irfft(X, n=N, workers=_THREADS)
+    return scipy.fft.irfft(X, n=N, workers=_threads(N))
 
 
 def rfft(x: np.ndarray, N: int) -> np.ndarray:
@@ -86,7 +92,7 @@ def rfft(x: np.ndarray, N: int) -> np.ndarray:
         plan = _CACHE.get("rfft", N)
         plan.input_array[:] = x
         return plan().copy()
-    return scipy.fft.rfft(x, n=N, workers=_THREADS)
+    return scipy.fft.rfft(x, n=N, workers=_threads(N))
 
 
 def next_fast_len(N: int) -> int:

@@ -11,8 +11,11 @@ with the maximum over the mechanism's neighbouring input pairs in both direction
 The lower bound is the exact divergence of the x₂ = … = xₙ dataset (Theorem 14),
 maximised over the mechanism's documented datasets.
 
-``method="clone"`` is the standard-clone (FMT22) bound through its three-atom GPARV
-(digest §2.1); it is an upper bound only.
+Every other ``method`` is a comparison method implemented in :mod:`shuffleamp.baselines`
+(standard clone, its closed form, corrected stronger clone, privacy-blanket Hoeffding / Bennett,
+Erlingsson et al., and the *unsound* variation-ratio and μ-GDP values), each labelled by
+``sound``, ``kind`` and ``settings["regime"]``.  ``"optimal"`` is the default and the only
+method with a certified lower bound.
 
 Certified vs estimated: ``upper`` is a certified upper bound and ``lower`` a certified
 lower bound on the true shuffled δ (resp. ε), up to IEEE rounding of order 1e-15 in
@@ -34,7 +37,13 @@ from .engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
 from .errors import ParameterError
 from .gparv import Decomposition
 
-METHODS = ("optimal", "clone")
+#: Every ``method=`` value; all but "optimal" are implemented in :mod:`shuffleamp.baselines`.
+METHODS = ("optimal", "clone", "clone-closed-form", "stronger-clone", "blanket-hoeffding", "blanket-bennett",
+           "erlingsson", "variation-ratio", "gdp")
+#: Validity regime of the default method (``settings["regime"]``).
+OPTIMAL_REGIME = ("any pure ε0-LDP randomizer of the catalogue (all ordered input pairs for matrices); "
+                  "certified upper and lower bounds")
+OPTIMAL_SOURCE = "Su–Cheng–Wang optimal blanket / general-clone decomposition (seed000 digest Thm 13, 14)"
 #: Default relative δ accuracy for upper bounds (spread rounding) and lower bounds (floor rounding).
 DEFAULT_RTOL = 1e-3
 DEFAULT_RTOL_LOWER = 1e-4
@@ -50,13 +59,15 @@ class BoundResult:
     ----------
     quantity : {"epsilon", "delta"}
         What ``upper`` and ``lower`` are.
-    upper : float or ndarray of float64
-        Certified upper bound (ε in nats, or δ).
+    upper : float or ndarray of float64 or None
+        Upper bound (ε in nats, or δ): certified when ``sound`` is True; a *claimed* bound whose
+        proof is known to be broken when ``sound`` is False (variation-ratio).  None for
+        ``kind="estimate"``.
     lower : float or ndarray of float64 or None
         Certified lower bound (exact divergence of a concrete neighbouring dataset), or None
-        if the method has none.
+        if the method has none (every method except ``"optimal"``).
     method : str
-        ``"optimal"`` or ``"clone"``.
+        One of :data:`METHODS` (see :mod:`shuffleamp.baselines`).
     n : int or ndarray of int64
         Number of users.
     epsilon, delta : float or ndarray or None
@@ -66,10 +77,15 @@ class BoundResult:
     settings : dict
         Numerical settings: evaluator, rounding, rtol, grid (l, N) of the final evaluation(s),
         FFT backend.  Deterministic (no timings), so identical calls give identical output.
+        ``settings["regime"]`` states the method's validity regime and ``settings["source"]``
+        the paper and digest section.
     sound : bool
-        True: ``upper`` is a certified bound.
-    kind : str
-        ``"upper"`` (with ``lower`` as a certified lower bound when present).
+        True: ``upper`` is a certified (proven) bound.  False: comparison only, never a guarantee.
+    kind : {"upper", "estimate"}
+        ``"upper"`` (with ``lower`` as a certified lower bound when present) or ``"estimate"``
+        (a heuristic value, in ``estimate``; ``upper`` is None).
+    estimate : float or ndarray of float64 or None
+        The value of a ``kind="estimate"`` method (μ-GDP), else None.
     """
 
     quantity: str
@@ -83,9 +99,19 @@ class BoundResult:
     settings: dict = field(default_factory=dict)
     sound: bool = True
     kind: str = "upper"
+    estimate: Any = None
+
+    @property
+    def value(self):
+        """The method's number: ``upper`` for bounds, ``estimate`` for estimates."""
+        return self.estimate if self.kind == "estimate" else self.upper
 
     def to_dict(self) -> dict:
-        """JSON-serialisable dict (arrays become lists) with the CLI's key names."""
+        """JSON-serialisable dict (arrays become lists) with the CLI's key names.
+
+        Estimates (``kind="estimate"``) additionally carry ``<quantity>_estimate``; their
+        ``<quantity>_upper`` is null.
+        """
         def conv(x):
             if isinstance(x, np.ndarray):
                 return x.tolist()
@@ -108,6 +134,8 @@ class BoundResult:
             "settings": self.settings,
             "version": __version__,
         }
+        if self.kind == "estimate":
+            out[f"{q}_estimate"] = conv(self.estimate)
         return out
 
 
@@ -120,9 +148,7 @@ def _clone_decomposition(eps0: float) -> Decomposition:
 
 
 def _families(mechanism, method: str, which: str) -> list:
-    """GPARV families (objects with .gparv(eps)) whose max gives the bound."""
-    if method == "clone":
-        return [_clone_decomposition(mechanism.eps0)] if which == "upper" else []
+    """GPARV families (objects with .gparv(eps)) whose max gives the optimal bound."""
     if which == "upper":
         fams = []
         for d in mechanism.upper_decompositions():
@@ -145,11 +171,11 @@ def _dedupe(fams: list) -> list:
     return out
 
 
-def _delta_point(fams, n: int, eps: float, mode: str, rtol: float, max_grid: int):
+def _delta_point(fams, n: int, eps: float, mode: str, rtol: float, max_grid: int, evaluator: str = "auto"):
     """max over families of the certified engine value; returns (value, evaluation dict)."""
     best, info = 0.0, None
     for f in fams:
-        ev = delta_fft(f.gparv(eps), n, mode=mode, rtol=rtol, max_grid=max_grid)
+        ev = delta_fft(f.gparv(eps), n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator=evaluator)
         if info is None or ev.delta > best:
             best, info = ev.delta, ev.as_dict()
             info["pair"] = getattr(f, "label", "")
@@ -157,19 +183,23 @@ def _delta_point(fams, n: int, eps: float, mode: str, rtol: float, max_grid: int
 
 
 # ---------------------------------------------------------------------------- validation
-def _common(mechanism, method, rtol, rtol_lower, max_grid):
+EVALUATORS = ("auto", "spectral", "fft")
+
+
+def _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator="auto"):
     if not hasattr(mechanism, "upper_decompositions") or not hasattr(mechanism, "eps0"):
         raise ParameterError("mechanism", f"must be a shuffleamp mechanism, got {type(mechanism).__name__}")
     _validate.choice(method, "method", set(METHODS))
+    _validate.choice(evaluator, "evaluator", set(EVALUATORS))
     rtol = _validate.real("rtol", rtol, lo=1e-9, hi=0.5)
     rtol_lower = _validate.real("rtol_lower", rtol_lower, lo=1e-9, hi=0.5)
     max_grid = _validate.count(max_grid, "max_grid", minimum=1024)
     return rtol, rtol_lower, max_grid
 
 
-def _settings(method, rtol, rtol_lower, max_grid, evals) -> dict:
+def _settings(method, rtol, rtol_lower, max_grid, evals, evaluator="auto") -> dict:
     return {
-        "evaluator": "fft",
+        "evaluator": evaluator,
         "rounding_upper": "spread" if method in METHODS else None,
         "rounding_lower": LOWER_MODE,
         "rtol": rtol,
@@ -177,6 +207,8 @@ def _settings(method, rtol, rtol_lower, max_grid, evals) -> dict:
         "max_grid": max_grid,
         "fft_backend": fft_backend.backend_name(),
         "grid": evals,
+        "regime": OPTIMAL_REGIME,
+        "source": OPTIMAL_SOURCE,
     }
 
 
@@ -190,7 +222,8 @@ def _broadcast(n, other):
 
 # ---------------------------------------------------------------------------- δ(ε)
 def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
-          rtol_lower: float = DEFAULT_RTOL_LOWER, max_grid: int = DEFAULT_MAX_GRID) -> BoundResult:
+          rtol_lower: float = DEFAULT_RTOL_LOWER, max_grid: int = DEFAULT_MAX_GRID,
+          evaluator: str = "auto") -> BoundResult:
     r"""Shuffled δ at a given ε: certified upper and lower bounds.
 
     Parameters
@@ -201,14 +234,22 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
         Number of users (>= 1).  Broadcast against ``epsilon``.
     epsilon : float or array_like of float
         Central ε in nats (>= 0).
-    method : {"optimal", "clone"}
-        Optimal blanket / general-clone bound (default), or the standard clone (FMT22).
+    method : str
+        ``"optimal"`` (default): the optimal blanket / general-clone bound.  Any other value of
+        :data:`METHODS` selects a comparison method of :mod:`shuffleamp.baselines` (upper value
+        only, labelled by ``sound`` / ``kind`` / ``settings["regime"]``; ``"variation-ratio"``
+        and ``"gdp"`` are unsound and for comparison only).
     rtol : float
         Requested relative accuracy of the upper δ (grid choice; estimate).
     rtol_lower : float
         Requested relative accuracy of the lower δ (floor rounding needs a finer grid).
     max_grid : int
         Largest FFT length; coarser (still sound) grids are used beyond it.
+    evaluator : {"auto", "spectral", "fft"}
+        How the certified lattice functional is evaluated (same quantity either way):
+        "spectral" sums over the frequencies where the tilted characteristic function power is
+        not certifiably negligible (cost nearly independent of n), "fft" inverts the whole
+        window; "auto" uses spectral unless it would need too many frequencies (small n).
 
     Returns
     -------
@@ -220,15 +261,21 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
     ------
     ParameterError
         NaN / out-of-range ``n``, ``epsilon``, ``rtol``, unknown ``method``.
+    OutOfRegimeError
+        A comparison method asked for a value outside its validity regime.
 
     Notes
     -----
     Source: seed000 digest Theorem 13 (upper), Theorem 14 (lower), Algorithm 7 with
     the rework documented in :mod:`shuffleamp.engine`.
     """
-    rtol, rtol_lower, max_grid = _common(mechanism, method, rtol, rtol_lower, max_grid)
+    rtol, rtol_lower, max_grid = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator)
     n = _validate.count(n, "n")
     epsilon = _validate.epsilon(epsilon)
+    if method != "optimal":
+        from . import baselines
+        return baselines._run("delta", method, mechanism, n, epsilon, rtol=rtol, max_grid=max_grid,
+                              evaluator=evaluator)
     scalar, nb, eb = _broadcast(n, epsilon)
     up_f = _families(mechanism, method, "upper")
     lo_f = _families(mechanism, method, "lower")
@@ -237,10 +284,10 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
     evals = []
     for i in np.ndindex(nb.shape):
         ni, ei = int(nb[i]), float(eb[i])
-        ups[i], info_u = _delta_point(up_f, ni, ei, "spread", rtol, max_grid)
+        ups[i], info_u = _delta_point(up_f, ni, ei, "spread", rtol, max_grid, evaluator)
         info_l = None
         if lo_f:
-            los[i], info_l = _delta_point(lo_f, ni, ei, LOWER_MODE, rtol_lower, max_grid)
+            los[i], info_l = _delta_point(lo_f, ni, ei, LOWER_MODE, rtol_lower, max_grid, evaluator)
             los[i] = min(los[i], ups[i])
         evals.append({"upper": info_u, "lower": info_l})
     up = float(ups) if scalar else ups
@@ -249,18 +296,19 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
         _validate.finite_result("delta_upper", float(v))
     return BoundResult("delta", min(up, 1.0) if scalar else np.minimum(ups, 1.0), lo, method,
                        n, epsilon, None, mechanism.describe(),
-                       _settings(method, rtol, rtol_lower, max_grid, evals[0] if scalar else evals))
+                       _settings(method, rtol, rtol_lower, max_grid, evals[0] if scalar else evals, evaluator))
 
 
 # ---------------------------------------------------------------------------- ε(δ)
-def _solve_eps(fn, target: float, eps_hi: float, side: str, xtol: float, estimate=None):
+def _solve_eps(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None):
     """Conservative ε for a decreasing certified δ-bound ``fn(ε) -> (δ, info)``.
 
     side="upper": the smallest *evaluated* ε with fn(ε) <= target.  Each such ε is certified
     on its own (fn is a certified upper bound there), so soundness does not rely on monotonicity.
     side="lower": the largest evaluated ε with fn(ε) > target (fn a certified lower bound, so
     the true ε* exceeds it), else 0.
-    ``estimate(ε)`` (cheap, uncertified) only places the first bracket.
+    ``estimate(ε)`` (cheap, uncertified) only places the first bracket.  The final bracket is
+    narrower than ``rel_tol`` times its own left end (floor 1e-12 * eps_hi).
     Returns (ε, info at ε, number of fn evaluations).
     """
     cache: dict[float, float] = {}
@@ -300,7 +348,8 @@ def _solve_eps(fn, target: float, eps_hi: float, side: str, xtol: float, estimat
     if f(b) > target:
         # cannot happen for pure eps0-LDP mechanisms (δ(ε0) = 0); be conservative
         return (eps_hi if side == "upper" else b), infos[b], len(cache)
-    # 2. brentq inside [a, b], then tighten to xtol keeping the conservative end
+    # 2. brentq inside [a, b], then tighten to a relative width keeping the conservative end
+    xtol = max(rel_tol * a, 1e-12 * eps_hi)
     try:
         brentq(phi, a, b, xtol=xtol, rtol=1e-12, maxiter=100)
     except (ValueError, RuntimeError):  # pragma: no cover - defensive
@@ -332,7 +381,7 @@ def _estimator(fams, n):
 
 def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
             rtol_lower: float = DEFAULT_RTOL_LOWER, max_grid: int = DEFAULT_MAX_GRID,
-            eps_rtol: float = 1e-6) -> BoundResult:
+            eps_rtol: float = 1e-6, evaluator: str = "auto") -> BoundResult:
     r"""Shuffled ε at a given δ: certified upper and lower bounds (nats).
 
     Parameters
@@ -343,12 +392,12 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
         Number of users (>= 1).  Broadcast against ``delta``.
     delta : float or array_like of float
         Target δ in (0, 1).
-    method : {"optimal", "clone"}
-        See :func:`delta`.
-    rtol, rtol_lower, max_grid
+    method : str
+        ``"optimal"`` (default) or a comparison method; see :func:`delta`.
+    rtol, rtol_lower, max_grid, evaluator
         See :func:`delta`.
     eps_rtol : float
-        Width of the final root bracket relative to ε0 (nats).
+        Width of the final root bracket relative to the ε found.
 
     Returns
     -------
@@ -362,34 +411,39 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
     ------
     ParameterError
         NaN / out-of-range ``n``, ``delta``, ``rtol``, unknown ``method``.
+    OutOfRegimeError
+        A comparison method asked for a value outside its validity regime.
 
     Notes
     -----
     The search uses brentq on log δ(ε) over [0, ε0] (δ(ε0) = 0 for pure ε0-LDP, digest
     Property 2) and then returns the conservative end of the bracket.
     """
-    rtol, rtol_lower, max_grid = _common(mechanism, method, rtol, rtol_lower, max_grid)
+    rtol, rtol_lower, max_grid = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator)
     n = _validate.count(n, "n")
     delta = _validate.delta(delta)
     eps_rtol = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
+    if method != "optimal":
+        from . import baselines
+        return baselines._run("epsilon", method, mechanism, n, delta, rtol=rtol, max_grid=max_grid,
+                              evaluator=evaluator, eps_rtol=eps_rtol)
     scalar, nb, db = _broadcast(n, delta)
     up_f = _families(mechanism, method, "upper")
     lo_f = _families(mechanism, method, "lower")
     eps_hi = float(mechanism.eps0)
-    xtol = eps_rtol * eps_hi
     ups = np.empty(nb.shape)
     los = np.empty(nb.shape) if lo_f else None
     evals = []
     for i in np.ndindex(nb.shape):
         ni, di = int(nb[i]), float(db[i])
         ups[i], info_u, cnt_u = _solve_eps(
-            lambda e: _delta_point(up_f, ni, e, "spread", rtol, max_grid), di, eps_hi, "upper", xtol,
+            lambda e: _delta_point(up_f, ni, e, "spread", rtol, max_grid, evaluator), di, eps_hi, "upper", eps_rtol,
             _estimator(up_f, ni))
         rec = {"upper": info_u, "upper_evaluations": cnt_u}
         if lo_f:
             los[i], info_l, cnt_l = _solve_eps(
-                lambda e: _delta_point(lo_f, ni, e, LOWER_MODE, rtol_lower, max_grid), di, eps_hi, "lower",
-                xtol, _estimator(lo_f, ni))
+                lambda e: _delta_point(lo_f, ni, e, LOWER_MODE, rtol_lower, max_grid, evaluator), di, eps_hi, "lower",
+                eps_rtol, _estimator(lo_f, ni))
             los[i] = min(los[i], ups[i])
             rec.update(lower=info_l, lower_evaluations=cnt_l)
         evals.append(rec)
@@ -398,4 +452,4 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
     up = float(ups) if scalar else ups
     lo = (float(los) if scalar else los) if lo_f else None
     return BoundResult("epsilon", up, lo, method, n, None, delta, mechanism.describe(),
-                       _settings(method, rtol, rtol_lower, max_grid, evals[0] if scalar else evals))
+                       _settings(method, rtol, rtol_lower, max_grid, evals[0] if scalar else evals, evaluator))

@@ -84,6 +84,9 @@ class Evaluation:
         Tail + aliasing + round-off terms charged (added for upper, subtracted for lower), in δ units.
     grid_capped : bool
         True if ``max_grid`` forced a coarser grid than ``rtol`` asked for.
+    evaluator : str
+        "fft" (inverse FFT over the window) or "spectral" (Parseval sums over the pruned
+        frequencies; no array of the window's size is built).  Both certify the same quantity.
     """
 
     delta: float
@@ -94,6 +97,7 @@ class Evaluation:
     window: tuple
     charged: float
     grid_capped: bool
+    evaluator: str = "none"
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -175,12 +179,22 @@ def _choose_l(gparv: Gparv, n: int, mode: str, rtol: float) -> tuple[float, floa
     return l, theta
 
 
+#: The spectral evaluator gives up (falls back to the FFT) beyond this many frequencies.
+SPECTRAL_MAX_POINTS = 2**21
+#: Largest virtual window of the spectral evaluator (no array of this size is ever built).
+SPECTRAL_MAX_SPAN = 2**30
+#: Lipschitz slack per coarse frequency cell when pruning (|phi| may grow by at most this in a cell).
+PRUNE_SLACK = 0.05
+#: Kept frequency cells are split this many ways and re-certified.
+REFINE = 16
+#: A frequency cell is skipped when the n-th power of its |phi| bound is below this.
+PRUNE_NEGLIGIBLE = 1e-30
 #: Grid cap of the floor evaluation that complements "spread_lower" (it wins at small n).
 FLOOR_COMPANION_GRID = 2**18
 
 
 def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
-              max_grid: int = DEFAULT_MAX_GRID, l: float | None = None) -> Evaluation:
+              max_grid: int = DEFAULT_MAX_GRID, l: float | None = None, evaluator: str = "auto") -> Evaluation:
     """Certified (1/n) E[(G_1+...+G_n)_+] for one GPARV by the tilted, windowed FFT.
 
     Parameters
@@ -200,6 +214,11 @@ def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
         Largest FFT length allowed; a coarser grid is used (and flagged) if ``rtol`` needs more.
     l : float, optional
         Force the grid step (overrides ``rtol``).
+    evaluator : {"auto", "spectral", "fft"}
+        How the certified functional of the tilted lattice law is evaluated: "spectral"
+        (Parseval over the frequencies where the characteristic function power is not
+        certifiably negligible; cost independent of n), "fft" (inverse FFT over the window),
+        or "auto" (spectral unless it would need more than SPECTRAL_MAX_POINTS frequencies).
 
     Returns
     -------
@@ -211,16 +230,17 @@ def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
     if mode == "spread_lower" and l is None:
         # two certified lower bounds: spread minus its bias bound (second order, best at large n)
         # and floor rounding on a small grid (first order, best at small n); keep the larger
-        a = _delta_fft(gparv, n, "spread_lower", rtol, max_grid, None)
+        a = _delta_fft(gparv, n, "spread_lower", rtol, max_grid, None, evaluator)
         try:
-            b = _delta_fft(gparv, n, "floor", rtol, min(max_grid, FLOOR_COMPANION_GRID), None)
+            b = _delta_fft(gparv, n, "floor", rtol, min(max_grid, FLOOR_COMPANION_GRID), None, evaluator)
         except ResourceLimitError:
             return a
         return a if a.delta >= b.delta else b
-    return _delta_fft(gparv, n, mode, rtol, max_grid, l)
+    return _delta_fft(gparv, n, mode, rtol, max_grid, l, evaluator)
 
 
-def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: float | None) -> Evaluation:
+def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: float | None,
+               evaluator: str = "auto") -> Evaluation:
     vmin, vmax = gparv.support
     capped = False
     forced = l is not None
@@ -244,18 +264,34 @@ def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: f
             j_lo = min(j_lo, -int(math.ceil(BIAS_SIGMAS * 0.5 * math.sqrt(n))) - 2)
         j_lo = max(j_lo, int(n) * int(idx.min()))
         span = j_hi - j_lo + 1
-        if span > max_grid:
+        cap = max_grid if evaluator == "fft" or mode == "floor" else max(max_grid, SPECTRAL_MAX_SPAN)
+        if span > cap:
             if forced:
                 raise ResourceLimitError(f"grid step l={l!r} needs an FFT of length >= {span} > max_grid={max_grid}")
             capped = True
-            l *= 1.25 * span / max_grid
+            l *= 1.25 * span / cap
             continue
         N = fft_backend.next_fast_len(max(span, 16))
-        total, charged, window_charge = _evaluate_window(K, idx, w, n, l, eta, j_lo, N, sd, mode)
+        spec = None
+        if evaluator in ("auto", "spectral") and N < 2**31:
+            spec = _evaluate_spectral(K, idx, n, l, eta, j_lo, N, sd, mode,
+                                      max_points=(2**62 if evaluator == "spectral" else SPECTRAL_MAX_POINTS))
+        if spec is not None:
+            total, charged, window_charge = spec
+            used = "spectral"
+        else:
+            if span > max_grid:
+                if forced:
+                    raise ResourceLimitError(f"window of {span} points exceeds max_grid={max_grid}")
+                capped = True
+                l *= 1.25 * span / max_grid
+                continue
+            total, charged, window_charge = _evaluate_window(K, idx, w, n, l, eta, j_lo, N, sd, mode)
+            used = "fft"
         main = total if mode in ("spread", "ceil") else total + charged
         # widen the window only if its own truncation charges (tails, aliasing, round-off) matter
         if window_charge <= 1e-2 * rtol * max(main, 1e-300) or W >= 40 or main == 0.0:
-            return Evaluation(max(total, 0.0), mode, l, N, eta, (j_lo, j_lo + N - 1), charged, capped)
+            return Evaluation(max(total, 0.0), mode, l, N, eta, (j_lo, j_lo + N - 1), charged, capped, used)
         W *= 1.5
     raise ResourceLimitError("could not fit the FFT window within max_grid; increase max_grid or rtol")
 
@@ -290,7 +326,7 @@ def _evaluate_window(K: _LogMgf, idx, w, n, l, eta, j_lo, N, sd, mode):
         charged = scale * charged_in
         window_charge = scale * alias / (math.e * eta)
         if mode == "spread_lower":
-            bias = _spread_bias_bound(q, j_lo, n_f, l, eta, n_f * K(eta), err_q)
+            bias = _spread_bias_bound(_fft_prob_abs_le(q, j_lo, n_f, l, eta, n_f * K(eta), err_q), n_f, l)
             charged += bias / n_f
             body -= bias / (n_f * scale) if scale > 0 else np.inf
         val = scale * body if body > 0 else 0.0
@@ -304,7 +340,25 @@ def _evaluate_window(K: _LogMgf, idx, w, n, l, eta, j_lo, N, sd, mode):
     return val, math.exp(log_scale) * charged_in, math.exp(log_scale) * tail
 
 
-def _spread_bias_bound(q, j_lo, n, l, eta, nK, err_q) -> float:
+def _fft_prob_abs_le(q, j_lo, n, l, eta, nK, err_q):
+    """Upper bounds on P(|Sbar| <= k l) from the windowed tilted pmf ``q`` (FFT path)."""
+    sig = 0.5 * l * math.sqrt(n)
+    J = int(math.ceil(BIAS_SIGMAS * 2.0 * sig / l)) + 1
+    js = np.arange(-J, J + 1)
+    m = js - j_lo
+    ok = (m >= 0) & (m < q.size)
+    with np.errstate(over="ignore", under="ignore"):
+        logp = nK - eta * js + np.log(np.maximum(np.where(ok, q[np.clip(m, 0, q.size - 1)], 0.0), 0.0) + err_q)
+        p = np.where(ok, np.exp(logp), 1.0)
+    p = np.minimum(p, 1.0)
+    sym = np.empty(J + 1)
+    sym[0] = p[J]
+    sym[1:] = p[J + 1:] + p[J - 1::-1][:J]
+    C = np.minimum(np.cumsum(sym), 1.0)        # C[k] bounds P(|Sbar| <= k l)
+    return lambda k: C[np.clip(k, 0, J)]
+
+
+def _spread_bias_bound(prob_abs_le, n, l) -> float:
     r"""Certified bound on :math:`E[\bar S_+] - E[S_+]` for the spread discretisation.
 
     With :math:`\bar S = S + \Xi`, :math:`\Xi = \sum \xi_i`, the :math:`\xi_i` independent
@@ -317,31 +371,19 @@ def _spread_bias_bound(q, j_lo, n, l, eta, nK, err_q) -> float:
       with the Hoeffding tail :math:`T(t) = \min(1, 2e^{-t^2/(2\sigma^2)})`, :math:`\sigma^2 = n l^2/4`;
     * Abel summation gives :math:`\sum_k F(u_k)(H_{k-1} - H_k) + H_{K-1}` with
       :math:`F(u) = P(|S| < u) \le \min_v P(|\bar S| < u + v) / (1 - T(v))`, and
-      :math:`P(|\bar S| < w)` is bounded from the same tilted FFT (aliasing only adds mass; the
-      round-off bound ``err_q`` is added).
+      :math:`P(|\bar S| \le k l)` comes from ``prob_abs_le(k)`` (vectorised over integer k): an
+      upper bound from the same tilted evaluation (aliasing only adds mass; round-off is added).
 
     Returns the bound on :math:`E[\bar S_+] - E[S_+]` (not divided by n).
     """
     sig = 0.5 * l * math.sqrt(n)
-    # probabilities P(Sbar = j l) <= exp(nK - eta j) (max(q_j,0) + err_q) on the window
     J = int(math.ceil(BIAS_SIGMAS * 2.0 * sig / l)) + 1
-    js = np.arange(-J, J + 1)
-    m = js - j_lo
-    ok = (m >= 0) & (m < q.size)
-    with np.errstate(over="ignore", under="ignore"):
-        logp = nK - eta * js + np.log(np.maximum(np.where(ok, q[np.clip(m, 0, q.size - 1)], 0.0), 0.0) + err_q)
-        p = np.where(ok, np.exp(logp), 1.0)
-    p = np.minimum(p, 1.0)
-    # C[w] = P(|Sbar| < w*l) upper bound: cumulative symmetric sums over |j| < w
-    center = J
-    sym = np.empty(J + 1)
-    sym[0] = p[center]
-    sym[1:] = p[center + 1:] + p[center - 1::-1][:J]
-    C = np.minimum(np.cumsum(sym), 1.0)        # C[k] bounds P(|Sbar| <= k l)
 
     def P_abs_lt(w):
         k = np.floor(np.asarray(w) / l - 1e-12).astype(np.int64)   # |j| l < w  <=>  |j| <= k
-        return np.where(k >= J, 1.0, np.where(k < 0, 0.0, C[np.clip(k, 0, J)]))
+        kk = np.clip(k, 0, J)
+        vals = np.minimum(prob_abs_le(kk.ravel()).reshape(kk.shape), 1.0)
+        return np.where(k < 0, 0.0, np.where(k >= J, 1.0, vals))
 
     def T(t):
         return np.minimum(1.0, 2.0 * np.exp(-np.square(t) / (2.0 * sig * sig)))
@@ -398,3 +440,114 @@ def saddle_estimate(gparv: Gparv, n: int) -> float:
         log_inner = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - 2 * math.log(-z)
     log_val = n * K(th) - th * mu + 0.5 * th * th * s2 + math.log(s) + log_inner - math.log(n)
     return math.exp(min(log_val, 0.0))
+
+
+def _geom_weighted(eta: float, omega: np.ndarray, J: int) -> np.ndarray:
+    """sum_{j=1}^{J} j z^j with z = exp(-eta + i omega) (closed form, stable for small |1 - z|)."""
+    e = math.exp(-eta)
+    one_minus_z = (-math.expm1(-eta) + 2.0 * e * np.sin(0.5 * omega) ** 2) - 1j * e * np.sin(omega)
+    z = e * np.exp(1j * omega)
+    zJ = np.exp(-eta * J) * np.exp(1j * np.mod(omega * J, 2 * math.pi))
+    return z * (1.0 - zJ - J * zJ * one_minus_z) / one_minus_z ** 2
+
+
+def _geom_sym(eta: float, omega: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """sum_{j=-a}^{a} z^j with z = exp(-eta + i omega), for each a (broadcast)."""
+    e = math.exp(-eta)
+    one_minus_z = (-math.expm1(-eta) + 2.0 * e * np.sin(0.5 * omega) ** 2) - 1j * e * np.sin(omega)
+    a = np.asarray(a, dtype=np.float64)
+    zma = np.exp(eta * a) * np.exp(-1j * omega * a)          # z^{-a}
+    z2a1 = np.exp(-eta * (2 * a + 1)) * np.exp(1j * omega * (2 * a + 1))
+    return zma * (1.0 - z2a1) / one_minus_z
+
+
+def _evaluate_spectral(K: _LogMgf, idx, n, l, eta, j_lo, N, sd, mode, max_points):
+    r"""The same certified functionals as :func:`_evaluate_window`, by Parseval over frequencies.
+
+    :math:`\sum_{j} g_j q_j = \frac1N \sum_k \tilde\varphi(\omega_k)^n \hat g_k` with closed-form
+    :math:`\hat g_k` (geometric series).  Frequency cells where a Lipschitz bound certifies
+    :math:`|\tilde\varphi|^n \le` PRUNE_NEGLIGIBLE are skipped and their worst case is charged.
+    Returns None if more than ``max_points`` frequencies would be needed.
+    """
+    wt = K.tilted(eta)
+    n_f = float(n)
+    c = float(np.round(np.dot(wt, idx)))
+    Lc = float(np.dot(wt, np.abs(idx - c)))               # Lipschitz constant of |phi| in omega
+    half = N // 2
+    ii = np.ascontiguousarray(idx, dtype=np.int64)
+    wtc = np.ascontiguousarray(wt)
+    log_neg = math.log(PRUNE_NEGLIGIBLE)
+    # hierarchical pruning: a cell [a, a + d) is certified negligible when
+    # (|phi(center)| + Lc * 2 pi * d / N)^n <= PRUNE_NEGLIGIBLE; kept cells are split REFINE ways
+    d = max(1, int(PRUNE_SLACK * N / (2.0 * math.pi * max(Lc, 1e-300))))
+    starts = np.arange(0, half + 1, d, dtype=np.int64)
+    skipped = 0.0
+    evaluated = 0
+    while True:
+        sizes = np.minimum(starts + d, half + 1) - starts
+        centers = np.minimum(starts + d // 2, half)
+        absphi, _ = kernels.cf_at(ii, wtc, centers, int(N), n_f, 0, False)
+        evaluated += centers.size
+        sup = np.minimum(absphi.real + Lc * 2.0 * math.pi * d / N, 1.0)
+        with np.errstate(divide="ignore"):
+            logsup_n = n_f * np.log(sup)
+        keep = (logsup_n > log_neg) | (starts == 0)
+        drop = ~keep
+        if drop.any():
+            skipped += float(np.sum(2.0 * sizes[drop] * np.exp(logsup_n[drop])))
+        starts, sizes = starts[keep], sizes[keep]
+        if d == 1 or int(sizes.sum()) <= 4096 or evaluated > max_points:
+            break
+        nd = max(1, d // REFINE)
+        starts = (starts[:, None] + np.arange(0, d, nd, dtype=np.int64)[None, :]).ravel()
+        starts = starts[starts <= half]
+        d = nd
+    if int(sizes.sum()) > max_points:
+        return None
+    ks = np.concatenate([np.arange(a, a + c, dtype=np.int64) for a, c in zip(starts, sizes)]) \
+        if starts.size else np.zeros(1, dtype=np.int64)
+    X, err = kernels.cf_at(ii, wtc, ks, int(N), n_f, 0, True)
+    mult = np.where((ks == 0) | ((N % 2 == 0) & (ks == half)), 1.0, 2.0)
+    omega = 2.0 * math.pi * ks / N
+    j_hi = j_lo + N - 1
+    log_scale = n_f * K(eta) + math.log(l) - math.log(n_f)
+    scale = math.exp(log_scale)
+    # positive-part functional f(j) = j e^{-eta j}, j = 1..j_hi
+    Gk = _geom_weighted(eta, omega, j_hi)
+    s_f = float(_geom_weighted(eta, np.zeros(1), j_hi).real[0])
+    s_raw = float(np.sum(mult * (X * Gk).real)) / N
+    err_f = (float(np.sum(mult * err)) + skipped) * s_f / N
+    if mode in ("floor", "spread_lower"):
+        log_alias_hi = _chernoff_log(K, n_f, eta, j_hi + 1, True, sd)
+        log_alias_lo = (_chernoff_log(K, n_f, eta, j_lo - 1, False, sd)
+                        if j_lo > int(n) * int(idx.min()) else -np.inf)
+        alias = math.exp(log_alias_hi) + (math.exp(log_alias_lo) if np.isfinite(log_alias_lo) else 0.0)
+        charged_in = err_f + alias / (math.e * eta)
+        body = s_raw - charged_in
+        charged = scale * charged_in
+        window_charge = scale * alias / (math.e * eta)
+        if mode == "spread_lower":
+            nK = n_f * K(eta)
+
+            def prob_abs_le(kw):
+                kw = np.asarray(kw, dtype=np.int64)
+                uniq, inv = np.unique(kw, return_inverse=True)
+                B = _geom_sym(eta, omega[None, :], uniq[:, None].astype(np.float64))
+                vals = (B * X[None, :]).real @ mult / N
+                b0 = _geom_sym(eta, np.zeros(1), uniq.astype(np.float64)).real
+                errs_ = (float(np.sum(mult * err)) + skipped) * b0 / N
+                # the window must contain [-a, a]; otherwise no information (bound 1)
+                inside = (-uniq >= j_lo) & (uniq <= j_hi)
+                out = np.where(inside, np.exp(nK) * (np.maximum(vals, 0.0) + errs_), 1.0)
+                return np.minimum(out, 1.0)[inv.ravel()]
+
+            bias = _spread_bias_bound(prob_abs_le, n_f, l)
+            charged += bias / n_f
+            body -= bias / (n_f * scale) if scale > 0 else np.inf
+        val = scale * body if body > 0 else 0.0
+        return val, charged, window_charge
+    x1 = j_hi + 1
+    fmax = x1 * math.exp(-eta * x1) if x1 >= 1.0 / eta else 1.0 / (math.e * eta)
+    tail = fmax * math.exp(_chernoff_log(K, n_f, eta, x1, True, sd)) if x1 <= int(n) * int(idx.max()) else 0.0
+    charged_in = err_f + tail
+    return scale * (s_raw + charged_in), scale * charged_in, scale * tail

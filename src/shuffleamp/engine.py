@@ -179,6 +179,9 @@ def _choose_l(gparv: Gparv, n: int, mode: str, rtol: float) -> tuple[float, floa
     return l, theta
 
 
+#: "auto" uses the spectral evaluator only for supports up to this many grid atoms (its cost is
+#: atoms x frequencies; binned continuous GPARVs go through the FFT of their dense pmf).
+SPECTRAL_MAX_ATOMS = 4096
 #: The spectral evaluator gives up (falls back to the FFT) beyond this many frequencies.
 SPECTRAL_MAX_POINTS = 2**21
 #: Largest virtual window of the spectral evaluator (no array of this size is ever built).
@@ -218,7 +221,8 @@ def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
         How the certified functional of the tilted lattice law is evaluated: "spectral"
         (Parseval over the frequencies where the characteristic function power is not
         certifiably negligible; cost independent of n), "fft" (inverse FFT over the window),
-        or "auto" (spectral unless it would need more than SPECTRAL_MAX_POINTS frequencies).
+        or "auto" (spectral for supports of at most SPECTRAL_MAX_ATOMS grid atoms unless it would
+        need more than SPECTRAL_MAX_POINTS frequencies, else fft).
 
     Returns
     -------
@@ -273,7 +277,7 @@ def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: f
             continue
         N = fft_backend.next_fast_len(max(span, 16))
         spec = None
-        if evaluator in ("auto", "spectral") and N < 2**31:
+        if (evaluator == "spectral" or (evaluator == "auto" and idx.size <= SPECTRAL_MAX_ATOMS)) and N < 2**31:
             spec = _evaluate_spectral(K, idx, n, l, eta, j_lo, N, sd, mode,
                                       max_points=(2**62 if evaluator == "spectral" else SPECTRAL_MAX_POINTS))
         if spec is not None:

@@ -161,6 +161,22 @@ def _chernoff_log(K: _LogMgf, n: float, eta: float, thresh: float, upper_tail: b
     return float(min(0.0, res.fun, f(zmax)))
 
 
+def _tilted_mass_outside(K: _LogMgf, n: float, eta: float, j_lo: int, j_hi: int, sd: float, idx) -> float:
+    """Chernoff bound on the tilted mass of Sbar/l outside the window [j_lo, j_hi] (what aliasing can add)."""
+    hi = math.exp(_chernoff_log(K, n, eta, j_hi + 1, True, sd))
+    lo = math.exp(_chernoff_log(K, n, eta, j_lo - 1, False, sd)) if j_lo > int(n) * int(idx.min()) else 0.0
+    return hi + lo
+
+
+def _upper_tail(K: _LogMgf, n: float, eta: float, j_hi: int, sd: float, idx) -> float:
+    """Bound on sum_{j > j_hi} j e^{-eta j} Q(j): max of x e^{-eta x} beyond j_hi times a Chernoff tail."""
+    x1 = j_hi + 1
+    if x1 > int(n) * int(idx.max()):
+        return 0.0
+    fmax = x1 * math.exp(-eta * x1) if x1 >= 1.0 / eta else 1.0 / (math.e * eta)
+    return fmax * math.exp(_chernoff_log(K, n, eta, x1, True, sd))
+
+
 def _choose_l(gparv: Gparv, n: int, mode: str, rtol: float) -> tuple[float, float]:
     """Heuristic grid step from a saddle-point estimate of the discretisation bias."""
     v, p = gparv.approx_atoms()
@@ -321,9 +337,7 @@ def _evaluate_window(K: _LogMgf, idx, w, n, l, eta, j_lo, N, sd, mode):
     j_hi = j_lo + N - 1
     log_scale = n_f * K(eta) + math.log(l) - math.log(n_f)
     if mode in ("floor", "spread_lower"):
-        log_alias_hi = _chernoff_log(K, n_f, eta, j_hi + 1, True, sd)
-        log_alias_lo = _chernoff_log(K, n_f, eta, j_lo - 1, False, sd) if j_lo > int(n) * int(idx.min()) else -np.inf
-        alias = math.exp(log_alias_hi) + (math.exp(log_alias_lo) if np.isfinite(log_alias_lo) else 0.0)
+        alias = _tilted_mass_outside(K, n_f, eta, j_lo, j_hi, sd, idx)
         charged_in = err_q * s_f + alias / (math.e * eta)
         body = s_raw - charged_in
         scale = math.exp(log_scale)
@@ -336,9 +350,7 @@ def _evaluate_window(K: _LogMgf, idx, w, n, l, eta, j_lo, N, sd, mode):
         val = scale * body if body > 0 else 0.0
         return val, charged, window_charge
     # upper: aliasing only adds non-negative mass; add the tail beyond the window and round-off
-    x1 = j_hi + 1
-    fmax = x1 * math.exp(-eta * x1) if x1 >= 1.0 / eta else 1.0 / (math.e * eta)
-    tail = fmax * math.exp(_chernoff_log(K, n_f, eta, x1, True, sd)) if x1 <= int(n) * int(idx.max()) else 0.0
+    tail = _upper_tail(K, n_f, eta, j_hi, sd, idx)
     charged_in = err_q * s_f + tail
     val = math.exp(log_scale) * (s_pos + charged_in)
     return val, math.exp(log_scale) * charged_in, math.exp(log_scale) * tail
@@ -522,10 +534,7 @@ def _evaluate_spectral(K: _LogMgf, idx, n, l, eta, j_lo, N, sd, mode, max_points
     s_raw = float(np.sum(mult * (X * Gk).real)) / N
     err_f = (float(np.sum(mult * err)) + skipped) * s_f / N
     if mode in ("floor", "spread_lower"):
-        log_alias_hi = _chernoff_log(K, n_f, eta, j_hi + 1, True, sd)
-        log_alias_lo = (_chernoff_log(K, n_f, eta, j_lo - 1, False, sd)
-                        if j_lo > int(n) * int(idx.min()) else -np.inf)
-        alias = math.exp(log_alias_hi) + (math.exp(log_alias_lo) if np.isfinite(log_alias_lo) else 0.0)
+        alias = _tilted_mass_outside(K, n_f, eta, j_lo, j_hi, sd, idx)
         charged_in = err_f + alias / (math.e * eta)
         body = s_raw - charged_in
         charged = scale * charged_in
@@ -550,8 +559,6 @@ def _evaluate_spectral(K: _LogMgf, idx, n, l, eta, j_lo, N, sd, mode, max_points
             body -= bias / (n_f * scale) if scale > 0 else np.inf
         val = scale * body if body > 0 else 0.0
         return val, charged, window_charge
-    x1 = j_hi + 1
-    fmax = x1 * math.exp(-eta * x1) if x1 >= 1.0 / eta else 1.0 / (math.e * eta)
-    tail = fmax * math.exp(_chernoff_log(K, n_f, eta, x1, True, sd)) if x1 <= int(n) * int(idx.max()) else 0.0
+    tail = _upper_tail(K, n_f, eta, j_hi, sd, idx)
     charged_in = err_f + tail
     return scale * (s_raw + charged_in), scale * charged_in, scale * tail

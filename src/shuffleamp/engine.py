@@ -190,8 +190,12 @@ def _choose_l(gparv: Gparv, n: int, mode: str, rtol: float) -> tuple[float, floa
         l = SPREAD_L_FACTOR * math.sqrt(8.0 * rtol / n) / theta
     else:
         l = 2.0 * rtol / (theta * n)
-    # at least 16 cells across the support of one G, so that small-n answers are resolved
+    # at least 16 cells across the support of one G, so that small-n answers are resolved ...
     l = min(l, width / 16.0)
+    # ... and at most MAX_CELLS_PER_G: a tiny positive atom (eps near eps0, or a 1e-16 rounding
+    # residue at eps = eps0) would otherwise drive the saddle heuristic to l ~ 1e-17 and overflow the
+    # grid indices.  Any l is sound; this only bounds the cost.
+    l = max(l, width / MAX_CELLS_PER_G)
     return l, theta
 
 
@@ -208,6 +212,8 @@ PRUNE_SLACK = 0.05
 REFINE = 16
 #: A frequency cell is skipped when the n-th power of its |phi| bound is below this.
 PRUNE_NEGLIGIBLE = 1e-30
+#: Finest grid relative to the support width of one G (keeps grid indices far from int64 limits).
+MAX_CELLS_PER_G = 2.0**24
 #: Grid cap of the floor evaluation that complements "spread_lower" (it wins at small n).
 FLOOR_COMPANION_GRID = 2**18
 
@@ -264,6 +270,8 @@ def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: f
     vmin, vmax = gparv.support
     capped = False
     forced = l is not None
+    if forced and max(abs(vmin), abs(vmax)) / l > 2.0**50:
+        raise ResourceLimitError(f"grid step l={l!r} is too fine for a GPARV of range [{vmin}, {vmax}]")
     disc = "spread" if mode == "spread_lower" else mode
     if l is None:
         l, _ = _choose_l(gparv, n, disc, rtol)
@@ -495,33 +503,41 @@ def _evaluate_spectral(K: _LogMgf, idx, n, l, eta, j_lo, N, sd, mode, max_points
     log_neg = math.log(PRUNE_NEGLIGIBLE)
     # hierarchical pruning: a cell [a, a + d) is certified negligible when
     # (|phi(center)| + Lc * 2 pi * d / N)^n <= PRUNE_NEGLIGIBLE; kept cells are split REFINE ways
-    d = max(1, int(PRUNE_SLACK * N / (2.0 * math.pi * max(Lc, 1e-300))))
+    # (capped at the half spectrum: Lc -> 0 when the tilted law is nearly a point mass)
+    d = max(1, int(min(PRUNE_SLACK * N / (2.0 * math.pi * max(Lc, 1e-300)), half + 1.0)))
+    # cells are [starts, ends) and partition 0..half exactly (no frequency may be counted twice)
     starts = np.arange(0, half + 1, d, dtype=np.int64)
+    ends = np.minimum(starts + d, half + 1)
     skipped = 0.0
     evaluated = 0
     while True:
-        sizes = np.minimum(starts + d, half + 1) - starts
-        centers = np.minimum(starts + d // 2, half)
+        sizes = ends - starts
+        centers = starts + sizes // 2
         absphi, _ = kernels.cf_at(ii, wtc, centers, int(N), n_f, 0, False)
         evaluated += centers.size
-        sup = np.minimum(absphi.real + Lc * 2.0 * math.pi * d / N, 1.0)
+        # every frequency of a cell is within max(sizes) of its centre
+        sup = np.minimum(absphi.real + Lc * 2.0 * math.pi * sizes / N, 1.0)
         with np.errstate(divide="ignore"):
             logsup_n = n_f * np.log(sup)
         keep = (logsup_n > log_neg) | (starts == 0)
         drop = ~keep
         if drop.any():
             skipped += float(np.sum(2.0 * sizes[drop] * np.exp(logsup_n[drop])))
-        starts, sizes = starts[keep], sizes[keep]
+        starts, ends = starts[keep], ends[keep]
+        sizes = ends - starts
         if d == 1 or int(sizes.sum()) <= 4096 or evaluated > max_points:
             break
         nd = max(1, d // REFINE)
-        starts = (starts[:, None] + np.arange(0, d, nd, dtype=np.int64)[None, :]).ravel()
-        starts = starts[starts <= half]
+        sub = (starts[:, None] + np.arange(0, d, nd, dtype=np.int64)[None, :])
+        sub_end = np.minimum(sub + nd, ends[:, None])
+        ok = sub < sub_end
+        starts, ends = sub[ok], sub_end[ok]
         d = nd
     if int(sizes.sum()) > max_points:
         return None
-    ks = np.concatenate([np.arange(a, a + c, dtype=np.int64) for a, c in zip(starts, sizes)]) \
+    ks = np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(starts, ends)]) \
         if starts.size else np.zeros(1, dtype=np.int64)
+    assert np.unique(ks).size == ks.size, "frequency cells overlap"
     X, err = kernels.cf_at(ii, wtc, ks, int(N), n_f, 0, True)
     mult = np.where((ks == 0) | ((N % 2 == 0) & (ks == half)), 1.0, 2.0)
     omega = 2.0 * math.pi * ks / N

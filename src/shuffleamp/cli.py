@@ -1,4 +1,4 @@
-"""Command-line interface: ``shuffleamp {epsilon,delta,report}``.
+"""Command-line interface: ``shuffleamp {epsilon,delta,report,compare}``.
 
 Examples
 --------
@@ -7,8 +7,15 @@ Examples
     shuffleamp epsilon --mechanism krr --k 10 --eps0 1.0 --n 1000000 --delta 1e-8 --json
     shuffleamp delta --mechanism rappor --d 128 --eps0 2 --n 1e6 --epsilon 0.5
     shuffleamp epsilon --mechanism matrix --matrix P.csv --n 10000 --delta 1e-6
+    shuffleamp epsilon --mechanism joint --component krr:k=10:eps0=0.5 --component krr:k=10:eps0=0.5 \
+        --n 1e5 --delta 1e-6
+    shuffleamp epsilon --mechanism parallel --component 0.5:krr:k=10:eps0=1 --component 0.5:blh:eps0=1 \
+        --n 1e5 --delta 1e-6
+    shuffleamp epsilon --mechanism subsample --component krr:k=10:eps0=1 --q 0.1 --n 1e5 --delta 1e-6
     shuffleamp report               # the plan shipped with the package
     shuffleamp report plan.toml --json
+    shuffleamp epsilon --mechanism krr --k 10 --eps0 1 --n 1e5 --delta 1e-6 --method blanket-bennett
+    shuffleamp compare --mechanism krr --k 10 --eps0 1 --n 100000 --delta 1e-6 [--json]
 
 Exit status: 0 on success, 2 on bad input (``error: <message>`` on stderr, no
 traceback), 1 on any other deliberate failure (e.g. a resource limit).
@@ -26,7 +33,14 @@ from .errors import ShuffleampError
 
 __all__ = ["main", "build_parser"]
 
-METHODS = ("optimal", "clone")
+#: ``--method`` choices of ``epsilon`` / ``delta``: every method of :data:`shuffleamp.bounds.METHODS`
+#: (see :mod:`shuffleamp.baselines`); "variation-ratio" and "gdp" are unsound and labelled as such.
+METHODS = ("optimal", "clone", "clone-closed-form", "stronger-clone", "blanket-hoeffding", "blanket-bennett",
+           "erlingsson", "variation-ratio", "gdp")
+#: ``--method`` choices of ``report`` (sound methods defined for every plan row).
+REPORT_METHODS = ("optimal", "clone")
+#: Shown instead of "certified" for ``sound=False`` results.
+UNSOUND_LABEL = "UNSOUND (comparison only)"
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -59,21 +73,36 @@ def _real(text: str) -> float:
 def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
     from .mechanisms import MECHANISMS
 
+    from .compose import COMPOSED
+
     g = p.add_argument_group("mechanism")
-    g.add_argument("--mechanism", required=True, choices=tuple(MECHANISMS), help="local randomizer")
+    g.add_argument("--mechanism", required=True, choices=tuple(MECHANISMS) + COMPOSED,
+                   help="local randomizer; joint / parallel / subsample compose the --component specs")
     g.add_argument("--eps0", type=_real, help="local ε0 in nats (optional for --mechanism matrix)")
     g.add_argument("--k", type=_number, help="number of categories (krr)")
     g.add_argument("--d", type=_number,
                    help="domain size (blh, rappor, oue, hr; omit for blh/rappor/oue = asymptotic bound)")
     g.add_argument("--matrix", metavar="FILE.csv", help="CSV of the randomizer matrix, rows = inputs (matrix)")
+    g.add_argument("--component", action="append", metavar="SPEC",
+                   help="component of a composed mechanism, repeatable: NAME:key=value:... for joint and "
+                        "subsample (e.g. krr:k=10:eps0=0.5), WEIGHT:NAME:key=value:... for parallel "
+                        "(e.g. 0.5:blh:eps0=1; weights sum to 1)")
+    g.add_argument("--q", type=_real, help="sampling probability in (0, 1] (subsample)")
 
 
-def _add_common_args(p: argparse.ArgumentParser) -> None:
+def _add_common_args(p: argparse.ArgumentParser, methods: Sequence[str] | None = METHODS) -> None:
     g = p.add_argument_group("accounting")
-    g.add_argument("--method", choices=METHODS, default="optimal",
-                   help="optimal (tight upper and lower) or clone (FMT22 standard clone, upper only); "
-                        "default: optimal")
+    if methods is not None:
+        extra = ("; comparison methods (upper value only, labelled with their validity): "
+                 + ", ".join(m for m in methods if m != "optimal")
+                 + " -- variation-ratio and gdp are UNSOUND (comparison only)") if len(methods) > 2 else \
+            " or clone (FMT22 standard clone, upper only)"
+        g.add_argument("--method", choices=methods, default="optimal",
+                       help="optimal (default: certified tight upper and lower bounds)" + extra)
     g.add_argument("--rtol", type=_real, default=1e-3, help="target relative accuracy (default: 1e-3)")
+    g.add_argument("--evaluator", choices=("auto", "spectral", "fft"), default="auto",
+                   help="how the certified bound is evaluated: spectral (pruned Parseval sums, cost nearly "
+                        "independent of n), fft (inverse FFT over the window) or auto (default)")
     g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
 
 
@@ -91,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Privacy amplification by shuffling: central (ε, δ) of n shuffled ε0-LDP reports.",
     )
     parser.add_argument("--version", action="version", version=f"shuffleamp {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{epsilon,delta,report}")
+    sub = parser.add_subparsers(dest="command", metavar="{epsilon,delta,report,compare,eps0,n}")
 
     p = sub.add_parser("epsilon", help="central ε for a given δ",
                        description="Bounds on the central ε of the shuffled mechanism at a given δ.")
@@ -116,17 +145,113 @@ def build_parser() -> argparse.ArgumentParser:
                                    "name, mechanism, eps0, n, delta, optional k/d/matrix and comment). "
                                    "Without PLAN the plan shipped with the package is used.")
     p.add_argument("plan", nargs="?", metavar="PLAN", help="plan file (.toml or .json)")
-    _add_common_args(p)
+    _add_common_args(p, REPORT_METHODS)
     p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("compare", help="every method side by side, with validity and run time",
+                       description="Run every method (optimal and the comparison baselines) on one setting and "
+                                   "print each value with its kind, soundness, validity regime and run time. "
+                                   "Methods outside their validity regime are listed with the reason.")
+    _add_mechanism_args(p)
+    g = p.add_argument_group("population")
+    g.add_argument("--n", type=_number, required=True, help="number of users (e.g. 1000000 or 1e6)")
+    x = g.add_mutually_exclusive_group(required=True)
+    x.add_argument("--delta", type=_real, help="target δ in (0, 1): compare ε")
+    x.add_argument("--epsilon", type=_real, help="central ε in nats: compare δ")
+    _add_common_args(p, None)
+    p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser("eps0", help="largest eps0 meeting a target (epsilon, delta) for n users",
+                       description="Planning: the largest local eps0 whose certified shuffled upper bound meets "
+                                   "the target (epsilon, delta) for n users (conservative end of the bracket).")
+    _add_mechanism_args(p)
+    g = p.add_argument_group("target")
+    g.add_argument("--n", type=_number, required=True, help="number of users")
+    g.add_argument("--target-epsilon", type=_real, required=True, help="target central epsilon (nats)")
+    g.add_argument("--delta", type=_real, required=True, help="target delta in (0, 1)")
+    g.add_argument("--eps0-max", type=_real, default=20.0, help="search ceiling for eps0 (default 20)")
+    g.add_argument("--rtol", type=_real, default=1e-3, help="target relative accuracy (default: 1e-3)")
+    g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
+    p.set_defaults(func=_cmd_planning, quantity="eps0")
+
+    p = sub.add_parser("n", help="smallest n meeting a target (epsilon, delta) at a given eps0",
+                       description="Planning: the smallest number of users for which the certified shuffled "
+                                   "upper bound meets the target (conservative end of the bracket).")
+    _add_mechanism_args(p)
+    g = p.add_argument_group("target")
+    g.add_argument("--target-epsilon", type=_real, required=True, help="target central epsilon (nats)")
+    g.add_argument("--delta", type=_real, required=True, help="target delta in (0, 1)")
+    g.add_argument("--n-max", type=_number, default=10**12, help="search ceiling for n (default 1e12)")
+    g.add_argument("--rtol", type=_real, default=1e-3, help="target relative accuracy (default: 1e-3)")
+    g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
+    p.set_defaults(func=_cmd_planning, quantity="n")
     return parser
+
+
+def _cmd_planning(args: argparse.Namespace) -> int:
+    """``eps0`` / ``n`` planning subcommands (:mod:`shuffleamp.planning`)."""
+    from . import planning
+
+    if args.quantity == "eps0":
+        if args.eps0 is None:
+            args.eps0 = 1.0          # placeholder: the search varies eps0
+        mech = _mechanism_from_args(args)
+        res = planning.max_eps0(mech, args.n, args.target_epsilon, args.delta, eps0_max=args.eps0_max,
+                                rtol=args.rtol)
+    else:
+        mech = _mechanism_from_args(args)
+        res = planning.min_n(mech, args.target_epsilon, args.delta, n_max=args.n_max, rtol=args.rtol)
+    out = res.to_dict()
+    if args.json:
+        print(json.dumps(out))
+    else:
+        what = "largest eps0" if args.quantity == "eps0" else "smallest n"
+        print(f"{what}: {res.value} (certified: delta_upper = {res.delta_at_value:.3g} <= {res.delta} at "
+              f"epsilon = {res.target_epsilon}); next infeasible candidate: {res.infeasible_bound}")
+    return 0
 
 
 # --------------------------------------------------------------------------- commands
 
 
+def _composed_from_args(args: argparse.Namespace):
+    """joint / parallel / subsample from repeated ``--component`` specs (see :mod:`shuffleamp.compose`)."""
+    from . import compose
+    from .errors import ParameterError
+
+    specs = getattr(args, "component", None) or []
+    for key in ("eps0", "k", "d", "matrix"):
+        if getattr(args, key, None) is not None:
+            raise ParameterError(key, f"not used by --mechanism {args.mechanism}; give it inside each --component "
+                                      "(e.g. krr:k=10:eps0=0.5)")
+    if not specs:
+        raise ParameterError("component", f"--mechanism {args.mechanism} needs at least one --component SPEC")
+    q = getattr(args, "q", None)
+    if args.mechanism != "subsample" and q is not None:
+        raise ParameterError("q", "only used by --mechanism subsample")
+    weighted = args.mechanism == "parallel"
+    comps = [compose.parse_component_spec(t, i, weighted=weighted) for i, t in enumerate(specs, start=1)]
+    if args.mechanism == "joint":
+        return compose.joint(*comps)
+    if args.mechanism == "parallel":
+        return compose.parallel(comps)
+    if len(comps) != 1:
+        raise ParameterError("component", f"--mechanism subsample takes exactly one --component, got {len(comps)}")
+    if q is None:
+        raise ParameterError("q", "--mechanism subsample needs --q (sampling probability in (0, 1])")
+    return compose.subsample(comps[0], q)
+
+
 def _mechanism_from_args(args: argparse.Namespace):
     from . import mechanisms
+    from .compose import COMPOSED
+    from .errors import ParameterError
 
+    if args.mechanism in COMPOSED:
+        return _composed_from_args(args)
+    for key in ("component", "q"):
+        if getattr(args, key, None) is not None:
+            raise ParameterError(key, "only used by --mechanism joint, parallel or subsample")
     params: dict[str, Any] = {}
     for key in ("k", "d", "matrix"):
         value = getattr(args, key)
@@ -146,6 +271,10 @@ def _fmt(x: Any, spec: str = ".6g") -> str:
 
 
 def _mechanism_label(args: argparse.Namespace) -> str:
+    comps = getattr(args, "component", None)
+    if comps:
+        q = f", q={args.q}" if getattr(args, "q", None) is not None else ""
+        return f"{args.mechanism} ({' + '.join(comps)}{q})"
     params = [f"{key}={getattr(args, key)}" for key in ("k", "d", "matrix") if getattr(args, key) is not None]
     return f"{args.mechanism} ({', '.join(params)})" if params else args.mechanism
 
@@ -165,8 +294,13 @@ def _summary(result, mech, args: argparse.Namespace) -> str:
         lines.append(f"  {q:<10}: <= {_fmt(result.upper)}  (upper bound only)")
     else:
         lines.append(f"  {q:<10}: in [{_fmt(result.lower)}, {_fmt(result.upper)}]  (lower, upper)")
+    if getattr(result, "kind", "upper") == "estimate":
+        lines[-1] = f"  {q:<10}: ~ {_fmt(result.estimate)}  (estimate, not a bound)"
     if not getattr(result, "sound", True):
-        lines.append("  note      : this value is an estimate, not a certified bound")
+        lines.append(f"  status    : {UNSOUND_LABEL}")
+    regime = (getattr(result, "settings", None) or {}).get("regime")
+    if regime and result.method != "optimal":
+        lines.append(f"  validity  : {regime}")
     return "\n".join(lines)
 
 
@@ -175,13 +309,113 @@ def _cmd_bound(args: argparse.Namespace) -> int:
 
     mech = _mechanism_from_args(args)
     if args.quantity == "epsilon":
-        result = shuffleamp.epsilon(mech, args.n, args.delta, method=args.method, rtol=args.rtol)
+        result = shuffleamp.epsilon(mech, args.n, args.delta, method=args.method, rtol=args.rtol,
+                                    **_evaluator_kw(args))
     else:
-        result = shuffleamp.delta(mech, args.n, args.epsilon, method=args.method, rtol=args.rtol)
+        result = shuffleamp.delta(mech, args.n, args.epsilon, method=args.method, rtol=args.rtol,
+                                  **_evaluator_kw(args))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print(_summary(result, mech, args))
+    return EXIT_OK
+
+
+def _evaluator_kw(args) -> dict:
+    """``evaluator=`` for the optimal method (the comparison baselines have their own evaluators)."""
+    return {"evaluator": args.evaluator} if args.method == "optimal" else {}
+
+
+def _compare_rows(mech, n, quantity: str, given: float, rtol: float, evaluator: str = "auto") -> list[dict]:
+    """Run every method; one dict per method (plus the optimal method's certified lower bound)."""
+    import time
+
+    import shuffleamp
+    from . import baselines
+    from .errors import OutOfRegimeError, ParameterError
+
+    fn = shuffleamp.epsilon if quantity == "epsilon" else shuffleamp.delta
+    rows = []
+    for method in METHODS:
+        info = baselines.METHOD_INFO[method]
+        row: dict[str, Any] = {"method": method, "status": "ok", quantity: None, "kind": info.kind,
+                               "sound": info.sound, "seconds": None, "regime": baselines.regime(method, mech),
+                               "source": info.source, "reason": None}
+        t0 = time.perf_counter()
+        try:
+            r = fn(mech, n, given, method=method, rtol=rtol, evaluator=evaluator)
+        except OutOfRegimeError as exc:
+            row.update(status="out_of_regime", reason=_error_text(exc), seconds=time.perf_counter() - t0)
+            rows.append(row)
+            continue
+        except ParameterError:
+            raise
+        except ShuffleampError as exc:   # e.g. a resource limit: report it, keep going
+            row.update(status="error", reason=_error_text(exc), seconds=time.perf_counter() - t0)
+            rows.append(row)
+            continue
+        row.update(seconds=time.perf_counter() - t0, kind=r.kind, sound=r.sound, regime=r.settings.get("regime"))
+        row[quantity] = r.value
+        rows.append(row)
+        if method == "optimal" and r.lower is not None:
+            rows.append({"method": "optimal (lower)", "status": "ok", quantity: r.lower, "kind": "lower",
+                         "sound": True, "seconds": None, "regime": "certified lower bound: exact divergence of a "
+                         "concrete neighbouring dataset (same run as optimal)", "source": info.source, "reason": None})
+    return rows
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from . import __version__, _validate
+
+    mech = _mechanism_from_args(args)
+    n = _validate.count(args.n, "n")
+    if args.delta is not None:
+        quantity, given_name, given = "epsilon", "delta", _validate.delta(args.delta)
+    else:
+        quantity, given_name, given = "delta", "epsilon", _validate.epsilon(args.epsilon)
+    rtol = _validate.real("rtol", args.rtol, lo=1e-9, hi=0.5)
+    evaluator = getattr(args, "evaluator", "auto")
+    rows = _compare_rows(mech, n, quantity, given, rtol, evaluator)
+    if args.json:
+        doc = {"version": __version__, "command": "compare", "quantity": quantity,
+               "inputs": {"mechanism": mech.describe(), "eps0": mech.eps0, "n": n, given_name: given, "rtol": rtol,
+                          "evaluator": evaluator},
+               "methods": rows}
+        print(json.dumps(doc, indent=2))
+        return EXIT_OK
+    print(f"shuffleamp {__version__}: shuffled {quantity} by every method")
+    print(f"  mechanism : {_mechanism_label(args)}, eps0 = {_fmt(mech.eps0)}")
+    print(f"  n         : {n}")
+    print(f"  {given_name:<10}: {_fmt(given)}")
+    print()
+    head = ("method", quantity, "kind", "soundness", "time s")
+    table = []
+    for r in rows:
+        if r["status"] != "ok":
+            continue
+        snd = "certified" if r["sound"] else UNSOUND_LABEL
+        val = _fmt(r[quantity]) if r["kind"] != "estimate" else "~" + _fmt(r[quantity])
+        table.append((r["method"], val, r["kind"], snd, "-" if r["seconds"] is None else f"{r['seconds']:.3f}"))
+    widths = [max(len(h), *(len(t[i]) for t in table)) if table else len(h) for i, h in enumerate(head)]
+    print("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
+    print("  ".join("-" * w for w in widths))
+    for t in table:
+        print("  ".join(c.ljust(w) for c, w in zip(t, widths)).rstrip())
+    skipped = [r for r in rows if r["status"] != "ok"]
+    if skipped:
+        print()
+        print("not applicable here:")
+        for r in skipped:
+            what = "out of regime" if r["status"] == "out_of_regime" else "failed"
+            reason = r["reason"] or ""
+            if reason.startswith(r["method"] + ": "):
+                reason = reason[len(r["method"]) + 2:]
+            print(f"  {r['method']}: {what} -- {reason}")
+    print()
+    print("validity:")
+    for r in rows:
+        if r["method"] != "optimal (lower)":
+            print(f"  {r['method']}: {r['regime']}")
     return EXIT_OK
 
 
@@ -234,7 +468,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_USAGE)
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print("error: a command is required (epsilon, delta or report)", file=sys.stderr)
+        print("error: a command is required (epsilon, delta, report or compare)", file=sys.stderr)
         return EXIT_USAGE
     try:
         return args.func(args)

@@ -18,6 +18,37 @@ A JSON plan is either ``{"collection": [ {...}, ... ]}`` or a bare list of row o
 resolved against the directory of the plan file) or an inline array of rows.
 ``eps0`` may be omitted for ``mechanism = "matrix"`` (the matrix's tight ε0 is used).
 
+Composed randomizers (:mod:`shuffleamp.compose`) use ``mechanism = "joint"``,
+``"parallel"`` or ``"subsample"`` and a ``components`` array of mechanism tables (each with
+its own ``eps0``; no row-level ``eps0``, ``k``, ``d`` or ``matrix``)::
+
+    [[collection]]
+    name = "two answers in one report"
+    mechanism = "joint"
+    components = [{mechanism = "krr", k = 10, eps0 = 0.5},
+                  {mechanism = "krr", k = 10, eps0 = 0.5}]
+    n = 100_000
+    delta = 1e-8
+
+    [[collection]]
+    name = "one of two questions"
+    mechanism = "parallel"       # weights: a 'weight' per component, or weights = [0.5, 0.5]
+    components = [{weight = 0.5, mechanism = "krr", k = 10, eps0 = 1.0},
+                  {weight = 0.5, mechanism = "blh", eps0 = 1.0}]
+    n = 100_000
+    delta = 1e-8
+
+    [[collection]]
+    name = "10% sample"
+    mechanism = "subsample"
+    q = 0.1
+    components = [{mechanism = "krr", k = 10, eps0 = 1.0}]
+    n = 100_000
+    delta = 1e-8
+
+A bad component is reported with its 1-based index and field, e.g.
+``plan row 2 ('x'): field 'components': component 2: field 'k': must be an integer >= 2, got 1``.
+
 Every value is checked when the plan is loaded, by :mod:`shuffleamp._validate` and
 :func:`shuffleamp.mechanisms.make`; a problem raises :class:`PlanError`, whose message
 names the row (1-based index and name) and the field, for example
@@ -46,7 +77,8 @@ DEFAULT_PLAN = "data/default_plan.toml"
 
 _REQUIRED = ("name", "mechanism", "n", "delta")
 _MECH_PARAMS = ("k", "d", "matrix")
-_KNOWN = ("name", "mechanism", "eps0", "n", "delta", *_MECH_PARAMS, "comment")
+_COMPOSED_PARAMS = ("components", "weights", "q")
+_KNOWN = ("name", "mechanism", "eps0", "n", "delta", *_MECH_PARAMS, *_COMPOSED_PARAMS, "comment")
 
 
 class PlanError(ParameterError):
@@ -133,6 +165,9 @@ class Collection:
     d: int | None = None
     matrix: str | tuple[tuple[float, ...], ...] | None = None
     comment: str = ""
+    components: tuple | None = None
+    weights: tuple[float, ...] | None = None
+    q: float | None = None
 
     def params(self) -> dict[str, Any]:
         """Mechanism parameters that were given, in a stable order.
@@ -151,6 +186,8 @@ class Collection:
         -------
         str
         """
+        if self.components is not None:
+            return _describe_composed(self.mechanism, self.components, self.weights, self.q)
         bits = []
         for key, value in self.params().items():
             if key == "matrix" and not isinstance(value, str):
@@ -173,6 +210,16 @@ class Collection:
         from . import mechanisms
         import numpy as np
 
+        if self.components is not None:
+            from .compose import ComponentError, from_config
+
+            try:
+                return from_config(self.mechanism, components=list(self.components),
+                                   weights=None if self.weights is None else list(self.weights), q=self.q)
+            except ComponentError as exc:
+                raise PlanError(str(exc), row=self.row, name=self.name, field="components") from exc
+            except ParameterError as exc:
+                raise PlanError(_bare_message(exc), row=self.row, name=self.name, field=exc.parameter) from exc
         kwargs = {}
         for key, value in self.params().items():
             kwargs[key] = np.array(value, dtype=np.float64) if key == "matrix" and not isinstance(value, str) else value
@@ -272,10 +319,17 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
     mech = entry["mechanism"]
     if not isinstance(mech, str):
         raise PlanError(f"must be a string, got {mech!r}", field="mechanism", **ctx)
+    from .compose import COMPOSED
     from .mechanisms import MECHANISMS
 
     mech = mech.strip().lower()
-    _checked(_validate.choice, mech, field="mechanism", options=tuple(MECHANISMS), **ctx)
+    _checked(_validate.choice, mech, field="mechanism", options=tuple(MECHANISMS) + COMPOSED, **ctx)
+    if mech in COMPOSED:
+        return _parse_composed_row(entry, row, name, mech, base, ctx)
+    for key in _COMPOSED_PARAMS:
+        if key in entry:
+            raise PlanError(f"only for mechanism 'joint', 'parallel' or 'subsample', not {mech!r}", field=key,
+                            **ctx)
 
     eps0 = None  # optional for "matrix"; mechanisms.make reports it missing for the others
     if "eps0" in entry:
@@ -310,6 +364,87 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
 
     return Collection(row=row, name=name, mechanism=mech, eps0=eps0, n=n, delta=delta,
                       k=k, d=d, matrix=matrix, comment=comment.strip())
+
+
+def _resolve_component_paths(comp: Any, base: Path | None) -> Any:
+    """Copy of a component table with relative ``matrix`` CSV paths resolved against the plan's directory."""
+    if not isinstance(comp, Mapping):
+        return comp
+    out = dict(comp)
+    m = out.get("matrix")
+    if isinstance(m, str):
+        mp = Path(m).expanduser()
+        if not mp.is_absolute() and base is not None:
+            mp = base / mp
+        out["matrix"] = str(mp)
+    if isinstance(out.get("components"), list):
+        out["components"] = [_resolve_component_paths(c, base) for c in out["components"]]
+    return out
+
+
+def _parse_composed_row(entry: Mapping, row: int, name: str, mech: str, base: Path | None, ctx: dict) -> Collection:
+    """A ``joint`` / ``parallel`` / ``subsample`` row: structure only (the components are checked by build())."""
+    for key in ("eps0", *_MECH_PARAMS):
+        if key in entry:
+            raise PlanError(f"not used by mechanism {mech!r}; give it inside each component table", field=key,
+                            **ctx)
+    if "components" not in entry:
+        raise PlanError(f"missing (required for mechanism {mech!r})", field="components", **ctx)
+    comps = entry["components"]
+    if not isinstance(comps, list) or not comps:
+        raise PlanError("must be a non-empty array of mechanism tables", field="components", **ctx)
+    for i, c in enumerate(comps, start=1):
+        if not isinstance(c, Mapping):
+            raise PlanError(f"component {i}: must be a table of fields, got {type(c).__name__}",
+                            field="components", **ctx)
+    n = _checked(_validate.count, _number(entry["n"], field="n", **ctx), field="n", **ctx)
+    delta = _checked(_validate.delta, _number(entry["delta"], field="delta", **ctx), field="delta", **ctx)
+    weights = None
+    if "weights" in entry:
+        if mech != "parallel":
+            raise PlanError(f"only for mechanism 'parallel', not {mech!r}", field="weights", **ctx)
+        w = entry["weights"]
+        if not isinstance(w, list):
+            raise PlanError(f"must be an array of numbers, got {type(w).__name__}", field="weights", **ctx)
+        weights = tuple(_number(x, field="weights", **ctx) for x in w)
+    q = None
+    if "q" in entry:
+        if mech != "subsample":
+            raise PlanError(f"only for mechanism 'subsample', not {mech!r}", field="q", **ctx)
+        q = _checked(lambda v, f: _validate.real(f, v, lo=0.0, hi=1.0, lo_open=True),
+                     _number(entry["q"], field="q", **ctx), field="q", **ctx)
+    elif mech == "subsample":
+        raise PlanError("missing (required for mechanism 'subsample')", field="q", **ctx)
+    comment = entry.get("comment", "")
+    if not isinstance(comment, str):
+        raise PlanError(f"must be a string, got {comment!r}", field="comment", **ctx)
+    return Collection(row=row, name=name, mechanism=mech, eps0=None, n=n, delta=delta, comment=comment.strip(),
+                      components=tuple(_resolve_component_paths(c, base) for c in comps), weights=weights, q=q)
+
+
+def _describe_composed(mech: str, comps, weights, q) -> str:
+    def one(c):
+        if not isinstance(c, Mapping):
+            return "?"
+        inner = c.get("mechanism", "?")
+        if isinstance(c.get("components"), list):
+            return _describe_composed(str(inner), c["components"], c.get("weights"), c.get("q"))
+        bits = []
+        for k, v in c.items():
+            if k in ("mechanism", "weight"):
+                continue
+            if k == "matrix" and not isinstance(v, str):
+                v = "inline"
+            bits.append(f"{k}={v}")
+        text = f"{inner} {' '.join(bits)}".strip()
+        w = c.get("weight")
+        return f"{w:g}*{text}" if isinstance(w, (int, float)) and not isinstance(w, bool) else text
+
+    parts = [one(c) for c in comps]
+    if weights is not None:
+        parts = [f"{w:g}*{p}" for w, p in zip(weights, parts)]
+    head = f"q={q:g}: " if q is not None else ""
+    return f"{mech} ({head}{' + '.join(parts)})"
 
 
 def parse_plan(doc: Any, *, source: str | None = None, base_dir: str | os.PathLike | None = None,

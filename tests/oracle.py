@@ -1,0 +1,315 @@
+r"""Brute-force oracle for shuffled finite randomizers, independent of the GPARV theory.
+
+Nothing here uses decompositions, blankets or GPARVs.  For a row-stochastic matrix
+``P[x, y] = Pr[R(x) = y]`` and a dataset ``X = (x_1, ..., x_n)`` (a list of row indices) the
+shuffled output is the multiset of the n reports, i.e. the histogram ``h in N^Y`` with
+``sum(h) = n``.  Its law is the coefficient list of the multivariate polynomial
+
+.. math::
+
+    \prod_{i=1}^{n} \Big(\sum_y P[x_i, y]\, z_y\Big),
+
+computed here by multiplying in one linear factor per user (a convolution over histograms).
+Histograms are encoded as integers ``sum_y h_y (n+1)^y`` so that "add one report y" is
+"add (n+1)^y" and equal histograms are merged by sorting.  All probabilities are carried in
+``numpy.longdouble`` (80-bit extended precision on x86-64), so the only float64 rounding left
+in a divergence is that of the inputs ``P`` and ``e^epsilon``.
+
+The hockey-stick divergence of two histogram laws is
+``D_alpha(P0 || P1) = sum_h max(0, P0(h) - alpha P1(h))``; :func:`shuffled_divergence`
+returns the maximum of both directions, :func:`worst_dataset_divergence` maximises it over
+all neighbouring dataset pairs (up to the obvious symmetries: the order of the users, and the
+direction of the pair).
+
+Optional *lumping* of outputs whose columns are exactly equal on the rows in use is a
+sufficient-statistic reduction: given the lumped count m, the split between two outputs with
+identical columns is Binomial(m, 1/2) for every dataset, so both hypotheses share it and the
+divergence is unchanged (the tests check this against the unlumped computation).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from functools import lru_cache
+
+import numpy as np
+
+LD = np.longdouble
+
+#: Refuse histogram state spaces larger than this (memory / time guard).
+MAX_STATES = 3_000_000
+
+
+def _as_matrix(P) -> np.ndarray:
+    P = np.array(P, dtype=np.float64)
+    if P.ndim != 2:
+        raise ValueError("P must be a 2-D matrix")
+    if (P < 0).any() or not np.isfinite(P).all():
+        raise ValueError("P must be finite and non-negative")
+    if not np.allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+        raise ValueError("P must be row-stochastic")
+    return P
+
+
+def lump_equal_columns(P: np.ndarray, rows=None) -> np.ndarray:
+    """Sum the columns of ``P`` that are exactly equal on ``rows`` (all rows by default).
+
+    Returns the reduced matrix (same rows as ``P``).  Valid (divergence-preserving) for datasets
+    that only use inputs from ``rows``.
+    """
+    P = np.asarray(P, dtype=np.float64)
+    sub = P if rows is None else P[sorted(set(int(r) for r in rows))]
+    _, inv = np.unique(sub.T, axis=0, return_inverse=True)
+    inv = np.asarray(inv).ravel()
+    out = np.zeros((P.shape[0], int(inv.max()) + 1))
+    for y, g in enumerate(inv):
+        out[:, g] += P[:, y]
+    return out
+
+
+def _n_states(n: int, Y: int) -> int:
+    return math.comb(n + Y - 1, Y - 1)
+
+
+def histogram_law(P, X, *, lump: bool = True):
+    """Exact law of the shuffled histogram of the reports of dataset ``X``.
+
+    Parameters
+    ----------
+    P : array_like, shape (D, Y)
+        Row-stochastic matrix, rows = inputs.
+    X : sequence of int
+        The n users' inputs (row indices); the order is irrelevant.
+    lump : bool
+        Lump outputs with equal columns on the rows of ``X`` (exact; see the module docstring).
+
+    Returns
+    -------
+    keys : ndarray of int64
+        Sorted integer codes of the histograms with positive probability
+        (code = sum_y h_y (n+1)^y in the possibly lumped output alphabet).
+    probs : ndarray of longdouble
+        Their probabilities (sum to 1 up to rounding).
+    """
+    P = _as_matrix(P)
+    X = tuple(sorted(int(x) for x in X))
+    if not X:
+        raise ValueError("empty dataset")
+    if lump:
+        P = lump_equal_columns(P, X)
+    return _law_cached(P.tobytes(), P.shape, X)
+
+
+@lru_cache(maxsize=4096)
+def _law_cached(pbytes: bytes, shape: tuple, X: tuple):
+    P = np.frombuffer(pbytes, dtype=np.float64).reshape(shape)
+    n, Y = len(X), shape[1]
+    base = n + 1
+    if Y * math.log2(base) > 62:
+        raise ValueError(f"histogram codes overflow int64 (Y={Y}, n={n})")
+    if _n_states(n, Y) > MAX_STATES:
+        raise ValueError(f"too many histograms: C({n + Y - 1}, {Y - 1}) = {_n_states(n, Y)}")
+    unit = np.array([base ** y for y in range(Y)], dtype=np.int64)
+    keys = np.zeros(1, dtype=np.int64)
+    probs = np.ones(1, dtype=LD)
+    for x in X:
+        row = P[x].astype(LD)
+        nz = row > 0
+        k = (keys[:, None] + unit[None, nz]).ravel()
+        p = (probs[:, None] * row[None, nz]).ravel()
+        order = np.argsort(k, kind="stable")
+        k, p = k[order], p[order]
+        start = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
+        keys = k[start]
+        probs = np.add.reduceat(p, start)
+    keys.setflags(write=False)
+    probs.setflags(write=False)
+    return keys, probs
+
+
+def decode(key: int, n: int, Y: int) -> tuple:
+    """Histogram vector of an integer code from :func:`histogram_law`."""
+    base = n + 1
+    out = []
+    for _ in range(Y):
+        key, r = divmod(int(key), base)
+        out.append(r)
+    return tuple(out)
+
+
+def hockey_stick(law0, law1, alpha) -> float:
+    """``sum_h max(0, P0(h) - alpha P1(h))`` for two laws ``(keys, probs)`` over the same alphabet."""
+    k0, p0 = law0
+    k1, p1 = law1
+    keys = np.union1d(k0, k1)
+    q0 = np.zeros(keys.size, dtype=LD)
+    q1 = np.zeros(keys.size, dtype=LD)
+    q0[np.searchsorted(keys, k0)] = p0
+    q1[np.searchsorted(keys, k1)] = p1
+    diff = q0 - LD(alpha) * q1
+    return float(np.sum(diff[diff > 0], dtype=LD))
+
+
+def _pair_laws(P, X0, X1, lump: bool):
+    P = _as_matrix(P)
+    if len(X0) != len(X1):
+        raise ValueError("neighbouring datasets must have the same size")
+    if lump:   # lump on the union of the rows of both datasets, so both laws share an alphabet
+        P = lump_equal_columns(P, list(X0) + list(X1))
+    return histogram_law(P, X0, lump=False), histogram_law(P, X1, lump=False)
+
+
+def directed_divergence(P, X0, X1, epsilon: float, *, lump: bool = True) -> float:
+    """``D_{e^eps}(M(X0) || M(X1))`` for the shuffled histogram law M (one direction)."""
+    l0, l1 = _pair_laws(P, X0, X1, lump)
+    return hockey_stick(l0, l1, math.exp(float(epsilon)))
+
+
+def shuffled_divergence(P, X0, X1, epsilon: float, *, lump: bool = True) -> float:
+    """``max(D_{e^eps}(M(X0)||M(X1)), D_{e^eps}(M(X1)||M(X0)))`` (both directions)."""
+    l0, l1 = _pair_laws(P, X0, X1, lump)
+    a = math.exp(float(epsilon))
+    return max(hockey_stick(l0, l1, a), hockey_stick(l1, l0, a))
+
+
+def clump_datasets(x0: int, x1: int, x2: int, n: int):
+    """The Theorem-14-shaped pair ``(x0, x2, ..., x2)``, ``(x1, x2, ..., x2)`` of size n."""
+    return [x0] + [x2] * (n - 1), [x1] + [x2] * (n - 1)
+
+
+def neighbouring_pairs(D: int, n: int):
+    """All neighbouring dataset pairs up to user order and pair direction.
+
+    Yields ``(X0, X1)`` with ``X0 = (x0,) + rest``, ``X1 = (x1,) + rest``, ``x0 < x1`` and ``rest``
+    a multiset (sorted tuple) of n - 1 inputs.  Count: C(D, 2) * C(D + n - 2, n - 1).
+    """
+    for x0, x1 in itertools.combinations(range(D), 2):
+        for rest in itertools.combinations_with_replacement(range(D), n - 1):
+            yield (x0,) + rest, (x1,) + rest
+
+
+def worst_dataset_divergence(P, n: int, epsilon: float, *, return_argmax: bool = False,
+                             max_pairs: int = 20_000):
+    """Max over all neighbouring dataset pairs of :func:`shuffled_divergence` (both directions).
+
+    Exhaustive (up to symmetry, see :func:`neighbouring_pairs`); meant for tiny n and D
+    (n <= 4, D <= 4 in the tests, a bit more is fine).  Outputs with equal columns over *all*
+    rows are lumped once (exact).
+
+    Returns the maximum, or ``(maximum, X0, X1)`` with ``return_argmax=True``.
+    """
+    P = lump_equal_columns(_as_matrix(P))
+    D = P.shape[0]
+    n_pairs = math.comb(D, 2) * math.comb(D + n - 2, n - 1)
+    if n_pairs > max_pairs:
+        raise ValueError(f"{n_pairs} dataset pairs (> max_pairs={max_pairs})")
+    a = math.exp(float(epsilon))
+    best, arg = -1.0, None
+    for X0, X1 in neighbouring_pairs(D, n):
+        l0 = histogram_law(P, X0, lump=False)
+        l1 = histogram_law(P, X1, lump=False)
+        for val, pair in ((hockey_stick(l0, l1, a), (X0, X1)), (hockey_stick(l1, l0, a), (X1, X0))):
+            if val > best:
+                best, arg = val, pair
+    return (best, *arg) if return_argmax else best
+
+
+def worst_clump_divergence(P, n: int, epsilon: float, *, return_argmax: bool = False):
+    """Max of :func:`directed_divergence` over all datasets ``(x0 | x1; x2, ..., x2)``, x0 != x1 (any x2)."""
+    P = lump_equal_columns(_as_matrix(P))
+    D = P.shape[0]
+    a = math.exp(float(epsilon))
+    best, arg = -1.0, None
+    for x0, x1 in itertools.permutations(range(D), 2):
+        for x2 in range(D):
+            X0, X1 = clump_datasets(x0, x1, x2, n)
+            val = hockey_stick(histogram_law(P, X0, lump=False), histogram_law(P, X1, lump=False), a)
+            if val > best:
+                best, arg = val, (x0, x1, x2)
+    return (best, arg) if return_argmax else best
+
+
+# ============================================================================ test utility
+# Not part of the oracle: run public API calls in a spawned worker process, so that an engine
+# hang (compiled code that never returns) becomes a test failure instead of blocking the run.
+
+#: An API call that does not return within this many seconds is reported as a hang.
+API_TIMEOUT = 60.0
+
+
+def _api_call(fname: str, mech, n: int, x: float, kwargs: dict):
+    import warnings
+
+    import shuffleamp
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        r = getattr(shuffleamp, fname)(mech, n, x, **kwargs)
+    return float(r.upper), (None if r.lower is None else float(r.lower))
+
+
+class ApiHang(AssertionError):
+    """The API call did not return within API_TIMEOUT seconds."""
+
+
+class Bounds:
+    """(upper, lower) of one API call."""
+
+    def __init__(self, ul):
+        self.upper, self.lower = ul
+
+    def __repr__(self):
+        return f"Bounds(upper={self.upper!r}, lower={self.lower!r})"
+
+
+class ApiWorker:
+    """A single spawned worker process (recreated after a hang); ``call`` returns :class:`Bounds`."""
+
+    _ex = None
+    #: memo of outcomes (results and exceptions), so that re-running an example (hypothesis
+    #: replays a failing one) does not pay for a hang twice
+    _memo: dict = {}
+
+    @classmethod
+    def call(cls, fname: str, mech, n: int, x: float, timeout: float = API_TIMEOUT, **kwargs) -> Bounds:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+        key = (fname, repr(mech), int(n), float(x), tuple(sorted(kwargs.items())))
+        if key in cls._memo:
+            out = cls._memo[key]
+            if isinstance(out, BaseException):
+                raise out
+            return out
+        if cls._ex is None:
+            cls._ex = cf.ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))
+        fut = cls._ex.submit(_api_call, fname, mech, int(n), float(x), kwargs)
+        try:
+            out = Bounds(fut.result(timeout=timeout))
+        except cf.TimeoutError:
+            cls.shutdown(kill=True)
+            out = ApiHang(f"shuffleamp.{fname}({mech!r}, {n!r}, {x!r}, **{kwargs}) did not return "
+                          f"within {timeout} s (engine hang)")
+        except Exception as exc:   # engine exception: re-raised as is
+            out = exc
+        cls._memo[key] = out
+        if isinstance(out, BaseException):
+            raise out
+        return out
+
+    @classmethod
+    def shutdown(cls, kill: bool = False):
+        if cls._ex is None:
+            return
+        if kill:   # only the worker this class started
+            for p in list(getattr(cls._ex, "_processes", {}).values()):
+                p.kill()
+        cls._ex.shutdown(wait=not kill, cancel_futures=True)
+        cls._ex = None
+
+
+def api_delta(mech, n: int, eps: float, **kwargs) -> Bounds:
+    return ApiWorker.call("delta", mech, n, eps, **kwargs)
+
+
+def api_epsilon(mech, n: int, delta: float, **kwargs) -> Bounds:
+    return ApiWorker.call("epsilon", mech, n, delta, **kwargs)

@@ -82,6 +82,7 @@ def naive_alg7_epsilon(mech, n: int, delta: float, steps: int = 20):
 def row(mech, n, delta):
     r, dt, peak = measure(lambda: sa.epsilon(mech, n=n, delta=delta))
     g = r.settings["grid"]
+    rf, dtf, peakf = measure(lambda: sa.epsilon(mech, n=n, delta=delta, evaluator="fft"))
     c, dtc, _ = measure(lambda: sa.epsilon(mech, n=n, delta=delta, method="clone"))
     naive = None
     dtn = None
@@ -92,6 +93,7 @@ def row(mech, n, delta):
         "eps0": mech.eps0, "n": n, "delta": delta,
         "eps_upper": r.upper, "eps_lower": r.lower, "gap": (r.upper / r.lower - 1) if r.lower else float("inf"),
         "seconds": dt, "peak_MiB": peak / 2**20,
+        "fft_eps_upper": rf.upper, "fft_seconds": dtf, "fft_peak_MiB": peakf / 2**20,
         "N_upper": g["upper"]["N"] if g["upper"] else 0,
         "N_lower": g["lower"]["N"] if g.get("lower") else 0,
         "evals": g["upper_evaluations"] + g.get("lower_evaluations", 0),
@@ -101,9 +103,9 @@ def row(mech, n, delta):
 
 
 def fmt(rows) -> str:
-    head = ("| mechanism | ε0 | n | δ | ε upper | ε lower | gap | time s | peak MiB | N upper | N lower | FFTs "
-            "| clone ε (×opt) | clone s | Alg.7 ε | Alg.7 s | Alg.7 time ×ours |")
-    sep = "|" + "---|" * 17
+    head = ("| mechanism | ε0 | n | δ | ε upper | ε lower | gap | time s | peak MiB | FFT-path s | FFT-path MiB "
+            "| N upper | N lower | evals | clone ε (×opt) | clone s | Alg.7 ε | Alg.7 s | Alg.7 time ×ours |")
+    sep = "|" + "---|" * 19
     lines = [head, sep]
     for r in rows:
         a7 = "—" if r["eps_alg7"] is None else f"{r['eps_alg7']:.5g}"
@@ -114,6 +116,7 @@ def fmt(rows) -> str:
         lines.append(
             f"| {r['mechanism']} | {r['eps0']:g} | {r['n']:.0e} | {r['delta']:.0e} | {r['eps_upper']:.6g} | "
             f"{r['eps_lower']:.6g} | {100 * r['gap']:.2f}% | {r['seconds']:.2f} | {r['peak_MiB']:.0f} | "
+            f"{r['fft_seconds']:.2f} | {r['fft_peak_MiB']:.0f} | "
             f"{r['N_upper']} | {r['N_lower']} | {r['evals']} | {r['eps_clone']:.4g} ({r['clone_ratio']:.2f}) | "
             f"{r['clone_s']:.2f} | {a7} | {a7s} | {a7r} |")
     return "\n".join(lines)
@@ -134,7 +137,8 @@ def main(argv=None):
                 r = row(mech, n, delta)
                 rows.append(r)
                 print(f"{r['mechanism']:>8} eps0={eps0:<4} n={n:.0e} up={r['eps_upper']:.6g} lo={r['eps_lower']:.6g} "
-                      f"t={r['seconds']:.2f}s peak={r['peak_MiB']:.0f}MiB N={r['N_upper']}/{r['N_lower']} "
+                      f"t={r['seconds']:.2f}s fft={r['fft_seconds']:.2f}s peak={r['peak_MiB']:.0f}MiB "
+                      f"N={r['N_upper']}/{r['N_lower']} "
                       f"clone={r['eps_clone']:.4g} alg7={r['eps_alg7']} ({r['alg7_s']})", flush=True)
     header = (f"Machine: {platform.machine()}, {platform.processor() or 'cpu'}, Python {sys.version.split()[0]}, "
               f"shuffleamp {sa.__version__}, FFT backend {fft_backend.backend_name()}.\n\n")

@@ -23,7 +23,12 @@ the timeout); the failing example is printed as generated.  Runtime < 60 s via `
 
 from __future__ import annotations
 
+
 import pytest
+
+# Exhaustive hypothesis properties through spawned API workers: minutes on 2 cores, so excluded from
+# the CI subset (run with `python -m pytest -q`); test_baselines.py keeps hypothesis sanity checks in CI.
+pytestmark = pytest.mark.slow
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 

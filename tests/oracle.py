@@ -248,6 +248,13 @@ def _api_call(fname: str, mech, n: int, x: float, kwargs: dict):
     return float(r.upper), (None if r.lower is None else float(r.lower))
 
 
+def kernel(name: str, *args):
+    """``shuffleamp._ext.kernels.<name>(*args)`` (module-level, so it can run in the worker)."""
+    from shuffleamp._ext import kernels
+    out = getattr(kernels, name)(*args)
+    return tuple(float(x) for x in out) if isinstance(out, tuple) else float(out)
+
+
 class ApiHang(AssertionError):
     """The API call did not return within API_TIMEOUT seconds."""
 
@@ -263,38 +270,45 @@ class Bounds:
 
 
 class ApiWorker:
-    """A single spawned worker process (recreated after a hang); ``call`` returns :class:`Bounds`."""
+    """A single spawned worker process (recreated after a hang).
+
+    ``call`` runs a public API function and returns :class:`Bounds`; ``run`` runs any picklable
+    module-level function (for example a compiled kernel).  Outcomes are memoised (results and
+    exceptions), so that re-running an example (hypothesis replays a failing one) does not pay
+    for a hang twice.
+    """
 
     _ex = None
-    #: memo of outcomes (results and exceptions), so that re-running an example (hypothesis
-    #: replays a failing one) does not pay for a hang twice
     _memo: dict = {}
 
     @classmethod
-    def call(cls, fname: str, mech, n: int, x: float, timeout: float = API_TIMEOUT, **kwargs) -> Bounds:
+    def run(cls, fn, *args, timeout: float = API_TIMEOUT, label: str | None = None):
         import concurrent.futures as cf
         import multiprocessing as mp
-        key = (fname, repr(mech), int(n), float(x), tuple(sorted(kwargs.items())))
-        if key in cls._memo:
-            out = cls._memo[key]
-            if isinstance(out, BaseException):
-                raise out
-            return out
-        if cls._ex is None:
-            cls._ex = cf.ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))
-        fut = cls._ex.submit(_api_call, fname, mech, int(n), float(x), kwargs)
-        try:
-            out = Bounds(fut.result(timeout=timeout))
-        except cf.TimeoutError:
-            cls.shutdown(kill=True)
-            out = ApiHang(f"shuffleamp.{fname}({mech!r}, {n!r}, {x!r}, **{kwargs}) did not return "
-                          f"within {timeout} s (engine hang)")
-        except Exception as exc:   # engine exception: re-raised as is
-            out = exc
-        cls._memo[key] = out
+        key = (getattr(fn, "__module__", ""), getattr(fn, "__qualname__", repr(fn)), repr(args))
+        if key not in cls._memo:
+            if cls._ex is None:
+                cls._ex = cf.ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))
+            fut = cls._ex.submit(fn, *args)
+            try:
+                out = fut.result(timeout=timeout)
+            except cf.TimeoutError:
+                cls.shutdown(kill=True)
+                what = label or f"{getattr(fn, '__name__', fn)}{args!r}"
+                out = ApiHang(f"{what} did not return within {timeout} s (hang)")
+            except Exception as exc:   # exception raised by fn: re-raised as is
+                out = exc
+            cls._memo[key] = out
+        out = cls._memo[key]
         if isinstance(out, BaseException):
             raise out
         return out
+
+    @classmethod
+    def call(cls, fname: str, mech, n: int, x: float, timeout: float = API_TIMEOUT, **kwargs) -> Bounds:
+        label = f"shuffleamp.{fname}({mech!r}, {n!r}, {x!r}, **{kwargs})"
+        return Bounds(cls.run(_api_call, fname, mech, int(n), float(x), kwargs,
+                              timeout=timeout, label=label))
 
     @classmethod
     def shutdown(cls, kill: bool = False):

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.slow
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
-from shuffleamp._ext.kernels import exact_four_atom, exact_three_atom, gparv_bruteforce
+from shuffleamp._ext.kernels import gparv_bruteforce
 from shuffleamp.mechanisms import BLH, KRR, OUE
 
 import oracle as O
@@ -89,15 +89,21 @@ def _bf(dec, eps, n) -> float:
 
 
 def exact_optimal_krr(mech: KRR, n: int, eps: float) -> float:
-    """Exact optimal value for k-RR: lower end of the exact kernel's bracket (3 or 4 atoms)."""
+    """Exact optimal value for k-RR: lower end of the exact kernel's bracket (3 or 4 atoms).
+
+    Runs in the worker process too (the kernels are test oracles, but can hang, see
+    tests/test_oracle.py::test_exact_kernels_tiny_atom_difference).
+    """
     g = mech.upper_decompositions()[0].gparv(eps)
-    v, p = g.values, g.probs
-    if v.size == 4:
-        lo, _ = exact_four_atom(v[0], p[0], v[1], p[1], v[2], p[2], v[3], n)
-    elif v.size == 3:
-        lo, _ = exact_three_atom(v[0], p[0], v[1], p[1], v[2], n)
+    v, p = [float(x) for x in g.values], [float(x) for x in g.probs]
+    if len(v) == 4:
+        lo, _ = O.ApiWorker.run(O.kernel, "exact_four_atom", v[0], p[0], v[1], p[1], v[2], p[2], v[3], n,
+                                timeout=TIMEOUT_DELTA)
+    elif len(v) == 3:
+        lo, _ = O.ApiWorker.run(O.kernel, "exact_three_atom", v[0], p[0], v[1], p[1], v[2], n,
+                                timeout=TIMEOUT_DELTA)
     else:
-        lo = gparv_bruteforce(v, p, n)
+        lo = gparv_bruteforce(g.values, g.probs, n)
     return float(lo)
 
 
@@ -142,6 +148,11 @@ def test_delta_monotone_in_eps(spec, n, frac, step):
     assert b.upper <= a.upper, f"delta_upper({e1!r})={a.upper!r} < delta_upper({e2!r})={b.upper!r}"
 
 
+@pytest.mark.xfail(strict=True, raises=O.ApiHang, reason=(
+    "kernel bug in the exact oracle, not in the engine: exact_four_atom never returns when the "
+    "GPARV has a tiny positive atom next to a large negative one (here eps = eps0 - 1e-15, atom "
+    "E - e^eps ~ 5e-14 vs 1 - E e^eps ~ -3071), see "
+    "test_oracle.py::test_exact_kernels_tiny_atom_difference"))
 @DELTA_SETTINGS
 @given(st.integers(2, 20), eps0_st, n_st, frac_st)
 def test_krr_upper_ge_exact(k, eps0, n, frac):

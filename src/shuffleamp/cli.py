@@ -193,6 +193,11 @@ def _cmd_planning(args: argparse.Namespace) -> int:
     from . import planning
 
     if args.quantity == "eps0":
+        from .compose import COMPOSED
+        from .errors import ParameterError
+        if args.mechanism in COMPOSED or args.mechanism == "matrix":
+            raise ParameterError("mechanism", f"{args.mechanism!r}: eps0 is not a single free parameter, "
+                                 "so the eps0 planning query cannot vary it (use the Python API with a factory)")
         if args.eps0 is None:
             args.eps0 = 1.0          # placeholder: the search varies eps0
         mech = _mechanism_from_args(args)

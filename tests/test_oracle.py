@@ -28,7 +28,6 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-
 from shuffleamp._ext.kernels import exact_four_atom, exact_three_atom, gparv_bruteforce
 from shuffleamp.bounds import _clone_decomposition
 from shuffleamp.gparv import Gparv, lower_decomposition
@@ -218,17 +217,10 @@ def test_theorem13_dominates_worst_dataset(name):
             assert opt >= worst - TIE, f"{name} n={n} eps={eps}: optimal {opt!r} < worst dataset {worst!r}"
 
 
-def _only_if_selected(request):
-    """Slow tests run only when asked for (``-m slow``), so the default run stays < 60 s."""
-    if "slow" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("slow: run with -m slow")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", THM_MECHS)
-def test_theorem13_dominates_worst_dataset_n5(name, request):
+def test_theorem13_dominates_worst_dataset_n5(name):
     """Exhaustive worst dataset at n = 5, 6 (HR d=8: 7 inputs, ~20 s)."""
-    _only_if_selected(request)
     mech = MECHS[name]
     for n in (5, 6):
         for frac in (0.1, 0.3, 0.6):
@@ -293,8 +285,7 @@ def test_api_delta_sound(name):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(MECHS))
-def test_api_delta_sound_full_grid(name, request):
-    _only_if_selected(request)
+def test_api_delta_sound_full_grid(name):
     for n, frac in API_GRID_FULL:
         _check_api_point(name, n, frac * MECHS[name].eps0)
 
@@ -349,8 +340,7 @@ def test_api_laplace(eps0):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("eps0", [0.5, 1.0, 3.0])
-def test_api_laplace_full_grid(eps0, request):
-    _only_if_selected(request)
+def test_api_laplace_full_grid(eps0):
     for n in (2, 3, 5, 8):
         for frac in API_FRACS:
             _check_laplace(eps0, n, frac)
@@ -507,7 +497,7 @@ def test_exact_kernels_tiny_atom_difference(case):
     name, v = case
     p = [1.0 / len(v)] * len(v)
     args = ([v[0], p[0], v[1], p[1], v[2], p[2], v[3]] if len(v) == 4 else [v[0], p[0], v[1], p[1], v[2]])
-    lo, hi = O.ApiWorker.run(O.kernel, name, *args, 2, timeout=10.0)
+    lo, hi = O.ApiWorker.run(O.kernel, name, *args, 2, timeout=5.0)
     want = float(gparv_bruteforce(np.array(v), np.array(p), 2))
     assert_rel_equal(lo, want, 1e-10)
     assert_rel_equal(hi, want, 1e-10)

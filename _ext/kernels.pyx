@@ -269,9 +269,9 @@ cdef double _logp(double p) noexcept nogil:
 
 
 cdef double _brute(const double[::1] v, const double[::1] lp, int K, int j, int rem, double acc_s,
-                   double acc_lw) noexcept nogil:
+                   double acc_lw, double* pos_mass) noexcept nogil:
     cdef int c
-    cdef double tot = 0.0, s, lw
+    cdef double tot = 0.0, s, lw, w
     if j == K - 1:
         c = rem
         if c > 0 and lp[j] == -INFINITY:
@@ -280,13 +280,32 @@ cdef double _brute(const double[::1] v, const double[::1] lp, int K, int j, int 
         if s <= 0.0:
             return 0.0
         lw = acc_lw + (c * lp[j] if c > 0 else 0.0) - lgamma(c + 1.0)
-        return s * exp(lw)
+        w = exp(lw)
+        pos_mass[0] += w
+        return s * w
     for c in range(rem + 1):
         if c > 0 and lp[j] == -INFINITY:
             break
         lw = acc_lw + (c * lp[j] if c > 0 else 0.0) - lgamma(c + 1.0)
-        tot += _brute(v, lp, K, j + 1, rem - c, acc_s + c * v[j], lw)
+        tot += _brute(v, lp, K, j + 1, rem - c, acc_s + c * v[j], lw, pos_mass)
     return tot
+
+
+def multinomial_positive_part(const double[::1] values, const double[::1] probs, int n):
+    """(E[(G_1+...+G_n)_+], P(G_1+...+G_n > 0)) by enumerating all multinomial count vectors.
+
+    Cost is C(n+K-1, K-1) leaves.  ``probs`` must sum to one.  Each leaf's log-weight
+    carries an absolute rounding error of order (n |log p| + log n!) * eps and each partial
+    sum ``s`` one of order n * max|v| * eps; the caller charges both.
+    """
+    cdef int K = values.shape[0], j
+    cdef double[::1] lp = np.empty(K, dtype=np.float64)
+    cdef double tot, pos = 0.0
+    for j in range(K):
+        lp[j] = _logp(probs[j])
+    with nogil:
+        tot = _brute(values, lp, K, 0, n, 0.0, lgamma(n + 1.0), &pos)
+    return tot, pos
 
 
 def gparv_bruteforce(const double[::1] values, const double[::1] probs, int n):
@@ -294,14 +313,7 @@ def gparv_bruteforce(const double[::1] values, const double[::1] probs, int n):
 
     Cost is C(n+K-1, K-1); meant for small n (<= ~60) and K <= 6 atoms (test oracle).
     """
-    cdef int K = values.shape[0], j
-    cdef double[::1] lp = np.empty(K, dtype=np.float64)
-    cdef double tot
-    for j in range(K):
-        lp[j] = _logp(probs[j])
-    with nogil:
-        tot = _brute(values, lp, K, 0, n, 0.0, lgamma(n + 1.0))
-    return tot / n
+    return multinomial_positive_part(values, probs, n)[0] / n
 
 
 cdef inline double bdtr(double k, long m, double p) noexcept nogil:
@@ -568,3 +580,183 @@ def cf_at(const int64_t[::1] idx, const double[::1] wt, const int64_t[::1] ks, i
             Xv[i, 0] = sqrt(re * re + im * im)
             Xv[i, 1] = 0.0
     return X, errs
+
+
+# --------------------------------------------------------------------------- exact (Bromwich) evaluation
+cdef inline double _log_mgf(const double[::1] v, const double[::1] p, double t) noexcept nogil:
+    """log sum_j p_j e^{t v_j} for sum_j p_j = 1: log1p/expm1 form when |t v| < 0.5 (relative accuracy
+    in K itself, so that n K(t) is accurate at n ~ 1e9), max-shifted log-sum-exp otherwise."""
+    cdef Py_ssize_t j, k = v.shape[0]
+    cdef double x, m = -INFINITY, acc = 0.0
+    for j in range(k):
+        x = fabs(t * v[j])
+        if x > m:
+            m = x
+    if m < 0.5:
+        for j in range(k):
+            acc += p[j] * expm1(t * v[j])
+        return log1p(acc)
+    m = -INFINITY
+    for j in range(k):
+        if p[j] > 0.0:
+            x = t * v[j]
+            if x > m:
+                m = x
+    for j in range(k):
+        if p[j] > 0.0:
+            acc += p[j] * exp(t * v[j] - m)
+    return m + log(acc)
+
+
+def log_mgf(const double[::1] v, const double[::1] p, double t):
+    """K(t) = log E[e^{tG}] for atoms ``v`` with masses ``p`` summing to one (see _log_mgf)."""
+    return _log_mgf(v, p, t)
+
+
+cdef void _tilt(const double[::1] v, const double[::1] p, double t, double* m1, double* m2) noexcept nogil:
+    """Mean and variance of the law tilted by e^{t v} (stable shift by the largest exponent)."""
+    cdef Py_ssize_t j, k = v.shape[0]
+    cdef double mx = -INFINITY, x, w, s0 = 0.0, s1 = 0.0, s2 = 0.0, mu
+    for j in range(k):
+        if p[j] > 0.0:
+            x = t * v[j]
+            if x > mx:
+                mx = x
+    for j in range(k):
+        if p[j] > 0.0:
+            w = p[j] * exp(t * v[j] - mx)
+            s0 += w
+            s1 += w * v[j]
+    mu = s1 / s0
+    for j in range(k):
+        if p[j] > 0.0:
+            w = p[j] * exp(t * v[j] - mx)
+            s2 += w * (v[j] - mu) * (v[j] - mu)
+    m1[0] = mu
+    m2[0] = s2 / s0
+
+
+def saddle_point(const double[::1] v, const double[::1] p, double n):
+    """Root theta > 0 of n K'(theta) = 2 / theta (the saddle point of n K - 2 log theta).
+
+    K' is increasing and -2/theta is increasing, so the root is unique when G has a positive
+    atom.  Safeguarded Newton inside a bisection bracket; returns (theta, mean, variance)
+    of the tilted law.
+    """
+    cdef double lo, hi, t, m1, m2, h, dh, vabs = 0.0, tn
+    cdef Py_ssize_t j
+    cdef int it
+    for j in range(v.shape[0]):
+        vabs = max(vabs, fabs(v[j]))
+    with nogil:
+        hi = 1.0 / vabs
+        _tilt(v, p, hi, &m1, &m2)
+        it = 0
+        while n * m1 - 2.0 / hi < 0.0 and it < 2000:
+            hi *= 2.0
+            _tilt(v, p, hi, &m1, &m2)
+            it += 1
+        lo = hi
+        _tilt(v, p, lo, &m1, &m2)
+        it = 0
+        while n * m1 - 2.0 / lo > 0.0 and it < 2000:
+            lo *= 0.5
+            _tilt(v, p, lo, &m1, &m2)
+            it += 1
+        t = 0.5 * (lo + hi) if lo < hi else lo
+        for it in range(200):
+            _tilt(v, p, t, &m1, &m2)
+            h = n * m1 - 2.0 / t
+            if h > 0.0:
+                hi = t
+            else:
+                lo = t
+            dh = n * m2 + 2.0 / (t * t)
+            tn = t - h / dh
+            if not (tn > lo and tn < hi):
+                tn = 0.5 * (lo + hi)
+            if fabs(tn - t) <= 1e-15 * t or hi - lo <= 1e-15 * hi:
+                t = tn
+                break
+            t = tn
+        _tilt(v, p, t, &m1, &m2)
+    return t, m1, m2
+
+
+cdef inline void _psi(const double[::1] q, const double[::1] d, double t, double* wr, double* wi,
+                      double* dr, double* di, double* err) noexcept nogil:
+    """w = psi(t) - 1 and psi'(t)/i for psi(t) = sum_j q_j e^{i t d_j}, with e^{ia} - 1 formed as
+    -2 sin^2(a/2) + i sin(a) (no cancellation), and a first-order bound on the rounding error of w."""
+    cdef Py_ssize_t j, k = q.shape[0]
+    cdef double a, hs, hc, s, c2, ar = 0.0, ai = 0.0, br = 0.0, bi = 0.0, e = 0.0
+    for j in range(k):
+        a = t * d[j]
+        hs = sin(0.5 * a)
+        hc = cos(0.5 * a)
+        s = 2.0 * hs * hc
+        c2 = -2.0 * hs * hs
+        ar += q[j] * c2
+        ai += q[j] * s
+        br += q[j] * d[j] * (1.0 + c2)
+        bi += q[j] * d[j] * s
+        e += q[j] * (fabs(a) if fabs(a) < 2.0 else 2.0)
+    wr[0] = ar
+    wi[0] = ai
+    dr[0] = br
+    di[0] = bi
+    err[0] = (4.0 + k) * DBL_EPS * e + 2.0 * DBL_EPS * sqrt(ar * ar + ai * ai)
+
+
+cdef void _bromwich_node(const double[::1] q, const double[::1] d, double n, double nmu, double theta,
+                         double tt, double* gr, double* absg, double* rel) noexcept nogil:
+    """One node of bromwich_nodes (all temporaries local, so prange threads share nothing)."""
+    cdef double wr, wi, dr, di, err, la, ar, rho, L, ph, zr, zi, den, mag
+    _psi(q, d, tt, &wr, &wi, &dr, &di, &err)
+    la = 0.5 * log1p(2.0 * wr + wr * wr + wi * wi)
+    ar = atan2(wi, 1.0 + wr)
+    rho = exp(la)
+    L = n * la
+    ph = n * ar + tt * nmu
+    zr = theta * theta - tt * tt
+    zi = 2.0 * theta * tt
+    den = zr * zr + zi * zi
+    mag = exp(L)
+    gr[0] = mag * (cos(ph) * zr + sin(ph) * zi) / den
+    absg[0] = mag / sqrt(den)
+    rel[0] = (n * err / rho * 1.01 if rho > 0.0 else INFINITY) + 8.0 * DBL_EPS * (1.0 + fabs(L) + fabs(ph))
+
+
+def bromwich_nodes(const double[::1] q, const double[::1] d, double n, double nmu, double theta,
+                   const double[::1] t, double[::1] gr, double[::1] absg, double[::1] rel):
+    """Integrand of the Bromwich representation at real nodes t >= 0.
+
+    g(t) = psi(t)^n e^{i t n mu} / (theta + i t)^2, psi(t) = sum_j q_j e^{i t d_j}, where q is the
+    law tilted at theta and d_j = v_j - mu (so M(theta+it)^n = M(theta)^n g(t) (theta+it)^2).
+    psi^n is formed as exp(n log1p(psi - 1)) with the principal logarithm (exact for integer n).
+    Writes Re g to ``gr``, |g| to ``absg`` and a first-order relative rounding bound to ``rel``.
+    """
+    cdef Py_ssize_t i, m = t.shape[0]
+    cdef int nt = 2 if m * q.shape[0] > 200000 else 1
+    with nogil:
+        for i in prange(m, schedule="static", num_threads=nt):
+            _bromwich_node(q, d, n, nmu, theta, t[i], &gr[i], &absg[i], &rel[i])
+
+
+cdef void _modulus_bound(const double[::1] q, const double[::1] d, double s2, double c, double hh,
+                         double* out) noexcept nogil:
+    cdef double wr, wi, dr, di, err, r
+    _psi(q, d, c, &wr, &wi, &dr, &di, &err)
+    r = sqrt((1.0 + wr) * (1.0 + wr) + wi * wi) + err + 4.0 * DBL_EPS
+    r = r + sqrt(dr * dr + di * di) * (1.0 + 1e-12) * hh + 0.5 * s2 * (1.0 + 1e-12) * hh * hh
+    out[0] = r if r < 1.0 else 1.0
+
+
+def cf_modulus_bound(const double[::1] q, const double[::1] d, double s2, const double[::1] c,
+                     const double[::1] h, double[::1] out):
+    """Certified bound on max |psi(t)| over [c_i - h_i, c_i + h_i]:
+    |psi(c)| + |psi'(c)| h + s2 h^2 / 2 (Taylor; |psi''| <= E_q (V - mu)^2 = s2), capped at 1."""
+    cdef Py_ssize_t i, m = c.shape[0]
+    cdef int nt = 2 if m * q.shape[0] > 200000 else 1
+    with nogil:
+        for i in prange(m, schedule="static", num_threads=nt):
+            _modulus_bound(q, d, s2, c[i], h[i], &out[i])

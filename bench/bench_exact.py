@@ -1,6 +1,6 @@
 """Issue-3 benchmark: ε(δ = 0.01/n) per call for every mechanism at n = 1e3 … 1e9, a 100-point
-ε-versus-n curve, and the default evaluator against independent exact O(√n) sums (2-RR), all
-measured in one run.
+ε-versus-n curve, and the default (exact, Bromwich) evaluator against the discretised engines and
+independent exact O(√n) sums (2-RR), all measured in one run.
 
 Usage::
 
@@ -21,8 +21,8 @@ from shuffleamp._ext import kernels
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace
 
 
-#: Laplace's GPARV is continuous: its binned support is large, so it takes the FFT path, whose window
-#: grows like sqrt(n); beyond this n one call takes minutes on 2 cores (an open gap of issue 3).
+#: Laplace's GPARV is continuous: the exact evaluator falls back to the FFT path, whose window grows
+#: like sqrt(n); beyond this n one call takes minutes on 2 cores (an open gap of issue 3).
 LAPLACE_MAX_N = 10**5
 
 
@@ -49,7 +49,7 @@ def main(argv=None):
     lines = []
     mechs = [KRR(1.0, 10), BLH(1.0), RAPPOR(1.0, 64), OUE(1.0, 64), HadamardResponse(1.0, 64), Laplace(1.0)]
     ns = [10**k for k in range(3, 10)]
-    lines.append("### ε(δ = 0.01/n) per call, upper + certified lower, default evaluator (ε0 = 1)\n")
+    lines.append("### ε(δ = 0.01/n) per call, upper + certified lower, default evaluator `exact` (ε0 = 1)\n")
     lines.append("| mechanism | " + " | ".join(f"n=1e{int(math.log10(n))}" for n in ns) + " |")
     lines.append("|---|" + "---|" * len(ns))
     for m in mechs:
@@ -59,29 +59,40 @@ def main(argv=None):
                 cells.append("not run (see note)")
                 continue
             r, dt = timed(lambda: sa.epsilon(m, n, 0.01 / n))
-            cells.append(f"{dt * 1000:.0f} ms (ε={r.upper:.4g}, lo {r.lower:.4g})")
+            how = r.settings["grid"]["upper"].get("evaluator")
+            tag = "" if how in ("exact", "enumeration") else f", {how} fallback"
+            cells.append(f"{dt * 1000:.0f} ms (ε={r.upper:.6g}, lo {r.lower:.6g}{tag})")
             print(m.describe()["mechanism"], n, r.upper, r.lower, f"{dt:.3f}s", flush=True)
         lines.append(f"| {m.describe()['mechanism']} | " + " | ".join(cells) + " |")
-    # 100-point curve
+    # 100-point curves
     m = KRR(1.0, 10)
-    grid = np.unique(np.round(np.logspace(3, 8, 100)).astype(np.int64))
-    r, dt_curve = timed(lambda: sa.epsilon(m, grid, 1e-8))
-    lines.append(f"\n### 100-point ε-versus-n curve (10-RR, ε0 = 1, δ = 1e-8, n = 1e3 … 1e8, upper + lower)\n")
-    lines.append(f"{len(grid)} points in {dt_curve:.2f} s ({1000 * dt_curve / len(grid):.0f} ms per point).\n")
+    lines.append("\n### 100-point ε-versus-n curves (10-RR, ε0 = 1, δ = 1e-8, upper + certified lower)\n")
+    lines.append("| n range | evaluator | points | total s | ms per point |")
+    lines.append("|---|---|---|---|---|")
+    for lo_e, hi_e in ((3, 9), (5, 9)):
+        grid = np.unique(np.round(np.logspace(lo_e, hi_e, 100)).astype(np.int64))
+        for ev in ("exact", "spectral"):
+            r, dt_curve = timed(lambda: sa.epsilon(m, grid, 1e-8, evaluator=ev))
+            lines.append(f"| 1e{lo_e} … 1e{hi_e} | {ev} | {len(grid)} | {dt_curve:.2f} | {1000 * dt_curve / len(grid):.0f} |")
+            print(lines[-1], flush=True)
     # exact vs default vs FFT vs clone (2-RR, where an independent O(sqrt n) exact oracle exists)
-    lines.append("### Default (spectral) vs FFT path vs standard clone vs exact O(√n) sums (2-RR, δ = 1e-8)\n")
-    lines.append("| ε0 | n | exact ε | default ε (rel. err) | default s | FFT-path ε (rel. err) | FFT s | clone ε (×exact) | clone s | exact-oracle s |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|")
+    lines.append("\n### Default `exact` vs spectral vs FFT path vs standard clone vs exact O(√n) sums (2-RR, δ = 1e-8)\n")
+    lines.append("ε columns: upper ε and its relative error against the oracle ε; s columns: wall time of one "
+                 "`epsilon` call (upper + lower); ×: time relative to the default.\n")
+    lines.append("| ε0 | n | oracle ε | exact ε (rel. err) | exact s | spectral ε (rel. err) | spectral s (×) | FFT-path ε (rel. err) | FFT s (×) | clone ε (×oracle) | clone s | oracle s |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for eps0 in (1.0, 4.0):
         m = KRR(eps0, 2)
         for n in (10**3, 10**5, 10**7, 10**8, 10**9):
             r, dt = timed(lambda: sa.epsilon(m, n, 1e-8))
+            rs, dts = timed(lambda: sa.epsilon(m, n, 1e-8, evaluator="spectral"))
             rf, dtf = timed(lambda: sa.epsilon(m, n, 1e-8, evaluator="fft")) if n <= 10**8 else (None, None)
             rc, dtc = timed(lambda: sa.epsilon(m, n, 1e-8, method="clone"))
             ex, dte = timed(lambda: exact_eps_2rr(eps0, n, 1e-8, r.upper))
             fcol = "—" if rf is None else f"{rf.upper:.8g} ({rf.upper / ex - 1:+.1e})"
-            fs = "—" if dtf is None else f"{dtf:.2f}"
-            lines.append(f"| {eps0:g} | {n:.0e} | {ex:.8g} | {r.upper:.8g} ({r.upper / ex - 1:+.1e}) | {dt:.2f} | "
+            fs = "—" if dtf is None else f"{dtf:.2f} ({dtf / dt:.0f}×)"
+            lines.append(f"| {eps0:g} | {n:.0e} | {ex:.10g} | {r.upper:.10g} ({r.upper / ex - 1:+.1e}) | {dt:.3f} | "
+                         f"{rs.upper:.8g} ({rs.upper / ex - 1:+.1e}) | {dts:.2f} ({dts / dt:.0f}×) | "
                          f"{fcol} | {fs} | {rc.upper:.4g} ({rc.upper / ex:.2f}) | {dtc:.2f} | {dte:.1f} |")
             print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"

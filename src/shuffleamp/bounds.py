@@ -33,8 +33,9 @@ import numpy as np
 from scipy.optimize import brentq
 
 from . import __version__, _validate, fft_backend
+from . import exact as _exact
 from .engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
-from .errors import ParameterError
+from .errors import ParameterError, ResourceLimitError
 from .gparv import Decomposition
 
 #: Every ``method=`` value; all but "optimal" are implemented in :mod:`shuffleamp.baselines`.
@@ -136,7 +137,30 @@ class BoundResult:
         }
         if self.kind == "estimate":
             out[f"{q}_estimate"] = conv(self.estimate)
+        if self.method == "optimal":
+            out["evaluator"] = self.settings.get("evaluator")
+            out["delta_error"] = self.delta_error
         return out
+
+    @property
+    def delta_error(self):
+        """Certified error bound of the upper δ evaluation at the answer (δ units), as charged by
+        the evaluator (``settings["grid"]``): float, list for array inputs, or None if unknown.
+
+        For ``evaluator="exact"`` it is the whole error of the Bromwich / enumeration value; for
+        the FFT engine it is the tail, aliasing and round-off charge (the discretisation's own
+        bias is certified one-sided but not included)."""
+        grid = self.settings.get("grid")
+
+        def one(rec):
+            info = (rec or {}).get("upper") if isinstance(rec, dict) else None
+            if info is None:
+                return None
+            return info.get("delta_error", info.get("charged"))
+
+        if isinstance(grid, list):
+            return [one(r) for r in grid]
+        return one(grid)
 
 
 # ---------------------------------------------------------------------------- families
@@ -171,22 +195,47 @@ def _dedupe(fams: list) -> list:
     return out
 
 
-def _delta_point(fams, n: int, eps: float, mode: str, rtol: float, max_grid: int, evaluator: str = "auto"):
+def _delta_one(g, n: int, mode: str, rtol: float, max_grid: int, evaluator: str):
+    """Certified δ of one GPARV by the requested evaluator; returns (Evaluation, fallback reason or None).
+
+    ``"exact"`` (default) uses :func:`shuffleamp.exact.delta_exact` (Bromwich integral or exact
+    enumeration, no discretisation) and falls back to the certified FFT engine ("auto") for
+    GPARVs with a continuous part or when the integration would exceed its work budget; the
+    fallback is recorded in the evaluation info.
+    """
+    if evaluator == "exact":
+        try:
+            return _exact.delta_exact(g, n, mode=mode), None
+        except NotImplementedError:
+            reason = "continuous GPARV: certified FFT engine used"
+        except ResourceLimitError as e:
+            reason = f"exact work budget exceeded ({e}); certified FFT engine used"
+        return delta_fft(g, n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator="auto"), reason
+    return delta_fft(g, n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator=evaluator), None
+
+
+def _delta_point(fams, n: int, eps: float, mode: str, rtol: float, max_grid: int, evaluator: str = "exact"):
     """max over families of the certified engine value; returns (value, evaluation dict)."""
     best, info = 0.0, None
     for f in fams:
-        ev = delta_fft(f.gparv(eps), n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator=evaluator)
+        ev, fallback = _delta_one(f.gparv(eps), n, mode, rtol, max_grid, evaluator)
         if info is None or ev.delta > best:
             best, info = ev.delta, ev.as_dict()
             info["pair"] = getattr(f, "label", "")
+            info["delta_error"] = ev.charged
+            if fallback:
+                info["fallback"] = fallback
     return best, info
 
 
 # ---------------------------------------------------------------------------- validation
-EVALUATORS = ("auto", "spectral", "fft")
+#: ``"exact"`` (default): Bromwich integral / enumeration (:mod:`shuffleamp.exact`); ``"fft"``,
+#: ``"spectral"``, ``"auto"``: the certified discretised engine (:mod:`shuffleamp.engine`).
+EVALUATORS = ("exact", "fft", "spectral", "auto")
+DEFAULT_EVALUATOR = "exact"
 
 
-def _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator="auto"):
+def _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator=DEFAULT_EVALUATOR):
     if not hasattr(mechanism, "upper_decompositions") or not hasattr(mechanism, "eps0"):
         raise ParameterError("mechanism", f"must be a shuffleamp mechanism, got {type(mechanism).__name__}")
     _validate.choice(method, "method", set(METHODS))
@@ -197,11 +246,12 @@ def _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator="auto"):
     return rtol, rtol_lower, max_grid
 
 
-def _settings(method, rtol, rtol_lower, max_grid, evals, evaluator="auto") -> dict:
+def _settings(method, rtol, rtol_lower, max_grid, evals, evaluator=DEFAULT_EVALUATOR) -> dict:
     return {
         "evaluator": evaluator,
-        "rounding_upper": "spread" if method in METHODS else None,
-        "rounding_lower": LOWER_MODE,
+        "exact_rtol": _exact.DEFAULT_RTOL if evaluator == "exact" else None,
+        "rounding_upper": None if evaluator == "exact" else "spread",
+        "rounding_lower": None if evaluator == "exact" else LOWER_MODE,
         "rtol": rtol,
         "rtol_lower": rtol_lower,
         "max_grid": max_grid,
@@ -223,7 +273,7 @@ def _broadcast(n, other):
 # ---------------------------------------------------------------------------- δ(ε)
 def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
           rtol_lower: float = DEFAULT_RTOL_LOWER, max_grid: int = DEFAULT_MAX_GRID,
-          evaluator: str = "auto") -> BoundResult:
+          evaluator: str = DEFAULT_EVALUATOR) -> BoundResult:
     r"""Shuffled δ at a given ε: certified upper and lower bounds.
 
     Parameters
@@ -240,16 +290,19 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
         only, labelled by ``sound`` / ``kind`` / ``settings["regime"]``; ``"variation-ratio"``
         and ``"gdp"`` are unsound and for comparison only).
     rtol : float
-        Requested relative accuracy of the upper δ (grid choice; estimate).
+        FFT/spectral engine only: requested relative accuracy of the upper δ (grid choice; estimate).
     rtol_lower : float
-        Requested relative accuracy of the lower δ (floor rounding needs a finer grid).
+        FFT/spectral engine only: requested relative accuracy of the lower δ.
     max_grid : int
-        Largest FFT length; coarser (still sound) grids are used beyond it.
-    evaluator : {"auto", "spectral", "fft"}
-        How the certified lattice functional is evaluated (same quantity either way):
-        "spectral" sums over the frequencies where the tilted characteristic function power is
-        not certifiably negligible (cost nearly independent of n), "fft" inverts the whole
-        window; "auto" uses spectral unless it would need too many frequencies (small n).
+        FFT/spectral engine only: largest FFT length; coarser (still sound) grids are used beyond it.
+    evaluator : {"exact", "fft", "spectral", "auto"}
+        ``"exact"`` (default): the Bromwich-integral evaluator of :mod:`shuffleamp.exact` (or exact
+        enumeration at small n): no discretisation; its error bound (``delta_error`` in
+        ``settings["grid"]``) is added to ``upper`` and subtracted from ``lower``.  GPARVs with a
+        continuous part (Laplace) fall back to the certified FFT engine, recorded as ``fallback``.
+        ``"fft"``: the discretised, certified engine of :mod:`shuffleamp.engine`, inverting the
+        tilted window by FFT; ``"spectral"``: the same quantity by Parseval sums over the
+        non-negligible frequencies; ``"auto"``: spectral unless it needs too many frequencies.
 
     Returns
     -------
@@ -300,14 +353,14 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
 
 
 # ---------------------------------------------------------------------------- ε(δ)
-def _solve_eps(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None):
+def _solve_eps(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None, guess=None):
     """Conservative ε for a decreasing certified δ-bound ``fn(ε) -> (δ, info)``.
 
     side="upper": the smallest *evaluated* ε with fn(ε) <= target.  Each such ε is certified
     on its own (fn is a certified upper bound there), so soundness does not rely on monotonicity.
     side="lower": the largest evaluated ε with fn(ε) > target (fn a certified lower bound, so
     the true ε* exceeds it), else 0.
-    ``estimate(ε)`` (cheap, uncertified) only places the first bracket.  The final bracket is
+    ``estimate(ε)`` (cheap, uncertified) or ``guess`` only places the first bracket.  The final bracket is
     narrower than ``rel_tol`` times its own left end (floor 1e-12 * eps_hi).
     Returns (ε, info at ε, number of fn evaluations).
     """
@@ -323,9 +376,8 @@ def _solve_eps(fn, target: float, eps_hi: float, side: str, rel_tol: float, esti
     def phi(e):
         return math.log(max(f(e), 1e-300)) - math.log(target)
 
-    # 1. first bracket from the estimate
-    guess = None
-    if estimate is not None:
+    # 1. first bracket from the guess or the estimate
+    if guess is None and estimate is not None:
         def pe(e):
             return math.log(max(estimate(e), 1e-300)) - math.log(target)
         try:
@@ -381,7 +433,7 @@ def _estimator(fams, n):
 
 def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
             rtol_lower: float = DEFAULT_RTOL_LOWER, max_grid: int = DEFAULT_MAX_GRID,
-            eps_rtol: float = 1e-6, evaluator: str = "auto") -> BoundResult:
+            eps_rtol: float = 1e-7, evaluator: str = DEFAULT_EVALUATOR) -> BoundResult:
     r"""Shuffled ε at a given δ: certified upper and lower bounds (nats).
 
     Parameters
@@ -443,7 +495,7 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
         if lo_f:
             los[i], info_l, cnt_l = _solve_eps(
                 lambda e: _delta_point(lo_f, ni, e, LOWER_MODE, rtol_lower, max_grid, evaluator), di, eps_hi, "lower",
-                eps_rtol, _estimator(lo_f, ni))
+                eps_rtol, None, guess=ups[i] if 0.0 < ups[i] < eps_hi else None)
             los[i] = min(los[i], ups[i])
             rec.update(lower=info_l, lower_evaluations=cnt_l)
         evals.append(rec)

@@ -100,9 +100,11 @@ def _add_common_args(p: argparse.ArgumentParser, methods: Sequence[str] | None =
         g.add_argument("--method", choices=methods, default="optimal",
                        help="optimal (default: certified tight upper and lower bounds)" + extra)
     g.add_argument("--rtol", type=_real, default=1e-3, help="target relative accuracy (default: 1e-3)")
-    g.add_argument("--evaluator", choices=("auto", "spectral", "fft"), default="auto",
-                   help="how the certified bound is evaluated: spectral (pruned Parseval sums, cost nearly "
-                        "independent of n), fft (inverse FFT over the window) or auto (default)")
+    g.add_argument("--evaluator", choices=("exact", "fft", "spectral", "auto"), default="exact",
+                   help="how the certified bound is evaluated: exact (default: Bromwich integral or exact "
+                        "enumeration, no discretisation, certified error bound reported as delta_error; "
+                        "Laplace falls back to fft), fft (discretised engine, inverse FFT over the window), "
+                        "spectral (discretised engine, pruned Parseval sums) or auto (spectral or fft)")
     g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
 
 
@@ -331,7 +333,7 @@ def _evaluator_kw(args) -> dict:
     return {"evaluator": args.evaluator} if args.method == "optimal" else {}
 
 
-def _compare_rows(mech, n, quantity: str, given: float, rtol: float, evaluator: str = "auto") -> list[dict]:
+def _compare_rows(mech, n, quantity: str, given: float, rtol: float, evaluator: str = "exact") -> list[dict]:
     """Run every method; one dict per method (plus the optimal method's certified lower bound)."""
     import time
 
@@ -379,7 +381,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     else:
         quantity, given_name, given = "delta", "epsilon", _validate.epsilon(args.epsilon)
     rtol = _validate.real("rtol", args.rtol, lo=1e-9, hi=0.5)
-    evaluator = getattr(args, "evaluator", "auto")
+    evaluator = getattr(args, "evaluator", "exact")
     rows = _compare_rows(mech, n, quantity, given, rtol, evaluator)
     if args.json:
         doc = {"version": __version__, "command": "compare", "quantity": quantity,

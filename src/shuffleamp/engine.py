@@ -449,9 +449,10 @@ def saddle_estimate(gparv: Gparv, n: int) -> float:
         return 0.0
     v, p = gparv.approx_atoms(256)
     keep = p > 0
-    K = _LogMgf(v[keep], p[keep])
-    th = _saddle(K, n)
-    m1, v1 = K.moments(th)
+    v = np.ascontiguousarray(v[keep], dtype=np.float64)
+    p = np.ascontiguousarray(p[keep] / p[keep].sum(), dtype=np.float64)
+    th, m1, v1 = kernels.saddle_point(v, p, float(n))
+    nK = n * kernels.log_mgf(v, p, th)
     mu, s2 = n * m1, n * v1
     s = math.sqrt(max(s2, 1e-300))
     mm = mu - th * s2
@@ -462,7 +463,7 @@ def saddle_estimate(gparv: Gparv, n: int) -> float:
         log_inner = math.log(max(inner, 1e-300))
     else:  # z Phi(z) + phi(z) ~ phi(z) / z^2
         log_inner = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - 2 * math.log(-z)
-    log_val = n * K(th) - th * mu + 0.5 * th * th * s2 + math.log(s) + log_inner - math.log(n)
+    log_val = nK - th * mu + 0.5 * th * th * s2 + math.log(s) + log_inner - math.log(n)
     return math.exp(min(log_val, 0.0))
 
 

@@ -1,0 +1,256 @@
+"""The exact (Bromwich / enumeration) evaluator against independent exact oracles (issue 3).
+
+Oracles (none shares code with :mod:`shuffleamp.exact` beyond the GPARV it is given):
+
+* ``gparv_bruteforce``: multinomial enumeration (small n);
+* ``exact_three_atom``: O(sqrt n) binomial-mixture sums with closed-form binomial tails (any n);
+* ``exact_four_atom``: O(n) sums (moderate n);
+* the certified FFT engine (discretised, one-sided) at moderate n.
+
+Every comparison is "within the stated error": |value - oracle| <= delta_error (+ the oracle's own
+rounding), and upper >= oracle >= lower.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+import shuffleamp
+from shuffleamp import exact as X
+from shuffleamp._ext.kernels import exact_four_atom, exact_three_atom, gparv_bruteforce
+from shuffleamp.bounds import _families
+from shuffleamp.engine import delta_fft
+from shuffleamp.gparv import Gparv, laplace_upper_gparv
+from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse
+
+ORACLE_REL = 1e-11   # rounding of the exact oracles themselves (measured agreement ~1e-13)
+
+
+def _value(ev):
+    """Centre value of an exact evaluation (delta is value + error for upper mode)."""
+    return ev.delta - ev.charged
+
+
+def _gparv(mech, eps, which="upper", i=0):
+    return _families(mech, "optimal", which)[i].gparv(eps)
+
+
+def _oracle3(g, n):
+    v, p = g.values, g.probs
+    lo, hi = exact_three_atom(v[0], p[0], v[1], p[1], v[2], n)
+    return lo, hi
+
+
+def _check_within(ev_up, ev_lo, lo, hi):
+    """upper >= oracle >= lower, and the centre is within the stated error of the oracle."""
+    assert ev_up.delta >= lo * (1 - ORACLE_REL)
+    assert ev_lo.delta <= hi * (1 + ORACLE_REL)
+    centre = _value(ev_up)
+    assert abs(centre - 0.5 * (lo + hi)) <= ev_up.charged + 0.5 * (hi - lo) + ORACLE_REL * hi
+
+
+# ------------------------------------------------------------------ small n: brute force
+SMALL = [("krr10", KRR(k=10, eps0=4.0)), ("krr2", KRR(k=2, eps0=1.0)), ("blh", BLH(eps0=2.0)),
+         ("hr", HadamardResponse(eps0=1.5, d=8)), ("oue", OUE(eps0=1.0, d=4))]
+
+
+@pytest.mark.parametrize("name,mech", SMALL, ids=[s[0] for s in SMALL])
+@pytest.mark.parametrize("n", [3, 12, 40])
+def test_bromwich_vs_bruteforce_small_n(name, mech, n):
+    """Bromwich integral forced at small n (where |psi| returns near 1): within its error bound."""
+    for frac in (0.05, 0.3, 0.7):
+        g = _gparv(mech, frac * mech.eps0)
+        want = float(gparv_bruteforce(g.values, g.probs, n))
+        up = X.delta_exact(g, n, "upper", enumerate_max=0)
+        lo = X.delta_exact(g, n, "lower", enumerate_max=0)
+        assert up.evaluator == "exact"
+        assert up.delta >= want * (1 - ORACLE_REL)
+        assert lo.delta <= want * (1 + ORACLE_REL)
+        assert abs(_value(up) - want) <= up.charged + ORACLE_REL * want
+
+
+@pytest.mark.parametrize("name,mech", SMALL, ids=[s[0] for s in SMALL])
+def test_enumeration_path_vs_bruteforce(name, mech):
+    g = _gparv(mech, 0.3 * mech.eps0)
+    for n in (1, 2, 7, 30):
+        want = float(gparv_bruteforce(g.values, g.probs, n))
+        ev = X.delta_exact(g, n)
+        assert ev.evaluator == "enumeration"
+        assert ev.delta >= want and _value(ev) == pytest.approx(want, rel=1e-12)
+        assert ev.charged <= 1e-9 * want + 1e-300
+
+
+# ------------------------------------------------------------------ any n: O(sqrt n) three-atom sums
+NS = [10**2, 10**3, 10**4, 10**5, 10**6, 10**7, 10**8, 10**9]
+
+
+@pytest.mark.parametrize("eps0", [0.5, 1.0, 4.0])
+@pytest.mark.parametrize("n", NS)
+def test_bromwich_vs_three_atom_sums(eps0, n):
+    """2-RR (three-atom GPARV) at eps ~ the eps of delta = 0.01/n: within the stated error, and the
+    stated error itself is below 1e-6 relative (the accuracy target)."""
+    mech = KRR(k=2, eps0=eps0)
+    # an eps where delta is in the useful range: the estimate bracket of the saddle approximation
+    for eps in _useful_eps(mech, n):
+        g = _gparv(mech, eps)
+        assert g.values.size == 3
+        lo, hi = _oracle3(g, n)
+        if hi <= 0 or hi < 1e-300:
+            continue
+        up = X.delta_exact(g, n, "upper", enumerate_max=0 if n > 100 else X.ENUMERATE_MAX)
+        low = X.delta_exact(g, n, "lower", enumerate_max=0 if n > 100 else X.ENUMERATE_MAX)
+        _check_within(up, low, lo, hi)
+        if n >= 10**4:
+            assert up.charged <= 1e-6 * lo
+            assert abs(_value(up) - lo) <= 1e-8 * lo
+
+
+def _useful_eps(mech, n):
+    from shuffleamp.engine import saddle_estimate
+    fam = _families(mech, "optimal", "upper")[0]
+    f = lambda e: math.log(max(saddle_estimate(fam.gparv(e), n), 1e-300)) - math.log(0.01 / n)
+    e = brentq(f, 1e-9, mech.eps0 * (1 - 1e-9), xtol=1e-12)
+    return (0.8 * e, e, min(1.5 * e, 0.95 * mech.eps0))
+
+
+@pytest.mark.parametrize("n", [300, 2000, 20000])
+def test_bromwich_vs_four_atom_sums(n):
+    mech = KRR(k=10, eps0=4.0)
+    for eps in _useful_eps(mech, n):
+        g = _gparv(mech, eps)
+        assert g.values.size == 4
+        v, p = g.values, g.probs
+        lo, hi = exact_four_atom(v[0], p[0], v[1], p[1], v[2], p[2], v[3], n)
+        up = X.delta_exact(g, n, "upper")
+        low = X.delta_exact(g, n, "lower")
+        _check_within(up, low, lo, hi)
+
+
+# ------------------------------------------------------------------ vs the FFT engine and the lower evaluator
+@pytest.mark.parametrize("name,mech", SMALL[:3], ids=[s[0] for s in SMALL[:3]])
+@pytest.mark.parametrize("n", [500, 5000])
+def test_exact_vs_fft_engine(name, mech, n):
+    """The discretised FFT engine certifies one-sided bounds: its upper >= exact lower, its lower <=
+    exact upper, and its upper is within the issue's 1% of exact (measured: 0.14-0.16% at rtol = 1e-3).
+    Its *lower* bound carries a certified spread-bias charge (or a capped floor grid) and was measured
+    1-8% below the exact lower value at these n; only its direction is asserted."""
+    for eps in _useful_eps(mech, n)[:2]:
+        g = _gparv(mech, eps)
+        ex_up = X.delta_exact(g, n, "upper")
+        ex_lo = X.delta_exact(g, n, "lower")
+        f_up = delta_fft(g, n, mode="spread", evaluator="fft")
+        f_lo = delta_fft(g, n, mode="spread_lower", evaluator="fft")
+        assert f_up.delta >= ex_lo.delta
+        assert f_lo.delta <= ex_up.delta
+        # issue 3's accuracy target for the FFT path: (upper) within 1% of exact
+        assert f_up.delta <= _value(ex_up) * 1.01
+
+
+@pytest.mark.parametrize("name,mech", SMALL, ids=[s[0] for s in SMALL])
+def test_api_lower_below_upper_exact(name, mech):
+    for n in (10, 10**4, 10**8):
+        r = shuffleamp.epsilon(mech, n, 0.01 / n)
+        assert 0.0 <= r.lower <= r.upper <= mech.eps0
+        d = shuffleamp.delta(mech, n, r.upper)
+        assert d.lower <= d.upper <= 0.01 / n * (1 + 1e-12)
+
+
+# ------------------------------------------------------------------ acceptance: n = 1e8 vs an independent exact epsilon
+@pytest.mark.parametrize("eps0", [1.0, 4.0])
+@pytest.mark.parametrize("n", [10**8, 10**9])
+def test_api_epsilon_matches_independent_exact(eps0, n):
+    """Default API answer at telemetry scale agrees with an independent O(sqrt n) computation of
+    the optimal epsilon (bisection on exact_three_atom) to 1e-6 relative, on the right sides."""
+    mech = KRR(k=2, eps0=eps0)
+    target = 0.01 / n
+    fam = _families(mech, "optimal", "upper")
+
+    def delta_exact_oracle(e, side):
+        vals = [_oracle3(f.gparv(e), n) for f in fam]
+        return max(v[1] if side == "hi" else v[0] for v in vals)
+
+    # independent epsilon: root of the oracle's log delta (brentq to 1e-13 relative), bracketed by
+    # a 2% window around the saddle-point estimate (checked to straddle the root)
+    e0 = _useful_eps(mech, n)[1]
+    a, b = 0.98 * e0, 1.02 * e0
+    f = lambda e: math.log(delta_exact_oracle(e, "lo")) - math.log(target)
+    assert f(a) > 0 > f(b)
+    eps_star = brentq(f, a, b, xtol=1e-15, rtol=1e-13)
+    r = shuffleamp.epsilon(mech, n, target)
+    assert r.upper >= eps_star * (1 - 1e-12)
+    assert r.lower <= eps_star * (1 + 1e-12)
+    assert r.upper == pytest.approx(eps_star, rel=1e-6)
+    assert r.settings["evaluator"] == "exact"
+
+
+# ------------------------------------------------------------------ failure modes named in the issue
+def test_no_positive_atom_is_zero():
+    g = Gparv(np.array([-2.0, -0.5, 0.0]), np.array([0.2, 0.3, 0.5]))
+    for n in (1, 10, 10**9):
+        ev = X.delta_exact(g, n)
+        assert ev.delta == 0.0 and ev.charged == 0.0
+
+
+def test_nonnegative_support_is_mean():
+    g = Gparv(np.array([0.0, 0.5, 0.8]), np.array([0.2, 0.3, 0.5]))
+    ev = X.delta_exact(g, 10**6)
+    assert ev.delta == pytest.approx(0.5 * 0.3 + 0.8 * 0.5, rel=1e-14)
+
+
+def test_eps_near_eps0_and_near_zero():
+    """Tiny positive atom (eps -> eps0) and delta near 1 (eps = 0): finite, ordered, no warnings."""
+    mech = KRR(k=4, eps0=2.0)
+    for n in (50, 10**4, 10**8):
+        for eps in (0.0, 1e-12, mech.eps0 * (1 - 1e-9), mech.eps0 * (1 - 1e-13)):
+            d = shuffleamp.delta(mech, n, eps)
+            assert math.isfinite(d.upper) and 0.0 <= d.lower <= d.upper <= 1.0
+    # at eps = eps0 the GPARV keeps a positive atom of rounding size (~1e-16): the certified
+    # Chernoff bound underflows, so the upper bound is the smallest positive double
+    assert shuffleamp.delta(mech, 10**8, mech.eps0).upper <= 1e-300
+
+
+def test_n_one_equals_single_gparv():
+    mech = KRR(k=3, eps0=1.0)
+    g = _gparv(mech, 0.4)
+    want = float(np.sum(np.maximum(g.values, 0.0) * g.probs))
+    assert _value(X.delta_exact(g, 1)) == pytest.approx(want, rel=1e-14)
+
+
+def test_continuous_gparv_falls_back_and_says_so():
+    g = laplace_upper_gparv(1.0, 0.2)
+    with pytest.raises(NotImplementedError):
+        X.delta_exact(g, 100)
+    mech = shuffleamp.mechanisms.Laplace(eps0=1.0)
+    r = shuffleamp.delta(mech, 50, 0.3)
+    assert "fallback" in r.settings["grid"]["upper"]
+    assert r.lower <= r.upper
+
+
+def test_work_budget_refusal(monkeypatch):
+    monkeypatch.setattr(X, "MAX_WORK", 1e3)
+    g = _gparv(KRR(k=10, eps0=4.0), 1.0)
+    with pytest.raises(shuffleamp.errors.ResourceLimitError, match="evaluator='fft'"):
+        X.delta_exact(g, 1000, enumerate_max=0)
+
+
+def test_deterministic():
+    mech = BLH(eps0=2.0)
+    a = shuffleamp.epsilon(mech, 10**6, 1e-8).to_dict()
+    b = shuffleamp.epsilon(mech, 10**6, 1e-8).to_dict()
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_result_reports_evaluator_and_error():
+    r = shuffleamp.epsilon(RAPPOR(eps0=1.0, d=8), 10**7, 1e-9)
+    d = r.to_dict()
+    assert d["evaluator"] == "exact"
+    assert 0.0 < d["delta_error"] < 1e-6 * 1e-9
+    rf = shuffleamp.epsilon(RAPPOR(eps0=1.0, d=8), 10**7, 1e-9, evaluator="fft").to_dict()
+    assert rf["evaluator"] == "fft" and rf["delta_error"] >= 0.0
+    # the discretised engine is one-sided: its upper is above the exact lower
+    assert rf["epsilon_upper"] >= d["epsilon_lower"]

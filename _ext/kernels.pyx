@@ -411,6 +411,12 @@ cdef double _cond_pos(double A, double d, long m, double pi) noexcept nogil:
     mean = m * pi
     if d > 0.0:
         xs = -A / d
+        # outside [0, m] the answer is immediate; deciding it first also keeps the integer
+        # corrections below finite (for |xs| >= 2**53, t + 1.0 == t and they would never end)
+        if xs < 0.0:
+            return A + d * mean
+        if xs >= m:
+            return 0.0
         t = floor(xs) + 1.0                    # smallest integer with A + d t > 0
         while t - 1.0 > xs:
             t -= 1.0
@@ -424,6 +430,10 @@ cdef double _cond_pos(double A, double d, long m, double pi) noexcept nogil:
         return d * (ept + (t - xs) * bdtrc(t - 1.0, m, pi))
     else:
         xs = A / (-d)
+        if xs <= 0.0:
+            return 0.0
+        if xs > m:
+            return A + d * mean
         u = ceil(xs) - 1.0                     # largest integer with A + d u > 0
         while u + 1.0 < xs:
             u += 1.0

@@ -26,6 +26,7 @@ from shuffleamp._ext.kernels import exact_four_atom, exact_three_atom, gparv_bru
 from shuffleamp.bounds import _families
 from shuffleamp.engine import delta_fft
 from shuffleamp.gparv import Gparv, laplace_upper_gparv
+from shuffleamp.gparv import laplace_lower_gparv as G_lower
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse
 
 ORACLE_REL = 1e-11   # rounding of the exact oracles themselves (measured agreement ~1e-13)
@@ -221,14 +222,102 @@ def test_n_one_equals_single_gparv():
     assert _value(X.delta_exact(g, 1)) == pytest.approx(want, rel=1e-14)
 
 
-def test_continuous_gparv_falls_back_and_says_so():
+def test_continuous_without_closed_form_falls_back_and_says_so(monkeypatch):
+    """A continuous part without a closed-form MGF: NotImplementedError, and the API falls back to
+    the certified FFT engine, recording the fallback."""
+    import dataclasses
+    from shuffleamp import gparv as G
+
     g = laplace_upper_gparv(1.0, 0.2)
+    bare = dataclasses.replace(g.continuous, mgf=None)
     with pytest.raises(NotImplementedError):
-        X.delta_exact(g, 100)
-    mech = shuffleamp.mechanisms.Laplace(eps0=1.0)
-    r = shuffleamp.delta(mech, 50, 0.3)
+        X.delta_exact(Gparv(g.values, g.probs, bare), 100)
+    orig = G.laplace_upper_gparv
+    monkeypatch.setattr(G, "laplace_upper_gparv", lambda e0, e: (lambda h: Gparv(
+        h.values, h.probs, dataclasses.replace(h.continuous, mgf=None)))(orig(e0, e)))
+    r = shuffleamp.delta(shuffleamp.mechanisms.Laplace(eps0=1.0), 50, 0.3)
     assert "fallback" in r.settings["grid"]["upper"]
     assert r.lower <= r.upper
+
+
+# ------------------------------------------------------------------ Laplace: continuous GPARV, closed-form MGF
+def _laplace_n1(g):
+    """E[G_+] by adaptive quadrature of the density (independent of the MGF closed form)."""
+    from scipy.integrate import quad
+    c = g.continuous
+    pts = [c.lo, *c.breaks, c.hi]
+    cont = 0.0
+    for a, b in zip(pts[:-1], pts[1:]):
+        if b > 0:
+            cont += quad(lambda s: s * c.density(s), max(a, 0.0), b, epsabs=1e-15, epsrel=1e-13, limit=500)[0]
+    return cont + float(np.sum(np.maximum(g.values, 0.0) * g.probs))
+
+
+@pytest.mark.parametrize("eps0", [0.5, 1.0, 4.0])
+@pytest.mark.parametrize("which", ["upper", "lower"])
+def test_laplace_mgf_closed_form_vs_quadrature(eps0, which):
+    from scipy.integrate import quad
+    g = (laplace_upper_gparv if which == "upper" else G_lower)(eps0, 0.3 * eps0)
+    c = g.continuous
+    pts = [c.lo, *c.breaks, c.hi]
+    def osc(f, z):
+        """int e^{z s} f(s) dF over the pieces, the oscillation by QUADPACK's QAWO (weight cos/sin)."""
+        x, t = z.real, z.imag
+        tot = 0j
+        for a, b in zip(pts[:-1], pts[1:]):
+            g_ = lambda s: np.exp(x * s) * f(s) * c.density(s)
+            if t == 0.0:
+                tot += quad(g_, a, b, epsabs=0, epsrel=1e-13, limit=400)[0]
+            else:
+                tot += (quad(g_, a, b, weight="cos", wvar=t, epsabs=0, epsrel=1e-13, limit=400)[0]
+                        + 1j * quad(g_, a, b, weight="sin", wvar=t, epsabs=0, epsrel=1e-13, limit=400)[0])
+        return tot
+
+    for z in (0.4 + 0.0j, 0.2 + 1.5j, -0.3 + 7.0j):
+        M, dM = c.mgf(np.array([z]))
+        want = osc(lambda s: 1.0, z)
+        dwant = osc(lambda s: s, z)
+        assert abs(M[0] - want) <= 1e-10 * abs(want)
+        assert abs(dM[0] - dwant) <= 1e-10 * abs(dwant)
+
+
+@pytest.mark.parametrize("eps0", [1.0, 4.0])
+@pytest.mark.parametrize("which", ["upper", "lower"])
+def test_laplace_exact_n1_vs_quadrature(eps0, which):
+    g = (laplace_upper_gparv if which == "upper" else G_lower)(eps0, 0.25 * eps0)
+    want = _laplace_n1(g)
+    up = X.delta_exact(g, 1, "upper")
+    lo = X.delta_exact(g, 1, "lower")
+    assert lo.delta <= want * (1 + 1e-12) and up.delta >= want * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("eps0", [0.5, 1.0, 4.0])
+@pytest.mark.parametrize("n", [50, 1000, 20000])
+def test_laplace_exact_vs_fft_engine(eps0, n):
+    """Both certify the same quantity: FFT upper >= exact lower and FFT lower <= exact upper; the
+    exact error bound is below 1e-5 relative."""
+    for which, gf in (("upper", laplace_upper_gparv), ("lower", G_lower)):
+        for frac in (0.05, 0.2):
+            g = gf(eps0, frac * eps0)
+            up = X.delta_exact(g, n, "upper")
+            lo = X.delta_exact(g, n, "lower")
+            if up.delta < 1e-280:
+                continue
+            f_up = delta_fft(g, n, mode="spread")
+            f_lo = delta_fft(g, n, mode="spread_lower")
+            assert f_up.delta >= lo.delta, (which, frac)
+            assert f_lo.delta <= up.delta, (which, frac)
+            assert f_up.delta <= _value(up) * 1.01
+            assert up.charged <= 1e-5 * _value(up)
+
+
+def test_laplace_api_uses_exact_at_scale():
+    m = shuffleamp.mechanisms.Laplace(eps0=1.0)
+    for n in (10**3, 10**8):
+        r = shuffleamp.epsilon(m, n, 0.01 / n)
+        info = r.settings["grid"]["upper"]
+        assert info["evaluator"] == "exact" and "fallback" not in info
+        assert 0.0 < r.lower <= r.upper < m.eps0
 
 
 def test_work_budget_refusal(monkeypatch):

@@ -492,17 +492,15 @@ def test_kernels_atom_order_invariant():
             assert_rel_equal(hi, want, 1e-10)
 
 
-@pytest.mark.xfail(strict=True, raises=O.ApiHang, reason=(
-    "_ext/kernels.pyx _cond_pos: when |A/d| >= 2**53 (d is a difference of two atoms, ~1e-16 "
-    "here, A is of size ~1), t = floor(xs) + 1.0 == xs in double and 'while t <= xs: t += 1.0' "
-    "never ends (t + 1.0 == t).  Fix: return 0 / A + d*mean when xs is outside [0, m] before "
-    "the correction loops.  Reachable from k-RR at eps = eps0 - 1e-15 (atom E - e^eps ~ 5e-14)."))
 @pytest.mark.parametrize("case", [
     ("exact_four_atom", [-1.0, -0.5, 0.0, 1e-16]),   # d = v3 - v4 = -1e-16
     ("exact_three_atom", [1e-16, 0.0, -1.0]),         # d = v1 - v2 = 1e-16
 ], ids=["four", "three"])
 def test_exact_kernels_tiny_atom_difference(case):
-    """Atoms 1e-16 apart next to atoms of size 1: the exact value is tiny but well defined."""
+    """Atoms 1e-16 apart next to atoms of size 1: the exact value is tiny but well defined.
+
+    Regression: ``_cond_pos`` used to loop forever when |A/d| >= 2**53 (t + 1.0 == t); reachable
+    from k-RR at eps = eps0 - 1e-15.  It now decides xs outside [0, m] before correcting t."""
     name, v = case
     p = [1.0 / len(v)] * len(v)
     args = ([v[0], p[0], v[1], p[1], v[2], p[2], v[3]] if len(v) == 4 else [v[0], p[0], v[1], p[1], v[2]])

@@ -284,7 +284,35 @@ def _mix_continuous(conts):
         return sum(w * (c.icdf(np.clip(s, c.lo, c.hi)) + c.mass * np.maximum(s - c.hi, 0.0))
                    for w, c in conts)
 
-    return ContinuousPart(lo, hi, mass, cdf, icdf)
+    density = mgf = None
+    breaks, poles = (), ()
+    if all(c.density is not None and c.mgf is not None for _, c in conts):
+        # closed forms for the exact evaluator: sums of the components' densities and MGFs, on the
+        # common refinement of their analytic pieces (each piece keeps its components' poles)
+        def density(s):
+            s = np.asarray(s, dtype=np.float64)
+            return sum(w * np.where((s >= c.lo) & (s <= c.hi), c.density(np.clip(s, c.lo, c.hi)), 0.0)
+                       for w, c in conts)
+
+        def mgf(z):
+            out = [c.mgf(z) for _, c in conts]
+            return (sum(w * m[0] for (w, _), m in zip(conts, out)),
+                    sum(w * m[1] for (w, _), m in zip(conts, out)))
+
+        pts = sorted({x for _, c in conts for x in (c.lo, *c.breaks, c.hi)})
+        breaks = tuple(pts[1:-1])
+        piece_poles = []
+        for a, b in zip(pts[:-1], pts[1:]):
+            mid = 0.5 * (a + b)
+            ps = set()
+            for _, c in conts:
+                if c.lo <= mid <= c.hi:
+                    cps = [c.lo, *c.breaks, c.hi]
+                    j = max(i for i in range(len(cps) - 1) if cps[i] <= mid)
+                    ps.update(c.poles[j] if j < len(c.poles) else ())
+            piece_poles.append(tuple(sorted(ps)))
+        poles = tuple(piece_poles)
+    return ContinuousPart(lo, hi, mass, cdf, icdf, density, breaks, mgf, poles)
 
 
 def mixture(parts: Sequence[tuple[float, Any]], label: str = ""):

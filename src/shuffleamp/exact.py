@@ -41,6 +41,18 @@ Error bound (``Evaluation.charged``, added to upper bounds, subtracted from lowe
 Small ``n``: when the multinomial count vectors number at most ``ENUMERATE_MAX`` the sum is
 enumerated exactly (:func:`shuffleamp._ext.kernels.multinomial_positive_part`) instead; there
 :math:`|\psi|` returns near 1 at many frequencies and enumeration is cheaper.
+
+Out of range: when even the Chernoff bound :math:`\delta \le e^{nK(\theta)}/(e\theta n)` is below
+the double range, or beats the integral's error bound (a positive atom of denormal mass), that
+certified bound is returned (``evaluator="chernoff"``, value 0, error = the bound).
+
+Continuous parts (Laplace, seed000 digest §6.6): the continuous part enters through its
+closed-form MGF (:func:`shuffleamp.gparv.inv_sqrt_mgf`, Faddeeva function) at large
+frequencies and through Gauss–Legendre nodes on sub-pieces graded towards the density's poles
+at small frequencies, the tilt and :math:`K`.  Everything above stays bounded the same way,
+but the accuracy of these two evaluations of the law itself (about 1e-13 relative for the
+closed form, spectral for the nodes) is an *estimate*; tests check both against adaptive
+quadrature of the density.
 """
 
 from __future__ import annotations
@@ -86,7 +98,8 @@ def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float = DEFAULT
     Parameters
     ----------
     gparv : Gparv
-        Law of G; atoms only (a continuous part raises ``NotImplementedError``).
+        Law of G: atoms, optionally plus a continuous part with ``density`` and ``mgf`` (Laplace);
+        a continuous part without them raises ``NotImplementedError``.
     n : int
         Number of i.i.d. copies (users), >= 1.
     mode : {"upper", "lower"} (or the engine's "spread"/"ceil" resp. "floor"/"spread_lower")
@@ -114,13 +127,20 @@ def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float = DEFAULT
     if not upper and mode not in LOWER_MODES:
         raise ValueError(f"unknown mode {mode!r}")
     if gparv.continuous is not None and gparv.continuous.mass > 0:
-        raise NotImplementedError("the exact evaluator handles finite-support GPARVs")
-    v = np.ascontiguousarray(gparv.values, dtype=np.float64)
-    p = np.ascontiguousarray(gparv.probs, dtype=np.float64)
-    p = p / p.sum()
-    value, err, nodes, theta, how = _positive_part(v, p, int(n), rtol, enumerate_max)
+        c = gparv.continuous
+        if c.mgf is None or c.density is None:
+            raise NotImplementedError("the exact evaluator needs the continuous part's closed-form MGF and density")
+        if gparv.support[1] <= 0.0:
+            value, err, nodes, theta, how = 0.0, 0.0, 0, 0.0, "exact"
+        else:
+            value, err, nodes, theta, how = _bromwich(None, None, int(n), rtol, _MixedLaw(gparv, int(n)))
+    else:
+        v = np.ascontiguousarray(gparv.values, dtype=np.float64)
+        p = np.ascontiguousarray(gparv.probs, dtype=np.float64)
+        p = p / p.sum()
+        value, err, nodes, theta, how = _positive_part(v, p, int(n), rtol, enumerate_max)
     d = value + err if upper else max(value - err, 0.0)
-    if upper and d <= 0.0 and float(v.max()) > 0.0:
+    if upper and d <= 0.0 and gparv.support[1] > 0.0:
         d = float(np.nextafter(0.0, 1.0))       # true value positive but below the float range
     return Evaluation(min(d, 1.0) if upper else d, "upper" if upper else "lower", 0.0, nodes, theta, (0, 0),
                       err, False, how)
@@ -145,17 +165,165 @@ def _positive_part(v: np.ndarray, p: np.ndarray, n: int, rtol: float, enumerate_
     return _bromwich(v, p, n, rtol)
 
 
-def _bromwich(v, p, n, rtol):
-    theta, mu, s2 = kernels.saddle_point(v, p, float(n))
-    lw = np.log(p)
-    z = lw + theta * v
-    q = np.exp(z - z.max())
-    q /= q.sum()
-    d = v - mu
-    nmu = n * mu
-    L1 = float(q @ np.abs(d))
-    s2 = float(q @ (d * d))
-    Kth = kernels.log_mgf(v, p, theta)
+class _AtomLaw:
+    """Finite atomic law at the tilt theta: psi, its bounds and K through the Cython kernels."""
+
+    def __init__(self, v, p, n):
+        self.v, self.p, self.n = v, p, n
+        self.theta, self.mu, _ = kernels.saddle_point(v, p, float(n))
+        z = np.log(p) + self.theta * v
+        q = np.exp(z - z.max())
+        self.q = q / q.sum()
+        self.d = v - self.mu
+        self.L1 = float(self.q @ np.abs(self.d))
+        self.s2 = float(self.q @ (self.d * self.d))
+        self.size = v.size
+
+    def log_mgf(self, x):
+        return kernels.log_mgf(self.v, self.p, x)
+
+    def log_mgf_error(self, x):
+        """Rounding bound of K(x) in the log1p/expm1 form: (k + 4) eps (sum p |expm1(x v)| + |K|)."""
+        return (self.size + 4) * _DBL_EPS * (float(self.p @ np.abs(np.expm1(np.minimum(x * self.v, 700.0))))
+                                             + abs(self.log_mgf(x)))
+
+    def nodes(self, t):
+        m = t.size
+        gr, ag, rel = np.empty(m), np.empty(m), np.empty(m)
+        kernels.bromwich_nodes(self.q, self.d, float(self.n), self.n * self.mu, self.theta, t, gr, ag, rel)
+        return gr, ag, rel
+
+    def rho(self, c, h):
+        out = np.empty(c.size)
+        kernels.cf_modulus_bound(self.q, self.d, self.s2, c, h, out)
+        return out
+
+
+#: Gauss–Legendre nodes per sub-piece of a continuous part (small frequencies).  Sub-pieces are no
+#: longer than their distance to the nearest pole of the density nor than 1/8 of their piece, so the
+#: Bernstein ellipse parameter is >= 3 + sqrt 8 and 24 nodes reach ~1e-30.
+CONT_NODES = 24
+#: Frequencies up to CONT_SWITCH / (longest sub-piece) use the Gauss nodes, larger ones the closed-form
+#: MGF (whose cancellation near t = 0 would cost n * 1e-13 relative).
+CONT_SWITCH = 20.0
+#: Relative accuracy assumed for the closed-form MGF (scipy.special.wofz): an estimate.
+MGF_REL = 1e-13
+
+
+def _sub_pieces(c):
+    """Sub-intervals of the continuous part's analytic pieces, graded towards the density's poles."""
+    pts = [c.lo, *c.breaks, c.hi]
+    out = []
+    for i, (a, b) in enumerate(zip(pts[:-1], pts[1:])):
+        cap = (b - a) / 8.0
+        poles = c.poles[i] if i < len(c.poles) else ()
+        if any(a < P < b for P in poles):
+            raise ValueError("a density pole lies inside its piece")
+
+        def dist(x, poles=poles, floor=1e-9 * (b - a)):
+            return max(min([abs(x - P) for P in poles], default=math.inf), floor)
+
+        # walk from the end nearer to a pole; each step no longer than the distance to the pole
+        left_first = dist(a) <= dist(b)
+        x0, x1 = (a, b) if left_first else (b, a)
+        sgn = 1.0 if left_first else -1.0
+        x = x0
+        pieces = []
+        while sgn * (x1 - x) > 1e-15 * (b - a):
+            step = min(cap, dist(x), sgn * (x1 - x))
+            y = x + sgn * step
+            if sgn * (x1 - y) < 1e-12 * (b - a):
+                y = x1
+            pieces.append((min(x, y), max(x, y)))
+            x = y
+        out.extend(pieces)
+    return out
+
+
+class _MixedLaw(_AtomLaw):
+    """Atoms plus a continuous part with a closed-form MGF (Laplace).
+
+    The continuous part is represented by Gauss–Legendre nodes on each analytic piece for the
+    tilt, K and small frequencies (spectrally accurate: the density is analytic on each piece and
+    the frequencies are below CONT_SWITCH per half-width), and by its closed-form MGF at larger
+    frequencies.  The tilted variance used by the certified modulus bound is inflated by the
+    within-node spread ``(max node gap)^2 / 4``.  The accuracy of the law's own evaluation is an
+    estimate (MGF_REL for the closed form); everything else is bounded as for atoms.
+    """
+
+    def __init__(self, g, n):
+        c = g.continuous
+        xs, ws = [], []
+        len_max, gap = 0.0, 0.0
+        x, w = leggauss(CONT_NODES)
+        for a, b in _sub_pieces(c):
+            h = 0.5 * (b - a)
+            s = 0.5 * (a + b) + h * x
+            xs.append(s)
+            ws.append(h * w * c.density(s))
+            len_max = max(len_max, b - a)
+            gap = max(gap, float(np.max(np.diff(np.concatenate([[a], s, [b]])))))
+        v = np.concatenate([g.values, *xs])
+        p = np.concatenate([g.probs, *ws])
+        p = p / p.sum()
+        order = np.argsort(v, kind="stable")
+        super().__init__(np.ascontiguousarray(v[order]), np.ascontiguousarray(p[order]), n)
+        self.s2 = self.s2 + 0.25 * gap * gap
+        self.t_switch = CONT_SWITCH / len_max
+        self.mgf = c.mgf
+        self.av, self.ap = g.values, g.probs
+        self.M_theta = math.exp(self.log_mgf(self.theta))
+        self.cmass = c.mass
+
+    def _psi_closed(self, t):
+        """psi(t) and psi'(t) from the closed forms (large t)."""
+        z = self.theta + 1j * t
+        M, dM = self.mgf(z)
+        ea = np.exp(z[:, None] * self.av[None, :])
+        M = M + ea @ self.ap
+        dM = dM + ea @ (self.ap * self.av)
+        rot = np.exp(-1j * t * self.mu) / self.M_theta
+        return M * rot, (dM - self.mu * M) * rot
+
+    def nodes(self, t):
+        small = t <= self.t_switch
+        gr, ag, rel = np.empty(t.size), np.empty(t.size), np.empty(t.size)
+        if small.any():
+            gr[small], ag[small], rel[small] = super().nodes(np.ascontiguousarray(t[small]))
+        big = ~small
+        if big.any():
+            tb = t[big]
+            psi, _ = self._psi_closed(tb)
+            rho = np.abs(psi)
+            L = self.n * np.log(np.maximum(rho, 1e-300))
+            ph = self.n * np.angle(psi) + tb * self.n * self.mu
+            z2 = (self.theta + 1j * tb) ** 2
+            val = np.exp(L + 1j * ph) / z2
+            gr[big] = val.real
+            ag[big] = np.abs(val)
+            err_psi = MGF_REL * self.cmass * np.exp(self.theta * max(abs(self.v.min()), abs(self.v.max()))) \
+                / self.M_theta + (self.size + 4) * _DBL_EPS
+            rel[big] = self.n * err_psi / np.maximum(rho, 1e-300) * 1.01 + 8 * _DBL_EPS * (1 + np.abs(L) + np.abs(ph))
+        return gr, ag, rel
+
+    def rho(self, c, h):
+        small = c + h <= self.t_switch
+        out = np.empty(c.size)
+        if small.any():
+            out[small] = super().rho(np.ascontiguousarray(c[small]), np.ascontiguousarray(h[small]))
+        big = ~small
+        if big.any():
+            psi, dpsi = self._psi_closed(c[big])
+            hb = h[big]
+            r = np.abs(psi) * (1 + 1e-9) + 1e-12 + np.abs(dpsi) * (1 + 1e-9) * hb + 0.5 * self.s2 * hb * hb
+            out[big] = np.minimum(r, 1.0)
+        return out
+
+
+def _bromwich(v, p, n, rtol, law=None):
+    law = _AtomLaw(v, p, n) if law is None else law
+    theta, s2, L1 = law.theta, law.s2, law.L1
+    Kth = law.log_mgf(theta)
     nK = n * Kth
     # s_+ <= e^{theta s} / (e theta): delta <= e^{nK(theta)} / (e theta n).  Below the double range
     # (a positive atom of denormal mass, say) this certified Chernoff bound is the answer.
@@ -164,21 +332,18 @@ def _bromwich(v, p, n, rtol):
         return 0.0, max(math.exp(log_chernoff), float(np.nextafter(0.0, 1.0))), 0, theta, "chernoff"
     s0 = 1.0 / math.sqrt(n * s2 + 2.0 / theta ** 2)
     beta = min(0.5 * theta, s0)
-    log_ell = n * max(kernels.log_mgf(v, p, theta - beta) - Kth, kernels.log_mgf(v, p, theta + beta) - Kth)
-    # rounding of n K(theta): K to ~ (k + 4) eps relative to sum p |expm1(theta v)| (log1p form)
-    nK_err = n * (v.size + 4) * _DBL_EPS * (float(p @ np.abs(np.expm1(np.minimum(theta * v, 700.0)))) + abs(Kth))
+    log_ell = n * max(law.log_mgf(theta - beta) - Kth, law.log_mgf(theta + beta) - Kth)
+    nK_err = n * law.log_mgf_error(theta)
     hp = beta                                      # panel half-width: Bernstein rho = 1 + sqrt 2
     work = [0]
-    k = v.size
+    k = law.size
 
     def panels(a, b):
         c = 0.5 * (a + b)
         h = 0.5 * (b - a)
         t = np.ascontiguousarray((c[:, None] + h[:, None] * _XG[None, :]).ravel())
-        m = t.size
-        work[0] += m
-        gr, ag, rel = np.empty(m), np.empty(m), np.empty(m)
-        kernels.bromwich_nodes(q, d, float(n), nmu, theta, t, gr, ag, rel)
+        work[0] += t.size
+        gr, ag, rel = law.nodes(t)
         W = (h[:, None] * _WG[None, :]).ravel()
         rB = beta / h + np.sqrt(1.0 + (beta / h) ** 2)
         reach = 0.5 * h * (rB + 1.0 / rB)
@@ -189,11 +354,8 @@ def _bromwich(v, p, n, rtol):
         return float(W @ gr), gl * (1.0 + 1e-9), float(W @ (ag * rel))
 
     def rho_bound(a, b):
-        c = np.ascontiguousarray(0.5 * (a + b))
-        out = np.empty(c.size)
-        work[0] += c.size
-        kernels.cf_modulus_bound(q, d, s2, c, np.ascontiguousarray(0.5 * (b - a)), out)
-        return out
+        work[0] += a.size
+        return law.rho(np.ascontiguousarray(0.5 * (a + b)), np.ascontiguousarray(0.5 * (b - a)))
 
     nc = max(1, int(math.ceil(CENTRAL_WIDTHS * s0 / (2.0 * hp))))
     edges = 2.0 * hp * np.arange(nc + 1)

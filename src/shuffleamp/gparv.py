@@ -55,6 +55,18 @@ class ContinuousPart:
         0 at ``lo`` and ``mass`` at ``hi``; clipped outside.
     icdf : callable
         ``icdf(s) = \\int_{lo}^{s} cdf(u) du`` (vectorised), used for exact per-cell first moments.
+    density : callable, optional
+        ``density(s)`` (vectorised): the continuous part's density, analytic on each piece
+        between ``lo``, ``breaks`` and ``hi``.  Used by the exact evaluator's Gauss nodes.
+    breaks : tuple of float
+        Interior points where the density's formula changes.
+    mgf : callable, optional
+        ``mgf(z) -> (M, dM)`` for complex arrays ``z``: :math:`\\int e^{zs} dF(s)` and its
+        derivative in closed form (exact evaluator at large frequencies).
+    poles : tuple of tuples of float
+        For each analytic piece (between ``lo``, ``breaks``, ``hi``), the real singularities of its
+        density formula's continuation, all outside the piece (the exact evaluator grades its
+        Gauss nodes towards them).
     """
 
     lo: float
@@ -62,6 +74,10 @@ class ContinuousPart:
     mass: float
     cdf: Callable[[np.ndarray], np.ndarray]
     icdf: Callable[[np.ndarray], np.ndarray]
+    density: Callable[[np.ndarray], np.ndarray] | None = None
+    breaks: tuple = ()
+    mgf: Callable | None = None
+    poles: tuple = ()
 
     def cell_mass_and_moment(self, edges: np.ndarray):
         """Mass and first moment of the continuous part in each cell ``(edges[i], edges[i+1]]``."""
@@ -343,6 +359,28 @@ def lower_decomposition(P: np.ndarray, x0: int, x1: int, x2: int) -> Decompositi
 
 
 # ---------------------------------------------------------------------- Laplace (digest §6.6)
+def inv_sqrt_mgf(c, a: float, b: float):
+    r"""Closed forms :math:`I = \int_a^b e^{cw} w^{-3/2} dw` and :math:`J = \int_a^b e^{cw} w^{-1/2} dw`.
+
+    With :math:`k = \sqrt{-c}` (principal) and the Faddeeva function :math:`w` (``scipy.special.wofz``,
+    :math:`\operatorname{erfc}(\zeta) = e^{-\zeta^2} w(i\zeta)`, bounded since
+    :math:`\operatorname{Im}(ik\sqrt a) \ge 0`):
+    :math:`J = \tfrac{\sqrt\pi}{k}[e^{ca}w(ik\sqrt a) - e^{cb}w(ik\sqrt b)]` and, integrating by parts,
+    :math:`I = 2e^{ca}/\sqrt a - 2e^{cb}/\sqrt b - 2k^2 J`.  ``c`` is a complex array, ``c != 0``.
+    """
+    from scipy.special import wofz
+
+    c = np.asarray(c, dtype=np.complex128)
+    k = np.sqrt(-c)
+    sa, sb = math.sqrt(a), math.sqrt(b)
+    ea, eb = np.exp(c * a), np.exp(c * b)
+    diff = ea * wofz(1j * k * sa) - eb * wofz(1j * k * sb)
+    J = math.sqrt(math.pi) / k * diff
+    I = 2.0 * ea / sa - 2.0 * eb / sb - 2.0 * math.sqrt(math.pi) * k * diff
+    return I, J
+
+
+
 def laplace_upper_gparv(eps0: float, epsilon: float) -> Gparv:
     r"""Blanket GPARV of the Laplace mechanism on {0, 1} (seed000 digest §6.6, derived GPARV CDF).
 
@@ -378,7 +416,23 @@ def laplace_upper_gparv(eps0: float, epsilon: float) -> Gparv:
         part2 = (s2 - mid) - (np.sqrt(s2 + e) - 1.0)
         return gamma * (part1 + part2 - (t / 2) * (s - lo))
 
-    cont = ContinuousPart(lo, hi, gamma * (1 - t), cdf, icdf)
+    def density(s):
+        s = np.asarray(s, dtype=np.float64)
+        return gamma * np.where(s < mid, 0.25 * math.sqrt(e) * np.maximum(1 - s, e) ** -1.5,
+                                0.25 * np.maximum(s + e, 1.0) ** -1.5)
+
+    def mgf(z):
+        # s < mid: u = 1 - s in [e, E e]; s > mid: w = s + e in [1, E]
+        z = np.asarray(z, dtype=np.complex128)
+        I1, J1 = inv_sqrt_mgf(-z, e, E * e)
+        I2, J2 = inv_sqrt_mgf(z, 1.0, E)
+        c1 = gamma * 0.25 * math.sqrt(e) * np.exp(z)
+        c2 = gamma * 0.25 * np.exp(-z * e)
+        M = c1 * I1 + c2 * I2
+        dM = c1 * (I1 - J1) + c2 * (J2 - e * I2)
+        return M, dM
+
+    cont = ContinuousPart(lo, hi, gamma * (1 - t), cdf, icdf, density, (mid,), mgf, ((1.0,), (-e,)))
     return Gparv(np.array([lo, hi, 0.0]), np.array([gamma * t / 2, gamma * t / 2, 1 - gamma]), cont)
 
 
@@ -401,7 +455,16 @@ def laplace_lower_gparv(eps0: float, epsilon: float) -> Gparv:
         s = np.clip(np.asarray(s, dtype=np.float64), lo, hi)
         return 0.5 * (s - lo) - t * (np.sqrt(s + e) - t)
 
-    cont = ContinuousPart(lo, hi, 0.5 - 0.5 / E, cdf, icdf)
+    def density(s):
+        return 0.25 * t * np.maximum(np.asarray(s, dtype=np.float64) + e, 1.0 / E) ** -1.5
+
+    def mgf(z):
+        z = np.asarray(z, dtype=np.complex128)
+        I, J = inv_sqrt_mgf(z, 1.0 / E, E)      # w = s + e in [1/E, E]
+        c = 0.25 * t * np.exp(-z * e)
+        return c * I, c * (J - e * I)
+
+    cont = ContinuousPart(lo, hi, 0.5 - 0.5 / E, cdf, icdf, density, (), mgf, ((-e,),))
     return Gparv(np.array([lo, hi]), np.array([0.5, 0.5 / E]), cont)
 
 

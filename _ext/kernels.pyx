@@ -606,16 +606,23 @@ cdef inline double _log_mgf(const double[::1] v, const double[::1] p, double t) 
         for j in range(k):
             acc += p[j] * expm1(t * v[j])
         return log1p(acc)
-    m = -INFINITY
-    for j in range(k):
-        if p[j] > 0.0:
-            x = t * v[j]
-            if x > m:
-                m = x
+    m = _max_exponent(v, p, t)
     for j in range(k):
         if p[j] > 0.0:
             acc += p[j] * exp(t * v[j] - m)
     return m + log(acc)
+
+
+cdef inline double _max_exponent(const double[::1] v, const double[::1] p, double t) noexcept nogil:
+    """max over atoms of positive mass of t * v_j (the shift of a stable log-sum-exp)."""
+    cdef Py_ssize_t j
+    cdef double x, m = -INFINITY
+    for j in range(v.shape[0]):
+        if p[j] > 0.0:
+            x = t * v[j]
+            if x > m:
+                m = x
+    return m
 
 
 def log_mgf(const double[::1] v, const double[::1] p, double t):
@@ -626,12 +633,7 @@ def log_mgf(const double[::1] v, const double[::1] p, double t):
 cdef void _tilt(const double[::1] v, const double[::1] p, double t, double* m1, double* m2) noexcept nogil:
     """Mean and variance of the law tilted by e^{t v} (stable shift by the largest exponent)."""
     cdef Py_ssize_t j, k = v.shape[0]
-    cdef double mx = -INFINITY, x, w, s0 = 0.0, s1 = 0.0, s2 = 0.0, mu
-    for j in range(k):
-        if p[j] > 0.0:
-            x = t * v[j]
-            if x > mx:
-                mx = x
+    cdef double mx = _max_exponent(v, p, t), w, s0 = 0.0, s1 = 0.0, s2 = 0.0, mu
     for j in range(k):
         if p[j] > 0.0:
             w = p[j] * exp(t * v[j] - mx)

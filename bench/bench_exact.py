@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+import tracemalloc
 
 import numpy as np
 from scipy.optimize import brentq
@@ -21,15 +22,19 @@ from shuffleamp._ext import kernels
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace
 
 
-#: Laplace's GPARV is continuous: the exact evaluator falls back to the FFT path, whose window grows
-#: like sqrt(n); beyond this n one call takes minutes on 2 cores (an open gap of issue 3).
-LAPLACE_MAX_N = 10**5
-
-
 def timed(fn):
     t0 = time.perf_counter()
     out = fn()
     return out, time.perf_counter() - t0
+
+
+def peak_mib(fn):
+    """Peak traced memory (numpy and Python allocations) of a second, untimed call."""
+    tracemalloc.start()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 2**20
 
 
 def exact_eps_2rr(eps0, n, delta, guess):
@@ -47,23 +52,24 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     lines = []
-    mechs = [KRR(1.0, 10), BLH(1.0), RAPPOR(1.0, 64), OUE(1.0, 64), HadamardResponse(1.0, 64), Laplace(1.0)]
     ns = [10**k for k in range(3, 10)]
-    lines.append("### ε(δ = 0.01/n) per call, upper + certified lower, default evaluator `exact` (ε0 = 1)\n")
-    lines.append("| mechanism | " + " | ".join(f"n=1e{int(math.log10(n))}" for n in ns) + " |")
-    lines.append("|---|" + "---|" * len(ns))
-    for m in mechs:
-        cells = []
-        for n in ns:
-            if isinstance(m, Laplace) and n > LAPLACE_MAX_N:
-                cells.append("not run (see note)")
-                continue
-            r, dt = timed(lambda: sa.epsilon(m, n, 0.01 / n))
-            how = r.settings["grid"]["upper"].get("evaluator")
-            tag = "" if how in ("exact", "enumeration") else f", {how} fallback"
-            cells.append(f"{dt * 1000:.0f} ms (ε={r.upper:.6g}, lo {r.lower:.6g}{tag})")
-            print(m.describe()["mechanism"], n, r.upper, r.lower, f"{dt:.3f}s", flush=True)
-        lines.append(f"| {m.describe()['mechanism']} | " + " | ".join(cells) + " |")
+    for eps0 in (1.0, 4.0):
+        mechs = [KRR(eps0, 10), BLH(eps0), RAPPOR(eps0, 64), OUE(eps0, 64), HadamardResponse(eps0, 64),
+                 Laplace(eps0)]
+        lines.append(f"\n### ε(δ = 0.01/n) per call, upper + certified lower, default evaluator `exact` (ε0 = {eps0:g})\n")
+        lines.append("Cell: wall time of one `epsilon` call / peak traced memory of a second call; ε upper and lower.\n")
+        lines.append("| mechanism | " + " | ".join(f"n=1e{int(math.log10(n))}" for n in ns) + " |")
+        lines.append("|---|" + "---|" * len(ns))
+        for m in mechs:
+            cells = []
+            for n in ns:
+                r, dt = timed(lambda: sa.epsilon(m, n, 0.01 / n))
+                mib = peak_mib(lambda: sa.epsilon(m, n, 0.01 / n))
+                how = r.settings["grid"]["upper"].get("evaluator")
+                tag = "" if how in ("exact", "enumeration") else f", {how}"
+                cells.append(f"{dt * 1000:.0f} ms / {mib:.1f} MiB (ε={r.upper:.6g}, lo {r.lower:.6g}{tag})")
+                print(m.describe()["mechanism"], eps0, n, r.upper, r.lower, f"{dt:.3f}s {mib:.1f}MiB", flush=True)
+            lines.append(f"| {m.describe()['mechanism']} | " + " | ".join(cells) + " |")
     # 100-point curves
     m = KRR(1.0, 10)
     lines.append("\n### 100-point ε-versus-n curves (10-RR, ε0 = 1, δ = 1e-8, upper + certified lower)\n")

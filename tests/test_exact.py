@@ -348,3 +348,21 @@ def test_result_reports_evaluator_and_error():
     assert rf["evaluator"] == "fft" and rf["delta_error"] >= 0.0
     # the discretised engine is one-sided: its upper is above the exact lower
     assert rf["epsilon_upper"] >= d["epsilon_lower"]
+
+
+def test_cli_default_matches_independent_exact_at_1e8(capsys):
+    """`shuffleamp epsilon --json` (default evaluator) at n = 1e8 vs the O(sqrt n) oracle epsilon."""
+    from shuffleamp.cli import main
+    n, eps0, target = 10**8, 4.0, 1e-10
+    mech = KRR(k=2, eps0=eps0)
+    fam = _families(mech, "optimal", "upper")
+    f = lambda e: math.log(max(_oracle3(d.gparv(e), n)[0] for d in fam)) - math.log(target)
+    e0 = _useful_eps(mech, n)[1]
+    eps_star = brentq(f, 0.98 * e0, 1.02 * e0, xtol=1e-15, rtol=1e-13)
+    assert main(["epsilon", "--mechanism", "krr", "--k", "2", "--eps0", str(eps0), "--n", str(n),
+                 "--delta", str(target), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["evaluator"] == "exact" and doc["delta_error"] > 0.0
+    assert doc["epsilon_upper"] >= eps_star * (1 - 1e-12)
+    assert doc["epsilon_upper"] == pytest.approx(eps_star, rel=1e-6)
+    assert doc["epsilon_lower"] <= eps_star

@@ -495,7 +495,7 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
         if lo_f:
             los[i], info_l, cnt_l = _solve_eps(
                 lambda e: _delta_point(lo_f, ni, e, LOWER_MODE, rtol_lower, max_grid, evaluator), di, eps_hi, "lower",
-                eps_rtol, None, guess=ups[i] if 0.0 < ups[i] < eps_hi else None)
+                eps_rtol, _estimator(lo_f, ni))
             los[i] = min(los[i], ups[i])
             rec.update(lower=info_l, lower_evaluations=cnt_l)
         evals.append(rec)

@@ -82,6 +82,8 @@ MAX_WORK = 4e8
 TAIL_WORK = 2e5
 #: First integration range T = theta * sqrt(T0_FACTOR / rtol), widened 4x while the tail bound is too large.
 T0_FACTOR = 4.0
+#: Saddle points outside this range are answered by the Chernoff bound (the integrand would overflow).
+THETA_RANGE = (1e-40, 1e40)
 #: Central panels cover [0, CENTRAL_WIDTHS * s0].
 CENTRAL_WIDTHS = 16.0
 #: Constant of the Fejér small-ball inequality: 2 / sinc(1/2)^2.
@@ -178,6 +180,10 @@ class _AtomLaw:
     def __init__(self, v, p, n):
         self.v, self.p, self.n = v, p, n
         self.theta, self.mu, _ = kernels.saddle_point(v, p, float(n))
+        if not (math.isfinite(self.theta) and math.isfinite(self.mu)):
+            self.theta = math.inf if not math.isfinite(self.theta) else self.theta
+            self.q, self.d, self.L1, self.s2, self.size = p, v, 0.0, 0.0, v.size
+            return
         z = np.log(p) + self.theta * v
         q = np.exp(z - z.max())
         self.q = q / q.sum()
@@ -188,6 +194,10 @@ class _AtomLaw:
 
     def log_mgf(self, x):
         return kernels.log_mgf(self.v, self.p, x)
+
+    def positive_mean(self):
+        """E[G_+] (rounded up): (sum G_i)_+ <= sum (G_i)_+ makes it an upper bound on delta."""
+        return float(self.p @ np.maximum(self.v, 0.0)) * (1.0 + 4.0 * self.size * _DBL_EPS)
 
     def log_mgf_error(self, x):
         """Rounding bound of K(x) in the log1p/expm1 form: (k + 4) eps (sum p |expm1(x v)| + |K|)."""
@@ -282,6 +292,9 @@ class _MixedLaw(_AtomLaw):
         self.M_theta = math.exp(self.log_mgf(self.theta))
         self.cmass = c.mass
 
+    def positive_mean(self):
+        return math.inf          # the Gauss nodes only approximate E[G_+]: not used as a bound
+
     def _psi_closed(self, t):
         """psi(t) and psi'(t) from the closed forms (large t)."""
         z = self.theta + 1j * t
@@ -330,6 +343,15 @@ class _MixedLaw(_AtomLaw):
 def _bromwich(v, p, n, rtol, law=None):
     law = _AtomLaw(v, p, n) if law is None else law
     theta, s2, L1 = law.theta, law.s2, law.L1
+    # (sum G_i)_+ <= sum (G_i)_+: delta <= E[G_+], a certified fallback for degenerate tilts
+    trivial = law.positive_mean()
+    if not math.isfinite(theta) or not (THETA_RANGE[0] < theta < THETA_RANGE[1]):
+        # (theta^2 + t^2)^2 would leave the double range (a positive atom ~1e-100 of the others,
+        # say): keep to certified bounds, never to numbers computed with overflow
+        with np.errstate(all="ignore"):
+            log_ch = n * law.log_mgf(theta) - 1.0 - math.log(theta * n) if math.isfinite(theta) else math.nan
+        ch = math.exp(min(log_ch, 700.0)) if math.isfinite(log_ch) else math.inf
+        return 0.0, max(min(ch, trivial, 1.0), float(np.nextafter(0.0, 1.0))), 0, theta, "chernoff"
     Kth = law.log_mgf(theta)
     nK = n * Kth
     # s_+ <= e^{theta s} / (e theta): delta <= e^{nK(theta)} / (e theta n).  Below the double range
@@ -337,6 +359,8 @@ def _bromwich(v, p, n, rtol, law=None):
     log_chernoff = nK - 1.0 - math.log(theta * n)
     if log_chernoff < -700.0:
         return 0.0, max(math.exp(log_chernoff), float(np.nextafter(0.0, 1.0))), 0, theta, "chernoff"
+    if nK - math.log(math.pi * n) > 700.0:     # e^{nK} out of range: the trivial bound E[G_+]
+        return 0.0, min(trivial, 1.0), 0, theta, "trivial"
     s0 = 1.0 / math.sqrt(n * s2 + 2.0 / theta ** 2)
     beta = min(0.5 * theta, s0)
     log_ell = n * max(law.log_mgf(theta - beta) - Kth, law.log_mgf(theta + beta) - Kth)
@@ -414,8 +438,8 @@ def _bromwich(v, p, n, rtol, law=None):
     scale = math.exp(nK - math.log(math.pi * n))
     value = total * scale
     err = err_I * scale + abs(value) * math.expm1(nK_err)
-    chernoff = math.exp(log_chernoff)
-    if not (value + err <= chernoff):     # badly scaled integrand: the Chernoff bound is better
+    chernoff = min(math.exp(min(log_chernoff, 700.0)), trivial)
+    if not (value + err <= chernoff):     # badly scaled integrand (or NaN): the Chernoff bound is better
         return 0.0, chernoff, work[0], theta, "chernoff"
     return max(value, 0.0), err + max(-value, 0.0), work[0], theta, "exact"
 

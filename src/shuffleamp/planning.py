@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import _validate, mechanisms
+from .bounds import DEFAULT_EVALUATOR
 from .bounds import delta as _delta
 from .errors import OutOfRegimeError, ParameterError
 
@@ -55,7 +56,8 @@ class PlanningResult:
         out = {f"{self.quantity}": self.value, f"{self.quantity}_infeasible": self.infeasible_bound,
                "target_epsilon": self.target_epsilon, "delta": self.delta, "n": self.n,
                "mechanism": self.mechanism, "delta_upper_at_answer": self.delta_at_value,
-               "evaluations": self.evaluations, "method": "optimal", "version": __version__}
+               "evaluations": self.evaluations, "method": "optimal", "evaluator": DEFAULT_EVALUATOR,
+               "version": __version__}
         return out
 
 

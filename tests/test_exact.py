@@ -272,10 +272,10 @@ def test_laplace_mgf_closed_form_vs_quadrature(eps0, which):
         for a, b in zip(pts[:-1], pts[1:]):
             g_ = lambda s: np.exp(x * s) * f(s) * c.density(s)
             if t == 0.0:
-                tot += quad(g_, a, b, epsabs=0, epsrel=1e-13, limit=400)[0]
+                tot += quad(g_, a, b, epsabs=0, epsrel=1e-12, limit=400)[0]
             else:
-                tot += (quad(g_, a, b, weight="cos", wvar=t, epsabs=0, epsrel=1e-13, limit=400)[0]
-                        + 1j * quad(g_, a, b, weight="sin", wvar=t, epsabs=0, epsrel=1e-13, limit=400)[0])
+                tot += (quad(g_, a, b, weight="cos", wvar=t, epsabs=0, epsrel=1e-12, limit=400)[0]
+                        + 1j * quad(g_, a, b, weight="sin", wvar=t, epsabs=0, epsrel=1e-12, limit=400)[0])
         return tot
 
     for z in (0.4 + 0.0j, 0.2 + 1.5j, -0.3 + 7.0j):

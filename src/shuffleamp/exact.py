@@ -291,6 +291,7 @@ class _MixedLaw(_AtomLaw):
         self.av, self.ap = g.values, g.probs
         self.M_theta = math.exp(self.log_mgf(self.theta))
         self.cmass = c.mass
+        self.width = c.hi - c.lo
 
     def positive_mean(self):
         return math.inf          # the Gauss nodes only approximate E[G_+]: not used as a bound
@@ -321,8 +322,9 @@ class _MixedLaw(_AtomLaw):
             val = np.exp(L + 1j * ph) / z2
             gr[big] = val.real
             ag[big] = np.abs(val)
-            err_psi = MGF_REL * self.cmass * np.exp(self.theta * max(abs(self.v.min()), abs(self.v.max()))) \
-                / self.M_theta + (self.size + 4) * _DBL_EPS
+            # |M_c(theta + it)| <= M_c(theta) <= M(theta); the closed form's terms cancel by up to
+            # ~|t| (hi - lo) at large t: relative error of psi estimated as MGF_REL (1 + |t| width)
+            err_psi = MGF_REL * (1.0 + tb * self.width) + (self.size + 4) * _DBL_EPS
             rel[big] = self.n * err_psi / np.maximum(rho, 1e-300) * 1.01 + 8 * _DBL_EPS * (1 + np.abs(L) + np.abs(ph))
         return gr, ag, rel
 

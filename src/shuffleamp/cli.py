@@ -99,7 +99,9 @@ def _add_common_args(p: argparse.ArgumentParser, methods: Sequence[str] | None =
             " or clone (FMT22 standard clone, upper only)"
         g.add_argument("--method", choices=methods, default="optimal",
                        help="optimal (default: certified tight upper and lower bounds)" + extra)
-    g.add_argument("--rtol", type=_real, default=1e-3, help="target relative accuracy (default: 1e-3)")
+    g.add_argument("--rtol", type=_real, default=1e-3,
+                   help="target relative accuracy of the discretised engines (--evaluator fft|spectral|auto; "
+                        "default: 1e-3); the exact evaluator reports its own certified error as delta_error")
     g.add_argument("--evaluator", choices=("exact", "fft", "spectral", "auto"), default="exact",
                    help="how the certified bound is evaluated: exact (default: Bromwich integral or exact "
                         "enumeration, no discretisation, certified error bound reported as delta_error; "
@@ -172,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--target-epsilon", type=_real, required=True, help="target central epsilon (nats)")
     g.add_argument("--delta", type=_real, required=True, help="target delta in (0, 1)")
     g.add_argument("--eps0-max", type=_real, default=20.0, help="search ceiling for eps0 (default 20)")
-    g.add_argument("--rtol", type=_real, default=1e-3, help="target relative accuracy (default: 1e-3)")
+    g.add_argument("--rtol", type=_real, default=1e-3,
+                   help="target relative accuracy of the discretised engines (--evaluator fft|spectral|auto; "
+                        "default: 1e-3); the exact evaluator reports its own certified error as delta_error")
     g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
     p.set_defaults(func=_cmd_planning, quantity="eps0")
 
@@ -184,7 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--target-epsilon", type=_real, required=True, help="target central epsilon (nats)")
     g.add_argument("--delta", type=_real, required=True, help="target delta in (0, 1)")
     g.add_argument("--n-max", type=_number, default=10**12, help="search ceiling for n (default 1e12)")
-    g.add_argument("--rtol", type=_real, default=1e-3, help="target relative accuracy (default: 1e-3)")
+    g.add_argument("--rtol", type=_real, default=1e-3,
+                   help="target relative accuracy of the discretised engines (--evaluator fft|spectral|auto; "
+                        "default: 1e-3); the exact evaluator reports its own certified error as delta_error")
     g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
     p.set_defaults(func=_cmd_planning, quantity="n")
     return parser

@@ -46,6 +46,7 @@ def run(capsys, *argv):
 # ------------------------------------------------------------------------- registry / defaults
 def test_method_lists_agree():
     assert bounds.METHODS == B.METHODS == cli.METHODS
+    assert bounds.EVALUATORS == cli.EVALUATORS and bounds.DEFAULT_EVALUATOR == cli.DEFAULT_EVALUATOR
     assert B.METHODS[0] == "optimal"
     unsound = {m for m, i in B.METHOD_INFO.items() if not i.sound}
     assert unsound == {"variation-ratio", "gdp"}

@@ -200,14 +200,14 @@ def _delta_one(g, n: int, mode: str, rtol: float, max_grid: int, evaluator: str)
 
     ``"exact"`` (default) uses :func:`shuffleamp.exact.delta_exact` (Bromwich integral or exact
     enumeration, no discretisation) and falls back to the certified FFT engine ("auto") for
-    GPARVs with a continuous part or when the integration would exceed its work budget; the
-    fallback is recorded in the evaluation info.
+    GPARVs whose continuous part has no closed-form MGF or when the integration would exceed its
+    work budget; the fallback is recorded in the evaluation info.
     """
     if evaluator == "exact":
         try:
             return _exact.delta_exact(g, n, mode=mode), None
         except NotImplementedError:
-            reason = "continuous GPARV: certified FFT engine used"
+            reason = "continuous GPARV without a closed-form MGF: certified FFT engine used"
         except ResourceLimitError as e:
             reason = f"exact work budget exceeded ({e}); certified FFT engine used"
         return delta_fft(g, n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator="auto"), reason
@@ -298,8 +298,9 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
     evaluator : {"exact", "fft", "spectral", "auto"}
         ``"exact"`` (default): the Bromwich-integral evaluator of :mod:`shuffleamp.exact` (or exact
         enumeration at small n): no discretisation; its error bound (``delta_error`` in
-        ``settings["grid"]``) is added to ``upper`` and subtracted from ``lower``.  GPARVs with a
-        continuous part (Laplace) fall back to the certified FFT engine, recorded as ``fallback``.
+        ``settings["grid"]``) is added to ``upper`` and subtracted from ``lower``.  Laplace enters
+        through its closed-form MGF; a continuous part without one, or an integration beyond the
+        work budget, falls back to the certified FFT engine, recorded as ``fallback``.
         ``"fft"``: the discretised, certified engine of :mod:`shuffleamp.engine`, inverting the
         tilted window by FFT; ``"spectral"``: the same quantity by Parseval sums over the
         non-negligible frequencies; ``"auto"``: spectral unless it needs too many frequencies.
@@ -353,14 +354,14 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
 
 
 # ---------------------------------------------------------------------------- ε(δ)
-def _solve_eps(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None, guess=None):
+def _solve_eps(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None):
     """Conservative ε for a decreasing certified δ-bound ``fn(ε) -> (δ, info)``.
 
     side="upper": the smallest *evaluated* ε with fn(ε) <= target.  Each such ε is certified
     on its own (fn is a certified upper bound there), so soundness does not rely on monotonicity.
     side="lower": the largest evaluated ε with fn(ε) > target (fn a certified lower bound, so
     the true ε* exceeds it), else 0.
-    ``estimate(ε)`` (cheap, uncertified) or ``guess`` only places the first bracket.  The final bracket is
+    ``estimate(ε)`` (cheap, uncertified) only places the first bracket.  The final bracket is
     narrower than ``rel_tol`` times its own left end (floor 1e-12 * eps_hi).
     Returns (ε, info at ε, number of fn evaluations).
     """
@@ -376,8 +377,9 @@ def _solve_eps(fn, target: float, eps_hi: float, side: str, rel_tol: float, esti
     def phi(e):
         return math.log(max(f(e), 1e-300)) - math.log(target)
 
-    # 1. first bracket from the guess or the estimate
-    if guess is None and estimate is not None:
+    # 1. first bracket from the estimate
+    guess = None
+    if estimate is not None:
         def pe(e):
             return math.log(max(estimate(e), 1e-300)) - math.log(target)
         try:

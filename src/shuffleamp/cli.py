@@ -37,6 +37,13 @@ __all__ = ["main", "build_parser"]
 #: (see :mod:`shuffleamp.baselines`); "variation-ratio" and "gdp" are unsound and labelled as such.
 METHODS = ("optimal", "clone", "clone-closed-form", "stronger-clone", "blanket-hoeffding", "blanket-bennett",
            "erlingsson", "variation-ratio", "gdp")
+#: ``--evaluator`` choices and default: :data:`shuffleamp.bounds.EVALUATORS` / ``DEFAULT_EVALUATOR``
+#: (repeated here so that building the parser does not import the numerical modules).
+EVALUATORS = ("exact", "fft", "spectral", "auto")
+DEFAULT_EVALUATOR = "exact"
+#: Help of ``--rtol`` (every subcommand that takes it).
+RTOL_HELP = ("target relative accuracy of the discretised engines (evaluator fft|spectral|auto; default: 1e-3); "
+             "the exact evaluator, the default, reports its own certified error as delta_error")
 #: ``--method`` choices of ``report`` (sound methods defined for every plan row).
 REPORT_METHODS = ("optimal", "clone")
 #: Shown instead of "certified" for ``sound=False`` results.
@@ -99,15 +106,25 @@ def _add_common_args(p: argparse.ArgumentParser, methods: Sequence[str] | None =
             " or clone (FMT22 standard clone, upper only)"
         g.add_argument("--method", choices=methods, default="optimal",
                        help="optimal (default: certified tight upper and lower bounds)" + extra)
-    g.add_argument("--rtol", type=_real, default=1e-3,
-                   help="target relative accuracy of the discretised engines (--evaluator fft|spectral|auto; "
-                        "default: 1e-3); the exact evaluator reports its own certified error as delta_error")
-    g.add_argument("--evaluator", choices=("exact", "fft", "spectral", "auto"), default="exact",
+    g.add_argument("--rtol", type=_real, default=1e-3, help=RTOL_HELP)
+    g.add_argument("--evaluator", choices=EVALUATORS, default=DEFAULT_EVALUATOR,
                    help="how the certified bound is evaluated: exact (default: Bromwich integral or exact "
                         "enumeration, no discretisation, certified error bound reported as delta_error; "
-                        "Laplace falls back to fft), fft (discretised engine, inverse FFT over the window), "
-                        "spectral (discretised engine, pruned Parseval sums) or auto (spectral or fft)")
+                        "Laplace through its closed-form MGF), fft (discretised engine, inverse FFT over the "
+                        "window), spectral (discretised engine, pruned Parseval sums) or auto (spectral or fft)")
     g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
+
+
+def _add_planning_args(p: argparse.ArgumentParser):
+    """Mechanism and target arguments shared by the planning subcommands ``eps0`` and ``n``;
+    returns the "target" group for the subcommand's own search arguments."""
+    _add_mechanism_args(p)
+    g = p.add_argument_group("target")
+    g.add_argument("--target-epsilon", type=_real, required=True, help="target central epsilon (nats)")
+    g.add_argument("--delta", type=_real, required=True, help="target delta in (0, 1)")
+    g.add_argument("--rtol", type=_real, default=1e-3, help=RTOL_HELP)
+    g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
+    return g
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -168,30 +185,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eps0", help="largest eps0 meeting a target (epsilon, delta) for n users",
                        description="Planning: the largest local eps0 whose certified shuffled upper bound meets "
                                    "the target (epsilon, delta) for n users (conservative end of the bracket).")
-    _add_mechanism_args(p)
-    g = p.add_argument_group("target")
+    g = _add_planning_args(p)
     g.add_argument("--n", type=_number, required=True, help="number of users")
-    g.add_argument("--target-epsilon", type=_real, required=True, help="target central epsilon (nats)")
-    g.add_argument("--delta", type=_real, required=True, help="target delta in (0, 1)")
     g.add_argument("--eps0-max", type=_real, default=20.0, help="search ceiling for eps0 (default 20)")
-    g.add_argument("--rtol", type=_real, default=1e-3,
-                   help="target relative accuracy of the discretised engines (--evaluator fft|spectral|auto; "
-                        "default: 1e-3); the exact evaluator reports its own certified error as delta_error")
-    g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
     p.set_defaults(func=_cmd_planning, quantity="eps0")
 
     p = sub.add_parser("n", help="smallest n meeting a target (epsilon, delta) at a given eps0",
                        description="Planning: the smallest number of users for which the certified shuffled "
                                    "upper bound meets the target (conservative end of the bracket).")
-    _add_mechanism_args(p)
-    g = p.add_argument_group("target")
-    g.add_argument("--target-epsilon", type=_real, required=True, help="target central epsilon (nats)")
-    g.add_argument("--delta", type=_real, required=True, help="target delta in (0, 1)")
+    g = _add_planning_args(p)
     g.add_argument("--n-max", type=_number, default=10**12, help="search ceiling for n (default 1e12)")
-    g.add_argument("--rtol", type=_real, default=1e-3,
-                   help="target relative accuracy of the discretised engines (--evaluator fft|spectral|auto; "
-                        "default: 1e-3); the exact evaluator reports its own certified error as delta_error")
-    g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
     p.set_defaults(func=_cmd_planning, quantity="n")
     return parser
 
@@ -339,7 +342,7 @@ def _evaluator_kw(args) -> dict:
     return {"evaluator": args.evaluator} if args.method == "optimal" else {}
 
 
-def _compare_rows(mech, n, quantity: str, given: float, rtol: float, evaluator: str = "exact") -> list[dict]:
+def _compare_rows(mech, n, quantity: str, given: float, rtol: float, evaluator: str = DEFAULT_EVALUATOR) -> list[dict]:
     """Run every method; one dict per method (plus the optimal method's certified lower bound)."""
     import time
 
@@ -387,7 +390,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     else:
         quantity, given_name, given = "delta", "epsilon", _validate.epsilon(args.epsilon)
     rtol = _validate.real("rtol", args.rtol, lo=1e-9, hi=0.5)
-    evaluator = getattr(args, "evaluator", "exact")
+    evaluator = getattr(args, "evaluator", DEFAULT_EVALUATOR)
     rows = _compare_rows(mech, n, quantity, given, rtol, evaluator)
     if args.json:
         doc = {"version": __version__, "command": "compare", "quantity": quantity,

@@ -42,7 +42,7 @@ import math
 from dataclasses import dataclass, asdict
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
+from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 
 from . import fft_backend
@@ -130,22 +130,10 @@ class _LogMgf:
 
 
 def _saddle(K: _LogMgf, n: float) -> float:
-    """Root of n K'(t) = 2/t on t > 0 (K' increasing, -2/t increasing: unique root)."""
-    def h(t):
-        return n * K.moments(t)[0] - 2.0 / t
-
-    lo, hi = 1e-12, 1.0
-    scale = max(1e-300, float(np.max(np.abs(K.x))))
-    hi = 1.0 / scale
-    k = 0
-    while h(hi) < 0:
-        hi *= 4.0
-        k += 1
-        if k > 400:
-            raise ArithmeticError("saddle point search failed")
-    while h(lo) > 0:
-        lo /= 4.0
-    return brentq(h, lo, hi, xtol=1e-14 * hi, rtol=1e-12, maxiter=200)
+    """Root of n K'(t) = 2/t on t > 0 (unique when the law has a positive atom); the Cython
+    :func:`shuffleamp._ext.kernels.saddle_point` shared with the exact evaluator."""
+    p = np.exp(K.lw - K.lw.max())
+    return kernels.saddle_point(np.ascontiguousarray(K.x), p / p.sum(), float(n))[0]
 
 
 def _chernoff_log(K: _LogMgf, n: float, eta: float, thresh: float, upper_tail: bool, sd: float) -> float:

@@ -63,7 +63,7 @@ import numpy as np
 from numpy.polynomial.legendre import leggauss
 
 from ._ext import kernels
-from .engine import Evaluation
+from .engine import Evaluation, _LogMgf
 from .errors import ResourceLimitError
 from .gparv import Gparv
 
@@ -142,7 +142,7 @@ def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = 
         if gparv.support[1] <= 0.0:
             value, err, nodes, theta, how = 0.0, 0.0, 0, 0.0, "exact"
         else:
-            value, err, nodes, theta, how = _bromwich(None, None, int(n), rtol, _MixedLaw(gparv, int(n)))
+            value, err, nodes, theta, how = _bromwich(_MixedLaw(gparv, int(n)), int(n), rtol)
     else:
         v = np.ascontiguousarray(gparv.values, dtype=np.float64)
         p = np.ascontiguousarray(gparv.probs, dtype=np.float64)
@@ -171,7 +171,7 @@ def _positive_part(v: np.ndarray, p: np.ndarray, n: int, rtol: float, enumerate_
         s_err = 2.0 * _DBL_EPS * n * float(np.max(np.abs(v))) * (k + 1)
         err = tot * math.expm1(lw_err) + s_err * pos
         return tot / n, err / n, 0, 0.0, "enumeration"
-    return _bromwich(v, p, n, rtol)
+    return _bromwich(_AtomLaw(v, p, n), n, rtol)
 
 
 class _AtomLaw:
@@ -184,9 +184,7 @@ class _AtomLaw:
             self.theta = math.inf if not math.isfinite(self.theta) else self.theta
             self.q, self.d, self.L1, self.s2, self.size = p, v, 0.0, 0.0, v.size
             return
-        z = np.log(p) + self.theta * v
-        q = np.exp(z - z.max())
-        self.q = q / q.sum()
+        self.q = _LogMgf(v, p).tilted(self.theta)
         self.d = v - self.mu
         self.L1 = float(self.q @ np.abs(self.d))
         self.s2 = float(self.q @ (self.d * self.d))
@@ -342,25 +340,23 @@ class _MixedLaw(_AtomLaw):
         return out
 
 
-def _bromwich(v, p, n, rtol, law=None):
-    law = _AtomLaw(v, p, n) if law is None else law
+def _bromwich(law, n, rtol):
+    """(value, error bound, node count, theta, how) of E[S_+]/n for ``law`` (_AtomLaw/_MixedLaw)."""
     theta, s2, L1 = law.theta, law.s2, law.L1
     # (sum G_i)_+ <= sum (G_i)_+: delta <= E[G_+], a certified fallback for degenerate tilts
     trivial = law.positive_mean()
+    tiny = float(np.nextafter(0.0, 1.0))
+    # s_+ <= e^{theta s} / (e theta): delta <= e^{nK(theta)} / (e theta n), for any theta > 0
+    Kth = law.log_mgf(theta) if math.isfinite(theta) else math.nan
+    nK = n * Kth
+    log_chernoff = nK - 1.0 - math.log(theta * n) if math.isfinite(theta) else math.nan
+    chernoff = math.exp(min(log_chernoff, 700.0)) if math.isfinite(log_chernoff) else math.inf
     if not math.isfinite(theta) or not (THETA_RANGE[0] < theta < THETA_RANGE[1]):
         # (theta^2 + t^2)^2 would leave the double range (a positive atom ~1e-100 of the others,
         # say): keep to certified bounds, never to numbers computed with overflow
-        with np.errstate(all="ignore"):
-            log_ch = n * law.log_mgf(theta) - 1.0 - math.log(theta * n) if math.isfinite(theta) else math.nan
-        ch = math.exp(min(log_ch, 700.0)) if math.isfinite(log_ch) else math.inf
-        return 0.0, max(min(ch, trivial, 1.0), float(np.nextafter(0.0, 1.0))), 0, theta, "chernoff"
-    Kth = law.log_mgf(theta)
-    nK = n * Kth
-    # s_+ <= e^{theta s} / (e theta): delta <= e^{nK(theta)} / (e theta n).  Below the double range
-    # (a positive atom of denormal mass, say) this certified Chernoff bound is the answer.
-    log_chernoff = nK - 1.0 - math.log(theta * n)
-    if log_chernoff < -700.0:
-        return 0.0, max(math.exp(log_chernoff), float(np.nextafter(0.0, 1.0))), 0, theta, "chernoff"
+        return 0.0, max(min(chernoff, trivial, 1.0), tiny), 0, theta, "chernoff"
+    if log_chernoff < -700.0:       # below the double range (a positive atom of denormal mass, say)
+        return 0.0, max(chernoff, tiny), 0, theta, "chernoff"
     if nK - math.log(math.pi * n) > 700.0:     # e^{nK} out of range: the trivial bound E[G_+]
         return 0.0, min(trivial, 1.0), 0, theta, "trivial"
     s0 = 1.0 / math.sqrt(n * s2 + 2.0 / theta ** 2)
@@ -440,7 +436,7 @@ def _bromwich(v, p, n, rtol, law=None):
     scale = math.exp(nK - math.log(math.pi * n))
     value = total * scale
     err = err_I * scale + abs(value) * math.expm1(nK_err)
-    chernoff = min(math.exp(min(log_chernoff, 700.0)), trivial)
+    chernoff = min(chernoff, trivial)
     if not (value + err <= chernoff):     # badly scaled integrand (or NaN): the Chernoff bound is better
         return 0.0, chernoff, work[0], theta, "chernoff"
     return max(value, 0.0), err + max(-value, 0.0), work[0], theta, "exact"

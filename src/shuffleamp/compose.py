@@ -119,7 +119,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from . import _validate
-from .errors import ParameterError, ResourceLimitError, ShuffleampError
+from .errors import ComponentError, ParameterError, ResourceLimitError
 from .gparv import ContinuousPart, Decomposition, Gparv, LaplaceFamily, primary_decomposition
 from .mechanisms import (MAX_MATRIX_ENTRIES, BLH, KRR, MECHANISMS, OUE, RAPPOR, HadamardResponse,
                          Laplace, MatrixMechanism, Mechanism, make)
@@ -141,32 +141,6 @@ WEIGHT_SUM_TOL = 1e-9
 
 
 # ----------------------------------------------------------------------------- errors
-class ComponentError(ParameterError):
-    """A component of a composed mechanism is invalid.
-
-    The message names the (1-based) component and the field, e.g.
-    ``component 2: field 'k': must be an integer >= 2``.
-
-    Attributes
-    ----------
-    parameter : str
-        Always ``"components"`` (the argument of the builder / the plan field).
-    index : int
-        1-based index of the offending component.
-    field : str
-        The offending field of that component (``"mechanism"``, ``"k"``, ``"weight"``, ...).
-    reason : str
-        The message without the component/field context.
-    """
-
-    def __init__(self, index: int, field: str, reason: str):
-        self.index = index
-        self.field = field
-        self.reason = reason
-        ShuffleampError.__init__(self, f"component {index}: field {field!r}: {reason}")
-        self.parameter = "components"
-
-
 def _bare(exc: ParameterError) -> str:
     text = str(exc)
     prefix = f"{exc.parameter}: "

@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import _validate
-from .errors import ParameterError, ShuffleampError
+from .errors import ParameterError, PlanError, ShuffleampError
 
 __all__ = ["Collection", "PlanError", "DEFAULT_PLAN", "load_plan", "parse_plan", "evaluate_plan"]
 
@@ -79,47 +79,6 @@ _REQUIRED = ("name", "mechanism", "n", "delta")
 _MECH_PARAMS = ("k", "d", "matrix")
 _COMPOSED_PARAMS = ("components", "weights", "q")
 _KNOWN = ("name", "mechanism", "eps0", "n", "delta", *_MECH_PARAMS, *_COMPOSED_PARAMS, "comment")
-
-
-class PlanError(ParameterError):
-    """A plan file is unreadable or one of its rows is malformed.
-
-    The message names the row and the field, e.g.
-    ``plan row 3 ('emoji'): field 'eps0': must be > 0.0, got -1.0``.
-
-    Attributes
-    ----------
-    parameter : str
-        The offending field (``"plan"`` for file-level problems).
-    row : int or None
-        1-based index of the offending row, or None for file-level problems.
-    name : str or None
-        The row's ``name`` if it has a usable one.
-    field : str or None
-        The offending field, or None for file-level / whole-row problems.
-    reason : str
-        The message without the row/field context.
-    """
-
-    def __init__(self, reason: str, *, row: int | None = None, name: str | None = None,
-                 field: str | None = None, source: str | None = None):
-        self.row = row
-        self.name = name
-        self.field = field
-        self.reason = reason
-        self.source = source
-        parts = []
-        if row is not None:
-            label = repr(name) if name is not None else "unnamed"
-            parts.append(f"plan row {row} ({label})")
-        else:
-            parts.append(f"plan {source!r}" if source else "plan")
-        if field is not None:
-            parts.append(f"field {field!r}")
-        parts.append(reason)
-        # Bypass ParameterError's "<parameter>: " prefix: the context above replaces it.
-        ShuffleampError.__init__(self, ": ".join(parts))
-        self.parameter = field if field is not None else "plan"
 
 
 def _bare_message(exc: ParameterError) -> str:

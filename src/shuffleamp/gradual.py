@@ -211,9 +211,12 @@ def _kernel(eps_prev, eps_new, k: int) -> RelaxKernel:
     e_prev = np.exp(eps_prev)
     big_d = np.exp(eps_new) + (k - 1)
     g_over_d = g / d
+    # p_bb = (E_prev d + (k-1) expm1(eps_prev)) / (d D), divided through by d (no overflow);
+    # exactly 1 at eps_new == eps_prev (identity kernel).
+    p_bb = np.where(g == 0, 1.0, (e_prev + (k - 1) * np.expm1(eps_prev) / d) / big_d)
     return RelaxKernel(move_correct=(k - 1) * g_over_d / big_d,
                        p_ba=(np.exp(eps_new) / d) * (e_prev / big_d) * g,
-                       p_bb=(e_prev * d + (k - 1) * np.expm1(eps_prev)) / (d * big_d),
+                       p_bb=p_bb,
                        move_third=(k - 2) * e_prev * g_over_d / big_d)
 
 

@@ -249,9 +249,11 @@ def _api_call(fname: str, mech, n: int, x: float, kwargs: dict):
 
 
 def kernel(name: str, *args):
-    """``shuffleamp._ext.kernels.<name>(*args)`` (module-level, so it can run in the worker)."""
-    from shuffleamp._ext import kernels
-    out = getattr(kernels, name)(*args)
+    """``<name>(*args)`` from ``shuffleamp._ext.oracles``, ``.binomial`` or ``.kernels`` (the first that
+    has it; module-level, so it can run in the worker)."""
+    from shuffleamp._ext import binomial, kernels, oracles
+    mod = next(m for m in (oracles, binomial, kernels) if hasattr(m, name))
+    out = getattr(mod, name)(*args)
     return tuple(float(x) for x in out) if isinstance(out, tuple) else float(out)
 
 

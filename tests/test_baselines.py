@@ -27,7 +27,8 @@ from scipy.stats import binom
 import shuffleamp as sa
 from shuffleamp import baselines as B
 from shuffleamp import bounds, cli
-from shuffleamp._ext.kernels import exact_four_atom, exact_three_atom, gparv_bruteforce
+from shuffleamp._ext.binomial import exact_three_atom
+from shuffleamp._ext.oracles import exact_four_atom, gparv_bruteforce
 from shuffleamp.cli import main
 from shuffleamp.engine import delta_fft
 from shuffleamp.errors import OutOfRegimeError, ParameterError

@@ -12,7 +12,7 @@ from scipy import integrate
 from scipy.optimize import brentq
 
 import shuffleamp as sa
-from shuffleamp._ext import kernels
+from shuffleamp._ext import binomial, oracles
 from shuffleamp.engine import delta_fft, saddle_estimate
 from shuffleamp.gparv import Decomposition, Gparv, laplace_lower_gparv, laplace_upper_gparv
 from shuffleamp.mechanisms import KRR
@@ -33,11 +33,11 @@ def exact_sum(g: Gparv, n: int) -> tuple[float, float]:
     """Exact (lo, hi) of (1/n) E[(sum G)_+] for 2-4 atoms via the binomial-mixture kernels."""
     v, p = g.values[::-1], g.probs[::-1]          # largest atom first
     if v.size == 2:
-        return kernels.exact_three_atom(v[0], p[0], v[1], p[1], 0.0, n)
+        return binomial.exact_three_atom(v[0], p[0], v[1], p[1], 0.0, n)
     if v.size == 3:
-        return kernels.exact_three_atom(v[0], p[0], v[1], p[1], v[2], n)
+        return binomial.exact_three_atom(v[0], p[0], v[1], p[1], v[2], n)
     assert v.size == 4
-    return kernels.exact_four_atom(v[0], p[0], v[1], p[1], v[2], p[2], v[3], n)
+    return oracles.exact_four_atom(v[0], p[0], v[1], p[1], v[2], p[2], v[3], n)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -67,13 +67,13 @@ def test_discretize_directions(mode):
 def test_bruteforce_matches_binomial_sums():
     g = krr_upper(2.0, 6).gparv(0.7)
     for n in (1, 2, 7, 25, 40):
-        bf = kernels.gparv_bruteforce(g.values, g.probs, n)
+        bf = oracles.gparv_bruteforce(g.values, g.probs, n)
         lo, hi = exact_sum(g, n)
         assert lo <= hi
         assert abs(bf - lo) <= 1e-12 * max(bf, 1e-300)
     g3 = clone(1.5).gparv(0.4)
     for n in (1, 3, 17, 40):
-        bf = kernels.gparv_bruteforce(g3.values, g3.probs, n)
+        bf = oracles.gparv_bruteforce(g3.values, g3.probs, n)
         lo, _ = exact_sum(g3, n)
         assert abs(bf - lo) <= 1e-12 * max(bf, 1e-300)
 

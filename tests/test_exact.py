@@ -22,7 +22,8 @@ from scipy.optimize import brentq
 
 import shuffleamp
 from shuffleamp import exact as X
-from shuffleamp._ext.kernels import exact_four_atom, exact_three_atom, gparv_bruteforce
+from shuffleamp._ext.binomial import exact_three_atom
+from shuffleamp._ext.oracles import exact_four_atom, gparv_bruteforce
 from shuffleamp.bounds import _families
 from shuffleamp.engine import delta_fft
 from shuffleamp.gparv import Gparv, laplace_upper_gparv

@@ -30,7 +30,7 @@ from shuffleamp import bounds, cli
 from shuffleamp._ext.binomial import exact_three_atom
 from shuffleamp._ext.oracles import exact_four_atom, gparv_bruteforce
 from shuffleamp.cli import main
-from shuffleamp.engine import delta_fft
+from shuffleamp.fft_engine import delta_fft
 from shuffleamp.errors import OutOfRegimeError, ParameterError
 from shuffleamp.gparv import laplace_upper_gparv
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace, MatrixMechanism

@@ -26,6 +26,19 @@ def exact_three_atom(double v1, double p1, double v2, double p2, double v3, long
     C = #(atoms 1 or 2) ~ Bin(n, p1+p2); given C, N1 ~ Bin(C, p1/(p1+p2)) enters through a
     closed-form binomial tail.  O(sqrt n) terms.  Returns (lo, hi): the window sum, and it
     plus the dropped window mass times max(S_+) (charged pessimistically).
+
+    Parameters
+    ----------
+    v1, p1, v2, p2, v3 : float
+        Atoms and masses (the third mass is 1 - p1 - p2).
+    n : int
+        Number of summands.
+    width : float
+        Window half-width in binomial standard deviations.
+
+    Returns
+    -------
+    (lo, hi) : floats
     """
     cdef double pc = p1 + p2, tot, dropped, vmax
     cdef long lo, hi

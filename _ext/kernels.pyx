@@ -67,6 +67,21 @@ def discretize_atoms(const double[::1] values, const double[::1] probs, double l
     mode "ceil": index i with i*l >= v (smallest); "floor": largest i with i*l <= v;
     "spread": mass split between floor(v/l) and floor(v/l)+1 preserving the mean.
     Returns (idx int64[M], w float64[M]), not merged.
+
+    Parameters
+    ----------
+    values, probs : float64[::1], shape (K,)
+        Atoms and their masses.
+    l : float
+        Grid step (> 0).
+    mode : {"ceil", "floor", "spread"}
+        Direction of the rounding.
+
+    Returns
+    -------
+    idx : int64 ndarray, shape (M,)
+    w : float64 ndarray, shape (M,)
+        Grid indices and masses (M <= 2K), not merged.
     """
     cdef Py_ssize_t K = values.shape[0], j, m = 0
     cdef int imode = 0 if mode == "ceil" else (1 if mode == "floor" else 2)
@@ -111,7 +126,26 @@ def discretize_atoms(const double[::1] values, const double[::1] probs, double l
 
 def discretize_cells(const double[::1] mass, const double[::1] moment, const double[::1] edges,
                      double l, int64_t i_lo, str mode):
-    """Directed discretisation of continuous mass given per cell (edges[k], edges[k+1]] = ((i_lo+k)l, (i_lo+k+1)l]."""
+    """Directed discretisation of continuous mass given per cell (edges[k], edges[k+1]] = ((i_lo+k)l, (i_lo+k+1)l].
+
+    Parameters
+    ----------
+    mass, moment : float64[::1], shape (K,)
+        Mass and first moment of the continuous part in each cell.
+    edges : float64[::1], shape (K + 1,)
+        Cell edges.
+    l : float
+        Grid step.
+    i_lo : int
+        Grid index of ``edges[0]``.
+    mode : {"ceil", "floor", "spread"}
+        Direction of the rounding (spread preserves each cell's mean).
+
+    Returns
+    -------
+    idx : int64 ndarray, w : float64 ndarray
+        Grid indices and masses, not merged.
+    """
     cdef Py_ssize_t K = mass.shape[0], k, m = 0
     cdef int imode = 0 if mode == "ceil" else (1 if mode == "floor" else 2)
     idx_a = np.empty(2 * K, dtype=np.int64)
@@ -190,6 +224,25 @@ def tilted_cf_power(const int64_t[::1] idx, const double[::1] wt, int64_t N, dou
     so the relative error of the inner sum is <= (K * (RESYNC + 4)) eps.  Returns
     (X complex128[N//2+1], err) where ``err = sum_k mult_k |X_k - X_k^exact|`` bounds the l1
     error fed to the inverse rFFT (mult_k = 2 except at k = 0 and k = N/2).
+
+    Parameters
+    ----------
+    idx : int64[::1], shape (K,)
+        Grid indices of the atoms.
+    wt : float64[::1], shape (K,)
+        Tilted masses (sum 1).
+    N : int
+        Window length.
+    n : float
+        Power (number of users).
+    j0 : int
+        First grid index of the window.
+
+    Returns
+    -------
+    X : complex128 ndarray, shape (N // 2 + 1,)
+    err : float
+        l1 bound on the error of X.
     """
     cdef Py_ssize_t M = N // 2 + 1
     cdef Py_ssize_t K = idx.shape[0]
@@ -248,6 +301,19 @@ def cf_power_inplace(phi, int64_t N, double n, int64_t j0, double c_terms):
 
     ``c_terms`` is the relative round-off of phi in units of eps (about 5*log2(N) for an FFT).
     Returns the l1 error bound as in :func:`tilted_cf_power`.
+
+    Parameters
+    ----------
+    phi : complex128 ndarray, shape (M,)
+        Characteristic function on the half spectrum; overwritten.
+    N, n, j0 : as in :func:`tilted_cf_power`
+    c_terms : float
+        Relative round-off of phi in units of eps.
+
+    Returns
+    -------
+    float
+        l1 error bound.
     """
     cdef double complex[::1] phi_c = phi          # type check: contiguous complex128
     cdef Py_ssize_t M = phi_c.shape[0], k
@@ -280,6 +346,19 @@ def positive_part_sums(const double[::1] q, int64_t j0, double eta):
     """Sums over the window j = j0 + m (m = 0..len(q)-1), j >= 1, with f(j) = j exp(-eta j):
 
     returns (sum f(j) max(q_m, 0), sum f(j) q_m, sum f(j), sum max(q_m,0) [j>=1]).
+
+    Parameters
+    ----------
+    q : float64[::1], shape (L,)
+        Tilted pmf on the window.
+    j0 : int
+        Grid index of ``q[0]``.
+    eta : float
+        Tilt per grid unit.
+
+    Returns
+    -------
+    tuple of 4 floats
     """
     cdef Py_ssize_t L = q.shape[0], m
     cdef int64_t j
@@ -333,6 +412,18 @@ def multinomial_positive_part(const double[::1] values, const double[::1] probs,
     Cost is C(n+K-1, K-1) leaves.  ``probs`` must sum to one.  Each leaf's log-weight
     carries an absolute rounding error of order (n |log p| + log n!) * eps and each partial
     sum ``s`` one of order n * max|v| * eps; the caller charges both.
+
+    Parameters
+    ----------
+    values, probs : float64[::1], shape (K,)
+        Atoms and masses (sum 1).
+    n : int
+        Number of summands.
+
+    Returns
+    -------
+    (float, float)
+        E[S_+] (not divided by n) and P(S > 0).
     """
     cdef int K = values.shape[0], j
     cdef double[::1] lp = np.empty(K, dtype=np.float64)
@@ -352,6 +443,26 @@ def cf_at(const int64_t[::1] idx, const double[::1] wt, const int64_t[::1] ks, i
     With ``power=True`` returns (X, err) where X[i] = phi(ks[i])^n exp(+2 pi i ks[i] j0 / N) and
     err[i] bounds |X_computed - X_exact| (as in tilted_cf_power, with exact integer phase
     reduction at every frequency).  With ``power=False`` returns (|phi|, unused zeros).
+
+    Parameters
+    ----------
+    idx : int64[::1], wt : float64[::1], shape (K,)
+        Grid atoms and tilted masses.
+    ks : int64[::1], shape (M,)
+        Frequencies.
+    N : int
+        Period.
+    n : float
+        Power.
+    j0 : int
+        Phase shift (grid index of the window start).
+    power : bool
+        Raise to the n-th power (True) or return moduli.
+
+    Returns
+    -------
+    X : complex128 ndarray, shape (M,)
+    err : float64 ndarray, shape (M,)
     """
     cdef Py_ssize_t M = ks.shape[0], K = idx.shape[0], i, j
     X = np.empty(M, dtype=np.complex128)
@@ -419,7 +530,19 @@ cdef inline double _max_exponent(const double[::1] v, const double[::1] p, doubl
 
 
 def log_mgf(const double[::1] v, const double[::1] p, double t):
-    """K(t) = log E[e^{tG}] for atoms ``v`` with masses ``p`` summing to one (see _log_mgf)."""
+    """K(t) = log E[e^{tG}] for atoms ``v`` with masses ``p`` summing to one (see _log_mgf).
+
+    Parameters
+    ----------
+    v, p : float64[::1], shape (K,)
+        Atoms and masses (sum 1).
+    t : float
+        Argument.
+
+    Returns
+    -------
+    float
+    """
     return _log_mgf(v, p, t)
 
 
@@ -442,7 +565,19 @@ cdef void _tilt(const double[::1] v, const double[::1] p, double t, double* m1, 
 
 
 def tilted_moments(const double[::1] v, const double[::1] p, double t):
-    """(mean, variance) of the law ``p`` tilted by e^{t v}, i.e. (K'(t), K''(t)) (see _tilt)."""
+    """(mean, variance) of the law ``p`` tilted by e^{t v}, i.e. (K'(t), K''(t)) (see _tilt).
+
+    Parameters
+    ----------
+    v, p : float64[::1], shape (K,)
+        Atoms and masses.
+    t : float
+        Tilt.
+
+    Returns
+    -------
+    (float, float)
+    """
     cdef double m1, m2
     with nogil:
         _tilt(v, p, t, &m1, &m2)
@@ -453,6 +588,17 @@ def tilted_weights(const double[::1] v, const double[::1] p, double t):
     """Masses of the law tilted by e^{t v}: p_j e^{t v_j} / sum_i p_i e^{t v_i} (float64[K], sum 1).
 
     Shifted by the largest exponent (as _tilt), so no overflow for large |t v|.
+
+    Parameters
+    ----------
+    v, p : float64[::1], shape (K,)
+        Atoms and masses.
+    t : float
+        Tilt.
+
+    Returns
+    -------
+    float64 ndarray, shape (K,)
     """
     cdef Py_ssize_t j, k = v.shape[0]
     out_a = np.zeros(k, dtype=np.float64)
@@ -475,6 +621,17 @@ def saddle_point(const double[::1] v, const double[::1] p, double n):
     K' is increasing and -2/theta is increasing, so the root is unique when G has a positive
     atom.  Safeguarded Newton inside a bisection bracket; returns (theta, mean, variance)
     of the tilted law.
+
+    Parameters
+    ----------
+    v, p : float64[::1], shape (K,)
+        Atoms and masses (sum 1).
+    n : float
+        Number of summands.
+
+    Returns
+    -------
+    (theta, mean, variance) : floats
     """
     cdef double lo, hi, t, m1, m2, h, dh, vabs = 0.0, tn
     cdef Py_ssize_t j
@@ -567,6 +724,21 @@ def bromwich_nodes(const double[::1] q, const double[::1] d, double n, double nm
     law tilted at theta and d_j = v_j - mu (so M(theta+it)^n = M(theta)^n g(t) (theta+it)^2).
     psi^n is formed as exp(n log1p(psi - 1)) with the principal logarithm (exact for integer n).
     Writes Re g to ``gr``, |g| to ``absg`` and a first-order relative rounding bound to ``rel``.
+
+    Parameters
+    ----------
+    q, d : float64[::1], shape (K,)
+        Tilted masses and centred atoms.
+    n, nmu, theta : float
+        Number of summands, n times the tilted mean, tilt.
+    t : float64[::1], shape (m,)
+        Nodes.
+    gr, absg, rel : float64[::1], shape (m,)
+        Outputs (written in place).
+
+    Returns
+    -------
+    None
     """
     cdef Py_ssize_t i, m = t.shape[0]
     cdef int nt = _num_threads(<double>m * <double>q.shape[0])
@@ -587,7 +759,23 @@ cdef void _modulus_bound(const double[::1] q, const double[::1] d, double s2, do
 def cf_modulus_bound(const double[::1] q, const double[::1] d, double s2, const double[::1] c,
                      const double[::1] h, double[::1] out):
     """Certified bound on max |psi(t)| over [c_i - h_i, c_i + h_i]:
-    |psi(c)| + |psi'(c)| h + s2 h^2 / 2 (Taylor; |psi''| <= E_q (V - mu)^2 = s2), capped at 1."""
+    |psi(c)| + |psi'(c)| h + s2 h^2 / 2 (Taylor; |psi''| <= E_q (V - mu)^2 = s2), capped at 1.
+
+    Parameters
+    ----------
+    q, d : float64[::1], shape (K,)
+        Tilted masses and centred atoms.
+    s2 : float
+        Tilted variance.
+    c, h : float64[::1], shape (m,)
+        Cell centres and half-widths.
+    out : float64[::1], shape (m,)
+        Output (written in place).
+
+    Returns
+    -------
+    None
+    """
     cdef Py_ssize_t i, m = c.shape[0]
     cdef int nt = _num_threads(<double>m * <double>q.shape[0])
     with nogil:

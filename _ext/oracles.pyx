@@ -21,6 +21,17 @@ def gparv_bruteforce(const double[::1] values, const double[::1] probs, int n):
     """Exact (1/n) E[(G_1+...+G_n)_+] by enumerating all multinomial count vectors.
 
     Cost is C(n+K-1, K-1); meant for small n (<= ~60) and K <= 6 atoms (test oracle).
+
+    Parameters
+    ----------
+    values, probs : float64[::1], shape (K,)
+        Atoms and masses (sum 1).
+    n : int
+        Number of summands.
+
+    Returns
+    -------
+    float
     """
     return multinomial_positive_part(values, probs, n)[0] / n
 
@@ -31,6 +42,19 @@ def exact_four_atom(double v1, double p1, double v2, double p2, double v3, doubl
 
     Conditions on N1 ~ Bin(n, p1) and N2 | N1 ~ Bin(n - N1, p2/(1-p1)); N3 | N1, N2 enters by a
     closed-form binomial tail.  O(n) terms with windows.  Returns (lo, hi) as exact_three_atom.
+
+    Parameters
+    ----------
+    v1, p1, v2, p2, v3, p3, v4 : float
+        Atoms and masses (the fourth mass is 1 - p1 - p2 - p3).
+    n : int
+        Number of summands.
+    width : float
+        Window half-width in binomial standard deviations.
+
+    Returns
+    -------
+    (lo, hi) : floats
     """
     cdef double tot = 0.0, mass_in, part, pk, q1 = 1.0 - p1
     cdef double p4 = 1.0 - p1 - p2 - p3

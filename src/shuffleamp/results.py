@@ -96,9 +96,11 @@ class Evaluation:
 
     def as_dict(self) -> dict:
         """Plain dict: ``delta, mode, charged, evaluator`` plus the detail's keys (see the sub-records)."""
+        extra = self.detail.as_dict() if self.detail is not None else {}
         d = {"delta": self.delta, "mode": self.mode}
-        if self.detail is not None:
-            d.update(self.detail.as_dict())
+        d.update((k, v) for k, v in extra.items() if k != "grid_capped")
         d["charged"] = self.charged
+        if "grid_capped" in extra:
+            d["grid_capped"] = extra["grid_capped"]
         d["evaluator"] = self.evaluator
         return d

@@ -3,15 +3,19 @@ import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
+#: production kernels (OpenMP), production binomial-mixture sums, test-only oracles
+_MODULES = {"kernels": True, "binomial": False, "oracles": False}
+
 extensions = [
     Extension(
-        "shuffleamp._ext.kernels",
-        ["_ext/kernels.pyx"],
+        f"shuffleamp._ext.{name}",
+        [f"_ext/{name}.pyx"],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3", "-fopenmp"],
-        extra_link_args=["-fopenmp"],
-    ),
+        extra_compile_args=["-O3", "-fopenmp"] if omp else ["-O3"],
+        extra_link_args=["-fopenmp"] if omp else [],
+    )
+    for name, omp in _MODULES.items()
 ]
 
 setup(

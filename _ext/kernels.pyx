@@ -1,16 +1,25 @@
 # cython: language_level=3
-"""Hot loops of shuffleamp (thin Cython kernels; all validation happens in Python).
+"""Production kernels of shuffleamp (thin Cython loops; all validation happens in Python).
 
 * directed discretisation of GPARV atoms and continuous cells onto l*Z;
 * the tilted characteristic function of a grid GPARV raised to the n-th power,
-  with a running round-off bound;
-* exact oracles: multinomial brute force over GPARV atoms (small n), and
-  binomial-mixture sums with closed-form binomial tails for three- and
-  four-atom GPARVs (O(sqrt n) and O(n) terms).
+  with a running round-off bound (FFT and spectral paths of :mod:`shuffleamp.fft_engine`);
+* the log-MGF K(t) of a finite law, its tilted moments, tilted weights and the saddle point
+  of n K(t) - 2 log t (the single log-MGF implementation, wrapped by ``shuffleamp._numerics``);
+* the Bromwich-integral integrand and characteristic-function modulus bounds, and the exact
+  multinomial enumeration used at small n by :mod:`shuffleamp.exact`.
+
+Threading: every ``prange`` loop takes its thread count from :func:`num_threads` (one policy:
+serial below ``PARALLEL_MIN_WORK`` elementary evaluations, else OpenMP's maximum), and the FFT
+backend of :mod:`shuffleamp.fft_engine` uses the same function.
+
+References
+----------
+Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
+IEEE S&P 2026 (arXiv:2504.07414): the GPARV functional E[(G_1+...+G_n)_+]/n evaluated here.
 """
 
 import numpy as np
-cimport numpy as cnp
 from libc.math cimport (ceil, floor, exp, log, log1p, sqrt, cos, sin, atan2, fabs, lgamma,
                         fmod, expm1, M_PI, INFINITY)
 from libc.stdint cimport int64_t
@@ -19,9 +28,36 @@ from cython.parallel cimport prange
 cimport openmp
 from scipy.special.cython_special cimport betainc, betaincc
 
-cnp.import_array()
-
 cdef double DBL_EPS = 2.220446049250313e-16
+
+
+# --------------------------------------------------------------------------- threading policy
+#: below this many elementary evaluations (atoms x frequencies, or FFT points) a loop runs on one
+#: thread: starting threads costs more than it saves
+DEF PARALLEL_MIN_WORK = 262144
+
+
+cdef inline int _num_threads(double work) noexcept nogil:
+    if work < PARALLEL_MIN_WORK:
+        return 1
+    return openmp.omp_get_max_threads()
+
+
+def num_threads(double work):
+    """Number of threads for a loop of ``work`` elementary evaluations (the one threading policy).
+
+    Parameters
+    ----------
+    work : float
+        Atom x frequency evaluations of a kernel loop, or the length of an FFT.
+
+    Returns
+    -------
+    int
+        1 below ``PARALLEL_MIN_WORK`` (262144), else ``omp_get_max_threads()`` (which follows
+        ``OMP_NUM_THREADS``).
+    """
+    return _num_threads(work)
 
 
 # --------------------------------------------------------------------------- discretisation
@@ -31,11 +67,28 @@ def discretize_atoms(const double[::1] values, const double[::1] probs, double l
     mode "ceil": index i with i*l >= v (smallest); "floor": largest i with i*l <= v;
     "spread": mass split between floor(v/l) and floor(v/l)+1 preserving the mean.
     Returns (idx int64[M], w float64[M]), not merged.
+
+    Parameters
+    ----------
+    values, probs : float64[::1], shape (K,)
+        Atoms and their masses.
+    l : float
+        Grid step (> 0).
+    mode : {"ceil", "floor", "spread"}
+        Direction of the rounding.
+
+    Returns
+    -------
+    idx : int64 ndarray, shape (M,)
+    w : float64 ndarray, shape (M,)
+        Grid indices and masses (M <= 2K), not merged.
     """
     cdef Py_ssize_t K = values.shape[0], j, m = 0
     cdef int imode = 0 if mode == "ceil" else (1 if mode == "floor" else 2)
-    cdef cnp.ndarray[cnp.int64_t, ndim=1] idx = np.empty(2 * K, dtype=np.int64)
-    cdef cnp.ndarray[cnp.float64_t, ndim=1] w = np.empty(2 * K, dtype=np.float64)
+    idx_a = np.empty(2 * K, dtype=np.int64)
+    w_a = np.empty(2 * K, dtype=np.float64)
+    cdef int64_t[::1] idx = idx_a
+    cdef double[::1] w = w_a
     cdef double v, frac
     cdef int64_t i
     for j in range(K):
@@ -68,16 +121,37 @@ def discretize_atoms(const double[::1] values, const double[::1] probs, double l
             idx[m] = i; w[m] = probs[j] * (1.0 - frac); m += 1
             if frac > 0.0:
                 idx[m] = i + 1; w[m] = probs[j] * frac; m += 1
-    return idx[:m], w[:m]
+    return idx_a[:m], w_a[:m]
 
 
 def discretize_cells(const double[::1] mass, const double[::1] moment, const double[::1] edges,
                      double l, int64_t i_lo, str mode):
-    """Directed discretisation of continuous mass given per cell (edges[k], edges[k+1]] = ((i_lo+k)l, (i_lo+k+1)l]."""
+    """Directed discretisation of continuous mass given per cell (edges[k], edges[k+1]] = ((i_lo+k)l, (i_lo+k+1)l].
+
+    Parameters
+    ----------
+    mass, moment : float64[::1], shape (K,)
+        Mass and first moment of the continuous part in each cell.
+    edges : float64[::1], shape (K + 1,)
+        Cell edges.
+    l : float
+        Grid step.
+    i_lo : int
+        Grid index of ``edges[0]``.
+    mode : {"ceil", "floor", "spread"}
+        Direction of the rounding (spread preserves each cell's mean).
+
+    Returns
+    -------
+    idx : int64 ndarray, w : float64 ndarray
+        Grid indices and masses, not merged.
+    """
     cdef Py_ssize_t K = mass.shape[0], k, m = 0
     cdef int imode = 0 if mode == "ceil" else (1 if mode == "floor" else 2)
-    cdef cnp.ndarray[cnp.int64_t, ndim=1] idx = np.empty(2 * K, dtype=np.int64)
-    cdef cnp.ndarray[cnp.float64_t, ndim=1] w = np.empty(2 * K, dtype=np.float64)
+    idx_a = np.empty(2 * K, dtype=np.int64)
+    w_a = np.empty(2 * K, dtype=np.float64)
+    cdef int64_t[::1] idx = idx_a
+    cdef double[::1] w = w_a
     cdef double mu, frac
     for k in range(K):
         if mass[k] <= 0.0:
@@ -95,7 +169,7 @@ def discretize_cells(const double[::1] mass, const double[::1] moment, const dou
                 frac = 1.0
             idx[m] = i_lo + k; w[m] = mass[k] * (1.0 - frac); m += 1
             idx[m] = i_lo + k + 1; w[m] = mass[k] * frac; m += 1
-    return idx[:m], w[:m]
+    return idx_a[:m], w_a[:m]
 
 
 # --------------------------------------------------------------------------- tilted CF power
@@ -142,10 +216,6 @@ cdef inline pw_t _power_one(double re, double im, double n, int64_t k, int64_t j
 DEF RESYNC = 8
 
 
-#: below this many frequencies the kernels run on one thread (threading overhead dominates)
-DEF PARALLEL_MIN = 131072
-
-
 def tilted_cf_power(const int64_t[::1] idx, const double[::1] wt, int64_t N, double n, int64_t j0):
     """X[k] = (sum_j wt_j exp(-2 pi i k idx_j / N))^n * exp(+2 pi i k j0 / N), k = 0..N//2.
 
@@ -154,12 +224,31 @@ def tilted_cf_power(const int64_t[::1] idx, const double[::1] wt, int64_t N, dou
     so the relative error of the inner sum is <= (K * (RESYNC + 4)) eps.  Returns
     (X complex128[N//2+1], err) where ``err = sum_k mult_k |X_k - X_k^exact|`` bounds the l1
     error fed to the inverse rFFT (mult_k = 2 except at k = 0 and k = N/2).
+
+    Parameters
+    ----------
+    idx : int64[::1], shape (K,)
+        Grid indices of the atoms.
+    wt : float64[::1], shape (K,)
+        Tilted masses (sum 1).
+    N : int
+        Window length.
+    n : float
+        Power (number of users).
+    j0 : int
+        First grid index of the window.
+
+    Returns
+    -------
+    X : complex128 ndarray, shape (N // 2 + 1,)
+    err : float
+        l1 bound on the error of X.
     """
     cdef Py_ssize_t M = N // 2 + 1
     cdef Py_ssize_t K = idx.shape[0]
-    cdef cnp.ndarray[cnp.complex128_t, ndim=1] X = np.empty(M, dtype=np.complex128)
+    X = np.empty(M, dtype=np.complex128)
     cdef double[:, ::1] Xv = X.view(np.float64).reshape(M, 2)
-    cdef cnp.ndarray[cnp.float64_t, ndim=1] errs = np.empty(M, dtype=np.float64)
+    errs = np.empty(M, dtype=np.float64)
     cdef double[::1] ev = errs
     cdef int64_t[::1] red = np.empty(K, dtype=np.int64)
     cdef double[::1] stc = np.empty(K, dtype=np.float64)
@@ -171,7 +260,7 @@ def tilted_cf_power(const int64_t[::1] idx, const double[::1] wt, int64_t N, dou
     cdef double *cur_r
     cdef double *cur_i
     cdef pw_t o
-    cdef int nth = 1 if M < PARALLEL_MIN else openmp.omp_get_max_threads()
+    cdef int nth = _num_threads(<double>M * <double>K)
     for j in range(K):
         red[j] = ((idx[j] % N) + N) % N
         ph = twopi_N * <double>red[j]
@@ -207,19 +296,32 @@ def tilted_cf_power(const int64_t[::1] idx, const double[::1] wt, int64_t N, dou
     return X, _mult_sum(errs, N)
 
 
-def cf_power_inplace(cnp.ndarray[cnp.complex128_t, ndim=1] phi, int64_t N, double n, int64_t j0,
-                     double c_terms):
+def cf_power_inplace(phi, int64_t N, double n, int64_t j0, double c_terms):
     """In place: phi[k] <- phi[k]^n * exp(+2 pi i k j0/N) for a CF obtained by rFFT (dense GPARVs).
 
     ``c_terms`` is the relative round-off of phi in units of eps (about 5*log2(N) for an FFT).
     Returns the l1 error bound as in :func:`tilted_cf_power`.
+
+    Parameters
+    ----------
+    phi : complex128 ndarray, shape (M,)
+        Characteristic function on the half spectrum; overwritten.
+    N, n, j0 : as in :func:`tilted_cf_power`
+    c_terms : float
+        Relative round-off of phi in units of eps.
+
+    Returns
+    -------
+    float
+        l1 error bound.
     """
-    cdef Py_ssize_t M = phi.shape[0], k
+    cdef double complex[::1] phi_c = phi          # type check: contiguous complex128
+    cdef Py_ssize_t M = phi_c.shape[0], k
     cdef double[:, ::1] pv = phi.view(np.float64).reshape(M, 2)
-    cdef cnp.ndarray[cnp.float64_t, ndim=1] errs = np.empty(M, dtype=np.float64)
+    errs = np.empty(M, dtype=np.float64)
     cdef double[::1] ev = errs
     cdef pw_t o
-    cdef int nth = 1 if M < PARALLEL_MIN else openmp.omp_get_max_threads()
+    cdef int nth = _num_threads(<double>M)
     for k in prange(M, nogil=True, schedule="static", num_threads=nth):
         # rFFT uses exp(-2 pi i k m / N): the same convention as tilted_cf_power
         o = _power_one(pv[k, 0], pv[k, 1], n, k, j0, N, c_terms)
@@ -244,6 +346,19 @@ def positive_part_sums(const double[::1] q, int64_t j0, double eta):
     """Sums over the window j = j0 + m (m = 0..len(q)-1), j >= 1, with f(j) = j exp(-eta j):
 
     returns (sum f(j) max(q_m, 0), sum f(j) q_m, sum f(j), sum max(q_m,0) [j>=1]).
+
+    Parameters
+    ----------
+    q : float64[::1], shape (L,)
+        Tilted pmf on the window.
+    j0 : int
+        Grid index of ``q[0]``.
+    eta : float
+        Tilt per grid unit.
+
+    Returns
+    -------
+    tuple of 4 floats
     """
     cdef Py_ssize_t L = q.shape[0], m
     cdef int64_t j
@@ -263,7 +378,7 @@ def positive_part_sums(const double[::1] q, int64_t j0, double eta):
     return s_pos, s_raw, s_f, s_mass
 
 
-# --------------------------------------------------------------------------- exact oracles
+# --------------------------------------------------------------------------- exact enumeration (small n)
 cdef double _logp(double p) noexcept nogil:
     return log(p) if p > 0.0 else -INFINITY
 
@@ -297,6 +412,18 @@ def multinomial_positive_part(const double[::1] values, const double[::1] probs,
     Cost is C(n+K-1, K-1) leaves.  ``probs`` must sum to one.  Each leaf's log-weight
     carries an absolute rounding error of order (n |log p| + log n!) * eps and each partial
     sum ``s`` one of order n * max|v| * eps; the caller charges both.
+
+    Parameters
+    ----------
+    values, probs : float64[::1], shape (K,)
+        Atoms and masses (sum 1).
+    n : int
+        Number of summands.
+
+    Returns
+    -------
+    (float, float)
+        E[S_+] (not divided by n) and P(S > 0).
     """
     cdef int K = values.shape[0], j
     cdef double[::1] lp = np.empty(K, dtype=np.float64)
@@ -308,249 +435,6 @@ def multinomial_positive_part(const double[::1] values, const double[::1] probs,
     return tot, pos
 
 
-def gparv_bruteforce(const double[::1] values, const double[::1] probs, int n):
-    """Exact (1/n) E[(G_1+...+G_n)_+] by enumerating all multinomial count vectors (Theorem 12).
-
-    Cost is C(n+K-1, K-1); meant for small n (<= ~60) and K <= 6 atoms (test oracle).
-    """
-    return multinomial_positive_part(values, probs, n)[0] / n
-
-
-cdef inline double bdtr(double k, long m, double p) noexcept nogil:
-    """P(X <= k), X ~ Bin(m, p), via the regularized incomplete beta I_{1-p}(m-k, k+1).
-
-    (scipy's ``bdtr``/``bdtrc`` lose accuracy for m ~ 1e8 -- off by a factor 2.4 at the median
-    for m = 7.3e8 -- while Boost's ``betainc`` agrees with ``scipy.stats.binom``.)
-    """
-    if k < 0:
-        return 0.0
-    if k >= m:
-        return 1.0
-    return betaincc(k + 1.0, <double>(m - <long>k), p)
-
-
-cdef inline double bdtrc(double k, long m, double p) noexcept nogil:
-    """P(X > k), X ~ Bin(m, p), via I_p(k+1, m-k)."""
-    if k < 0:
-        return 1.0
-    if k >= m:
-        return 0.0
-    return betainc(k + 1.0, <double>(m - <long>k), p)
-
-
-cdef double _stirlerr(double n) noexcept nogil:
-    """log(n!) - log(sqrt(2 pi n) (n/e)^n), accurate for all n >= 1 (series for n > 15)."""
-    cdef double nn
-    if n <= 15.0:
-        return lgamma(n + 1.0) - (n + 0.5) * log(n) + n - 0.9189385332046728
-    nn = n * n
-    if n > 500.0:
-        return (0.08333333333333333 - 0.002777777777777778 / nn) / n
-    if n > 80.0:
-        return (0.08333333333333333 - (0.002777777777777778 - 0.0007936507936507937 / nn) / nn) / n
-    if n > 35.0:
-        return (0.08333333333333333 - (0.002777777777777778 - (0.0007936507936507937
-                - 0.0005952380952380953 / nn) / nn) / nn) / n
-    return (0.08333333333333333 - (0.002777777777777778 - (0.0007936507936507937
-            - (0.0005952380952380953 - 0.0008417508417508417 / nn) / nn) / nn) / nn) / n
-
-
-cdef double _bd0(double x, double np_) noexcept nogil:
-    """x log(x/np) + np - x, without cancellation when x is close to np."""
-    cdef double v, s, s1, ej
-    cdef int j
-    if fabs(x - np_) < 0.1 * (x + np_):
-        v = (x - np_) / (x + np_)
-        s = (x - np_) * v
-        ej = 2.0 * x * v
-        v = v * v
-        for j in range(1, 1000):
-            ej *= v
-            s1 = s + ej / (2 * j + 1)
-            if s1 == s:
-                return s1
-            s = s1
-        return s
-    return x * log(x / np_) + np_ - x
-
-
-cdef double _binom_pmf(long k, long m, double p) noexcept nogil:
-    """Binomial pmf with relative accuracy ~1e-14 for any m (saddle-point form with stirlerr and bd0)."""
-    cdef double q = 1.0 - p, x, lc, lf
-    if k < 0 or k > m:
-        return 0.0
-    if p <= 0.0:
-        return 1.0 if k == 0 else 0.0
-    if p >= 1.0:
-        return 1.0 if k == m else 0.0
-    if k == 0:
-        return exp(m * log1p(-p))
-    if k == m:
-        return exp(m * log(p))
-    x = <double>k
-    lc = _stirlerr(<double>m) - _stirlerr(x) - _stirlerr(<double>(m - k)) - _bd0(x, m * p) - _bd0(<double>(m - k), m * q)
-    lf = 1.8378770664093453 + log(x) + log1p(-x / m)
-    return exp(lc - 0.5 * lf)
-
-
-cdef double _cond_pos(double A, double d, long m, double pi) noexcept nogil:
-    """E[(A + d X)_+] for X ~ Bin(m, pi), by binomial tails in a cancellation-free form.
-
-    With Y ~ Bin(m-1, pi) and X = Y + Bernoulli(pi):
-    E[(X - t)_+] = (m pi - t) P(Y >= t) + pi (m - t) P(Y = t-1) and
-    E[(u - X)_+] = (u - m pi) P(Y <= u-1) + u (1 - pi) P(Y = u),
-    whose terms are of the size of the result (the naive A P(X >= t) + d E[X 1{X >= t}]
-    cancels catastrophically at m ~ 1e8).
-    """
-    cdef double t, u, mean, xs, ept, eut
-    if m <= 0 or d == 0.0 or pi <= 0.0:
-        return A if A > 0.0 else 0.0
-    if pi >= 1.0:
-        t = A + d * m
-        return t if t > 0.0 else 0.0
-    mean = m * pi
-    if d > 0.0:
-        xs = -A / d
-        # outside [0, m] the answer is immediate; deciding it first also keeps the integer
-        # corrections below finite (for |xs| >= 2**53, t + 1.0 == t and they would never end)
-        if xs < 0.0:
-            return A + d * mean
-        if xs >= m:
-            return 0.0
-        t = floor(xs) + 1.0                    # smallest integer with A + d t > 0
-        while t - 1.0 > xs:
-            t -= 1.0
-        while t <= xs:
-            t += 1.0
-        if t <= 0.0:
-            return A + d * mean
-        if t > m:
-            return 0.0
-        ept = (mean - t) * bdtrc(t - 1.0, m - 1, pi) + pi * (m - t) * _binom_pmf(<long>t - 1, m - 1, pi)
-        return d * (ept + (t - xs) * bdtrc(t - 1.0, m, pi))
-    else:
-        xs = A / (-d)
-        if xs <= 0.0:
-            return 0.0
-        if xs > m:
-            return A + d * mean
-        u = ceil(xs) - 1.0                     # largest integer with A + d u > 0
-        while u + 1.0 < xs:
-            u += 1.0
-        while u >= xs:
-            u -= 1.0
-        if u < 0.0:
-            return 0.0
-        if u >= m:
-            return A + d * mean
-        if u >= 1.0:
-            eut = (u - mean) * bdtr(u - 1.0, m - 1, pi) + u * (1.0 - pi) * _binom_pmf(<long>u, m - 1, pi)
-        else:
-            eut = 0.0
-        return (-d) * (eut + (xs - u) * bdtr(u, m, pi))
-
-
-cdef void _window(long m, double p, double width, long* lo, long* hi) noexcept nogil:
-    cdef double mu = m * p, sd = sqrt(m * p * (1.0 - p))
-    cdef double a = floor(mu - width * sd - 10.0), b = ceil(mu + width * sd + 10.0)
-    lo[0] = <long>a if a > 0 else 0
-    hi[0] = <long>b if b < m else m
-
-
-cdef double _sum_window(long m, double p, long lo, long hi, double A0, double dA,
-                        long m_in0, long dm_in, double dterm, double pi_in, double* mass) noexcept nogil:
-    """sum_{k=lo..hi} pmf(k; m, p) * E[(A0 + dA*k + dterm*X)_+], X ~ Bin(m_in0 + dm_in*k, pi_in).
-
-    pmf values are produced from the window mode outward by the exact ratio recurrence.
-    Also returns in ``mass`` the pmf mass OUTSIDE the window, from closed-form binomial tails.
-    """
-    cdef long mode = <long>floor((m + 1) * p), k
-    cdef double pk, tot = 0.0, ms = 0.0, q = 1.0 - p
-    if mode < lo:
-        mode = lo
-    if mode > hi:
-        mode = hi
-    pk = _binom_pmf(mode, m, p)
-    k = mode
-    while k <= hi:
-        ms += pk
-        tot += pk * _cond_pos(A0 + dA * k, dterm, m_in0 + dm_in * k, pi_in)
-        if k == m:
-            break
-        pk *= (<double>(m - k) / <double>(k + 1)) * (p / q)
-        k += 1
-    pk = _binom_pmf(mode, m, p)
-    k = mode
-    while k > lo:
-        pk *= (<double>k / <double>(m - k + 1)) * (q / p)
-        k -= 1
-        ms += pk
-        tot += pk * _cond_pos(A0 + dA * k, dterm, m_in0 + dm_in * k, pi_in)
-    mass[0] = _outside(m, p, lo, hi)
-    return tot
-
-
-cdef double _outside(long m, double p, long lo, long hi) noexcept nogil:
-    """P(X < lo) + P(X > hi) for X ~ Bin(m, p)."""
-    cdef double out = 0.0
-    if lo > 0:
-        out += bdtr(<double>(lo - 1), m, p)
-    if hi < m:
-        out += bdtrc(<double>hi, m, p)
-    return out
-
-
-def exact_three_atom(double v1, double p1, double v2, double p2, double v3, long n, double width=14.0):
-    """Exact E[(sum_{i<=n} G_i)_+]/n for a three-atom G (v1 w.p. p1, v2 w.p. p2, v3 otherwise).
-
-    C = #(atoms 1 or 2) ~ Bin(n, p1+p2); given C, N1 ~ Bin(C, p1/(p1+p2)) enters through a
-    closed-form binomial tail.  O(sqrt n) terms.  Returns (lo, hi): the window sum, and it
-    plus the dropped window mass times max(S_+) (charged pessimistically).
-    """
-    cdef double pc = p1 + p2, tot, dropped, vmax
-    cdef long lo, hi
-    if pc <= 0.0:
-        tot = v3 * n if v3 > 0 else 0.0
-        return tot / n, tot / n
-    with nogil:
-        _window(n, pc, width, &lo, &hi)
-        # S = n v3 + C (v2 - v3) + N1 (v1 - v2)
-        tot = _sum_window(n, pc, lo, hi, n * v3, v2 - v3, 0, 1, v1 - v2, p1 / pc, &dropped)
-    vmax = max(v1, v2, v3, 0.0)
-    return tot / n, (tot + dropped * n * vmax) / n
-
-
-def exact_four_atom(double v1, double p1, double v2, double p2, double v3, double p3, double v4,
-                    long n, double width=14.0):
-    """Exact E[(sum G_i)_+]/n for a four-atom G (atoms v1..v4, masses p1, p2, p3, 1-p1-p2-p3).
-
-    Conditions on N1 ~ Bin(n, p1) and N2 | N1 ~ Bin(n - N1, p2/(1-p1)); N3 | N1, N2 enters by a
-    closed-form binomial tail.  O(n) terms with windows.  Returns (lo, hi) as exact_three_atom.
-    """
-    cdef double tot = 0.0, mass_in, part, pk, q1 = 1.0 - p1
-    cdef double p4 = 1.0 - p1 - p2 - p3
-    cdef double pi2 = p2 / q1 if q1 > 0 else 0.0
-    cdef double pi3 = p3 / (p3 + p4) if (p3 + p4) > 0 else 0.0
-    cdef double dropped = 0.0, vmax
-    cdef long lo1, hi1, lo2, hi2, k, m
-    with nogil:
-        _window(n, p1, width, &lo1, &hi1)
-        dropped = _outside(n, p1, lo1, hi1)
-        k = lo1
-        while k <= hi1:
-            pk = _binom_pmf(k, n, p1)
-            if pk > 0.0:
-                m = n - k
-                _window(m, pi2, width, &lo2, &hi2)
-                # S = k v1 + N2 v2 + (m - N2) v4 + N3 (v3 - v4), N3 ~ Bin(m - N2, pi3)
-                part = _sum_window(m, pi2, lo2, hi2, k * v1 + m * v4, v2 - v4, m, -1, v3 - v4, pi3, &mass_in)
-                tot += pk * part
-                dropped += pk * mass_in
-            k += 1
-    vmax = max(max(v1, v2), max(max(v3, v4), 0.0))
-    return tot / n, (tot + dropped * n * vmax) / n
-
-
 # --------------------------------------------------------------------------- spectral evaluation
 def cf_at(const int64_t[::1] idx, const double[::1] wt, const int64_t[::1] ks, int64_t N, double n,
           int64_t j0, bint power=True):
@@ -559,18 +443,38 @@ def cf_at(const int64_t[::1] idx, const double[::1] wt, const int64_t[::1] ks, i
     With ``power=True`` returns (X, err) where X[i] = phi(ks[i])^n exp(+2 pi i ks[i] j0 / N) and
     err[i] bounds |X_computed - X_exact| (as in tilted_cf_power, with exact integer phase
     reduction at every frequency).  With ``power=False`` returns (|phi|, unused zeros).
+
+    Parameters
+    ----------
+    idx : int64[::1], wt : float64[::1], shape (K,)
+        Grid atoms and tilted masses.
+    ks : int64[::1], shape (M,)
+        Frequencies.
+    N : int
+        Period.
+    n : float
+        Power.
+    j0 : int
+        Phase shift (grid index of the window start).
+    power : bool
+        Raise to the n-th power (True) or return moduli.
+
+    Returns
+    -------
+    X : complex128 ndarray, shape (M,)
+    err : float64 ndarray, shape (M,)
     """
     cdef Py_ssize_t M = ks.shape[0], K = idx.shape[0], i, j
-    cdef cnp.ndarray[cnp.complex128_t, ndim=1] X = np.empty(M, dtype=np.complex128)
+    X = np.empty(M, dtype=np.complex128)
     cdef double[:, ::1] Xv = X.view(np.float64).reshape(M, 2)
-    cdef cnp.ndarray[cnp.float64_t, ndim=1] errs = np.zeros(M, dtype=np.float64)
+    errs = np.zeros(M, dtype=np.float64)
     cdef double[::1] ev = errs
     cdef int64_t[::1] red = np.empty(K, dtype=np.int64)
     cdef double twopi_N = 2.0 * M_PI / <double>N, c_terms = 2.0 * <double>K + 4.0
     cdef double re, im, ph
     cdef int64_t kk
     cdef pw_t o
-    cdef int nth = 1 if M * K < 4 * PARALLEL_MIN else openmp.omp_get_max_threads()
+    cdef int nth = _num_threads(<double>M * <double>K)
     for j in range(K):
         red[j] = ((idx[j] % N) + N) % N
     for i in prange(M, nogil=True, schedule="static", num_threads=nth):
@@ -626,7 +530,19 @@ cdef inline double _max_exponent(const double[::1] v, const double[::1] p, doubl
 
 
 def log_mgf(const double[::1] v, const double[::1] p, double t):
-    """K(t) = log E[e^{tG}] for atoms ``v`` with masses ``p`` summing to one (see _log_mgf)."""
+    """K(t) = log E[e^{tG}] for atoms ``v`` with masses ``p`` summing to one (see _log_mgf).
+
+    Parameters
+    ----------
+    v, p : float64[::1], shape (K,)
+        Atoms and masses (sum 1).
+    t : float
+        Argument.
+
+    Returns
+    -------
+    float
+    """
     return _log_mgf(v, p, t)
 
 
@@ -648,12 +564,74 @@ cdef void _tilt(const double[::1] v, const double[::1] p, double t, double* m1, 
     m2[0] = s2 / s0
 
 
+def tilted_moments(const double[::1] v, const double[::1] p, double t):
+    """(mean, variance) of the law ``p`` tilted by e^{t v}, i.e. (K'(t), K''(t)) (see _tilt).
+
+    Parameters
+    ----------
+    v, p : float64[::1], shape (K,)
+        Atoms and masses.
+    t : float
+        Tilt.
+
+    Returns
+    -------
+    (float, float)
+    """
+    cdef double m1, m2
+    with nogil:
+        _tilt(v, p, t, &m1, &m2)
+    return m1, m2
+
+
+def tilted_weights(const double[::1] v, const double[::1] p, double t):
+    """Masses of the law tilted by e^{t v}: p_j e^{t v_j} / sum_i p_i e^{t v_i} (float64[K], sum 1).
+
+    Shifted by the largest exponent (as _tilt), so no overflow for large |t v|.
+
+    Parameters
+    ----------
+    v, p : float64[::1], shape (K,)
+        Atoms and masses.
+    t : float
+        Tilt.
+
+    Returns
+    -------
+    float64 ndarray, shape (K,)
+    """
+    cdef Py_ssize_t j, k = v.shape[0]
+    out_a = np.zeros(k, dtype=np.float64)
+    cdef double[::1] out = out_a
+    cdef double mx, s0 = 0.0
+    with nogil:
+        mx = _max_exponent(v, p, t)
+        for j in range(k):
+            if p[j] > 0.0:
+                out[j] = p[j] * exp(t * v[j] - mx)
+                s0 += out[j]
+        for j in range(k):
+            out[j] = out[j] / s0
+    return out_a
+
+
 def saddle_point(const double[::1] v, const double[::1] p, double n):
     """Root theta > 0 of n K'(theta) = 2 / theta (the saddle point of n K - 2 log theta).
 
     K' is increasing and -2/theta is increasing, so the root is unique when G has a positive
     atom.  Safeguarded Newton inside a bisection bracket; returns (theta, mean, variance)
     of the tilted law.
+
+    Parameters
+    ----------
+    v, p : float64[::1], shape (K,)
+        Atoms and masses (sum 1).
+    n : float
+        Number of summands.
+
+    Returns
+    -------
+    (theta, mean, variance) : floats
     """
     cdef double lo, hi, t, m1, m2, h, dh, vabs = 0.0, tn
     cdef Py_ssize_t j
@@ -746,9 +724,24 @@ def bromwich_nodes(const double[::1] q, const double[::1] d, double n, double nm
     law tilted at theta and d_j = v_j - mu (so M(theta+it)^n = M(theta)^n g(t) (theta+it)^2).
     psi^n is formed as exp(n log1p(psi - 1)) with the principal logarithm (exact for integer n).
     Writes Re g to ``gr``, |g| to ``absg`` and a first-order relative rounding bound to ``rel``.
+
+    Parameters
+    ----------
+    q, d : float64[::1], shape (K,)
+        Tilted masses and centred atoms.
+    n, nmu, theta : float
+        Number of summands, n times the tilted mean, tilt.
+    t : float64[::1], shape (m,)
+        Nodes.
+    gr, absg, rel : float64[::1], shape (m,)
+        Outputs (written in place).
+
+    Returns
+    -------
+    None
     """
     cdef Py_ssize_t i, m = t.shape[0]
-    cdef int nt = 2 if m * q.shape[0] > 200000 else 1
+    cdef int nt = _num_threads(<double>m * <double>q.shape[0])
     with nogil:
         for i in prange(m, schedule="static", num_threads=nt):
             _bromwich_node(q, d, n, nmu, theta, t[i], &gr[i], &absg[i], &rel[i])
@@ -766,9 +759,25 @@ cdef void _modulus_bound(const double[::1] q, const double[::1] d, double s2, do
 def cf_modulus_bound(const double[::1] q, const double[::1] d, double s2, const double[::1] c,
                      const double[::1] h, double[::1] out):
     """Certified bound on max |psi(t)| over [c_i - h_i, c_i + h_i]:
-    |psi(c)| + |psi'(c)| h + s2 h^2 / 2 (Taylor; |psi''| <= E_q (V - mu)^2 = s2), capped at 1."""
+    |psi(c)| + |psi'(c)| h + s2 h^2 / 2 (Taylor; |psi''| <= E_q (V - mu)^2 = s2), capped at 1.
+
+    Parameters
+    ----------
+    q, d : float64[::1], shape (K,)
+        Tilted masses and centred atoms.
+    s2 : float
+        Tilted variance.
+    c, h : float64[::1], shape (m,)
+        Cell centres and half-widths.
+    out : float64[::1], shape (m,)
+        Output (written in place).
+
+    Returns
+    -------
+    None
+    """
     cdef Py_ssize_t i, m = c.shape[0]
-    cdef int nt = 2 if m * q.shape[0] > 200000 else 1
+    cdef int nt = _num_threads(<double>m * <double>q.shape[0])
     with nogil:
         for i in prange(m, schedule="static", num_threads=nt):
             _modulus_bound(q, d, s2, c[i], h[i], &out[i])

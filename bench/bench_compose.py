@@ -42,8 +42,8 @@ import time
 import numpy as np
 
 import shuffleamp as sa
-from shuffleamp import compose, fft_backend
-from shuffleamp._ext.kernels import gparv_bruteforce
+from shuffleamp import compose, fft_engine
+from shuffleamp._ext.oracles import gparv_bruteforce
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
@@ -275,7 +275,7 @@ def main(argv=None):
     ap.add_argument("--out", default=None, help="write the markdown here")
     args = ap.parse_args(argv)
     header = (f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
-              f"shuffleamp {sa.__version__}, FFT backend {fft_backend.backend_name()}.\n")
+              f"shuffleamp {sa.__version__}, FFT backend {fft_engine.backend_name()}.\n")
     parts = [header]
     if not args.hamming or args.all:
         t0 = time.perf_counter()

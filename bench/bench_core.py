@@ -29,7 +29,7 @@ import numpy as np
 import scipy.fft
 
 import shuffleamp as sa
-from shuffleamp import fft_backend
+from shuffleamp import fft_engine
 from shuffleamp.mechanisms import BLH, KRR
 
 NAIVE_MAX_GRID = 2**26
@@ -141,7 +141,7 @@ def main(argv=None):
                       f"N={r['N_upper']}/{r['N_lower']} "
                       f"clone={r['eps_clone']:.4g} alg7={r['eps_alg7']} ({r['alg7_s']})", flush=True)
     header = (f"Machine: {platform.machine()}, {platform.processor() or 'cpu'}, Python {sys.version.split()[0]}, "
-              f"shuffleamp {sa.__version__}, FFT backend {fft_backend.backend_name()}.\n\n")
+              f"shuffleamp {sa.__version__}, FFT backend {fft_engine.backend_name()}.\n\n")
     table = fmt(rows)
     if args.out:
         with open(args.out, "w") as fh:

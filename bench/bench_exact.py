@@ -18,7 +18,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 import shuffleamp as sa
-from shuffleamp._ext import kernels
+from shuffleamp._ext import binomial
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace
 
 
@@ -43,7 +43,7 @@ def exact_eps_2rr(eps0, n, delta, guess):
     def f(e):
         g = dec.gparv(e)
         v, p = g.values[::-1], g.probs[::-1]
-        return math.log(max(kernels.exact_three_atom(v[0], p[0], v[1], p[1], v[2], n)[1], 1e-300)) - math.log(delta)
+        return math.log(max(binomial.exact_three_atom(v[0], p[0], v[1], p[1], v[2], n)[1], 1e-300)) - math.log(delta)
     return brentq(f, guess * 0.95, min(guess * 1.05, eps0 * (1 - 1e-12)), xtol=1e-16, rtol=1e-13)
 
 

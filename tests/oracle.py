@@ -230,6 +230,35 @@ def worst_clump_divergence(P, n: int, epsilon: float, *, return_argmax: bool = F
     return (best, arg) if return_argmax else best
 
 
+def gparv_positive_part(values, probs, n: int) -> float:
+    r"""``(1/n) E[(G_1 + ... + G_n)_+]`` for a finite law, by enumerating the multinomial count vectors.
+
+    Independent of the library's kernels: weights are exact integer multinomial coefficients times
+    ``longdouble`` powers of the masses, and partial sums are carried in ``longdouble``.  Cost
+    ``C(n + K - 1, K - 1)`` count vectors (small n and K only).
+    """
+    v = [LD(float(x)) for x in values]
+    p = [LD(float(x)) for x in probs]
+    K = len(v)
+    if math.comb(n + K - 1, K - 1) > MAX_STATES:
+        raise ValueError(f"too many count vectors: C({n + K - 1}, {K - 1})")
+    total = LD(0)
+    for cuts in itertools.combinations(range(n + K - 1), K - 1):     # stars and bars
+        counts = [b - a - 1 for a, b in zip((-1,) + cuts, cuts + (n + K - 1,))]
+        s = sum((c * x for c, x in zip(counts, v)), LD(0))
+        if s <= 0:
+            continue
+        coef = math.factorial(n)
+        for c in counts:
+            coef //= math.factorial(c)
+        w = LD(coef)
+        for c, q in zip(counts, p):
+            if c:
+                w *= q ** c
+        total += s * w
+    return float(total / n)
+
+
 # ============================================================================ test utility
 # Not part of the oracle: run public API calls in a spawned worker process, so that an engine
 # hang (compiled code that never returns) becomes a test failure instead of blocking the run.
@@ -249,9 +278,11 @@ def _api_call(fname: str, mech, n: int, x: float, kwargs: dict):
 
 
 def kernel(name: str, *args):
-    """``shuffleamp._ext.kernels.<name>(*args)`` (module-level, so it can run in the worker)."""
-    from shuffleamp._ext import kernels
-    out = getattr(kernels, name)(*args)
+    """``<name>(*args)`` from ``shuffleamp._ext.oracles``, ``.binomial`` or ``.kernels`` (the first that
+    has it; module-level, so it can run in the worker)."""
+    from shuffleamp._ext import binomial, kernels, oracles
+    mod = next(m for m in (oracles, binomial, kernels) if hasattr(m, name))
+    out = getattr(mod, name)(*args)
     return tuple(float(x) for x in out) if isinstance(out, tuple) else float(out)
 
 

@@ -27,9 +27,10 @@ from scipy.stats import binom
 import shuffleamp as sa
 from shuffleamp import baselines as B
 from shuffleamp import bounds, cli
-from shuffleamp._ext.kernels import exact_four_atom, exact_three_atom, gparv_bruteforce
+from shuffleamp._ext.binomial import exact_three_atom
+from shuffleamp._ext.oracles import exact_four_atom, gparv_bruteforce
 from shuffleamp.cli import main
-from shuffleamp.engine import delta_fft
+from shuffleamp.fft_engine import delta_fft
 from shuffleamp.errors import OutOfRegimeError, ParameterError
 from shuffleamp.gparv import laplace_upper_gparv
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace, MatrixMechanism

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import shuffleamp
 from shuffleamp import compose
-from shuffleamp._ext.kernels import gparv_bruteforce
+from shuffleamp._ext.oracles import gparv_bruteforce
 from shuffleamp.cli import main
 from shuffleamp.compose import ComponentError, Joint, MixtureFamily, Parallel, Subsample
 from shuffleamp.errors import ParameterError

@@ -12,8 +12,8 @@ from scipy import integrate
 from scipy.optimize import brentq
 
 import shuffleamp as sa
-from shuffleamp._ext import kernels
-from shuffleamp.engine import delta_fft, saddle_estimate
+from shuffleamp._ext import binomial, oracles
+from shuffleamp.fft_engine import delta_fft, saddle_estimate
 from shuffleamp.gparv import Decomposition, Gparv, laplace_lower_gparv, laplace_upper_gparv
 from shuffleamp.mechanisms import KRR
 
@@ -33,11 +33,11 @@ def exact_sum(g: Gparv, n: int) -> tuple[float, float]:
     """Exact (lo, hi) of (1/n) E[(sum G)_+] for 2-4 atoms via the binomial-mixture kernels."""
     v, p = g.values[::-1], g.probs[::-1]          # largest atom first
     if v.size == 2:
-        return kernels.exact_three_atom(v[0], p[0], v[1], p[1], 0.0, n)
+        return binomial.exact_three_atom(v[0], p[0], v[1], p[1], 0.0, n)
     if v.size == 3:
-        return kernels.exact_three_atom(v[0], p[0], v[1], p[1], v[2], n)
+        return binomial.exact_three_atom(v[0], p[0], v[1], p[1], v[2], n)
     assert v.size == 4
-    return kernels.exact_four_atom(v[0], p[0], v[1], p[1], v[2], p[2], v[3], n)
+    return oracles.exact_four_atom(v[0], p[0], v[1], p[1], v[2], p[2], v[3], n)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -67,13 +67,13 @@ def test_discretize_directions(mode):
 def test_bruteforce_matches_binomial_sums():
     g = krr_upper(2.0, 6).gparv(0.7)
     for n in (1, 2, 7, 25, 40):
-        bf = kernels.gparv_bruteforce(g.values, g.probs, n)
+        bf = oracles.gparv_bruteforce(g.values, g.probs, n)
         lo, hi = exact_sum(g, n)
         assert lo <= hi
         assert abs(bf - lo) <= 1e-12 * max(bf, 1e-300)
     g3 = clone(1.5).gparv(0.4)
     for n in (1, 3, 17, 40):
-        bf = kernels.gparv_bruteforce(g3.values, g3.probs, n)
+        bf = oracles.gparv_bruteforce(g3.values, g3.probs, n)
         lo, _ = exact_sum(g3, n)
         assert abs(bf - lo) <= 1e-12 * max(bf, 1e-300)
 
@@ -160,12 +160,34 @@ def test_no_positive_atom_gives_zero():
 
 
 def test_fft_backends_agree(monkeypatch):
+    """The FFT path (forced: "auto" would take the spectral path, which runs no FFT) with pyFFTW and
+    with scipy.fft (forced by SHUFFLEAMP_FFT) gives the same certified values; so do the raw
+    transforms.  Needs pyFFTW (a dependency): without it SHUFFLEAMP_FFT=fftw is an error."""
+    from shuffleamp import fft_engine
+
     g = krr_upper(1.0, 10).gparv(0.05)
-    monkeypatch.setenv("SHUFFLEAMP_FFT", "scipy")
-    a = delta_fft(g, 50_000, "spread").delta
-    monkeypatch.setenv("SHUFFLEAMP_FFT", "fftw")
-    b = delta_fft(g, 50_000, "spread").delta
-    assert abs(a - b) <= 1e-9 * a
+    calls = []
+    real_irfft = fft_engine.irfft
+    monkeypatch.setattr(fft_engine, "irfft", lambda X, N: calls.append(fft_engine.backend_name())
+                        or real_irfft(X, N))
+    out = {}
+    rng = np.random.default_rng(0)
+    x = rng.random(3000)
+    for name in ("scipy", "fftw"):
+        monkeypatch.setenv("SHUFFLEAMP_FFT", name)
+        assert fft_engine.backend_name() == name
+        ev = {m: delta_fft(g, 50_000, m, evaluator="fft") for m in ("spread", "spread_lower")}
+        assert all(e.evaluator == "fft" for e in ev.values())
+        N = fft_engine.next_fast_len(x.size)
+        X = fft_engine.rfft(np.pad(x, (0, N - x.size)), N)
+        out[name] = ev, X, real_irfft(X, N)
+    assert "scipy" in calls and "fftw" in calls
+    for m in ("spread", "spread_lower"):
+        a, b = out["scipy"][0][m].delta, out["fftw"][0][m].delta
+        assert abs(a - b) <= 1e-9 * a
+    assert np.allclose(out["scipy"][1], out["fftw"][1], rtol=0, atol=1e-10)
+    assert np.allclose(out["scipy"][2], out["fftw"][2], rtol=0, atol=1e-12)
+    assert np.allclose(out["fftw"][2][:x.size], x, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("mode", ["spread", "spread_lower", "floor"])
@@ -187,7 +209,7 @@ def test_spectral_regression_cell_overlap():
     for n in (736, 748, 760):
         lo, hi = exact_sum(g, n)
         b = delta_fft(g, n, "spread", evaluator="spectral")
-        a = delta_fft(g, n, "spread", evaluator="fft", l=b.l)
+        a = delta_fft(g, n, "spread", evaluator="fft", l=b.detail.l)
         assert b.delta >= hi
         assert abs(a.delta - b.delta) <= 1e-8 * a.delta
 

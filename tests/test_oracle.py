@@ -28,7 +28,8 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from shuffleamp._ext.kernels import exact_four_atom, exact_three_atom, gparv_bruteforce
+from shuffleamp._ext.binomial import exact_three_atom
+from shuffleamp._ext.oracles import exact_four_atom, gparv_bruteforce
 from shuffleamp.bounds import _clone_decomposition
 from shuffleamp.gparv import Gparv, lower_decomposition
 from shuffleamp.mechanisms import (BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace,

@@ -27,7 +27,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
-from shuffleamp._ext.kernels import gparv_bruteforce
+from shuffleamp._ext.oracles import gparv_bruteforce
 from shuffleamp.mechanisms import BLH, KRR, OUE
 
 import oracle as O

@@ -33,7 +33,8 @@ import pytest
 
 import shuffleamp as sa
 from shuffleamp import baselines as B
-from shuffleamp._ext.kernels import exact_four_atom, exact_three_atom
+from shuffleamp._ext.binomial import exact_three_atom
+from shuffleamp._ext.oracles import exact_four_atom
 from shuffleamp.errors import OutOfRegimeError
 from shuffleamp.mechanisms import KRR, make
 

@@ -66,7 +66,7 @@ from scipy.special import betainc, log_ndtr
 from scipy.stats import binom
 
 from . import _validate
-from ._ext import kernels
+from ._ext import binomial
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError, ShuffleampError
 
 __all__ = [
@@ -171,7 +171,7 @@ def _finite(method: str, name: str, value: float) -> float:
 
 def _three_atom(v1: float, p1: float, v2: float, p2: float, v3: float, n: int) -> tuple[float, float]:
     """Exact (lo, hi) of (1/n) E[(G_1+...+G_n)_+] for a three-atom G (third atom mass 1-p1-p2)."""
-    lo, hi = kernels.exact_three_atom(float(v1), float(p1), float(v2), float(p2), float(v3), int(n))
+    lo, hi = binomial.exact_three_atom(float(v1), float(p1), float(v2), float(p2), float(v3), int(n))
     return float(lo), float(hi)
 
 

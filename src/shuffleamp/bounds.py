@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from . import __version__, _validate, fft_backend
+from . import __version__, _validate, fft_engine
 from . import exact as _exact
-from .engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
+from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
 from .errors import ParameterError, ResourceLimitError
 from .gparv import Decomposition
 
@@ -255,7 +255,7 @@ def _settings(method, rtol, rtol_lower, max_grid, evals, evaluator=DEFAULT_EVALU
         "rtol": rtol,
         "rtol_lower": rtol_lower,
         "max_grid": max_grid,
-        "fft_backend": fft_backend.backend_name(),
+        "fft_backend": fft_engine.backend_name(),
         "grid": evals,
         "regime": OPTIMAL_REGIME,
         "source": OPTIMAL_SOURCE,

@@ -1066,7 +1066,7 @@ def case_deltas(mechanism, n: int, epsilon: float, *, kind: str = "upper", rtol:
     list of dict
         ``{"label": str, "delta": float}`` sorted by decreasing ``delta``.
     """
-    from .engine import delta_fft
+    from .fft_engine import delta_fft
 
     _validate.choice(kind, "kind", {"upper", "lower"})
     n = _validate.count(n, "n")

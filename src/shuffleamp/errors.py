@@ -121,6 +121,15 @@ class OutOfRegimeError(ShuffleampError, ValueError):
     """A method was asked for a value outside the regime where its formula is valid."""
 
 
+class UnsupportedGparvError(ShuffleampError, NotImplementedError):
+    """An evaluator was asked for a GPARV it cannot evaluate.
+
+    Raised by :func:`shuffleamp.exact.delta_exact` when its ``unsupported_reason`` is not None (a
+    continuous part without a closed-form moment generating function). Callers check
+    ``unsupported_reason`` first and route such laws to the discretised engine.
+    """
+
+
 class ResourceLimitError(ShuffleampError, RuntimeError):
     """The requested computation would exceed the time or memory budget; it was refused.
 

@@ -1,7 +1,7 @@
 r"""Exact evaluation of :math:`\delta = \tfrac1n E[(G_1+\dots+G_n)_+]` without discretisation.
 
-Method (issue 3; seed000 digest Theorems 12–13 for what is evaluated)
---------------------------------------------------------------------
+Method (the functional of Su, Cheng, Wang, Theorems 12–13; the Bromwich evaluation is derived here)
+-----------------------------------------------------------------------------------------------------
 For a GPARV :math:`G` with finitely many atoms and any :math:`\theta > 0` (Bromwich inversion
 of :math:`s \mapsto s_+`, whose two-sided Laplace transform is :math:`1/z^2`):
 
@@ -39,20 +39,26 @@ Error bound (``Evaluation.charged``, added to upper bounds, subtracted from lowe
   first-order propagation, not interval arithmetic.
 
 Small ``n``: when the multinomial count vectors number at most ``ENUMERATE_MAX`` the sum is
-enumerated exactly (:func:`shuffleamp._ext.kernels.multinomial_positive_part`) instead; there
+enumerated exactly (``shuffleamp._ext.kernels.multinomial_positive_part``) instead; there
 :math:`|\psi|` returns near 1 at many frequencies and enumeration is cheaper.
 
 Out of range: when even the Chernoff bound :math:`\delta \le e^{nK(\theta)}/(e\theta n)` is below
 the double range, or beats the integral's error bound (a positive atom of denormal mass), that
 certified bound is returned (``evaluator="chernoff"``, value 0, error = the bound).
 
-Continuous parts (Laplace, seed000 digest §6.6): the continuous part enters through its
+Continuous parts (Laplace): the continuous part enters through its
 closed-form MGF (:func:`shuffleamp.gparv.inv_sqrt_mgf`, Faddeeva function) at large
 frequencies and through Gauss–Legendre nodes on sub-pieces graded towards the density's poles
 at small frequencies, the tilt and :math:`K`.  Everything above stays bounded the same way,
 but the accuracy of these two evaluations of the law itself (about 1e-13 relative for the
 closed form, spectral for the nodes) is an *estimate*; tests check both against adaptive
-quadrature of the density.
+quadrature of the density.  :func:`unsupported_reason` says beforehand whether a GPARV can be
+evaluated here (a continuous part needs its closed-form MGF and density).
+
+References
+----------
+Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
+IEEE S&P 2026 (arXiv:2504.07414), Theorems 12–13: δ = (1/n) E[(G_1+...+G_n)_+] of a GPARV G.
 """
 
 from __future__ import annotations
@@ -63,9 +69,10 @@ import numpy as np
 from numpy.polynomial.legendre import leggauss
 
 from ._ext import kernels
-from .engine import Evaluation, _LogMgf
-from .errors import ResourceLimitError
+from ._numerics import LogMgf
+from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .gparv import Gparv
+from .results import Evaluation, ExactDetail
 
 #: Gauss–Legendre nodes per panel.
 GL_NODES = 20
@@ -95,6 +102,26 @@ LOWER_MODES = ("floor", "spread_lower", "lower")
 _DBL_EPS = float(np.finfo(np.float64).eps)
 
 
+def unsupported_reason(gparv: Gparv) -> str | None:
+    """Why the exact evaluator cannot evaluate ``gparv``, or None if it can.
+
+    Parameters
+    ----------
+    gparv : Gparv
+        Law of G.
+
+    Returns
+    -------
+    str or None
+        None for finite atomic laws and for continuous parts with a closed-form MGF and density
+        (Laplace); otherwise a sentence naming what is missing.
+    """
+    c = gparv.continuous
+    if c is not None and c.mass > 0 and (c.mgf is None or c.density is None):
+        return "continuous GPARV without a closed-form MGF"
+    return None
+
+
 def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = None,
                 enumerate_max: int | None = None) -> Evaluation:
     r"""Exact :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` for a finite-support GPARV, with an error bound.
@@ -102,8 +129,8 @@ def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = 
     Parameters
     ----------
     gparv : Gparv
-        Law of G: atoms, optionally plus a continuous part with ``density`` and ``mgf`` (Laplace);
-        a continuous part without them raises ``NotImplementedError``.
+        Law of G: atoms, optionally plus a continuous part with ``density`` and ``mgf`` (Laplace).
+        Check :func:`unsupported_reason` first for other laws.
     n : int
         Number of i.i.d. copies (users), >= 1.
     mode : {"upper", "lower"} (or the engine's "spread"/"ceil" resp. "floor"/"spread_lower")
@@ -122,41 +149,50 @@ def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = 
     -------
     Evaluation
         ``delta`` (certified, see module docstring), ``charged`` (the error bound in δ units),
-        ``eta`` (the tilt θ), ``N`` (number of integrand evaluations), ``evaluator``
-        ("exact" or "enumeration").
+        ``evaluator`` ("exact", "enumeration", "chernoff" or "trivial") and an
+        :class:`~shuffleamp.results.ExactDetail` (the tilt θ and the number of integrand
+        evaluations).
 
     Raises
     ------
+    UnsupportedGparvError
+        ``unsupported_reason(gparv)`` is not None.
+    ParameterError
+        Unknown ``mode``.
     ResourceLimitError
         The integration would need more than ``MAX_WORK`` atom-frequency evaluations.
+
+    References
+    ----------
+    Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via
+    Shuffling", IEEE S&P 2026 (arXiv:2504.07414), Theorems 12–13.
     """
     rtol = DEFAULT_RTOL if rtol is None else rtol
     enumerate_max = ENUMERATE_MAX if enumerate_max is None else enumerate_max
     upper = mode in UPPER_MODES
     if not upper and mode not in LOWER_MODES:
-        raise ValueError(f"unknown mode {mode!r}")
+        raise ParameterError("mode", f"must be one of {UPPER_MODES + LOWER_MODES}, got {mode!r}")
+    reason = unsupported_reason(gparv)
+    if reason is not None:
+        raise UnsupportedGparvError(f"exact evaluator: {reason}")
     if gparv.continuous is not None and gparv.continuous.mass > 0:
-        c = gparv.continuous
-        if c.mgf is None or c.density is None:
-            raise NotImplementedError("the exact evaluator needs the continuous part's closed-form MGF and density")
         if gparv.support[1] <= 0.0:
             value, err, nodes, theta, how = 0.0, 0.0, 0, 0.0, "exact"
         else:
             value, err, nodes, theta, how = _bromwich(_MixedLaw(gparv, int(n)), int(n), rtol)
     else:
-        v = np.ascontiguousarray(gparv.values, dtype=np.float64)
-        p = np.ascontiguousarray(gparv.probs, dtype=np.float64)
-        p = p / p.sum()
-        value, err, nodes, theta, how = _positive_part(v, p, int(n), rtol, enumerate_max)
+        K = LogMgf(gparv.values, gparv.probs)
+        value, err, nodes, theta, how = _positive_part(K, int(n), rtol, enumerate_max)
     d = value + err if upper else max(value - err, 0.0)
     if upper and d <= 0.0 and gparv.support[1] > 0.0:
         d = float(np.nextafter(0.0, 1.0))       # true value positive but below the float range
-    return Evaluation(min(d, 1.0) if upper else d, "upper" if upper else "lower", 0.0, nodes, theta, (0, 0),
-                      err, False, how)
+    return Evaluation(min(d, 1.0) if upper else d, "upper" if upper else "lower", err, how,
+                      ExactDetail(theta, nodes))
 
 
-def _positive_part(v: np.ndarray, p: np.ndarray, n: int, rtol: float, enumerate_max: int):
-    """(value, error bound, node count, theta, how) of E[S_+]/n for atoms v, masses p (sum 1)."""
+def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int):
+    """(value, error bound, node count, theta, how) of E[S_+]/n for the finite law of ``K``."""
+    v, p = K.x, K.p
     vmax, vmin = float(v.max()), float(v.min())
     if vmax <= 0.0:
         return 0.0, 0.0, 0, 0.0, "exact"
@@ -171,27 +207,28 @@ def _positive_part(v: np.ndarray, p: np.ndarray, n: int, rtol: float, enumerate_
         s_err = 2.0 * _DBL_EPS * n * float(np.max(np.abs(v))) * (k + 1)
         err = tot * math.expm1(lw_err) + s_err * pos
         return tot / n, err / n, 0, 0.0, "enumeration"
-    return _bromwich(_AtomLaw(v, p, n), n, rtol)
+    return _bromwich(_AtomLaw(K, n), n, rtol)
 
 
 class _AtomLaw:
     """Finite atomic law at the tilt theta: psi, its bounds and K through the Cython kernels."""
 
-    def __init__(self, v, p, n):
-        self.v, self.p, self.n = v, p, n
-        self.theta, self.mu, _ = kernels.saddle_point(v, p, float(n))
+    def __init__(self, K: LogMgf, n):
+        v, p = K.x, K.p
+        self.K, self.v, self.p, self.n = K, v, p, n
+        self.theta, self.mu, _ = K.saddle(n)
         if not (math.isfinite(self.theta) and math.isfinite(self.mu)):
             self.theta = math.inf if not math.isfinite(self.theta) else self.theta
             self.q, self.d, self.L1, self.s2, self.size = p, v, 0.0, 0.0, v.size
             return
-        self.q = _LogMgf(v, p).tilted(self.theta)
+        self.q = K.tilted(self.theta)
         self.d = v - self.mu
         self.L1 = float(self.q @ np.abs(self.d))
         self.s2 = float(self.q @ (self.d * self.d))
         self.size = v.size
 
     def log_mgf(self, x):
-        return kernels.log_mgf(self.v, self.p, x)
+        return self.K(x)
 
     def positive_mean(self):
         """E[G_+] (rounded up): (sum G_i)_+ <= sum (G_i)_+ makes it an upper bound on delta."""
@@ -280,9 +317,8 @@ class _MixedLaw(_AtomLaw):
             gap = max(gap, float(np.max(np.diff(np.concatenate([[a], s, [b]])))))
         v = np.concatenate([g.values, *xs])
         p = np.concatenate([g.probs, *ws])
-        p = p / p.sum()
         order = np.argsort(v, kind="stable")
-        super().__init__(np.ascontiguousarray(v[order]), np.ascontiguousarray(p[order]), n)
+        super().__init__(LogMgf(v[order], p[order]), n)
         self.s2 = self.s2 + 0.25 * gap * gap
         self.t_switch = CONT_SWITCH / len_max
         self.mgf = c.mgf

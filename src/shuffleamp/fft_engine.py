@@ -1,4 +1,4 @@
-r"""Sound FFT evaluation of :math:`\delta = \tfrac1n E[(G_1+\dots+G_n)_+]` (seed000 Algorithm 7, reworked).
+r"""Certified discretised evaluation of :math:`\delta = \tfrac1n E[(G_1+\dots+G_n)_+]`, and its FFT backend.
 
 What is computed
 ----------------
@@ -34,21 +34,41 @@ Certification
   saddle-point *estimate* of the discretisation bias (spread: :math:`n l^2\theta^2/8`;
   ceil/floor: :math:`n l\theta/2`); the achieved accuracy is therefore an estimate,
   while the direction of the error is certified.
+
+Both evaluation paths (inverse FFT over the window, and the spectral path summing Parseval's
+identity over the frequencies that are not certifiably negligible) hand their sums to one
+charging routine, :func:`_charge`, which adds or subtracts the tail, aliasing, round-off and
+spread-bias terms.
+
+FFT backend
+-----------
+Real FFTs go through pyFFTW with reused plans, falling back to :mod:`scipy.fft`.  The
+environment variable ``SHUFFLEAMP_FFT`` forces the backend: ``fftw`` (error if pyFFTW cannot
+be imported) or ``scipy``.  Default: pyFFTW when importable.  Thread counts follow the
+kernels' single policy (:func:`shuffleamp._ext.kernels.num_threads`).
+
+References
+----------
+Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
+IEEE S&P 2026 (arXiv:2504.07414): the GPARV functional (Theorems 12-13) and the FFT evaluation
+of the sum's law (the discretised algorithm reworked here with tilting, windows and charges).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, asdict
+import os
+from collections import OrderedDict
 
 import numpy as np
+import scipy.fft
 from scipy.optimize import minimize_scalar
-from scipy.special import logsumexp
 
-from . import fft_backend
 from ._ext import kernels
-from .errors import ResourceLimitError
+from ._numerics import LogMgf
+from .errors import ParameterError, ResourceLimitError
 from .gparv import Gparv
+from .results import Evaluation, FftDetail
 
 DBL_EPS = float(np.finfo(np.float64).eps)
 #: Default cap on the FFT length (about 1.6 GB of working memory at 2**25).
@@ -62,81 +82,139 @@ BIAS_SIGMAS = 14.0
 SPREAD_L_FACTOR = 2.0
 
 
-@dataclass(frozen=True)
-class Evaluation:
-    """Result of one δ evaluation for one GPARV.
+# =========================================================================== FFT backend
+_PLAN_CACHE_SIZE = 4
 
-    Attributes
-    ----------
-    delta : float
-        Certified bound (upper in modes spread/ceil, lower in mode floor).
-    mode : str
-        Discretisation mode.
-    l : float
-        Grid step used (units of G).
-    N : int
-        FFT length used (0 if no FFT was needed).
-    eta : float
-        Tilt (per grid unit).
-    window : tuple of int
-        First and last grid index of the window.
-    charged : float
-        Tail + aliasing + round-off terms charged (added for upper, subtracted for lower), in δ units.
-    grid_capped : bool
-        True if ``max_grid`` forced a coarser grid than ``rtol`` asked for.
-    evaluator : str
-        "fft" (inverse FFT over the window) or "spectral" (Parseval sums over the pruned
-        frequencies; no array of the window's size is built).  Both certify the same quantity.
+
+def _load_pyfftw():
+    try:
+        import pyfftw  # noqa: F401
+        import pyfftw.builders  # noqa: F401
+    except Exception:  # pragma: no cover - depends on the machine
+        return None
+    return pyfftw
+
+
+def backend_name() -> str:
+    """Name of the FFT backend in use.
+
+    Returns
+    -------
+    str
+        ``"fftw"`` (pyFFTW) or ``"scipy"`` (:mod:`scipy.fft`).
+
+    Raises
+    ------
+    ParameterError
+        The environment variable ``SHUFFLEAMP_FFT`` is set to something other than ``fftw`` or
+        ``scipy``, or to ``fftw`` while pyFFTW cannot be imported.
     """
-
-    delta: float
-    mode: str
-    l: float
-    N: int
-    eta: float
-    window: tuple
-    charged: float
-    grid_capped: bool
-    evaluator: str = "none"
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d["window"] = list(self.window)
-        return d
+    choice = os.environ.get("SHUFFLEAMP_FFT", "").strip().lower()
+    if choice not in ("", "fftw", "scipy"):
+        raise ParameterError("SHUFFLEAMP_FFT", f"must be 'fftw' or 'scipy', got {choice!r}")
+    if choice == "scipy":
+        return "scipy"
+    if _load_pyfftw() is not None:
+        return "fftw"
+    if choice == "fftw":
+        raise ParameterError("SHUFFLEAMP_FFT", "is 'fftw' but pyfftw cannot be imported")
+    return "scipy"
 
 
-class _LogMgf:
-    """log E[exp(t X)] for a finite atomic law (X = idx or values) and its first two derivatives."""
-
-    def __init__(self, x: np.ndarray, w: np.ndarray):
-        self.x = np.asarray(x, dtype=np.float64)
-        self.lw = np.log(w)
-
-    def __call__(self, t: float) -> float:
-        return float(logsumexp(self.lw + t * self.x))
-
-    def moments(self, t: float):
-        z = self.lw + t * self.x
-        z = z - z.max()
-        p = np.exp(z)
-        p /= p.sum()
-        m1 = float(np.dot(p, self.x))
-        m2 = float(np.dot(p, (self.x - m1) ** 2))
-        return m1, m2
-
-    def tilted(self, t: float) -> np.ndarray:
-        z = self.lw + t * self.x
-        return np.exp(z - logsumexp(z))
+def _threads(N: int) -> int:
+    return int(kernels.num_threads(float(N)))
 
 
-def _saddle(K: _LogMgf, n: float) -> float:
-    """Root of n K'(t) = 2/t on t > 0 (unique when the law has a positive atom); the Cython
-    :func:`shuffleamp._ext.kernels.saddle_point` shared with the exact evaluator."""
-    p = np.exp(K.lw - K.lw.max())
-    return kernels.saddle_point(np.ascontiguousarray(K.x), p / p.sum(), float(n))[0]
+class _PlanCache:
+    def __init__(self):
+        self._plans: OrderedDict = OrderedDict()
+
+    def get(self, kind: str, N: int):
+        key = (kind, N, _threads(N))
+        plan = self._plans.get(key)
+        if plan is not None:
+            self._plans.move_to_end(key)
+            return plan
+        import pyfftw
+        import pyfftw.builders
+
+        if kind == "irfft":
+            inp = pyfftw.empty_aligned(N // 2 + 1, dtype="complex128")
+            plan = pyfftw.builders.irfft(inp, n=N, threads=_threads(N), planner_effort="FFTW_ESTIMATE",
+                                         avoid_copy=False, overwrite_input=True)
+        else:
+            inp = pyfftw.empty_aligned(N, dtype="float64")
+            plan = pyfftw.builders.rfft(inp, n=N, threads=_threads(N), planner_effort="FFTW_ESTIMATE",
+                                        avoid_copy=False)
+        self._plans[key] = plan
+        while len(self._plans) > _PLAN_CACHE_SIZE:
+            self._plans.popitem(last=False)
+        return plan
 
 
-def _chernoff_log(K: _LogMgf, n: float, eta: float, thresh: float, upper_tail: bool, sd: float) -> float:
+_CACHE = _PlanCache()
+
+
+def irfft(X: np.ndarray, N: int) -> np.ndarray:
+    """Inverse real FFT of length ``N`` (numpy normalisation: 1/N on the inverse).
+
+    Parameters
+    ----------
+    X : ndarray of complex128, shape (N // 2 + 1,)
+        Half spectrum.
+    N : int
+        Transform length.
+
+    Returns
+    -------
+    ndarray of float64, shape (N,)
+    """
+    if backend_name() == "fftw":
+        plan = _CACHE.get("irfft", N)
+        plan.input_array[:] = X
+        return plan().copy()
+    return scipy.fft.irfft(X, n=N, workers=_threads(N))
+
+
+def rfft(x: np.ndarray, N: int) -> np.ndarray:
+    """Forward real FFT of length ``N``.
+
+    Parameters
+    ----------
+    x : ndarray of float64, shape (N,)
+        Input, zero-padded or folded to length ``N`` by the caller.
+    N : int
+        Transform length.
+
+    Returns
+    -------
+    ndarray of complex128, shape (N // 2 + 1,)
+    """
+    if backend_name() == "fftw":
+        plan = _CACHE.get("rfft", N)
+        plan.input_array[:] = x
+        return plan().copy()
+    return scipy.fft.rfft(x, n=N, workers=_threads(N))
+
+
+def next_fast_len(N: int) -> int:
+    """A length >= ``N`` that both backends transform fast (5-smooth).
+
+    Parameters
+    ----------
+    N : int
+        Minimal length.
+
+    Returns
+    -------
+    int
+    """
+    return int(scipy.fft.next_fast_len(int(N), real=True))
+
+
+# =========================================================================== certified evaluation
+
+def _chernoff_log(K: LogMgf, n: float, eta: float, thresh: float, upper_tail: bool, sd: float) -> float:
     """log of a Chernoff bound on Q(Sbar >= thresh) (upper_tail) or Q(Sbar <= thresh) under the tilt eta."""
     Keta = K(eta)
     sgn = 1.0 if upper_tail else -1.0
@@ -149,14 +227,14 @@ def _chernoff_log(K: _LogMgf, n: float, eta: float, thresh: float, upper_tail: b
     return float(min(0.0, res.fun, f(zmax)))
 
 
-def _tilted_mass_outside(K: _LogMgf, n: float, eta: float, j_lo: int, j_hi: int, sd: float, idx) -> float:
+def _tilted_mass_outside(K: LogMgf, n: float, eta: float, j_lo: int, j_hi: int, sd: float, idx) -> float:
     """Chernoff bound on the tilted mass of Sbar/l outside the window [j_lo, j_hi] (what aliasing can add)."""
     hi = math.exp(_chernoff_log(K, n, eta, j_hi + 1, True, sd))
     lo = math.exp(_chernoff_log(K, n, eta, j_lo - 1, False, sd)) if j_lo > int(n) * int(idx.min()) else 0.0
     return hi + lo
 
 
-def _upper_tail(K: _LogMgf, n: float, eta: float, j_hi: int, sd: float, idx) -> float:
+def _upper_tail(K: LogMgf, n: float, eta: float, j_hi: int, sd: float, idx) -> float:
     """Bound on sum_{j > j_hi} j e^{-eta j} Q(j): max of x e^{-eta x} beyond j_hi times a Chernoff tail."""
     x1 = j_hi + 1
     if x1 > int(n) * int(idx.max()):
@@ -170,8 +248,7 @@ def _choose_l(gparv: Gparv, n: int, mode: str, rtol: float) -> tuple[float, floa
     v, p = gparv.approx_atoms()
     keep = p > 0
     v, p = v[keep], p[keep]
-    K = _LogMgf(v, p)
-    theta = _saddle(K, n)
+    theta = LogMgf(v, p).saddle(n)[0]
     vmin, vmax = float(v.min()), float(v.max())
     width = max(vmax - vmin, 1e-300)
     if mode == "spread":
@@ -208,7 +285,7 @@ FLOOR_COMPANION_GRID = 2**18
 
 def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
               max_grid: int = DEFAULT_MAX_GRID, l: float | None = None, evaluator: str = "auto") -> Evaluation:
-    """Certified (1/n) E[(G_1+...+G_n)_+] for one GPARV by the tilted, windowed FFT.
+    """Certified (1/n) E[(G_1+...+G_n)_+] for one GPARV by the tilted, windowed FFT or its spectral form.
 
     Parameters
     ----------
@@ -237,10 +314,24 @@ def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
     Returns
     -------
     Evaluation
+        ``delta`` (certified bound), ``charged`` (terms charged, δ units), ``evaluator``
+        (``"fft"``, ``"spectral"`` or ``"none"``) and an :class:`~shuffleamp.results.FftDetail`
+        (grid step, FFT length, tilt, window, whether the grid was capped); no detail when G has
+        no positive atom (δ = 0).
+
+    Raises
+    ------
+    ResourceLimitError
+        A forced grid step ``l`` is too fine, or the window cannot be fitted within ``max_grid``.
+
+    References
+    ----------
+    Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via
+    Shuffling", IEEE S&P 2026 (arXiv:2504.07414), Theorems 12-13 (the functional evaluated).
     """
     vmin, vmax = gparv.support
     if vmax <= 0.0:
-        return Evaluation(0.0, mode, 0.0, 0, 0.0, (0, 0), 0.0, False)
+        return Evaluation(0.0, mode, 0.0)
     if mode == "spread_lower" and l is None:
         # two certified lower bounds: spread minus its bias bound (second order, best at large n)
         # and floor rounding on a small grid (first order, best at small n); keep the larger
@@ -253,13 +344,22 @@ def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
     return _delta_fft(gparv, n, mode, rtol, max_grid, l, evaluator)
 
 
+def _coarser(l: float, span: int, cap: int, forced: bool, what: str) -> float:
+    """The retry step: a grid step coarse enough for a window of ``span`` points to fit ``cap``
+    (or a ResourceLimitError naming ``what`` when the step was forced)."""
+    if forced:
+        raise ResourceLimitError(f"grid step l={l!r}: {what}", parameter="max_grid", resource="memory")
+    return l * 1.25 * span / cap
+
+
 def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: float | None,
                evaluator: str = "auto") -> Evaluation:
     vmin, vmax = gparv.support
     capped = False
     forced = l is not None
     if forced and max(abs(vmin), abs(vmax)) / l > 2.0**50:
-        raise ResourceLimitError(f"grid step l={l!r} is too fine for a GPARV of range [{vmin}, {vmax}]")
+        raise ResourceLimitError(f"grid step l={l!r} is too fine for a GPARV of range [{vmin}, {vmax}]",
+                                 parameter="l", resource="memory")
     disc = "spread" if mode == "spread_lower" else mode
     if l is None:
         l, _ = _choose_l(gparv, n, disc, rtol)
@@ -267,10 +367,9 @@ def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: f
     for _attempt in range(60):
         idx, w = gparv.discretize(l, disc)
         if idx.size == 0 or idx.max() <= 0:
-            return Evaluation(0.0, mode, l, 0, 0.0, (0, 0), 0.0, capped)
-        K = _LogMgf(idx, w)
-        eta = _saddle(K, n)
-        m1, v1 = K.moments(eta)
+            return Evaluation(0.0, mode, 0.0, "none", FftDetail(l, 0, 0.0, (0, 0), capped))
+        K = LogMgf(idx, w)
+        eta, m1, v1 = K.saddle(n)
         sd = math.sqrt(max(n * v1, 1e-300))
         c = n * m1
         j_lo = min(1, int(math.floor(c - W * sd)))
@@ -282,41 +381,78 @@ def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: f
         span = j_hi - j_lo + 1
         cap = max_grid if evaluator == "fft" or mode == "floor" else max(max_grid, SPECTRAL_MAX_SPAN)
         if span > cap:
-            if forced:
-                raise ResourceLimitError(f"grid step l={l!r} needs an FFT of length >= {span} > max_grid={max_grid}")
+            l = _coarser(l, span, cap, forced, f"needs an FFT of length >= {span} > max_grid={max_grid}")
             capped = True
-            l *= 1.25 * span / cap
             continue
-        N = fft_backend.next_fast_len(max(span, 16))
-        spec = None
+        N = next_fast_len(max(span, 16))
+        sums = None
         if (evaluator == "spectral" or (evaluator == "auto" and idx.size <= SPECTRAL_MAX_ATOMS)) and N < 2**31:
-            spec = _evaluate_spectral(K, idx, n, l, eta, j_lo, N, sd, mode,
-                                      max_points=(2**62 if evaluator == "spectral" else SPECTRAL_MAX_POINTS))
-        if spec is not None:
-            total, charged, window_charge = spec
+            sums = _spectral_sums(K, idx, n, eta, j_lo, N, mode,
+                                  max_points=(2**62 if evaluator == "spectral" else SPECTRAL_MAX_POINTS))
             used = "spectral"
-        else:
+        if sums is None:
             if span > max_grid:
-                if forced:
-                    raise ResourceLimitError(f"window of {span} points exceeds max_grid={max_grid}")
+                l = _coarser(l, span, max_grid, forced, f"window of {span} points exceeds max_grid={max_grid}")
                 capped = True
-                l *= 1.25 * span / max_grid
                 continue
-            total, charged, window_charge = _evaluate_window(K, idx, w, n, l, eta, j_lo, N, sd, mode)
+            sums = _window_sums(K, idx, n, eta, j_lo, N, l, mode)
             used = "fft"
+        total, charged, window_charge = _charge(K, idx, n, l, eta, j_lo, N, sd, mode, *sums)
         main = total if mode in ("spread", "ceil") else total + charged
         # widen the window only if its own truncation charges (tails, aliasing, round-off) matter
         if window_charge <= 1e-2 * rtol * max(main, 1e-300) or W >= 40 or main == 0.0:
-            return Evaluation(max(total, 0.0), mode, l, N, eta, (j_lo, j_lo + N - 1), charged, capped, used)
+            return Evaluation(max(total, 0.0), mode, charged, used,
+                              FftDetail(l, N, eta, (j_lo, j_lo + N - 1), capped))
         W *= 1.5
-    raise ResourceLimitError("could not fit the FFT window within max_grid; increase max_grid or rtol")
+    raise ResourceLimitError("could not fit the FFT window within max_grid; increase max_grid or rtol",
+                             parameter="max_grid", resource="memory")
 
 
-def _evaluate_window(K: _LogMgf, idx, w, n, l, eta, j_lo, N, sd, mode):
-    """One tilted FFT on the window [j_lo, j_lo + N).
+def _charge(K: LogMgf, idx, n, l, eta, j_lo, N, sd, mode, s_upper, s_raw, err_f, prob_abs_le):
+    r"""The one certification step of both paths: charge the window's tail, aliasing, round-off and
+    (``spread_lower``) spread-bias terms to the tilted sums.
 
-    Returns (bound, all charged terms, window-truncation charges), in δ units.
+    Parameters
+    ----------
+    s_upper : float
+        Tilted sum of :math:`f(j) = j e^{-\eta j}` times the (upper) window pmf, :math:`j \ge 1`.
+    s_raw : float
+        The same sum with the signed window pmf (lower bounds).
+    err_f : float
+        Round-off bound of both sums.
+    prob_abs_le : callable or None
+        Small-ball bounds :math:`P(|\bar S| \le k l)` (vectorised over integer k), needed by
+        ``spread_lower`` only.
+
+    Returns
+    -------
+    (bound, charged, window_charge) : float
+        The certified bound, all charged terms, and the window-truncation part of them (δ units).
     """
+    n_f = float(n)
+    j_hi = j_lo + N - 1
+    scale = math.exp(n_f * K(eta) + math.log(l) - math.log(n_f))
+    if mode in ("floor", "spread_lower"):
+        # aliasing adds the mass outside the window: bounded by a Chernoff bound and subtracted
+        alias = _tilted_mass_outside(K, n_f, eta, j_lo, j_hi, sd, idx)
+        charged_in = err_f + alias / (math.e * eta)
+        body = s_raw - charged_in
+        charged = scale * charged_in
+        window_charge = scale * alias / (math.e * eta)
+        if mode == "spread_lower":
+            bias = _spread_bias_bound(prob_abs_le, n_f, l)
+            charged += bias / n_f
+            body -= bias / (n_f * scale) if scale > 0 else np.inf
+        val = scale * body if body > 0 else 0.0
+        return val, charged, window_charge
+    # upper: aliasing only adds non-negative mass; add the tail beyond the window and round-off
+    tail = _upper_tail(K, n_f, eta, j_hi, sd, idx)
+    charged_in = err_f + tail
+    return scale * (s_upper + charged_in), scale * charged_in, scale * tail
+
+
+def _window_sums(K: LogMgf, idx, n, eta, j_lo, N, l, mode):
+    """FFT path: one tilted inverse FFT on the window [j_lo, j_lo + N); the sums for :func:`_charge`."""
     wt = K.tilted(eta)
     n_f = float(n)
     if idx.size * (N // 2 + 1) <= 2e8:
@@ -324,32 +460,14 @@ def _evaluate_window(K: _LogMgf, idx, w, n, l, eta, j_lo, N, sd, mode):
                                              np.ascontiguousarray(wt), int(N), n_f, int(j_lo))
     else:
         folded = np.bincount(np.mod(idx, N), weights=wt, minlength=N).astype(np.float64)
-        X = fft_backend.rfft(folded, N)
+        X = rfft(folded, N)
         err_sum = kernels.cf_power_inplace(X, int(N), n_f, int(j_lo), 5.0 * math.log2(N) + 4.0)
     absX = float(np.abs(X).sum() * 2.0)
-    q = fft_backend.irfft(X, N)
+    q = irfft(X, N)
     err_q = err_sum / N + 5.0 * DBL_EPS * math.log2(N) * (absX / N + float(np.max(np.abs(q))))
     s_pos, s_raw, s_f, _ = kernels.positive_part_sums(q, int(j_lo), float(eta))
-    j_hi = j_lo + N - 1
-    log_scale = n_f * K(eta) + math.log(l) - math.log(n_f)
-    if mode in ("floor", "spread_lower"):
-        alias = _tilted_mass_outside(K, n_f, eta, j_lo, j_hi, sd, idx)
-        charged_in = err_q * s_f + alias / (math.e * eta)
-        body = s_raw - charged_in
-        scale = math.exp(log_scale)
-        charged = scale * charged_in
-        window_charge = scale * alias / (math.e * eta)
-        if mode == "spread_lower":
-            bias = _spread_bias_bound(_fft_prob_abs_le(q, j_lo, n_f, l, eta, n_f * K(eta), err_q), n_f, l)
-            charged += bias / n_f
-            body -= bias / (n_f * scale) if scale > 0 else np.inf
-        val = scale * body if body > 0 else 0.0
-        return val, charged, window_charge
-    # upper: aliasing only adds non-negative mass; add the tail beyond the window and round-off
-    tail = _upper_tail(K, n_f, eta, j_hi, sd, idx)
-    charged_in = err_q * s_f + tail
-    val = math.exp(log_scale) * (s_pos + charged_in)
-    return val, math.exp(log_scale) * charged_in, math.exp(log_scale) * tail
+    prob = _fft_prob_abs_le(q, j_lo, n_f, l, eta, n_f * K(eta), err_q) if mode == "spread_lower" else None
+    return s_pos, s_raw, err_q * s_f, prob
 
 
 def _fft_prob_abs_le(q, j_lo, n, l, eta, nK, err_q):
@@ -429,6 +547,18 @@ def saddle_estimate(gparv: Gparv, n: int) -> float:
     :math:`N(\mu, s^2)`, :math:`\mu = nK'(\theta)`, :math:`s^2 = nK''(\theta)`, and
     :math:`\int_0^\infty x e^{-\theta x} N(x;\mu,s^2)dx = e^{-\theta\mu+\theta^2 s^2/2}(m\Phi(m/s)+s\varphi(m/s))`
     with :math:`m = \mu - \theta s^2`.
+
+    Parameters
+    ----------
+    gparv : Gparv
+        Law of G (a continuous part enters through 256 representative atoms).
+    n : int
+        Number of i.i.d. copies (users), >= 1.
+
+    Returns
+    -------
+    float
+        The estimate, in [0, 1]; 0 when G has no positive atom.
     """
     from scipy.special import log_ndtr
 
@@ -437,10 +567,9 @@ def saddle_estimate(gparv: Gparv, n: int) -> float:
         return 0.0
     v, p = gparv.approx_atoms(256)
     keep = p > 0
-    v = np.ascontiguousarray(v[keep], dtype=np.float64)
-    p = np.ascontiguousarray(p[keep] / p[keep].sum(), dtype=np.float64)
-    th, m1, v1 = kernels.saddle_point(v, p, float(n))
-    nK = n * kernels.log_mgf(v, p, th)
+    K = LogMgf(v[keep], p[keep])
+    th, m1, v1 = K.saddle(n)
+    nK = n * K(th)
     mu, s2 = n * m1, n * v1
     s = math.sqrt(max(s2, 1e-300))
     mm = mu - th * s2
@@ -474,13 +603,14 @@ def _geom_sym(eta: float, omega: np.ndarray, a: np.ndarray) -> np.ndarray:
     return zma * (1.0 - z2a1) / one_minus_z
 
 
-def _evaluate_spectral(K: _LogMgf, idx, n, l, eta, j_lo, N, sd, mode, max_points):
-    r"""The same certified functionals as :func:`_evaluate_window`, by Parseval over frequencies.
+def _spectral_sums(K: LogMgf, idx, n, eta, j_lo, N, mode, max_points):
+    r"""Spectral path: the sums of :func:`_window_sums`, by Parseval over frequencies.
 
     :math:`\sum_{j} g_j q_j = \frac1N \sum_k \tilde\varphi(\omega_k)^n \hat g_k` with closed-form
     :math:`\hat g_k` (geometric series).  Frequency cells where a Lipschitz bound certifies
     :math:`|\tilde\varphi|^n \le` PRUNE_NEGLIGIBLE are skipped and their worst case is charged.
-    Returns None if more than ``max_points`` frequencies would be needed.
+    Returns the sums for :func:`_charge`, or None if more than ``max_points`` frequencies would be
+    needed.
     """
     wt = K.tilted(eta)
     n_f = float(n)
@@ -531,39 +661,25 @@ def _evaluate_spectral(K: _LogMgf, idx, n, l, eta, j_lo, N, sd, mode, max_points
     mult = np.where((ks == 0) | ((N % 2 == 0) & (ks == half)), 1.0, 2.0)
     omega = 2.0 * math.pi * ks / N
     j_hi = j_lo + N - 1
-    log_scale = n_f * K(eta) + math.log(l) - math.log(n_f)
-    scale = math.exp(log_scale)
     # positive-part functional f(j) = j e^{-eta j}, j = 1..j_hi
     Gk = _geom_weighted(eta, omega, j_hi)
     s_f = float(_geom_weighted(eta, np.zeros(1), j_hi).real[0])
     s_raw = float(np.sum(mult * (X * Gk).real)) / N
     err_f = (float(np.sum(mult * err)) + skipped) * s_f / N
-    if mode in ("floor", "spread_lower"):
-        alias = _tilted_mass_outside(K, n_f, eta, j_lo, j_hi, sd, idx)
-        charged_in = err_f + alias / (math.e * eta)
-        body = s_raw - charged_in
-        charged = scale * charged_in
-        window_charge = scale * alias / (math.e * eta)
-        if mode == "spread_lower":
-            nK = n_f * K(eta)
+    prob_abs_le = None
+    if mode == "spread_lower":
+        nK = n_f * K(eta)
 
-            def prob_abs_le(kw):
-                kw = np.asarray(kw, dtype=np.int64)
-                uniq, inv = np.unique(kw, return_inverse=True)
-                B = _geom_sym(eta, omega[None, :], uniq[:, None].astype(np.float64))
-                vals = (B * X[None, :]).real @ mult / N
-                b0 = _geom_sym(eta, np.zeros(1), uniq.astype(np.float64)).real
-                errs_ = (float(np.sum(mult * err)) + skipped) * b0 / N
-                # the window must contain [-a, a]; otherwise no information (bound 1)
-                inside = (-uniq >= j_lo) & (uniq <= j_hi)
-                out = np.where(inside, np.exp(nK) * (np.maximum(vals, 0.0) + errs_), 1.0)
-                return np.minimum(out, 1.0)[inv.ravel()]
+        def prob_abs_le(kw):
+            kw = np.asarray(kw, dtype=np.int64)
+            uniq, inv = np.unique(kw, return_inverse=True)
+            B = _geom_sym(eta, omega[None, :], uniq[:, None].astype(np.float64))
+            vals = (B * X[None, :]).real @ mult / N
+            b0 = _geom_sym(eta, np.zeros(1), uniq.astype(np.float64)).real
+            errs_ = (float(np.sum(mult * err)) + skipped) * b0 / N
+            # the window must contain [-a, a]; otherwise no information (bound 1)
+            inside = (-uniq >= j_lo) & (uniq <= j_hi)
+            out = np.where(inside, np.exp(nK) * (np.maximum(vals, 0.0) + errs_), 1.0)
+            return np.minimum(out, 1.0)[inv.ravel()]
 
-            bias = _spread_bias_bound(prob_abs_le, n_f, l)
-            charged += bias / n_f
-            body -= bias / (n_f * scale) if scale > 0 else np.inf
-        val = scale * body if body > 0 else 0.0
-        return val, charged, window_charge
-    tail = _upper_tail(K, n_f, eta, j_hi, sd, idx)
-    charged_in = err_f + tail
-    return scale * (s_raw + charged_in), scale * charged_in, scale * tail
+    return s_raw, s_raw, err_f, prob_abs_le

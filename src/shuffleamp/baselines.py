@@ -12,40 +12,38 @@ and ``--method`` on the command line; ``"optimal"`` (the Su–Cheng–Wang optim
 A method asked for a value outside its validity regime raises
 :class:`~shuffleamp.errors.OutOfRegimeError`; nothing here returns NaN.
 
-Methods (formulas: ``shared/reference/baselines.md``; digests ``seed000``, ``seed002``, ``seed004``)
---------------------------------------------------------------------------------------------------
+Methods (references at the end of this docstring)
+-------------------------------------------------
 
 ``clone``
     Feldman–McMillan–Talwar (FOCS 2021) numerical bound: the **exact** hockey-stick divergence of
-    the standard-clone reduction pair, both directions, via its three-atom GPARV (seed000 digest
-    §2.1): :math:`2E(E-e^\varepsilon)/(E+1)` and :math:`2E(1-Ee^\varepsilon)/(E+1)` w.p.
+    the standard-clone reduction pair, both directions, via its three-atom GPARV (derived here as a
+    general-clone decomposition, [SCW]_ Definition 7): :math:`2E(E-e^\varepsilon)/(E+1)` and :math:`2E(1-Ee^\varepsilon)/(E+1)` w.p.
     :math:`1/(2E)` each, 0 otherwise.  Evaluated by :func:`shuffleamp._ext.kernels.exact_three_atom`
     (O(√n) closed-form binomial sums); the binomial mass outside the summation window is charged
     to δ at the largest possible value (the kernel's ``hi``).  Sound for every ε0-LDP randomizer.
 ``clone-closed-form``
-    FMT'21 Theorem closed form (baselines.md §2), in the more conservative of each published variant:
+    FMT'21 closed-form theorem [FMT21]_, in the more conservative of each published variant:
     the validity condition with :math:`\log(4/\delta)` (stricter than the paper's
     :math:`\log(2/\delta)`) and the public code's factor :math:`(1-e^{-\varepsilon_0})/(1+e^{-\varepsilon_0-e_1})`
     (larger than the theorem's :math:`(E-1)/(E+1)`).
 ``stronger-clone``
-    Corrected Feldman–McMillan–Talwar (FMT23b) four-point general-clone decomposition (seed000
-    digest §2.3) where its (p, q) are known: k-RR with :math:`p = 1/(E+k-1)`, :math:`q = (k-2)p`
-    (digest §2.7 Example 4.1).  Evaluated with the certified FFT engine.  Other mechanisms raise
+    Corrected Feldman–McMillan–Talwar [FMT23]_ four-point general-clone decomposition where its (p, q) are known: k-RR with :math:`p = 1/(E+k-1)`, :math:`q = (k-2)p`
+    (the k-RR optimal decomposition, [SCW]_ Example 4.1).  Evaluated with the certified FFT engine.  Other mechanisms raise
     :class:`OutOfRegimeError`.
 ``blanket-hoeffding``, ``blanket-bennett``
-    Balle–Bell–Gascón–Nissim (CRYPTO 2019) computable privacy-blanket bounds (baselines.md §3),
+    Balle–Bell–Gascón–Nissim (CRYPTO 2019) computable privacy-blanket bounds [BBGN19]_,
     with k-RR- and Laplace-specific constants, generic ε0-LDP constants otherwise.  Valid for
     :math:`0 < \varepsilon < \varepsilon_0`.
 ``erlingsson``
     Erlingsson et al. (SODA 2019): :math:`\varepsilon = 12\varepsilon_0\sqrt{\log(1/\delta)/n}`,
     valid only for :math:`\varepsilon_0 \le 1/2`, :math:`n \ge 1000`, :math:`\delta \le 0.01`,
-    :math:`\varepsilon \le \varepsilon_0` (baselines.md §1).
+    :math:`\varepsilon \le \varepsilon_0` [EFMRTT19]_.
 ``variation-ratio``
-    Wang et al. (PVLDB 2024) Algorithm 1 with the (p, β, q) of their Table 2 (seed004 digest §5,
-    §7).  **Unsound** (``sound=False``): it rests on the flawed Lemma 4.5 (digest §14.2) and is
-    violated by 4-ary RR (digest §14.3).  Comparison only.
+    Wang et al. (PVLDB 2024) Algorithm 1 with the (p, β, q) of their Table 2 [WANG24]_.  **Unsound** (``sound=False``): it rests on Lemma 4.5, whose proof is broken ([SCW]_), and is
+    violated by 4-ary RR.  Comparison only.
 ``gdp``
-    Chen–Cao–Ge (AAAI 2024) μ-GDP accountant (seed002 digest §0, Fact 3):
+    Chen–Cao–Ge (AAAI 2024) μ-GDP accountant [CCG24]_ (Theorem 2):
     :math:`\mu = \sqrt{2/(\sum_i q_i - \max_i q_i)}`, :math:`q_i = (1-\delta_i)/(1+e^{\varepsilon_i})`.
     An asymptotic **estimate** (``kind="estimate"``, ``sound=False``); personalized budgets via
     :func:`gdp_delta` / :func:`gdp_epsilon`.
@@ -53,6 +51,21 @@ Methods (formulas: ``shared/reference/baselines.md``; digests ``seed000``, ``see
 ε(δ) of the numerical baselines uses the conservative end of a bracketing root search
 (:func:`shuffleamp.bounds._solve_eps`): the returned ε is one at which the method's δ was
 evaluated and found <= the target.  Closed forms are evaluated directly.
+
+References
+----------
+.. [SCW] W. Su, H. Cheng, T. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via
+   Shuffling", IEEE S&P 2026 (arXiv:2504.07414).
+.. [FMT21] V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones", FOCS 2021.
+.. [FMT23] V. Feldman, A. McMillan, K. Talwar, "Stronger Privacy Amplification by Shuffling for Rényi and
+   Approximate Differential Privacy", SODA 2023.
+.. [BBGN19] B. Balle, J. Bell, A. Gascón, K. Nissim, "The Privacy Blanket of the Shuffle Model", CRYPTO 2019.
+.. [EFMRTT19] Ú. Erlingsson, V. Feldman, I. Mironov, A. Raghunathan, K. Talwar, A. Thakurta,
+   "Amplification by Shuffling", SODA 2019.
+.. [WANG24] Wang et al., "Privacy Amplification via Shuffling: Unified, Simplified, and Tightened",
+   PVLDB 17(8), 2024.
+.. [CCG24] E. Chen, Y. Cao, Y. Ge, "A Generalized Shuffle Framework for Privacy Amplification",
+   AAAI 2024 (arXiv:2312.14388).
 """
 
 from __future__ import annotations
@@ -131,9 +144,9 @@ def clone_delta(eps0: float, n: int, epsilon: float) -> tuple[float, float]:
 
     :math:`C \sim \mathrm{Bin}(n-1, 1/E)`, :math:`A \sim \mathrm{Bin}(C, 1/2)`,
     :math:`\Delta \sim \mathrm{Bern}(E/(E+1))`, :math:`P_0 = (A+\Delta, C-A+1-\Delta)`,
-    :math:`P_1 = (A+1-\Delta, C-A+\Delta)` (baselines.md §2), evaluated as
-    :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` of the equivalent three-atom GPARV (seed000 digest
-    §2.1, checked there against direct enumeration) with
+    :math:`P_1 = (A+1-\Delta, C-A+\Delta)` ([FMT21]_), evaluated as
+    :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` of the equivalent three-atom GPARV of the standard clone's decomposition
+    (Su, Cheng, Wang, IEEE S&P 2026, Theorem 12; checked in the tests against direct enumeration) with
     :func:`~shuffleamp._ext.kernels.exact_three_atom`.
 
     Parameters
@@ -180,7 +193,7 @@ def _fmt_check(eps0: float, n: int, delta: float) -> None:
 
 def clone_closed_form_epsilon(eps0: float, n: int, delta: float, *, form: str = "code",
                               check: bool = True) -> float:
-    r"""FMT'21 closed-form ε (baselines.md §2).
+    r"""Closed-form ε of Feldman, McMillan, Talwar (FOCS 2021).
 
     With :math:`A_1 = 8\sqrt{E\log(4/\delta)/n}`, :math:`C_1 = 8E/n`, :math:`e_1 = \log(1+A_1+C_1)`:
 
@@ -297,7 +310,7 @@ def stronger_clone_decomposition(mechanism) -> Decomposition:
 # ============================================================================ privacy blanket (BBGN19)
 @dataclass(frozen=True)
 class BlanketConstants:
-    r"""Mechanism constants of the privacy-blanket bounds at one ε (baselines.md §3).
+    r"""Mechanism constants of the privacy-blanket bounds at one ε (Balle, Bell, Gascón, Nissim, CRYPTO 2019).
 
     Attributes
     ----------
@@ -308,7 +321,7 @@ class BlanketConstants:
     b : float
         Range :math:`\max L - \min L`.
     c : float
-        :math:`c = E[L^2]` (baselines.md calls it the variance; every formula there equals the second
+        :math:`c = E[L^2]` (called the variance in the paper's notation; every formula equals the second
         moment, which is what the Bennett inequality for :math:`L \le b_+` needs).
     a : float
         :math:`e^\varepsilon - 1 = -E[L]`.
@@ -325,7 +338,7 @@ class BlanketConstants:
 
 
 def blanket_constants(mechanism, epsilon: float, constants: str = "auto") -> BlanketConstants:
-    r"""Constants (γ_lb, b₊, b, c) of Balle et al. 2019 (baselines.md §3) for ``mechanism`` at ε.
+    r"""Constants (γ_lb, b₊, b, c) of Balle, Bell, Gascón, Nissim (CRYPTO 2019) for ``mechanism`` at ε.
 
     * k-RR: :math:`\gamma = k/(E+k-1)`, :math:`b_+ = \gamma(1-e^\varepsilon) + (1-\gamma)k`,
       :math:`b = (1-\gamma)k(e^\varepsilon+1)`,
@@ -385,7 +398,7 @@ def _blanket_check(method: str, eps0: float, epsilon: float) -> None:
 
 
 def hoeffding_delta(mechanism, n: int, epsilon: float, constants: str = "auto") -> float:
-    r"""Privacy blanket + Hoeffding (Balle et al. 2019; baselines.md §3):
+    r"""Privacy blanket + Hoeffding (Balle, Bell, Gascón, Nissim, CRYPTO 2019, Theorem 3.1):
 
     .. math::
 
@@ -393,7 +406,7 @@ def hoeffding_delta(mechanism, n: int, epsilon: float, constants: str = "auto") 
         \big(1 - \gamma_{lb}(1 - e^{-2a^2/b^2})\big)^n,\qquad a = e^\varepsilon - 1.
 
     (From :math:`E[(\sum_{i\le m} L_i)_+] \le \frac{b^2}{4a}e^{-2ma^2/b^2}` and the binomial MGF of
-    :math:`M \sim \mathrm{Bin}(n, \gamma)`, seed000 digest Lemma 3.)  Clipped at 1.
+    :math:`M \sim \mathrm{Bin}(n, \gamma)`, Su, Cheng, Wang, IEEE S&P 2026.)  Clipped at 1.
 
     Raises
     ------
@@ -418,7 +431,7 @@ def _phi(u: float) -> float:
 
 
 def bennett_delta(mechanism, n: int, epsilon: float, constants: str = "auto") -> float:
-    r"""Privacy blanket + Bennett (Balle et al. 2019; baselines.md §3):
+    r"""Privacy blanket + Bennett (Balle, Bell, Gascón, Nissim, CRYPTO 2019, Theorem 3.1):
 
     .. math::
 
@@ -470,7 +483,7 @@ def _efm_check(eps0: float, n: int, delta: float, epsilon: float) -> None:
 
 
 def erlingsson_epsilon(eps0: float, n: int, delta: float) -> float:
-    r""":math:`\varepsilon = 12\varepsilon_0\sqrt{\log(1/\delta)/n}` (EFMRTT'19; baselines.md §1).
+    r""":math:`\varepsilon = 12\varepsilon_0\sqrt{\log(1/\delta)/n}` (Erlingsson et al., SODA 2019).
 
     Raises
     ------
@@ -486,7 +499,7 @@ def erlingsson_epsilon(eps0: float, n: int, delta: float) -> float:
 
 
 def erlingsson_delta(eps0: float, n: int, epsilon: float) -> float:
-    r""":math:`\delta(\varepsilon) = \exp(-n(\varepsilon/(12\varepsilon_0))^2)` (EFMRTT'19; baselines.md §1).
+    r""":math:`\delta(\varepsilon) = \exp(-n(\varepsilon/(12\varepsilon_0))^2)` (Erlingsson et al., SODA 2019).
 
     Raises
     ------
@@ -504,7 +517,7 @@ def erlingsson_delta(eps0: float, n: int, epsilon: float) -> float:
 # ============================================================================ variation ratio (WPL+24)
 @dataclass(frozen=True)
 class VRParams:
-    r"""Variation-ratio parameters (seed004 digest §2): ``p > 1``, ``0 <= beta <= (p-1)/(p+1)``, ``q >= 1``.
+    r"""Variation-ratio parameters (Wang et al., PVLDB 2024, Definition 4.1): ``p > 1``, ``0 <= beta <= (p-1)/(p+1)``, ``q >= 1``.
 
     Attributes
     ----------
@@ -584,12 +597,12 @@ def vr_delta(epsilon: float, n: int, prm: VRParams) -> tuple[float, float]:
     r""":math:`D_{e^\varepsilon}(P^q_{p,\beta}\|Q^q_{p,\beta})` of the variation-ratio pair (Theorem 4.7).
 
     The pair counts (a, b) = (#symbol 1, #symbol 2) of one victim sample plus n − 1 samples of
-    (r, r, 1 − 2r); since a + b + #symbol 3 = n, it is a histogram pair of Theorem 12 (seed000 digest §3)
+    (r, r, 1 − 2r); since a + b + #symbol 3 = n, it is a histogram pair of Theorem 12 of Su, Cheng, Wang (IEEE S&P 2026)
     with GPARV :math:`(p\alpha - e^\varepsilon\alpha)/r` and :math:`(\alpha - e^\varepsilon p\alpha)/r`
     w.p. r each and :math:`(1-\alpha-p\alpha)(1-e^\varepsilon)/(1-2r)` w.p. 1 − 2r.  Evaluated
     exactly by :func:`~shuffleamp._ext.kernels.exact_three_atom`; equals Theorem 4.8
     (:func:`vr_delta_thm48`; checked in the tests).  By the coordinate-swap symmetry
-    D(Q‖P) = D(P‖Q) (seed004 digest §3 notes).
+    D(Q‖P) = D(P‖Q) (derived here: swapping the first two symbols exchanges P and Q).
 
     Returns
     -------
@@ -603,7 +616,7 @@ def vr_delta(epsilon: float, n: int, prm: VRParams) -> tuple[float, float]:
 
 
 def vr_delta_thm48(epsilon: float, n: int, prm: VRParams, window: float = 40.0) -> float:
-    r"""Theorem 4.8 of WPL+24 as printed (typos fixed per seed004 digest §3, §5.4): reference implementation.
+    r"""Theorem 4.8 of WPL+24 as printed (with its typographical errors corrected: derived here): reference implementation.
 
     .. math::
 
@@ -650,7 +663,7 @@ def vr_algorithm1(delta: float, n: int, prm: VRParams, T: int = 20,
                   delta_fn: Callable[[float], float] | None = None) -> float:
     r"""Algorithm 1 of WPL+24 as published: T bisection steps on [0, log p], returns ε_H.
 
-    ``if Delta(ε_t) > δ: ε_L ← ε_t else ε_H ← ε_t`` (seed004 digest §5.2).  The result lies on the
+    ``if Delta(ε_t) > δ: ε_L ← ε_t else ε_H ← ε_t`` (Wang et al., PVLDB 2024, Algorithm 1).  The result lies on the
     grid log p · k / 2^T.  ``delta_fn`` defaults to the exact pair divergence (:func:`vr_delta`, hi).
     Used to reproduce Table 5; the ``variation-ratio`` method itself uses a finer bracketing search.
     """
@@ -683,7 +696,7 @@ def _gdp_q(eps_list, delta_list):
 
 def gdp_mu(eps_list, delta_list=None) -> float:
     r""":math:`\mu = \sqrt{2/(\sum_i q_i - \max_i q_i)}`, :math:`q_i = (1-\delta_i)/(1+e^{\varepsilon_i})`
-    (seed002 digest §0, Theorem 2).  An asymptotic heuristic, not a certified bound.
+    (Chen, Cao, Ge, AAAI 2024, Theorem 2).  An asymptotic heuristic, not a certified bound.
 
     Parameters
     ----------
@@ -715,7 +728,7 @@ def _gdp_mu_uniform(eps0: float, n: int, delta0: float = 0.0) -> float:
 
 def gdp_delta_mu(mu: float, epsilon: float) -> float:
     r"""δ(ε) of μ-GDP: :math:`\Phi(-\varepsilon/\mu+\mu/2) - e^\varepsilon\Phi(-\varepsilon/\mu-\mu/2)`
-    (seed002 digest Fact 3), in log space for small values."""
+    (Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022, Corollary 2.13), in log space for small values."""
     mu = _validate.real("mu", mu, lo=0.0, lo_open=True)
     epsilon = _validate.epsilon(epsilon)
     la = float(log_ndtr(-epsilon / mu + mu / 2))
@@ -771,7 +784,7 @@ def gdp_delta(eps_list, delta_list, epsilon: float):
 
     Notes
     -----
-    Seed002 digest §0 and §9: asymptotic (the proved statement has an unspecified C/sqrt(n−1) slack),
+    Chen, Cao, Ge (AAAI 2024): asymptotic (the proved statement has an unspecified C/sqrt(n−1) slack),
     the δ_i handling is known to be wrong, and the decomposition is the flawed stronger clone.
     Never a certified bound.
     """

@@ -1,7 +1,7 @@
 r"""Public bounds: δ(ε) and ε(δ) for a shuffled ε0-LDP randomizer.
 
 ``method="optimal"`` (default) is the blanket / general-clone optimal decomposition
-bound of Su–Cheng–Wang (seed000 digest Theorem 13):
+bound of Su, Cheng, Wang (IEEE S&P 2026, arXiv:2504.07414, Theorem 13):
 
 .. math::
 
@@ -21,6 +21,11 @@ Certified vs estimated: ``upper`` is a certified upper bound and ``lower`` a cer
 lower bound on the true shuffled δ (resp. ε), up to IEEE rounding of order 1e-15 in
 the discretisation; the *tightness* (how far ``upper`` is above the exact optimal
 value) is governed by ``rtol`` and is an estimate.  See :mod:`shuffleamp.engine`.
+
+References
+----------
+W. Su, H. Cheng, T. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
+IEEE S&P 2026 (short version: arXiv:2504.07414), Theorems 13 and 14.
 """
 
 from __future__ import annotations

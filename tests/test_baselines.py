@@ -59,7 +59,7 @@ def test_method_lists_agree():
 def test_unsound_is_never_a_default():
     for fn in (sa.epsilon, sa.delta):
         assert inspect.signature(fn).parameters["method"].default == "optimal"
-    from shuffleamp.plans import evaluate_plan
+    from shuffleamp.config import evaluate_plan
     assert inspect.signature(evaluate_plan).parameters["method"].default == "optimal"
     parser = cli.build_parser()
     for argv in (["epsilon", "--mechanism", "krr", "--k", "3", "--eps0", "1", "--n", "10", "--delta", "0.1"],

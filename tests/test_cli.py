@@ -1,4 +1,4 @@
-"""Tests of the command line (shuffleamp.cli) and plan files (shuffleamp.plans)."""
+"""Tests of the command line (shuffleamp.cli) and plan files (shuffleamp.config)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import shuffleamp
 from shuffleamp.cli import main
 from shuffleamp.errors import ParameterError
-from shuffleamp.plans import Collection, PlanError, evaluate_plan, load_plan
+from shuffleamp.config import Collection, PlanError, evaluate_plan, load_plan
 
 DATA = Path(__file__).parent / "data"
 

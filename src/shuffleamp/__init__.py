@@ -2,22 +2,43 @@
 
 The main entry points are :func:`epsilon` and :func:`delta`, which take a randomizer from
 :mod:`shuffleamp.mechanisms` and return certified upper and lower bounds on the central
-(ε, δ) after shuffling n reports (Su–Cheng–Wang optimal blanket / general-clone bound).
+(ε, δ) after shuffling n reports.  Importing the package is cheap: the numerical modules are
+loaded on first use of a name below (module ``__getattr__``).
+
+References
+----------
+P. Su, H. Cheng, P. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
+IEEE S&P 2026 (short version: arXiv:2504.07414), Theorems 13 (upper bound) and 14 (lower bound).
 """
+
+import importlib
 
 __version__ = "0.1.0"
 
-from .bounds import BoundResult, delta, epsilon  # noqa: E402
-from .compose import joint, parallel, subsample  # noqa: E402
-from .errors import (NotLDPError, OutOfRegimeError, ParameterError,  # noqa: E402
-                     ResourceLimitError, ShuffleampError)
+#: Public name -> module that defines it (loaded lazily).
+_EXPORTS = {
+    "epsilon": "bounds", "delta": "bounds", "BoundResult": "results", "PlanningResult": "results",
+    "ShuffleampError": "errors", "ParameterError": "errors", "NotLDPError": "errors",
+    "OutOfRegimeError": "errors", "ResourceLimitError": "errors",
+    "joint": "compose", "parallel": "compose", "subsample": "compose",
+}
+#: Submodules reachable as attributes (``shuffleamp.baselines``) without an explicit import.
+_SUBMODULES = ("mechanisms", "gparv", "fft_engine", "exact", "compose", "bounds", "baselines", "planning",
+               "config", "cli", "results", "errors")
 
 __all__ = ["__version__", "epsilon", "delta", "BoundResult", "ShuffleampError", "ParameterError",
            "NotLDPError", "OutOfRegimeError", "ResourceLimitError", "joint", "parallel", "subsample"]
 
 
-def __getattr__(name):  # lazy submodules used by the CLI
-    if name in ("mechanisms", "gparv", "engine", "oracles", "cli", "baselines"):
-        import importlib
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(name)
+    raise AttributeError(f"module 'shuffleamp' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))

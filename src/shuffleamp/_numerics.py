@@ -1,22 +1,241 @@
-"""Numerical building blocks shared by the evaluators.
+"""Shared numerics: the one conservative root search used by every inverse query.
+
+:func:`inverse_monotone` inverts a monotone, *certified* function at a target, in the spirit of
+``dp_accounting``'s ``inverse_monotone_function``: it returns the evaluated point nearest the
+boundary on each side, so the answer is certified by its own evaluation and never relies on
+monotonicity (monotonicity only makes the search fast and tight).  Every inverse query of the
+package uses it: ε(δ) of :func:`shuffleamp.epsilon` (optimal and comparison methods),
+the inversion of the Feldman–McMillan–Talwar closed form, the μ-GDP ε, and the planning
+queries :func:`shuffleamp.planning.max_eps0` / :func:`shuffleamp.planning.min_n` (integer search).
 
 :class:`LogMgf` is the one log-MGF of a finite law used by both δ evaluators
-(:mod:`shuffleamp.fft_engine` and :mod:`shuffleamp.exact`): a thin wrapper over the compiled
-kernel (``shuffleamp._ext.kernels``: ``log_mgf``, ``tilted_moments``, ``tilted_weights``,
-``saddle_point``), so K(t), its derivatives and the tilted law are computed in one place.
-
-References
-----------
-Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
-IEEE S&P 2026 (arXiv:2504.07414): δ = (1/n) E[(G_1+...+G_n)_+], evaluated by both evaluators
-through the exponentially tilted law of G.
+(:mod:`shuffleamp.fft_engine` and :mod:`shuffleamp.exact`): a thin wrapper over the compiled kernel
+(``log_mgf``, ``tilted_moments``, ``tilted_weights``, ``saddle_point``).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
 import numpy as np
 
 from ._ext import kernels
+
+__all__ = ["Bracket", "inverse_monotone", "LogMgf"]
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """Final bracket of :func:`inverse_monotone`.
+
+    Attributes
+    ----------
+    feasible : float or int or None
+        Evaluated point with ``fn <= target`` nearest the boundary (None if none was found).
+    infeasible : float or int or None
+        Evaluated point with ``fn > target`` nearest the boundary (None if none was found).
+    feasible_value, infeasible_value : float or None
+        ``fn`` at those points.
+    feasible_info, infeasible_info : object
+        The ``info`` returned by ``fn`` at those points.
+    evaluations : int
+        Number of distinct points at which ``fn`` was evaluated.
+    """
+
+    feasible: float | int | None
+    infeasible: float | int | None
+    feasible_value: float | None
+    infeasible_value: float | None
+    feasible_info: Any
+    infeasible_info: Any
+    evaluations: int
+
+
+def inverse_monotone(fn: Callable[[Any], tuple[float, Any]], target: float, lo, hi, *,
+                     increasing: bool = False, side: Literal["upper", "lower"] = "upper",
+                     rel_tol: float = 1e-7, abs_tol: float = 0.0,
+                     scale: Literal["linear", "log", "integer"] = "linear",
+                     estimate: Callable[[float], float] | None = None, accelerate: bool = False,
+                     expand: bool = False, expand_factor: float = 2.0, limit=None) -> Bracket:
+    r"""Invert a monotone certified function: the boundary of ``{x in [lo, hi] : fn(x) <= target}``.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(x) -> (value, info)``; ``value`` is a certified bound (upper or lower, see ``side``)
+        of a quantity monotone in ``x``.  Each distinct ``x`` is evaluated once (memoised).
+    target : float
+        ``x`` is *feasible* when ``value <= target``.
+    lo, hi : float or int
+        Search interval.  With ``expand=True``, ``hi`` is the first guess and is multiplied by
+        ``expand_factor`` (up to ``limit``) until the boundary is bracketed.
+    increasing : bool
+        False: ``fn`` decreases in ``x`` (feasible set ``[x*, hi]``, e.g. δ(ε), δ(n)).
+        True: ``fn`` increases (feasible set ``[lo, x*]``, e.g. δ(ε0)).
+    side : {"upper", "lower"}
+        Which end is certified when ``fn`` is not monotone in floating point: ``"upper"`` keeps the
+        feasible point nearest the first feasible one found (the value is a certified upper bound,
+        each feasible point certifies itself); ``"lower"`` keeps the infeasible point nearest the
+        last infeasible one (the value is a certified lower bound).
+    rel_tol, abs_tol : float
+        Stop when the bracket is narrower than ``max(rel_tol * |left end|, abs_tol)`` (linear scale),
+        when ``right / left - 1 <= rel_tol`` (log scale), or when the two ends are adjacent integers
+        (integer scale: the exact boundary).
+    scale : {"linear", "log", "integer"}
+        How midpoints are taken (arithmetic, geometric, integer floor).
+    estimate : callable, optional
+        Cheap uncertified ``estimate(x) ≈ value`` (decreasing ``fn`` on a linear scale only): its root,
+        found by ``scipy.optimize.brentq``, places the first bracket (x ± 3%, widened by doubling).
+    accelerate : bool
+        Shrink the bracket by ``brentq`` on ``log(value) - log(target)`` before bisecting (smooth
+        functions); every point brentq evaluates is a candidate end like any other.
+
+    Returns
+    -------
+    Bracket
+        Evaluated feasible and infeasible ends.  A feasible end is None only if no feasible point
+        exists in the searched range; an infeasible end is None if ``lo`` itself is feasible
+        (decreasing) or ``hi`` is (increasing).
+    """
+    values: dict = {}
+    infos: dict = {}
+
+    def clamp(x):
+        if scale == "integer":
+            return int(x)
+        return float(min(max(x, lo), hi_lim))
+
+    hi_lim = limit if (expand and limit is not None) else hi
+
+    def f(x):
+        x = clamp(x)
+        if x not in values:
+            values[x], infos[x] = fn(x)
+        return values[x]
+
+    def ok(x) -> bool:
+        return f(x) <= target
+
+    # orientation: work in "decreasing" form, feasible above the boundary
+    sign = -1 if increasing else 1
+
+    def result() -> Bracket:
+        okp = [x for x, v in values.items() if v <= target]
+        bad = [x for x, v in values.items() if v > target]
+        if not increasing:
+            if side == "upper":
+                fe = min(okp, default=None)
+                ib = max([x for x in bad if fe is None or x < fe], default=None)
+            else:
+                ib = max(bad, default=None)
+                fe = min([x for x in okp if ib is None or x > ib], default=None)
+        else:
+            if side == "upper":
+                fe = max(okp, default=None)
+                ib = min([x for x in bad if fe is None or x > fe], default=None)
+            else:
+                ib = min(bad, default=None)
+                fe = max([x for x in okp if ib is None or x < ib], default=None)
+        return Bracket(fe, ib, values.get(fe), values.get(ib), infos.get(fe), infos.get(ib), len(values))
+
+    xtol = [abs_tol]
+
+    def narrow_enough(a, b) -> bool:
+        a, b = min(a, b), max(a, b)
+        if scale == "integer":
+            return b - a <= 1
+        if scale == "log":
+            return b / a - 1 <= rel_tol
+        return b - a <= xtol[0]
+
+    def mid(a, b):
+        if scale == "integer":
+            return (a + b) // 2
+        if scale == "log":
+            return math.sqrt(a * b)
+        return 0.5 * (a + b)
+
+    # ---- 1. bracket: b_bad (infeasible side) and b_ok (feasible side)
+    if estimate is not None and not increasing and scale == "linear":
+        b_bad, b_ok = _estimate_bracket(f, ok, target, lo, hi, estimate)
+        if b_bad is None or b_ok is None:
+            return result()
+    elif expand:
+        # decreasing: lo infeasible assumed, grow hi; increasing: lo feasible, grow hi
+        a, b = lo, hi
+        while ok(b) != (not increasing):
+            if limit is not None and b >= limit:
+                return result()
+            a, b = b, (min(b * expand_factor, limit) if limit is not None else b * expand_factor)
+        b_bad, b_ok = (a, b) if not increasing else (b, a)
+    else:
+        first_ok = ok(hi) if not increasing else ok(lo)
+        if not first_ok:
+            return result()
+        other = lo if not increasing else hi
+        if ok(other):
+            return result()
+        b_bad, b_ok = (lo, hi) if not increasing else (hi, lo)
+
+    # ---- 2. optional acceleration by brentq inside the bracket
+    xtol[0] = max(rel_tol * min(b_bad, b_ok), abs_tol)   # relative to the first bracket's left end
+    if accelerate and scale == "linear":
+        from scipy.optimize import brentq
+
+        def phi(x):
+            return sign * (math.log(max(f(x), 1e-300)) - math.log(target))
+
+        try:
+            brentq(phi, min(b_bad, b_ok), max(b_bad, b_ok), xtol=xtol[0], rtol=1e-12, maxiter=100)
+        except (ValueError, RuntimeError):  # pragma: no cover - defensive
+            pass
+        br = result()
+        if br.infeasible is not None:
+            b_bad = br.infeasible
+        b_ok = br.feasible if br.feasible is not None else (hi if not increasing else lo)
+
+    # ---- 3. bisection to the tolerance, keeping the evaluated ends
+    while not narrow_enough(b_bad, b_ok):
+        m = mid(b_bad, b_ok)
+        if m in (b_bad, b_ok):
+            break
+        if ok(m):
+            b_ok = m
+        else:
+            b_bad = m
+    return result()
+
+
+def _estimate_bracket(f, ok, target, lo, hi, estimate):
+    """First bracket of a decreasing search from an uncertified estimate (x ± 3%, widened by doubling)."""
+    from scipy.optimize import brentq
+
+    guess = None
+
+    def pe(e):
+        return math.log(max(estimate(e), 1e-300)) - math.log(target)
+    try:
+        if pe(lo) > 0 > pe(hi):
+            guess = brentq(pe, lo, hi, xtol=1e-6 * hi, maxiter=100)
+    except (ValueError, RuntimeError, ArithmeticError):  # pragma: no cover - defensive
+        guess = None
+    if guess is None or not (lo < guess < hi):
+        guess = 0.5 * (lo + hi)
+    a, b = guess * 0.97, min(guess * 1.03, hi)
+    step = 0.03 * guess
+    while a > lo and ok(a):
+        b, step = a, 2.0 * step
+        a = max(a - step, lo)
+    if a <= lo and ok(lo):
+        return None, None
+    while b < hi and not ok(b):
+        a, step = b, 2.0 * step
+        b = min(b + step, hi)
+    if not ok(b):
+        return None, None
+    return a, b
 
 
 class LogMgf:

@@ -12,40 +12,38 @@ and ``--method`` on the command line; ``"optimal"`` (the Su–Cheng–Wang optim
 A method asked for a value outside its validity regime raises
 :class:`~shuffleamp.errors.OutOfRegimeError`; nothing here returns NaN.
 
-Methods (formulas: ``shared/reference/baselines.md``; digests ``seed000``, ``seed002``, ``seed004``)
---------------------------------------------------------------------------------------------------
+Methods (references at the end of this docstring)
+-------------------------------------------------
 
 ``clone``
     Feldman–McMillan–Talwar (FOCS 2021) numerical bound: the **exact** hockey-stick divergence of
-    the standard-clone reduction pair, both directions, via its three-atom GPARV (seed000 digest
-    §2.1): :math:`2E(E-e^\varepsilon)/(E+1)` and :math:`2E(1-Ee^\varepsilon)/(E+1)` w.p.
-    :math:`1/(2E)` each, 0 otherwise.  Evaluated by :func:`shuffleamp._ext.kernels.exact_three_atom`
+    the standard-clone reduction pair, both directions, via its three-atom GPARV (derived here as a
+    general-clone decomposition, [SCW]_ Definition 7): :math:`2E(E-e^\varepsilon)/(E+1)` and :math:`2E(1-Ee^\varepsilon)/(E+1)` w.p.
+    :math:`1/(2E)` each, 0 otherwise.  Evaluated by :func:`shuffleamp._ext.binomial.exact_three_atom`
     (O(√n) closed-form binomial sums); the binomial mass outside the summation window is charged
     to δ at the largest possible value (the kernel's ``hi``).  Sound for every ε0-LDP randomizer.
 ``clone-closed-form``
-    FMT'21 Theorem closed form (baselines.md §2), in the more conservative of each published variant:
+    FMT'21 closed-form theorem [FMT21]_, in the more conservative of each published variant:
     the validity condition with :math:`\log(4/\delta)` (stricter than the paper's
     :math:`\log(2/\delta)`) and the public code's factor :math:`(1-e^{-\varepsilon_0})/(1+e^{-\varepsilon_0-e_1})`
     (larger than the theorem's :math:`(E-1)/(E+1)`).
 ``stronger-clone``
-    Corrected Feldman–McMillan–Talwar (FMT23b) four-point general-clone decomposition (seed000
-    digest §2.3) where its (p, q) are known: k-RR with :math:`p = 1/(E+k-1)`, :math:`q = (k-2)p`
-    (digest §2.7 Example 4.1).  Evaluated with the certified FFT engine.  Other mechanisms raise
+    Corrected Feldman–McMillan–Talwar [FMT23]_ four-point general-clone decomposition where its (p, q) are known: k-RR with :math:`p = 1/(E+k-1)`, :math:`q = (k-2)p`
+    (the k-RR optimal decomposition, [SCW]_ Example 4.1).  Evaluated with the certified FFT engine.  Other mechanisms raise
     :class:`OutOfRegimeError`.
 ``blanket-hoeffding``, ``blanket-bennett``
-    Balle–Bell–Gascón–Nissim (CRYPTO 2019) computable privacy-blanket bounds (baselines.md §3),
+    Balle–Bell–Gascón–Nissim (CRYPTO 2019) computable privacy-blanket bounds [BBGN19]_,
     with k-RR- and Laplace-specific constants, generic ε0-LDP constants otherwise.  Valid for
     :math:`0 < \varepsilon < \varepsilon_0`.
 ``erlingsson``
     Erlingsson et al. (SODA 2019): :math:`\varepsilon = 12\varepsilon_0\sqrt{\log(1/\delta)/n}`,
     valid only for :math:`\varepsilon_0 \le 1/2`, :math:`n \ge 1000`, :math:`\delta \le 0.01`,
-    :math:`\varepsilon \le \varepsilon_0` (baselines.md §1).
+    :math:`\varepsilon \le \varepsilon_0` [EFMRTT19]_.
 ``variation-ratio``
-    Wang et al. (PVLDB 2024) Algorithm 1 with the (p, β, q) of their Table 2 (seed004 digest §5,
-    §7).  **Unsound** (``sound=False``): it rests on the flawed Lemma 4.5 (digest §14.2) and is
-    violated by 4-ary RR (digest §14.3).  Comparison only.
+    Wang et al. (PVLDB 2024) Algorithm 1 with the (p, β, q) of their Table 2 [WANG24]_.  **Unsound** (``sound=False``): it rests on Lemma 4.5, whose proof is broken ([SCW]_), and is
+    violated by 4-ary RR.  Comparison only.
 ``gdp``
-    Chen–Cao–Ge (AAAI 2024) μ-GDP accountant (seed002 digest §0, Fact 3):
+    Chen–Cao–Ge (AAAI 2024) μ-GDP accountant [CCG24]_ (Theorem 2):
     :math:`\mu = \sqrt{2/(\sum_i q_i - \max_i q_i)}`, :math:`q_i = (1-\delta_i)/(1+e^{\varepsilon_i})`.
     An asymptotic **estimate** (``kind="estimate"``, ``sound=False``); personalized budgets via
     :func:`gdp_delta` / :func:`gdp_epsilon`.
@@ -53,13 +51,28 @@ Methods (formulas: ``shared/reference/baselines.md``; digests ``seed000``, ``see
 ε(δ) of the numerical baselines uses the conservative end of a bracketing root search
 (:func:`shuffleamp.bounds._solve_eps`): the returned ε is one at which the method's δ was
 evaluated and found <= the target.  Closed forms are evaluated directly.
+
+References
+----------
+.. [SCW] P. Su, H. Cheng, P. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via
+   Shuffling", IEEE S&P 2026 (arXiv:2504.07414).
+.. [FMT21] V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones", FOCS 2021.
+.. [FMT23] V. Feldman, A. McMillan, K. Talwar, "Stronger Privacy Amplification by Shuffling for Rényi and
+   Approximate Differential Privacy", SODA 2023.
+.. [BBGN19] B. Balle, J. Bell, A. Gascón, K. Nissim, "The Privacy Blanket of the Shuffle Model", CRYPTO 2019.
+.. [EFMRTT19] Ú. Erlingsson, V. Feldman, I. Mironov, A. Raghunathan, K. Talwar, A. Thakurta,
+   "Amplification by Shuffling", SODA 2019.
+.. [WANG24] Wang et al., "Privacy Amplification via Shuffling: Unified, Simplified, and Tightened",
+   PVLDB 17(8), 2024.
+.. [CCG24] E. Chen, Y. Cao, Y. Ge, "A Generalized Shuffle Framework for Privacy Amplification",
+   AAAI 2024 (arXiv:2312.14388).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 from scipy.special import betainc, log_ndtr
@@ -67,94 +80,35 @@ from scipy.stats import binom
 
 from . import _validate
 from ._ext import binomial
-from .errors import OutOfRegimeError, ParameterError, ResourceLimitError, ShuffleampError
+from ._numerics import inverse_monotone
+from ._registry import METHODS, OPTIMAL_INFO, Method
+from ._shims import clone_decomposition  # MERGE: from .decomposition import clone_decomposition
+from .errors import OutOfRegimeError, ParameterError, ShuffleampError
+from .gparv import Decomposition
+from .results import BoundResult, MethodInfo
 
 __all__ = [
-    "MethodInfo", "METHOD_INFO", "METHODS", "method_info", "regime", "check_applicable",
+    "MethodInfo", "METHOD_INFO", "METHODS", "BASELINE_METHODS", "method_info", "regime", "check_applicable",
     "clone_delta", "clone_closed_form_epsilon", "clone_closed_form_delta", "clone_closed_form_min_delta",
     "stronger_clone_decomposition",
     "BlanketConstants", "blanket_constants", "hoeffding_delta", "bennett_delta",
     "erlingsson_epsilon", "erlingsson_delta",
-    "VRParams", "vr_params", "vr_delta", "vr_delta_thm48", "vr_algorithm1",
+    "VRParams", "vr_params", "vr_decomposition", "vr_delta", "vr_delta_thm48", "vr_algorithm1",
     "gdp_mu", "gdp_delta_mu", "gdp_epsilon_mu", "gdp_delta", "gdp_epsilon",
 ]
 
-
-# ============================================================================ registry
-@dataclass(frozen=True)
-class MethodInfo:
-    """Static description of a method.
-
-    Attributes
-    ----------
-    name : str
-        The ``method=`` value.
-    sound : bool
-        True if the method's value is a proven (certified) upper bound inside its regime.
-    kind : {"upper", "estimate"}
-        ``"upper"``: a (claimed) upper bound, returned in ``BoundResult.upper``;
-        ``"estimate"``: a heuristic, returned in ``BoundResult.estimate``.
-    source : str
-        Paper, theorem / equation and digest section.
-    regime : str
-        Generic validity regime (see :func:`regime` for the mechanism-specific text).
-    """
-
-    name: str
-    sound: bool
-    kind: str
-    source: str
-    regime: str
-
-
-METHOD_INFO: dict[str, MethodInfo] = {m.name: m for m in (
-    MethodInfo("optimal", True, "upper",
-               "Su–Cheng–Wang, optimal blanket / general-clone decomposition (seed000 digest Thm 13, 14)",
-               "any pure ε0-LDP randomizer of the catalogue; certified upper and lower bounds"),
-    MethodInfo("clone", True, "upper",
-               "Feldman–McMillan–Talwar FOCS 2021, standard clone, exact pair divergence "
-               "(baselines.md §2; seed000 digest §2.1)",
-               "any ε0-LDP randomizer (generic), any n >= 1"),
-    MethodInfo("clone-closed-form", True, "upper",
-               "Feldman–McMillan–Talwar FOCS 2021 closed form (baselines.md §2; seed002 digest §7.10)",
-               "eps0 <= log(n / (16 log(4/δ))) (the stricter log(4/δ) form of the condition); generic"),
-    MethodInfo("stronger-clone", True, "upper",
-               "Feldman–McMillan–Talwar FMT23b corrected four-point decomposition (seed000 digest §2.3, "
-               "§2.7 Example 4.1)",
-               "k-RR only (the only mechanism with known (p, q)); any n >= 1"),
-    MethodInfo("blanket-hoeffding", True, "upper",
-               "Balle–Bell–Gascón–Nissim CRYPTO 2019, privacy blanket + Hoeffding (baselines.md §3)",
-               "0 < ε < eps0; k-RR / Laplace specific constants, generic ε0-LDP constants otherwise"),
-    MethodInfo("blanket-bennett", True, "upper",
-               "Balle–Bell–Gascón–Nissim CRYPTO 2019, privacy blanket + Bennett (baselines.md §3)",
-               "0 < ε < eps0; k-RR / Laplace specific constants, generic ε0-LDP constants otherwise"),
-    MethodInfo("erlingsson", True, "upper",
-               "Erlingsson–Feldman–Mironov–Raghunathan–Talwar–Thakurta SODA 2019 (baselines.md §1)",
-               "eps0 <= 1/2, n >= 1000, δ <= 0.01 and ε <= eps0"),
-    MethodInfo("variation-ratio", False, "upper",
-               "Wang et al. PVLDB 2024, Algorithm 1 / Theorem 4.8 with Table 2 (p, β, q) (seed004 digest §5, §7)",
-               "UNSOUND: relies on the flawed Lemma 4.5 (FMT23a post-processing, seed004 digest §14.2); "
-               "violated by 4-ary RR (digest §14.3). Comparison only"),
-    MethodInfo("gdp", False, "estimate",
-               "Chen–Cao–Ge AAAI 2024 μ-GDP (seed002 digest §0, Thm 2, Fact 3)",
-               "asymptotic heuristic (n → ∞; the C/sqrt(n-1) Berry–Esseen slack is dropped; "
-               "seed002 digest §9); not a bound"),
-)}
-
-#: Method names in display order.
-METHODS: tuple[str, ...] = tuple(METHOD_INFO)
-
-
-def method_info(method: str) -> MethodInfo:
-    """The :class:`MethodInfo` of ``method``.
-
-    Raises
-    ------
-    ParameterError
-        ``'method'`` if unknown.
-    """
-    _validate.choice(method, "method", set(METHOD_INFO))
-    return METHOD_INFO[method]
+FMT21 = ("Feldman, McMillan, Talwar, Hiding Among the Clones: A Simple and Nearly Optimal Analysis of "
+         "Privacy Amplification by Shuffling, FOCS 2021")
+FMT23 = ("Feldman, McMillan, Talwar, Stronger Privacy Amplification by Shuffling for Rényi and Approximate "
+         "Differential Privacy, SODA 2023")
+BBGN19 = "Balle, Bell, Gascón, Nissim, The Privacy Blanket of the Shuffle Model, CRYPTO 2019"
+EFMRTT19 = ("Erlingsson, Feldman, Mironov, Raghunathan, Talwar, Thakurta, Amplification by Shuffling, "
+            "SODA 2019")
+WANG24 = ("Wang et al., Privacy Amplification via Shuffling: Unified, Simplified, and Tightened, "
+          "PVLDB 17(8) 2024")
+CCG24 = "Chen, Cao, Ge, A Generalized Shuffle Framework for Privacy Amplification, AAAI 2024 (arXiv:2312.14388)"
+SCW = ("Su, Cheng, Wang, Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling, "
+       "IEEE S&P 2026 (arXiv:2504.07414)")
 
 
 # ============================================================================ helpers
@@ -169,50 +123,31 @@ def _finite(method: str, name: str, value: float) -> float:
     return value
 
 
-def _three_atom(v1: float, p1: float, v2: float, p2: float, v3: float, n: int) -> tuple[float, float]:
-    """Exact (lo, hi) of (1/n) E[(G_1+...+G_n)_+] for a three-atom G (third atom mass 1-p1-p2)."""
-    lo, hi = binomial.exact_three_atom(float(v1), float(p1), float(v2), float(p2), float(v3), int(n))
+def _three_atom(dec: Decomposition, epsilon: float, n: int) -> tuple[float, float]:
+    """Exact (lo, hi) of (1/n) E[(G_1+...+G_n)_+] for the GPARV of a two-plus-one-atom decomposition.
+
+    The decomposition's first two components (equal blanket mass) give the two leading atoms
+    (larger first); the rest of the law (third component or residual) is the third atom.
+    """
+    g = dec.gparv(epsilon)
+    keep = g.probs > 0
+    v, p = g.values[keep], g.probs[keep]
+    (v1, p1), (v2, p2) = sorted(zip(v[:2].tolist(), p[:2].tolist()), key=lambda t: -t[0])
+    v3 = float(v[2]) if v.size > 2 else 0.0
+    lo, hi = binomial.exact_three_atom(float(v1), float(p1), float(v2), float(p2), v3, int(n))
     return float(lo), float(hi)
 
 
-class _AtomFamily:
-    """Minimal GPARV family (``.gparv(eps)``) from an atom function; used for root-search estimates."""
-
-    def __init__(self, fn: Callable[[float], tuple[np.ndarray, np.ndarray]], label: str = ""):
-        self._fn = fn
-        self.label = label
-
-    def gparv(self, eps: float):
-        from .gparv import Gparv
-
-        v, p = self._fn(eps)
-        return Gparv(v, p)
-
-
 # ============================================================================ clone (FMT22, exact)
-def _clone_atoms(eps0: float, eps: float, swapped: bool = False):
-    """Standard-clone 3-atom GPARV (seed000 digest §2.1): values and masses, largest first."""
-    E = _E(eps0)
-    e = math.exp(eps)
-    a = (E / (E + 1), 1 / (E + 1))
-    b = (1 / (E + 1), E / (E + 1))
-    if swapped:
-        a, b = b, a
-    c = 1 / (2 * E)
-    v = [(a[0] - e * b[0]) / c, (a[1] - e * b[1]) / c]
-    order = sorted(range(2), key=lambda j: -v[j])
-    return [v[j] for j in order], [c, c]
-
-
 def clone_delta(eps0: float, n: int, epsilon: float) -> tuple[float, float]:
     r"""Exact δ of the FMT22 standard-clone pair at ε: ``(lo, hi)``, maximum over both directions.
 
     :math:`C \sim \mathrm{Bin}(n-1, 1/E)`, :math:`A \sim \mathrm{Bin}(C, 1/2)`,
     :math:`\Delta \sim \mathrm{Bern}(E/(E+1))`, :math:`P_0 = (A+\Delta, C-A+1-\Delta)`,
-    :math:`P_1 = (A+1-\Delta, C-A+\Delta)` (baselines.md §2), evaluated as
-    :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` of the equivalent three-atom GPARV (seed000 digest
-    §2.1, checked there against direct enumeration) with
-    :func:`~shuffleamp._ext.kernels.exact_three_atom`.
+    :math:`P_1 = (A+1-\Delta, C-A+\Delta)` ([FMT21]_), evaluated as
+    :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` of the equivalent three-atom GPARV of the standard clone's decomposition
+    (Su, Cheng, Wang, IEEE S&P 2026, Theorem 12; checked in the tests against direct enumeration) with
+    :func:`~shuffleamp._ext.binomial.exact_three_atom`.
 
     Parameters
     ----------
@@ -238,10 +173,10 @@ def clone_delta(eps0: float, n: int, epsilon: float) -> tuple[float, float]:
     eps0 = _validate.eps0(eps0)
     n = _validate.count(n, "n")
     epsilon = _validate.epsilon(epsilon)
+    dec = clone_decomposition(eps0)
     best = (0.0, 0.0)
-    for sw in (False, True):
-        (v1, v2), (p1, p2) = _clone_atoms(eps0, epsilon, sw)
-        lo, hi = _three_atom(v1, p1, v2, p2, 0.0, n)
+    for d in (dec, dec.swapped()):
+        lo, hi = _three_atom(d, epsilon, n)
         best = (max(best[0], lo), max(best[1], hi))
     return best
 
@@ -258,7 +193,7 @@ def _fmt_check(eps0: float, n: int, delta: float) -> None:
 
 def clone_closed_form_epsilon(eps0: float, n: int, delta: float, *, form: str = "code",
                               check: bool = True) -> float:
-    r"""FMT'21 closed-form ε (baselines.md §2).
+    r"""Closed-form ε of Feldman, McMillan, Talwar (FOCS 2021).
 
     With :math:`A_1 = 8\sqrt{E\log(4/\delta)/n}`, :math:`C_1 = 8E/n`, :math:`e_1 = \log(1+A_1+C_1)`:
 
@@ -330,63 +265,52 @@ def clone_closed_form_delta(eps0: float, n: int, epsilon: float) -> tuple[float,
         raise OutOfRegimeError(f"clone-closed-form: eps0={eps0:g} > log(n / (16 log(4/δ))) for every δ < 1 (n={n})")
 
     def g(t):  # t = log δ
-        return clone_closed_form_epsilon(eps0, n, math.exp(t), check=False)
+        return clone_closed_form_epsilon(eps0, n, math.exp(t), check=False), None
 
     lo_t, hi_t = math.log(max(d_min, 1e-300)), math.log(d_max)
-    if g(hi_t) > epsilon:
+    if g(hi_t)[0] > epsilon:
         raise OutOfRegimeError(f"clone-closed-form: ε={epsilon:g} is below the closed form's ε for every δ < 1 "
                                f"(eps0={eps0:g}, n={n})")
-    if d_min > 0 and g(lo_t) <= epsilon:
+    if d_min > 0 and g(lo_t)[0] <= epsilon:
         return d_min, {"limited_by": "validity condition (δ >= 4 exp(-n / (16 e^eps0)))"}
-    while hi_t - lo_t > 1e-10 * max(1.0, abs(hi_t)):
-        mid = 0.5 * (lo_t + hi_t)
-        if g(mid) <= epsilon:
-            hi_t = mid
-        else:
-            lo_t = mid
-    return math.exp(hi_t), {"inversion": "bisection on log δ, right end"}
+    br = inverse_monotone(g, epsilon, lo_t, hi_t, rel_tol=0.0, abs_tol=1e-10 * max(1.0, abs(hi_t)))
+    return math.exp(br.feasible), {"inversion": "bisection on log δ, right end"}
 
 
 # ============================================================================ stronger clone (FMT23b)
-def stronger_clone_decomposition(mechanism):
-    r"""Corrected FMT23b four-point decomposition as a :class:`~shuffleamp.gparv.Decomposition`.
+def stronger_clone_decomposition(mechanism) -> Decomposition:
+    r"""Corrected four-point general-clone decomposition of Feldman, McMillan, Talwar (SODA 2023).
 
-    Known only for k-RR (seed000 digest §2.7 Example 4.1, "also the decomposition used in the
-    corrected stronger clone FMT23b"): :math:`p = 1/(E+k-1)`, :math:`q = (k-2)p`,
+    Known only for k-RR, where it is the optimal (blanket) decomposition of Su, Cheng, Wang
+    (IEEE S&P 2026, Example 4.1): :math:`p = 1/(E+k-1)`, :math:`q = (k-2)p`,
+    a = (Ep, p, q), b = (p, Ep, q), c = (p, p, q).  Provided by the mechanism
+    (``mechanism.stronger_clone_decomposition()``).
 
-    * :math:`R(x_1^0) = Ep\,Q^0 + p\,Q^1 + (1-p-Ep)\,\mathcal Q_1`,
-    * :math:`R(x_1^1) = p\,Q^0 + Ep\,Q^1 + (1-p-Ep)\,\mathcal Q_1`,
-    * :math:`R(x_i) = p\,Q^0 + p\,Q^1 + q\,\mathcal Q_1 + (1-2p-q)\,Q_i`,
+    Parameters
+    ----------
+    mechanism : Mechanism
 
-    with :math:`1-p-Ep = (k-2)p = q` (digest §2.3 GC form: a = (Ep, p, 1−p−Ep), b = (p, Ep, 1−p−Ep),
-    c = (p, p, q)).  For k = 2 the third component is empty.
+    Returns
+    -------
+    Decomposition
 
     Raises
     ------
     OutOfRegimeError
-        For any mechanism other than k-RR (its (p, q) are not known; FMT23b gives no efficient rule).
+        For any mechanism other than k-RR (its (p, q) are not known; the paper gives no efficient rule).
     """
-    from .gparv import Decomposition
-
-    if getattr(mechanism, "name", None) != "krr":
+    dec = mechanism.stronger_clone_decomposition() if hasattr(mechanism, "stronger_clone_decomposition") else None
+    if dec is None:
         raise OutOfRegimeError(
             f"stronger-clone: the corrected FMT23b four-point decomposition's (p, q) are only known for k-RR; "
             f"not available for mechanism {getattr(mechanism, 'name', type(mechanism).__name__)!r}")
-    E = _E(mechanism.eps0)
-    k = mechanism.k
-    p = 1.0 / (E + k - 1)
-    if k == 2:
-        a, b, c = [E * p, p], [p, E * p], [p, p]
-    else:
-        q = (k - 2) * p
-        a, b, c = [E * p, p, q], [p, E * p, q], [p, p, q]
-    return Decomposition(a, b, c, 1.0 - sum(c), label=f"stronger clone (FMT23b) {k}-RR")
+    return dec
 
 
 # ============================================================================ privacy blanket (BBGN19)
 @dataclass(frozen=True)
 class BlanketConstants:
-    r"""Mechanism constants of the privacy-blanket bounds at one ε (baselines.md §3).
+    r"""Mechanism constants of the privacy-blanket bounds at one ε (Balle, Bell, Gascón, Nissim, CRYPTO 2019).
 
     Attributes
     ----------
@@ -397,7 +321,7 @@ class BlanketConstants:
     b : float
         Range :math:`\max L - \min L`.
     c : float
-        :math:`c = E[L^2]` (baselines.md calls it the variance; every formula there equals the second
+        :math:`c = E[L^2]` (called the variance in the paper's notation; every formula equals the second
         moment, which is what the Bennett inequality for :math:`L \le b_+` needs).
     a : float
         :math:`e^\varepsilon - 1 = -E[L]`.
@@ -414,7 +338,7 @@ class BlanketConstants:
 
 
 def blanket_constants(mechanism, epsilon: float, constants: str = "auto") -> BlanketConstants:
-    r"""Constants (γ_lb, b₊, b, c) of Balle et al. 2019 (baselines.md §3) for ``mechanism`` at ε.
+    r"""Constants (γ_lb, b₊, b, c) of Balle, Bell, Gascón, Nissim (CRYPTO 2019) for ``mechanism`` at ε.
 
     * k-RR: :math:`\gamma = k/(E+k-1)`, :math:`b_+ = \gamma(1-e^\varepsilon) + (1-\gamma)k`,
       :math:`b = (1-\gamma)k(e^\varepsilon+1)`,
@@ -449,13 +373,13 @@ def blanket_constants(mechanism, epsilon: float, constants: str = "auto") -> Bla
     a = math.expm1(epsilon)
     if constants == "krr":
         k = mechanism.k
-        g = k / (E + k - 1)
+        g = mechanism.gamma
         bp = g * (1 - e) + (1 - g) * k
         b = (1 - g) * k * (e + 1)
         c = g * (2 - g) * a * a + (1 - g) ** 2 * k * (e * e + 1)
         return BlanketConstants(g, bp, b, c, a, "k-RR specific")
     if constants == "laplace":
-        g = math.exp(-eps0 / 2)
+        g = mechanism.gamma
         t = math.exp(eps0 / 2)
         bp = t * (-math.expm1(epsilon - eps0))
         b = (e + 1) * (t - 1 / t)
@@ -474,7 +398,7 @@ def _blanket_check(method: str, eps0: float, epsilon: float) -> None:
 
 
 def hoeffding_delta(mechanism, n: int, epsilon: float, constants: str = "auto") -> float:
-    r"""Privacy blanket + Hoeffding (Balle et al. 2019; baselines.md §3):
+    r"""Privacy blanket + Hoeffding (Balle, Bell, Gascón, Nissim, CRYPTO 2019, Theorem 3.1):
 
     .. math::
 
@@ -482,7 +406,7 @@ def hoeffding_delta(mechanism, n: int, epsilon: float, constants: str = "auto") 
         \big(1 - \gamma_{lb}(1 - e^{-2a^2/b^2})\big)^n,\qquad a = e^\varepsilon - 1.
 
     (From :math:`E[(\sum_{i\le m} L_i)_+] \le \frac{b^2}{4a}e^{-2ma^2/b^2}` and the binomial MGF of
-    :math:`M \sim \mathrm{Bin}(n, \gamma)`, seed000 digest Lemma 3.)  Clipped at 1.
+    :math:`M \sim \mathrm{Bin}(n, \gamma)`, Su, Cheng, Wang, IEEE S&P 2026.)  Clipped at 1.
 
     Raises
     ------
@@ -507,7 +431,7 @@ def _phi(u: float) -> float:
 
 
 def bennett_delta(mechanism, n: int, epsilon: float, constants: str = "auto") -> float:
-    r"""Privacy blanket + Bennett (Balle et al. 2019; baselines.md §3):
+    r"""Privacy blanket + Bennett (Balle, Bell, Gascón, Nissim, CRYPTO 2019, Theorem 3.1):
 
     .. math::
 
@@ -559,7 +483,7 @@ def _efm_check(eps0: float, n: int, delta: float, epsilon: float) -> None:
 
 
 def erlingsson_epsilon(eps0: float, n: int, delta: float) -> float:
-    r""":math:`\varepsilon = 12\varepsilon_0\sqrt{\log(1/\delta)/n}` (EFMRTT'19; baselines.md §1).
+    r""":math:`\varepsilon = 12\varepsilon_0\sqrt{\log(1/\delta)/n}` (Erlingsson et al., SODA 2019).
 
     Raises
     ------
@@ -575,7 +499,7 @@ def erlingsson_epsilon(eps0: float, n: int, delta: float) -> float:
 
 
 def erlingsson_delta(eps0: float, n: int, epsilon: float) -> float:
-    r""":math:`\delta(\varepsilon) = \exp(-n(\varepsilon/(12\varepsilon_0))^2)` (EFMRTT'19; baselines.md §1).
+    r""":math:`\delta(\varepsilon) = \exp(-n(\varepsilon/(12\varepsilon_0))^2)` (Erlingsson et al., SODA 2019).
 
     Raises
     ------
@@ -593,7 +517,7 @@ def erlingsson_delta(eps0: float, n: int, epsilon: float) -> float:
 # ============================================================================ variation ratio (WPL+24)
 @dataclass(frozen=True)
 class VRParams:
-    r"""Variation-ratio parameters (seed004 digest §2): ``p > 1``, ``0 <= beta <= (p-1)/(p+1)``, ``q >= 1``.
+    r"""Variation-ratio parameters (Wang et al., PVLDB 2024, Definition 4.1): ``p > 1``, ``0 <= beta <= (p-1)/(p+1)``, ``q >= 1``.
 
     Attributes
     ----------
@@ -627,66 +551,58 @@ class VRParams:
 
 
 def vr_params(mechanism) -> VRParams:
-    r"""(p, β, q) of WPL+24 Table 2 for a catalogue mechanism (p = q = e^{ε0}; seed004 digest §7).
+    r"""(p, β, q) of Wang et al. (PVLDB 2024) Table 2 for a mechanism: p = q = e^{ε0}, β from the mechanism.
 
-    * k-RR: GRR on k options, :math:`\beta = (E-1)/(E+k-1)`;
-    * BLH: local hash with length l = 2, :math:`\beta = (E-1)/(E+1)` (the table value; the exact TV
-      with the hash in the output is half of it, digest §7 "OLH collision remark");
-    * RAPPOR: "binary RR on d options", :math:`\beta = (e^{\varepsilon_0/2}-1)/(e^{\varepsilon_0/2}+1)`;
-    * OUE: :math:`\beta = (E-1)/(2(E+1))` (not in the paper; derived in the digest, §7);
-    * HR (order d, output set of size d/2): Hadamard response (K = d, s = d/2, B = 1),
-      :math:`\beta = \frac{s(E-1)/2}{sE+K-s} = (E-1)/(2(E+1))`;
-    * Laplace: :math:`\beta = 1 - e^{-\varepsilon_0/2}`;
-    * matrix: :math:`\beta` = the largest pairwise total variation of the rows (exact).
+    β is ``mechanism.variation_ratio_beta()``: k-RR :math:`(E-1)/(E+k-1)`; BLH (local hash, l = 2)
+    :math:`(E-1)/(E+1)`; RAPPOR :math:`(e^{\varepsilon_0/2}-1)/(e^{\varepsilon_0/2}+1)`; OUE and HR
+    :math:`(E-1)/(2(E+1))`; Laplace :math:`1 - e^{-\varepsilon_0/2}`; matrix: the largest pairwise
+    total variation of the rows.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+
+    Returns
+    -------
+    VRParams
     """
-    eps0 = mechanism.eps0
-    E = _E(eps0)
-    name = mechanism.name
-    if name == "krr":
-        return VRParams(E, math.expm1(eps0) / (E + mechanism.k - 1), E, f"Table 2 GRR, d={mechanism.k}")
-    if name == "blh":
-        return VRParams(E, math.tanh(eps0 / 2), E, "Table 2 local hash, l=2")
-    if name == "rappor":
-        return VRParams(E, math.tanh(eps0 / 4), E, "Table 2 binary RR (RAPPOR)")
-    if name == "oue":
-        return VRParams(E, math.tanh(eps0 / 2) / 2, E, "OUE (derived, seed004 digest §7)")
-    if name == "hr":
-        return VRParams(E, math.tanh(eps0 / 2) / 2, E, "Table 2 Hadamard response (K=d, s=d/2, B=1)")
-    if name == "laplace":
-        return VRParams(E, -math.expm1(-eps0 / 2), E, "Table 2 Laplace for [0,1]")
-    if name == "matrix":
-        P = mechanism.matrix()
-        D, Y = P.shape
-        if D * D * Y > 2 ** 28:
-            raise ResourceLimitError(f"variation-ratio: pairwise total variation of a {D}x{Y} matrix "
-                                     "exceeds the budget")
-        tv = max(float(0.5 * np.abs(P[i] - P[i + 1:]).sum(axis=1).max()) for i in range(D - 1))
-        return VRParams(E, min(tv, math.tanh(eps0 / 2)), E, "max pairwise TV of the matrix rows")
-    return VRParams(E, math.tanh(eps0 / 2), E, "Table 2 general mechanisms")
+    E = _E(mechanism.eps0)
+    beta, source = mechanism.variation_ratio_beta()
+    return VRParams(E, beta, E, source)
 
 
-def _vr_atoms(prm: VRParams, eps: float):
-    r"""Three-atom GPARV of the VR pair (Theorem 12 with A₀ = (pα, α, lead), A₁ = (α, pα, lead),
-    A₂ = (r, r, 1−2r); the third symbol is the implied count n − a − b)."""
+def vr_decomposition(prm: VRParams) -> Decomposition:
+    r"""The variation-ratio pair as a general-clone decomposition (derived here).
+
+    One victim sample with :math:`A_0 = (p\alpha, \alpha, 1-\alpha-p\alpha)` or
+    :math:`A_1 = (\alpha, p\alpha, 1-\alpha-p\alpha)` and n − 1 samples of :math:`(r, r, 1-2r)`
+    (Wang et al., PVLDB 2024, Theorem 4.7) form a histogram pair of Su, Cheng, Wang (IEEE S&P 2026,
+    Theorem 12): a = A₀, b = A₁, c = (r, r, 1 − 2r), β = 0.
+
+    Parameters
+    ----------
+    prm : VRParams
+
+    Returns
+    -------
+    Decomposition
+    """
     p, al, r = prm.p, prm.alpha, prm.r
-    e = math.exp(eps)
     lead = max(0.0, 1.0 - al - p * al)
-    v1 = (p * al - e * al) / r
-    v2 = (al - e * p * al) / r
-    v3 = lead * (1.0 - e) / (1.0 - 2.0 * r) if lead > 0 else 0.0
-    return v1, r, v2, r, v3
+    return Decomposition([p * al, al, lead], [al, p * al, lead], [r, r, 1.0 - 2.0 * r], 0.0,
+                         label="variation-ratio pair")
 
 
 def vr_delta(epsilon: float, n: int, prm: VRParams) -> tuple[float, float]:
     r""":math:`D_{e^\varepsilon}(P^q_{p,\beta}\|Q^q_{p,\beta})` of the variation-ratio pair (Theorem 4.7).
 
     The pair counts (a, b) = (#symbol 1, #symbol 2) of one victim sample plus n − 1 samples of
-    (r, r, 1 − 2r); since a + b + #symbol 3 = n, it is a histogram pair of Theorem 12 (seed000 digest §3)
+    (r, r, 1 − 2r); since a + b + #symbol 3 = n, it is a histogram pair of Theorem 12 of Su, Cheng, Wang (IEEE S&P 2026)
     with GPARV :math:`(p\alpha - e^\varepsilon\alpha)/r` and :math:`(\alpha - e^\varepsilon p\alpha)/r`
     w.p. r each and :math:`(1-\alpha-p\alpha)(1-e^\varepsilon)/(1-2r)` w.p. 1 − 2r.  Evaluated
-    exactly by :func:`~shuffleamp._ext.kernels.exact_three_atom`; equals Theorem 4.8
+    exactly by :func:`~shuffleamp._ext.binomial.exact_three_atom`; equals Theorem 4.8
     (:func:`vr_delta_thm48`; checked in the tests).  By the coordinate-swap symmetry
-    D(Q‖P) = D(P‖Q) (seed004 digest §3 notes).
+    D(Q‖P) = D(P‖Q) (derived here: swapping the first two symbols exchanges P and Q).
 
     Returns
     -------
@@ -696,14 +612,11 @@ def vr_delta(epsilon: float, n: int, prm: VRParams) -> tuple[float, float]:
     n = _validate.count(n, "n")
     if prm.beta <= 0.0 or epsilon >= math.log(prm.p):
         return 0.0, 0.0
-    v1, p1, v2, p2, v3 = _vr_atoms(prm, epsilon)
-    if v1 < v2:
-        v1, p1, v2, p2 = v2, p2, v1, p1
-    return _three_atom(v1, p1, v2, p2, v3, n)
+    return _three_atom(vr_decomposition(prm), epsilon, n)
 
 
 def vr_delta_thm48(epsilon: float, n: int, prm: VRParams, window: float = 40.0) -> float:
-    r"""Theorem 4.8 of WPL+24 as printed (typos fixed per seed004 digest §3, §5.4): reference implementation.
+    r"""Theorem 4.8 of WPL+24 as printed (with its typographical errors corrected: derived here): reference implementation.
 
     .. math::
 
@@ -750,7 +663,7 @@ def vr_algorithm1(delta: float, n: int, prm: VRParams, T: int = 20,
                   delta_fn: Callable[[float], float] | None = None) -> float:
     r"""Algorithm 1 of WPL+24 as published: T bisection steps on [0, log p], returns ε_H.
 
-    ``if Delta(ε_t) > δ: ε_L ← ε_t else ε_H ← ε_t`` (seed004 digest §5.2).  The result lies on the
+    ``if Delta(ε_t) > δ: ε_L ← ε_t else ε_H ← ε_t`` (Wang et al., PVLDB 2024, Algorithm 1).  The result lies on the
     grid log p · k / 2^T.  ``delta_fn`` defaults to the exact pair divergence (:func:`vr_delta`, hi).
     Used to reproduce Table 5; the ``variation-ratio`` method itself uses a finer bracketing search.
     """
@@ -783,7 +696,7 @@ def _gdp_q(eps_list, delta_list):
 
 def gdp_mu(eps_list, delta_list=None) -> float:
     r""":math:`\mu = \sqrt{2/(\sum_i q_i - \max_i q_i)}`, :math:`q_i = (1-\delta_i)/(1+e^{\varepsilon_i})`
-    (seed002 digest §0, Theorem 2).  An asymptotic heuristic, not a certified bound.
+    (Chen, Cao, Ge, AAAI 2024, Theorem 2).  An asymptotic heuristic, not a certified bound.
 
     Parameters
     ----------
@@ -815,7 +728,7 @@ def _gdp_mu_uniform(eps0: float, n: int, delta0: float = 0.0) -> float:
 
 def gdp_delta_mu(mu: float, epsilon: float) -> float:
     r"""δ(ε) of μ-GDP: :math:`\Phi(-\varepsilon/\mu+\mu/2) - e^\varepsilon\Phi(-\varepsilon/\mu-\mu/2)`
-    (seed002 digest Fact 3), in log space for small values."""
+    (Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022, Corollary 2.13), in log space for small values."""
     mu = _validate.real("mu", mu, lo=0.0, lo_open=True)
     epsilon = _validate.epsilon(epsilon)
     la = float(log_ndtr(-epsilon / mu + mu / 2))
@@ -834,24 +747,15 @@ def gdp_epsilon_mu(mu: float, delta: float) -> float:
     delta = _validate.delta(delta)
     if gdp_delta_mu(mu, 0.0) <= delta:
         return 0.0
-    lo, hi = 0.0, max(1.0, mu)
-    while gdp_delta_mu(mu, hi) > delta:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e6:
-            raise OutOfRegimeError("gdp: ε search diverged")
-    while hi - lo > 1e-12 * hi:
-        mid = 0.5 * (lo + hi)
-        if gdp_delta_mu(mu, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    br = inverse_monotone(lambda e: (gdp_delta_mu(mu, e), None), delta, 0.0, max(1.0, mu), rel_tol=1e-12,
+                          abs_tol=1e-12 * max(1.0, mu), expand=True, limit=2e6)
+    if br.feasible is None or br.feasible > 1e6:
+        raise OutOfRegimeError("gdp: ε search diverged")
+    return br.feasible
 
 
-def _gdp_result(quantity: str, mu: float, value: float, n: int, epsilon, delta, eps_arr, dl) -> Any:
-    from .bounds import BoundResult
-
-    info = METHOD_INFO["gdp"]
+def _gdp_result(quantity: str, mu: float, value: float, n: int, epsilon, delta, eps_arr, dl) -> BoundResult:
+    info = GDP_INFO
     desc = {"mechanism": "personalized-ldp", "eps0": float(np.max(eps_arr)), "users": int(eps_arr.size),
             "eps_min": float(np.min(eps_arr)), "eps_max": float(np.max(eps_arr)),
             "delta_max": float(np.max(dl)) if dl is not None else 0.0}
@@ -880,7 +784,7 @@ def gdp_delta(eps_list, delta_list, epsilon: float):
 
     Notes
     -----
-    Seed002 digest §0 and §9: asymptotic (the proved statement has an unspecified C/sqrt(n−1) slack),
+    Chen, Cao, Ge (AAAI 2024): asymptotic (the proved statement has an unspecified C/sqrt(n−1) slack),
     the δ_i handling is known to be wrong, and the decomposition is the flawed stronger clone.
     Never a certified bound.
     """
@@ -900,108 +804,70 @@ def gdp_epsilon(eps_list, delta_list, delta: float):
     return _gdp_result("epsilon", mu, gdp_epsilon_mu(mu, delta), int(eps_arr.size), None, delta, eps_arr, dl)
 
 
-# ============================================================================ regime / applicability
-def regime(method: str, mechanism=None) -> str:
-    """Validity regime of ``method`` (mechanism-specific where it matters), as shown in results and the CLI."""
-    info = method_info(method)
-    name = getattr(mechanism, "name", None)
-    if method in ("blanket-hoeffding", "blanket-bennett") and mechanism is not None:
-        lab = {"krr": "k-RR specific", "laplace": "Laplace specific"}.get(name, "generic ε0-LDP")
-        return f"0 < ε < eps0; {lab} constants (γ, b+, b, c of Balle et al. 2019)"
-    if method == "variation-ratio" and mechanism is not None:
-        try:
-            src = vr_params(mechanism).source
-        except ShuffleampError:
-            src = "?"
-        return info.regime + f"; (p, β, q) from {src}"
-    if method == "gdp" and mechanism is not None:
-        return info.regime + "; homogeneous budgets eps0 for all n users (mechanism type ignored)"
-    return info.regime
+# ============================================================================ registry entries
+_BLANKET_LABEL = {"krr": "k-RR specific", "laplace": "Laplace specific"}
 
 
-def check_applicable(method: str, mechanism) -> None:
-    """Raise :class:`OutOfRegimeError` if ``method`` is not defined for ``mechanism`` at all."""
-    method_info(method)
-    if method == "stronger-clone":
-        stronger_clone_decomposition(mechanism)
+def _blanket_label(mechanism) -> str:
+    return _BLANKET_LABEL.get(getattr(mechanism, "name", None), "generic ε0-LDP")
 
 
-# ============================================================================ API back ends
-def _estimator_for(families, n):
-    from .bounds import _estimator
-
-    return _estimator(families, n)
+def _exact_sum_info(lo: float, hi: float) -> dict:
+    return {"exact_window_sum": lo, "charged": hi - lo, "delta_error": hi - lo}
 
 
-def _point_delta(method: str, mech, n: int, eps: float, ctx: dict) -> tuple[float, dict]:
-    """(value, info) of ``method`` at one (n, ε): certified-upper (or estimate) δ."""
-    eps0 = mech.eps0
-    if method == "clone":
-        lo, hi = clone_delta(eps0, n, eps)
-        return min(hi, 1.0), {"exact_window_sum": lo, "charged": hi - lo}
-    if method == "clone-closed-form":
-        d, info = clone_closed_form_delta(eps0, n, eps)
-        return d, info
-    if method == "stronger-clone":
-        from .bounds import _delta_point
-
-        dec = ctx["stronger"]
-        val, info = _delta_point([dec, dec.swapped()], n, eps, "spread", ctx["rtol"], ctx["max_grid"],
-                                 ctx["evaluator"])
-        return min(val, 1.0), info
-    if method == "blanket-hoeffding":
-        return hoeffding_delta(mech, n, eps), {}
-    if method == "blanket-bennett":
-        return bennett_delta(mech, n, eps), {}
-    if method == "erlingsson":
-        return erlingsson_delta(eps0, n, eps), {}
-    if method == "variation-ratio":
-        lo, hi = vr_delta(eps, n, ctx["vr"])
-        return min(hi, 1.0), {"exact_window_sum": lo, "charged": hi - lo}
-    if method == "gdp":
-        mu = _gdp_mu_uniform(eps0, n)
-        return gdp_delta_mu(mu, eps), {"mu": mu}
-    raise ParameterError("method", f"unknown method {method!r}")  # pragma: no cover
+def _search_info(ctx: dict, fn, target: float, eps_hi: float, estimate) -> tuple[float, None, dict]:
+    """Conservative ε of a decreasing certified δ (the ε search of :mod:`shuffleamp.bounds`, handed in ``ctx``)."""
+    eps, info, cnt = ctx["solve_eps"](fn, target, eps_hi, "upper", ctx["eps_rtol"], estimate)
+    info = dict(info or {})
+    info["evaluations"] = cnt
+    return eps, None, info
 
 
-def _search(fn, target: float, eps_hi: float, rel_tol: float, estimate=None) -> tuple[float, Any, int]:
-    """Conservative (right) end of the bracketing root search of :func:`shuffleamp.bounds._solve_eps`."""
-    from .bounds import _solve_eps
+# ---- clone
+def _clone_delta(mech, n, eps, ctx):
+    lo, hi = clone_delta(mech.eps0, n, eps)
+    return min(hi, 1.0), None, _exact_sum_info(lo, hi)
 
-    return _solve_eps(fn, target, eps_hi, "upper", rel_tol, estimate)
+
+def _clone_epsilon(mech, n, delta, ctx):
+    return _search_info(ctx, lambda e: _clone_delta(mech, n, e, ctx)[::2], delta, mech.eps0,
+                        ctx["estimator"]([clone_decomposition(mech.eps0)], n))
 
 
-def _point_epsilon(method: str, mech, n: int, delta: float, ctx: dict) -> tuple[float, dict]:
-    """(value, info) of ``method`` at one (n, δ)."""
-    eps0 = mech.eps0
-    xtol = ctx["eps_rtol"]
-    if method == "clone-closed-form":
-        return clone_closed_form_epsilon(eps0, n, delta), {"form": "code factor, log(4/δ) condition"}
-    if method == "erlingsson":
-        return erlingsson_epsilon(eps0, n, delta), {}
-    if method == "gdp":
-        mu = _gdp_mu_uniform(eps0, n)
-        return gdp_epsilon_mu(mu, delta), {"mu": mu}
-    if method == "clone":
-        fam = _AtomFamily(lambda e: (np.array(_clone_atoms(eps0, e)[0] + [0.0]),
-                                     np.array([1 / (2 * _E(eps0))] * 2 + [1 - 1 / _E(eps0)])))
-        eps, info, cnt = _search(lambda e: _point_delta("clone", mech, n, e, ctx), delta, eps0, xtol,
-                                 _estimator_for([fam], n))
-    elif method == "variation-ratio":
-        prm = ctx["vr"]
+# ---- clone closed form
+def _ccf_delta(mech, n, eps, ctx):
+    d, info = clone_closed_form_delta(mech.eps0, n, eps)
+    return d, None, info
 
-        def atoms(e):
-            v1, p1, v2, p2, v3 = _vr_atoms(prm, e)
-            return np.array([v1, v2, v3]), np.array([p1, p2, 1 - p1 - p2])
 
-        eps, info, cnt = _search(lambda e: _point_delta("variation-ratio", mech, n, e, ctx), delta,
-                                 math.log(prm.p), xtol, _estimator_for([_AtomFamily(atoms)], n))
-    elif method == "stronger-clone":
-        dec = ctx["stronger"]
-        eps, info, cnt = _search(lambda e: _point_delta("stronger-clone", mech, n, e, ctx), delta, eps0, xtol,
-                                 _estimator_for([dec, dec.swapped()], n))
-    elif method in ("blanket-hoeffding", "blanket-bennett"):
-        fn_d = hoeffding_delta if method == "blanket-hoeffding" else bennett_delta
+def _ccf_epsilon(mech, n, delta, ctx):
+    return clone_closed_form_epsilon(mech.eps0, n, delta), None, {"form": "code factor, log(4/δ) condition"}
+
+
+# ---- stronger clone
+def _sc_prepare(mech, ctx):
+    dec = stronger_clone_decomposition(mech)
+    ctx["stronger"] = [dec, dec.swapped()]
+
+
+def _sc_delta(mech, n, eps, ctx):
+    val, info = ctx["max_delta"](ctx["stronger"], n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
+    return min(val, 1.0), None, info
+
+
+def _sc_epsilon(mech, n, delta, ctx):
+    return _search_info(ctx, lambda e: _sc_delta(mech, n, e, ctx)[::2], delta, mech.eps0,
+                        ctx["estimator"](ctx["stronger"], n))
+
+
+# ---- privacy blanket
+def _blanket(fn_d):
+    def point_delta(mech, n, eps, ctx):
+        return fn_d(mech, n, eps), None, {}
+
+    def point_epsilon(mech, n, delta, ctx):
+        eps0 = mech.eps0
 
         def fn(e):
             if e >= eps0:          # trivial: shuffling is post-processing of ε0-LDP reports
@@ -1010,82 +876,192 @@ def _point_epsilon(method: str, mech, n: int, delta: float, ctx: dict) -> tuple[
                 return 1.0, {}
             return fn_d(mech, n, e), {}
 
-        eps, info, cnt = _search(fn, delta, eps0, xtol, lambda e: fn(e)[0])
-        info = dict(info or {})
+        eps, _, info = _search_info(ctx, fn, delta, eps0, lambda e: fn(e)[0])
         if eps >= eps0:
             info["capped_at_eps0"] = True
-    else:  # pragma: no cover
-        raise ParameterError("method", f"unknown method {method!r}")
-    info = dict(info or {})
-    info["evaluations"] = cnt
-    return eps, info
+        return eps, None, info
+    return point_delta, point_epsilon
 
 
-def _context(method: str, mech, rtol: float, max_grid: int, eps_rtol: float, evaluator: str) -> dict:
-    ctx = {"rtol": rtol, "max_grid": max_grid, "eps_rtol": eps_rtol, "evaluator": evaluator}
-    if method == "stronger-clone":
-        ctx["stronger"] = stronger_clone_decomposition(mech)
-    if method == "variation-ratio":
-        ctx["vr"] = vr_params(mech)
-    return ctx
+# ---- Erlingsson et al.
+def _efm_delta(mech, n, eps, ctx):
+    return erlingsson_delta(mech.eps0, n, eps), None, {}
 
 
-def _settings(method: str, mech, ctx: dict, evals) -> dict:
-    info = METHOD_INFO[method]
-    s = {"regime": regime(method, mech), "source": info.source}
-    ev = {"clone": "exact three-atom binomial sums (kernels.exact_three_atom), dropped mass charged",
-          "clone-closed-form": "closed form",
-          "stronger-clone": "certified FFT engine (spread rounding)",
-          "blanket-hoeffding": "closed form", "blanket-bennett": "closed form (binomial generating function)",
-          "erlingsson": "closed form", "variation-ratio": "exact three-atom binomial sums (= Theorem 4.8)",
-          "gdp": "closed form (Gaussian trade-off)"}[method]
-    s["evaluator"] = ev
-    if method in ("blanket-hoeffding", "blanket-bennett"):
-        s["constants"] = {"krr": "k-RR specific", "laplace": "Laplace specific"}.get(mech.name, "generic ε0-LDP")
-    if method == "variation-ratio":
-        prm = ctx["vr"]
-        s["vr_params"] = {"p": prm.p, "beta": prm.beta, "q": prm.q, "source": prm.source}
-    if method == "stronger-clone":
-        s["rtol"] = ctx["rtol"]
-    if method == "clone-closed-form":
-        s["variant"] = ("public-code factor (1-e^-eps0)/(1+e^(-eps0-e1)) and log(4/δ) validity condition: "
-                        "the more conservative of the published variants")
-    s["points"] = evals
-    return s
+def _efm_epsilon(mech, n, delta, ctx):
+    return erlingsson_epsilon(mech.eps0, n, delta), None, {}
 
 
-def _run(quantity: str, method: str, mechanism, n, other, *, rtol: float, max_grid: int,
-         evaluator: str = "auto", eps_rtol: float = 1e-6):
-    """Back end of :func:`shuffleamp.delta` / :func:`shuffleamp.epsilon` for every method except "optimal".
+# ---- variation ratio
+def _vr_prepare(mech, ctx):
+    ctx["vr"] = vr_params(mech)
 
-    Inputs are already validated by :mod:`shuffleamp.bounds`.  Raises :class:`OutOfRegimeError`
-    (with a note naming the point for array inputs) if any point is outside the method's regime.
+
+def _vr_delta(mech, n, eps, ctx):
+    lo, hi = vr_delta(eps, n, ctx["vr"])
+    return min(hi, 1.0), None, _exact_sum_info(lo, hi)
+
+
+def _vr_epsilon(mech, n, delta, ctx):
+    prm = ctx["vr"]
+    return _search_info(ctx, lambda e: _vr_delta(mech, n, e, ctx)[::2], delta, math.log(prm.p),
+                        ctx["estimator"]([vr_decomposition(prm)], n))
+
+
+# ---- μ-GDP
+def _gdp_delta(mech, n, eps, ctx):
+    mu = _gdp_mu_uniform(mech.eps0, n)
+    return gdp_delta_mu(mu, eps), None, {"mu": mu}
+
+
+def _gdp_epsilon(mech, n, delta, ctx):
+    mu = _gdp_mu_uniform(mech.eps0, n)
+    return gdp_epsilon_mu(mu, delta), None, {"mu": mu}
+
+
+def _settings_with(evaluator: str, extra: Callable | None = None):
+    """``Method.settings`` of a comparison method: regime, source, evaluator text, method extras, points."""
+    def settings(mech, ctx, evals):
+        m = _BY_NAME[ctx["method"]]
+        s = {"regime": m.regime(mech), "source": m.source, "evaluator": evaluator}
+        if extra is not None:
+            s.update(extra(mech, ctx))
+        s["points"] = evals
+        return s
+    return settings
+
+
+def _name_prepare(name: str, then: Callable | None = None):
+    def prepare(mech, ctx):
+        ctx["method"] = name
+        if then is not None:
+            then(mech, ctx)
+    return prepare
+
+
+def _vr_regime(mech) -> str:
+    try:
+        src = vr_params(mech).source
+    except ShuffleampError:
+        src = "?"
+    return VR_INFO.regime + f"; (p, β, q) from {src}"
+
+
+def _blanket_regime(mech) -> str:
+    return f"0 < ε < eps0; {_blanket_label(mech)} constants (γ, b+, b, c of Balle et al. 2019)"
+
+
+_BLANKET_REGIME = "0 < ε < eps0; k-RR / Laplace specific constants, generic ε0-LDP constants otherwise"
+VR_INFO = MethodInfo("variation-ratio", False, "upper",
+                     f"{WANG24}, Algorithm 1 / Theorem 4.8 with the (p, β, q) of Table 2",
+                     f"UNSOUND: relies on a post-processing lemma (Lemma 4.5) whose proof is broken ({SCW}); "
+                     "violated by 4-ary RR. Comparison only")
+GDP_INFO = MethodInfo("gdp", False, "estimate", f"{CCG24}, μ-GDP, Theorem 2",
+                      "asymptotic heuristic (n → ∞; the C/sqrt(n-1) Berry–Esseen slack is dropped); not a bound")
+_hoeffding = _blanket(hoeffding_delta)
+_bennett = _blanket(bennett_delta)
+
+#: The comparison methods, in display order (``"optimal"`` is registered by :mod:`shuffleamp.bounds`).
+BASELINE_METHODS: tuple[Method, ...] = (
+    Method(MethodInfo("clone", True, "upper", f"{FMT21}, standard clone, exact pair divergence",
+                      "any ε0-LDP randomizer (generic), any n >= 1"),
+           _clone_delta, _clone_epsilon, _name_prepare("clone"),
+           _settings_with("exact three-atom binomial sums (binomial.exact_three_atom), dropped mass charged")),
+    Method(MethodInfo("clone-closed-form", True, "upper", f"{FMT21}, closed-form theorem (public-code factor)",
+                      "eps0 <= log(n / (16 log(4/δ))) (the stricter log(4/δ) form of the condition); generic"),
+           _ccf_delta, _ccf_epsilon, _name_prepare("clone-closed-form"),
+           _settings_with("closed form", lambda mech, ctx: {"variant": (
+               "public-code factor (1-e^-eps0)/(1+e^(-eps0-e1)) and log(4/δ) validity condition: "
+               "the more conservative of the published variants")})),
+    Method(MethodInfo("stronger-clone", True, "upper",
+                      f"{FMT23}, corrected four-point decomposition (= the k-RR optimal decomposition of {SCW})",
+                      "k-RR only (the only mechanism with known (p, q)); any n >= 1"),
+           _sc_delta, _sc_epsilon, _name_prepare("stronger-clone", _sc_prepare),
+           _settings_with("certified FFT engine (spread rounding)", lambda mech, ctx: {"rtol": ctx["rtol"]})),
+    Method(MethodInfo("blanket-hoeffding", True, "upper", f"{BBGN19}, privacy blanket + Hoeffding, Theorem 3.1",
+                      _BLANKET_REGIME),
+           *_hoeffding, _name_prepare("blanket-hoeffding"),
+           _settings_with("closed form", lambda mech, ctx: {"constants": _blanket_label(mech)}), _blanket_regime),
+    Method(MethodInfo("blanket-bennett", True, "upper", f"{BBGN19}, privacy blanket + Bennett, Theorem 3.1",
+                      _BLANKET_REGIME),
+           *_bennett, _name_prepare("blanket-bennett"),
+           _settings_with("closed form (binomial generating function)",
+                          lambda mech, ctx: {"constants": _blanket_label(mech)}), _blanket_regime),
+    Method(MethodInfo("erlingsson", True, "upper", f"{EFMRTT19}, Theorem 7.1",
+                      "eps0 <= 1/2, n >= 1000, δ <= 0.01 and ε <= eps0"),
+           _efm_delta, _efm_epsilon, _name_prepare("erlingsson"), _settings_with("closed form")),
+    Method(VR_INFO, _vr_delta, _vr_epsilon, _name_prepare("variation-ratio", _vr_prepare),
+           _settings_with("exact three-atom binomial sums (= Theorem 4.8)", lambda mech, ctx: {"vr_params": {
+               "p": ctx["vr"].p, "beta": ctx["vr"].beta, "q": ctx["vr"].q, "source": ctx["vr"].source}}),
+           _vr_regime),
+    Method(GDP_INFO, _gdp_delta, _gdp_epsilon, _name_prepare("gdp"), _settings_with("closed form (Gaussian trade-off)"),
+           lambda mech: GDP_INFO.regime + "; homogeneous budgets eps0 for all n users (mechanism type ignored)"),
+)
+_BY_NAME: dict[str, Method] = {m.name: m for m in BASELINE_METHODS}
+
+#: Static description of every method (``"optimal"`` first), by name.
+METHOD_INFO: dict[str, MethodInfo] = {OPTIMAL_INFO.name: OPTIMAL_INFO, **{m.name: m.info for m in BASELINE_METHODS}}
+
+
+def method_info(method: str) -> MethodInfo:
+    """The :class:`~shuffleamp.results.MethodInfo` of ``method``.
+
+    Parameters
+    ----------
+    method : str
+        A value of :data:`METHODS`.
+
+    Returns
+    -------
+    MethodInfo
+
+    Raises
+    ------
+    ParameterError
+        ``'method'`` if unknown.
     """
-    from .bounds import BoundResult, _broadcast
+    _validate.choice(method, "method", set(METHOD_INFO))
+    return METHOD_INFO[method]
 
-    info = METHOD_INFO[method]
-    ctx = _context(method, mechanism, rtol, max_grid, eps_rtol, evaluator)
-    scalar, nb, ob = _broadcast(n, other)
-    vals = np.empty(nb.shape)
-    evals = []
-    point = _point_epsilon if quantity == "epsilon" else _point_delta
-    for i in np.ndindex(nb.shape):
-        ni, oi = int(nb[i]), float(ob[i])
-        try:
-            v, inf = point(method, mechanism, ni, oi, ctx)
-        except OutOfRegimeError as exc:
-            if not scalar:
-                exc.add_note(f"at n={ni}, {'delta' if quantity == 'epsilon' else 'epsilon'}={oi:g}")
-            raise
-        _validate.finite_result(f"{method} {quantity}", float(v))
-        vals[i] = v
-        evals.append(inf)
-    value = float(vals) if scalar else vals
-    settings = _settings(method, mechanism, ctx, evals[0] if scalar else evals)
-    eps_arg = None if quantity == "epsilon" else other
-    delta_arg = other if quantity == "epsilon" else None
-    if info.kind == "estimate":
-        return BoundResult(quantity, None, None, method, n, eps_arg, delta_arg, mechanism.describe(), settings,
-                           sound=info.sound, kind=info.kind, estimate=value)
-    return BoundResult(quantity, value, None, method, n, eps_arg, delta_arg, mechanism.describe(), settings,
-                       sound=info.sound, kind=info.kind)
+
+def regime(method: str, mechanism=None) -> str:
+    """Validity regime of ``method`` (mechanism-specific where it matters), as shown in results and the CLI.
+
+    Parameters
+    ----------
+    method : str
+        A value of :data:`METHODS`.
+    mechanism : Mechanism, optional
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ParameterError
+        ``'method'`` if unknown.
+    """
+    info = method_info(method)
+    m = _BY_NAME.get(method)
+    return m.regime(mechanism) if m is not None else info.regime
+
+
+def check_applicable(method: str, mechanism) -> None:
+    """Raise :class:`~shuffleamp.errors.OutOfRegimeError` if ``method`` is not defined for ``mechanism`` at all.
+
+    Parameters
+    ----------
+    method : str
+    mechanism : Mechanism
+
+    Raises
+    ------
+    ParameterError
+        ``'method'`` if unknown.
+    OutOfRegimeError
+        E.g. ``"stronger-clone"`` for anything but k-RR.
+    """
+    method_info(method)
+    if method == "stronger-clone":
+        stronger_clone_decomposition(mechanism)

@@ -29,18 +29,11 @@ import os
 import sys
 from typing import Any, Sequence
 
+from ._registry import DEFAULT_EVALUATOR, EVALUATORS, METHODS
 from .errors import ShuffleampError
 
 __all__ = ["main", "build_parser"]
 
-#: ``--method`` choices of ``epsilon`` / ``delta``: every method of :data:`shuffleamp.bounds.METHODS`
-#: (see :mod:`shuffleamp.baselines`); "variation-ratio" and "gdp" are unsound and labelled as such.
-METHODS = ("optimal", "clone", "clone-closed-form", "stronger-clone", "blanket-hoeffding", "blanket-bennett",
-           "erlingsson", "variation-ratio", "gdp")
-#: ``--evaluator`` choices and default: :data:`shuffleamp.bounds.EVALUATORS` / ``DEFAULT_EVALUATOR``
-#: (repeated here so that building the parser does not import the numerical modules).
-EVALUATORS = ("exact", "fft", "spectral", "auto")
-DEFAULT_EVALUATOR = "exact"
 #: Help of ``--rtol`` (every subcommand that takes it).
 RTOL_HELP = ("target relative accuracy of the discretised engines (evaluator fft|spectral|auto; default: 1e-3); "
              "the exact evaluator, the default, reports its own certified error as delta_error")
@@ -78,9 +71,8 @@ def _real(text: str) -> float:
 
 
 def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
+    from .config import COMPOSED
     from .mechanisms import MECHANISMS
-
-    from .compose import COMPOSED
 
     g = p.add_argument_group("mechanism")
     g.add_argument("--mechanism", required=True, choices=tuple(MECHANISMS) + COMPOSED,
@@ -204,7 +196,7 @@ def _cmd_planning(args: argparse.Namespace) -> int:
     from . import planning
 
     if args.quantity == "eps0":
-        from .compose import COMPOSED
+        from .config import COMPOSED
         from .errors import ParameterError
         if args.mechanism in COMPOSED or args.mechanism == "matrix":
             raise ParameterError("mechanism", f"{args.mechanism!r}: eps0 is not a single free parameter, "
@@ -230,52 +222,21 @@ def _cmd_planning(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- commands
 
 
-def _composed_from_args(args: argparse.Namespace):
-    """joint / parallel / subsample from repeated ``--component`` specs (see :mod:`shuffleamp.compose`)."""
-    from . import compose
-    from .errors import ParameterError
-
-    specs = getattr(args, "component", None) or []
-    for key in ("eps0", "k", "d", "matrix"):
-        if getattr(args, key, None) is not None:
-            raise ParameterError(key, f"not used by --mechanism {args.mechanism}; give it inside each --component "
-                                      "(e.g. krr:k=10:eps0=0.5)")
-    if not specs:
-        raise ParameterError("component", f"--mechanism {args.mechanism} needs at least one --component SPEC")
-    q = getattr(args, "q", None)
-    if args.mechanism != "subsample" and q is not None:
-        raise ParameterError("q", "only used by --mechanism subsample")
-    weighted = args.mechanism == "parallel"
-    comps = [compose.parse_component_spec(t, i, weighted=weighted) for i, t in enumerate(specs, start=1)]
-    if args.mechanism == "joint":
-        return compose.joint(*comps)
-    if args.mechanism == "parallel":
-        return compose.parallel(comps)
-    if len(comps) != 1:
-        raise ParameterError("component", f"--mechanism subsample takes exactly one --component, got {len(comps)}")
-    if q is None:
-        raise ParameterError("q", "--mechanism subsample needs --q (sampling probability in (0, 1])")
-    return compose.subsample(comps[0], q)
-
-
 def _mechanism_from_args(args: argparse.Namespace):
-    from . import mechanisms
-    from .compose import COMPOSED
+    """The mechanism of the command line's mechanism arguments, through :func:`shuffleamp.config.mechanism_from_spec`."""
+    from .config import COMPOSED, mechanism_from_spec
     from .errors import ParameterError
 
-    if args.mechanism in COMPOSED:
-        return _composed_from_args(args)
-    for key in ("component", "q"):
+    spec: dict[str, Any] = {"mechanism": args.mechanism}
+    for key in ("eps0", "k", "d", "matrix", "q"):
         if getattr(args, key, None) is not None:
-            raise ParameterError(key, "only used by --mechanism joint, parallel or subsample")
-    params: dict[str, Any] = {}
-    for key in ("k", "d", "matrix"):
-        value = getattr(args, key)
-        if value is not None:
-            params[key] = value
-    if args.eps0 is not None:
-        params["eps0"] = args.eps0
-    return mechanisms.make(args.mechanism, **params)
+            spec[key] = getattr(args, key)
+    comps = getattr(args, "component", None)
+    if comps is not None:
+        spec["components"] = list(comps)
+    if args.mechanism in COMPOSED and not comps:
+        raise ParameterError("component", f"--mechanism {args.mechanism} needs at least one --component SPEC")
+    return mechanism_from_spec(spec)
 
 
 def _fmt(x: Any, spec: str = ".6g") -> str:
@@ -437,7 +398,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from . import __version__
-    from .plans import evaluate_plan, format_table, load_plan
+    from .config import evaluate_plan, format_table, load_plan
 
     rows = load_plan(args.plan)
     results = evaluate_plan(rows, method=args.method, rtol=args.rtol)

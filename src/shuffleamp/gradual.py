@@ -91,7 +91,7 @@ References
 .. [1] M. Pan, "Randomized Response with Gradual Release of Privacy Budget", arXiv:2401.13952, 2024.
    Eq. (5) (k-RR), Eqs. (6)-(8) (frequency estimators), Theorems 3.1-3.5, Lemma 3.1, Eq. (54)
    (kernel), Eq. (67) and Appendix G Eqs. (135)-(141) (variances), Theorem 6.1 (Bayes error).
-.. [2] J. Su, Y. Cheng, T. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via
+.. [2] P. Su, H. Cheng, P. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via
    Shuffling", IEEE S&P 2026 (short version: "A Unified Framework and Efficient Computation for
    Privacy Amplification via Shuffling", arXiv:2504.07414).
 .. [3] A. Koufogiannis, S. Han, G. J. Pappas, "Gradual Release of Sensitive Data under Differential
@@ -758,7 +758,7 @@ class GradualRelease:
     References
     ----------
     M. Pan, arXiv:2401.13952, 2024, Lemma 3.1, Theorems 3.4-3.5.
-    J. Su, Y. Cheng, T. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via
+    P. Su, H. Cheng, P. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via
     Shuffling", IEEE S&P 2026 (arXiv:2504.07414), for the shuffled k-RR bound.
     """
 

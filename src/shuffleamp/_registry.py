@@ -1,0 +1,89 @@
+"""Names of the ``method=`` and ``evaluator=`` choices, and the :class:`Method` registry entry type.
+
+Light on purpose (no numpy, no kernels): the command line builds its parser from these names
+without loading the numerical modules.  The entries themselves are registered by
+:mod:`shuffleamp.bounds` (``"optimal"``) and :mod:`shuffleamp.baselines` (every comparison method).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .results import MethodInfo
+
+__all__ = ["METHODS", "EVALUATORS", "DEFAULT_EVALUATOR", "OPTIMAL_INFO", "OPTIMAL_REGIME", "OPTIMAL_SOURCE", "Method"]
+
+#: Every ``method=`` value, in display order; ``"optimal"`` is the default.
+METHODS: tuple[str, ...] = ("optimal", "clone", "clone-closed-form", "stronger-clone", "blanket-hoeffding",
+                            "blanket-bennett", "erlingsson", "variation-ratio", "gdp")
+#: ``"exact"`` (default): Bromwich integral / enumeration (:mod:`shuffleamp.exact`); ``"fft"``,
+#: ``"spectral"``, ``"auto"``: the certified discretised engine.
+EVALUATORS: tuple[str, ...] = ("exact", "fft", "spectral", "auto")
+DEFAULT_EVALUATOR = "exact"
+
+#: Validity regime of the default method (``settings["regime"]``).
+OPTIMAL_REGIME = ("any pure ε0-LDP randomizer of the catalogue (all ordered input pairs for matrices); "
+                  "certified upper and lower bounds")
+#: Source of the default method (``settings["source"]``).
+OPTIMAL_SOURCE = ("Su, Cheng, Wang, Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling, "
+                  "IEEE S&P 2026 (arXiv:2504.07414): optimal blanket / general-clone decomposition, "
+                  "Theorem 13 (upper) and Theorem 14 (lower)")
+#: Description of the default method.
+OPTIMAL_INFO = MethodInfo("optimal", True, "upper", OPTIMAL_SOURCE,
+                          "any pure ε0-LDP randomizer of the catalogue; certified upper and lower bounds")
+
+
+@dataclass(frozen=True)
+class Method:
+    """One ``method=`` value: its description and its implementations.
+
+    Attributes
+    ----------
+    info : MethodInfo
+        Name, soundness, kind, source and generic regime.
+    delta : callable
+        ``delta(mechanism, n, epsilon, ctx) -> (value, info dict)`` at one point.
+    epsilon : callable
+        ``epsilon(mechanism, n, delta, ctx) -> (value, info dict)`` at one point.
+    prepare : callable, optional
+        ``prepare(mechanism, ctx) -> None``: adds mechanism-specific data to ``ctx`` once per call
+        (raises :class:`~shuffleamp.errors.OutOfRegimeError` if the method is undefined for it).
+    settings : callable, optional
+        ``settings(mechanism, ctx) -> dict``: method-specific entries of ``BoundResult.settings``.
+    regime : callable, optional
+        ``regime(mechanism) -> str``: the mechanism-specific validity regime (default: ``info.regime``).
+    """
+
+    info: MethodInfo
+    delta: Callable[..., tuple[float, dict]]
+    epsilon: Callable[..., tuple[float, dict]]
+    prepare: Callable[..., None] | None = None
+    settings: Callable[..., dict] | None = None
+    regime_of: Callable[[Any], str] | None = None
+
+    @property
+    def name(self) -> str:
+        """The ``method=`` value."""
+        return self.info.name
+
+    @property
+    def sound(self) -> bool:
+        """True if the value is a proven upper bound inside the regime."""
+        return self.info.sound
+
+    @property
+    def kind(self) -> str:
+        """``"upper"`` or ``"estimate"``."""
+        return self.info.kind
+
+    @property
+    def source(self) -> str:
+        """Paper and theorem."""
+        return self.info.source
+
+    def regime(self, mechanism=None) -> str:
+        """Validity regime, specific to ``mechanism`` where it matters."""
+        if mechanism is None or self.regime_of is None:
+            return self.info.regime
+        return self.regime_of(mechanism)

@@ -1,0 +1,794 @@
+"""Configuration: mechanisms from plain specifications, and plan files.
+
+Every mechanism built from data (command line, plan rows, component tables) goes through
+:func:`mechanism_from_spec`; composed specifications are validated once, in :func:`from_config`.
+
+Plan files
+----------
+A plan is a list of data collections whose shuffled privacy is reported together.
+
+A plan is a TOML (read with :mod:`tomllib`) or JSON document holding an array of
+*collections*.  In TOML each collection is one ``[[collection]]`` table::
+
+    [[collection]]
+    name = "emoji usage"
+    mechanism = "krr"       # krr, blh, rappor, oue, hr, laplace, matrix
+    k = 10                  # mechanism parameters: k, d, matrix (as the mechanism needs)
+    eps0 = 4.0              # local ε0 of the randomizer, in nats
+    n = 1_000_000           # number of users whose reports are shuffled together
+    delta = 1e-8            # target δ of the central guarantee
+    comment = "what this row models"   # optional
+
+A JSON plan is either ``{"collection": [ {...}, ... ]}`` or a bare list of row objects.
+
+``matrix`` is either the path of a CSV file (rows are inputs; a relative path is
+resolved against the directory of the plan file) or an inline array of rows.
+``eps0`` may be omitted for ``mechanism = "matrix"`` (the matrix's tight ε0 is used).
+
+Composed randomizers (:mod:`shuffleamp.compose`) use ``mechanism = "joint"``,
+``"parallel"`` or ``"subsample"`` and a ``components`` array of mechanism tables (each with
+its own ``eps0``; no row-level ``eps0``, ``k``, ``d`` or ``matrix``)::
+
+    [[collection]]
+    name = "two answers in one report"
+    mechanism = "joint"
+    components = [{mechanism = "krr", k = 10, eps0 = 0.5},
+                  {mechanism = "krr", k = 10, eps0 = 0.5}]
+    n = 100_000
+    delta = 1e-8
+
+    [[collection]]
+    name = "one of two questions"
+    mechanism = "parallel"       # weights: a 'weight' per component, or weights = [0.5, 0.5]
+    components = [{weight = 0.5, mechanism = "krr", k = 10, eps0 = 1.0},
+                  {weight = 0.5, mechanism = "blh", eps0 = 1.0}]
+    n = 100_000
+    delta = 1e-8
+
+    [[collection]]
+    name = "10% sample"
+    mechanism = "subsample"
+    q = 0.1
+    components = [{mechanism = "krr", k = 10, eps0 = 1.0}]
+    n = 100_000
+    delta = 1e-8
+
+A bad component is reported with its 1-based index and field, e.g.
+``plan row 2 ('x'): field 'components': component 2: field 'k': must be an integer >= 2, got 1``.
+
+Every value is checked when the plan is loaded, by :mod:`shuffleamp._validate` and
+:func:`shuffleamp.mechanisms.make`; a problem raises :class:`PlanError`, whose message
+names the row (1-based index and name) and the field, for example
+``plan row 3 ('emoji'): field 'eps0': must be > 0.0, got -1.0``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from . import _validate
+from .errors import ComponentError, ParameterError, PlanError, ShuffleampError
+
+__all__ = ["Collection", "PlanError", "ComponentError", "DEFAULT_PLAN", "COMPOSED", "load_plan", "parse_plan",
+           "evaluate_plan", "format_table", "mechanism_from_spec", "parse_component_spec", "from_config"]
+
+#: Names of the composed mechanisms (CLI ``--mechanism`` and plan ``mechanism`` values).
+COMPOSED = ("joint", "parallel", "subsample")
+#: Fields of a simple mechanism that a composed specification must not have (they go in each component).
+_SIMPLE_FIELDS = ("eps0", "k", "d", "matrix")
+
+#: Resource name (inside the ``shuffleamp`` package) of the plan used when none is given.
+DEFAULT_PLAN = "data/default_plan.toml"
+
+_REQUIRED = ("name", "mechanism", "n", "delta")
+_MECH_PARAMS = ("k", "d", "matrix")
+_COMPOSED_PARAMS = ("components", "weights", "q")
+_KNOWN = ("name", "mechanism", "eps0", "n", "delta", *_MECH_PARAMS, *_COMPOSED_PARAMS, "comment")
+
+
+def _bare_message(exc: ParameterError) -> str:
+    """``str(exc)`` without the ``"<parameter>: "`` prefix ParameterError adds."""
+    text = str(exc)
+    prefix = f"{exc.parameter}: "
+    return text[len(prefix):] if text.startswith(prefix) else text
+
+
+@dataclass(frozen=True)
+class Collection:
+    """One validated row of a plan.
+
+    Attributes
+    ----------
+    row : int
+        1-based position of the row in its plan.
+    name : str
+        Label of the collection (unique within the plan).
+    mechanism : str
+        Mechanism name, a key of :data:`shuffleamp.mechanisms.MECHANISMS`.
+    eps0 : float or None
+        Local ε0 (nats); None only for ``mechanism = "matrix"`` (use the matrix's tight ε0).
+    n : int
+        Number of shuffled users.
+    delta : float
+        Target δ in (0, 1).
+    k, d : int or None
+        Mechanism parameters (``k`` for k-RR, ``d`` the domain size; None if not given).
+    matrix : str or tuple of tuple of float or None
+        CSV path (already resolved against the plan's directory) or inline matrix rows.
+    comment : str
+        Free text saying what the row models.
+    """
+
+    row: int
+    name: str
+    mechanism: str
+    eps0: float | None
+    n: int
+    delta: float
+    k: int | None = None
+    d: int | None = None
+    matrix: str | tuple[tuple[float, ...], ...] | None = None
+    comment: str = ""
+    components: tuple | None = None
+    weights: tuple[float, ...] | None = None
+    q: float | None = None
+
+    def params(self) -> dict[str, Any]:
+        """Mechanism parameters that were given, in a stable order.
+
+        Returns
+        -------
+        dict
+            Subset of ``k``, ``d``, ``matrix`` (the inline matrix as a tuple of rows).
+        """
+        return {key: getattr(self, key) for key in _MECH_PARAMS if getattr(self, key) is not None}
+
+    def describe_mechanism(self) -> str:
+        """Short human-readable mechanism label, e.g. ``"rappor (d=128)"``.
+
+        Returns
+        -------
+        str
+        """
+        if self.components is not None:
+            return _describe_composed(self.mechanism, self.components, self.weights, self.q)
+        bits = []
+        for key, value in self.params().items():
+            if key == "matrix" and not isinstance(value, str):
+                value = f"{len(value)}x{len(value[0])} inline"
+            bits.append(f"{key}={value}")
+        return f"{self.mechanism} ({', '.join(bits)})" if bits else self.mechanism
+
+    def build(self):
+        """Construct the mechanism with :func:`shuffleamp.mechanisms.make`.
+
+        Returns
+        -------
+        Mechanism
+
+        Raises
+        ------
+        PlanError
+            If the mechanism rejects its parameters (the field is the parameter it names).
+        """
+        import numpy as np
+
+        if self.components is not None:
+            try:
+                return from_config(self.mechanism, components=list(self.components),
+                                   weights=None if self.weights is None else list(self.weights), q=self.q)
+            except ComponentError as exc:
+                raise PlanError(str(exc), row=self.row, name=self.name, field="components") from exc
+            except ParameterError as exc:
+                raise PlanError(_bare_message(exc), row=self.row, name=self.name, field=exc.parameter) from exc
+        kwargs = {}
+        for key, value in self.params().items():
+            kwargs[key] = np.array(value, dtype=np.float64) if key == "matrix" and not isinstance(value, str) else value
+        if self.eps0 is not None:
+            kwargs["eps0"] = self.eps0
+        try:
+            return mechanism_from_spec({"mechanism": self.mechanism, **kwargs})
+        except ParameterError as exc:
+            raise PlanError(_bare_message(exc), row=self.row, name=self.name, field=exc.parameter) from exc
+
+
+# --------------------------------------------------------------------------- specifications
+def _component_error(index: int, exc: ParameterError) -> ComponentError:
+    if isinstance(exc, ComponentError):   # nested composition: keep the inner context in the reason
+        return ComponentError(index, "components", str(exc))
+    return ComponentError(index, exc.parameter, _bare_message(exc))
+
+
+def mechanism_from_spec(spec: Mapping):
+    """Build any mechanism from a plain specification (the one entry point for data-defined mechanisms).
+
+    Parameters
+    ----------
+    spec : mapping
+        ``{"mechanism": name, **parameters}``.  Simple mechanisms take the parameters of
+        :func:`shuffleamp.mechanisms.make` (``eps0``, ``k``, ``d``, ``matrix``); composed ones
+        (``"joint"``, ``"parallel"``, ``"subsample"``) take ``components`` (tables, or
+        ``[WEIGHT:]NAME:key=value`` strings as on the command line), ``weights``, ``q``, ``distances``.
+
+    Returns
+    -------
+    Mechanism
+
+    Raises
+    ------
+    ParameterError
+        Unknown mechanism, a parameter the mechanism does not take (named), or a bad value;
+        :class:`~shuffleamp.errors.ComponentError` naming the component and field.
+    """
+    from .mechanisms import MECHANISMS, make
+
+    if not isinstance(spec, Mapping):
+        raise ParameterError("mechanism", f"must be a table of fields, got {type(spec).__name__}")
+    params = dict(spec)
+    name = params.pop("mechanism", None)
+    if not isinstance(name, str) or not name.strip():
+        raise ParameterError("mechanism", f"missing or not a string (got {name!r})")
+    key = name.strip().lower()
+    if key in COMPOSED:
+        for f in _SIMPLE_FIELDS:
+            if params.get(f) is not None:
+                raise ParameterError(f, f"not used by mechanism {key!r}; give it inside each component "
+                                        "(e.g. krr:k=10:eps0=0.5)")
+        comps = params.pop("components", None)
+        if isinstance(comps, (list, tuple)):
+            comps = [_spec_dict(c, i, weighted=key == "parallel") if isinstance(c, str) else c
+                     for i, c in enumerate(comps, start=1)]
+        return from_config(key, components=comps, **params)
+    for f in ("components", "weights", "q", "distances"):
+        if params.get(f) is not None:
+            raise ParameterError(f, "only used by mechanism 'joint', 'parallel' or 'subsample' "
+                                    f"(only for composed mechanisms, not {key!r})")
+    if key not in MECHANISMS:
+        raise ParameterError("mechanism", f"unknown mechanism {name!r}; expected one of "
+                                          f"{sorted(set(MECHANISMS) | set(COMPOSED))}")
+    for k, v in params.items():
+        if isinstance(v, bool):
+            raise ParameterError(k, f"must be a number, got {v!r}")
+    return make(key, **params)
+
+
+def _spec_value(text: str):
+    t = text.strip()
+    if t.lower() in ("none", "null", "inf", "asymptotic"):
+        return None
+    try:
+        return int(t)
+    except ValueError:
+        pass
+    try:
+        return float(t)
+    except ValueError:
+        return t
+
+
+def _spec_dict(text: str, index: int, *, weighted: bool = False) -> dict:
+    """``[WEIGHT:]NAME[:key=value]...`` as a component table (``weight`` included when ``weighted``)."""
+    parts = [p.strip() for p in str(text).split(":")]
+    out: dict = {}
+    if weighted:
+        if len(parts) < 2:
+            raise ComponentError(index, "weight", f"expected WEIGHT:NAME[:key=value...], got {text!r}")
+        try:
+            out["weight"] = float(parts[0])
+        except ValueError:
+            raise ComponentError(index, "weight", f"must be a number, got {parts[0]!r} "
+                                                  "(parallel components are WEIGHT:NAME:key=value...)") from None
+        parts = parts[1:]
+    out["mechanism"] = parts[0]
+    for p in parts[1:]:
+        if not p:
+            continue
+        if "=" not in p:
+            raise ComponentError(index, "spec", f"expected key=value, got {p!r}")
+        k, v = p.split("=", 1)
+        out[k.strip()] = _spec_value(v)
+    return out
+
+
+def parse_component_spec(text: str, index: int, *, weighted: bool = False):
+    """Parse a CLI component specification ``[WEIGHT:]NAME[:key=value]...``.
+
+    Parameters
+    ----------
+    text : str
+        E.g. ``"krr:k=10:eps0=0.5"`` or, with ``weighted=True``, ``"0.5:krr:k=10:eps0=1"``.
+        ``d=none`` (or omitting ``d``) selects the asymptotic BLH / RAPPOR / OUE.
+    index : int
+        1-based component index (for error messages).
+    weighted : bool
+        The first field is the weight (parallel composition).
+
+    Returns
+    -------
+    Mechanism or (float, Mechanism)
+
+    Raises
+    ------
+    ComponentError
+        ``component i: field 'f': reason``.
+    """
+    spec = _spec_dict(text, index, weighted=weighted)
+    weight = spec.pop("weight", None)
+    mech = _make_component(index, spec)
+    return (weight, mech) if weighted else mech
+
+
+def _make_component(index: int, spec: Mapping):
+    if not isinstance(spec, Mapping):
+        raise ComponentError(index, "mechanism", f"must be a table of fields, got {type(spec).__name__}")
+    try:
+        return mechanism_from_spec(spec)
+    except ParameterError as exc:
+        raise _component_error(index, exc) from exc
+
+
+def from_config(mechanism: str, *, components, weights=None, q=None, distances=None):
+    """Build a composed mechanism from plain data (plan rows, JSON).
+
+    Parameters
+    ----------
+    mechanism : {"joint", "parallel", "subsample"}
+    components : list of dict
+        Component tables ``{"mechanism": "krr", "k": 10, "eps0": 0.5}``; for ``parallel`` each
+        may carry a ``"weight"`` (alternatively give ``weights``). Nested composed tables are allowed.
+    weights : list of float, optional
+        Parallel weights (instead of per-component ``weight``).
+    q : float, optional
+        Sampling probability (required for ``subsample``, which takes exactly one component).
+    distances : int or list of int, optional
+        Joint only: allowed Hamming distances.
+
+    Returns
+    -------
+    Mechanism
+
+    Raises
+    ------
+    ParameterError
+        ``'components'``, ``'weights'``, ``'q'``; :class:`ComponentError` naming the component and field.
+    """
+    from .compose import Joint, Parallel, Subsample
+
+    kind = _validate.choice(str(mechanism).strip().lower(), "mechanism", set(COMPOSED))
+    if isinstance(components, Mapping) or not isinstance(components, (list, tuple)):
+        raise ParameterError("components", "must be a list of component tables")
+    if not components:
+        raise ParameterError("components", "must not be empty")
+    if kind != "parallel" and weights is not None:
+        raise ParameterError("weights", f"only for mechanism 'parallel', not {kind!r}")
+    if kind != "subsample" and q is not None:
+        raise ParameterError("q", f"only used by mechanism 'subsample' (only for subsample, not {kind!r})")
+    if kind != "joint" and distances is not None:
+        raise ParameterError("distances", f"only for mechanism 'joint', not {kind!r}")
+    specs = []
+    per_weights = []
+    for i, c in enumerate(components, start=1):
+        if not isinstance(c, Mapping):
+            raise ComponentError(i, "mechanism", f"must be a table of fields, got {type(c).__name__}")
+        c = dict(c)
+        w = c.pop("weight", None)
+        if w is not None and kind != "parallel":
+            raise ComponentError(i, "weight", f"only for mechanism 'parallel', not {kind!r}")
+        per_weights.append(w)
+        specs.append(c)
+    mechs = [_make_component(i, s) for i, s in enumerate(specs, start=1)]
+    if kind == "joint":
+        return Joint(mechs, distances=distances)
+    if kind == "subsample":
+        if len(mechs) != 1:
+            raise ParameterError("components", f"subsample takes exactly one component, got {len(mechs)}")
+        if q is None:
+            raise ParameterError("q", "required for mechanism 'subsample'")
+        if isinstance(q, bool):
+            raise ParameterError("q", f"must be a number, got {q!r}")
+        return Subsample(mechs[0], q)
+    # parallel
+    given = [w is not None for w in per_weights]
+    if weights is not None:
+        if any(given):
+            raise ParameterError("weights", "give either 'weights' or a 'weight' per component, not both")
+        if not isinstance(weights, (list, tuple)) or len(weights) != len(mechs):
+            raise ParameterError("weights", f"must be a list of {len(mechs)} numbers (one per component)")
+        ws = list(weights)
+    else:
+        missing = [i for i, g in enumerate(given, start=1) if not g]
+        if missing:
+            raise ComponentError(missing[0], "weight", "missing (parallel components need a weight)")
+        ws = per_weights
+    for i, w in enumerate(ws, start=1):
+        if isinstance(w, bool) or not isinstance(w, (int, float)):
+            raise ComponentError(i, "weight", f"must be a number, got {w!r}")
+    return Parallel(list(zip(ws, mechs)))
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read_document(path: str | os.PathLike | None) -> tuple[Any, str, Path | None]:
+    """Return (parsed document, source label, directory for relative matrix paths)."""
+    if path is None:
+        text = resources.files("shuffleamp").joinpath(DEFAULT_PLAN).read_text(encoding="utf-8")
+        try:
+            return tomllib.loads(text), "<default plan>", None
+        except tomllib.TOMLDecodeError as exc:  # pragma: no cover - the shipped plan is tested
+            raise PlanError(f"invalid TOML: {exc}", source="<default plan>") from exc
+    p = Path(path)
+    source = str(p)
+    suffix = p.suffix.lower()
+    if suffix not in (".toml", ".json"):
+        raise PlanError(f"unsupported plan format {p.suffix or '(no extension)'!r}; use .toml or .json",
+                        source=source)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise PlanError(f"cannot read file: {exc.strerror or exc}", source=source) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PlanError(f"not UTF-8 text: {exc}", source=source) from exc
+    try:
+        doc = tomllib.loads(text) if suffix == ".toml" else json.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PlanError(f"invalid TOML: {exc}", source=source) from exc
+    except json.JSONDecodeError as exc:
+        raise PlanError(f"invalid JSON: {exc}", source=source) from exc
+    return doc, source, p.parent
+
+
+def _rows_of(doc: Any, source: str | None) -> list:
+    if isinstance(doc, list):
+        rows = doc
+    elif isinstance(doc, Mapping):
+        extra = sorted(set(doc) - {"collection"})
+        if extra:
+            raise PlanError(f"unknown top-level key {extra[0]!r}; expected only [[collection]] tables",
+                            source=source)
+        if "collection" not in doc:
+            raise PlanError("no [[collection]] tables", source=source)
+        rows = doc["collection"]
+        if not isinstance(rows, list):
+            raise PlanError("'collection' must be an array of tables ([[collection]])", source=source)
+    else:
+        raise PlanError("must be a table with [[collection]] entries or a list of rows", source=source)
+    if not rows:
+        raise PlanError("has no collections", source=source)
+    return rows
+
+
+def _number(value: Any, *, row: int, name: str | None, field: str):
+    """Reject non-numbers (strings, booleans, tables) before range checks by :mod:`_validate`."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        kind = type(value).__name__
+        raise PlanError(f"must be a number, got {value!r} ({kind})", row=row, name=name, field=field)
+    return value
+
+
+def _checked(check, value, *, row: int, name: str | None, field: str, **kw):
+    try:
+        return check(value, field, **kw)
+    except ParameterError as exc:
+        raise PlanError(_bare_message(exc), row=row, name=name, field=field) from exc
+
+
+def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
+    if not isinstance(entry, Mapping):
+        raise PlanError(f"must be a table of fields, got {type(entry).__name__}", row=row)
+    raw_name = entry.get("name")
+    name = raw_name if isinstance(raw_name, str) and raw_name.strip() else None
+    ctx = {"row": row, "name": name}
+
+    unknown = [key for key in entry if key not in _KNOWN]
+    if unknown:
+        raise PlanError(f"unknown field (allowed: {', '.join(_KNOWN)})", field=str(unknown[0]), **ctx)
+    for key in _REQUIRED:
+        if key not in entry:
+            raise PlanError("missing (required)", field=key, **ctx)
+    if name is None:
+        raise PlanError(f"must be a non-empty string, got {raw_name!r}", field="name", **ctx)
+
+    mech = entry["mechanism"]
+    if not isinstance(mech, str):
+        raise PlanError(f"must be a string, got {mech!r}", field="mechanism", **ctx)
+    from .mechanisms import MECHANISMS
+
+    mech = mech.strip().lower()
+    _checked(_validate.choice, mech, field="mechanism", options=tuple(MECHANISMS) + COMPOSED, **ctx)
+    if mech in COMPOSED:
+        return _parse_composed_row(entry, row, name, mech, base, ctx)
+    for key in _COMPOSED_PARAMS:
+        if key in entry:
+            raise PlanError(f"only for mechanism 'joint', 'parallel' or 'subsample', not {mech!r}", field=key,
+                            **ctx)
+
+    eps0 = None  # optional for "matrix"; mechanisms.make reports it missing for the others
+    if "eps0" in entry:
+        eps0 = _checked(_validate.eps0, _number(entry["eps0"], field="eps0", **ctx), field="eps0", **ctx)
+    n = _checked(_validate.count, _number(entry["n"], field="n", **ctx), field="n", **ctx)
+    delta = _checked(_validate.delta, _number(entry["delta"], field="delta", **ctx), field="delta", **ctx)
+
+    k = d = None
+    if "k" in entry:
+        k = _checked(_validate.count, _number(entry["k"], field="k", **ctx), field="k", **ctx)
+    if "d" in entry:
+        d = _checked(_validate.count, _number(entry["d"], field="d", **ctx), field="d", **ctx)
+
+    matrix = None
+    if "matrix" in entry:
+        m = entry["matrix"]
+        if isinstance(m, str):
+            mp = Path(m).expanduser()
+            if not mp.is_absolute() and base is not None:
+                mp = base / mp
+            matrix = str(mp)
+        elif isinstance(m, list):
+            P = _checked(_validate.stochastic_matrix, m, field="matrix", **ctx)
+            matrix = tuple(tuple(float(x) for x in r) for r in P)
+        else:
+            raise PlanError(f"must be a CSV path or an array of rows, got {type(m).__name__}", field="matrix",
+                            **ctx)
+
+    comment = entry.get("comment", "")
+    if not isinstance(comment, str):
+        raise PlanError(f"must be a string, got {comment!r}", field="comment", **ctx)
+
+    return Collection(row=row, name=name, mechanism=mech, eps0=eps0, n=n, delta=delta,
+                      k=k, d=d, matrix=matrix, comment=comment.strip())
+
+
+def _resolve_component_paths(comp: Any, base: Path | None) -> Any:
+    """Copy of a component table with relative ``matrix`` CSV paths resolved against the plan's directory."""
+    if not isinstance(comp, Mapping):
+        return comp
+    out = dict(comp)
+    m = out.get("matrix")
+    if isinstance(m, str):
+        mp = Path(m).expanduser()
+        if not mp.is_absolute() and base is not None:
+            mp = base / mp
+        out["matrix"] = str(mp)
+    if isinstance(out.get("components"), list):
+        out["components"] = [_resolve_component_paths(c, base) for c in out["components"]]
+    return out
+
+
+def _parse_composed_row(entry: Mapping, row: int, name: str, mech: str, base: Path | None, ctx: dict) -> Collection:
+    """A ``joint`` / ``parallel`` / ``subsample`` row: structure only (the components are checked by build())."""
+    for key in ("eps0", *_MECH_PARAMS):
+        if key in entry:
+            raise PlanError(f"not used by mechanism {mech!r}; give it inside each component table", field=key,
+                            **ctx)
+    if "components" not in entry:
+        raise PlanError(f"missing (required for mechanism {mech!r})", field="components", **ctx)
+    comps = entry["components"]
+    if not isinstance(comps, list) or not comps:
+        raise PlanError("must be a non-empty array of mechanism tables", field="components", **ctx)
+    for i, c in enumerate(comps, start=1):
+        if not isinstance(c, Mapping):
+            raise PlanError(f"component {i}: must be a table of fields, got {type(c).__name__}",
+                            field="components", **ctx)
+    n = _checked(_validate.count, _number(entry["n"], field="n", **ctx), field="n", **ctx)
+    delta = _checked(_validate.delta, _number(entry["delta"], field="delta", **ctx), field="delta", **ctx)
+    weights = None
+    if "weights" in entry:
+        if mech != "parallel":
+            raise PlanError(f"only for mechanism 'parallel', not {mech!r}", field="weights", **ctx)
+        w = entry["weights"]
+        if not isinstance(w, list):
+            raise PlanError(f"must be an array of numbers, got {type(w).__name__}", field="weights", **ctx)
+        weights = tuple(_number(x, field="weights", **ctx) for x in w)
+    q = None
+    if "q" in entry:
+        if mech != "subsample":
+            raise PlanError(f"only for mechanism 'subsample', not {mech!r}", field="q", **ctx)
+        q = _checked(lambda v, f: _validate.real(f, v, lo=0.0, hi=1.0, lo_open=True),
+                     _number(entry["q"], field="q", **ctx), field="q", **ctx)
+    elif mech == "subsample":
+        raise PlanError("missing (required for mechanism 'subsample')", field="q", **ctx)
+    comment = entry.get("comment", "")
+    if not isinstance(comment, str):
+        raise PlanError(f"must be a string, got {comment!r}", field="comment", **ctx)
+    return Collection(row=row, name=name, mechanism=mech, eps0=None, n=n, delta=delta, comment=comment.strip(),
+                      components=tuple(_resolve_component_paths(c, base) for c in comps), weights=weights, q=q)
+
+
+def _describe_composed(mech: str, comps, weights, q) -> str:
+    def one(c):
+        if not isinstance(c, Mapping):
+            return "?"
+        inner = c.get("mechanism", "?")
+        if isinstance(c.get("components"), list):
+            return _describe_composed(str(inner), c["components"], c.get("weights"), c.get("q"))
+        bits = []
+        for k, v in c.items():
+            if k in ("mechanism", "weight"):
+                continue
+            if k == "matrix" and not isinstance(v, str):
+                v = "inline"
+            bits.append(f"{k}={v}")
+        text = f"{inner} {' '.join(bits)}".strip()
+        w = c.get("weight")
+        return f"{w:g}*{text}" if isinstance(w, (int, float)) and not isinstance(w, bool) else text
+
+    parts = [one(c) for c in comps]
+    if weights is not None:
+        parts = [f"{w:g}*{p}" for w, p in zip(weights, parts)]
+    head = f"q={q:g}: " if q is not None else ""
+    return f"{mech} ({head}{' + '.join(parts)})"
+
+
+def parse_plan(doc: Any, *, source: str | None = None, base_dir: str | os.PathLike | None = None,
+               check_mechanisms: bool = True) -> list[Collection]:
+    """Validate an already-parsed plan document.
+
+    Parameters
+    ----------
+    doc : dict or list
+        ``{"collection": [row, ...]}`` (as read from TOML/JSON) or a bare list of rows.
+    source : str, optional
+        Label used in file-level error messages.
+    base_dir : path-like, optional
+        Directory against which relative ``matrix`` CSV paths are resolved.
+    check_mechanisms : bool, default True
+        Also construct every row's mechanism with :func:`shuffleamp.mechanisms.make`
+        so that mechanism-specific errors (missing ``k``, ``d`` not a power of two, a
+        matrix that is not ``eps0``-LDP, ...) surface at load time.
+
+    Returns
+    -------
+    list of Collection
+        Rows in plan order.
+
+    Raises
+    ------
+    PlanError
+        On the first malformed row; the message names the row and the field.
+    """
+    base = Path(base_dir) if base_dir is not None else None
+    rows = [_parse_row(entry, i, base) for i, entry in enumerate(_rows_of(doc, source), start=1)]
+    seen: dict[str, int] = {}
+    for r in rows:
+        if r.name in seen:
+            raise PlanError(f"duplicate name (already used by row {seen[r.name]})", row=r.row, name=r.name,
+                            field="name")
+        seen[r.name] = r.row
+    if check_mechanisms:
+        for r in rows:
+            r.build()
+    return rows
+
+
+def load_plan(path: str | os.PathLike | None = None, *, check_mechanisms: bool = True) -> list[Collection]:
+    """Read and validate a plan file.
+
+    Parameters
+    ----------
+    path : path-like or None
+        A ``.toml`` or ``.json`` plan.  None loads the plan shipped with the package
+        (``shuffleamp/data/default_plan.toml``).
+    check_mechanisms : bool, default True
+        Also construct each row's mechanism (see :func:`parse_plan`).  Nothing is
+        evaluated: loading is cheap even for rows with very large ``n``.
+
+    Returns
+    -------
+    list of Collection
+        Validated rows in plan order.
+
+    Raises
+    ------
+    PlanError
+        If the file cannot be read or parsed, or a row is malformed (the message
+        names the row, by 1-based index and name, and the field).
+    """
+    doc, source, base = _read_document(path)
+    return parse_plan(doc, source=source, base_dir=base, check_mechanisms=check_mechanisms)
+
+
+# --------------------------------------------------------------------------- evaluating
+
+
+def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: float = 1e-3) -> list[dict]:
+    """Compute the shuffled central ε of every collection of a plan.
+
+    Parameters
+    ----------
+    rows : iterable of Collection
+        Rows as returned by :func:`load_plan`.
+    method : {"optimal", "clone"}, default "optimal"
+        Passed to :func:`shuffleamp.epsilon`.
+    rtol : float, default 1e-3
+        Passed to :func:`shuffleamp.epsilon`.
+
+    Returns
+    -------
+    list of dict
+        One JSON-serialisable dict per row, in plan order: ``name``, ``comment`` and
+        the inputs (``mechanism``, ``eps0``, ``n``, ``delta``) followed by every key of
+        :meth:`BoundResult.to_dict` (``epsilon_upper``, ``epsilon_lower``, ``method``,
+        ``version``, ...).
+
+    Raises
+    ------
+    PlanError
+        If a row's parameters are rejected during evaluation.
+    ShuffleampError
+        Other failures (e.g. a resource limit) propagate with a note naming the row.
+    """
+    import shuffleamp
+
+    out = []
+    for r in rows:
+        mech = r.build()
+        try:
+            result = shuffleamp.epsilon(mech, r.n, r.delta, method=method, rtol=rtol)
+        except ParameterError as exc:
+            if exc.parameter in ("method", "rtol"):
+                raise
+            raise PlanError(_bare_message(exc), row=r.row, name=r.name, field=exc.parameter) from exc
+        except ShuffleampError as exc:
+            exc.add_note(f"in plan row {r.row} ({r.name!r})")
+            raise
+        data = result.to_dict()
+        row = {"name": r.name, "comment": r.comment}
+        for key in ("mechanism", "eps0", "n", "delta", "epsilon_upper", "epsilon_lower", "method"):
+            if key in data:
+                row[key] = data.pop(key)
+        row.update(data)
+        out.append(row)
+    return out
+
+
+def _fmt_float(x: float | None, spec: str = ".4g") -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float) and math.isinf(x):
+        return "inf"
+    return format(x, spec)
+
+
+def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]]) -> str:
+    """Render evaluated plan rows as a fixed-width text table.
+
+    Parameters
+    ----------
+    rows : sequence of Collection
+        The plan rows.
+    results : sequence of dict
+        The matching output of :func:`evaluate_plan`.
+
+    Returns
+    -------
+    str
+        Table with columns name, mechanism, eps0, n, delta, eps_upper, eps_lower, comment.
+    """
+    header = ("name", "mechanism", "eps0", "n", "delta", "eps_upper", "eps_lower", "comment")
+    lines = []
+    for r, res in zip(rows, results):
+        eps0 = res.get("eps0", r.eps0)
+        lines.append((r.name, r.describe_mechanism(), _fmt_float(eps0), str(r.n), _fmt_float(r.delta, ".3g"),
+                      _fmt_float(res.get("epsilon_upper")), _fmt_float(res.get("epsilon_lower")), r.comment))
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header[:-1])]
+    numeric = {2, 3, 4, 5, 6}
+
+    def render(cells):
+        out = []
+        for i, cell in enumerate(cells[:-1]):
+            out.append(cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i]))
+        out.append(cells[-1])
+        return "  ".join(out).rstrip()
+
+    rule = "  ".join("-" * w for w in widths) + "  " + "-" * len("comment")
+    return "\n".join([render(header), rule, *(render(line) for line in lines)])

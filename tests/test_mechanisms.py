@@ -316,13 +316,14 @@ def test_matrix_upper_dedup_covers_all_pairs():
 def test_matrix_lower_all_triples():
     P = KRR(1.0, 4).matrix()
     lows = MatrixMechanism(P).lower_decompositions()
-    # datasets x2 = x1 and x2 distinct
-    assert len(lows) == 2
+    # datasets x2 = x0, x2 = x1 and x2 distinct (x2 = x0 included since the lower bound
+    # covers every x2 = ... = xn dataset, see test_oracle.test_matrix_lower_covers_worst_clump)
+    assert len(lows) == 3
     assert_same_law(lows[-1], KRR(1.0, 4).lower_decompositions()[0])
     rng = np.random.default_rng(3)
     P = _random_ldp_matrix(rng, 3, 4)
     lows = MatrixMechanism(P).lower_decompositions()
-    assert len(lows) == 3 * 2 * 2      # all (x0, x1, x2 != x0)
+    assert len(lows) == 3 * 2 * 3      # all (x0, x1 != x0, x2)
     big = MatrixMechanism(_random_ldp_matrix(rng, 9, 5)).lower_decompositions()
     assert 0 < len(big) <= 64
 

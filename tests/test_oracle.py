@@ -404,10 +404,6 @@ def test_api_tightness_exact_evaluator(name):
         assert lo_exact * (1 - 1e-9) - TIE <= r.lower <= lo_exact
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "MatrixMechanism.lower_decompositions skips the datasets with x2 = x0, i.e. "
-    "D(M(x0,x0,..,x0) || M(x1,x0,..,x0)); for this matrix that direction is the worst "
-    "x2=..=xn dataset, so the API lower bound is not the best Theorem-14 value available"))
 def test_matrix_lower_covers_worst_clump():
     """For D <= 6 the matrix lower bound should be the best x2 = ... = xn dataset (all triples)."""
     name = "matrix3x4"

@@ -120,9 +120,9 @@ import numpy as np
 
 from . import _validate
 from .errors import ComponentError, ParameterError, ResourceLimitError
-from .gparv import ContinuousPart, Decomposition, Gparv, LaplaceFamily, primary_decomposition
-from .mechanisms import (MAX_MATRIX_ENTRIES, BLH, KRR, MECHANISMS, OUE, RAPPOR, HadamardResponse,
-                         Laplace, MatrixMechanism, Mechanism, make)
+from .decomposition import (RATIO_RTOL, Decomposition, MixtureFamily, dedupe, law_key,  # noqa: F401
+                            mixture, primary_decomposition, product_decomposition)
+from .mechanisms import MAX_MATRIX_ENTRIES, MECHANISMS, MatrixMechanism, Mechanism, make
 
 __all__ = ["joint", "parallel", "subsample", "Joint", "Parallel", "Subsample", "Silent",
            "MixtureFamily", "ComponentError", "product_decomposition", "mixture", "case_deltas",
@@ -134,8 +134,6 @@ COMPOSED = ("joint", "parallel", "subsample")
 MAX_CASES = 4096
 #: Largest number of lower-bound datasets kept (any subset is valid; each costs one FFT per ε evaluation).
 MAX_LOWER_CASES = 64
-#: Relative precision at which likelihood ratios are considered equal when merging components.
-RATIO_RTOL = 1e-10
 #: Absolute tolerance on the sum of the parallel weights.
 WEIGHT_SUM_TOL = 1e-9
 
@@ -153,192 +151,7 @@ def _component_error(index: int, exc: ParameterError) -> ComponentError:
     return ComponentError(index, exc.parameter, _bare(exc))
 
 
-# ----------------------------------------------------------------------------- decompositions
-def _merge(a: np.ndarray, b: np.ndarray, c: np.ndarray):
-    """Merge components with equal (a/c, b/c) up to :data:`RATIO_RTOL` (masses are summed).
-
-    Components whose blanket mass underflowed to 0 while a and b are negligible (< 1e-300, e.g. a
-    denormal weight) are dropped; any other c = 0 component is left for Decomposition to reject.
-    """
-    drop = (c <= 0) & (a < 1e-300) & (b < 1e-300)
-    if drop.any():
-        a, b, c = a[~drop], b[~drop], c[~drop]
-    if a.size <= 1 or (c <= 0).any():
-        return a, b, c
-    k0 = np.round(np.log(np.maximum(a / c, 1e-300)) / RATIO_RTOL).astype(np.int64)
-    k1 = np.round(np.log(np.maximum(b / c, 1e-300)) / RATIO_RTOL).astype(np.int64)
-    uniq, inv = np.unique(np.stack([k0, k1], axis=1), axis=0, return_inverse=True)
-    inv = np.asarray(inv).ravel()
-    m = uniq.shape[0]
-    return (np.bincount(inv, a, m), np.bincount(inv, b, m), np.bincount(inv, c, m))
-
-
-def product_decomposition(factors: Sequence[Decomposition], label: str = "") -> Decomposition:
-    r"""Cartesian product of decompositions (joint composition, Theorem 9).
-
-    Parameters
-    ----------
-    factors : sequence of Decomposition
-        One decomposition per coordinate: blanket decompositions of a differing coordinate, :math:`(u, u)`
-        decompositions of an agreeing one, or Theorem-14 decompositions (``beta = 0``).
-    label : str
-        Label of the result.
-
-    Returns
-    -------
-    Decomposition
-        Components :math:`(\prod a^{(i)}, \prod b^{(i)}, \prod c^{(i)})` over the non-residual parts, merged
-        by ratio after every factor; every product containing a residual goes to the residual
-        :math:`\beta = 1 - \prod_i (1 - \beta_i)`.
-    """
-    a = b = c = np.ones(1)
-    for f in factors:
-        s = f.simplified()
-        a = np.multiply.outer(a, s.a).ravel()
-        b = np.multiply.outer(b, s.b).ravel()
-        c = np.multiply.outer(c, s.c).ravel()
-        a, b, c = _merge(a, b, c)
-    return Decomposition(a, b, c, None, label=label)
-
-
-@dataclass(frozen=True)
-class MixtureFamily:
-    """Weight-mixture of GPARV families (parallel composition with a continuous component).
-
-    Same interface as :class:`~shuffleamp.gparv.Decomposition` for the bounds code:
-    :meth:`gparv` returns the mixture law, :meth:`swapped` the mixture of the swapped parts.
-
-    Parameters
-    ----------
-    parts : tuple of (float, family)
-        Weights (summing to one) and objects with ``.gparv(eps)`` and ``.swapped()``.
-    label : str
-        Free text (which case this is).
-    """
-
-    parts: tuple
-    label: str = ""
-
-    def gparv(self, epsilon: float) -> Gparv:
-        vals, probs, conts = [], [], []
-        for w, fam in self.parts:
-            if w <= 0:
-                continue
-            g = fam.gparv(epsilon)
-            vals.append(g.values)
-            probs.append(w * g.probs)
-            if g.continuous is not None and g.continuous.mass > 0:
-                conts.append((w, g.continuous))
-        return Gparv(np.concatenate(vals), np.concatenate(probs), _mix_continuous(conts))
-
-    def swapped(self) -> "MixtureFamily":
-        sw = tuple((w, f.swapped()) for w, f in self.parts)
-        if all(s[1] is p[1] for s, p in zip(sw, self.parts)):
-            return self
-        return MixtureFamily(sw, self.label + " (swapped)")
-
-
-def _mix_continuous(conts):
-    """Weighted sum of continuous parts (each cdf / icdf is extended correctly outside its support)."""
-    if not conts:
-        return None
-    if len(conts) == 1 and conts[0][0] == 1.0:
-        return conts[0][1]
-    lo = min(c.lo for _, c in conts)
-    hi = max(c.hi for _, c in conts)
-    mass = sum(w * c.mass for w, c in conts)
-
-    def cdf(s):
-        s = np.asarray(s, dtype=np.float64)
-        return sum(w * c.cdf(np.clip(s, c.lo, c.hi)) for w, c in conts)
-
-    def icdf(s):
-        s = np.asarray(s, dtype=np.float64)
-        # \int_lo^s cdf_i = icdf_i(min(s, hi_i)) + mass_i (s - hi_i)_+   (cdf_i = 0 below lo_i)
-        return sum(w * (c.icdf(np.clip(s, c.lo, c.hi)) + c.mass * np.maximum(s - c.hi, 0.0))
-                   for w, c in conts)
-
-    density = mgf = None
-    breaks, poles = (), ()
-    if all(c.density is not None and c.mgf is not None for _, c in conts):
-        # closed forms for the exact evaluator: sums of the components' densities and MGFs, on the
-        # common refinement of their analytic pieces (each piece keeps its components' poles)
-        def density(s):
-            s = np.asarray(s, dtype=np.float64)
-            return sum(w * np.where((s >= c.lo) & (s <= c.hi), c.density(np.clip(s, c.lo, c.hi)), 0.0)
-                       for w, c in conts)
-
-        def mgf(z):
-            out = [c.mgf(z) for _, c in conts]
-            return (sum(w * m[0] for (w, _), m in zip(conts, out)),
-                    sum(w * m[1] for (w, _), m in zip(conts, out)))
-
-        pts = sorted({x for _, c in conts for x in (c.lo, *c.breaks, c.hi)})
-        breaks = tuple(pts[1:-1])
-        piece_poles = []
-        for a, b in zip(pts[:-1], pts[1:]):
-            mid = 0.5 * (a + b)
-            ps = set()
-            for _, c in conts:
-                if c.lo <= mid <= c.hi:
-                    cps = [c.lo, *c.breaks, c.hi]
-                    j = max(i for i in range(len(cps) - 1) if cps[i] <= mid)
-                    ps.update(c.poles[j] if j < len(c.poles) else ())
-            piece_poles.append(tuple(sorted(ps)))
-        poles = tuple(piece_poles)
-    return ContinuousPart(lo, hi, mass, cdf, icdf, density, breaks, mgf, poles)
-
-
-def mixture(parts: Sequence[tuple[float, Any]], label: str = ""):
-    r"""Weight-mixture of decompositions / GPARV families (parallel composition, Theorem 11).
-
-    Parameters
-    ----------
-    parts : sequence of (float, Decomposition or family)
-        Weights (summing to one) and the components' decompositions *at a common input pair
-        (or dataset)*.
-    label : str
-        Label of the result.
-
-    Returns
-    -------
-    Decomposition or MixtureFamily
-        If every part is a :class:`~shuffleamp.gparv.Decomposition`, the decomposition with components
-        :math:`(w_i a^{(i)}, w_i b^{(i)}, w_i c^{(i)})` and residual :math:`\sum_i w_i\beta_i`, merged by
-        ratio; otherwise a :class:`MixtureFamily` whose GPARV is the mixture of the parts' GPARVs.
-    """
-    parts = [(float(w), f) for w, f in parts if w > 0]
-    if all(isinstance(f, Decomposition) for _, f in parts):
-        # scale c and rebuild a, b from the part's ratios, so the ratios survive tiny (denormal) weights
-        c = np.concatenate([w * f.c for w, f in parts])
-        a = np.concatenate([(f.a / f.c) for w, f in parts]) * c
-        b = np.concatenate([(f.b / f.c) for w, f in parts]) * c
-        beta = sum(w * f.beta for w, f in parts)
-        a, b, c = _merge(a, b, c)
-        return Decomposition(a, b, c, beta, label=label)
-    return MixtureFamily(tuple(parts), label)
-
-
-def _law_key(f):
-    if isinstance(f, Decomposition):
-        return ("dec", f.law_key())
-    if isinstance(f, MixtureFamily):
-        return ("mix", tuple((round(w, 12), _law_key(g)) for w, g in f.parts))
-    if isinstance(f, LaplaceFamily):
-        return ("laplace", f.eps0, f.kind)
-    return ("id", id(f))
-
-
-def _dedup(fams):
-    out, seen = [], set()
-    for f in fams:
-        k = _law_key(f)
-        if k not in seen:
-            seen.add(k)
-            out.append(f)
-    return out
-
-
+# ----------------------------------------------------------------------------- helpers
 def _oriented(mech: Mechanism) -> list:
     """The mechanism's upper families and their swaps, de-duplicated by law."""
     fams = []
@@ -347,7 +160,7 @@ def _oriented(mech: Mechanism) -> list:
         s = d.swapped()
         if s is not d:
             fams.append(s.simplified() if isinstance(s, Decomposition) else s)
-    return _dedup(fams)
+    return dedupe(fams)
 
 
 def _same_decompositions(mech: Mechanism) -> list:
@@ -365,7 +178,7 @@ def _same_decompositions(mech: Mechanism) -> list:
                                               "outputs); joint composition needs finite mechanisms")
         out.append(Decomposition(d.a, d.a, d.c, d.beta, label=f"same u = x0 of {d.label}").simplified())
         out.append(Decomposition(d.b, d.b, d.c, d.beta, label=f"same u = x1 of {d.label}").simplified())
-    return _dedup(out)
+    return dedupe(out)
 
 
 def _chi2(f) -> float:
@@ -382,23 +195,6 @@ def _check_cases(count: int, what: str):
     if count > MAX_CASES:
         raise ResourceLimitError(f"{what} has {count} cases (> MAX_CASES = {MAX_CASES}); "
                                  "use fewer or identical components")
-
-
-def _domain(mech) -> int | None:
-    """Input-domain size where known (None = unknown / any)."""
-    if isinstance(mech, KRR):
-        return mech.k
-    if isinstance(mech, HadamardResponse):
-        return mech.d - 1
-    if isinstance(mech, (BLH, RAPPOR, OUE)):
-        return mech.d
-    if isinstance(mech, Laplace):
-        return 2
-    if isinstance(mech, MatrixMechanism):
-        return int(mech.matrix().shape[0])
-    if isinstance(mech, (Joint, Parallel, Silent)):
-        return mech.domain
-    return None
 
 
 def _describe_key(mech) -> str:
@@ -426,13 +222,19 @@ class Silent(Mechanism):
     """
 
     name = "silent"
+    eps0_is_parameter = False
 
     def __init__(self, domain: int | None = None):
         self.eps0 = 0.0
-        self.domain = domain
+        self._domain = domain
 
     def __repr__(self):
         return f"Silent(domain={self.domain!r})"
+
+    @property
+    def domain(self) -> int | None:
+        """Input-domain size if known (``None`` = unknown / any)."""
+        return self._domain
 
     def _dec(self) -> Decomposition:
         return Decomposition([1.0], [1.0], [1.0], 0.0, label="⊥")
@@ -456,6 +258,10 @@ class Silent(Mechanism):
 
     def lower_decompositions(self) -> list:
         return [self._dec()]
+
+    def lower_cases(self) -> list:
+        """⊥ is the same for every input: its dataset matches any other component's."""
+        return [(("any",), f) for f in self.lower_decompositions()]
 
     def describe(self) -> dict:
         return {"mechanism": self.name, "eps0": 0.0}
@@ -492,6 +298,7 @@ class Joint(Mechanism):
     """
 
     name = "joint"
+    eps0_is_parameter = False
 
     def __init__(self, components: Sequence[Mechanism], distances=None):
         comps = tuple(_check_mechanism(i, m) for i, m in enumerate(components, start=1))
@@ -523,11 +330,16 @@ class Joint(Mechanism):
         self.components = comps
         self.distances = dist
         self.eps0 = float(sum(c.eps0 for c in comps))
-        doms = [_domain(c) for c in comps]
-        self.domain = math.prod(doms) if all(d is not None for d in doms) else None
+        doms = [c.domain for c in comps]
+        self._domain = math.prod(doms) if all(d is not None for d in doms) else None
 
     def __repr__(self):
         return f"Joint({list(self.components)!r}, distances={self.distances!r})"
+
+    @property
+    def domain(self) -> int | None:
+        """Input-domain size if known (``None`` = unknown / any)."""
+        return self._domain
 
     def __eq__(self, other):
         return isinstance(other, Joint) and _describe_key(self) == _describe_key(other)
@@ -604,7 +416,7 @@ class Joint(Mechanism):
         for d, factors, differ in self._cases(self._diff, self._same, "joint upper bound"):
             lab = self._case_label("", d, factors, differ, self._diff, self._same)
             out.append(product_decomposition(factors, label=lab))
-        return _dedup(out)
+        return dedupe(out)
 
     def upper_decompositions(self) -> list:
         """One product decomposition per case (allowed Hamming pattern x component pair types).
@@ -623,7 +435,7 @@ class Joint(Mechanism):
                 raise _component_error(i, exc) from exc
             if not all(isinstance(f, Decomposition) for f in fams):
                 raise ComponentError(i, "mechanism", "joint lower bounds need finite lower decompositions")
-            lows.append(sorted(_dedup(fams), key=_chi2, reverse=True))
+            lows.append(sorted(dedupe(fams), key=_chi2, reverse=True))
         ident = Decomposition([1.0], [1.0], [1.0], 0.0, label="agree, x0 = x1 = x2")
         agree = [[ident] if len(self.distances) and min(self.distances) < len(self.components) else []
                  for _ in self.components]
@@ -654,7 +466,7 @@ class Joint(Mechanism):
             else:
                 lab += " [" + "; ".join(f"{i + 1}: {factors[i].label}" for i in differ) + "]"
             out.append(product_decomposition(factors, label=lab))
-        return _dedup(out)
+        return dedupe(out)
 
     def lower_decompositions(self) -> list:
         """Theorem-14 product decompositions (digest §5 "Composition for lower bounds")."""
@@ -725,34 +537,6 @@ def joint(*components: Mechanism, distances=None) -> Joint:
 
 
 # ----------------------------------------------------------------------------- parallel
-def _lower_cases(mech) -> list:
-    """[(pattern, family)] of Theorem-14 datasets, tagged with the dataset's shape.
-
-    Patterns: ``("any",)`` (⊥), ``("type", "distinct")`` / ``("type", "x2=x1")`` for
-    permutation-symmetric mechanisms, ``("triple", (x0, x1, x2))`` for explicit matrix rows,
-    ``("opaque", id)`` when the dataset cannot be matched with another component's.
-    """
-    if isinstance(mech, Silent):
-        return [(("any",), f) for f in mech.lower_decompositions()]
-    if isinstance(mech, Parallel):
-        return list(mech._lower_cases)
-    fams = mech.lower_decompositions()
-    if isinstance(mech, KRR):
-        t = "distinct" if mech.k >= 3 else "x2=x1"
-        return [(("type", t), f) for f in fams]
-    if isinstance(mech, (BLH, RAPPOR, OUE)):
-        t = "distinct" if (mech.d is None or mech.d >= 3) else "x2=x1"
-        return [(("type", t), f) for f in fams]
-    if isinstance(mech, Laplace):
-        return [(("type", "x2=x1"), f) for f in fams]
-    if isinstance(mech, HadamardResponse):
-        # matrix rows i = Hadamard rows i + 1: (1 | 2; 3) -> (0, 1, 2), (1 | 2; 4) -> (0, 1, 3)
-        return [(("triple", t), f) for t, f in zip([(0, 1, 2), (0, 1, 3)], fams)]
-    if isinstance(mech, MatrixMechanism):
-        return [(("triple", t), f) for t, f in zip(mech._lower_triples, fams)]
-    return [(("opaque", id(mech)), f) for f in fams]
-
-
 def _combine_patterns(pats):
     """The common dataset shape of several components' datasets, or None if incompatible."""
     kinds = [p for p in pats if p[0] != "any"]
@@ -808,6 +592,7 @@ class Parallel(Mechanism):
     """
 
     name = "parallel"
+    eps0_is_parameter = False
 
     def __init__(self, weighted: Sequence[tuple[float, Mechanism]]):
         try:
@@ -836,7 +621,7 @@ class Parallel(Mechanism):
         domain = None
         first = None
         for i, c in enumerate(comps, start=1):
-            d = _domain(c)
+            d = c.domain
             if d is None:
                 continue
             if domain is None:
@@ -846,13 +631,18 @@ class Parallel(Mechanism):
                                                      f"{first}'s ({domain}); parallel components share the input")
         self.weights = tuple(weights)
         self.components = tuple(comps)
-        self.domain = domain
+        self._domain = domain
         self.eps0 = float(max(c.eps0 for c in comps))
         if self.eps0 <= 0:
             raise ParameterError("components", "all components are 0-LDP; nothing to amplify")
 
     def __repr__(self):
         return f"{type(self).__name__}({list(zip(self.weights, self.components))!r})"
+
+    @property
+    def domain(self) -> int | None:
+        """Input-domain size if known (``None`` = unknown / any)."""
+        return self._domain
 
     def __eq__(self, other):
         return isinstance(other, Parallel) and _describe_key(self) == _describe_key(other)
@@ -907,7 +697,7 @@ class Parallel(Mechanism):
         for combo in itertools.product(*lists):
             lab = "parallel: " + " + ".join(f"{w:g}*[{f.label}]" for w, f in zip(ws, combo))
             out.append(mixture(list(zip(ws, combo)), label=lab))
-        return _dedup(out)
+        return dedupe(out)
 
     def upper_decompositions(self) -> list:
         """Mixture decompositions (one per combination of component pair types; usually one)."""
@@ -919,7 +709,7 @@ class Parallel(Mechanism):
             return [(("triple", t), f) for t, f in
                     zip(self._exact._lower_triples, self._exact.lower_decompositions())]
         ws = [w for w, _ in self._parts()]
-        lists = [sorted(_lower_cases(c), key=lambda pf: _chi2(pf[1]), reverse=True) for _, c in self._parts()]
+        lists = [sorted(c.lower_cases(), key=lambda pf: _chi2(pf[1]), reverse=True) for _, c in self._parts()]
         if np.prod([len(L) for L in lists], dtype=np.float64) > MAX_LOWER_CASES:
             # any common dataset gives a valid lower bound: keep each component's first datasets only
             per = max(1, int(MAX_LOWER_CASES ** (1.0 / len(lists))))
@@ -931,7 +721,7 @@ class Parallel(Mechanism):
                 continue
             lab = "parallel lower: " + " + ".join(f"{w:g}*[{f.label}]" for w, (_, f) in zip(ws, combo))
             fam = mixture([(w, f) for w, (_, f) in zip(ws, combo)], label=lab)
-            k = (pat, _law_key(fam))
+            k = (pat, law_key(fam))
             if k not in seen:
                 seen.add(k)
                 out.append((pat, fam))
@@ -939,7 +729,11 @@ class Parallel(Mechanism):
 
     def lower_decompositions(self) -> list:
         """Mixtures of the components' Theorem-14 decompositions at a common dataset."""
-        return _dedup([f for _, f in self._lower_cases])
+        return dedupe([f for _, f in self._lower_cases])
+
+    def lower_cases(self) -> list:
+        """The mixtures of :meth:`lower_decompositions` tagged with their common dataset's shape."""
+        return list(self._lower_cases)
 
     def decomposition(self, form: str = "simplified"):
         """Mixture of the components' decompositions (``"primary"``: of the block matrix, pair (0, 1))."""
@@ -1009,7 +803,7 @@ class Subsample(Parallel):
         mech = _check_mechanism(1, mechanism)
         self.q = q
         self.mechanism = mech
-        super().__init__([(q, mech), (1.0 - q, Silent(_domain(mech)))])
+        super().__init__([(q, mech), (1.0 - q, Silent(mech.domain))])
 
     def __repr__(self):
         return f"Subsample({self.mechanism!r}, q={self.q!r})"

@@ -29,8 +29,9 @@ import numpy as np
 import pytest
 
 from shuffleamp._ext.kernels import exact_four_atom, exact_three_atom, gparv_bruteforce
-from shuffleamp.bounds import _clone_decomposition
-from shuffleamp.gparv import Gparv, lower_decomposition
+from shuffleamp.decomposition import clone_decomposition as _clone_decomposition
+from shuffleamp.decomposition import lower_decomposition
+from shuffleamp.gparv import Gparv
 from shuffleamp.mechanisms import (BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace,
                                    MatrixMechanism)
 
@@ -67,9 +68,9 @@ DOCUMENTED = {
     "blh3": [(0, 1, 2)], "blh3-e2.5": [(0, 1, 2)], "rappor3": [(0, 1, 2)], "oue3": [(0, 1, 2)],
     # HR matrix row i is Hadamard row i + 1: (1 | 2; 3) and (1 | 2; 4)
     "hr4": [(0, 1, 2)], "hr4-e2": [(0, 1, 2)], "hr8": [(0, 1, 2), (0, 1, 3)],
-    # MatrixMechanism with D <= 6: every (x0, x1, x2) with x0 != x1 and x2 != x0
+    # MatrixMechanism with D <= 6: every (x0, x1, x2) with x0 != x1 (x2 = x0 and x2 = x1 included)
     "matrix3x4": [(a, b, c) for a in range(3) for b in range(3) if b != a
-                  for c in range(3) if c != a],
+                  for c in range(3)],
 }
 
 THM_MECHS = ["krr3", "krr4", "blh3", "rappor3", "oue3", "hr4", "hr8", "matrix3x4"]

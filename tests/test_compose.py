@@ -28,9 +28,10 @@ import shuffleamp
 from shuffleamp import compose
 from shuffleamp._ext.kernels import gparv_bruteforce
 from shuffleamp.cli import main
-from shuffleamp.compose import ComponentError, Joint, MixtureFamily, Parallel, Subsample
+from shuffleamp.compose import ComponentError, Joint, Parallel, Subsample
+from shuffleamp.decomposition import (Decomposition, MixtureFamily, lower_decomposition,
+                                      primary_decomposition)
 from shuffleamp.errors import ParameterError
-from shuffleamp.gparv import Decomposition, lower_decomposition, primary_decomposition
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace, MatrixMechanism
 from shuffleamp.plans import PlanError, evaluate_plan, load_plan, parse_plan
 

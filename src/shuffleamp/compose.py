@@ -5,8 +5,8 @@ The builders :func:`joint`, :func:`parallel` and :func:`subsample` return
 :func:`shuffleamp.delta`, the lower bounds, the CLI and plan files like any other mechanism.
 Composed mechanisms can themselves be components, e.g. ``subsample(joint(a, b), q)``.
 
-Joint composition (seed000 digest §2.8, [L] §4.5 Theorems 8 and 9)
---------------------------------------------------------------------
+Joint composition ([SCW] §4.5, Theorems 8 and 9)
+-------------------------------------------------
 :math:`R^\times(x^1, \dots, x^m) = (R_1(x^1), \dots, R_m(x^m))`. The whole tuple is one message.
 It is :math:`(\sum_i \varepsilon_{0,i})`-LDP (Theorem 8). By Theorem 9, an optimal decomposition for a
 pair of tuples is the Cartesian product of the components' simplified optimal decompositions.
@@ -17,18 +17,17 @@ they are merged after every factor. A 10-way product of 5-atom pieces then has a
 few hundred components and takes milliseconds.
 
 *Adjacency.* Any two tuples are neighbours (the paper's default). A neighbouring pair can
-differ in any non-empty subset :math:`S` of the coordinates (Hamming distance 1..m; digest §7,
-§10). On an agreeing coordinate with value :math:`u` the factor is the :math:`(u, u)`
+differ in any non-empty subset :math:`S` of the coordinates (Hamming distance 1..m; [SCW] §4.5). On an agreeing coordinate with value :math:`u` the factor is the :math:`(u, u)`
 decomposition :math:`(R(u), R(u), \inf_x R(x))`. Its simplified form has only components with
 :math:`r_0 = r_1`. The code reads it off the blanket decomposition of any pair
 :math:`(u, x')`: the triple :math:`(a, a, c, \beta)` (or :math:`(b, b, c, \beta)` for :math:`x_1^1 = u`).
-For extreme-property mechanisms (five-component form, digest §6.1) this gives the closed form
+For extreme-property mechanisms (five-component form, [SCW] Table 2) this gives the closed form
 :math:`s_E = p + q` with ratio :math:`E` and :math:`s_1 = p + r` with ratio 1 (k-RR:
 :math:`s_E = p`, :math:`s_1 = (k-1)p`). :meth:`Joint.upper_decompositions` returns one product
 per case: each subset :math:`S`, and, for components with several pair or :math:`u` types,
 each such type. Identical components (equal :meth:`describe`) are interchangeable, so only
 the number of differing coordinates per group of identical components matters. The
-:attr:`~shuffleamp.gparv.Decomposition.label` of each case names it, e.g.
+:attr:`~shuffleamp.decomposition.Decomposition.label` of each case names it, e.g.
 ``"joint hamming 2/3: differ {1,2}, agree {3}"``. :func:`shuffleamp.epsilon` and
 :func:`shuffleamp.delta` record the label of the maximising case in
 ``result.settings["grid"]["upper"]["pair"]``. :func:`case_deltas` lists the δ of every case.
@@ -44,7 +43,7 @@ exhaustive enumeration, for identical components (``bench/bench_compose.py --ham
    20 values of ε in [0, 0.95 ε0]. That is 4800 configurations. **The d = m case is the largest in
    all of them, and δ_d is non-decreasing in d.** At large n (FFT, 4-joint 10-RR, n up to 1e6, at
    the ε where the d = m case gives the target δ), the d = m − 1 case is 5–18× smaller and d = 1
-   is below 1e-12. This matches Fig. 7 of [L].
+   is below 1e-12. This matches Fig. 7 of [SCW].
 2. True divergence. Is the worst neighbouring *dataset* pair one whose differing user differs in
    all coordinates? We computed the exact shuffled-histogram laws of the composed (Kronecker)
    matrix with the independent oracle ``tests/oracle.py``, over all neighbouring dataset pairs.
@@ -53,19 +52,19 @@ exhaustive enumeration, for identical components (``bench/bench_compose.py --ham
    165 configurations. **The maximum is always attained at Hamming distance m**, and it is strictly
    larger than the maximum at every d < m.
 
-Neither fact is proved here (the paper also leaves it open, [L] §8), so the library does not
+Neither fact is proved here (the paper also leaves it open, [SCW] §8), so the library does not
 rely on it. The upper bound is the maximum over **all** subsets. On the configurations above
 it coincides with the d = m case. Pass ``distances=(m,)`` to :func:`joint` only if neighbours
-are *defined* to differ in every coordinate (a restricted adjacency, [L] §4.5).
+are *defined* to differ in every coordinate (a restricted adjacency, [SCW] §4.5).
 
-*Lower bound* (Theorem 14, "Composition for lower bounds", digest §5). Lower-bound GPARVs do
+*Lower bound* ([SCW] Theorem 14; the composition of lower-bound decompositions is derived here). Lower-bound GPARVs do
 not compose, but lower-bound decompositions do. The code takes the Cartesian product of the
 components' Theorem-14 decompositions :math:`(a, b, c) = (R_i(x_1^0), R_i(x_1^1), R_i(x_2))`,
 merges equal ratios and reads :math:`G = (a - e^\varepsilon b)/c` with mass :math:`c`. For
 restricted Hamming distances, an agreeing coordinate uses :math:`x_1^0 = x_1^1 = x_2` (factor 1).
 
-Parallel composition and subsampling (digest §2.9, [L] §4.6 Theorems 10 and 11, Ex. 4.4)
----------------------------------------------------------------------------------------
+Parallel composition and subsampling ([SCW] §4.6, Theorems 10 and 11, Example 4.4)
+----------------------------------------------------------------------------------
 :math:`R^{\parallel,w}(x) = (i, R_i(x))` with probability :math:`w_i`. It is
 :math:`\max_i \varepsilon_{0,i}`-LDP. Its optimal decomposition is the weight-mixture of the
 components' decompositions, :math:`(a', b', c') = (w_i a^{(i)}, w_i b^{(i)}, w_i c^{(i)})` and
@@ -82,7 +81,8 @@ mixture is only valid at a **common** input pair (upper) or dataset (lower):
   :class:`~shuffleamp.mechanisms.MatrixMechanism` (all input pairs). Failing that, the
   maximum over all combinations of the components' pair types (and orientations) is taken.
   This is a sound superset.
-* Lower. Each component's Theorem-14 dataset is tagged with its shape: "mutually distinct
+* Lower. Each component's Theorem-14 dataset is tagged with its shape
+  (:meth:`~shuffleamp.mechanisms.Mechanism.lower_cases`): "mutually distinct
   :math:`x_1^0, x_1^1, x_2`" for the permutation-symmetric k-RR, BLH, RAPPOR and OUE; ":math:`x_2 = x_1^1`"
   on two-element domains and for Laplace; explicit rows for HR and matrices; "any" for ⊥.
   Only combinations that describe one common dataset are mixed. A joint composition inside a
@@ -101,10 +101,16 @@ The components must share the input domain. Known domain sizes (k-RR ``k``, BLH/
 The paper's "½·10-RR + ½·BLH" is 10-RR with the asymptotic BLH.
 
 Poisson subsampling (:func:`subsample`) is parallel composition with the "⊥" randomizer
-(every user who does not participate sends ⊥, which is shuffled too; [L] Example 4.4). ⊥ has
+(every user who does not participate sends ⊥, which is shuffled too; [SCW] Example 4.4). ⊥ has
 γ = 1 and a single component with :math:`r_0 = r_1 = 1`, so :math:`G \equiv 1 - e^\varepsilon`.
 Hence :math:`G_{sub} = G_R` w.p. q and :math:`1 - e^\varepsilon` w.p. 1 − q, for the upper and
 the lower bound alike.
+
+References
+----------
+.. [SCW] J. Su, Y. Cheng, T. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification
+   via Shuffling", IEEE S&P 2026; short version "A Unified Framework and Efficient Computation for
+   Privacy Amplification via Shuffling", arXiv:2504.07414.
 """
 
 from __future__ import annotations
@@ -113,8 +119,7 @@ import functools
 import itertools
 import json
 import math
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -211,8 +216,8 @@ def _check_mechanism(index: int, m):
 class Silent(Mechanism):
     r"""The "⊥" randomizer: every input reports the same symbol (0-LDP).
 
-    Used by :func:`subsample` for users who do not participate ([L] Example 4.4). γ = 1, one
-    component with :math:`r_0 = r_1 = 1`, so :math:`G \equiv 1 - e^\varepsilon` (digest §2.9, derived).
+    Used by :func:`subsample` for users who do not participate ([SCW] Example 4.4). γ = 1, one
+    component with :math:`r_0 = r_1 = 1`, so :math:`G \equiv 1 - e^\varepsilon` (derived here).
     Not a stand-alone mechanism (ε0 = 0 cannot be amplified); only a parallel component.
 
     Parameters
@@ -281,7 +286,7 @@ def _fmt_set(idx) -> str:
 
 
 class Joint(Mechanism):
-    r"""Joint composition :math:`R^\times(x^1..x^m) = (R_1(x^1), \dots, R_m(x^m))` (digest §2.8, [L] §4.5).
+    r"""Joint composition :math:`R^\times(x^1..x^m) = (R_1(x^1), \dots, R_m(x^m))` ([SCW] §4.5).
 
     Build with :func:`joint`. ε0 is the sum of the components' ε0 (Theorem 8). The upper bound
     is the maximum over all non-empty subsets of differing coordinates (allowed Hamming distances)
@@ -469,7 +474,7 @@ class Joint(Mechanism):
         return dedupe(out)
 
     def lower_decompositions(self) -> list:
-        """Theorem-14 product decompositions (digest §5 "Composition for lower bounds")."""
+        """Theorem-14 product decompositions ([SCW] Theorem 14; products of the components' datasets)."""
         return list(self._lower)
 
     def decomposition(self, form: str = "simplified"):
@@ -500,7 +505,7 @@ class Joint(Mechanism):
 
 
 def joint(*components: Mechanism, distances=None) -> Joint:
-    r"""Joint composition of finite randomizers (seed000 digest §2.8, [L] Theorems 8 and 9).
+    r"""Joint composition of finite randomizers ([SCW] Theorems 8 and 9).
 
     Parameters
     ----------
@@ -576,7 +581,7 @@ def _block_matrix(weights, components) -> np.ndarray:
 
 
 class Parallel(Mechanism):
-    r"""Parallel composition :math:`R^{\parallel,w}(x) = (i, R_i(x))` w.p. :math:`w_i` (digest §2.9, [L] §4.6).
+    r"""Parallel composition :math:`R^{\parallel,w}(x) = (i, R_i(x))` w.p. :math:`w_i` ([SCW] §4.6).
 
     Build with :func:`parallel` (or :func:`subsample`). ε0 is the maximum of the components'
     ε0 (Theorem 10). The GPARVs are weight-mixtures at a common input pair / dataset (Theorem 11);
@@ -762,7 +767,7 @@ def parallel(components: Sequence[tuple[float, Mechanism]]) -> Parallel:
     Returns
     -------
     Parallel
-        ``eps0 = max_i eps0_i`` (digest §2.9, [L] Theorems 10 and 11).
+        ``eps0 = max_i eps0_i`` ([SCW] Theorems 10 and 11).
 
     Raises
     ------
@@ -781,7 +786,7 @@ def parallel(components: Sequence[tuple[float, Mechanism]]) -> Parallel:
 
 
 class Subsample(Parallel):
-    r"""Poisson subsampling: ``parallel([(q, R), (1 - q, ⊥)])`` ([L] §4.6 Example 4.4, digest §2.9).
+    r"""Poisson subsampling: ``parallel([(q, R), (1 - q, ⊥)])`` ([SCW] §4.6, Example 4.4).
 
     Build with :func:`subsample`. Non-participants send ⊥, which is shuffled with the reports,
     so the number of participants is visible.
@@ -827,7 +832,7 @@ def subsample(mechanism: Mechanism, q: float) -> Subsample:
     -------
     Subsample
         Its GPARV is :math:`G_R` w.p. ``q`` and :math:`1 - e^\varepsilon` w.p. ``1 - q`` (upper and
-        lower bounds alike; digest §2.9).
+        lower bounds alike; [SCW] Theorem 11).
 
     Raises
     ------

@@ -25,14 +25,15 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import shuffleamp
-from shuffleamp import compose
+from shuffleamp import bounds, compose, config, decomposition
 from shuffleamp._ext.oracles import gparv_bruteforce
 from shuffleamp.cli import main
-from shuffleamp.compose import ComponentError, Joint, MixtureFamily, Parallel, Subsample
-from shuffleamp.errors import ParameterError
-from shuffleamp.gparv import Decomposition, lower_decomposition, primary_decomposition
+from shuffleamp.compose import Joint, Parallel, Subsample
+from shuffleamp.decomposition import (Decomposition, MixtureFamily, lower_decomposition,
+                                      primary_decomposition)
+from shuffleamp.errors import ComponentError, ParameterError
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace, MatrixMechanism
-from shuffleamp.plans import PlanError, evaluate_plan, load_plan, parse_plan
+from shuffleamp.config import PlanError, evaluate_plan, load_plan, parse_plan
 
 import oracle as O
 
@@ -152,7 +153,7 @@ def test_joint_example_4_2_and_closed_form_recipe():
     full = Decomposition(a, b, c)
     # d = 1: (k-RR pair) x (u, u) with s_E = p, s_1 = (k-1) p
     same = Decomposition([Ec * p, (k - 1) * p], [Ec * p, (k - 1) * p], [p, (k - 1) * p])
-    one = compose.product_decomposition([KRR(ec, k).decomposition(), same])
+    one = decomposition.product_decomposition([KRR(ec, k).decomposition(), same])
     got = {case.label.split(":")[0]: case for case in J.upper_decompositions()}
     assert_same_law(got["joint hamming 2/2"], full)
     assert_same_law(got["joint hamming 1/2"], one)
@@ -243,7 +244,7 @@ def test_worst_case_reported_in_settings():
     J = compose.joint(KRR(0.5, 10), KRR(0.5, 10), KRR(0.5, 10))
     r = shuffleamp.epsilon(J, 10**4, 1e-6)
     assert r.settings["grid"]["upper"]["pair"].startswith("joint hamming 3/3")
-    cases = compose.case_deltas(J, 10**4, r.upper)
+    cases = bounds.case_deltas(J, 10**4, r.upper)
     assert cases[0]["label"].startswith("joint hamming 3/3")
     assert [c["label"].split(":")[0] for c in cases] == [f"joint hamming {d}/3" for d in (3, 2, 1)]
     json.dumps(r.to_dict())
@@ -551,39 +552,39 @@ def test_validation_errors():
     with pytest.raises(ParameterError, match="distances"):
         compose.joint(KRR(1, 3), KRR(1, 3), distances=3)
     with pytest.raises(ComponentError, match="component 2: field 'k': must be an integer >= 2"):
-        compose.parse_component_spec("krr:k=1:eps0=1", 2)
+        config.parse_component_spec("krr:k=1:eps0=1", 2)
     with pytest.raises(ComponentError, match="component 1: field 'weight'"):
-        compose.parse_component_spec("krr:k=3:eps0=1", 1, weighted=True)
+        config.parse_component_spec("krr:k=3:eps0=1", 1, weighted=True)
     with pytest.raises(ComponentError, match="component 3: field 'spec'"):
-        compose.parse_component_spec("krr:k3", 3)
+        config.parse_component_spec("krr:k3", 3)
     with pytest.raises(ComponentError, match="component 1: field 'mechanism'"):
-        compose.parse_component_spec("nope:eps0=1", 1)
+        config.parse_component_spec("nope:eps0=1", 1)
     with pytest.raises(ComponentError, match="component 1: field 'eps0'"):
-        compose.parse_component_spec("blh:eps0=-1", 1)
+        config.parse_component_spec("blh:eps0=-1", 1)
 
 
 def test_spec_parsing_and_equality():
-    assert compose.parse_component_spec("krr:k=10:eps0=0.5", 1) == KRR(0.5, 10)
-    w, m = compose.parse_component_spec("0.25:blh:eps0=1:d=none", 1, weighted=True)
+    assert config.parse_component_spec("krr:k=10:eps0=0.5", 1) == KRR(0.5, 10)
+    w, m = config.parse_component_spec("0.25:blh:eps0=1:d=none", 1, weighted=True)
     assert w == 0.25 and m == BLH(1.0)
     a = compose.joint(KRR(0.5, 10), KRR(0.5, 10))
-    b = compose.from_config("joint", components=[{"mechanism": "krr", "k": 10, "eps0": 0.5}] * 2)
+    b = config.from_config("joint", components=[{"mechanism": "krr", "k": 10, "eps0": 0.5}] * 2)
     assert a == b and hash(a) == hash(b)
-    p = compose.from_config("parallel", components=[{"mechanism": "krr", "k": 10, "eps0": 1}, {"mechanism": "blh",
+    p = config.from_config("parallel", components=[{"mechanism": "krr", "k": 10, "eps0": 1}, {"mechanism": "blh",
                                                                                             "eps0": 1}],
                             weights=[0.5, 0.5])
     assert isinstance(p, Parallel) and p.weights == (0.5, 0.5)
-    s = compose.from_config("subsample", components=[{"mechanism": "krr", "k": 10, "eps0": 1}], q=0.1)
+    s = config.from_config("subsample", components=[{"mechanism": "krr", "k": 10, "eps0": 1}], q=0.1)
     assert isinstance(s, Subsample) and s.q == 0.1
-    nested = compose.from_config("subsample", q=0.5, components=[
+    nested = config.from_config("subsample", q=0.5, components=[
         {"mechanism": "joint", "components": [{"mechanism": "krr", "k": 3, "eps0": 0.5}] * 2}])
     assert isinstance(nested.mechanism, Joint)
     with pytest.raises(ComponentError, match="component 1: field 'components'.*component 2: field 'k'"):
-        compose.from_config("subsample", q=0.5, components=[
+        config.from_config("subsample", q=0.5, components=[
             {"mechanism": "joint", "components": [{"mechanism": "krr", "k": 3, "eps0": 0.5},
                                                   {"mechanism": "krr", "k": 1, "eps0": 0.5}]}])
     with pytest.raises(ComponentError, match="component 2: field 'weight': missing"):
-        compose.from_config("parallel", components=[{"mechanism": "krr", "k": 3, "eps0": 1, "weight": 1.0},
+        config.from_config("parallel", components=[{"mechanism": "krr", "k": 3, "eps0": 1, "weight": 1.0},
                                                     {"mechanism": "krr", "k": 3, "eps0": 1}])
 
 

@@ -14,7 +14,9 @@ from scipy.optimize import brentq
 import shuffleamp as sa
 from shuffleamp._ext import binomial, oracles
 from shuffleamp.fft_engine import delta_fft, saddle_estimate
-from shuffleamp.gparv import Decomposition, Gparv, laplace_lower_gparv, laplace_upper_gparv
+from shuffleamp.decomposition import Decomposition
+from shuffleamp.gparv import Gparv
+from shuffleamp.mechanisms import laplace_lower_gparv, laplace_upper_gparv
 from shuffleamp.mechanisms import KRR
 
 

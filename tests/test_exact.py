@@ -26,8 +26,9 @@ from shuffleamp._ext.binomial import exact_three_atom
 from shuffleamp._ext.oracles import exact_four_atom, gparv_bruteforce
 from shuffleamp.bounds import _families
 from shuffleamp.fft_engine import delta_fft
-from shuffleamp.gparv import Gparv, laplace_upper_gparv
-from shuffleamp.gparv import laplace_lower_gparv as G_lower
+from shuffleamp.gparv import Gparv
+from shuffleamp.mechanisms import laplace_upper_gparv
+from shuffleamp.mechanisms import laplace_lower_gparv as G_lower
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse
 
 import oracle as O
@@ -236,7 +237,7 @@ def test_continuous_without_closed_form_falls_back_and_says_so(monkeypatch):
     """A continuous part without a closed-form MGF: NotImplementedError, and the API falls back to
     the certified FFT engine, recording the fallback."""
     import dataclasses
-    from shuffleamp import gparv as G
+    from shuffleamp import mechanisms as G
 
     g = laplace_upper_gparv(1.0, 0.2)
     bare = dataclasses.replace(g.continuous, mgf=None)

@@ -10,10 +10,10 @@ import pytest
 
 from shuffleamp import _validate
 from shuffleamp.errors import NotLDPError, ParameterError
-from shuffleamp.gparv import (Decomposition, LaplaceFamily, lower_decomposition,
-                              primary_decomposition)
-from shuffleamp.mechanisms import (BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace,
-                                   MatrixMechanism, Mechanism, make)
+from shuffleamp.decomposition import (Decomposition, clone_decomposition, dedupe, law_key,
+                                      lower_decomposition, merge_by_ratio, primary_decomposition)
+from shuffleamp.mechanisms import (BLH, KRR, MECHANISMS, OUE, RAPPOR, HadamardResponse, Laplace,
+                                   LaplaceFamily, MatrixMechanism, Mechanism, make)
 
 TOL = 1e-12
 
@@ -316,13 +316,14 @@ def test_matrix_upper_dedup_covers_all_pairs():
 def test_matrix_lower_all_triples():
     P = KRR(1.0, 4).matrix()
     lows = MatrixMechanism(P).lower_decompositions()
-    # datasets x2 = x1 and x2 distinct
-    assert len(lows) == 2
+    # datasets x2 = x0, x2 = x1 and x2 distinct (x2 = x0 included since the lower bound
+    # covers every x2 = ... = xn dataset, see test_oracle.test_matrix_lower_covers_worst_clump)
+    assert len(lows) == 3
     assert_same_law(lows[-1], KRR(1.0, 4).lower_decompositions()[0])
     rng = np.random.default_rng(3)
     P = _random_ldp_matrix(rng, 3, 4)
     lows = MatrixMechanism(P).lower_decompositions()
-    assert len(lows) == 3 * 2 * 2      # all (x0, x1, x2 != x0)
+    assert len(lows) == 3 * 2 * 3      # all (x0, x1 != x0, x2)
     big = MatrixMechanism(_random_ldp_matrix(rng, 9, 5)).lower_decompositions()
     assert 0 < len(big) <= 64
 
@@ -436,3 +437,165 @@ def test_lower_below_upper(mech):
         up = max(_theorem12(d.gparv(eps), n) for u in ups for d in (u, u.swapped()))
         lo = max(_theorem12(d.gparv(eps), n) for d in mech.lower_decompositions())
         assert 0 < lo <= up + 1e-12
+
+
+# ============================================================================ model interface
+def test_decomposition_arrays_read_only():
+    d = Decomposition([0.5, 0.5, 0.0], [0.25, 0.75, 0.0], [0.25, 0.25, 0.0])
+    for arr in (d.a, d.b, d.c):
+        assert not arr.flags.writeable
+        with pytest.raises(ValueError):
+            arr[0] = 0.0
+    s = KRR(1.0, 5).decomposition()
+    assert not (s.a.flags.writeable or s.b.flags.writeable or s.c.flags.writeable)
+
+
+def test_merge_by_ratio_is_the_simplification():
+    rng = np.random.default_rng(5)
+    P = _random_ldp_matrix(rng, 4, 9)
+    dec = primary_decomposition(P, 0, 1)
+    a, b, c = merge_by_ratio(dec.a, dec.b, dec.c)
+    s = dec.simplified()
+    assert np.array_equal(a, s.a) and np.array_equal(b, s.b) and np.array_equal(c, s.c)
+
+
+def test_law_key_and_dedupe():
+    d = KRR(1.0, 4).decomposition()
+    prim = KRR(1.0, 4).decomposition("primary")
+    assert law_key(d) == law_key(prim)
+    assert law_key(d) == law_key(d.swapped())          # k-RR is input-symmetric
+    asym = primary_decomposition(_random_ldp_matrix(np.random.default_rng(2), 3, 4), 0, 1)
+    assert law_key(asym) != law_key(asym.swapped())
+    lap = LaplaceFamily(1.0)
+    assert law_key(lap) == law_key(LaplaceFamily(1.0)) != law_key(LaplaceFamily(1.0, "lower"))
+    out = dedupe([d, prim, lap, LaplaceFamily(1.0), d.swapped(), asym, asym.swapped(), asym.simplified()])
+    assert [id(f) for f in out] == [id(d), id(lap), id(asym), id(out[3])] and out[3].label.endswith("(swapped)")
+
+
+def test_clone_decomposition():
+    E = math.exp(0.8)
+    d = clone_decomposition(0.8)
+    assert np.array_equal(d.a, [E / (E + 1), 1 / (E + 1)])
+    assert np.array_equal(d.b, [1 / (E + 1), E / (E + 1)])
+    assert np.array_equal(d.c, [1 / (2 * E), 1 / (2 * E)])
+    assert d.beta == 1 - 1 / E
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 10])
+def test_krr_stronger_clone_is_the_fmt23_four_point_decomposition(k):
+    """The corrected FMT23 four-point decomposition of k-RR is its optimal decomposition (same law)."""
+    eps0 = 0.9
+    E = math.exp(eps0)
+    p = 1.0 / (E + k - 1)
+    q = (k - 2) * p
+    a, b, c = [E * p, p, q], [p, E * p, q], [p, p, q]
+    fmt23 = Decomposition(a, b, c, 1.0 - sum(c))
+    got = KRR(eps0, k).stronger_clone_decomposition()
+    assert law_key(got) == law_key(fmt23)
+    for eps in (0.0, 0.3, 0.8):
+        g1, g2 = got.gparv(eps), fmt23.gparv(eps)
+        assert np.allclose(g1.values, g2.values, rtol=1e-13) and np.allclose(g1.probs, g2.probs, rtol=1e-13)
+    assert BLH(1.0).stronger_clone_decomposition() is None
+
+
+def test_registry_and_declared_parameters():
+    assert list(MECHANISMS) == ["krr", "blh", "rappor", "oue", "hr", "laplace", "matrix"]
+    assert MECHANISMS["krr"] is KRR and MECHANISMS["matrix"] is MatrixMechanism
+    assert KRR.parameters == ("k",) and BLH.defaults == {"d": None}
+    with pytest.raises(ParameterError) as ei:
+        make("krr", k=3)
+    assert ei.value.parameter == "eps0"
+
+
+ALL = FINITE + [BLH(1.0), RAPPOR(0.5), OUE(2.0), Laplace(1.5)]
+
+
+@pytest.mark.parametrize("mech", ALL, ids=[f"{m.name}-{m.eps0}-{getattr(m, 'k', getattr(m, 'd', None))}" for m in ALL])
+def test_with_eps0_keeps_parameters(mech):
+    m2 = mech.with_eps0(0.37)
+    assert type(m2) is type(mech) and m2.eps0 == 0.37
+    d1, d2 = mech.describe(), m2.describe()
+    d1.pop("eps0"), d2.pop("eps0")
+    assert d1 == d2
+    with pytest.raises(ParameterError) as ei:
+        mech.with_eps0(-1.0)
+    assert ei.value.parameter == "eps0"
+
+
+def test_with_eps0_refused_for_matrix_and_composed():
+    from shuffleamp.compose import joint, subsample
+    for m in (MatrixMechanism(KRR(1.0, 3).matrix()), joint(KRR(0.5, 3), KRR(0.5, 3)), subsample(KRR(1.0, 3), 0.5)):
+        with pytest.raises(ParameterError) as ei:
+            m.with_eps0(1.0)
+        assert ei.value.parameter == "mechanism"
+        assert f"{m.name!r}: its eps0 is not a free parameter, so max_eps0 cannot vary it" in str(ei.value)
+
+
+def test_domain():
+    assert KRR(1.0, 7).domain == 7
+    assert BLH(1.0, 5).domain == 5 and BLH(1.0).domain is None and OUE(1.0, 3).domain == 3
+    assert HadamardResponse(1.0, 8).domain == 7
+    assert Laplace(1.0).domain == 2
+    assert MatrixMechanism(KRR(1.0, 4).matrix()).domain == 4
+
+
+def test_variation_ratio_beta():
+    E = math.exp(1.2)
+    assert KRR(1.2, 5).variation_ratio_beta() == (math.expm1(1.2) / (E + 4), "Table 2 GRR, d=5")
+    assert BLH(1.2).variation_ratio_beta()[0] == math.tanh(0.6)
+    assert RAPPOR(1.2).variation_ratio_beta()[0] == math.tanh(0.3)
+    assert OUE(1.2).variation_ratio_beta()[0] == math.tanh(0.6) / 2
+    assert HadamardResponse(1.2, 8).variation_ratio_beta()[0] == math.tanh(0.6) / 2
+    assert Laplace(1.2).variation_ratio_beta()[0] == -math.expm1(-0.6)
+    P = KRR(1.2, 4).matrix()
+    beta, _ = MatrixMechanism(P).variation_ratio_beta()
+    assert beta == pytest.approx(0.5 * np.abs(P[0] - P[1]).sum(), rel=1e-12)
+    from shuffleamp.compose import joint
+    assert joint(KRR(0.5, 3), KRR(0.7, 3)).variation_ratio_beta() == (math.tanh(0.6), "Table 2 general mechanisms")
+
+
+def test_lower_cases_tag_the_lower_decompositions():
+    for m in ALL + [MatrixMechanism(KRR(1.0, 4).matrix())]:
+        cases = m.lower_cases()
+        assert [law_key(f) for _, f in cases] == [law_key(f) for f in m.lower_decompositions()][:len(cases)]
+        assert all(p[0] in ("type", "triple") for p, _ in cases)
+    assert KRR(1.0, 2).lower_cases()[0][0] == ("type", "x2=x1")
+    assert BLH(1.0).lower_cases()[0][0] == ("type", "distinct")
+
+
+# ============================================================================ CONTRIBUTING.md example
+def _contributing_example() -> str:
+    import pathlib
+    text = (pathlib.Path(__file__).resolve().parents[1] / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    block = text.split("<!-- example:begin -->", 1)[1].split("<!-- example:end -->", 1)[0]
+    return block.split("```python", 1)[1].rsplit("```", 1)[0]
+
+
+def test_contributing_example():
+    """The worked example in CONTRIBUTING.md is one class that works everywhere (then unregistered)."""
+    import shuffleamp
+    from shuffleamp.compose import parallel
+
+    ns: dict = {"__name__": "contributing_example"}
+    try:
+        exec(compile(_contributing_example(), "CONTRIBUTING.md", "exec", dont_inherit=True), ns)
+        KSubset = ns["KSubset"]
+        assert MECHANISMS["ksubset"] is KSubset
+        m = KSubset(1.0, 5, 2)
+        assert make("ksubset", eps0=1.0, k=5, s=2) == m
+        assert m.with_eps0(2.0) == KSubset(2.0, 5, 2)
+        ups = MatrixMechanism(m.matrix()).upper_decompositions()
+        assert law_key(m.decomposition()) in {law_key(d) for u in ups for d in (u, u.swapped())}
+        assert law_key(KSubset(1.0, 5, 1).decomposition()) == law_key(KRR(1.0, 5).decomposition())
+        assert law_key(KSubset(1.0, 5, 1).lower_decompositions()[0]) == law_key(KRR(1.0, 5).lower_decompositions()[0])
+        r = shuffleamp.delta(m, 200, 0.3)
+        rm = shuffleamp.delta(MatrixMechanism(m.matrix()), 200, 0.3)
+        assert r.upper == pytest.approx(rm.upper, rel=1e-9)
+        assert r.lower is not None and r.lower <= r.upper
+        mix = parallel([(0.5, m), (0.5, KRR(1.0, 5))])
+        assert mix.lower_decompositions()
+        with pytest.raises(ParameterError) as ei:
+            KSubset(1.0, 5, 5)
+        assert ei.value.parameter == "s"
+    finally:
+        MECHANISMS.pop("ksubset", None)

@@ -30,8 +30,8 @@ import pytest
 
 from shuffleamp._ext.binomial import exact_three_atom
 from shuffleamp._ext.oracles import exact_four_atom, gparv_bruteforce
-from shuffleamp.bounds import _clone_decomposition
-from shuffleamp.gparv import Gparv, lower_decomposition
+from shuffleamp.decomposition import clone_decomposition, lower_decomposition
+from shuffleamp.gparv import Gparv
 from shuffleamp.mechanisms import (BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace,
                                    MatrixMechanism)
 
@@ -68,9 +68,9 @@ DOCUMENTED = {
     "blh3": [(0, 1, 2)], "blh3-e2.5": [(0, 1, 2)], "rappor3": [(0, 1, 2)], "oue3": [(0, 1, 2)],
     # HR matrix row i is Hadamard row i + 1: (1 | 2; 3) and (1 | 2; 4)
     "hr4": [(0, 1, 2)], "hr4-e2": [(0, 1, 2)], "hr8": [(0, 1, 2), (0, 1, 3)],
-    # MatrixMechanism with D <= 6: every (x0, x1, x2) with x0 != x1 and x2 != x0
+    # MatrixMechanism with D <= 6: every (x0, x1, x2) with x0 != x1 (x2 = x0 and x2 = x1 included)
     "matrix3x4": [(a, b, c) for a in range(3) for b in range(3) if b != a
-                  for c in range(3) if c != a],
+                  for c in range(3)],
 }
 
 THM_MECHS = ["krr3", "krr4", "blh3", "rappor3", "oue3", "hr4", "hr8", "matrix3x4"]
@@ -301,7 +301,7 @@ def test_api_clone_sound(name):
             r = api_delta(name, n, eps, "clone")
             assert r.upper >= worst_dataset(name, n, eps) - TIE, f"{name} n={n} eps={eps}"
             # the clone GPARV value itself (exact) also dominates
-            g = _clone_decomposition(mech.eps0).gparv(eps)
+            g = clone_decomposition(mech.eps0).gparv(eps)
             assert bf(g, n) >= worst_dataset(name, n, eps) - TIE
             assert r.upper >= bf(g, n) - TIE
 
@@ -405,10 +405,6 @@ def test_api_tightness_exact_evaluator(name):
         assert lo_exact * (1 - 1e-9) - TIE <= r.lower <= lo_exact
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "MatrixMechanism.lower_decompositions skips the datasets with x2 = x0, i.e. "
-    "D(M(x0,x0,..,x0) || M(x1,x0,..,x0)); for this matrix that direction is the worst "
-    "x2=..=xn dataset, so the API lower bound is not the best Theorem-14 value available"))
 def test_matrix_lower_covers_worst_clump():
     """For D <= 6 the matrix lower bound should be the best x2 = ... = xn dataset (all triples)."""
     name = "matrix3x4"
@@ -433,7 +429,7 @@ def _three_atom_laws():
     laws = []
     for eps0 in (0.3, 1.0, 4.0):
         for frac in (0.0, 0.2, 0.7):
-            laws.append(_clone_decomposition(eps0).gparv(frac * eps0))
+            laws.append(clone_decomposition(eps0).gparv(frac * eps0))
             laws.append(KRR(eps0, 2).upper_decompositions()[0].gparv(frac * eps0))
     for s in range(6):
         laws.append(Gparv(*_atoms(3, s)))

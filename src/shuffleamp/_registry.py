@@ -12,8 +12,10 @@ from typing import Any, Callable
 
 from .results import MethodInfo
 
-__all__ = ["METHODS", "EVALUATORS", "DEFAULT_EVALUATOR", "OPTIMAL_INFO", "OPTIMAL_REGIME", "OPTIMAL_SOURCE", "Method"]
+__all__ = ["COMPOSED", "METHODS", "EVALUATORS", "DEFAULT_EVALUATOR", "OPTIMAL_INFO", "OPTIMAL_REGIME", "OPTIMAL_SOURCE", "Method"]
 
+#: Names of the composed mechanisms (``mechanism=`` in plans and on the command line).
+COMPOSED: tuple[str, ...] = ("joint", "parallel", "subsample")
 #: Every ``method=`` value, in display order; ``"optimal"`` is the default.
 METHODS: tuple[str, ...] = ("optimal", "clone", "clone-closed-form", "stronger-clone", "blanket-hoeffding",
                             "blanket-bennett", "erlingsson", "variation-ratio", "gdp")

@@ -82,9 +82,8 @@ from . import _validate
 from ._ext import binomial
 from ._numerics import inverse_monotone
 from ._registry import METHODS, OPTIMAL_INFO, Method
-from ._shims import clone_decomposition  # MERGE: from .decomposition import clone_decomposition
+from .decomposition import Decomposition, clone_decomposition
 from .errors import OutOfRegimeError, ParameterError, ShuffleampError
-from .gparv import Decomposition
 from .results import BoundResult, MethodInfo
 
 __all__ = [
@@ -299,7 +298,7 @@ def stronger_clone_decomposition(mechanism) -> Decomposition:
     OutOfRegimeError
         For any mechanism other than k-RR (its (p, q) are not known; the paper gives no efficient rule).
     """
-    dec = mechanism.stronger_clone_decomposition() if hasattr(mechanism, "stronger_clone_decomposition") else None
+    dec = mechanism.stronger_clone_decomposition()
     if dec is None:
         raise OutOfRegimeError(
             f"stronger-clone: the corrected FMT23b four-point decomposition's (p, q) are only known for k-RR; "

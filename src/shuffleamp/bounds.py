@@ -37,7 +37,7 @@ from . import _validate, baselines, fft_engine
 from . import exact as _exact
 from ._numerics import inverse_monotone
 from ._registry import DEFAULT_EVALUATOR, EVALUATORS, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME, OPTIMAL_SOURCE, Method
-from ._shims import clone_decomposition, dedupe  # MERGE: from .decomposition
+from .decomposition import dedupe
 from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
@@ -49,15 +49,11 @@ __all__ = ["delta", "epsilon", "case_deltas", "BoundResult", "Method", "METHODS"
 #: Default relative δ accuracy for upper bounds (spread rounding) and lower bounds (floor rounding).
 DEFAULT_RTOL = 1e-3
 DEFAULT_RTOL_LOWER = 1e-4
-#: Discretisation of lower bounds: spread minus its certified bias (see engine._spread_bias_bound).
+#: Discretisation of lower bounds: spread minus its certified bias (see fft_engine._spread_bias_bound).
 LOWER_MODE = "spread_lower"
 
 
 # ---------------------------------------------------------------------------- families
-#: Kept for existing callers; the standard clone lives with the decompositions.
-_clone_decomposition = clone_decomposition
-
-
 def _families(mechanism, method: str, which: str) -> list:
     """GPARV families (objects with ``.gparv(eps)``) whose maximum gives the optimal bound.
 

@@ -5,8 +5,8 @@ The builders :func:`joint`, :func:`parallel` and :func:`subsample` return
 :func:`shuffleamp.delta`, the lower bounds, the CLI and plan files like any other mechanism.
 Composed mechanisms can themselves be components, e.g. ``subsample(joint(a, b), q)``.
 
-Joint composition (seed000 digest §2.8, [L] §4.5 Theorems 8 and 9)
---------------------------------------------------------------------
+Joint composition ([SCW] §4.5, Theorems 8 and 9)
+-------------------------------------------------
 :math:`R^\times(x^1, \dots, x^m) = (R_1(x^1), \dots, R_m(x^m))`. The whole tuple is one message.
 It is :math:`(\sum_i \varepsilon_{0,i})`-LDP (Theorem 8). By Theorem 9, an optimal decomposition for a
 pair of tuples is the Cartesian product of the components' simplified optimal decompositions.
@@ -17,21 +17,20 @@ they are merged after every factor. A 10-way product of 5-atom pieces then has a
 few hundred components and takes milliseconds.
 
 *Adjacency.* Any two tuples are neighbours (the paper's default). A neighbouring pair can
-differ in any non-empty subset :math:`S` of the coordinates (Hamming distance 1..m; digest §7,
-§10). On an agreeing coordinate with value :math:`u` the factor is the :math:`(u, u)`
+differ in any non-empty subset :math:`S` of the coordinates (Hamming distance 1..m; [SCW] §4.5). On an agreeing coordinate with value :math:`u` the factor is the :math:`(u, u)`
 decomposition :math:`(R(u), R(u), \inf_x R(x))`. Its simplified form has only components with
 :math:`r_0 = r_1`. The code reads it off the blanket decomposition of any pair
 :math:`(u, x')`: the triple :math:`(a, a, c, \beta)` (or :math:`(b, b, c, \beta)` for :math:`x_1^1 = u`).
-For extreme-property mechanisms (five-component form, digest §6.1) this gives the closed form
+For extreme-property mechanisms (five-component form, [SCW] Table 2) this gives the closed form
 :math:`s_E = p + q` with ratio :math:`E` and :math:`s_1 = p + r` with ratio 1 (k-RR:
 :math:`s_E = p`, :math:`s_1 = (k-1)p`). :meth:`Joint.upper_decompositions` returns one product
 per case: each subset :math:`S`, and, for components with several pair or :math:`u` types,
 each such type. Identical components (equal :meth:`describe`) are interchangeable, so only
 the number of differing coordinates per group of identical components matters. The
-:attr:`~shuffleamp.gparv.Decomposition.label` of each case names it, e.g.
+:attr:`~shuffleamp.decomposition.Decomposition.label` of each case names it, e.g.
 ``"joint hamming 2/3: differ {1,2}, agree {3}"``. :func:`shuffleamp.epsilon` and
 :func:`shuffleamp.delta` record the label of the maximising case in
-``result.settings["grid"]["upper"]["pair"]``. :func:`case_deltas` lists the δ of every case.
+``result.settings["grid"]["upper"]["pair"]``. :func:`shuffleamp.bounds.case_deltas` lists the δ of every case.
 
 *Which Hamming distance is worst (evidence, not assumption).* Both questions below were checked by
 exhaustive enumeration, for identical components (``bench/bench_compose.py --hamming``; results in
@@ -44,7 +43,7 @@ exhaustive enumeration, for identical components (``bench/bench_compose.py --ham
    20 values of ε in [0, 0.95 ε0]. That is 4800 configurations. **The d = m case is the largest in
    all of them, and δ_d is non-decreasing in d.** At large n (FFT, 4-joint 10-RR, n up to 1e6, at
    the ε where the d = m case gives the target δ), the d = m − 1 case is 5–18× smaller and d = 1
-   is below 1e-12. This matches Fig. 7 of [L].
+   is below 1e-12. This matches Fig. 7 of [SCW].
 2. True divergence. Is the worst neighbouring *dataset* pair one whose differing user differs in
    all coordinates? We computed the exact shuffled-histogram laws of the composed (Kronecker)
    matrix with the independent oracle ``tests/oracle.py``, over all neighbouring dataset pairs.
@@ -53,19 +52,19 @@ exhaustive enumeration, for identical components (``bench/bench_compose.py --ham
    165 configurations. **The maximum is always attained at Hamming distance m**, and it is strictly
    larger than the maximum at every d < m.
 
-Neither fact is proved here (the paper also leaves it open, [L] §8), so the library does not
+Neither fact is proved here (the paper also leaves it open, [SCW] §8), so the library does not
 rely on it. The upper bound is the maximum over **all** subsets. On the configurations above
 it coincides with the d = m case. Pass ``distances=(m,)`` to :func:`joint` only if neighbours
-are *defined* to differ in every coordinate (a restricted adjacency, [L] §4.5).
+are *defined* to differ in every coordinate (a restricted adjacency, [SCW] §4.5).
 
-*Lower bound* (Theorem 14, "Composition for lower bounds", digest §5). Lower-bound GPARVs do
+*Lower bound* ([SCW] Theorem 14; the composition of lower-bound decompositions is derived here). Lower-bound GPARVs do
 not compose, but lower-bound decompositions do. The code takes the Cartesian product of the
 components' Theorem-14 decompositions :math:`(a, b, c) = (R_i(x_1^0), R_i(x_1^1), R_i(x_2))`,
 merges equal ratios and reads :math:`G = (a - e^\varepsilon b)/c` with mass :math:`c`. For
 restricted Hamming distances, an agreeing coordinate uses :math:`x_1^0 = x_1^1 = x_2` (factor 1).
 
-Parallel composition and subsampling (digest §2.9, [L] §4.6 Theorems 10 and 11, Ex. 4.4)
----------------------------------------------------------------------------------------
+Parallel composition and subsampling ([SCW] §4.6, Theorems 10 and 11, Example 4.4)
+----------------------------------------------------------------------------------
 :math:`R^{\parallel,w}(x) = (i, R_i(x))` with probability :math:`w_i`. It is
 :math:`\max_i \varepsilon_{0,i}`-LDP. Its optimal decomposition is the weight-mixture of the
 components' decompositions, :math:`(a', b', c') = (w_i a^{(i)}, w_i b^{(i)}, w_i c^{(i)})` and
@@ -82,7 +81,8 @@ mixture is only valid at a **common** input pair (upper) or dataset (lower):
   :class:`~shuffleamp.mechanisms.MatrixMechanism` (all input pairs). Failing that, the
   maximum over all combinations of the components' pair types (and orientations) is taken.
   This is a sound superset.
-* Lower. Each component's Theorem-14 dataset is tagged with its shape: "mutually distinct
+* Lower. Each component's Theorem-14 dataset is tagged with its shape
+  (:meth:`~shuffleamp.mechanisms.Mechanism.lower_cases`): "mutually distinct
   :math:`x_1^0, x_1^1, x_2`" for the permutation-symmetric k-RR, BLH, RAPPOR and OUE; ":math:`x_2 = x_1^1`"
   on two-element domains and for Laplace; explicit rows for HR and matrices; "any" for ⊥.
   Only combinations that describe one common dataset are mixed. A joint composition inside a
@@ -101,10 +101,16 @@ The components must share the input domain. Known domain sizes (k-RR ``k``, BLH/
 The paper's "½·10-RR + ½·BLH" is 10-RR with the asymptotic BLH.
 
 Poisson subsampling (:func:`subsample`) is parallel composition with the "⊥" randomizer
-(every user who does not participate sends ⊥, which is shuffled too; [L] Example 4.4). ⊥ has
+(every user who does not participate sends ⊥, which is shuffled too; [SCW] Example 4.4). ⊥ has
 γ = 1 and a single component with :math:`r_0 = r_1 = 1`, so :math:`G \equiv 1 - e^\varepsilon`.
 Hence :math:`G_{sub} = G_R` w.p. q and :math:`1 - e^\varepsilon` w.p. 1 − q, for the upper and
 the lower bound alike.
+
+References
+----------
+.. [SCW] J. Su, Y. Cheng, T. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification
+   via Shuffling", IEEE S&P 2026; short version "A Unified Framework and Efficient Computation for
+   Privacy Amplification via Shuffling", arXiv:2504.07414.
 """
 
 from __future__ import annotations
@@ -113,232 +119,29 @@ import functools
 import itertools
 import json
 import math
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from . import _validate
+from ._registry import COMPOSED
 from .errors import ComponentError, ParameterError, ResourceLimitError
-from .gparv import ContinuousPart, Decomposition, Gparv, LaplaceFamily, primary_decomposition
-from .mechanisms import (MAX_MATRIX_ENTRIES, BLH, KRR, MECHANISMS, OUE, RAPPOR, HadamardResponse,
-                         Laplace, MatrixMechanism, Mechanism, make)
+from .decomposition import (Decomposition, dedupe, law_key,
+                            mixture, primary_decomposition, product_decomposition)
+from .mechanisms import MAX_MATRIX_ENTRIES, MatrixMechanism, Mechanism
 
 __all__ = ["joint", "parallel", "subsample", "Joint", "Parallel", "Subsample", "Silent",
-           "MixtureFamily", "ComponentError", "product_decomposition", "mixture", "case_deltas",
-           "parse_component_spec", "from_config", "COMPOSED", "MAX_CASES", "MAX_LOWER_CASES"]
+           "COMPOSED", "MAX_CASES", "MAX_LOWER_CASES"]
 
-#: Names of the composed mechanisms (CLI ``--mechanism`` and plan ``mechanism`` values).
-COMPOSED = ("joint", "parallel", "subsample")
 #: Largest number of cases (Hamming patterns x pair types, or component combinations) enumerated.
 MAX_CASES = 4096
 #: Largest number of lower-bound datasets kept (any subset is valid; each costs one FFT per ε evaluation).
 MAX_LOWER_CASES = 64
-#: Relative precision at which likelihood ratios are considered equal when merging components.
-RATIO_RTOL = 1e-10
 #: Absolute tolerance on the sum of the parallel weights.
 WEIGHT_SUM_TOL = 1e-9
 
 
-# ----------------------------------------------------------------------------- errors
-def _bare(exc: ParameterError) -> str:
-    text = str(exc)
-    prefix = f"{exc.parameter}: "
-    return text[len(prefix):] if text.startswith(prefix) else text
-
-
-def _component_error(index: int, exc: ParameterError) -> ComponentError:
-    if isinstance(exc, ComponentError):   # nested composition: keep the inner context in the reason
-        return ComponentError(index, "components", str(exc))
-    return ComponentError(index, exc.parameter, _bare(exc))
-
-
-# ----------------------------------------------------------------------------- decompositions
-def _merge(a: np.ndarray, b: np.ndarray, c: np.ndarray):
-    """Merge components with equal (a/c, b/c) up to :data:`RATIO_RTOL` (masses are summed).
-
-    Components whose blanket mass underflowed to 0 while a and b are negligible (< 1e-300, e.g. a
-    denormal weight) are dropped; any other c = 0 component is left for Decomposition to reject.
-    """
-    drop = (c <= 0) & (a < 1e-300) & (b < 1e-300)
-    if drop.any():
-        a, b, c = a[~drop], b[~drop], c[~drop]
-    if a.size <= 1 or (c <= 0).any():
-        return a, b, c
-    k0 = np.round(np.log(np.maximum(a / c, 1e-300)) / RATIO_RTOL).astype(np.int64)
-    k1 = np.round(np.log(np.maximum(b / c, 1e-300)) / RATIO_RTOL).astype(np.int64)
-    uniq, inv = np.unique(np.stack([k0, k1], axis=1), axis=0, return_inverse=True)
-    inv = np.asarray(inv).ravel()
-    m = uniq.shape[0]
-    return (np.bincount(inv, a, m), np.bincount(inv, b, m), np.bincount(inv, c, m))
-
-
-def product_decomposition(factors: Sequence[Decomposition], label: str = "") -> Decomposition:
-    r"""Cartesian product of decompositions (joint composition, Theorem 9).
-
-    Parameters
-    ----------
-    factors : sequence of Decomposition
-        One decomposition per coordinate: blanket decompositions of a differing coordinate, :math:`(u, u)`
-        decompositions of an agreeing one, or Theorem-14 decompositions (``beta = 0``).
-    label : str
-        Label of the result.
-
-    Returns
-    -------
-    Decomposition
-        Components :math:`(\prod a^{(i)}, \prod b^{(i)}, \prod c^{(i)})` over the non-residual parts, merged
-        by ratio after every factor; every product containing a residual goes to the residual
-        :math:`\beta = 1 - \prod_i (1 - \beta_i)`.
-    """
-    a = b = c = np.ones(1)
-    for f in factors:
-        s = f.simplified()
-        a = np.multiply.outer(a, s.a).ravel()
-        b = np.multiply.outer(b, s.b).ravel()
-        c = np.multiply.outer(c, s.c).ravel()
-        a, b, c = _merge(a, b, c)
-    return Decomposition(a, b, c, None, label=label)
-
-
-@dataclass(frozen=True)
-class MixtureFamily:
-    """Weight-mixture of GPARV families (parallel composition with a continuous component).
-
-    Same interface as :class:`~shuffleamp.gparv.Decomposition` for the bounds code:
-    :meth:`gparv` returns the mixture law, :meth:`swapped` the mixture of the swapped parts.
-
-    Parameters
-    ----------
-    parts : tuple of (float, family)
-        Weights (summing to one) and objects with ``.gparv(eps)`` and ``.swapped()``.
-    label : str
-        Free text (which case this is).
-    """
-
-    parts: tuple
-    label: str = ""
-
-    def gparv(self, epsilon: float) -> Gparv:
-        vals, probs, conts = [], [], []
-        for w, fam in self.parts:
-            if w <= 0:
-                continue
-            g = fam.gparv(epsilon)
-            vals.append(g.values)
-            probs.append(w * g.probs)
-            if g.continuous is not None and g.continuous.mass > 0:
-                conts.append((w, g.continuous))
-        return Gparv(np.concatenate(vals), np.concatenate(probs), _mix_continuous(conts))
-
-    def swapped(self) -> "MixtureFamily":
-        sw = tuple((w, f.swapped()) for w, f in self.parts)
-        if all(s[1] is p[1] for s, p in zip(sw, self.parts)):
-            return self
-        return MixtureFamily(sw, self.label + " (swapped)")
-
-
-def _mix_continuous(conts):
-    """Weighted sum of continuous parts (each cdf / icdf is extended correctly outside its support)."""
-    if not conts:
-        return None
-    if len(conts) == 1 and conts[0][0] == 1.0:
-        return conts[0][1]
-    lo = min(c.lo for _, c in conts)
-    hi = max(c.hi for _, c in conts)
-    mass = sum(w * c.mass for w, c in conts)
-
-    def cdf(s):
-        s = np.asarray(s, dtype=np.float64)
-        return sum(w * c.cdf(np.clip(s, c.lo, c.hi)) for w, c in conts)
-
-    def icdf(s):
-        s = np.asarray(s, dtype=np.float64)
-        # \int_lo^s cdf_i = icdf_i(min(s, hi_i)) + mass_i (s - hi_i)_+   (cdf_i = 0 below lo_i)
-        return sum(w * (c.icdf(np.clip(s, c.lo, c.hi)) + c.mass * np.maximum(s - c.hi, 0.0))
-                   for w, c in conts)
-
-    density = mgf = None
-    breaks, poles = (), ()
-    if all(c.density is not None and c.mgf is not None for _, c in conts):
-        # closed forms for the exact evaluator: sums of the components' densities and MGFs, on the
-        # common refinement of their analytic pieces (each piece keeps its components' poles)
-        def density(s):
-            s = np.asarray(s, dtype=np.float64)
-            return sum(w * np.where((s >= c.lo) & (s <= c.hi), c.density(np.clip(s, c.lo, c.hi)), 0.0)
-                       for w, c in conts)
-
-        def mgf(z):
-            out = [c.mgf(z) for _, c in conts]
-            return (sum(w * m[0] for (w, _), m in zip(conts, out)),
-                    sum(w * m[1] for (w, _), m in zip(conts, out)))
-
-        pts = sorted({x for _, c in conts for x in (c.lo, *c.breaks, c.hi)})
-        breaks = tuple(pts[1:-1])
-        piece_poles = []
-        for a, b in zip(pts[:-1], pts[1:]):
-            mid = 0.5 * (a + b)
-            ps = set()
-            for _, c in conts:
-                if c.lo <= mid <= c.hi:
-                    cps = [c.lo, *c.breaks, c.hi]
-                    j = max(i for i in range(len(cps) - 1) if cps[i] <= mid)
-                    ps.update(c.poles[j] if j < len(c.poles) else ())
-            piece_poles.append(tuple(sorted(ps)))
-        poles = tuple(piece_poles)
-    return ContinuousPart(lo, hi, mass, cdf, icdf, density, breaks, mgf, poles)
-
-
-def mixture(parts: Sequence[tuple[float, Any]], label: str = ""):
-    r"""Weight-mixture of decompositions / GPARV families (parallel composition, Theorem 11).
-
-    Parameters
-    ----------
-    parts : sequence of (float, Decomposition or family)
-        Weights (summing to one) and the components' decompositions *at a common input pair
-        (or dataset)*.
-    label : str
-        Label of the result.
-
-    Returns
-    -------
-    Decomposition or MixtureFamily
-        If every part is a :class:`~shuffleamp.gparv.Decomposition`, the decomposition with components
-        :math:`(w_i a^{(i)}, w_i b^{(i)}, w_i c^{(i)})` and residual :math:`\sum_i w_i\beta_i`, merged by
-        ratio; otherwise a :class:`MixtureFamily` whose GPARV is the mixture of the parts' GPARVs.
-    """
-    parts = [(float(w), f) for w, f in parts if w > 0]
-    if all(isinstance(f, Decomposition) for _, f in parts):
-        # scale c and rebuild a, b from the part's ratios, so the ratios survive tiny (denormal) weights
-        c = np.concatenate([w * f.c for w, f in parts])
-        a = np.concatenate([(f.a / f.c) for w, f in parts]) * c
-        b = np.concatenate([(f.b / f.c) for w, f in parts]) * c
-        beta = sum(w * f.beta for w, f in parts)
-        a, b, c = _merge(a, b, c)
-        return Decomposition(a, b, c, beta, label=label)
-    return MixtureFamily(tuple(parts), label)
-
-
-def _law_key(f):
-    if isinstance(f, Decomposition):
-        return ("dec", f.law_key())
-    if isinstance(f, MixtureFamily):
-        return ("mix", tuple((round(w, 12), _law_key(g)) for w, g in f.parts))
-    if isinstance(f, LaplaceFamily):
-        return ("laplace", f.eps0, f.kind)
-    return ("id", id(f))
-
-
-def _dedup(fams):
-    out, seen = [], set()
-    for f in fams:
-        k = _law_key(f)
-        if k not in seen:
-            seen.add(k)
-            out.append(f)
-    return out
-
-
+# ----------------------------------------------------------------------------- helpers
 def _oriented(mech: Mechanism) -> list:
     """The mechanism's upper families and their swaps, de-duplicated by law."""
     fams = []
@@ -347,7 +150,7 @@ def _oriented(mech: Mechanism) -> list:
         s = d.swapped()
         if s is not d:
             fams.append(s.simplified() if isinstance(s, Decomposition) else s)
-    return _dedup(fams)
+    return dedupe(fams)
 
 
 def _same_decompositions(mech: Mechanism) -> list:
@@ -365,7 +168,7 @@ def _same_decompositions(mech: Mechanism) -> list:
                                               "outputs); joint composition needs finite mechanisms")
         out.append(Decomposition(d.a, d.a, d.c, d.beta, label=f"same u = x0 of {d.label}").simplified())
         out.append(Decomposition(d.b, d.b, d.c, d.beta, label=f"same u = x1 of {d.label}").simplified())
-    return _dedup(out)
+    return dedupe(out)
 
 
 def _chi2(f) -> float:
@@ -384,23 +187,6 @@ def _check_cases(count: int, what: str):
                                  "use fewer or identical components")
 
 
-def _domain(mech) -> int | None:
-    """Input-domain size where known (None = unknown / any)."""
-    if isinstance(mech, KRR):
-        return mech.k
-    if isinstance(mech, HadamardResponse):
-        return mech.d - 1
-    if isinstance(mech, (BLH, RAPPOR, OUE)):
-        return mech.d
-    if isinstance(mech, Laplace):
-        return 2
-    if isinstance(mech, MatrixMechanism):
-        return int(mech.matrix().shape[0])
-    if isinstance(mech, (Joint, Parallel, Silent)):
-        return mech.domain
-    return None
-
-
 def _describe_key(mech) -> str:
     return json.dumps(mech.describe(), sort_keys=True, default=str)
 
@@ -415,8 +201,8 @@ def _check_mechanism(index: int, m):
 class Silent(Mechanism):
     r"""The "⊥" randomizer: every input reports the same symbol (0-LDP).
 
-    Used by :func:`subsample` for users who do not participate ([L] Example 4.4). γ = 1, one
-    component with :math:`r_0 = r_1 = 1`, so :math:`G \equiv 1 - e^\varepsilon` (digest §2.9, derived).
+    Used by :func:`subsample` for users who do not participate ([SCW] Example 4.4). γ = 1, one
+    component with :math:`r_0 = r_1 = 1`, so :math:`G \equiv 1 - e^\varepsilon` (derived here).
     Not a stand-alone mechanism (ε0 = 0 cannot be amplified); only a parallel component.
 
     Parameters
@@ -426,13 +212,19 @@ class Silent(Mechanism):
     """
 
     name = "silent"
+    eps0_is_parameter = False
 
     def __init__(self, domain: int | None = None):
         self.eps0 = 0.0
-        self.domain = domain
+        self._domain = domain
 
     def __repr__(self):
         return f"Silent(domain={self.domain!r})"
+
+    @property
+    def domain(self) -> int | None:
+        """Input-domain size if known (``None`` = unknown / any)."""
+        return self._domain
 
     def _dec(self) -> Decomposition:
         return Decomposition([1.0], [1.0], [1.0], 0.0, label="⊥")
@@ -457,6 +249,10 @@ class Silent(Mechanism):
     def lower_decompositions(self) -> list:
         return [self._dec()]
 
+    def lower_cases(self) -> list:
+        """⊥ is the same for every input: its dataset matches any other component's."""
+        return [(("any",), f) for f in self.lower_decompositions()]
+
     def describe(self) -> dict:
         return {"mechanism": self.name, "eps0": 0.0}
 
@@ -475,7 +271,7 @@ def _fmt_set(idx) -> str:
 
 
 class Joint(Mechanism):
-    r"""Joint composition :math:`R^\times(x^1..x^m) = (R_1(x^1), \dots, R_m(x^m))` (digest §2.8, [L] §4.5).
+    r"""Joint composition :math:`R^\times(x^1..x^m) = (R_1(x^1), \dots, R_m(x^m))` ([SCW] §4.5).
 
     Build with :func:`joint`. ε0 is the sum of the components' ε0 (Theorem 8). The upper bound
     is the maximum over all non-empty subsets of differing coordinates (allowed Hamming distances)
@@ -492,6 +288,7 @@ class Joint(Mechanism):
     """
 
     name = "joint"
+    eps0_is_parameter = False
 
     def __init__(self, components: Sequence[Mechanism], distances=None):
         comps = tuple(_check_mechanism(i, m) for i, m in enumerate(components, start=1))
@@ -504,7 +301,7 @@ class Joint(Mechanism):
             try:
                 fams = c.upper_decompositions()
             except ParameterError as exc:
-                raise _component_error(i, exc) from exc
+                raise ComponentError.wrap(i, exc) from exc
             if not all(isinstance(f, Decomposition) for f in fams):
                 raise ComponentError(i, "mechanism", f"{c.name} has continuous outputs; joint composition "
                                                      "needs finite mechanisms")
@@ -523,11 +320,16 @@ class Joint(Mechanism):
         self.components = comps
         self.distances = dist
         self.eps0 = float(sum(c.eps0 for c in comps))
-        doms = [_domain(c) for c in comps]
-        self.domain = math.prod(doms) if all(d is not None for d in doms) else None
+        doms = [c.domain for c in comps]
+        self._domain = math.prod(doms) if all(d is not None for d in doms) else None
 
     def __repr__(self):
         return f"Joint({list(self.components)!r}, distances={self.distances!r})"
+
+    @property
+    def domain(self) -> int | None:
+        """Input-domain size if known (``None`` = unknown / any)."""
+        return self._domain
 
     def __eq__(self, other):
         return isinstance(other, Joint) and _describe_key(self) == _describe_key(other)
@@ -604,7 +406,7 @@ class Joint(Mechanism):
         for d, factors, differ in self._cases(self._diff, self._same, "joint upper bound"):
             lab = self._case_label("", d, factors, differ, self._diff, self._same)
             out.append(product_decomposition(factors, label=lab))
-        return _dedup(out)
+        return dedupe(out)
 
     def upper_decompositions(self) -> list:
         """One product decomposition per case (allowed Hamming pattern x component pair types).
@@ -620,10 +422,10 @@ class Joint(Mechanism):
             try:
                 fams = [f.simplified() if isinstance(f, Decomposition) else f for f in c.lower_decompositions()]
             except ParameterError as exc:
-                raise _component_error(i, exc) from exc
+                raise ComponentError.wrap(i, exc) from exc
             if not all(isinstance(f, Decomposition) for f in fams):
                 raise ComponentError(i, "mechanism", "joint lower bounds need finite lower decompositions")
-            lows.append(sorted(_dedup(fams), key=_chi2, reverse=True))
+            lows.append(sorted(dedupe(fams), key=_chi2, reverse=True))
         ident = Decomposition([1.0], [1.0], [1.0], 0.0, label="agree, x0 = x1 = x2")
         agree = [[ident] if len(self.distances) and min(self.distances) < len(self.components) else []
                  for _ in self.components]
@@ -654,10 +456,10 @@ class Joint(Mechanism):
             else:
                 lab += " [" + "; ".join(f"{i + 1}: {factors[i].label}" for i in differ) + "]"
             out.append(product_decomposition(factors, label=lab))
-        return _dedup(out)
+        return dedupe(out)
 
     def lower_decompositions(self) -> list:
-        """Theorem-14 product decompositions (digest §5 "Composition for lower bounds")."""
+        """Theorem-14 product decompositions ([SCW] Theorem 14; products of the components' datasets)."""
         return list(self._lower)
 
     def decomposition(self, form: str = "simplified"):
@@ -688,7 +490,7 @@ class Joint(Mechanism):
 
 
 def joint(*components: Mechanism, distances=None) -> Joint:
-    r"""Joint composition of finite randomizers (seed000 digest §2.8, [L] Theorems 8 and 9).
+    r"""Joint composition of finite randomizers ([SCW] Theorems 8 and 9).
 
     Parameters
     ----------
@@ -725,34 +527,6 @@ def joint(*components: Mechanism, distances=None) -> Joint:
 
 
 # ----------------------------------------------------------------------------- parallel
-def _lower_cases(mech) -> list:
-    """[(pattern, family)] of Theorem-14 datasets, tagged with the dataset's shape.
-
-    Patterns: ``("any",)`` (⊥), ``("type", "distinct")`` / ``("type", "x2=x1")`` for
-    permutation-symmetric mechanisms, ``("triple", (x0, x1, x2))`` for explicit matrix rows,
-    ``("opaque", id)`` when the dataset cannot be matched with another component's.
-    """
-    if isinstance(mech, Silent):
-        return [(("any",), f) for f in mech.lower_decompositions()]
-    if isinstance(mech, Parallel):
-        return list(mech._lower_cases)
-    fams = mech.lower_decompositions()
-    if isinstance(mech, KRR):
-        t = "distinct" if mech.k >= 3 else "x2=x1"
-        return [(("type", t), f) for f in fams]
-    if isinstance(mech, (BLH, RAPPOR, OUE)):
-        t = "distinct" if (mech.d is None or mech.d >= 3) else "x2=x1"
-        return [(("type", t), f) for f in fams]
-    if isinstance(mech, Laplace):
-        return [(("type", "x2=x1"), f) for f in fams]
-    if isinstance(mech, HadamardResponse):
-        # matrix rows i = Hadamard rows i + 1: (1 | 2; 3) -> (0, 1, 2), (1 | 2; 4) -> (0, 1, 3)
-        return [(("triple", t), f) for t, f in zip([(0, 1, 2), (0, 1, 3)], fams)]
-    if isinstance(mech, MatrixMechanism):
-        return [(("triple", t), f) for t, f in zip(mech._lower_triples, fams)]
-    return [(("opaque", id(mech)), f) for f in fams]
-
-
 def _combine_patterns(pats):
     """The common dataset shape of several components' datasets, or None if incompatible."""
     kinds = [p for p in pats if p[0] != "any"]
@@ -792,7 +566,7 @@ def _block_matrix(weights, components) -> np.ndarray:
 
 
 class Parallel(Mechanism):
-    r"""Parallel composition :math:`R^{\parallel,w}(x) = (i, R_i(x))` w.p. :math:`w_i` (digest §2.9, [L] §4.6).
+    r"""Parallel composition :math:`R^{\parallel,w}(x) = (i, R_i(x))` w.p. :math:`w_i` ([SCW] §4.6).
 
     Build with :func:`parallel` (or :func:`subsample`). ε0 is the maximum of the components'
     ε0 (Theorem 10). The GPARVs are weight-mixtures at a common input pair / dataset (Theorem 11);
@@ -808,6 +582,7 @@ class Parallel(Mechanism):
     """
 
     name = "parallel"
+    eps0_is_parameter = False
 
     def __init__(self, weighted: Sequence[tuple[float, Mechanism]]):
         try:
@@ -824,7 +599,7 @@ class Parallel(Mechanism):
             try:
                 w = _validate.probability(w, "weight")
             except ParameterError as exc:
-                raise ParameterError("weights", f"component {i}: {_bare(exc)}") from exc
+                raise ParameterError("weights", f"component {i}: {exc.detail}") from exc
             if not isinstance(w, float):
                 raise ParameterError("weights", f"component {i}: must be a scalar")
             weights.append(w)
@@ -836,7 +611,7 @@ class Parallel(Mechanism):
         domain = None
         first = None
         for i, c in enumerate(comps, start=1):
-            d = _domain(c)
+            d = c.domain
             if d is None:
                 continue
             if domain is None:
@@ -846,13 +621,18 @@ class Parallel(Mechanism):
                                                      f"{first}'s ({domain}); parallel components share the input")
         self.weights = tuple(weights)
         self.components = tuple(comps)
-        self.domain = domain
+        self._domain = domain
         self.eps0 = float(max(c.eps0 for c in comps))
         if self.eps0 <= 0:
             raise ParameterError("components", "all components are 0-LDP; nothing to amplify")
 
     def __repr__(self):
         return f"{type(self).__name__}({list(zip(self.weights, self.components))!r})"
+
+    @property
+    def domain(self) -> int | None:
+        """Input-domain size if known (``None`` = unknown / any)."""
+        return self._domain
 
     def __eq__(self, other):
         return isinstance(other, Parallel) and _describe_key(self) == _describe_key(other)
@@ -907,7 +687,7 @@ class Parallel(Mechanism):
         for combo in itertools.product(*lists):
             lab = "parallel: " + " + ".join(f"{w:g}*[{f.label}]" for w, f in zip(ws, combo))
             out.append(mixture(list(zip(ws, combo)), label=lab))
-        return _dedup(out)
+        return dedupe(out)
 
     def upper_decompositions(self) -> list:
         """Mixture decompositions (one per combination of component pair types; usually one)."""
@@ -919,7 +699,7 @@ class Parallel(Mechanism):
             return [(("triple", t), f) for t, f in
                     zip(self._exact._lower_triples, self._exact.lower_decompositions())]
         ws = [w for w, _ in self._parts()]
-        lists = [sorted(_lower_cases(c), key=lambda pf: _chi2(pf[1]), reverse=True) for _, c in self._parts()]
+        lists = [sorted(c.lower_cases(), key=lambda pf: _chi2(pf[1]), reverse=True) for _, c in self._parts()]
         if np.prod([len(L) for L in lists], dtype=np.float64) > MAX_LOWER_CASES:
             # any common dataset gives a valid lower bound: keep each component's first datasets only
             per = max(1, int(MAX_LOWER_CASES ** (1.0 / len(lists))))
@@ -931,7 +711,7 @@ class Parallel(Mechanism):
                 continue
             lab = "parallel lower: " + " + ".join(f"{w:g}*[{f.label}]" for w, (_, f) in zip(ws, combo))
             fam = mixture([(w, f) for w, (_, f) in zip(ws, combo)], label=lab)
-            k = (pat, _law_key(fam))
+            k = (pat, law_key(fam))
             if k not in seen:
                 seen.add(k)
                 out.append((pat, fam))
@@ -939,7 +719,11 @@ class Parallel(Mechanism):
 
     def lower_decompositions(self) -> list:
         """Mixtures of the components' Theorem-14 decompositions at a common dataset."""
-        return _dedup([f for _, f in self._lower_cases])
+        return dedupe([f for _, f in self._lower_cases])
+
+    def lower_cases(self) -> list:
+        """The mixtures of :meth:`lower_decompositions` tagged with their common dataset's shape."""
+        return list(self._lower_cases)
 
     def decomposition(self, form: str = "simplified"):
         """Mixture of the components' decompositions (``"primary"``: of the block matrix, pair (0, 1))."""
@@ -968,7 +752,7 @@ def parallel(components: Sequence[tuple[float, Mechanism]]) -> Parallel:
     Returns
     -------
     Parallel
-        ``eps0 = max_i eps0_i`` (digest §2.9, [L] Theorems 10 and 11).
+        ``eps0 = max_i eps0_i`` ([SCW] Theorems 10 and 11).
 
     Raises
     ------
@@ -987,7 +771,7 @@ def parallel(components: Sequence[tuple[float, Mechanism]]) -> Parallel:
 
 
 class Subsample(Parallel):
-    r"""Poisson subsampling: ``parallel([(q, R), (1 - q, ⊥)])`` ([L] §4.6 Example 4.4, digest §2.9).
+    r"""Poisson subsampling: ``parallel([(q, R), (1 - q, ⊥)])`` ([SCW] §4.6, Example 4.4).
 
     Build with :func:`subsample`. Non-participants send ⊥, which is shuffled with the reports,
     so the number of participants is visible.
@@ -1009,7 +793,7 @@ class Subsample(Parallel):
         mech = _check_mechanism(1, mechanism)
         self.q = q
         self.mechanism = mech
-        super().__init__([(q, mech), (1.0 - q, Silent(_domain(mech)))])
+        super().__init__([(q, mech), (1.0 - q, Silent(mech.domain))])
 
     def __repr__(self):
         return f"Subsample({self.mechanism!r}, q={self.q!r})"
@@ -1033,7 +817,7 @@ def subsample(mechanism: Mechanism, q: float) -> Subsample:
     -------
     Subsample
         Its GPARV is :math:`G_R` w.p. ``q`` and :math:`1 - e^\varepsilon` w.p. ``1 - q`` (upper and
-        lower bounds alike; digest §2.9).
+        lower bounds alike; [SCW] Theorem 11).
 
     Raises
     ------
@@ -1041,206 +825,3 @@ def subsample(mechanism: Mechanism, q: float) -> Subsample:
         ``'q'`` outside (0, 1] or NaN; :class:`ComponentError` if ``mechanism`` is not a mechanism.
     """
     return Subsample(mechanism, q)
-
-
-# ----------------------------------------------------------------------------- analysis helper
-def case_deltas(mechanism, n: int, epsilon: float, *, kind: str = "upper", rtol: float = 1e-3) -> list[dict]:
-    """δ of every case (family) of a mechanism, largest first: which neighbouring pair is worst.
-
-    Parameters
-    ----------
-    mechanism : Mechanism
-        Any mechanism (most useful for :class:`Joint`: one case per Hamming pattern).
-    n : int
-        Number of users.
-    epsilon : float
-        Central ε (nats).
-    kind : {"upper", "lower"}
-        Upper: blanket GPARVs (both orientations, spread rounding, certified upper per case);
-        lower: Theorem-14 GPARVs (certified lower per dataset).
-    rtol : float
-        Requested relative accuracy.
-
-    Returns
-    -------
-    list of dict
-        ``{"label": str, "delta": float}`` sorted by decreasing ``delta``.
-    """
-    from .fft_engine import delta_fft
-
-    _validate.choice(kind, "kind", {"upper", "lower"})
-    n = _validate.count(n, "n")
-    epsilon = _validate.epsilon(epsilon)
-    out = []
-    if kind == "upper":
-        for f in mechanism.upper_decompositions():
-            s = f.swapped()
-            val = max(delta_fft(g.gparv(epsilon), n, mode="spread", rtol=rtol).delta
-                      for g in ((f,) if s is f else (f, s)))
-            out.append({"label": f.label, "delta": val})
-    else:
-        for f in mechanism.lower_decompositions():
-            out.append({"label": f.label, "delta": delta_fft(f.gparv(epsilon), n, mode="spread_lower",
-                                                            rtol=rtol).delta})
-    out.sort(key=lambda r: -r["delta"])
-    return out
-
-
-# ----------------------------------------------------------------------------- specifications
-def _spec_value(text: str):
-    t = text.strip()
-    if t.lower() in ("none", "null", "inf", "asymptotic"):
-        return None
-    try:
-        return int(t)
-    except ValueError:
-        pass
-    try:
-        return float(t)
-    except ValueError:
-        return t
-
-
-def parse_component_spec(text: str, index: int, *, weighted: bool = False):
-    """Parse a CLI component specification ``[WEIGHT:]NAME[:key=value]...``.
-
-    Parameters
-    ----------
-    text : str
-        E.g. ``"krr:k=10:eps0=0.5"`` or, with ``weighted=True``, ``"0.5:krr:k=10:eps0=1"``.
-        ``d=none`` (or omitting ``d``) selects the asymptotic BLH / RAPPOR / OUE.
-    index : int
-        1-based component index (for error messages).
-    weighted : bool
-        The first field is the weight (parallel composition).
-
-    Returns
-    -------
-    Mechanism or (float, Mechanism)
-
-    Raises
-    ------
-    ComponentError
-        ``component i: field 'f': reason``.
-    """
-    parts = [p.strip() for p in str(text).split(":")]
-    weight = None
-    if weighted:
-        if len(parts) < 2:
-            raise ComponentError(index, "weight", f"expected WEIGHT:NAME[:key=value...], got {text!r}")
-        try:
-            weight = float(parts[0])
-        except ValueError:
-            raise ComponentError(index, "weight", f"must be a number, got {parts[0]!r} "
-                                                  "(parallel components are WEIGHT:NAME:key=value...)") from None
-        parts = parts[1:]
-    name = parts[0]
-    params = {}
-    for p in parts[1:]:
-        if not p:
-            continue
-        if "=" not in p:
-            raise ComponentError(index, "spec", f"expected key=value, got {p!r}")
-        k, v = p.split("=", 1)
-        params[k.strip()] = _spec_value(v)
-    mech = _make_component(index, {"mechanism": name, **params})
-    return (weight, mech) if weighted else mech
-
-
-def _make_component(index: int, spec: Mapping):
-    if not isinstance(spec, Mapping):
-        raise ComponentError(index, "mechanism", f"must be a table of fields, got {type(spec).__name__}")
-    params = dict(spec)
-    name = params.pop("mechanism", None)
-    if not isinstance(name, str) or not name.strip():
-        raise ComponentError(index, "mechanism", f"missing or not a string (got {name!r})")
-    key = name.strip().lower()
-    try:
-        if key in COMPOSED:
-            return from_config(key, **params)
-        if key not in MECHANISMS:
-            raise ParameterError("mechanism", f"unknown mechanism {name!r}; expected one of "
-                                              f"{sorted(set(MECHANISMS) | set(COMPOSED))}")
-        for k, v in params.items():
-            if isinstance(v, bool):
-                raise ParameterError(k, f"must be a number, got {v!r}")
-        return make(key, **params)
-    except ParameterError as exc:
-        raise _component_error(index, exc) from exc
-
-
-def from_config(mechanism: str, *, components, weights=None, q=None, distances=None):
-    """Build a composed mechanism from plain data (plan rows, JSON).
-
-    Parameters
-    ----------
-    mechanism : {"joint", "parallel", "subsample"}
-    components : list of dict
-        Component tables ``{"mechanism": "krr", "k": 10, "eps0": 0.5}``; for ``parallel`` each
-        may carry a ``"weight"`` (alternatively give ``weights``). Nested composed tables are allowed.
-    weights : list of float, optional
-        Parallel weights (instead of per-component ``weight``).
-    q : float, optional
-        Sampling probability (required for ``subsample``, which takes exactly one component).
-    distances : int or list of int, optional
-        Joint only: allowed Hamming distances.
-
-    Returns
-    -------
-    Mechanism
-
-    Raises
-    ------
-    ParameterError
-        ``'components'``, ``'weights'``, ``'q'``; :class:`ComponentError` naming the component and field.
-    """
-    kind = _validate.choice(str(mechanism).strip().lower(), "mechanism", set(COMPOSED))
-    if isinstance(components, Mapping) or not isinstance(components, (list, tuple)):
-        raise ParameterError("components", "must be a list of component tables")
-    if not components:
-        raise ParameterError("components", "must not be empty")
-    if kind != "parallel" and weights is not None:
-        raise ParameterError("weights", f"only for mechanism 'parallel', not {kind!r}")
-    if kind != "subsample" and q is not None:
-        raise ParameterError("q", f"only for mechanism 'subsample', not {kind!r}")
-    if kind != "joint" and distances is not None:
-        raise ParameterError("distances", f"only for mechanism 'joint', not {kind!r}")
-    specs = []
-    per_weights = []
-    for i, c in enumerate(components, start=1):
-        if not isinstance(c, Mapping):
-            raise ComponentError(i, "mechanism", f"must be a table of fields, got {type(c).__name__}")
-        c = dict(c)
-        w = c.pop("weight", None)
-        if w is not None and kind != "parallel":
-            raise ComponentError(i, "weight", f"only for mechanism 'parallel', not {kind!r}")
-        per_weights.append(w)
-        specs.append(c)
-    mechs = [_make_component(i, s) for i, s in enumerate(specs, start=1)]
-    if kind == "joint":
-        return Joint(mechs, distances=distances)
-    if kind == "subsample":
-        if len(mechs) != 1:
-            raise ParameterError("components", f"subsample takes exactly one component, got {len(mechs)}")
-        if q is None:
-            raise ParameterError("q", "required for mechanism 'subsample'")
-        if isinstance(q, bool):
-            raise ParameterError("q", f"must be a number, got {q!r}")
-        return Subsample(mechs[0], q)
-    # parallel
-    given = [w is not None for w in per_weights]
-    if weights is not None:
-        if any(given):
-            raise ParameterError("weights", "give either 'weights' or a 'weight' per component, not both")
-        if not isinstance(weights, (list, tuple)) or len(weights) != len(mechs):
-            raise ParameterError("weights", f"must be a list of {len(mechs)} numbers (one per component)")
-        ws = list(weights)
-    else:
-        missing = [i for i, g in enumerate(given, start=1) if not g]
-        if missing:
-            raise ComponentError(missing[0], "weight", "missing (parallel components need a weight)")
-        ws = per_weights
-    for i, w in enumerate(ws, start=1):
-        if isinstance(w, bool) or not isinstance(w, (int, float)):
-            raise ComponentError(i, "weight", f"must be a number, got {w!r}")
-    return Parallel(list(zip(ws, mechs)))

@@ -75,13 +75,13 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import _validate
+from ._registry import COMPOSED
 from .errors import ComponentError, ParameterError, PlanError, ShuffleampError
 
 __all__ = ["Collection", "PlanError", "ComponentError", "DEFAULT_PLAN", "COMPOSED", "load_plan", "parse_plan",
            "evaluate_plan", "format_table", "mechanism_from_spec", "parse_component_spec", "from_config"]
 
 #: Names of the composed mechanisms (CLI ``--mechanism`` and plan ``mechanism`` values).
-COMPOSED = ("joint", "parallel", "subsample")
 #: Fields of a simple mechanism that a composed specification must not have (they go in each component).
 _SIMPLE_FIELDS = ("eps0", "k", "d", "matrix")
 
@@ -92,13 +92,6 @@ _REQUIRED = ("name", "mechanism", "n", "delta")
 _MECH_PARAMS = ("k", "d", "matrix")
 _COMPOSED_PARAMS = ("components", "weights", "q")
 _KNOWN = ("name", "mechanism", "eps0", "n", "delta", *_MECH_PARAMS, *_COMPOSED_PARAMS, "comment")
-
-
-def _bare_message(exc: ParameterError) -> str:
-    """``str(exc)`` without the ``"<parameter>: "`` prefix ParameterError adds."""
-    text = str(exc)
-    prefix = f"{exc.parameter}: "
-    return text[len(prefix):] if text.startswith(prefix) else text
 
 
 @dataclass(frozen=True)
@@ -188,7 +181,7 @@ class Collection:
             except ComponentError as exc:
                 raise PlanError(str(exc), row=self.row, name=self.name, field="components") from exc
             except ParameterError as exc:
-                raise PlanError(_bare_message(exc), row=self.row, name=self.name, field=exc.parameter) from exc
+                raise PlanError(exc.detail, row=self.row, name=self.name, field=exc.parameter) from exc
         kwargs = {}
         for key, value in self.params().items():
             kwargs[key] = np.array(value, dtype=np.float64) if key == "matrix" and not isinstance(value, str) else value
@@ -197,16 +190,10 @@ class Collection:
         try:
             return mechanism_from_spec({"mechanism": self.mechanism, **kwargs})
         except ParameterError as exc:
-            raise PlanError(_bare_message(exc), row=self.row, name=self.name, field=exc.parameter) from exc
+            raise PlanError(exc.detail, row=self.row, name=self.name, field=exc.parameter) from exc
 
 
 # --------------------------------------------------------------------------- specifications
-def _component_error(index: int, exc: ParameterError) -> ComponentError:
-    if isinstance(exc, ComponentError):   # nested composition: keep the inner context in the reason
-        return ComponentError(index, "components", str(exc))
-    return ComponentError(index, exc.parameter, _bare_message(exc))
-
-
 def mechanism_from_spec(spec: Mapping):
     """Build any mechanism from a plain specification (the one entry point for data-defined mechanisms).
 
@@ -332,7 +319,7 @@ def _make_component(index: int, spec: Mapping):
     try:
         return mechanism_from_spec(spec)
     except ParameterError as exc:
-        raise _component_error(index, exc) from exc
+        raise ComponentError.wrap(index, exc) from exc
 
 
 def from_config(mechanism: str, *, components, weights=None, q=None, distances=None):
@@ -480,7 +467,7 @@ def _checked(check, value, *, row: int, name: str | None, field: str, **kw):
     try:
         return check(value, field, **kw)
     except ParameterError as exc:
-        raise PlanError(_bare_message(exc), row=row, name=name, field=field) from exc
+        raise PlanError(exc.detail, row=row, name=name, field=field) from exc
 
 
 def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
@@ -737,7 +724,7 @@ def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: 
         except ParameterError as exc:
             if exc.parameter in ("method", "rtol"):
                 raise
-            raise PlanError(_bare_message(exc), row=r.row, name=r.name, field=exc.parameter) from exc
+            raise PlanError(exc.detail, row=r.row, name=r.name, field=exc.parameter) from exc
         except ShuffleampError as exc:
             exc.add_note(f"in plan row {r.row} ({r.name!r})")
             raise

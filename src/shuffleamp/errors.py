@@ -38,6 +38,13 @@ class ParameterError(ShuffleampError, ValueError):
         self.reason = message
         super().__init__(text if text is not None else f"{parameter}: {message}")
 
+    @property
+    def detail(self) -> str:
+        """The message without its leading ``"<parameter>: "`` (a subclass's own context is kept)."""
+        text = str(self)
+        prefix = f"{self.parameter}: "
+        return text[len(prefix):] if text.startswith(prefix) else text
+
 
 class NotLDPError(ParameterError):
     """A randomizer does not satisfy the ε0-LDP it claims (or any pure LDP)."""
@@ -70,6 +77,16 @@ class ComponentError(ParameterError):
         self.index = index
         self.field = field
         super().__init__("components", reason, text=f"component {index}: field {field!r}: {reason}")
+
+    @classmethod
+    def wrap(cls, index: int, exc: ParameterError) -> "ComponentError":
+        """The error ``exc`` of component ``index``, with the component named.
+
+        A nested composed component's own :class:`ComponentError` is kept whole in the reason.
+        """
+        if isinstance(exc, ComponentError):
+            return cls(index, "components", str(exc))
+        return cls(index, exc.parameter, exc.detail)
 
 
 class PlanError(ParameterError):

@@ -1,4 +1,4 @@
-r"""Local randomizers and their optimal (blanket) decompositions.
+r"""Local randomizers, each owning its decompositions, lower-bound datasets and domain.
 
 Every mechanism knows
 
@@ -7,40 +7,63 @@ Every mechanism knows
 * its blanket mass :math:`\gamma = \sum_y \min_x P[x, y]` in closed form,
 * its optimal general-clone decomposition for the worst-case (equivalently, by input
   symmetry, any) neighbouring pair, with **exact finite-domain** coefficients
-  (seed000 digest §2.5, §2.7, §6, Table 2),
-* the decompositions whose GPARVs give the **upper** bound (Theorem 13; the bound is the
-  maximum over the list and the swapped versions of its entries), and
+  ([SCW] Theorems 5 and 7, Table 2),
+* the decompositions whose GPARVs give the **upper** bound ([SCW] Theorem 13; the bound is the
+  maximum over the list and the swapped versions of its entries),
 * the Theorem-14 decompositions (dataset :math:`x_2 = \dots = x_n`) whose GPARVs give
-  **lower** bounds (seed000 digest §5; the bound is the maximum over the list).
+  **lower** bounds ([SCW] Theorem 14; the bound is the maximum over the list), tagged with the
+  dataset's shape (:meth:`Mechanism.lower_cases`) so that parallel composition can mix them,
+* its input-domain size (:attr:`Mechanism.domain`), how to change ε0 (:meth:`Mechanism.with_eps0`),
+  its variation-ratio parameter ([WPL24] Table 2, :meth:`Mechanism.variation_ratio_beta`) and, when
+  known, its stronger-clone decomposition ([FMT23], :meth:`Mechanism.stronger_clone_decomposition`).
+
+Concrete classes register themselves in :data:`MECHANISMS` by their ``name`` and declare their
+constructor ``parameters``; :func:`make` builds any of them from keyword parameters.  A new
+finite mechanism needs one class here (see ``CONTRIBUTING.md``).
 
 Notation: :math:`E = e^{\varepsilon_0}` with :math:`\varepsilon_0` in nats,
 :math:`t = e^{\varepsilon_0/2}`, :math:`e = e^{\varepsilon}`.
 
-The five-component form (digest §6.1) used by every extreme-property mechanism is
-:meth:`shuffleamp.gparv.Decomposition.from_pqr`: components with ratio
+The five-component form used by every extreme-property mechanism is
+:meth:`shuffleamp.decomposition.Decomposition.from_pqr`: components with ratio
 :math:`(E,1), (1,E), (E,E), (1,1)` and blanket masses :math:`p, p, q, r`.
+
+References
+----------
+.. [SCW] J. Su, Y. Cheng, T. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification
+   via Shuffling", IEEE S&P 2026; short version "A Unified Framework and Efficient Computation for
+   Privacy Amplification via Shuffling", arXiv:2504.07414.
+.. [FMT23] V. Feldman, A. McMillan, K. Talwar, "Stronger Privacy Amplification by Shuffling for
+   Rényi and Approximate Differential Privacy", SODA 2023.
+.. [WPL24] S. Wang et al., "Privacy Amplification via Shuffling: Unified, Simplified, and
+   Tightened", PVLDB 17(8), 2024.
+.. [BBGN19] B. Balle, J. Bell, A. Gascón, K. Nissim, "The Privacy Blanket of the Shuffle Model",
+   CRYPTO 2019.
 """
 
 from __future__ import annotations
 
 import abc
+import dataclasses
 import functools
 import hashlib
+import itertools
 import math
 import os
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Hashable, Mapping
 
 import numpy as np
 
 from . import _validate
+from .decomposition import Decomposition, law_key, lower_decomposition, primary_decomposition
 from .errors import ParameterError, ResourceLimitError
-from .gparv import (Decomposition, LaplaceFamily, lower_decomposition,
-                    primary_decomposition)
+from .gparv import ContinuousPart, Gparv
 
 __all__ = [
     "Mechanism", "KRR", "BLH", "RAPPOR", "OUE", "HadamardResponse", "Laplace",
-    "MatrixMechanism", "MECHANISMS", "make",
+    "MatrixMechanism", "MECHANISMS", "make", "LaplaceFamily", "laplace_upper_gparv",
+    "laplace_lower_gparv", "inv_sqrt_mgf",
     "MAX_MATRIX_ENTRIES", "MAX_BIT_DOMAIN", "EPS0_MAX",
 ]
 
@@ -52,16 +75,18 @@ MAX_BIT_DOMAIN = 12
 EPS0_MAX = 700.0
 #: HR lower decompositions are computed from matrix rows up to this Hadamard order, closed form above.
 HR_LOWER_FROM_MATRIX_MAX_D = 1024
-#: Tolerance used to compare decompositions when de-duplicating input pairs / datasets.
-DEDUP_TOL = 1e-12
 #: MatrixMechanism: all triples (x0, x1, x2) are used as lower-bound datasets up to this many inputs.
 MATRIX_ALL_TRIPLES_MAX_D = 6
 #: MatrixMechanism: cap on the number of heuristic lower-bound datasets for larger domains.
 MATRIX_MAX_LOWER = 64
-#: MatrixMechanism: budget (pairs x outputs) for the all-pairs de-duplication of upper decompositions.
+#: MatrixMechanism: budget (pairs x outputs) for the all-pairs de-duplication of upper decompositions
+#: and for the pairwise total variation of :meth:`MatrixMechanism.variation_ratio_beta`.
 MATRIX_PAIR_BUDGET = 2 ** 28
 
 _FORMS = ("simplified", "primary", "asymptotic")
+
+#: Registry: name -> mechanism class (filled by :meth:`Mechanism.__init_subclass__`).
+MECHANISMS: dict[str, type] = {}
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -97,20 +122,6 @@ def _hadamard_sign(rows, cols) -> np.ndarray:
     return 1 - 2 * (_popcount(rows & cols) & 1)
 
 
-def _decomp_key(a, b, c, tol: float = DEDUP_TOL) -> tuple:
-    """Canonical multiset of (a_j, b_j, c_j) triples, rounded to ``tol``."""
-    trip = np.round(np.stack([a, b, c], axis=1) / tol).astype(np.int64)
-    keep = trip.any(axis=1)
-    trip = trip[keep]
-    order = np.lexsort(trip.T[::-1])
-    return tuple(map(tuple, trip[order]))
-
-
-def _key_of(dec: Decomposition, swap: bool = False) -> tuple:
-    s = dec.simplified()
-    return _decomp_key(s.b, s.a, s.c) if swap else _decomp_key(s.a, s.b, s.c)
-
-
 def _check_entries(n_entries: int, param: str, what: str):
     if n_entries > MAX_MATRIX_ENTRIES:
         raise ParameterError(param, f"the matrix form of {what} would have {n_entries} entries "
@@ -118,7 +129,7 @@ def _check_entries(n_entries: int, param: str, what: str):
 
 
 def _bit_lower(E: float, pi0: float, pi1: float, pi2: float, same: bool, label: str) -> Decomposition:
-    r"""Theorem-14 decomposition of a 'bit-indicator' mechanism (digest §5).
+    r"""Theorem-14 decomposition of a 'bit-indicator' mechanism ([SCW] Theorem 14; form derived here).
 
     ``R(x)(y) ∝ E^{u_x(y)}`` with one bit :math:`u_x(y)` per input; under
     :math:`y \sim R(x_2)` the bits :math:`u_0, u_1, u_2` (at :math:`x_1^0, x_1^1, x_2`) are independent
@@ -137,16 +148,6 @@ def _bit_lower(E: float, pi0: float, pi1: float, pi2: float, same: bool, label: 
     return Decomposition(np.array(a), np.array(b), np.array(c), 0.0, label=label).simplified()
 
 
-def _lower_dedup(decs) -> list:
-    out, seen = [], set()
-    for d in decs:
-        k = _key_of(d)
-        if k not in seen:
-            seen.add(k)
-            out.append(d)
-    return out
-
-
 # ---------------------------------------------------------------------------- base class
 class Mechanism(abc.ABC):
     r"""Abstract local randomizer :math:`R: \mathbb X \to \mathbb Y` satisfying pure :math:`\varepsilon_0`-LDP.
@@ -155,17 +156,44 @@ class Mechanism(abc.ABC):
     construction (through :mod:`shuffleamp._validate`) and raise
     :class:`~shuffleamp.errors.ParameterError` naming the offending field.
 
+    A subclass that defines both ``name`` and ``parameters`` in its class body registers itself
+    in :data:`MECHANISMS` (so :func:`make`, the CLI and plan files can build it).
+
     Attributes
     ----------
     name : str
         Registry name (class variable): ``"krr"``, ``"blh"``, ``"rappor"``, ``"oue"``,
-        ``"hr"``, ``"laplace"`` or ``"matrix"``.
+        ``"hr"``, ``"laplace"`` or ``"matrix"`` (composed: ``"joint"``, ``"parallel"``,
+        ``"subsample"``, ``"silent"``).
+    parameters : tuple of str
+        Constructor parameters other than ``eps0`` (class variable), e.g. ``("k",)``.
+    defaults : mapping
+        Optional constructor parameters and their defaults (class variable), e.g. ``{"d": None}``;
+        may contain ``"eps0"`` (matrix mechanisms).
+    eps0_is_parameter : bool
+        Whether ε0 is a free parameter that :meth:`with_eps0` may change (class variable).
     eps0 : float
         The local privacy level ε0 > 0 (nats) the randomizer satisfies.
     """
 
     name: ClassVar[str] = ""
+    parameters: ClassVar[tuple[str, ...]] = ()
+    defaults: ClassVar[Mapping[str, Any]] = {}
+    eps0_is_parameter: ClassVar[bool] = True
     eps0: float
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__ and "parameters" in cls.__dict__ and cls.name:
+            MECHANISMS[cls.name] = cls
+
+    @classmethod
+    def from_params(cls, **params) -> "Mechanism":
+        """Build from keyword parameters (already checked against ``parameters`` by :func:`make`).
+
+        Subclasses whose constructor needs conversion (e.g. a matrix file path) override this.
+        """
+        return cls(**params)
 
     @abc.abstractmethod
     def matrix(self) -> np.ndarray:
@@ -192,9 +220,9 @@ class Mechanism(abc.ABC):
         ----------
         form : {"simplified", "primary", "asymptotic"}
             ``"simplified"``: merged by likelihood ratio (Theorem 7; exact finite-domain
-            coefficients, digest Table 2). ``"primary"``: one component per output, built
+            coefficients, [SCW] Table 2). ``"primary"``: one component per output, built
             from :meth:`matrix` (Theorem 5). ``"asymptotic"``: the large-domain limit
-            (digest Table 3); a limit only, **not** a bound for finite domains.
+            ([SCW] Table 3); a limit only, **not** a bound for finite domains.
 
         Returns
         -------
@@ -227,6 +255,73 @@ class Mechanism(abc.ABC):
     def describe(self) -> dict:
         """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``."""
 
+    # -- owned knowledge with defaults
+    def with_eps0(self, eps0: float) -> "Mechanism":
+        """The same mechanism (same parameters) at another ε0.
+
+        Parameters
+        ----------
+        eps0 : float
+            New local ε0 in nats.
+
+        Returns
+        -------
+        Mechanism
+
+        Raises
+        ------
+        ParameterError
+            ``'mechanism'`` for matrix or composed mechanisms, whose ε0 is not a free parameter;
+            ``'eps0'`` for an invalid value.
+        """
+        if not self.eps0_is_parameter:
+            raise ParameterError("mechanism", f"{self.name!r}: its eps0 is not a free parameter, so max_eps0 "
+                                 "cannot vary it (pass a factory eps0 -> mechanism instead)")
+        return dataclasses.replace(self, eps0=eps0)
+
+    @property
+    def domain(self) -> int | None:
+        """Input-domain size where known (``None`` = unknown / any, e.g. the d→∞ limits)."""
+        return None
+
+    def variation_ratio_beta(self) -> tuple[float, str]:
+        r"""β of the variation-ratio reduction and its source ([WPL24] Table 2, with :math:`p = e^{arepsilon_0}`).
+
+        The default is the general-mechanism value :math:`eta = 	anh(arepsilon_0/2) = (E-1)/(E+1)`,
+        valid for every ε0-LDP randomizer; mechanisms override it with their Table 2 row.
+
+        Returns
+        -------
+        beta : float
+            Total-variation parameter in [0, 1).
+        source : str
+            Where the value comes from.
+        """
+        return math.tanh(self.eps0 / 2), "Table 2 general mechanisms"
+
+    def stronger_clone_decomposition(self) -> Decomposition | None:
+        """The corrected four-point stronger-clone decomposition of [FMT23], where known (else None).
+
+        Returns
+        -------
+        Decomposition or None
+        """
+        return None
+
+    def lower_cases(self) -> list:
+        """Theorem-14 decompositions tagged with the dataset's shape (for mixing in parallel composition).
+
+        Returns
+        -------
+        list of (tuple, GparvFamily)
+            ``(pattern, family)`` pairs; patterns are ``("any",)`` (a component that is the same for every
+            input), ``("type", "distinct")`` (mutually distinct :math:`x_1^0, x_1^1, x_2`) or
+            ``("type", "x2=x1")`` for permutation-symmetric mechanisms, ``("triple", (x0, x1, x2))``
+            for explicit matrix rows, and ``("opaque", id)`` (the default) when the dataset cannot be
+            matched with another mechanism's.
+        """
+        return [(("opaque", id(self)), f) for f in self.lower_decompositions()]
+
     # convenience shared by finite mechanisms
     def _primary(self, x0: int, x1: int) -> Decomposition:
         return primary_decomposition(self.matrix(), x0, x1)
@@ -234,7 +329,7 @@ class Mechanism(abc.ABC):
 
 # ---------------------------------------------------------------------------- extreme-property base
 class _PQRMechanism(Mechanism):
-    """Extreme-property mechanism described by the (p, q, r) of digest §6.1."""
+    """Extreme-property mechanism described by the (p, q, r) of [SCW] Table 2."""
 
     #: matrix rows used as the representative pair (x_1^0, x_1^1) for the primary form
     _pair: ClassVar[tuple[int, int]] = (0, 1)
@@ -282,14 +377,14 @@ class _PQRMechanism(Mechanism):
 # ---------------------------------------------------------------------------- k-RR
 @dataclass(frozen=True)
 class KRR(_PQRMechanism):
-    r"""k-ary randomized response on :math:`[k]` (seed000 digest §2.7 Example 4.1, Table 2).
+    r"""k-ary randomized response on :math:`[k]` ([SCW] Example 4.1, Table 2).
 
     :math:`\Pr[y = x] = E/(E+k-1)`, :math:`\Pr[y = y'] = 1/(E+k-1)` for each :math:`y' \ne x`.
     Simplified optimal decomposition: :math:`p = 1/(E+k-1)`, :math:`q = 0`, :math:`r = (k-2)p`;
     :math:`\gamma = k/(E+k-1)`. The mechanism is input-symmetric, so one pair suffices.
     There is no domain limit: ``form="asymptotic"`` returns the exact form.
 
-    **Lower-bound dataset** (digest §5): for :math:`k \ge 3`, :math:`x_1^0 = 0`,
+    **Lower-bound dataset** ([SCW] Theorem 14): for :math:`k \ge 3`, :math:`x_1^0 = 0`,
     :math:`x_1^1 = 1`, :math:`x_2 = \dots = x_n = 2` (mutually distinct), giving the 4-atom
     GPARV :math:`E-e` (mass :math:`p`), :math:`1-Ee` (:math:`p`), :math:`(1-e)/E` (:math:`Ep`),
     :math:`1-e` (:math:`(k-3)p`). For :math:`k = 2`: :math:`x_2 = \dots = x_n = x_1^1`, giving
@@ -311,6 +406,7 @@ class KRR(_PQRMechanism):
     eps0: float
     k: int
     name: ClassVar[str] = "krr"
+    parameters: ClassVar[tuple[str, ...]] = ("k",)
 
     def __post_init__(self):
         object.__setattr__(self, "eps0", _eps0(self.eps0))
@@ -351,6 +447,27 @@ class KRR(_PQRMechanism):
             lab = "dataset (0 | 1; others 2)"
         return [Decomposition(a, b, c, 0.0, label=lab).simplified()]
 
+    def lower_cases(self) -> list:
+        t = "distinct" if self.k >= 3 else "x2=x1"
+        return [(("type", t), f) for f in self.lower_decompositions()]
+
+    @property
+    def domain(self) -> int:
+        return self.k
+
+    def variation_ratio_beta(self) -> tuple[float, str]:
+        """[WPL24] Table 2, generalized randomized response on k options: β = (E − 1)/(E + k − 1)."""
+        return math.expm1(self.eps0) / (math.exp(self.eps0) + self.k - 1), f"Table 2 GRR, d={self.k}"
+
+    def stronger_clone_decomposition(self) -> Decomposition:
+        r"""The corrected [FMT23] four-point decomposition, which is this mechanism's optimal one.
+
+        With :math:`p = 1/(E+k-1)` and :math:`q = (k-2)p`: :math:`a = (Ep, p, q)`, :math:`b = (p, Ep, q)`,
+        :math:`c = (p, p, q)` ([SCW] Example 4.1); it has the same :func:`~shuffleamp.decomposition.law_key`
+        as :meth:`decomposition` (tested), so the simplified optimal decomposition is returned.
+        """
+        return self.decomposition("simplified")
+
     def describe(self) -> dict:
         return {"mechanism": self.name, "eps0": self.eps0, "k": self.k}
 
@@ -379,7 +496,7 @@ class _BitMechanism(_PQRMechanism):
             return 0.0
         return math.exp(-(self.d - 2) * base_log1p)
 
-    # bit-indicator lower bound (digest §5): R(x)(y) ∝ E^{u_x(y)}
+    # bit-indicator lower bound ([SCW] Theorem 14): R(x)(y) ∝ E^{u_x(y)}
     @abc.abstractmethod
     def _bit_laws(self) -> tuple[float, float]:
         """(Pr[u_x = 1] for x ≠ x_2, Pr[u_{x_2} = 1]) under y ~ R(x_2)."""
@@ -391,13 +508,21 @@ class _BitMechanism(_PQRMechanism):
             return [_bit_lower(E, pi_other, pi_other, pi_self, True, "dataset (0 | 1; others 1)")]
         return [_bit_lower(E, pi_other, pi_other, pi_self, False, "dataset (0 | 1; others 2)")]
 
+    def lower_cases(self) -> list:
+        t = "distinct" if (self.d is None or self.d >= 3) else "x2=x1"
+        return [(("type", t), f) for f in self.lower_decompositions()]
+
+    @property
+    def domain(self) -> int | None:
+        return self.d
+
     def describe(self) -> dict:
         return {"mechanism": self.name, "eps0": self.eps0, "d": self.d}
 
 
 @dataclass(frozen=True)
 class BLH(_BitMechanism):
-    r"""Binary local hashing (seed000 digest §6.5 A.1, Tables 2 and 3).
+    r"""Binary local hashing ([SCW] Appendix A.1, Tables 2 and 3).
 
     :math:`\mathrm{BLH}(x) = (h, \mathrm{RR}_{\varepsilon_0}(h(x)))` with :math:`h` uniform over
     all :math:`2^d` functions :math:`[d] \to \{0,1\}` and binary randomized response keeping the
@@ -411,7 +536,7 @@ class BLH(_BitMechanism):
     :math:`\gamma = 2/(E+1)`), which is what the paper's experiments use; it is a limit,
     not a bound for any finite ``d``.
 
-    **Lower-bound dataset** (digest §5, bit-indicator form): for ``d >= 3`` or ``d=None``,
+    **Lower-bound dataset** ([SCW] Theorem 14, bit-indicator form derived here): for ``d >= 3`` or ``d=None``,
     :math:`x_1^0 = 0, x_1^1 = 1, x_2 = \dots = x_n = 2` (mutually distinct; the GPARV is the same
     for every ``d >= 3``); for ``d = 2``, :math:`x_2 = \dots = x_n = x_1^1 = 1`. The GPARV is
     :math:`(E^{u_0} - e E^{u_1})/E^{u_2}` with independent bits :math:`u_j` at
@@ -435,6 +560,8 @@ class BLH(_BitMechanism):
     eps0: float
     d: int | None = None
     name: ClassVar[str] = "blh"
+    parameters: ClassVar[tuple[str, ...]] = ("d",)
+    defaults: ClassVar[Mapping[str, Any]] = {"d": None}
 
     def __post_init__(self):
         self._validate_common()
@@ -460,10 +587,17 @@ class BLH(_BitMechanism):
         E = math.exp(self.eps0)
         return 0.5, E / (1 + E)
 
+    def variation_ratio_beta(self) -> tuple[float, str]:
+        """[WPL24] Table 2, local hash with length l = 2: β = (E − 1)/(E + 1).
+
+        This is the table value; the exact total variation with the hash in the output is half of it.
+        """
+        return math.tanh(self.eps0 / 2), "Table 2 local hash, l=2"
+
 
 @dataclass(frozen=True)
 class RAPPOR(_BitMechanism):
-    r"""Basic one-time RAPPOR / symmetric unary encoding (seed000 digest §6.5 A.2, Tables 2 and 3).
+    r"""Basic one-time RAPPOR / symmetric unary encoding ([SCW] Appendix A.2, Tables 2 and 3).
 
     Unary encoding of :math:`x \in [d]`, each bit through binary randomized response at
     :math:`\varepsilon_0/2` (keep w.p. :math:`t/(1+t)`, :math:`t = e^{\varepsilon_0/2}`):
@@ -475,7 +609,7 @@ class RAPPOR(_BitMechanism):
     :math:`\gamma = e^{-\varepsilon_0/2} + (t - 1/t)/(1+t)^d`. ``d=None``: the limit
     (Table 3, :math:`q = 1/(t(t+1)^2)`, :math:`r = t/(t+1)^2`, :math:`\gamma = 1/t`).
 
-    **Lower-bound dataset** (digest §5, bit-indicator form): for ``d >= 3`` or ``d=None``,
+    **Lower-bound dataset** ([SCW] Theorem 14, bit-indicator form derived here): for ``d >= 3`` or ``d=None``,
     :math:`x_1^0 = 0, x_1^1 = 1, x_2 = \dots = x_n = 2` (mutually distinct; the GPARV is the same
     for every ``d >= 3``); for ``d = 2``, :math:`x_2 = \dots = x_n = x_1^1 = 1`. The GPARV is
     :math:`(E^{u_0} - e E^{u_1})/E^{u_2}` with independent bits :math:`u_j` at
@@ -499,6 +633,8 @@ class RAPPOR(_BitMechanism):
     eps0: float
     d: int | None = None
     name: ClassVar[str] = "rappor"
+    parameters: ClassVar[tuple[str, ...]] = ("d",)
+    defaults: ClassVar[Mapping[str, Any]] = {"d": None}
 
     def __post_init__(self):
         self._validate_common()
@@ -522,10 +658,14 @@ class RAPPOR(_BitMechanism):
         t = math.exp(self.eps0 / 2)
         return 1 / (1 + t), t / (1 + t)
 
+    def variation_ratio_beta(self) -> tuple[float, str]:
+        """[WPL24] Table 2, binary randomized response (RAPPOR): β = (t − 1)/(t + 1), t = e^{ε0/2}."""
+        return math.tanh(self.eps0 / 4), "Table 2 binary RR (RAPPOR)"
+
 
 @dataclass(frozen=True)
 class OUE(_BitMechanism):
-    r"""Optimized unary encoding (seed000 digest §6.5 A.3, Tables 2 and 3).
+    r"""Optimized unary encoding ([SCW] Appendix A.3, Tables 2 and 3).
 
     Unary encoding of :math:`x \in [d]`; the 1-bit is replaced by a fair coin, each 0-bit is
     reported as 1 w.p. :math:`1/(1+E)`:
@@ -538,7 +678,7 @@ class OUE(_BitMechanism):
     :math:`\gamma = (1+E)/(2E) + (1 - 1/E)/(2(1+E)^{d-1})`. ``d=None``: the limit
     (Table 3, :math:`q = 1/(2E(E+1))`, :math:`r = E/(2(E+1))`, :math:`\gamma = (1+E)/(2E)`).
 
-    **Lower-bound dataset** (digest §5, bit-indicator form): for ``d >= 3`` or ``d=None``,
+    **Lower-bound dataset** ([SCW] Theorem 14, bit-indicator form derived here): for ``d >= 3`` or ``d=None``,
     :math:`x_1^0 = 0, x_1^1 = 1, x_2 = \dots = x_n = 2` (mutually distinct; the GPARV is the same
     for every ``d >= 3``); for ``d = 2``, :math:`x_2 = \dots = x_n = x_1^1 = 1`. The GPARV is
     :math:`(E^{u_0} - e E^{u_1})/E^{u_2}` with independent bits :math:`u_j` at
@@ -562,6 +702,8 @@ class OUE(_BitMechanism):
     eps0: float
     d: int | None = None
     name: ClassVar[str] = "oue"
+    parameters: ClassVar[tuple[str, ...]] = ("d",)
+    defaults: ClassVar[Mapping[str, Any]] = {"d": None}
 
     def __post_init__(self):
         self._validate_common()
@@ -584,11 +726,16 @@ class OUE(_BitMechanism):
         E = math.exp(self.eps0)
         return 1 / (1 + E), 0.5
 
+    def variation_ratio_beta(self) -> tuple[float, str]:
+        """β = (E − 1)/(2(E + 1)): not in [WPL24]; derived here as the total variation of two OUE rows."""
+        return math.tanh(self.eps0 / 2) / 2, "OUE (derived: total variation of two rows)"
+
 
 # ---------------------------------------------------------------------------- Hadamard response
 @dataclass(frozen=True)
 class HadamardResponse(_PQRMechanism):
-    r"""Hadamard response (seed000 digest §6.5 A.4 with the "(my check, errata)" corrections, §11 item 4).
+    r"""Hadamard response ([SCW] Appendix A.4, with
+    finite-d corrections derived here).
 
     ``d`` is the order of the Sylvester–Hadamard matrix :math:`H_{x,y} = (-1)^{x \odot y}`.
     Inputs are the :math:`d - 1` **non-zero** rows :math:`x = 1, \dots, d-1` (row 0 is all
@@ -633,6 +780,7 @@ class HadamardResponse(_PQRMechanism):
     eps0: float
     d: int
     name: ClassVar[str] = "hr"
+    parameters: ClassVar[tuple[str, ...]] = ("d",)
 
     def __post_init__(self):
         object.__setattr__(self, "eps0", _eps0(self.eps0))
@@ -689,22 +837,213 @@ class HadamardResponse(_PQRMechanism):
             out.append(Decomposition(rows[0], rows[1], rows[2 + i], 0.0, label=lab).simplified())
         return out
 
+    def lower_cases(self) -> list:
+        # matrix rows i = Hadamard rows i + 1: (1 | 2; 3) -> (0, 1, 2), (1 | 2; 4) -> (0, 1, 3)
+        return [(("triple", t), f) for t, f in zip([(0, 1, 2), (0, 1, 3)], self.lower_decompositions())]
+
+    @property
+    def domain(self) -> int:
+        return self.d - 1
+
+    def variation_ratio_beta(self) -> tuple[float, str]:
+        r"""[WPL24] Table 2, Hadamard response with K = d, s = d/2, B = 1: β = s(E−1)/2/(sE+K−s) = (E−1)/(2(E+1))."""
+        return math.tanh(self.eps0 / 2) / 2, "Table 2 Hadamard response (K=d, s=d/2, B=1)"
+
     def describe(self) -> dict:
         return {"mechanism": self.name, "eps0": self.eps0, "d": self.d}
 
 
 # ---------------------------------------------------------------------------- Laplace
+def inv_sqrt_mgf(c, a: float, b: float):
+    r"""Closed forms :math:`I = \int_a^b e^{cw} w^{-3/2} dw` and :math:`J = \int_a^b e^{cw} w^{-1/2} dw`.
+
+    With :math:`k = \sqrt{-c}` (principal) and the Faddeeva function :math:`w` (``scipy.special.wofz``,
+    :math:`\operatorname{erfc}(\zeta) = e^{-\zeta^2} w(i\zeta)`, bounded since
+    :math:`\operatorname{Im}(ik\sqrt a) \ge 0`):
+    :math:`J = \tfrac{\sqrt\pi}{k}[e^{ca}w(ik\sqrt a) - e^{cb}w(ik\sqrt b)]` and, integrating by parts,
+    :math:`I = 2e^{ca}/\sqrt a - 2e^{cb}/\sqrt b - 2k^2 J` (derived here).
+
+    Parameters
+    ----------
+    c : array_like of complex
+        Exponent, ``c != 0``.
+    a, b : float
+        Integration limits, ``0 < a < b``.
+
+    Returns
+    -------
+    I, J : ndarray of complex128
+        Same shape as ``c``.
+    """
+    from scipy.special import wofz
+
+    c = np.asarray(c, dtype=np.complex128)
+    k = np.sqrt(-c)
+    sa, sb = math.sqrt(a), math.sqrt(b)
+    ea, eb = np.exp(c * a), np.exp(c * b)
+    diff = ea * wofz(1j * k * sa) - eb * wofz(1j * k * sb)
+    J = math.sqrt(math.pi) / k * diff
+    I = 2.0 * ea / sa - 2.0 * eb / sb - 2.0 * math.sqrt(math.pi) * k * diff
+    return I, J
+
+
+def laplace_upper_gparv(eps0: float, epsilon: float) -> Gparv:
+    r"""Blanket GPARV of the Laplace mechanism on {0, 1} ([SCW] Theorem 13 with the Laplace blanket;
+    CDF derived here).
+
+    γ = e^{-ε0/2}; G = 0 w.p. 1 − γ; otherwise G = L/γ with end atoms of mass
+    e^{-ε0/2}/2 (times γ) at :math:`1 - Ee^\varepsilon` and :math:`E - e^\varepsilon`, and
+    continuous CDF :math:`\tfrac12\sqrt{e^\varepsilon/(1-s)}` on
+    :math:`[1-Ee^\varepsilon, 1-e^\varepsilon)`, :math:`1 - \tfrac12 (s+e^\varepsilon)^{-1/2}` on
+    :math:`[1-e^\varepsilon, E-e^\varepsilon)`.
+
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 in nats (noise scale 1/ε0, sensitivity 1).
+    epsilon : float
+        Central ε in nats.
+
+    Returns
+    -------
+    Gparv
+        Three atoms and a continuous part with closed-form cdf, icdf, density and MGF.
+    """
+    E = math.exp(eps0)
+    e = math.exp(epsilon)
+    t = math.exp(-eps0 / 2)          # = gamma = end-atom size of F
+    gamma = t
+    lo, mid, hi = 1 - E * e, 1 - e, E - e
+
+    def F(s):  # CDF of L/gamma including its atoms (right-continuous), valid on [lo, hi)
+        s = np.asarray(s, dtype=np.float64)
+        out = np.where(s < mid, 0.5 * np.sqrt(e / np.maximum(1 - s, 1e-300)),
+                       1 - 0.5 / np.sqrt(np.maximum(s + e, 1e-300)))
+        return out
+
+    def cdf(s):
+        s = np.clip(np.asarray(s, dtype=np.float64), lo, hi)
+        val = F(np.minimum(s, np.nextafter(hi, -np.inf))) - t / 2
+        return gamma * np.where(s >= hi, 1 - t, np.clip(val, 0, 1 - t))
+
+    def icdf(s):
+        s = np.clip(np.asarray(s, dtype=np.float64), lo, hi)
+        # \int_lo^s F(u) du piecewise, minus (t/2)(s - lo)
+        s1 = np.minimum(s, mid)
+        part1 = math.sqrt(e) * (np.sqrt(1 - lo) - np.sqrt(1 - s1))
+        s2 = np.maximum(s, mid)
+        part2 = (s2 - mid) - (np.sqrt(s2 + e) - 1.0)
+        return gamma * (part1 + part2 - (t / 2) * (s - lo))
+
+    def density(s):
+        s = np.asarray(s, dtype=np.float64)
+        return gamma * np.where(s < mid, 0.25 * math.sqrt(e) * np.maximum(1 - s, e) ** -1.5,
+                                0.25 * np.maximum(s + e, 1.0) ** -1.5)
+
+    def mgf(z):
+        # s < mid: u = 1 - s in [e, E e]; s > mid: w = s + e in [1, E]
+        z = np.asarray(z, dtype=np.complex128)
+        I1, J1 = inv_sqrt_mgf(-z, e, E * e)
+        I2, J2 = inv_sqrt_mgf(z, 1.0, E)
+        c1 = gamma * 0.25 * math.sqrt(e) * np.exp(z)
+        c2 = gamma * 0.25 * np.exp(-z * e)
+        M = c1 * I1 + c2 * I2
+        dM = c1 * (I1 - J1) + c2 * (J2 - e * I2)
+        return M, dM
+
+    cont = ContinuousPart(lo, hi, gamma * (1 - t), cdf, icdf, density, (mid,), mgf, ((1.0,), (-e,)))
+    return Gparv(np.array([lo, hi, 0.0]), np.array([gamma * t / 2, gamma * t / 2, 1 - gamma]), cont)
+
+
+def laplace_lower_gparv(eps0: float, epsilon: float) -> Gparv:
+    r"""Theorem-14 GPARV of Laplace on {0, 1} with x_1^0 = 0, x_1^1 = x_2 = … = x_n = 1 ([SCW] Theorem 14).
+
+    G = r − e^ε with r = R(0)(y)/R(1)(y), y ~ R(1): atom E w.p. e^{-ε0}/2, atom e^{-ε0} w.p. 1/2,
+    and Pr[r ≤ s] = 1 − e^{-ε0/2}/(2√s) on (e^{-ε0}, E) (derived here).
+
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 in nats.
+    epsilon : float
+        Central ε in nats.
+
+    Returns
+    -------
+    Gparv
+        Two atoms and a continuous part with closed forms.
+    """
+    E = math.exp(eps0)
+    e = math.exp(epsilon)
+    t = math.exp(-eps0 / 2)
+    lo, hi = 1 / E - e, E - e
+
+    def cdf(s):
+        s = np.clip(np.asarray(s, dtype=np.float64), lo, hi)
+        return np.clip(0.5 - t / (2 * np.sqrt(s + e)), 0.0, 0.5 - 0.5 / E)
+
+    def icdf(s):
+        s = np.clip(np.asarray(s, dtype=np.float64), lo, hi)
+        return 0.5 * (s - lo) - t * (np.sqrt(s + e) - t)
+
+    def density(s):
+        return 0.25 * t * np.maximum(np.asarray(s, dtype=np.float64) + e, 1.0 / E) ** -1.5
+
+    def mgf(z):
+        z = np.asarray(z, dtype=np.complex128)
+        I, J = inv_sqrt_mgf(z, 1.0 / E, E)      # w = s + e in [1/E, E]
+        c = 0.25 * t * np.exp(-z * e)
+        return c * I, c * (J - e * I)
+
+    cont = ContinuousPart(lo, hi, 0.5 - 0.5 / E, cdf, icdf, density, (), mgf, ((-e,),))
+    return Gparv(np.array([lo, hi]), np.array([0.5, 0.5 / E]), cont)
+
+
+@dataclass(frozen=True)
+class LaplaceFamily:
+    """ε ↦ GPARV of the Laplace mechanism on {0, 1} (a :class:`~shuffleamp.decomposition.GparvFamily`).
+
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 in nats.
+    kind : {"upper", "lower"}
+        ``"upper"``: the blanket GPARV ([SCW] Theorem 13, :func:`laplace_upper_gparv`);
+        ``"lower"``: the Theorem-14 GPARV (:func:`laplace_lower_gparv`).
+    label : str
+        Free text.
+    """
+
+    eps0: float
+    kind: str = "upper"
+    label: str = field(default="pair (0, 1)")
+
+    def gparv(self, epsilon: float) -> Gparv:
+        """The GPARV at central ε (nats)."""
+        if self.kind == "upper":
+            return laplace_upper_gparv(self.eps0, epsilon)
+        return laplace_lower_gparv(self.eps0, epsilon)
+
+    def swapped(self) -> "LaplaceFamily":
+        """``self``: Laplace on {0, 1} is input-symmetric, reversing the pair gives the same law."""
+        return self
+
+    def law_key(self) -> Hashable:
+        """``("laplace", eps0, kind)``: the law depends on nothing else."""
+        return ("laplace", self.eps0, self.kind)
+
+
 @dataclass(frozen=True)
 class Laplace(Mechanism):
     r"""Laplace mechanism :math:`R(x) = x + \mathrm{Lap}(1/\varepsilon_0)` on :math:`\mathbb X = \{0, 1\}`
-    (seed000 digest §6.6, [L] Appendix B).
+    ([SCW] Appendix B).
 
     :math:`\gamma = e^{-\varepsilon_0/2}`. The upper GPARV is the blanket GPARV for the pair
-    (0, 1) (:func:`shuffleamp.gparv.laplace_upper_gparv`; the mechanism is input-symmetric).
+    (0, 1) (:func:`laplace_upper_gparv`; the mechanism is input-symmetric).
     There is no finite matrix form.
 
-    **Lower-bound dataset** ([L] §5.3): :math:`x_1^0 = 0, x_1^1 = x_2 = \dots = x_n = 1`
-    (:func:`shuffleamp.gparv.laplace_lower_gparv`).
+    **Lower-bound dataset** ([SCW] Theorem 14): :math:`x_1^0 = 0, x_1^1 = x_2 = \dots = x_n = 1`
+    (:func:`laplace_lower_gparv`).
 
     Parameters
     ----------
@@ -719,6 +1058,7 @@ class Laplace(Mechanism):
 
     eps0: float
     name: ClassVar[str] = "laplace"
+    parameters: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "eps0", _eps0(self.eps0))
@@ -731,7 +1071,7 @@ class Laplace(Mechanism):
         return math.exp(-self.eps0 / 2)
 
     def decomposition(self, form: str = "simplified"):
-        """The blanket GPARV family :class:`~shuffleamp.gparv.LaplaceFamily` (any ``form``)."""
+        """The blanket GPARV family :class:`LaplaceFamily` (any ``form``)."""
         _form(form)
         return LaplaceFamily(self.eps0, "upper")
 
@@ -740,6 +1080,17 @@ class Laplace(Mechanism):
 
     def lower_decompositions(self) -> list:
         return [LaplaceFamily(self.eps0, "lower", label="dataset (0 | 1; others 1)")]
+
+    def lower_cases(self) -> list:
+        return [(("type", "x2=x1"), f) for f in self.lower_decompositions()]
+
+    @property
+    def domain(self) -> int:
+        return 2
+
+    def variation_ratio_beta(self) -> tuple[float, str]:
+        """[WPL24] Table 2, Laplace on [0, 1]: β = 1 − e^{−ε0/2}."""
+        return -math.expm1(-self.eps0 / 2), "Table 2 Laplace for [0,1]"
 
     def describe(self) -> dict:
         return {"mechanism": self.name, "eps0": self.eps0}
@@ -751,19 +1102,20 @@ class MatrixMechanism(Mechanism):
     r"""Any finite randomizer given by its row-stochastic matrix ``P[x, y] = Pr[R(x) = y]``.
 
     :math:`\gamma = \sum_y \min_x P[x, y]`. Upper bound: the primary (blanket) decompositions
-    (Theorem 5) of **all** ordered input pairs :math:`x_0 \ne x_1`, de-duplicated: two pairs
-    are duplicates when their simplified decompositions have the same multiset of
-    :math:`(a_j, b_j, c_j)` up to :data:`DEDUP_TOL`, and a pair is dropped when it equals another
+    ([SCW] Theorem 5) of **all** ordered input pairs :math:`x_0 \ne x_1`, de-duplicated: two pairs
+    are duplicates when their decompositions have the same
+    :func:`~shuffleamp.decomposition.law_key`, and a pair is dropped when it equals another
     pair's swap (the bounds code takes swaps into account). De-duplication is only an
     optimisation: a missed duplicate costs time, never soundness.
 
     **Lower-bound datasets** (Theorem 14, :math:`x_2 = \dots = x_n`):
 
-    * ``D <= 6`` inputs: every triple :math:`(x_0, x_1, x_2)` with :math:`x_0 \ne x_1` and
-      :math:`x_2 \ne x_0` (:math:`x_2 = x_1` allowed), de-duplicated;
+    * ``D <= 6`` inputs: every triple :math:`(x_0, x_1, x_2)` with :math:`x_0 \ne x_1`
+      (:math:`x_2 = x_1` and :math:`x_2 = x_0` allowed), de-duplicated;
     * larger ``D`` (heuristic): for each de-duplicated upper pair, both orientations
-      :math:`(x_0, x_1)` and :math:`(x_1, x_0)`, and every :math:`x_2 \ne x_0`, de-duplicated,
-      stopping after :data:`MATRIX_MAX_LOWER` (64) decompositions.
+      :math:`(x_0, x_1)` and :math:`(x_1, x_0)`, and every :math:`x_2 \ne x_0`, then the same
+      orientations with :math:`x_2 = x_0`, de-duplicated, stopping after
+      :data:`MATRIX_MAX_LOWER` (64) decompositions.
 
     Parameters
     ----------
@@ -792,6 +1144,9 @@ class MatrixMechanism(Mechanism):
     eps0: float
     eps0_tight: float
     name: ClassVar[str] = "matrix"
+    parameters: ClassVar[tuple[str, ...]] = ("matrix",)
+    defaults: ClassVar[Mapping[str, Any]] = {"eps0": None}
+    eps0_is_parameter: ClassVar[bool] = False
 
     def __init__(self, matrix, eps0=None):
         P = _validate.stochastic_matrix(matrix, "matrix")
@@ -811,12 +1166,40 @@ class MatrixMechanism(Mechanism):
         D, Y = self._P.shape
         return f"MatrixMechanism(<{D}x{Y} matrix>, eps0={self.eps0!r})"
 
+    @classmethod
+    def from_params(cls, matrix, eps0=None) -> "MatrixMechanism":
+        """Build from an array or the path of a CSV / whitespace-separated text file."""
+        return cls(_load_matrix(matrix), eps0=eps0)
+
     def matrix(self) -> np.ndarray:
         return self._P
 
     @property
     def gamma(self) -> float:
         return float(self._P.min(axis=0).sum())
+
+    @property
+    def domain(self) -> int:
+        return int(self._P.shape[0])
+
+    def variation_ratio_beta(self) -> tuple[float, str]:
+        """β = the largest pairwise total variation of the rows (exact), capped at tanh(ε0/2).
+
+        Raises
+        ------
+        ResourceLimitError
+            If ``D^2 * Y`` exceeds :data:`MATRIX_PAIR_BUDGET`.
+        """
+        P = self._P
+        D, Y = P.shape
+        if D * D * Y > MATRIX_PAIR_BUDGET:
+            raise ResourceLimitError(f"variation-ratio: pairwise total variation of a {D}x{Y} matrix "
+                                     "exceeds the budget")
+        tv = max(float(0.5 * np.abs(P[i] - P[i + 1:]).sum(axis=1).max()) for i in range(D - 1))
+        return min(tv, math.tanh(self.eps0 / 2)), "max pairwise TV of the matrix rows"
+
+    def lower_cases(self) -> list:
+        return [(("triple", t), f) for t, f in zip(self._lower_triples, self.lower_decompositions())]
 
     def decomposition(self, form: str = "simplified", *, x0: int = 0, x1: int = 1):
         """Blanket decomposition for the input pair ``(x0, x1)`` (default the representative pair (0, 1)).
@@ -858,12 +1241,12 @@ class MatrixMechanism(Mechanism):
         for x0 in range(D):
             for x1 in range(x0 + 1, D):
                 dec = primary_decomposition(P, x0, x1)
-                k = _key_of(dec)
+                k = law_key(dec)
                 if k in seen:
                     continue
                 # the ordered pair (x1, x0) is this pair's swap: always dropped
                 seen.add(k)
-                seen.add(_key_of(dec, swap=True))
+                seen.add(law_key(dec.swapped()))
                 pairs.append((x0, x1))
         return tuple(pairs)
 
@@ -876,15 +1259,16 @@ class MatrixMechanism(Mechanism):
         D = P.shape[0]
         if D <= MATRIX_ALL_TRIPLES_MAX_D:
             cands = ((x0, x1, x2) for x0 in range(D) for x1 in range(D) if x1 != x0
-                     for x2 in range(D) if x2 != x0)
+                     for x2 in range(D))
             cap = None
         else:
-            cands = ((o0, o1, x2) for x0, x1 in self._upper_pairs for o0, o1 in ((x0, x1), (x1, x0))
-                     for x2 in range(D) if x2 != o0)
+            oriented = [o for x0, x1 in self._upper_pairs for o in ((x0, x1), (x1, x0))]
+            cands = itertools.chain(((o0, o1, x2) for o0, o1 in oriented for x2 in range(D) if x2 != o0),
+                                    ((o0, o1, o0) for o0, o1 in oriented))
             cap = MATRIX_MAX_LOWER
         triples, seen = [], set()
         for x0, x1, x2 in cands:
-            k = _key_of(lower_decomposition(P, x0, x1, x2))
+            k = law_key(lower_decomposition(P, x0, x1, x2))
             if k in seen:
                 continue
             seen.add(k)
@@ -926,18 +1310,6 @@ def _load_matrix(value):
     return value
 
 
-#: name -> (class, required parameters, optional parameters with defaults)
-MECHANISMS: dict[str, tuple[type, tuple[str, ...], dict]] = {
-    "krr": (KRR, ("eps0", "k"), {}),
-    "blh": (BLH, ("eps0",), {"d": None}),
-    "rappor": (RAPPOR, ("eps0",), {"d": None}),
-    "oue": (OUE, ("eps0",), {"d": None}),
-    "hr": (HadamardResponse, ("eps0", "d"), {}),
-    "laplace": (Laplace, ("eps0",), {}),
-    "matrix": (MatrixMechanism, ("matrix",), {"eps0": None}),
-}
-
-
 def make(name: str, **params) -> Mechanism:
     """Build a mechanism from its registry name and keyword parameters.
 
@@ -965,7 +1337,9 @@ def make(name: str, **params) -> Mechanism:
     """
     if not isinstance(name, str) or name.strip().lower() not in MECHANISMS:
         raise ParameterError("mechanism", f"unknown mechanism {name!r}; expected one of {sorted(MECHANISMS)}")
-    cls, required, optional = MECHANISMS[name.strip().lower()]
+    cls = MECHANISMS[name.strip().lower()]
+    optional = dict(cls.defaults)
+    required = tuple(k for k in ("eps0",) + tuple(cls.parameters) if k not in optional)
     for key in params:
         if key not in required and key not in optional:
             raise ParameterError(key, f"unknown parameter for mechanism {name!r} "
@@ -973,7 +1347,4 @@ def make(name: str, **params) -> Mechanism:
     for key in required:
         if key not in params:
             raise ParameterError(key, f"required for mechanism {name!r}")
-    kwargs = {**optional, **params}
-    if cls is MatrixMechanism:
-        return MatrixMechanism(_load_matrix(kwargs["matrix"]), eps0=kwargs["eps0"])
-    return cls(**kwargs)
+    return cls.from_params(**{**optional, **params})

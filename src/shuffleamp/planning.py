@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import _shims  # noqa: F401  # MERGE: delete (Mechanism.with_eps0 comes from the model layer)
 from . import _validate
 from ._numerics import inverse_monotone
 from ._registry import DEFAULT_EVALUATOR

@@ -1,0 +1,543 @@
+r"""General-clone decompositions: the one source of the GPARV map, the merge and the law key.
+
+A general-clone decomposition of a randomizer :math:`R` for one neighbouring input pair
+:math:`(x_1^0, x_1^1)` is
+
+.. math::
+
+    R(x_1^0) = \sum_j a_j Q_j,\quad R(x_1^1) = \sum_j b_j Q_j,\quad
+    R(x_i) = \sum_j c_j Q_j + \beta\, LO(x_i),
+
+and its generalized privacy amplification random variable (GPARV) is
+
+.. math::
+
+    G_\varepsilon = \frac{a_j - e^{\varepsilon} b_j}{c_j} \text{ w.p. } c_j, \qquad 0 \text{ w.p. } \beta
+
+(Su, Cheng, Wang, Definition 9 and Theorem 12).  This module holds
+
+* :class:`Decomposition` (the only implementation of that map, :meth:`Decomposition.gparv`),
+* :func:`merge_by_ratio` (the only merge of components with equal likelihood ratios; used by
+  :meth:`Decomposition.simplified`, :func:`product_decomposition` and :func:`mixture`),
+* :func:`law_key` / :func:`dedupe` (the only law key and de-duplication of GPARV families),
+* :func:`product_decomposition` (joint composition) and :func:`mixture` / :class:`MixtureFamily`
+  (parallel composition),
+* :func:`primary_decomposition`, :func:`lower_decomposition` (matrix randomizers) and
+  :func:`clone_decomposition` (the standard clone).
+
+References
+----------
+.. [SCW] J. Su, Y. Cheng, T. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification
+   via Shuffling", IEEE S&P 2026; short version "A Unified Framework and Efficient Computation for
+   Privacy Amplification via Shuffling", arXiv:2504.07414.
+.. [FMT21] V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones: A Simple and Nearly
+   Optimal Analysis of Privacy Amplification by Shuffling", FOCS 2021.
+.. [FMT23] V. Feldman, A. McMillan, K. Talwar, "Stronger Privacy Amplification by Shuffling for
+   Rényi and Approximate Differential Privacy", SODA 2023.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from .errors import NotLDPError, ParameterError
+from .gparv import ContinuousPart, Gparv
+
+__all__ = ["Decomposition", "GparvFamily", "MixtureFamily", "law_key", "dedupe", "merge_by_ratio",
+           "product_decomposition", "mixture", "primary_decomposition", "lower_decomposition",
+           "clone_decomposition", "RATIO_RTOL", "LAW_KEY_DIGITS"]
+
+#: Relative precision at which likelihood ratios are considered equal when merging components.
+RATIO_RTOL = 1e-10
+#: Decimal digits kept by the law key (ratios and masses are rounded to this many digits).
+LAW_KEY_DIGITS = 12
+
+
+# ----------------------------------------------------------------------------- protocol
+@runtime_checkable
+class GparvFamily(Protocol):
+    """Anything the bounds code can evaluate: an ε-indexed family of GPARV laws.
+
+    Implemented by :class:`Decomposition`, :class:`MixtureFamily` and
+    :class:`shuffleamp.mechanisms.LaplaceFamily`.
+
+    Attributes
+    ----------
+    label : str
+        Free text naming the input pair / dataset / case.
+    """
+
+    label: str
+
+    def gparv(self, epsilon: float) -> Gparv:
+        """The GPARV law at central ε (nats)."""
+
+    def swapped(self) -> "GparvFamily":
+        """The family of the reversed pair (may return ``self`` when the law is symmetric)."""
+
+
+# ----------------------------------------------------------------------------- the one merge
+def merge_by_ratio(a: np.ndarray, b: np.ndarray, c: np.ndarray, rtol: float = RATIO_RTOL):
+    r"""Merge components with equal likelihood ratios :math:`(a_j/c_j, b_j/c_j)`; masses are summed.
+
+    Components with equal ratios give the same GPARV value, so merging them does not change the
+    law ([SCW] Theorem 7 and Remark 4, Algorithm 6).
+
+    Parameters
+    ----------
+    a, b, c : ndarray of float64, shape (k,)
+        Component masses (non-negative).
+    rtol : float, optional
+        Ratios are compared after rounding their logarithms to multiples of ``rtol``
+        (relative precision; default :data:`RATIO_RTOL`).
+
+    Returns
+    -------
+    a, b, c : ndarray of float64, shape (m,)
+        Merged masses, ordered by the rounded (log r0, log r1) key.  Components whose blanket mass
+        underflowed to 0 while ``a`` and ``b`` are negligible (< 1e-300, e.g. a denormal weight) are
+        dropped; if another component has ``c = 0`` the arrays are returned unmerged (for
+        :class:`Decomposition` to reject).
+    """
+    drop = (c <= 0) & (a < 1e-300) & (b < 1e-300)
+    if drop.any():
+        a, b, c = a[~drop], b[~drop], c[~drop]
+    if a.size <= 1 or (c <= 0).any():
+        return a, b, c
+    k0 = np.round(np.log(np.maximum(a / c, 1e-300)) / rtol).astype(np.int64)
+    k1 = np.round(np.log(np.maximum(b / c, 1e-300)) / rtol).astype(np.int64)
+    uniq, inv = np.unique(np.stack([k0, k1], axis=1), axis=0, return_inverse=True)
+    inv = np.asarray(inv).ravel()
+    m = uniq.shape[0]
+    return (np.bincount(inv, a, m), np.bincount(inv, b, m), np.bincount(inv, c, m))
+
+
+# ----------------------------------------------------------------------------- decomposition
+@dataclass(frozen=True)
+class Decomposition:
+    r"""A general-clone decomposition of a randomizer for one input pair ([SCW] Definition 7).
+
+    .. math::
+
+        R(x_1^0) = \sum_j a_j Q_j,\quad R(x_1^1) = \sum_j b_j Q_j,\quad
+        R(x_i) = \sum_j c_j Q_j + \beta\, LO(x_i).
+
+    With ``c = inf_x R(x)(y)`` this is the blanket (primary optimal) decomposition
+    ([SCW] Theorem 5); with components merged by ratio it is the simplified form (Theorem 7).
+    A Theorem-14 lower-bound decomposition has ``c = R(x_2)`` and ``beta = 0``.
+    The arrays are read-only after construction.
+
+    Parameters
+    ----------
+    a, b, c : array_like of float, shape (k,)
+        Component masses; ``sum(a) = sum(b) = 1``, ``sum(c) + beta = 1``.
+    beta : float, optional
+        Residual (left-over) mass; defaults to ``1 - sum(c)``.
+    label : str, optional
+        Free text (for example which input pair this is).
+
+    Raises
+    ------
+    ParameterError
+        If masses are negative or not finite, or do not sum to one (parameters ``'a'``, ``'b'``,
+        ``'c'``, ``'beta'``).
+    NotLDPError
+        If some component has ``c_j = 0`` while ``a_j + b_j > 0`` (not absolutely continuous,
+        [SCW] Theorem 12; parameter ``'decomposition'``).
+
+    References
+    ----------
+    [SCW] Definitions 7 and 9, Theorems 5, 7 and 12.
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    beta: float | None = None
+    label: str = ""
+
+    def __post_init__(self):
+        a = np.asarray(self.a, dtype=np.float64).ravel().copy()
+        b = np.asarray(self.b, dtype=np.float64).ravel().copy()
+        c = np.asarray(self.c, dtype=np.float64).ravel().copy()
+        if not (a.shape == b.shape == c.shape):
+            raise ParameterError("decomposition", "a, b and c must have the same length")
+        for name, x in (("a", a), ("b", b), ("c", c)):
+            if not np.isfinite(x).all():
+                raise ParameterError(name, "must be finite")
+            if (x < -1e-15).any():
+                raise ParameterError(name, "masses must be >= 0")
+        a, b, c = np.maximum(a, 0), np.maximum(b, 0), np.maximum(c, 0)
+        beta = 1.0 - c.sum() if self.beta is None else float(self.beta)
+        if beta < -1e-12:
+            raise ParameterError("c", f"blanket masses sum to {c.sum()!r} > 1")
+        beta = max(beta, 0.0)
+        for name, x in (("a", a), ("b", b)):
+            if abs(x.sum() - 1) > 1e-9:
+                raise ParameterError(name, f"masses sum to {x.sum()!r}, not 1")
+        if abs(c.sum() + beta - 1) > 1e-9:
+            raise ParameterError("beta", "sum(c) + beta must be 1")
+        bad = (c <= 0) & ((a > 0) | (b > 0))
+        if bad.any():
+            raise NotLDPError("decomposition", "a component has c_j = 0 but a_j + b_j > 0 "
+                              "(not absolutely continuous; the randomizer is not pure LDP)")
+        keep = (a > 0) | (b > 0) | (c > 0)
+        for name, arr in (("a", a[keep]), ("b", b[keep]), ("c", c[keep])):
+            arr.setflags(write=False)          # after the (copying) boolean slice
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "beta", beta)
+
+    @property
+    def gamma(self) -> float:
+        """Blanket mass γ = Σ c_j (the total-variation similarity for the blanket decomposition)."""
+        return float(self.c.sum())
+
+    @property
+    def ratios(self) -> tuple[np.ndarray, np.ndarray]:
+        """(r0, r1) = (a/c, b/c) per component, float64 arrays of shape (k,) ([SCW] Theorem 7)."""
+        return self.a / self.c, self.b / self.c
+
+    def law_key(self, digits: int = LAW_KEY_DIGITS) -> tuple:
+        """Hashable key equal for two decompositions iff their GPARVs have the same law at every ε.
+
+        Parameters
+        ----------
+        digits : int, optional
+            Ratios, masses and β are rounded to this many decimal digits.
+
+        Returns
+        -------
+        tuple
+            Sorted ``(r0_j, r1_j, c_j)`` rows of the simplified decomposition, then β.
+        """
+        s = self.simplified()
+        r0, r1 = s.ratios
+        rows = sorted(zip(np.round(r0, digits), np.round(r1, digits), np.round(s.c, digits)))
+        return tuple(rows) + (round(s.beta, digits),)
+
+    def swapped(self) -> "Decomposition":
+        """The decomposition for the reversed pair (x_1^1, x_1^0): ``a`` and ``b`` exchanged."""
+        return Decomposition(self.b, self.a, self.c, self.beta, label=self.label + " (swapped)")
+
+    def simplified(self, rtol: float = RATIO_RTOL) -> "Decomposition":
+        """Merge components with equal ratios (a_j/c_j, b_j/c_j) with :func:`merge_by_ratio`.
+
+        Parameters
+        ----------
+        rtol : float, optional
+            Relative precision of the ratio comparison.
+
+        Returns
+        -------
+        Decomposition
+            Same GPARV law at every ε, fewer components ([SCW] Theorem 7, Algorithm 6).
+        """
+        a, b, c = merge_by_ratio(self.a, self.b, self.c, rtol)
+        return Decomposition(a, b, c, self.beta, label=self.label)
+
+    def gparv(self, epsilon: float) -> Gparv:
+        r"""The GPARV :math:`G_\varepsilon` of this decomposition ([SCW] Theorem 12).
+
+        Parameters
+        ----------
+        epsilon : float
+            Central ε in nats.
+
+        Returns
+        -------
+        Gparv
+            Atoms :math:`(a_j - e^\varepsilon b_j)/c_j` w.p. :math:`c_j` and 0 w.p. β.
+        """
+        e = math.exp(float(epsilon))
+        vals = (self.a - e * self.b) / self.c
+        return Gparv(np.append(vals, 0.0), np.append(self.c, self.beta))
+
+    @classmethod
+    def from_pqr(cls, eps0: float, p: float, q: float, r: float, label: str = "") -> "Decomposition":
+        """Five-component form of extreme-property mechanisms ([SCW] Table 2 parametrisation).
+
+        Components with ratio (E, 1), (1, E), (E, E), (1, 1) and blanket masses p, p, q, r, residual
+        1 − 2p − q − r; ``E = e^{eps0}``.
+
+        Parameters
+        ----------
+        eps0 : float
+            Local ε0 in nats.
+        p, q, r : float
+            Blanket masses (non-negative, ``2p + q + r <= 1``).
+        label : str, optional
+            Label of the result.
+
+        Returns
+        -------
+        Decomposition
+        """
+        E = math.exp(eps0)
+        c = np.array([p, p, q, r])
+        a = np.array([E * p, p, E * q, r])
+        b = np.array([p, E * p, E * q, r])
+        # renormalise away float noise in the closed forms (sums are exactly 1 analytically)
+        return cls(a / a.sum(), b / b.sum(), c, 1.0 - c.sum(), label=label)
+
+
+# ----------------------------------------------------------------------------- the one law key
+def law_key(family) -> Hashable:
+    """The law key of a GPARV family: equal keys iff the same GPARV law at every ε.
+
+    Parameters
+    ----------
+    family : GparvFamily
+        A :class:`Decomposition` (keyed by :meth:`Decomposition.law_key`), any object with its
+        own ``law_key()`` method (e.g. :class:`MixtureFamily`, ``LaplaceFamily``), or any other
+        family (keyed by identity).
+
+    Returns
+    -------
+    Hashable
+    """
+    if isinstance(family, Decomposition):
+        return ("dec", family.law_key())
+    own = getattr(family, "law_key", None)
+    if callable(own):
+        return (type(family).__name__, own())
+    return ("id", id(family))
+
+
+def dedupe(families) -> list:
+    """Drop the families whose :func:`law_key` equals an earlier one's (order kept).
+
+    Parameters
+    ----------
+    families : iterable of GparvFamily
+
+    Returns
+    -------
+    list
+    """
+    out, seen = [], set()
+    for f in families:
+        k = law_key(f)
+        if k not in seen:
+            seen.add(k)
+            out.append(f)
+    return out
+
+
+# ----------------------------------------------------------------------------- products and mixtures
+def product_decomposition(factors: Sequence[Decomposition], label: str = "") -> Decomposition:
+    r"""Cartesian product of decompositions (joint composition, [SCW] Theorem 9).
+
+    Parameters
+    ----------
+    factors : sequence of Decomposition
+        One decomposition per coordinate: blanket decompositions of a differing coordinate,
+        :math:`(u, u)` decompositions of an agreeing one, or Theorem-14 decompositions (``beta = 0``).
+    label : str
+        Label of the result.
+
+    Returns
+    -------
+    Decomposition
+        Components :math:`(\prod a^{(i)}, \prod b^{(i)}, \prod c^{(i)})` over the non-residual parts,
+        merged by ratio after every factor; every product containing a residual goes to the
+        residual :math:`\beta = 1 - \prod_i (1 - \beta_i)`.
+    """
+    a = b = c = np.ones(1)
+    for f in factors:
+        s = f.simplified()
+        a = np.multiply.outer(a, s.a).ravel()
+        b = np.multiply.outer(b, s.b).ravel()
+        c = np.multiply.outer(c, s.c).ravel()
+        a, b, c = merge_by_ratio(a, b, c)
+    return Decomposition(a, b, c, None, label=label)
+
+
+@dataclass(frozen=True)
+class MixtureFamily:
+    """Weight-mixture of GPARV families (parallel composition with a continuous component).
+
+    Same interface as :class:`Decomposition` for the bounds code: :meth:`gparv` returns the
+    mixture law, :meth:`swapped` the mixture of the swapped parts ([SCW] Theorem 11).
+
+    Parameters
+    ----------
+    parts : tuple of (float, GparvFamily)
+        Weights (summing to one) and families.
+    label : str
+        Free text (which case this is).
+    """
+
+    parts: tuple
+    label: str = ""
+
+    def gparv(self, epsilon: float) -> Gparv:
+        """The mixture GPARV at central ε (nats): atoms and continuous parts weighted by the parts' weights."""
+        vals, probs, conts = [], [], []
+        for w, fam in self.parts:
+            if w <= 0:
+                continue
+            g = fam.gparv(epsilon)
+            vals.append(g.values)
+            probs.append(w * g.probs)
+            if g.continuous is not None and g.continuous.mass > 0:
+                conts.append((w, g.continuous))
+        return Gparv(np.concatenate(vals), np.concatenate(probs), _mix_continuous(conts))
+
+    def swapped(self) -> "MixtureFamily":
+        """Mixture of the parts' swapped families (``self`` if every part is its own swap)."""
+        sw = tuple((w, f.swapped()) for w, f in self.parts)
+        if all(s[1] is p[1] for s, p in zip(sw, self.parts)):
+            return self
+        return MixtureFamily(sw, self.label + " (swapped)")
+
+    def law_key(self) -> tuple:
+        """Rounded weights and the parts' :func:`law_key`."""
+        return tuple((round(w, LAW_KEY_DIGITS), law_key(g)) for w, g in self.parts)
+
+
+def _mix_continuous(conts):
+    """Weighted sum of continuous parts (each cdf / icdf is extended correctly outside its support)."""
+    if not conts:
+        return None
+    if len(conts) == 1 and conts[0][0] == 1.0:
+        return conts[0][1]
+    lo = min(c.lo for _, c in conts)
+    hi = max(c.hi for _, c in conts)
+    mass = sum(w * c.mass for w, c in conts)
+
+    def cdf(s):
+        s = np.asarray(s, dtype=np.float64)
+        return sum(w * c.cdf(np.clip(s, c.lo, c.hi)) for w, c in conts)
+
+    def icdf(s):
+        s = np.asarray(s, dtype=np.float64)
+        # \int_lo^s cdf_i = icdf_i(min(s, hi_i)) + mass_i (s - hi_i)_+   (cdf_i = 0 below lo_i)
+        return sum(w * (c.icdf(np.clip(s, c.lo, c.hi)) + c.mass * np.maximum(s - c.hi, 0.0))
+                   for w, c in conts)
+
+    density = mgf = None
+    breaks, poles = (), ()
+    if all(c.density is not None and c.mgf is not None for _, c in conts):
+        # closed forms for the exact evaluator: sums of the components' densities and MGFs, on the
+        # common refinement of their analytic pieces (each piece keeps its components' poles)
+        def density(s):
+            s = np.asarray(s, dtype=np.float64)
+            return sum(w * np.where((s >= c.lo) & (s <= c.hi), c.density(np.clip(s, c.lo, c.hi)), 0.0)
+                       for w, c in conts)
+
+        def mgf(z):
+            out = [c.mgf(z) for _, c in conts]
+            return (sum(w * m[0] for (w, _), m in zip(conts, out)),
+                    sum(w * m[1] for (w, _), m in zip(conts, out)))
+
+        pts = sorted({x for _, c in conts for x in (c.lo, *c.breaks, c.hi)})
+        breaks = tuple(pts[1:-1])
+        piece_poles = []
+        for a, b in zip(pts[:-1], pts[1:]):
+            mid = 0.5 * (a + b)
+            ps = set()
+            for _, c in conts:
+                if c.lo <= mid <= c.hi:
+                    cps = [c.lo, *c.breaks, c.hi]
+                    j = max(i for i in range(len(cps) - 1) if cps[i] <= mid)
+                    ps.update(c.poles[j] if j < len(c.poles) else ())
+            piece_poles.append(tuple(sorted(ps)))
+        poles = tuple(piece_poles)
+    return ContinuousPart(lo, hi, mass, cdf, icdf, density, breaks, mgf, poles)
+
+
+def mixture(parts: Sequence[tuple[float, Any]], label: str = ""):
+    r"""Weight-mixture of decompositions / GPARV families (parallel composition, [SCW] Theorem 11).
+
+    Parameters
+    ----------
+    parts : sequence of (float, GparvFamily)
+        Weights (summing to one) and the components' decompositions *at a common input pair
+        (or dataset)*; zero weights are dropped.
+    label : str
+        Label of the result.
+
+    Returns
+    -------
+    Decomposition or MixtureFamily
+        If every part is a :class:`Decomposition`, the decomposition with components
+        :math:`(w_i a^{(i)}, w_i b^{(i)}, w_i c^{(i)})` and residual :math:`\sum_i w_i\beta_i`, merged
+        by ratio; otherwise a :class:`MixtureFamily` whose GPARV is the mixture of the parts' GPARVs.
+    """
+    parts = [(float(w), f) for w, f in parts if w > 0]
+    if all(isinstance(f, Decomposition) for _, f in parts):
+        # scale c and rebuild a, b from the part's ratios, so the ratios survive tiny (denormal) weights
+        c = np.concatenate([w * f.c for w, f in parts])
+        a = np.concatenate([(f.a / f.c) for w, f in parts]) * c
+        b = np.concatenate([(f.b / f.c) for w, f in parts]) * c
+        beta = sum(w * f.beta for w, f in parts)
+        a, b, c = merge_by_ratio(a, b, c)
+        return Decomposition(a, b, c, beta, label=label)
+    return MixtureFamily(tuple(parts), label)
+
+
+# ----------------------------------------------------------------------------- matrix randomizers
+def primary_decomposition(P: np.ndarray, x0: int, x1: int) -> Decomposition:
+    """Primary optimal (blanket) decomposition of a matrix randomizer for the pair (x0, x1).
+
+    Parameters
+    ----------
+    P : ndarray of float64, shape (D, Y)
+        Row-stochastic matrix, ``P[x, y] = Pr[R(x) = y]``.
+    x0, x1 : int
+        Row indices of the differing user's two inputs.
+
+    Returns
+    -------
+    Decomposition
+        ``a = P[x0]``, ``b = P[x1]``, ``c = min over rows`` ([SCW] Theorem 5); zero columns dropped.
+    """
+    c = P.min(axis=0)
+    return Decomposition(P[x0], P[x1], c, label=f"pair ({x0}, {x1})")
+
+
+def lower_decomposition(P: np.ndarray, x0: int, x1: int, x2: int) -> Decomposition:
+    """Lower-bound decomposition for the dataset (x0 | x1, x2, ..., x2) ([SCW] Theorem 14).
+
+    Parameters
+    ----------
+    P : ndarray of float64, shape (D, Y)
+        Row-stochastic matrix.
+    x0, x1 : int
+        The differing user's two inputs.
+    x2 : int
+        The common input of the other ``n - 1`` users.
+
+    Returns
+    -------
+    Decomposition
+        ``a = P[x0]``, ``b = P[x1]``, ``c = P[x2]``, ``beta = 0``.
+    """
+    return Decomposition(P[x0], P[x1], P[x2], 0.0, label=f"dataset ({x0}|{x1}; others {x2})")
+
+
+def clone_decomposition(eps0: float) -> Decomposition:
+    r"""The standard clone of [FMT21] as a two-component general-clone decomposition.
+
+    With :math:`E = e^{\varepsilon_0}`: :math:`a = (E/(E+1), 1/(E+1))`, :math:`b = (1/(E+1), E/(E+1))`,
+    :math:`c = (1/(2E), 1/(2E))`, :math:`\beta = 1 - 1/E` (derived here: every other user is a clone
+    of :math:`x_1^0` or :math:`x_1^1` with probability :math:`1/(2E)` each, [FMT21] Theorem 3.1, and
+    the pair is binary randomized response).
+
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 in nats.
+
+    Returns
+    -------
+    Decomposition
+        Labelled ``"standard clone"``.
+    """
+    E = math.exp(eps0)
+    return Decomposition([E / (E + 1), 1 / (E + 1)], [1 / (E + 1), E / (E + 1)],
+                         [1 / (2 * E), 1 / (2 * E)], 1 - 1 / E, label="standard clone")

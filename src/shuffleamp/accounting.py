@@ -266,7 +266,11 @@ class _Round:
         if U(0.0) <= tail_delta:
             return cls(mechanism, n, fams, 0.0)
         hi = float(mechanism.eps0)
-        if U(hi) > tail_delta:      # cannot happen for pure eps0-LDP (δ(eps0) = 0)
+        for bump in (1e-9, 1e-6, 1e-3):  # δ(eps0) = 0 for pure eps0-LDP; atoms ~1e-16 > 0 from rounding
+            if U(hi) <= tail_delta:
+                break
+            hi = float(mechanism.eps0) * (1.0 + bump)
+        if U(hi) > tail_delta:
             raise ResourceLimitError(f"the certified profile does not fall below tail_delta={tail_delta:g} "
                                      f"by eps0={hi:g}", parameter="tail_delta", resource="grid")
         while hi > 1e-12 and U(0.5 * hi) <= tail_delta:
@@ -710,7 +714,10 @@ def _with_eps0(mechanism, eps0: float):
     if hasattr(mechanism, "with_eps0"):
         return mechanism.with_eps0(eps0)
     if dataclasses.is_dataclass(mechanism) and any(f.name == "eps0" for f in dataclasses.fields(mechanism)):
-        return dataclasses.replace(mechanism, eps0=eps0)
+        try:
+            return dataclasses.replace(mechanism, eps0=eps0)
+        except TypeError:        # a dataclass with its own __init__ (matrix, compositions)
+            pass
     raise ParameterError("mechanism", f"{type(mechanism).__name__}: its eps0 is not a free parameter "
                          "(pass a factory eps0 -> mechanism instead)")
 

@@ -257,7 +257,7 @@ class _Round:
     edge: float          # smallest evaluated ε with certified U(ε) <= tail_delta (0 if U(0) is)
 
     @classmethod
-    def make(cls, mechanism, n: int, tail_delta: float) -> "_Round":
+    def make(cls, mechanism, n: int, tail_delta: float) -> _Round:
         fams = _families(mechanism, "upper")
 
         def U(e):
@@ -304,7 +304,7 @@ def _convex_minorant(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
     """Pessimistic connect-the-dots PLD of one round on the integer grid k * d (argument D)."""
-    K = int(math.ceil(rnd.edge / d))
+    K = math.ceil(rnd.edge / d)
     if K > MAX_GRID_STEPS:
         raise ResourceLimitError(f"the PLD grid would need {K} steps of {d:g} up to eps={rnd.edge:g}; pass a "
                                  "larger value_discretization_interval", parameter="value_discretization_interval",
@@ -402,8 +402,8 @@ def _count_pair(dec, n: int):
         lb, lbm = np.array([0.0, -np.inf]), np.array([-np.inf, 0.0])
     else:
         mu, sd = m * ga, math.sqrt(m * ga * (1.0 - ga))
-        lo = max(0, int(math.floor(mu - LOWER_WINDOW_SD * sd - 2)))
-        hi = min(m, int(math.ceil(mu + LOWER_WINDOW_SD * sd + 2)))
+        lo = max(0, math.floor(mu - LOWER_WINDOW_SD * sd - 2))
+        hi = min(m, math.ceil(mu + LOWER_WINDOW_SD * sd + 2))
         cs = np.arange(lo, hi + 2)
         lb, lbm = stats.binom.logpmf(cs, m, ga), stats.binom.logpmf(cs - 1, m, ga)
     with np.errstate(divide="ignore"):

@@ -1,0 +1,273 @@
+"""Budget accounting over repeated shuffled rounds, checked against independent computations.
+
+* The blanket pair of a round is enumerated as a histogram law (tests/oracle.py, no GPARVs),
+  composed exactly by enumerating T-fold products, and compared with the accountant.
+* Binary randomized response: the exact concrete count pair, composed exactly.
+* One round: the PLD's ε(δ) against the certified single-round ``shuffleamp.epsilon``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import oracle
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as dpl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import shuffleamp as sa
+from shuffleamp import accounting as acc
+from shuffleamp.errors import ParameterError
+from shuffleamp.mechanisms import KRR, MatrixMechanism
+
+
+# ---------------------------------------------------------------------------- exact references
+def _blanket_pair(dec, n):
+    """Probabilities (p0, p1) of the blanket pair's histogram law on a common alphabet (argument A)."""
+    k = dec.a.size
+    P = np.zeros((3, k + 1))
+    P[0, :k], P[1, :k] = dec.a, dec.b
+    P[2, :k], P[2, k] = dec.c, dec.beta
+    P = P / P.sum(axis=1, keepdims=True)
+    X0, X1 = [0] + [2] * (n - 1), [1] + [2] * (n - 1)
+    (k0, p0), (k1, p1) = oracle.histogram_law(P, X0, lump=False), oracle.histogram_law(P, X1, lump=False)
+    keys = np.union1d(k0, k1)
+    q0, q1 = np.zeros(keys.size), np.zeros(keys.size)
+    q0[np.searchsorted(keys, k0)] = np.asarray(p0, dtype=float)
+    q1[np.searchsorted(keys, k1)] = np.asarray(p1, dtype=float)
+    return q0, q1
+
+
+def _product_delta(p0, p1, T, eps):
+    """Exact hockey-stick of the T-fold product pair, by enumeration (both directions, max)."""
+    out = 0.0
+    for a, b in ((p0, p1), (p1, p0)):
+        A, B = a, b
+        for _ in range(T - 1):
+            A, B = np.outer(A, a).ravel(), np.outer(B, b).ravel()
+        out = max(out, float(np.sum(np.maximum(A - math.exp(eps) * B, 0.0))))
+    return out
+
+
+def _count_pair(n, eps0):
+    """Binary RR, dataset (0 | 1; others 1): exact laws of the count of ones, C = B + Bin(n-1, p1)."""
+    E = math.exp(eps0)
+    p1 = E / (E + 1)
+    b = stats.binom.pmf(np.arange(n), n - 1, p1)
+    c0 = np.zeros(n + 1)
+    c1 = np.zeros(n + 1)
+    # x1 = 0 reports one w.p. 1 - p1; x1 = 1 w.p. p1
+    c0[:n] += p1 * b
+    c0[1:] += (1 - p1) * b
+    c1[:n] += (1 - p1) * b
+    c1[1:] += p1 * b
+    return c0, c1
+
+
+# ---------------------------------------------------------------------------- argument A
+@pytest.mark.parametrize("k,n", [(2, 4), (3, 4), (3, 6)])
+def test_blanket_pair_profile_is_the_gparv_bound(k, n):
+    m = KRR(1.0, k)
+    dec = m.upper_decompositions()[0]
+    p0, p1 = _blanket_pair(dec, n)
+    eps = np.array([-0.5, -0.1, 0.0, 0.1, 0.4, 0.9])
+    up, lo = acc.privacy_profile(m, n, eps)
+    exact = [_product_delta(p0, p1, 1, e) for e in eps]
+    assert np.all(lo <= up)
+    np.testing.assert_allclose(up, exact, rtol=1e-6, atol=1e-12)
+
+
+def test_profile_negative_eps_identity_and_lower():
+    m = KRR(0.8, 4)
+    e = np.array([0.05, 0.2])
+    up_p, _ = acc.privacy_profile(m, 50, e)
+    up_n, lo_n = acc.privacy_profile(m, 50, -e)
+    np.testing.assert_allclose(up_n, 1 - np.exp(-e) + np.exp(-e) * up_p, rtol=1e-12)
+    assert np.all(lo_n >= 1 - np.exp(-e) - 1e-15) and np.all(lo_n <= up_n)
+
+
+# ---------------------------------------------------------------------------- composition vs exact
+@pytest.mark.parametrize("k,n,T", [(2, 5, 2), (2, 6, 3), (3, 4, 2), (3, 5, 3)])
+def test_upper_total_vs_exact_blanket_composition(k, n, T):
+    m = KRR(1.0, k)
+    p0, p1 = _blanket_pair(m.upper_decompositions()[0], n)
+    for eps in (0.3, 0.8, 1.5):
+        exact = _product_delta(p0, p1, T, eps)
+        r = acc.compose_rounds([(m, n, T)], epsilon=eps, points=2000, lower=False)
+        assert r.upper >= exact * (1 - 1e-9)
+        assert r.upper <= exact * 1.01 + 1e-12
+
+
+def test_asymmetric_matrix_profile_is_max_over_ordered_pairs():
+    P = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]])
+    m = MatrixMechanism(P)
+    n, T = 4, 2
+    pairs = [_blanket_pair(d, n) for d in m.upper_decompositions()]
+    for eps in (0.2, 0.6):
+        # max over ordered pairs of the exact T-fold products: the accountant's dominating pair bounds each
+        exact = max(_product_delta(p0, p1, T, eps) for p0, p1 in pairs)
+        r = acc.compose_rounds([(m, n, T)], epsilon=eps, points=2000, lower=False)
+        assert r.upper >= exact * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("n,T", [(5, 2), (8, 3)])
+def test_binary_lower_equals_exact_concrete_composition(n, T):
+    m = KRR(1.0, 2)
+    c0, c1 = _count_pair(n, 1.0)
+    for eps in (0.2, 0.7):
+        exact = _product_delta(c0, c1, T, eps)
+        r = acc.compose_rounds([(m, n, T)], epsilon=eps, points=2000)
+        assert r.lower_method == "concrete-pair (exact count)"
+        assert r.lower <= exact + 1e-12
+        assert r.lower >= exact * 0.99 - 1e-12
+        assert r.lower <= r.upper
+
+
+def test_binary_lower_large_n_matches_count_laws():
+    """n = 2000, 4 rounds: the lower bound equals an independent fine-grid optimistic composition."""
+    n, T, d = 2000, 4, 1e-4
+    m = KRR(1.0, 2)
+    c0, c1 = _count_pair(n, 1.0)
+    keep = (c0 > 0) & (c1 > 0)
+    lp0 = {i: math.log(v) for i, v in enumerate(c0) if keep[i]}
+    lp1 = {i: math.log(v) for i, v in enumerate(c1) if keep[i]}
+    ref = dpl.from_two_probability_mass_functions(lp1, lp0, pessimistic_estimate=False,
+                                                  value_discretization_interval=d / acc.LOWER_REFINE,
+                                                  symmetric=False)
+    ref = ref.self_compose(T)
+    r = acc.compose_rounds([(m, n, T)], delta=1e-6, value_discretization_interval=d)
+    eps_ref = ref.get_epsilon_for_delta(1e-6 + 2 * acc.TAIL_MASS_TRUNCATION)
+    assert r.lower_method == "concrete-pair (exact count)"
+    assert r.lower == pytest.approx(eps_ref, rel=1e-6)
+    assert r.lower <= r.upper
+
+
+# ---------------------------------------------------------------------------- one round
+@pytest.mark.parametrize("mech,n,delta", [(KRR(1.0, 2), 10_000, 1e-6), (KRR(1.0, 10), 1_000_000, 1e-8),
+                                          (KRR(2.0, 5), 5_000, 1e-7)])
+def test_one_round_pld_matches_single_round_epsilon(mech, n, delta):
+    pld = acc.to_pld(mech, n)
+    e_pld = pld.get_epsilon_for_delta(delta)
+    e_sa = sa.epsilon(mech, n, delta).upper
+    # the PLD is pessimistic: not below the certified value by more than its eps_rtol bracket (1e-7)
+    assert e_pld >= e_sa * (1 - 1e-6)
+    assert e_pld <= e_sa * (1 + 1e-3)
+
+
+def test_pld_infinity_mass_kept_and_grid_scale():
+    m = KRR(1.0, 10)
+    pld = acc.to_pld(m, 10**6, points=300)
+    # beyond the grid edge all mass is at infinity: delta at eps0 equals the infinity mass > 0
+    d_inf = pld.get_delta_for_epsilon(m.eps0)
+    assert 0 < d_inf <= acc.DEFAULT_TAIL_DELTA
+    assert np.isfinite(pld.get_epsilon_for_delta(1e-10))
+
+
+def test_gaussian_interop():
+    m = KRR(1.0, 2)
+    d = 1e-4
+    ours = acc.to_pld(m, 10_000, value_discretization_interval=d)
+    gauss = dpl.from_gaussian_mechanism(5.0, sensitivity=2.0, value_discretization_interval=d)
+    both = ours.compose(gauss)
+    for delta in (1e-5, 1e-8):
+        t = both.get_epsilon_for_delta(delta)
+        assert t >= ours.get_epsilon_for_delta(delta) and t >= gauss.get_epsilon_for_delta(delta)
+    r = acc.compose_rounds([(m, 10_000, 3)], delta=1e-6, extra_plds=[gauss], value_discretization_interval=d)
+    r0 = acc.compose_rounds([(m, 10_000, 3)], delta=1e-6, value_discretization_interval=d)
+    assert r.upper >= r0.upper and r.upper >= gauss.get_epsilon_for_delta(1e-6)
+    with pytest.raises(ParameterError) as e:
+        acc.compose_rounds([(m, 10_000, 3)], delta=1e-6, extra_plds=[gauss])
+    assert e.value.parameter == "value_discretization_interval"
+
+
+def test_result_repr_and_fields():
+    r = acc.compose_rounds([(KRR(1.0, 2), 10_000, 10)], delta=1e-6, points=300)
+    s = repr(r)
+    assert len(s) < 250 and "upper=" in s and "krr×10" in s
+    assert r.quantity == "epsilon" and 0 < r.lower <= r.upper and r.error >= 0
+    rd = acc.compose_rounds([(KRR(1.0, 2), 10_000, 10)], epsilon=r.upper, points=300)
+    assert rd.quantity == "delta" and rd.upper <= 1e-6 * (1 + 1e-9) and rd.lower <= rd.upper
+
+
+# ---------------------------------------------------------------------------- inverse queries
+def test_max_rounds_is_certified_and_maximal():
+    m, n, eps, delta = KRR(1.0, 2), 10_000, 0.3, 1e-6
+    R = acc.max_rounds(m, n, eps, delta, points=300)
+    assert R >= 1
+    pld = acc.to_pld(m, n, points=300)
+    assert pld.self_compose(R).get_epsilon_for_delta(delta) <= eps
+    assert pld.self_compose(R + 1).get_epsilon_for_delta(delta) > eps
+    assert acc.max_rounds(m, n, 1e-4, delta, points=300) == 0
+
+
+def test_max_eps0_fits():
+    n, R, eps, delta = 10_000, 20, 0.5, 1e-6
+    e0 = acc.max_eps0(KRR(1.0, 2), n, R, eps, delta, eps0_max=4.0, rel_tol=1e-2, points=100)
+    assert 0 < e0 < 4
+    assert acc.compose_rounds([(KRR(e0, 2), n, R)], delta=delta, points=100, lower=False).upper <= eps
+    assert acc.compose_rounds([(KRR(e0 * 1.05, 2), n, R)], delta=delta, points=100, lower=False).upper > eps
+    with pytest.raises(ParameterError) as e:
+        acc.max_eps0(MatrixMechanism(np.array([[0.7, 0.3], [0.3, 0.7]])), n, R, eps, delta)
+    assert e.value.parameter == "mechanism"
+
+
+# ---------------------------------------------------------------------------- properties
+_D = 2e-4
+
+
+def _total(eps0, n, R, delta):
+    return acc.compose_rounds([(KRR(eps0, 2), n, R)], delta=delta, value_discretization_interval=_D,
+                              points=60, lower=False).upper
+
+
+@settings(max_examples=3, deadline=None)
+@given(eps0=st.floats(0.5, 2.0), n=st.integers(4000, 20000), R=st.integers(1, 20),
+       logd=st.floats(-10, -4))
+def test_total_monotone(eps0, n, R, logd):
+    delta = 10.0 ** logd
+    base = _total(eps0, n, R, delta)
+    slack = 1e-3 * base + 2 * _D
+    assert _total(eps0, n, R + 3, delta) >= base - slack          # more rounds
+    assert _total(eps0 * 1.2, n, R, delta) >= base - slack        # larger eps0
+    assert _total(eps0, 2 * n, R, delta) <= base + slack          # more users
+    assert _total(eps0, n, R, delta * 10) <= base                 # larger delta (same PLD)
+
+
+# ---------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("rounds,param", [([(KRR(1.0, 2), 100, 0)], "rounds"), ([(KRR(1.0, 2), 100, 1.5)], "rounds"),
+                                          ([(KRR(1.0, 2), 0, 3)], "n"), ([], "rounds"), ([("x", 1, 1)], "mechanism")])
+def test_bad_rounds(rounds, param):
+    with pytest.raises(ParameterError) as e:
+        acc.compose_rounds(rounds, delta=1e-6)
+    assert e.value.parameter == param
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, 1.5, -1e-3, float("nan")])
+def test_bad_delta(delta):
+    with pytest.raises(ParameterError) as e:
+        acc.compose_rounds([(KRR(1.0, 2), 100, 2)], delta=delta)
+    assert e.value.parameter == "delta"
+    with pytest.raises(ParameterError) as e:
+        acc.max_rounds(KRR(1.0, 2), 100, 1.0, delta)
+    assert e.value.parameter == "delta"
+
+
+def test_bad_targets():
+    with pytest.raises(ParameterError) as e:
+        acc.compose_rounds([(KRR(1.0, 2), 100, 2)])
+    assert e.value.parameter == "epsilon"
+    with pytest.raises(ParameterError) as e:
+        acc.compose_rounds([(KRR(1.0, 2), 100, 2)], epsilon=-1.0)
+    assert e.value.parameter == "epsilon"
+    with pytest.raises(ParameterError) as e:
+        acc.to_pld(KRR(1.0, 2), 100, value_discretization_interval=0.0)
+    assert e.value.parameter == "value_discretization_interval"
+
+
+@pytest.mark.slow
+def test_large_n_ten_rr_year():
+    r = acc.compose_rounds([(KRR(1.0, 10), 10**8, 365)], delta=1e-8)
+    assert 0 < r.lower <= r.upper < 365 * sa.epsilon(KRR(1.0, 10), 10**8, 1e-8 / 365).upper

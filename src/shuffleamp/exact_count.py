@@ -92,7 +92,7 @@ DIRECT_CONV_OPS = 4_000_000
 #: Default relative tolerance of the worst-case search (on δ for delta_binary_rr, on ε for
 #: epsilon_binary_rr) and default budget of count pairs evaluated per query.
 DEFAULT_RTOL = 1e-9
-DEFAULT_MAX_PAIRS = 4000
+DEFAULT_MAX_PAIRS = 256
 _EPS = 2.220446049250313e-16
 
 
@@ -154,16 +154,26 @@ def _convolve(x: np.ndarray, y: np.ndarray):
         return z, (min(len(x), len(y)) + 2) * _EPS, 0.0
     L = len(x) + len(y) - 1
     size = 1 << (L - 1).bit_length()
-    try:
-        import pyfftw.interfaces.numpy_fft as fft
-    except ImportError:  # pragma: no cover - pyfftw is optional
-        import scipy.fft as fft
+    fft = _fft_module()
     z = fft.irfft(fft.rfft(x, size) * fft.rfft(y, size), size)[:L]
     np.maximum(z, 0.0, out=z)        # the true values are >= 0: clipping only moves closer
     # Round-off of an FFT convolution: |error| <= c log2(size) eps ||x||_2 ||y||_2 per entry
     # (standard floating-point FFT bound); c = 10 is a generous constant.
     eta = 10.0 * (math.log2(size) + 1) * _EPS * float(np.linalg.norm(x) * np.linalg.norm(y))
     return z, 4 * _EPS, eta
+
+
+@functools.lru_cache(maxsize=1)
+def _fft_module():
+    """pyFFTW's numpy interface with its plan cache, or scipy.fft when pyfftw is missing."""
+    try:
+        import pyfftw.interfaces.cache
+        import pyfftw.interfaces.numpy_fft as fft
+        pyfftw.interfaces.cache.enable()
+        return fft
+    except ImportError:  # pragma: no cover - pyfftw is optional
+        import scipy.fft as fft
+        return fft
 
 
 @functools.lru_cache(maxsize=256)
@@ -302,7 +312,7 @@ def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: fl
         pairs += 1
         return _score(_pair(eps0, N - (b - a), a), x, want_eps)[0]
 
-    for m in sorted({0, 1, 2, N // 2, N - 2, N - 1, N} & set(range(N + 1))):
+    for m in sorted(set(range(min(N, 4) + 1)) | {N // 2, N}):
         exact(m)
     cuts = sorted({0, N + 1} | set(np.linspace(0, N + 1, min(N + 1, 16) + 1).astype(int).tolist()))
     heap = []
@@ -325,7 +335,9 @@ def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: fl
             if lo_ <= hi_:
                 heapq.heappush(heap, (-block(lo_, hi_), lo_, hi_))
     upper = max(-heap[0][0], best_lo) if heap else best_lo
-    return upper, best_lo, best_m, done(upper), pairs
+    # complete: the tolerance is met, or the worst block is one exact m (only its bands remain)
+    complete = done(upper) or not heap or heap[0][1] == heap[0][2]
+    return upper, best_lo, best_m, complete, pairs
 
 
 # --------------------------------------------------------------------------- public API
@@ -346,7 +358,9 @@ class ExactCountResult:
         The ``m`` (ones among users 2..n, ordering "user 1 holds 0 vs 1") whose exact value gave
         ``lower``; ``m`` in the reverse ordering is the dataset ``n - 1 - m``.
     converged : bool or ndarray of bool
-        True when the search met its tolerance, False when it stopped on its pair budget.
+        True when the search over m is complete (tolerance met, or the worst block is a single
+        m, so that only the numerical bands of that pair remain); False when it stopped on its
+        pair budget, in which case ``error`` is dominated by unresolved blocks of m.
     eps0, n, epsilon, delta
         The inputs (the quantity asked for is None).
     settings : dict

@@ -3,8 +3,8 @@ import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-#: production kernels (OpenMP), production binomial-mixture sums, test-only oracles
-_MODULES = {"kernels": True, "binomial": False, "oracles": False}
+#: production kernels (OpenMP), production binomial-mixture sums, binary-RR count laws, test-only oracles
+_MODULES = {"kernels": True, "binomial": False, "count": False, "oracles": False}
 
 extensions = [
     Extension(

@@ -29,6 +29,7 @@ LAYERS = {
     "exact": 7,
     "fft_engine": 7,
     "baselines": 8,
+    "exact_count": 8,
     "bounds": 9,
     "accounting": 10,
     "planning": 10,

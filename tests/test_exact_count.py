@@ -1,0 +1,309 @@
+"""Exact shuffled binary randomized response (shuffleamp.exact_count) against independent
+computations: enumeration of every report vector, mpmath binomial sums over every count and
+every dataset, and the decomposition bounds of shuffleamp.epsilon."""
+
+import itertools
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.stats import binom
+
+import shuffleamp
+from shuffleamp.errors import ParameterError, ResourceLimitError
+from shuffleamp.exact_count import count_pmfs, delta_binary_rr, epsilon_binary_rr
+from shuffleamp.mechanisms import KRR
+
+
+# ----------------------------------------------------------------------------- references
+def _mp_count_laws(eps0, bits_or_m, n):
+    """mpmath laws of the count for user 1 = 0 and = 1, given m ones among users 2..n
+    (direct convolution of the n Bernoulli laws, every count value)."""
+    E = mpmath.e ** mpmath.mpf(eps0)
+    p1 = E / (E + 1)
+    p0 = 1 - p1
+    law = [mpmath.mpf(1)]
+    m = bits_or_m
+    for i in range(n - 1):
+        q = p1 if i < m else p0
+        new = [mpmath.mpf(0)] * (len(law) + 1)
+        for c, w in enumerate(law):
+            new[c] += w * (1 - q)
+            new[c + 1] += w * q
+        law = new
+    out = []
+    for q in (p0, p1):           # user 1 holds 0: reports one w.p. p0
+        P = [mpmath.mpf(0)] * (len(law) + 1)
+        for c, w in enumerate(law):
+            P[c] += w * (1 - q)
+            P[c + 1] += w * q
+        out.append(P)
+    return out
+
+
+def _mp_worst_delta(eps0, n, eps):
+    """max over every m and both orderings of sum_c (P(c) - e^eps Q(c))_+ (no lower-set
+    argument, no symmetry argument)."""
+    e = mpmath.e ** mpmath.mpf(eps)
+    best = mpmath.mpf(0)
+    for m in range(n):
+        P0, P1 = _mp_count_laws(eps0, m, n)
+        for P, Q in ((P0, P1), (P1, P0)):
+            best = max(best, sum(max(a - e * b, 0) for a, b in zip(P, Q)))
+    return best
+
+
+def _enumerated_worst_delta(eps0, n, eps):
+    """Every dataset (all 2^(n-1) bit vectors of users 2..n) and every report vector (2^n):
+    count law by brute force, hockey stick over every count, both orderings."""
+    E = math.exp(eps0)
+    p1 = E / (E + 1)
+    best = 0.0
+    for others in itertools.product((0, 1), repeat=n - 1):
+        laws = []
+        for b in (0, 1):
+            x = (b,) + others
+            law = np.zeros(n + 1)
+            for y in itertools.product((0, 1), repeat=n):
+                pr = 1.0
+                for xi, yi in zip(x, y):
+                    pr *= p1 if xi == yi else 1 - p1
+                law[sum(y)] += pr
+            laws.append(law)
+        for P, Q in ((laws[0], laws[1]), (laws[1], laws[0])):
+            best = max(best, float(np.maximum(P - math.exp(eps) * Q, 0).sum()))
+    return best
+
+
+def _mp_eps(eps0, n, delta):
+    """Root of the mpmath worst-case δ(ε) = delta by bisection (to 1e-13)."""
+    lo, hi = 0.0, float(eps0)
+    if _mp_worst_delta(eps0, n, 0.0) <= delta:
+        return 0.0
+    while hi - lo > 1e-13:
+        mid = 0.5 * (lo + hi)
+        if _mp_worst_delta(eps0, n, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+# ----------------------------------------------------------------------------- exact matches
+@pytest.mark.parametrize("eps0,n", [(0.5, 2), (1.0, 3), (2.0, 4), (1.0, 6), (4.0, 7)])
+def test_matches_enumeration_of_every_report_vector(eps0, n):
+    for eps in (0.0, 0.05, 0.3, 1.0):
+        ref = _enumerated_worst_delta(eps0, n, eps)
+        r = delta_binary_rr(eps0, n, eps)
+        assert r.lower - 1e-12 <= ref <= r.upper + 1e-12
+        assert r.error <= 1e-12
+        assert r.converged
+
+
+FAST_GRID = [(0.1, 5), (0.5, 10), (1.0, 13), (2.0, 20), (1.0, 30), (4.0, 30), (0.5, 1)]
+
+
+@pytest.mark.parametrize("eps0,n", FAST_GRID)
+def test_delta_matches_mpmath_every_dataset(eps0, n):
+    eps = np.array([0.0, 0.01, 0.1, 0.3, 1.0])
+    eps = eps[eps <= eps0]
+    r = delta_binary_rr(eps0, n, eps)
+    for i, e in enumerate(eps):
+        ref = float(_mp_worst_delta(eps0, n, e))
+        assert abs(r.upper[i] - ref) <= 1e-12 and abs(r.lower[i] - ref) <= 1e-12
+        assert r.lower[i] <= ref + 1e-15 <= r.upper[i] + 2e-15
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps0,n", [(e0, n) for e0 in (0.1, 0.5, 1.0, 2.0, 4.0) for n in range(2, 31)])
+def test_delta_matches_mpmath_every_dataset_slow(eps0, n):
+    test_delta_matches_mpmath_every_dataset(eps0, n)
+
+
+@pytest.mark.parametrize("eps0,n,delta", [(1.0, 10, 1e-2), (0.5, 20, 1e-2), (2.0, 30, 1e-3)])
+def test_epsilon_brackets_mpmath_root(eps0, n, delta):
+    ref = _mp_eps(eps0, n, delta)
+    r = epsilon_binary_rr(eps0, n, delta)
+    assert r.lower <= ref + 1e-12 and ref <= r.upper + 1e-12
+    assert r.error <= 1e-10
+
+
+def _worst_float(eps0, n, eps):
+    """Float reference for n <= 2000: every m, every count, both orderings (scipy binomials,
+    direct convolution)."""
+    E = math.exp(eps0)
+    p1 = E / (E + 1)
+    N = n - 1
+    best = 0.0
+    for m in range(N + 1):
+        f = np.convolve(binom.pmf(np.arange(m + 1), m, p1), binom.pmf(np.arange(N - m + 1), N - m, 1 - p1))
+        a, b = np.concatenate(([0.0], f)), np.concatenate((f, [0.0]))
+        P0, P1 = (1 - p1) * a + p1 * b, p1 * a + (1 - p1) * b
+        best = max(best, np.maximum(P0 - math.exp(eps) * P1, 0).sum(), np.maximum(P1 - math.exp(eps) * P0, 0).sum())
+    return best
+
+
+@pytest.mark.parametrize("eps0,n,eps", [(1.0, 100, 0.3), (0.5, 200, 0.1)])
+def test_worst_over_m_float_reference(eps0, n, eps):
+    ref = _worst_float(eps0, n, eps)
+    r = delta_binary_rr(eps0, n, eps)
+    assert r.lower - 1e-12 <= ref <= r.upper + 1e-12
+    assert r.error <= 1e-12 + 1e-9 * ref
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [50, 100, 300, 500, 1000, 1500, 2000])
+@pytest.mark.parametrize("eps0", [0.5, 1.0, 2.0, 4.0])
+def test_worst_over_m_float_reference_slow(eps0, n):
+    for eps in (0.0, 0.02, 0.1, 0.3):
+        ref = _worst_float(eps0, n, eps)
+        r = delta_binary_rr(eps0, n, eps, max_pairs=100_000)
+        assert r.lower - 1e-12 <= ref <= r.upper + 1e-12
+
+
+# ----------------------------------------------------------------------------- mpmath, large n
+def _mp_pair_delta(eps0, n, m, eps, width=16):
+    """mpmath δ of the pair with m in {0, 1} at large n: sum over counts within +-width sigma
+    (the rest is below 1e-40 here), binomial terms from log-gamma at 50 digits."""
+    mpmath.mp.dps = 50
+    E = mpmath.e ** mpmath.mpf(eps0)
+    p1 = E / (E + 1)
+    p0 = 1 - p1
+    N = n - 1 - m                                   # users of type p0 besides user 1 and the m ones
+    mean, sd = float(N * p0), math.sqrt(float(N * p0 * p1))
+    lo, hi = max(0, int(mean - width * sd)), min(N, int(mean + width * sd) + 1)
+
+    def B(k):
+        if k < 0 or k > N:
+            return mpmath.mpf(0)
+        return mpmath.exp(mpmath.loggamma(N + 1) - mpmath.loggamma(k + 1) - mpmath.loggamma(N - k + 1)
+                          + k * mpmath.log(p0) + (N - k) * mpmath.log(p1))
+
+    Bs = {k: B(k) for k in range(lo - 3, hi + 4)}
+
+    def f(c):                                      # S = Bin(m, p1) + Bin(N, p0), m in {0, 1}
+        if m == 0:
+            return Bs.get(c, mpmath.mpf(0))
+        return p1 * Bs.get(c - 1, mpmath.mpf(0)) + p0 * Bs.get(c, mpmath.mpf(0))
+
+    e = mpmath.e ** mpmath.mpf(eps)
+    tot = mpmath.mpf(0)
+    for c in range(lo, hi + 3):
+        P0 = p0 * f(c - 1) + p1 * f(c)
+        P1 = p1 * f(c - 1) + p0 * f(c)
+        tot += max(P0 - e * P1, 0)
+    mpmath.mp.dps = 15
+    return float(tot)
+
+
+def _pair_bracket(eps0, n, m, eps):
+    pm = count_pmfs(eps0, n, m)
+    c = np.cumsum(pm.p0) - math.exp(eps) * np.cumsum(pm.p1)
+    v = float(c.max())
+    slack = pm.rel_error * (1 + math.exp(eps)) + pm.tail * (1 + math.exp(eps)) + 1e-15
+    return v - slack, v + slack
+
+
+@pytest.mark.parametrize("eps0,n,eps,m", [(1.0, 10_000, 0.05, 0), (0.5, 10_000, 0.03, 1)])
+def test_pair_matches_mpmath_large_n(eps0, n, eps, m):
+    ref = _mp_pair_delta(eps0, n, m, eps)
+    lo, hi = _pair_bracket(eps0, n, m, eps)
+    assert lo <= ref <= hi
+    r = delta_binary_rr(eps0, n, eps, max_pairs=16)
+    assert r.upper >= ref - 1e-14 and r.lower >= ref * (1 - 1e-9) - 1e-14   # m in {0..4} evaluated
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [10_000, 100_000, 1_000_000])
+@pytest.mark.parametrize("eps0,m", [(0.5, 0), (1.0, 1), (2.0, 0)])
+def test_pair_matches_mpmath_large_n_slow(eps0, n, m):
+    eps = 3.0 / math.sqrt(n)
+    ref = _mp_pair_delta(eps0, n, m, eps)
+    lo, hi = _pair_bracket(eps0, n, m, eps)
+    assert lo <= ref <= hi
+
+
+# ----------------------------------------------------------------------------- issue claims
+@pytest.mark.parametrize("n", [1_000, 10_000, 100_000])
+def test_exact_is_15_to_20_percent_below_decomposition(n):
+    r = epsilon_binary_rr(1.0, n, 1e-6, max_pairs=64)
+    b = shuffleamp.epsilon(KRR(1.0, 2), n, 1e-6)
+    gap = 1 - r.upper / b.upper
+    assert 0.14 <= gap <= 0.21
+    assert b.lower <= r.upper and r.lower <= b.upper
+
+
+def test_reverse_ordering_beats_todays_lower_bound():
+    # dataset "others all 1", user 1 reversed (1 vs 0) = m = 0 in the 0-vs-1 ordering
+    r = epsilon_binary_rr(0.5, 10_000, 1e-6, max_pairs=64)
+    assert r.lower >= 0.016181 and r.lower < 0.016182
+    assert r.worst_m == 0
+    b = shuffleamp.epsilon(KRR(0.5, 2), 10_000, 1e-6)
+    assert abs(b.lower - 0.015993) < 1e-6 and r.lower > b.lower
+
+
+# ----------------------------------------------------------------------------- properties
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(eps0=st.sampled_from([0.25, 0.5, 1.0, 2.0, 3.0]),
+       n=st.integers(2, 3000),
+       log_delta=st.floats(-9, -2))
+def test_between_decomposition_bounds(eps0, n, log_delta):
+    d = 10.0 ** log_delta
+    r = epsilon_binary_rr(eps0, n, d, max_pairs=64)
+    b = shuffleamp.epsilon(KRR(eps0, 2), n, d)
+    assert r.upper <= b.upper * (1 + 1e-9) + 1e-12
+    assert r.upper >= b.lower * (1 - 1e-9) - 1e-12
+    assert r.lower <= r.upper
+
+
+@settings(max_examples=15, deadline=None)
+@given(eps0=st.sampled_from([0.3, 1.0, 2.5]), n=st.integers(1, 5000), k=st.integers(1, 500),
+       log_delta=st.floats(-9, -2))
+def test_epsilon_non_increasing_in_n(eps0, n, k, log_delta):
+    d = 10.0 ** log_delta
+    r = epsilon_binary_rr(eps0, [n, n + k], d, max_pairs=64)
+    assert r.lower[1] <= r.upper[0] + 1e-12
+
+
+def test_vectorised_and_scalar_agree():
+    r = delta_binary_rr(1.0, [10, 50], [0.1, 0.2])
+    for i, (n, e) in enumerate([(10, 0.1), (50, 0.2)]):
+        s = delta_binary_rr(1.0, n, e)
+        assert s.upper == r.upper[i] and s.lower == r.lower[i] and s.worst_m == r.worst_m[i]
+    assert r.upper.shape == (2,)
+
+
+def test_count_pmfs_window():
+    pm = count_pmfs(1.0, 1000, 3)
+    assert abs(pm.p0.sum() - 1) < 1e-12 and abs(pm.p1.sum() - 1) < 1e-12
+    assert pm.tail <= 1e-20 and pm.p0.shape == pm.p1.shape
+    E = math.exp(1.0)
+    assert np.all(pm.p0 <= E * pm.p1 * (1 + 1e-9)) and np.all(pm.p1 <= E * pm.p0 * (1 + 1e-9))
+
+
+# ----------------------------------------------------------------------------- bad input
+def test_bad_input():
+    with pytest.raises(ParameterError) as e:
+        delta_binary_rr(0.0, 10, 0.1)
+    assert e.value.parameter == "eps0"
+    with pytest.raises(ParameterError) as e:
+        epsilon_binary_rr(1.0, 10, 1.5)
+    assert e.value.parameter == "delta"
+    with pytest.raises(ParameterError) as e:
+        delta_binary_rr(1.0, 0, 0.1)
+    assert e.value.parameter == "n"
+    with pytest.raises(ParameterError) as e:
+        count_pmfs(1.0, 10, 10)
+    assert e.value.parameter == "m"
+    with pytest.raises(ParameterError) as e:
+        delta_binary_rr(1.0, 10, float("nan"))
+    assert e.value.parameter == "epsilon"
+
+
+def test_window_too_large_raises_naming_n():
+    with pytest.raises(ResourceLimitError) as e:
+        epsilon_binary_rr(0.1, 10**17, 1e-6)
+    assert e.value.parameter == "n" and "n =" in str(e.value)

@@ -272,11 +272,33 @@ class LogMgf:
         return kernels.log_mgf(self.x, self.p, float(t))
 
     def moments(self, t: float) -> tuple[float, float]:
-        """(K'(t), K''(t)): mean and variance of the law tilted by :math:`e^{tx}`."""
+        """(K'(t), K''(t)): mean and variance of the law tilted by :math:`e^{tx}`.
+
+        Parameters
+        ----------
+        t : float
+            Tilt (real).
+
+        Returns
+        -------
+        mean, variance : float
+            :math:`K'(t)` and :math:`K''(t)`.
+        """
         return kernels.tilted_moments(self.x, self.p, float(t))
 
     def tilted(self, t: float) -> np.ndarray:
-        """Masses of the tilted law, :math:`p_j e^{t x_j} / M(t)` (float64, shape (K,), sum 1)."""
+        """Masses of the tilted law, :math:`p_j e^{t x_j} / M(t)`.
+
+        Parameters
+        ----------
+        t : float
+            Tilt (real).
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (K,)
+            Tilted masses, summing to 1, aligned with ``x``.
+        """
         return kernels.tilted_weights(self.x, self.p, float(t))
 
     def saddle(self, n: float) -> tuple[float, float, float]:

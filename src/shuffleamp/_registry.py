@@ -85,7 +85,18 @@ class Method:
         return self.info.source
 
     def regime(self, mechanism=None) -> str:
-        """Validity regime, specific to ``mechanism`` where it matters."""
+        """Validity regime, specific to ``mechanism`` where it matters.
+
+        Parameters
+        ----------
+        mechanism : Mechanism, optional
+            The mechanism the bound is applied to; None for the generic regime.
+
+        Returns
+        -------
+        str
+            Human-readable statement of where the method's number is valid.
+        """
         if mechanism is None or self.regime_of is None:
             return self.info.regime
         return self.regime_of(mechanism)

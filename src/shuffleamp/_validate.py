@@ -31,7 +31,32 @@ def _as_float_array(name: str, value) -> np.ndarray:
 
 
 def real(name: str, value, *, lo=None, hi=None, lo_open=False, hi_open=False, allow_inf=False):
-    """Check a real scalar or array against an interval; return a float or float64 array."""
+    """Check a real scalar or array against an interval.
+
+    Parameters
+    ----------
+    name : str
+        The user-facing parameter name, used in the error message.
+    value : float or array_like of float
+        The value to check (any shape; must not be empty).
+    lo, hi : float, optional
+        Lower / upper end of the allowed interval; None means unbounded.
+    lo_open, hi_open : bool, default False
+        Whether the corresponding end is excluded.
+    allow_inf : bool, default False
+        Accept ``±inf`` (still subject to ``lo``/``hi``).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A Python float for a scalar input, else a float64 array of the input's shape.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name``, if ``value`` is not real, empty, NaN, infinite (unless
+        ``allow_inf``) or outside the interval.
+    """
     arr = _as_float_array(name, value)
     if not allow_inf and np.isinf(arr).any():
         raise ParameterError(name, "must be finite")
@@ -47,29 +72,123 @@ def real(name: str, value, *, lo=None, hi=None, lo_open=False, hi_open=False, al
 
 
 def eps0(value, name: str = "eps0"):
-    """Local privacy parameter ε0 in nats: finite and > 0."""
+    """Check the local privacy parameter ε0 (nats): finite and > 0.
+
+    Parameters
+    ----------
+    value : float or array_like of float
+        ε0 in nats.
+    name : str, default "eps0"
+        The user-facing parameter name.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        As :func:`real`.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name``, if ``value`` is not a finite real > 0.
+    """
     return real(name, value, lo=0.0, lo_open=True)
 
 
 def epsilon(value, name: str = "epsilon"):
-    """Central privacy parameter ε in nats: finite and >= 0."""
+    """Check the central privacy parameter ε (nats): finite and >= 0.
+
+    Parameters
+    ----------
+    value : float or array_like of float
+        ε in nats.
+    name : str, default "epsilon"
+        The user-facing parameter name.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        As :func:`real`.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name``, if ``value`` is not a finite real >= 0.
+    """
     return real(name, value, lo=0.0)
 
 
 def delta(value, name: str = "delta"):
-    """δ strictly inside (0, 1)."""
+    """Check a δ strictly inside (0, 1).
+
+    Parameters
+    ----------
+    value : float or array_like of float
+        δ (a probability).
+    name : str, default "delta"
+        The user-facing parameter name.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        As :func:`real`.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name``, if ``value`` is not in the open interval (0, 1).
+    """
     return real(name, value, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
 
 
 def probability(value, name: str, *, open_lo=False, open_hi=False):
-    """A probability in [0, 1] (ends optionally open)."""
+    """Check a probability in [0, 1] (ends optionally open).
+
+    Parameters
+    ----------
+    value : float or array_like of float
+        The probability.
+    name : str
+        The user-facing parameter name.
+    open_lo, open_hi : bool, default False
+        Exclude 0 / 1 respectively.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        As :func:`real`.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name``, if ``value`` is outside the interval.
+    """
     return real(name, value, lo=0.0, hi=1.0, lo_open=open_lo, hi_open=open_hi)
 
 
 def count(value, name: str = "n", *, minimum: int = 1):
-    """Integer count (number of users, domain size, ...) >= ``minimum``.
+    """Check an integer count (number of users, domain size, ...) >= ``minimum``.
 
-    Accepts Python/numpy integers and integral floats (``1e8``); returns int or int64 array.
+    Accepts Python/numpy integers and integral floats (``1e8``).
+
+    Parameters
+    ----------
+    value : int, float or array_like
+        The count; floats must be integral and finite; at most ``2**62``.
+    name : str, default "n"
+        The user-facing parameter name.
+    minimum : int, default 1
+        Smallest allowed value.
+
+    Returns
+    -------
+    int or numpy.ndarray
+        A Python int for a scalar input, else an int64 array of the input's shape.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name``, if ``value`` is a bool, not integral, not finite,
+        below ``minimum`` or above ``2**62``.
     """
     if isinstance(value, bool):
         raise ParameterError(name, f"must be an integer, got {value!r}")
@@ -91,7 +210,27 @@ def count(value, name: str = "n", *, minimum: int = 1):
 
 
 def stochastic_matrix(value, name: str = "matrix") -> np.ndarray:
-    """A 2-D row-stochastic matrix P[x, y] (rows are inputs); returns a read-only float64 copy."""
+    """Check a row-stochastic matrix ``P[x, y]`` (rows are inputs, columns outputs).
+
+    Parameters
+    ----------
+    value : array_like of float, shape (k, m)
+        The matrix; ``k >= 2`` inputs, ``m >= 1`` outputs, non-negative finite
+        entries, each row summing to 1 within ``ROW_SUM_RTOL * max(1, m)``.
+    name : str, default "matrix"
+        The user-facing parameter name.
+
+    Returns
+    -------
+    numpy.ndarray
+        Read-only float64 array of shape (k, m), rows renormalised to sum to 1.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name``, if the matrix has the wrong shape, a non-finite or
+        negative entry, or a row that does not sum to 1.
+    """
     P = _as_float_array(name, value)
     if P.ndim != 2:
         raise ParameterError(name, f"must be 2-dimensional (inputs x outputs), got shape {P.shape}")
@@ -115,10 +254,28 @@ def stochastic_matrix(value, name: str = "matrix") -> np.ndarray:
 
 
 def ldp_level(P: np.ndarray, name: str = "matrix") -> float:
-    """The smallest ε0 such that the matrix randomizer is ε0-LDP (pure), in nats.
+    r"""The smallest ε0 such that the matrix randomizer is ε0-LDP (pure), in nats.
 
-    Raises :class:`NotLDPError` if some output has zero probability under one
-    input and positive probability under another (no finite ε0 exists).
+    :math:`\varepsilon_0 = \max_y \max_{x, x'} \log(P[x, y] / P[x', y])` over the
+    outputs ``y`` with some positive mass.
+
+    Parameters
+    ----------
+    P : numpy.ndarray, shape (k, m), float64
+        A row-stochastic matrix, as returned by :func:`stochastic_matrix`.
+    name : str, default "matrix"
+        The user-facing parameter name.
+
+    Returns
+    -------
+    float
+        ε0 in nats (>= 0).
+
+    Raises
+    ------
+    NotLDPError
+        Naming ``name``, if some output has zero probability under one input
+        and positive probability under another (no finite ε0 exists).
     """
     cols = P[:, P.max(axis=0) > 0]
     lo = cols.min(axis=0)
@@ -131,7 +288,30 @@ def ldp_level(P: np.ndarray, name: str = "matrix") -> float:
 
 
 def check_ldp(P: np.ndarray, eps0_claimed: float, name: str = "matrix", rtol: float = 1e-9) -> float:
-    """Check that P is ``eps0_claimed``-LDP; return its actual (tight) ε0."""
+    """Check that ``P`` is ``eps0_claimed``-LDP.
+
+    Parameters
+    ----------
+    P : numpy.ndarray, shape (k, m), float64
+        A row-stochastic matrix.
+    eps0_claimed : float
+        The claimed ε0 in nats.
+    name : str, default "matrix"
+        The user-facing name of the matrix.
+    rtol : float, default 1e-9
+        Relative slack allowed on ``eps0_claimed`` (plus an absolute 1e-12).
+
+    Returns
+    -------
+    float
+        The actual (tight) ε0 of ``P`` in nats, as :func:`ldp_level`.
+
+    Raises
+    ------
+    NotLDPError
+        Naming ``name`` if no finite ε0 exists, or naming ``eps0`` if the
+        actual ε0 exceeds ``eps0_claimed``.
+    """
     actual = ldp_level(P, name)
     if actual > eps0_claimed * (1 + rtol) + 1e-12:
         raise NotLDPError("eps0", f"the randomizer is only {actual:.6g}-LDP, not {eps0_claimed:.6g}-LDP")
@@ -139,13 +319,52 @@ def check_ldp(P: np.ndarray, eps0_claimed: float, name: str = "matrix", rtol: fl
 
 
 def choice(value, name: str, options):
+    """Check that ``value`` is one of ``options``.
+
+    Parameters
+    ----------
+    value : object
+        The user's value.
+    name : str
+        The user-facing parameter name.
+    options : collection
+        The allowed values (sortable, for the message).
+
+    Returns
+    -------
+    object
+        ``value`` unchanged.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name``, if ``value`` is not in ``options``.
+    """
     if value not in options:
         raise ParameterError(name, f"must be one of {sorted(options)}, got {value!r}")
     return value
 
 
 def finite_result(name: str, value: float) -> float:
-    """Guard used before returning a number to the user: never NaN, never negative, never inf silently."""
+    """Guard used before returning a number to the user: never NaN, never negative, never inf silently.
+
+    Parameters
+    ----------
+    name : str
+        What the number is (for the internal-error message).
+    value : float
+        The number about to be returned.
+
+    Returns
+    -------
+    float
+        ``value`` unchanged.
+
+    Raises
+    ------
+    ArithmeticError
+        If ``value`` is NaN, negative or infinite (an internal error, not bad input).
+    """
     if math.isnan(value) or value < 0 or math.isinf(value):
         raise ArithmeticError(f"internal error: {name} evaluated to {value!r}")
     return value

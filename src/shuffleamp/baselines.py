@@ -204,18 +204,34 @@ def clone_closed_form_epsilon(eps0: float, n: int, delta: float, *, form: str = 
 
     Parameters
     ----------
-    eps0, n, delta
-        Local ε0 (nats), users, target δ in (0, 1).
+    eps0 : float
+        Local ε0 (nats), > 0.
+    n : int
+        Number of users, >= 1.
+    delta : float
+        Target δ in (0, 1).
     form : {"code", "paper"}
         Which published factor.
     check : bool
         Enforce the validity condition (default).  ``False`` is for reproducing published tables only.
 
+    Returns
+    -------
+    float
+        Central ε in nats (>= 0).
+
     Raises
     ------
+    ParameterError
+        Naming ``eps0``, ``n``, ``delta`` or ``form`` for invalid input.
     OutOfRegimeError
         If ``eps0 > log(n / (16 log(4/δ)))``.  The paper states ``log(2/δ)``, the public code
-        ``log(4/δ)`` (its issue #1); the stricter ``log(4/δ)`` is enforced.
+        ``log(4/δ)`` (apple/ml-shuffling-amplification); the stricter ``log(4/δ)`` is enforced.
+
+    References
+    ----------
+    V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones: A Simple and Nearly Optimal
+    Analysis of Privacy Amplification by Shuffling", FOCS 2021 (arXiv:2012.12803), Theorem 3.1.
     """
     eps0 = _validate.eps0(eps0)
     n = _validate.count(n, "n")
@@ -235,25 +251,61 @@ def clone_closed_form_epsilon(eps0: float, n: int, delta: float, *, form: str = 
 
 
 def clone_closed_form_min_delta(eps0: float, n: int) -> float:
-    """Smallest δ at which the (log(4/δ)) validity condition of the FMT'21 closed form holds."""
+    r"""Smallest δ at which the (log(4/δ)) validity condition of the FMT'21 closed form holds.
+
+    :math:`\delta_{\min} = 4\exp(-n/(16 e^{\varepsilon_0}))`, i.e. the δ solving
+    :math:`\varepsilon_0 = \log(n / (16\log(4/\delta)))`.
+
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 (nats), > 0 (not validated here; callers validate).
+    n : int
+        Number of users, >= 1.
+
+    Returns
+    -------
+    float
+        δ_min in (0, 4]; values >= 1 mean the condition fails for every δ < 1.
+
+    References
+    ----------
+    V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones", FOCS 2021, Theorem 3.1.
+    """
     return 4.0 * math.exp(-n / (16.0 * _E(eps0)))
 
 
 def clone_closed_form_delta(eps0: float, n: int, epsilon: float) -> tuple[float, dict]:
-    r"""δ at which the FMT'21 closed form certifies ε: a conservative inversion of
+    """δ at which the FMT'21 closed form certifies ε: a conservative inversion of
     :func:`clone_closed_form_epsilon` (``form="code"``).
 
     The closed form ε(δ) is decreasing in δ; a bisection on log δ returns a δ at which ε(δ) <= ε was
     evaluated (the right end of the final bracket, relative width 1e-10).
 
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 (nats), > 0.
+    n : int
+        Number of users, >= 1.
+    epsilon : float
+        Central ε (nats), >= 0.
+
     Returns
     -------
     (delta, info) : (float, dict)
+        δ in (0, 1) and a dict saying how it was found (``"inversion"`` or ``"limited_by"``).
 
     Raises
     ------
+    ParameterError
+        Naming ``eps0``, ``n`` or ``epsilon`` for invalid input.
     OutOfRegimeError
         If no δ < 1 gives ε(δ) <= ε, or the validity condition fails for every δ < 1.
+
+    References
+    ----------
+    V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones", FOCS 2021, Theorem 3.1.
     """
     eps0 = _validate.eps0(eps0)
     n = _validate.count(n, "n")
@@ -355,10 +407,26 @@ def blanket_constants(mechanism, epsilon: float, constants: str = "auto") -> Bla
     Parameters
     ----------
     mechanism : Mechanism
+        The local randomizer (its ``eps0``; ``k`` and ``gamma`` for k-RR, ``gamma`` for Laplace).
     epsilon : float
-        Central ε in (0, eps0).
+        Central ε in (0, eps0), nats (not validated here; the callers check the regime).
     constants : {"auto", "krr", "laplace", "generic"}
         ``"auto"``: specific constants for k-RR and Laplace, generic otherwise.
+
+    Returns
+    -------
+    BlanketConstants
+
+    Raises
+    ------
+    ParameterError
+        Naming ``constants`` if it is not one of the choices, or asks for k-RR / Laplace
+        constants of another mechanism.
+
+    References
+    ----------
+    B. Balle, J. Bell, A. Gascón, K. Nissim, "The Privacy Blanket of the Shuffle Model",
+    CRYPTO 2019, Section 3 (blanket decomposition and the constants of Theorem 3.1).
     """
     _validate.choice(constants, "constants", {"auto", "krr", "laplace", "generic"})
     name = getattr(mechanism, "name", "")
@@ -407,10 +475,33 @@ def hoeffding_delta(mechanism, n: int, epsilon: float, constants: str = "auto") 
     (From :math:`E[(\sum_{i\le m} L_i)_+] \le \frac{b^2}{4a}e^{-2ma^2/b^2}` and the binomial MGF of
     :math:`M \sim \mathrm{Bin}(n, \gamma)`, Su, Cheng, Wang, IEEE S&P 2026.)  Clipped at 1.
 
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The ε0-LDP local randomizer.
+    n : int
+        Number of users, >= 1.
+    epsilon : float
+        Central ε (nats), in (0, eps0).
+    constants : {"auto", "krr", "laplace", "generic"}
+        Which constants; see :func:`blanket_constants`.
+
+    Returns
+    -------
+    float
+        δ in [0, 1] (an upper bound).
+
     Raises
     ------
+    ParameterError
+        Naming ``n``, ``epsilon`` or ``constants`` for invalid input.
     OutOfRegimeError
         Unless 0 < ε < eps0.
+
+    References
+    ----------
+    B. Balle, J. Bell, A. Gascón, K. Nissim, "The Privacy Blanket of the Shuffle Model", CRYPTO 2019,
+    Theorem 3.1.
     """
     n = _validate.count(n, "n")
     epsilon = _validate.epsilon(epsilon)
@@ -443,10 +534,33 @@ def bennett_delta(mechanism, n: int, epsilon: float, constants: str = "auto") ->
     :math:`x = e^{-\alpha\phi(\beta)}`, so no truncation (and no dropped mass) is needed; the tests
     check it against a direct windowed sum.  Clipped at 1.
 
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The ε0-LDP local randomizer.
+    n : int
+        Number of users, >= 1.
+    epsilon : float
+        Central ε (nats), in (0, eps0).
+    constants : {"auto", "krr", "laplace", "generic"}
+        Which constants; see :func:`blanket_constants`.
+
+    Returns
+    -------
+    float
+        δ in [0, 1] (an upper bound).
+
     Raises
     ------
+    ParameterError
+        Naming ``n``, ``epsilon`` or ``constants`` for invalid input.
     OutOfRegimeError
-        Unless 0 < ε < eps0.
+        Unless 0 < ε < eps0, or if the constants give b₊ <= 0 or c <= 0.
+
+    References
+    ----------
+    B. Balle, J. Bell, A. Gascón, K. Nissim, "The Privacy Blanket of the Shuffle Model", CRYPTO 2019,
+    Theorem 3.1.
     """
     n = _validate.count(n, "n")
     epsilon = _validate.epsilon(epsilon)
@@ -484,10 +598,32 @@ def _efm_check(eps0: float, n: int, delta: float, epsilon: float) -> None:
 def erlingsson_epsilon(eps0: float, n: int, delta: float) -> float:
     r""":math:`\varepsilon = 12\varepsilon_0\sqrt{\log(1/\delta)/n}` (Erlingsson et al., SODA 2019).
 
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 (nats), in (0, 1/2].
+    n : int
+        Number of users, >= 1000.
+    delta : float
+        Target δ in (0, 0.01].
+
+    Returns
+    -------
+    float
+        Central ε in nats.
+
     Raises
     ------
+    ParameterError
+        Naming ``eps0``, ``n`` or ``delta`` for invalid input.
     OutOfRegimeError
         Outside eps0 <= 1/2, n >= 1000, δ <= 0.01, ε <= eps0 (the public code returns NaN there).
+
+    References
+    ----------
+    Ú. Erlingsson, V. Feldman, I. Mironov, A. Raghunathan, K. Talwar, A. Thakurta,
+    "Amplification by Shuffling: From Local to Central Differential Privacy via Anonymity",
+    SODA 2019 (arXiv:1811.12469), the amplification-by-shuffling theorem.
     """
     eps0 = _validate.eps0(eps0)
     n = _validate.count(n, "n")
@@ -500,10 +636,32 @@ def erlingsson_epsilon(eps0: float, n: int, delta: float) -> float:
 def erlingsson_delta(eps0: float, n: int, epsilon: float) -> float:
     r""":math:`\delta(\varepsilon) = \exp(-n(\varepsilon/(12\varepsilon_0))^2)` (Erlingsson et al., SODA 2019).
 
+    The inverse of :func:`erlingsson_epsilon` in δ.
+
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 (nats), in (0, 1/2].
+    n : int
+        Number of users, >= 1000.
+    epsilon : float
+        Central ε (nats), in [0, eps0].
+
+    Returns
+    -------
+    float
+        δ in (0, 0.01].
+
     Raises
     ------
+    ParameterError
+        Naming ``eps0``, ``n`` or ``epsilon`` for invalid input.
     OutOfRegimeError
         Outside eps0 <= 1/2, n >= 1000, δ <= 0.01, ε <= eps0.
+
+    References
+    ----------
+    Ú. Erlingsson et al., "Amplification by Shuffling", SODA 2019 (arXiv:1811.12469).
     """
     eps0 = _validate.eps0(eps0)
     n = _validate.count(n, "n")
@@ -603,10 +761,30 @@ def vr_delta(epsilon: float, n: int, prm: VRParams) -> tuple[float, float]:
     (:func:`vr_delta_thm48`; checked in the tests).  By the coordinate-swap symmetry
     D(Q‖P) = D(P‖Q) (derived here: swapping the first two symbols exchanges P and Q).
 
+    Parameters
+    ----------
+    epsilon : float
+        Central ε (nats), >= 0 (not validated here); 0 is returned for ε >= log p.
+    n : int
+        Number of users, >= 1.
+    prm : VRParams
+        Variation-ratio parameters (p, β, q).
+
     Returns
     -------
     (lo, hi) : tuple of float
         Window sum and window sum plus dropped mass charged (see :func:`clone_delta`).
+
+    Raises
+    ------
+    ParameterError
+        Naming ``n`` if it is not an integer >= 1.
+
+    References
+    ----------
+    S. Wang, Y. Peng, J. Li, Z. Wen, et al., "Privacy Amplification via Shuffling: Unified, Simplified,
+    and Tightened", PVLDB 17(8) 2024, Theorem 4.7; P. Su, H. Cheng, P. Wang, "Decomposition-Based Optimal
+    Bounds for Privacy Amplification via Shuffling", IEEE S&P 2026, Theorem 12.
     """
     n = _validate.count(n, "n")
     if prm.beta <= 0.0 or epsilon >= math.log(prm.p):
@@ -615,7 +793,7 @@ def vr_delta(epsilon: float, n: int, prm: VRParams) -> tuple[float, float]:
 
 
 def vr_delta_thm48(epsilon: float, n: int, prm: VRParams, window: float = 40.0) -> float:
-    r"""Theorem 4.8 of WPL+24 as printed (with its typographical errors corrected: derived here): reference implementation.
+    r"""Theorem 4.8 of Wang et al. (PVLDB 2024) as printed (with its typographical errors corrected: derived here): reference implementation.
 
     .. math::
 
@@ -627,6 +805,27 @@ def vr_delta_thm48(epsilon: float, n: int, prm: VRParams, window: float = 40.0) 
     :math:`low_c = ((e^\varepsilon p-1)\alpha c + (e^\varepsilon-1)f_c)/(\alpha(e^\varepsilon+1)(p-1))`,
     :math:`f_c = (1-\alpha-\alpha p)(n-c)r/(1-2r)`.  The c-sum is truncated to ``window`` standard
     deviations (no charge; the O(√n) kernel :func:`vr_delta` is the production evaluator).
+
+    Parameters
+    ----------
+    epsilon : float
+        Central ε (nats), >= 0 (not validated).
+    n : int
+        Number of users, >= 1 (not validated).
+    prm : VRParams
+        Variation-ratio parameters (p, β, q).
+    window : float, default 40.0
+        Half-width of the c-sum in standard deviations of Bin(n − 1, 2r).
+
+    Returns
+    -------
+    float
+        δ >= 0 (not certified: the truncated tail is not charged).
+
+    References
+    ----------
+    S. Wang et al., "Privacy Amplification via Shuffling: Unified, Simplified, and Tightened",
+    PVLDB 17(8) 2024, Theorem 4.8.
     """
     p, al, r = prm.p, prm.alpha, prm.r
     if prm.beta <= 0:
@@ -660,11 +859,34 @@ def vr_delta_thm48(epsilon: float, n: int, prm: VRParams, window: float = 40.0) 
 
 def vr_algorithm1(delta: float, n: int, prm: VRParams, T: int = 20,
                   delta_fn: Callable[[float], float] | None = None) -> float:
-    r"""Algorithm 1 of WPL+24 as published: T bisection steps on [0, log p], returns ε_H.
+    """Algorithm 1 of Wang et al. (PVLDB 2024) as published: T bisection steps on [0, log p], returns ε_H.
 
     ``if Delta(ε_t) > δ: ε_L ← ε_t else ε_H ← ε_t`` (Wang et al., PVLDB 2024, Algorithm 1).  The result lies on the
     grid log p · k / 2^T.  ``delta_fn`` defaults to the exact pair divergence (:func:`vr_delta`, hi).
     Used to reproduce Table 5; the ``variation-ratio`` method itself uses a finer bracketing search.
+
+    Parameters
+    ----------
+    delta : float
+        Target δ in (0, 1) (not validated).
+    n : int
+        Number of users, >= 1.
+    prm : VRParams
+        Variation-ratio parameters (p, β, q).
+    T : int, default 20
+        Number of bisection steps.
+    delta_fn : callable, optional
+        ``delta_fn(epsilon) -> float``, a δ(ε) decreasing in ε; default the ``hi`` of :func:`vr_delta`.
+
+    Returns
+    -------
+    float
+        ε_H in nats, in [0, log p].
+
+    References
+    ----------
+    S. Wang et al., "Privacy Amplification via Shuffling: Unified, Simplified, and Tightened",
+    PVLDB 17(8) 2024, Algorithm 1.
     """
     fn = delta_fn or (lambda e: vr_delta(e, n, prm)[1])
     eL, eH = 0.0, math.log(prm.p)
@@ -704,12 +926,22 @@ def gdp_mu(eps_list, delta_list=None) -> float:
     delta_list : array_like of float, optional
         Per-user local δ_i in [0, 1); default 0.
 
+    Returns
+    -------
+    float
+        μ > 0.
+
     Raises
     ------
     ParameterError
-        Invalid lists.
+        Naming ``eps_list`` or ``delta_list`` for invalid lists.
     OutOfRegimeError
         If Σ q − max q = 0 (μ infinite).
+
+    References
+    ----------
+    E. Chen, Y. Cao, Y. Ge, "A Generalized Shuffle Framework for Privacy Amplification: Strengthening
+    Privacy Guarantees and Enhancing Utility", AAAI 2024 (arXiv:2312.14388), Theorem 2.
     """
     q = _gdp_q(eps_list, delta_list)
     den = float(math.fsum(q.tolist()) - q.max())
@@ -726,8 +958,30 @@ def _gdp_mu_uniform(eps0: float, n: int, delta0: float = 0.0) -> float:
 
 
 def gdp_delta_mu(mu: float, epsilon: float) -> float:
-    r"""δ(ε) of μ-GDP: :math:`\Phi(-\varepsilon/\mu+\mu/2) - e^\varepsilon\Phi(-\varepsilon/\mu-\mu/2)`
-    (Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022, Corollary 2.13), in log space for small values."""
+    r"""δ(ε) of μ-GDP: :math:`\Phi(-\varepsilon/\mu+\mu/2) - e^\varepsilon\Phi(-\varepsilon/\mu-\mu/2)`,
+    in log space for small values.
+
+    Parameters
+    ----------
+    mu : float
+        GDP parameter μ > 0.
+    epsilon : float
+        Central ε (nats), >= 0.
+
+    Returns
+    -------
+    float
+        δ in [0, 1).
+
+    Raises
+    ------
+    ParameterError
+        Naming ``mu`` or ``epsilon`` for invalid input.
+
+    References
+    ----------
+    J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", JRSS-B 2022, Corollary 2.13.
+    """
     mu = _validate.real("mu", mu, lo=0.0, lo_open=True)
     epsilon = _validate.epsilon(epsilon)
     la = float(log_ndtr(-epsilon / mu + mu / 2))
@@ -741,6 +995,29 @@ def gdp_epsilon_mu(mu: float, delta: float) -> float:
     """ε at which :func:`gdp_delta_mu` equals δ (right end of a bisection bracket, relative width 1e-12).
 
     Returns 0 if δ >= δ(0) = 2Φ(μ/2) − 1.
+
+    Parameters
+    ----------
+    mu : float
+        GDP parameter μ > 0.
+    delta : float
+        Target δ in (0, 1).
+
+    Returns
+    -------
+    float
+        ε in nats, >= 0.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``mu`` or ``delta`` for invalid input.
+    OutOfRegimeError
+        If the ε search diverges (ε > 1e6).
+
+    References
+    ----------
+    J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", JRSS-B 2022, Corollary 2.13.
     """
     mu = _validate.real("mu", mu, lo=0.0, lo_open=True)
     delta = _validate.delta(delta)
@@ -795,7 +1072,36 @@ def gdp_delta(eps_list, delta_list, epsilon: float):
 
 
 def gdp_epsilon(eps_list, delta_list, delta: float):
-    """μ-GDP estimate of the shuffled ε at δ for personalized budgets; see :func:`gdp_delta`."""
+    """μ-GDP estimate of the shuffled ε at δ for personalized budgets; see :func:`gdp_delta`.
+
+    Parameters
+    ----------
+    eps_list : array_like of float
+        Per-user ε_i >= 0 (nats); n = len(eps_list) >= 2.
+    delta_list : array_like of float or None
+        Per-user δ_i in [0, 1), or None for 0.
+    delta : float
+        Target central δ in (0, 1).
+
+    Returns
+    -------
+    BoundResult
+        ``kind="estimate"``, ``sound=False``; the ε is in ``estimate`` (``upper`` is None);
+        ``settings["mu"]`` is μ.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``eps_list``, ``delta_list`` or ``delta`` for invalid input.
+    OutOfRegimeError
+        If μ is infinite or the ε search diverges.
+
+    References
+    ----------
+    E. Chen, Y. Cao, Y. Ge, "A Generalized Shuffle Framework for Privacy Amplification", AAAI 2024
+    (arXiv:2312.14388), Theorem 2; J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy",
+    JRSS-B 2022, Corollary 2.13.
+    """
     mu = gdp_mu(eps_list, delta_list)
     delta = _validate.delta(delta)
     eps_arr = np.atleast_1d(np.asarray(eps_list, dtype=np.float64))

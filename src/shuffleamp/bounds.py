@@ -129,7 +129,21 @@ def max_delta(families, n: int, epsilon: float, mode: str = "spread", rtol: floa
 
 
 def estimator(families, n: int):
-    """Cheap uncertified ``ε ↦ δ`` estimate (saddle point) used only to place the first root bracket."""
+    """Cheap uncertified ``ε ↦ δ`` estimate (saddle point) used only to place the first root bracket.
+
+    Parameters
+    ----------
+    families : sequence of GparvFamily
+        The mechanism's decompositions (cases); each maps ε to a GPARV via ``gparv(epsilon)``.
+    n : int
+        Number of users, >= 1.
+
+    Returns
+    -------
+    callable
+        ``est(epsilon) -> float``: the largest saddle-point estimate of δ over the families
+        (ε in nats).  Never a certified number.
+    """
     def est(e):
         return max(saddle_estimate(f.gparv(e), n) for f in families)
     return est
@@ -270,6 +284,16 @@ if tuple(METHOD_REGISTRY) != METHODS:  # pragma: no cover - registry and names a
 
 def method(name: str) -> Method:
     """The registry entry of a ``method=`` value.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`shuffleamp._registry.METHODS` (``"optimal"`` or a comparison method).
+
+    Returns
+    -------
+    Method
+        The entry (name, soundness, kind, source, evaluators).
 
     Raises
     ------

@@ -230,6 +230,18 @@ class Silent(Mechanism):
         return Decomposition([1.0], [1.0], [1.0], 0.0, label="⊥")
 
     def matrix(self) -> np.ndarray:
+        """Matrix form of ⊥: a single all-ones column (every input gives the same output).
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (domain, 1)
+            Read-only.
+
+        Raises
+        ------
+        ParameterError
+            Naming ``mechanism`` if the input domain is unknown (``domain=None``).
+        """
         if self.domain is None:
             raise ParameterError("mechanism", "⊥ needs a known input domain for its matrix form")
         P = np.ones((self.domain, 1))
@@ -238,22 +250,62 @@ class Silent(Mechanism):
 
     @property
     def gamma(self) -> float:
+        r"""Blanket mass :math:`\gamma = \sum_y \inf_x R(x)(y)` (exact); see :attr:`Mechanism.gamma`."""
         return 1.0
 
     def decomposition(self, form: str = "simplified"):
+        """Optimal (blanket) decomposition for the worst-case pair; see :meth:`Mechanism.decomposition`.
+
+        Parameters
+        ----------
+        form : {"simplified", "primary", "asymptotic"}
+            Which form (see :meth:`Mechanism.decomposition`).
+
+        Returns
+        -------
+        Decomposition or GparvFamily
+            The decomposition (a GPARV family in ε).
+        """
         return self._dec()
 
     def upper_decompositions(self) -> list:
+        """Decompositions whose GPARVs bound every neighbouring pair ([SCW] Theorem 13).
+
+        Returns
+        -------
+        list of GparvFamily
+            The upper bound is the maximum over these and their swapped versions.
+        """
         return [self._dec()]
 
     def lower_decompositions(self) -> list:
+        """Theorem-14 decompositions of the documented lower-bound datasets ([SCW] Theorem 14).
+
+        Returns
+        -------
+        list of GparvFamily
+            The lower bound is the maximum over the list.
+        """
         return [self._dec()]
 
     def lower_cases(self) -> list:
-        """⊥ is the same for every input: its dataset matches any other component's."""
+        """⊥ is the same for every input: its dataset matches any other component's.
+
+        Returns
+        -------
+        list of (tuple, GparvFamily)
+            ``(pattern, family)`` pairs, one per entry of :meth:`lower_decompositions`.
+        """
         return [(("any",), f) for f in self.lower_decompositions()]
 
     def describe(self) -> dict:
+        """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``.
+
+        Returns
+        -------
+        dict
+            Plain JSON-serialisable mapping (ε0 in nats).
+        """
         return {"mechanism": self.name, "eps0": 0.0}
 
 
@@ -339,7 +391,19 @@ class Joint(Mechanism):
 
     # -- matrix / gamma
     def matrix(self) -> np.ndarray:
-        """Kronecker product of the component matrices (rows = input tuples in row-major order)."""
+        """Kronecker product of the component matrices (rows = input tuples in row-major order).
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (prod of inputs, prod of outputs)
+            Read-only, rows sum to 1.
+
+        Raises
+        ------
+        ParameterError
+            Naming ``components`` if the product would exceed :data:`MAX_MATRIX_ENTRIES` entries,
+            or as a component's :meth:`matrix` does.
+        """
         shapes = [c.matrix().shape for c in self.components]
         entries = int(np.prod([s[0] * s[1] for s in shapes], dtype=np.float64))
         if entries > MAX_MATRIX_ENTRIES:
@@ -412,6 +476,11 @@ class Joint(Mechanism):
         """One product decomposition per case (allowed Hamming pattern x component pair types).
 
         The labels name the case (``"joint hamming d/m: differ {...}, agree {...}"``).
+
+        Returns
+        -------
+        list of GparvFamily
+            The upper bound is the maximum over these and their swapped versions.
         """
         return list(self._upper)
 
@@ -459,7 +528,13 @@ class Joint(Mechanism):
         return dedupe(out)
 
     def lower_decompositions(self) -> list:
-        """Theorem-14 product decompositions ([SCW] Theorem 14; products of the components' datasets)."""
+        """Theorem-14 product decompositions ([SCW] Theorem 14; products of the components' datasets).
+
+        Returns
+        -------
+        list of GparvFamily
+            The lower bound is the maximum over the list.
+        """
         return list(self._lower)
 
     def decomposition(self, form: str = "simplified"):
@@ -468,6 +543,16 @@ class Joint(Mechanism):
         ``"simplified"``: product of the components' first upper decompositions; ``"asymptotic"``:
         product of their asymptotic forms; ``"primary"``: blanket decomposition of the Kronecker
         matrix for the rows (0, ..., 0) and (1, ..., 1).
+
+        Parameters
+        ----------
+        form : {"simplified", "primary", "asymptotic"}
+            Which form (see :meth:`Mechanism.decomposition`).
+
+        Returns
+        -------
+        Decomposition or GparvFamily
+            The decomposition (a GPARV family in ε).
         """
         form = _validate.choice(form, "form", {"simplified", "primary", "asymptotic"})
         m = len(self.components)
@@ -482,6 +567,13 @@ class Joint(Mechanism):
         return product_decomposition([d[0] for d in self._diff], label=lab)
 
     def describe(self) -> dict:
+        """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``.
+
+        Returns
+        -------
+        dict
+            Plain JSON-serialisable mapping (ε0 in nats).
+        """
         out = {"mechanism": self.name, "eps0": self.eps0,
                "components": [c.describe() for c in self.components]}
         if self.distances != tuple(range(1, len(self.components) + 1)):
@@ -644,7 +736,13 @@ class Parallel(Mechanism):
         return [(w, c) for w, c in zip(self.weights, self.components) if w > 0]
 
     def matrix(self) -> np.ndarray:
-        """Block matrix ``[w_1 P_1 | w_2 P_2 | ...]`` (outputs (i, y); zero-weight blocks dropped)."""
+        """Block matrix ``[w_1 P_1 | w_2 P_2 | ...]`` (outputs (i, y); zero-weight blocks dropped).
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (inputs, outputs)
+            Read-only, rows sum to 1.
+        """
         ws, cs = zip(*self._parts())
         return _block_matrix(ws, [Silent(self.domain) if isinstance(c, Silent) else c for c in cs])
 
@@ -690,7 +788,13 @@ class Parallel(Mechanism):
         return dedupe(out)
 
     def upper_decompositions(self) -> list:
-        """Mixture decompositions (one per combination of component pair types; usually one)."""
+        """Mixture decompositions (one per combination of component pair types; usually one).
+
+        Returns
+        -------
+        list of GparvFamily
+            The upper bound is the maximum over these and their swapped versions.
+        """
         return list(self._upper)
 
     @functools.cached_property
@@ -718,15 +822,38 @@ class Parallel(Mechanism):
         return out
 
     def lower_decompositions(self) -> list:
-        """Mixtures of the components' Theorem-14 decompositions at a common dataset."""
+        """Mixtures of the components' Theorem-14 decompositions at a common dataset.
+
+        Returns
+        -------
+        list of GparvFamily
+            The lower bound is the maximum over the list.
+        """
         return dedupe([f for _, f in self._lower_cases])
 
     def lower_cases(self) -> list:
-        """The mixtures of :meth:`lower_decompositions` tagged with their common dataset's shape."""
+        """The mixtures of :meth:`lower_decompositions` tagged with their common dataset's shape.
+
+        Returns
+        -------
+        list of (tuple, GparvFamily)
+            ``(pattern, family)`` pairs, one per entry of :meth:`lower_decompositions`.
+        """
         return list(self._lower_cases)
 
     def decomposition(self, form: str = "simplified"):
-        """Mixture of the components' decompositions (``"primary"``: of the block matrix, pair (0, 1))."""
+        """Mixture of the components' decompositions (``"primary"``: of the block matrix, pair (0, 1)).
+
+        Parameters
+        ----------
+        form : {"simplified", "primary", "asymptotic"}
+            Which form (see :meth:`Mechanism.decomposition`).
+
+        Returns
+        -------
+        Decomposition or GparvFamily
+            The decomposition (a GPARV family in ε).
+        """
         form = _validate.choice(form, "form", {"simplified", "primary", "asymptotic"})
         if form == "primary":
             return primary_decomposition(self.matrix(), 0, 1)
@@ -736,6 +863,13 @@ class Parallel(Mechanism):
         return self._upper[0]
 
     def describe(self) -> dict:
+        """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``.
+
+        Returns
+        -------
+        dict
+            Plain JSON-serialisable mapping (ε0 in nats).
+        """
         return {"mechanism": self.name, "eps0": self.eps0, "weights": list(self.weights),
                 "components": [c.describe() for c in self.components]}
 
@@ -799,6 +933,13 @@ class Subsample(Parallel):
         return f"Subsample({self.mechanism!r}, q={self.q!r})"
 
     def describe(self) -> dict:
+        """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``.
+
+        Returns
+        -------
+        dict
+            Plain JSON-serialisable mapping (ε0 in nats).
+        """
         return {"mechanism": self.name, "eps0": self.eps0, "q": self.q,
                 "components": [self.mechanism.describe()]}
 

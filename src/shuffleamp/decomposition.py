@@ -74,10 +74,27 @@ class GparvFamily(Protocol):
     label: str
 
     def gparv(self, epsilon: float) -> Gparv:
-        """The GPARV law at central ε (nats)."""
+        """The GPARV law at central ε (nats).
+
+        Parameters
+        ----------
+        epsilon : float
+            Central ε in nats, >= 0.
+
+        Returns
+        -------
+        Gparv
+            The privacy-amplification random variable of the pair at ε ([SCW] Theorems 12-13).
+        """
 
     def swapped(self) -> "GparvFamily":
-        """The family of the reversed pair (may return ``self`` when the law is symmetric)."""
+        """The family of the reversed pair (may return ``self`` when the law is symmetric).
+
+        Returns
+        -------
+        GparvFamily
+            The family with the roles of :math:`x_1^0` and :math:`x_1^1` exchanged (may be ``self``).
+        """
 
 
 # ----------------------------------------------------------------------------- the one merge
@@ -220,7 +237,13 @@ class Decomposition:
         return tuple(rows) + (round(s.beta, digits),)
 
     def swapped(self) -> "Decomposition":
-        """The decomposition for the reversed pair (x_1^1, x_1^0): ``a`` and ``b`` exchanged."""
+        """The decomposition for the reversed pair (x_1^1, x_1^0): ``a`` and ``b`` exchanged.
+
+        Returns
+        -------
+        Decomposition
+            The family with the roles of :math:`x_1^0` and :math:`x_1^1` exchanged (may be ``self``).
+        """
         return Decomposition(self.b, self.a, self.c, self.beta, label=self.label + " (swapped)")
 
     def simplified(self, rtol: float = RATIO_RTOL) -> "Decomposition":
@@ -375,7 +398,18 @@ class MixtureFamily:
     label: str = ""
 
     def gparv(self, epsilon: float) -> Gparv:
-        """The mixture GPARV at central ε (nats): atoms and continuous parts weighted by the parts' weights."""
+        """The mixture GPARV at central ε (nats): atoms and continuous parts weighted by the parts' weights.
+
+        Parameters
+        ----------
+        epsilon : float
+            Central ε in nats, >= 0.
+
+        Returns
+        -------
+        Gparv
+            The privacy-amplification random variable of the pair at ε ([SCW] Theorems 12-13).
+        """
         vals, probs, conts = [], [], []
         for w, fam in self.parts:
             if w <= 0:
@@ -388,14 +422,26 @@ class MixtureFamily:
         return Gparv(np.concatenate(vals), np.concatenate(probs), _mix_continuous(conts))
 
     def swapped(self) -> "MixtureFamily":
-        """Mixture of the parts' swapped families (``self`` if every part is its own swap)."""
+        """Mixture of the parts' swapped families (``self`` if every part is its own swap).
+
+        Returns
+        -------
+        MixtureFamily
+            The family with the roles of :math:`x_1^0` and :math:`x_1^1` exchanged (may be ``self``).
+        """
         sw = tuple((w, f.swapped()) for w, f in self.parts)
         if all(s[1] is p[1] for s, p in zip(sw, self.parts)):
             return self
         return MixtureFamily(sw, self.label + " (swapped)")
 
     def law_key(self) -> tuple:
-        """Rounded weights and the parts' :func:`law_key`."""
+        """Rounded weights and the parts' :func:`law_key`.
+
+        Returns
+        -------
+        hashable
+            Equal keys mean equal GPARV laws at every ε.
+        """
         return tuple((round(w, LAW_KEY_DIGITS), law_key(g)) for w, g in self.parts)
 
 

@@ -83,6 +83,18 @@ class ComponentError(ParameterError):
         """The error ``exc`` of component ``index``, with the component named.
 
         A nested composed component's own :class:`ComponentError` is kept whole in the reason.
+
+        Parameters
+        ----------
+        index : int
+            Index of the offending component in ``components``.
+        exc : ParameterError
+            The error raised while building that component.
+
+        Returns
+        -------
+        ComponentError
+            The error to raise (``parameter == "components"``); the caller raises it.
         """
         if isinstance(exc, ComponentError):
             return cls(index, "components", str(exc))

@@ -84,7 +84,23 @@ class ContinuousPart:
     poles: tuple = ()
 
     def cell_mass_and_moment(self, edges: np.ndarray):
-        """Mass and first moment of the continuous part in each cell ``(edges[i], edges[i+1]]``."""
+        r"""Mass and first moment of the continuous part in each cell ``(edges[i], edges[i+1]]``.
+
+        Uses :math:`\int_u^w s\,dF(s) = wF(w) - uF(u) - (I(w) - I(u))` with
+        ``I = icdf`` the integral of the CDF.
+
+        Parameters
+        ----------
+        edges : numpy.ndarray of float64, shape (M + 1,)
+            Increasing cell edges, in the units of the GPARV; clipped to ``[lo, hi]``.
+
+        Returns
+        -------
+        mass : numpy.ndarray of float64, shape (M,)
+            Mass of each cell (clamped at 0 against rounding).
+        moment : numpy.ndarray of float64, shape (M,)
+            :math:`\int s\,dF(s)` over each cell.
+        """
         e = np.clip(edges, self.lo, self.hi)
         F = self.cdf(e)
         I = self.icdf(e)
@@ -152,6 +168,18 @@ class Gparv:
         """Atoms approximating the law (continuous part binned at cell means).
 
         Used only for heuristics (grid and tilt selection), never for certified numbers.
+
+        Parameters
+        ----------
+        cells : int, default 2048
+            Number of equal-width cells the continuous part is binned into.
+
+        Returns
+        -------
+        values : numpy.ndarray of float64, shape (K,)
+            Atom locations (the exact atoms, then the non-empty cell means).
+        probs : numpy.ndarray of float64, shape (K,)
+            Their masses.
         """
         if self.continuous is None or self.continuous.mass <= 0:
             return self.values, self.probs
@@ -163,11 +191,32 @@ class Gparv:
         return np.concatenate([self.values, centers[ok]]), np.concatenate([self.probs, m[ok]])
 
     def mean(self) -> float:
+        r"""Approximate mean of the law (via :meth:`approx_atoms`; heuristics only).
+
+        Returns
+        -------
+        float
+            :math:`\sum_j v_j p_j` over the approximating atoms.
+        """
         v, p = self.approx_atoms()
         return float(np.dot(v, p))
 
     def same_law(self, other: "Gparv", rtol: float = 1e-12) -> bool:
-        """True if both are purely atomic with the same atoms (used to deduplicate pairs)."""
+        """True if both are purely atomic with the same atoms (used to deduplicate pairs).
+
+        A law with a continuous part is only the same as itself (identity).
+
+        Parameters
+        ----------
+        other : Gparv
+            The law to compare with.
+        rtol : float, default 1e-12
+            Relative tolerance on atoms and masses (absolute tolerance 1e-15).
+
+        Returns
+        -------
+        bool
+        """
         if self.continuous is not None or other.continuous is not None:
             return self is other
         return (self.values.shape == other.values.shape

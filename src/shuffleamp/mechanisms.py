@@ -192,6 +192,15 @@ class Mechanism(abc.ABC):
         """Build from keyword parameters (already checked against ``parameters`` by :func:`make`).
 
         Subclasses whose constructor needs conversion (e.g. a matrix file path) override this.
+
+        Parameters
+        ----------
+        **params
+            The mechanism's ``parameters`` (already checked by :func:`make`).
+
+        Returns
+        -------
+        Mechanism
         """
         return cls(**params)
 
@@ -205,6 +214,11 @@ class Mechanism(abc.ABC):
             If the matrix would exceed :data:`MAX_MATRIX_ENTRIES` entries (parameter ``'d'``,
             or ``'k'`` for k-RR), the domain is infinite (``d=None``), or the mechanism has
             continuous outputs (Laplace; parameter ``'mechanism'``).
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (inputs, outputs)
+            Read-only, rows sum to 1.
         """
 
     @property
@@ -241,6 +255,11 @@ class Mechanism(abc.ABC):
 
         The upper bound is the maximum over this list **and** the swapped versions of its
         entries (the bounds code does the swapping). Input-symmetric mechanisms return one entry.
+
+        Returns
+        -------
+        list of GparvFamily
+            The upper bound is the maximum over these and their swapped versions.
         """
 
     @abc.abstractmethod
@@ -249,11 +268,22 @@ class Mechanism(abc.ABC):
 
         Merged by ratio, one per documented dataset :math:`x_2 = \\dots = x_n` (see the class
         docstring); the lower bound is the maximum over the list.
+
+        Returns
+        -------
+        list of GparvFamily
+            The lower bound is the maximum over the list.
         """
 
     @abc.abstractmethod
     def describe(self) -> dict:
-        """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``."""
+        """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``.
+
+        Returns
+        -------
+        dict
+            Plain JSON-serialisable mapping (ε0 in nats).
+        """
 
     # -- owned knowledge with defaults
     def with_eps0(self, eps0: float) -> "Mechanism":
@@ -285,9 +315,9 @@ class Mechanism(abc.ABC):
         return None
 
     def variation_ratio_beta(self) -> tuple[float, str]:
-        r"""β of the variation-ratio reduction and its source ([WPL24] Table 2, with :math:`p = e^{arepsilon_0}`).
+        r"""β of the variation-ratio reduction and its source ([WPL24] Table 2, with :math:`p = e^{\varepsilon_0}`).
 
-        The default is the general-mechanism value :math:`eta = 	anh(arepsilon_0/2) = (E-1)/(E+1)`,
+        The default is the general-mechanism value :math:`\beta = \tanh(\varepsilon_0/2) = (E-1)/(E+1)`,
         valid for every ε0-LDP randomizer; mechanisms override it with their Table 2 row.
 
         Returns
@@ -419,6 +449,7 @@ class KRR(_PQRMechanism):
 
     @property
     def gamma(self) -> float:
+        r"""Blanket mass :math:`\gamma = \sum_y \inf_x R(x)(y)` (exact); see :attr:`Mechanism.gamma`."""
         return self.k / (math.exp(self.eps0) + self.k - 1)
 
     def _check_matrix_size(self):
@@ -431,6 +462,13 @@ class KRR(_PQRMechanism):
         return P
 
     def lower_decompositions(self) -> list:
+        """Theorem-14 decompositions of the documented lower-bound datasets ([SCW] Theorem 14).
+
+        Returns
+        -------
+        list of GparvFamily
+            The lower bound is the maximum over the list.
+        """
         E = math.exp(self.eps0)
         k = self.k
         if k == 2:
@@ -448,15 +486,31 @@ class KRR(_PQRMechanism):
         return [Decomposition(a, b, c, 0.0, label=lab).simplified()]
 
     def lower_cases(self) -> list:
+        """Theorem-14 decompositions tagged with the dataset's shape; see :meth:`Mechanism.lower_cases`.
+
+        Returns
+        -------
+        list of (tuple, GparvFamily)
+            ``(pattern, family)`` pairs, one per entry of :meth:`lower_decompositions`.
+        """
         t = "distinct" if self.k >= 3 else "x2=x1"
         return [(("type", t), f) for f in self.lower_decompositions()]
 
     @property
     def domain(self) -> int:
+        """Input-domain size (``None`` = unknown / any); see :attr:`Mechanism.domain`."""
         return self.k
 
     def variation_ratio_beta(self) -> tuple[float, str]:
-        """[WPL24] Table 2, generalized randomized response on k options: β = (E − 1)/(E + k − 1)."""
+        """[WPL24] Table 2, generalized randomized response on k options: β = (E − 1)/(E + k − 1).
+
+        Returns
+        -------
+        beta : float
+            Total-variation parameter in [0, 1).
+        source : str
+            Where the value comes from.
+        """
         return math.expm1(self.eps0) / (math.exp(self.eps0) + self.k - 1), f"Table 2 GRR, d={self.k}"
 
     def stronger_clone_decomposition(self) -> Decomposition:
@@ -465,10 +519,21 @@ class KRR(_PQRMechanism):
         With :math:`p = 1/(E+k-1)` and :math:`q = (k-2)p`: :math:`a = (Ep, p, q)`, :math:`b = (p, Ep, q)`,
         :math:`c = (p, p, q)` ([SCW] Example 4.1); it has the same :func:`~shuffleamp.decomposition.law_key`
         as :meth:`decomposition` (tested), so the simplified optimal decomposition is returned.
+
+        Returns
+        -------
+        Decomposition
         """
         return self.decomposition("simplified")
 
     def describe(self) -> dict:
+        """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``.
+
+        Returns
+        -------
+        dict
+            Plain JSON-serialisable mapping (ε0 in nats).
+        """
         return {"mechanism": self.name, "eps0": self.eps0, "k": self.k}
 
 
@@ -591,6 +656,13 @@ class BLH(_BitMechanism):
         """[WPL24] Table 2, local hash with length l = 2: β = (E − 1)/(E + 1).
 
         This is the table value; the exact total variation with the hash in the output is half of it.
+
+        Returns
+        -------
+        beta : float
+            Total-variation parameter in [0, 1).
+        source : str
+            Where the value comes from.
         """
         return math.tanh(self.eps0 / 2), "Table 2 local hash, l=2"
 
@@ -659,7 +731,15 @@ class RAPPOR(_BitMechanism):
         return 1 / (1 + t), t / (1 + t)
 
     def variation_ratio_beta(self) -> tuple[float, str]:
-        """[WPL24] Table 2, binary randomized response (RAPPOR): β = (t − 1)/(t + 1), t = e^{ε0/2}."""
+        """[WPL24] Table 2, binary randomized response (RAPPOR): β = (t − 1)/(t + 1), t = e^{ε0/2}.
+
+        Returns
+        -------
+        beta : float
+            Total-variation parameter in [0, 1).
+        source : str
+            Where the value comes from.
+        """
         return math.tanh(self.eps0 / 4), "Table 2 binary RR (RAPPOR)"
 
 
@@ -727,7 +807,15 @@ class OUE(_BitMechanism):
         return 1 / (1 + E), 0.5
 
     def variation_ratio_beta(self) -> tuple[float, str]:
-        """β = (E − 1)/(2(E + 1)): not in [WPL24]; derived here as the total variation of two OUE rows."""
+        """β = (E − 1)/(2(E + 1)): not in [WPL24]; derived here as the total variation of two OUE rows.
+
+        Returns
+        -------
+        beta : float
+            Total-variation parameter in [0, 1).
+        source : str
+            Where the value comes from.
+        """
         return math.tanh(self.eps0 / 2) / 2, "OUE (derived: total variation of two rows)"
 
 
@@ -798,6 +886,7 @@ class HadamardResponse(_PQRMechanism):
 
     @property
     def gamma(self) -> float:
+        r"""Blanket mass :math:`\gamma = \sum_y \inf_x R(x)(y)` (exact); see :attr:`Mechanism.gamma`."""
         E = math.exp(self.eps0)
         return 2.0 / (E + 1) + 2.0 * (E - 1) / (self.d * (E + 1))
 
@@ -826,6 +915,13 @@ class HadamardResponse(_PQRMechanism):
         return out
 
     def lower_decompositions(self) -> list:
+        """Theorem-14 decompositions of the documented lower-bound datasets ([SCW] Theorem 14).
+
+        Returns
+        -------
+        list of GparvFamily
+            The lower bound is the maximum over the list.
+        """
         if self.d > HR_LOWER_FROM_MATRIX_MAX_D:
             return self._lower_closed_form()
         x2s = [3] + ([4] if self.d >= 8 else [])
@@ -839,17 +935,40 @@ class HadamardResponse(_PQRMechanism):
 
     def lower_cases(self) -> list:
         # matrix rows i = Hadamard rows i + 1: (1 | 2; 3) -> (0, 1, 2), (1 | 2; 4) -> (0, 1, 3)
+        """Theorem-14 decompositions tagged with the dataset's shape; see :meth:`Mechanism.lower_cases`.
+
+        Returns
+        -------
+        list of (tuple, GparvFamily)
+            ``(pattern, family)`` pairs, one per entry of :meth:`lower_decompositions`.
+        """
         return [(("triple", t), f) for t, f in zip([(0, 1, 2), (0, 1, 3)], self.lower_decompositions())]
 
     @property
     def domain(self) -> int:
+        """Input-domain size (``None`` = unknown / any); see :attr:`Mechanism.domain`."""
         return self.d - 1
 
     def variation_ratio_beta(self) -> tuple[float, str]:
-        r"""[WPL24] Table 2, Hadamard response with K = d, s = d/2, B = 1: β = s(E−1)/2/(sE+K−s) = (E−1)/(2(E+1))."""
+        r"""[WPL24] Table 2, Hadamard response with K = d, s = d/2, B = 1: β = s(E−1)/2/(sE+K−s) = (E−1)/(2(E+1)).
+
+        Returns
+        -------
+        beta : float
+            Total-variation parameter in [0, 1).
+        source : str
+            Where the value comes from.
+        """
         return math.tanh(self.eps0 / 2) / 2, "Table 2 Hadamard response (K=d, s=d/2, B=1)"
 
     def describe(self) -> dict:
+        """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``.
+
+        Returns
+        -------
+        dict
+            Plain JSON-serialisable mapping (ε0 in nats).
+        """
         return {"mechanism": self.name, "eps0": self.eps0, "d": self.d}
 
 
@@ -1019,17 +1138,40 @@ class LaplaceFamily:
     label: str = field(default="pair (0, 1)")
 
     def gparv(self, epsilon: float) -> Gparv:
-        """The GPARV at central ε (nats)."""
+        """The GPARV at central ε (nats).
+
+        Parameters
+        ----------
+        epsilon : float
+            Central ε in nats, >= 0.
+
+        Returns
+        -------
+        Gparv
+            The privacy-amplification random variable of the pair at ε ([SCW] Theorems 12-13).
+        """
         if self.kind == "upper":
             return laplace_upper_gparv(self.eps0, epsilon)
         return laplace_lower_gparv(self.eps0, epsilon)
 
     def swapped(self) -> "LaplaceFamily":
-        """``self``: Laplace on {0, 1} is input-symmetric, reversing the pair gives the same law."""
+        """``self``: Laplace on {0, 1} is input-symmetric, reversing the pair gives the same law.
+
+        Returns
+        -------
+        LaplaceFamily
+            The family with the roles of :math:`x_1^0` and :math:`x_1^1` exchanged (may be ``self``).
+        """
         return self
 
     def law_key(self) -> Hashable:
-        """``("laplace", eps0, kind)``: the law depends on nothing else."""
+        """``("laplace", eps0, kind)``: the law depends on nothing else.
+
+        Returns
+        -------
+        hashable
+            Equal keys mean equal GPARV laws at every ε.
+        """
         return ("laplace", self.eps0, self.kind)
 
 
@@ -1064,35 +1206,96 @@ class Laplace(Mechanism):
         object.__setattr__(self, "eps0", _eps0(self.eps0))
 
     def matrix(self) -> np.ndarray:
+        """Not available: the Laplace mechanism has continuous outputs.
+
+        Returns
+        -------
+        numpy.ndarray
+            Never returns.
+
+        Raises
+        ------
+        ParameterError
+            Always, naming ``mechanism``.
+        """
         raise ParameterError("mechanism", "the Laplace mechanism has continuous outputs; no matrix form")
 
     @property
     def gamma(self) -> float:
+        r"""Blanket mass :math:`\gamma = \sum_y \inf_x R(x)(y)` (exact); see :attr:`Mechanism.gamma`."""
         return math.exp(-self.eps0 / 2)
 
     def decomposition(self, form: str = "simplified"):
-        """The blanket GPARV family :class:`LaplaceFamily` (any ``form``)."""
+        """The blanket GPARV family :class:`LaplaceFamily` (any ``form``).
+
+        Parameters
+        ----------
+        form : {"simplified", "primary", "asymptotic"}
+            Which form (see :meth:`Mechanism.decomposition`).
+
+        Returns
+        -------
+        Decomposition or GparvFamily
+            The decomposition (a GPARV family in ε).
+        """
         _form(form)
         return LaplaceFamily(self.eps0, "upper")
 
     def upper_decompositions(self) -> list:
+        """Decompositions whose GPARVs bound every neighbouring pair ([SCW] Theorem 13).
+
+        Returns
+        -------
+        list of GparvFamily
+            The upper bound is the maximum over these and their swapped versions.
+        """
         return [LaplaceFamily(self.eps0, "upper")]
 
     def lower_decompositions(self) -> list:
+        """Theorem-14 decompositions of the documented lower-bound datasets ([SCW] Theorem 14).
+
+        Returns
+        -------
+        list of GparvFamily
+            The lower bound is the maximum over the list.
+        """
         return [LaplaceFamily(self.eps0, "lower", label="dataset (0 | 1; others 1)")]
 
     def lower_cases(self) -> list:
+        """Theorem-14 decompositions tagged with the dataset's shape; see :meth:`Mechanism.lower_cases`.
+
+        Returns
+        -------
+        list of (tuple, GparvFamily)
+            ``(pattern, family)`` pairs, one per entry of :meth:`lower_decompositions`.
+        """
         return [(("type", "x2=x1"), f) for f in self.lower_decompositions()]
 
     @property
     def domain(self) -> int:
+        """Input-domain size (``None`` = unknown / any); see :attr:`Mechanism.domain`."""
         return 2
 
     def variation_ratio_beta(self) -> tuple[float, str]:
-        """[WPL24] Table 2, Laplace on [0, 1]: β = 1 − e^{−ε0/2}."""
+        """[WPL24] Table 2, Laplace on [0, 1]: β = 1 − e^{−ε0/2}.
+
+        Returns
+        -------
+        beta : float
+            Total-variation parameter in [0, 1).
+        source : str
+            Where the value comes from.
+        """
         return -math.expm1(-self.eps0 / 2), "Table 2 Laplace for [0,1]"
 
     def describe(self) -> dict:
+        """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``.
+
+        Returns
+        -------
+        dict
+            Plain JSON-serialisable mapping (ε0 in nats).
+        """
         return {"mechanism": self.name, "eps0": self.eps0}
 
 
@@ -1168,18 +1371,46 @@ class MatrixMechanism(Mechanism):
 
     @classmethod
     def from_params(cls, matrix, eps0=None) -> "MatrixMechanism":
-        """Build from an array or the path of a CSV / whitespace-separated text file."""
+        """Build from an array or the path of a CSV / whitespace-separated text file.
+
+        Parameters
+        ----------
+        matrix : array_like of float, shape (d, m), or str or os.PathLike
+            Row-stochastic matrix ``P[x, y]`` (rows are inputs), or the path of a file holding it.
+        eps0 : float, optional
+            Claimed local ε0 in nats; None means the matrix's tight ε0.
+
+        Returns
+        -------
+        MatrixMechanism
+
+        Raises
+        ------
+        ParameterError
+            Naming ``matrix`` if the file cannot be read or the matrix is not row-stochastic.
+        NotLDPError
+            If the matrix is not ε0-LDP for any finite ε0, or not ``eps0``-LDP.
+        """
         return cls(_load_matrix(matrix), eps0=eps0)
 
     def matrix(self) -> np.ndarray:
+        """Row-stochastic matrix ``P[x, y] = Pr[R(x) = y]`` (rows are inputs); see :meth:`Mechanism.matrix`.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (inputs, outputs)
+            Read-only, rows sum to 1.
+        """
         return self._P
 
     @property
     def gamma(self) -> float:
+        r"""Blanket mass :math:`\gamma = \sum_y \inf_x R(x)(y)` (exact); see :attr:`Mechanism.gamma`."""
         return float(self._P.min(axis=0).sum())
 
     @property
     def domain(self) -> int:
+        """Input-domain size (``None`` = unknown / any); see :attr:`Mechanism.domain`."""
         return int(self._P.shape[0])
 
     def variation_ratio_beta(self) -> tuple[float, str]:
@@ -1189,6 +1420,13 @@ class MatrixMechanism(Mechanism):
         ------
         ResourceLimitError
             If ``D^2 * Y`` exceeds :data:`MATRIX_PAIR_BUDGET`.
+
+        Returns
+        -------
+        beta : float
+            Total-variation parameter in [0, 1).
+        source : str
+            Where the value comes from.
         """
         P = self._P
         D, Y = P.shape
@@ -1199,6 +1437,13 @@ class MatrixMechanism(Mechanism):
         return min(tv, math.tanh(self.eps0 / 2)), "max pairwise TV of the matrix rows"
 
     def lower_cases(self) -> list:
+        """Theorem-14 decompositions tagged with the dataset's shape; see :meth:`Mechanism.lower_cases`.
+
+        Returns
+        -------
+        list of (tuple, GparvFamily)
+            ``(pattern, family)`` pairs, one per entry of :meth:`lower_decompositions`.
+        """
         return [(("triple", t), f) for t, f in zip(self._lower_triples, self.lower_decompositions())]
 
     def decomposition(self, form: str = "simplified", *, x0: int = 0, x1: int = 1):
@@ -1215,6 +1460,11 @@ class MatrixMechanism(Mechanism):
         ------
         ParameterError
             ``'form'`` unknown or ``"asymptotic"``; ``'x0'``/``'x1'`` out of range or equal.
+
+        Returns
+        -------
+        Decomposition or GparvFamily
+            The decomposition (a GPARV family in ε).
         """
         form = _form(form)
         if form == "asymptotic":
@@ -1251,6 +1501,13 @@ class MatrixMechanism(Mechanism):
         return tuple(pairs)
 
     def upper_decompositions(self) -> list:
+        """Decompositions whose GPARVs bound every neighbouring pair ([SCW] Theorem 13).
+
+        Returns
+        -------
+        list of GparvFamily
+            The upper bound is the maximum over these and their swapped versions.
+        """
         return [primary_decomposition(self._P, x0, x1) for x0, x1 in self._upper_pairs]
 
     @functools.cached_property
@@ -1278,9 +1535,23 @@ class MatrixMechanism(Mechanism):
         return tuple(triples)
 
     def lower_decompositions(self) -> list:
+        """Theorem-14 decompositions of the documented lower-bound datasets ([SCW] Theorem 14).
+
+        Returns
+        -------
+        list of GparvFamily
+            The lower bound is the maximum over the list.
+        """
         return [lower_decomposition(self._P, x0, x1, x2).simplified() for x0, x1, x2 in self._lower_triples]
 
     def describe(self) -> dict:
+        """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``.
+
+        Returns
+        -------
+        dict
+            Plain JSON-serialisable mapping (ε0 in nats).
+        """
         P = self._P
         out = {"mechanism": self.name, "eps0": self.eps0, "eps0_tight": self.eps0_tight,
                "shape": [int(P.shape[0]), int(P.shape[1])],

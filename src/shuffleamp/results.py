@@ -53,7 +53,13 @@ class FftDetail:
     grid_capped: bool
 
     def as_dict(self) -> dict:
-        """Plain-dict form (``window`` as a list), keys ``l, N, eta, window, grid_capped``."""
+        """Plain-dict form (``window`` as a list), keys ``l, N, eta, window, grid_capped``.
+
+        Returns
+        -------
+        dict
+            JSON-serialisable mapping of the fields.
+        """
         return {"l": self.l, "N": self.N, "eta": self.eta, "window": list(self.window),
                 "grid_capped": self.grid_capped}
 
@@ -75,7 +81,13 @@ class ExactDetail:
 
     def as_dict(self) -> dict:
         """Plain-dict form under the keys of the settings' ``grid`` entries: ``eta`` (the tilt θ)
-        and ``N`` (the number of integrand evaluations)."""
+        and ``N`` (the number of integrand evaluations).
+
+        Returns
+        -------
+        dict
+            ``{"N": nodes, "eta": theta}``.
+        """
         return {"N": self.nodes, "eta": self.theta}
 
 
@@ -107,7 +119,13 @@ class Evaluation:
     detail: FftDetail | ExactDetail | None = None
 
     def as_dict(self) -> dict:
-        """Plain dict: ``delta, mode, charged, evaluator`` plus the detail's keys (see the sub-records)."""
+        """Plain dict: ``delta, mode, charged, evaluator`` plus the detail's keys (see the sub-records).
+
+        Returns
+        -------
+        dict
+            JSON-serialisable mapping (``grid_capped`` placed last when present).
+        """
         extra = self.detail.as_dict() if self.detail is not None else {}
         d = {"delta": self.delta, "mode": self.mode}
         d.update((k, v) for k, v in extra.items() if k != "grid_capped")

@@ -21,13 +21,16 @@ _EXPORTS = {
     "ShuffleampError": "errors", "ParameterError": "errors", "NotLDPError": "errors",
     "OutOfRegimeError": "errors", "ResourceLimitError": "errors",
     "joint": "compose", "parallel": "compose", "subsample": "compose",
+    "to_pld": "accounting", "compose_rounds": "accounting", "max_rounds": "accounting",
+    "privacy_profile": "accounting", "AccountingResult": "accounting", "GradualRelease": "gradual",
 }
 #: Submodules reachable as attributes (``shuffleamp.baselines``) without an explicit import.
-_SUBMODULES = ("mechanisms", "gparv", "fft_engine", "exact", "compose", "bounds", "baselines", "planning",
-               "config", "cli", "results", "errors")
+_SUBMODULES = ("mechanisms", "gparv", "decomposition", "fft_engine", "exact", "exact_count", "compose", "bounds",
+               "baselines", "planning", "accounting", "gradual", "config", "cli", "results", "errors")
 
 __all__ = ["__version__", "epsilon", "delta", "BoundResult", "ShuffleampError", "ParameterError",
-           "NotLDPError", "OutOfRegimeError", "ResourceLimitError", "joint", "parallel", "subsample"]
+           "NotLDPError", "OutOfRegimeError", "ResourceLimitError", "joint", "parallel", "subsample",
+           "to_pld", "compose_rounds", "max_rounds", "privacy_profile", "AccountingResult", "GradualRelease"]
 
 
 def __getattr__(name):

@@ -143,6 +143,9 @@ LOWER_WINDOW_SD = 14.0
 _U = float(np.finfo(np.float64).eps)
 
 
+__all__ = ["AccountingResult", "privacy_profile", "to_pld", "compose_rounds", "max_rounds", "max_eps0"]
+
+
 # ---------------------------------------------------------------------------- per-ε evaluation
 def _families(mechanism, which: str) -> list:
     """Swap-closed list of GPARV families (objects with ``.gparv(eps)``), duplicates dropped by law."""
@@ -255,15 +258,10 @@ class _Round:
         if U(hi) > tail_delta:
             raise ResourceLimitError(f"the certified profile does not fall below tail_delta={tail_delta:g} "
                                      f"by eps0={hi:g}", parameter="tail_delta", resource="grid")
-        while hi > 1e-12 and U(0.5 * hi) <= tail_delta:
-            hi *= 0.5
-        lo = 0.5 * hi
-        while hi - lo > 0.01 * hi:
-            mid = 0.5 * (lo + hi)
-            if U(mid) <= tail_delta:
-                hi = mid
-            else:
-                lo = mid
+        # the support edge: the smallest ε (to 1 % relative) whose certified U(ε) <= tail_delta
+        br = inverse_monotone(lambda e: (U(e), None), tail_delta, 1e-12, hi, side="upper", rel_tol=0.01,
+                              scale="log")
+        hi = float(br.feasible)
         return cls(mechanism, n, fams, hi)
 
     def own_interval(self, points: int) -> float:
@@ -367,8 +365,15 @@ def _grid_options(points, tail_delta):
 
 
 def _interval(value, rounds, points) -> float:
+    """The common PLD grid step: given, or the coarsest round type's own step.
+
+    A round type whose own scale is finer is then discretised more coarsely than it would be alone;
+    connect-the-dots stays pessimistic on any grid, and such a type's share of the total is small
+    (its whole profile lies within a few steps of 0), so the total stays tight while the composed
+    grid, whose size is (total support) / step, stays small.
+    """
     if value is None:
-        return min(r.own_interval(points) for r in rounds)
+        return max(r.own_interval(points) for r in rounds)
     return _validate.real("value_discretization_interval", value, lo=0.0, lo_open=True)
 
 
@@ -474,6 +479,25 @@ class AccountingResult:
     error: float
     notes: tuple = ()
 
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict: ``<quantity>_upper`` / ``<quantity>_lower``, the target, the rounds.
+
+        Returns
+        -------
+        dict
+            Keys ``<quantity>_upper``, ``<quantity>_lower``, ``epsilon``/``delta`` (the given one),
+            ``rounds`` (list of ``{"mechanism", "n", "rounds"}``), ``method``, ``lower_method``,
+            ``value_discretization_interval``, ``error``, ``notes``.
+        """
+        q = self.quantity
+        given = "delta" if q == "epsilon" else "epsilon"
+        return {f"{q}_upper": float(self.upper), f"{q}_lower": float(self.lower),
+                given: getattr(self, given),
+                "rounds": [{"mechanism": m, "n": int(n), "rounds": int(R)} for m, n, R in self.rounds],
+                "method": self.method, "lower_method": self.lower_method,
+                "value_discretization_interval": float(self.value_discretization_interval),
+                "error": float(self.error), "notes": list(self.notes)}
+
     def __repr__(self):
         given = (f"delta={self.delta:g}" if self.quantity == "epsilon" else f"epsilon={self.epsilon:g}")
         rs = ", ".join(f"{r[0].get('mechanism')}×{r[2]}" for r in self.rounds)
@@ -543,7 +567,7 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
         user takes part in; they need ``value_discretization_interval`` to be given, equal to
         theirs.  They enter the upper bound only (ignoring them keeps the lower bound valid).
     value_discretization_interval : float, optional
-        Common grid step; default the finest own scale of the round types (see :func:`to_pld`).
+        Common grid step; default the coarsest own scale of the round types (see :func:`to_pld`).
     points, tail_delta
         See :func:`to_pld`.
     lower : bool

@@ -107,6 +107,25 @@ def _add_common_args(p: argparse.ArgumentParser, methods: Sequence[str] | None =
     g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
 
 
+def _schedule(text: str) -> list[float]:
+    """argparse type for ``--schedule``: comma-separated ε0 values (validated later, naming ``schedule``)."""
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+def _add_rounds_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("repetition")
+    g.add_argument("--rounds", type=_number, default=1,
+                   help="number of shuffled rounds one user takes part in (default 1); with R > 1 the "
+                        "answer is the certified total over R rounds (composed privacy loss distributions)")
+    g.add_argument("--schedule", type=_schedule, metavar="E1,E2,...",
+                   help="gradual release of k-RR (--mechanism krr): the non-decreasing eps0 of the successive "
+                        "releases; the answer covers the whole schedule (as private as one round at the last "
+                        "eps0); replaces --eps0")
+
+
 def _add_planning_args(p: argparse.ArgumentParser):
     """Mechanism and target arguments shared by the planning subcommands ``eps0`` and ``n``;
     returns the "target" group for the subcommand's own search arguments."""
@@ -133,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Privacy amplification by shuffling: central (ε, δ) of n shuffled ε0-LDP reports.",
     )
     parser.add_argument("--version", action="version", version=f"shuffleamp {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{epsilon,delta,report,compare,eps0,n}")
+    sub = parser.add_subparsers(dest="command", metavar="{epsilon,delta,report,compare,rounds,eps0,n}")
 
     p = sub.add_parser("epsilon", help="central ε for a given δ",
                        description="Bounds on the central ε of the shuffled mechanism at a given δ.")
@@ -141,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("population")
     g.add_argument("--n", type=_number, required=True, help="number of users (e.g. 1000000 or 1e6)")
     g.add_argument("--delta", type=_real, required=True, help="target δ in (0, 1)")
+    _add_rounds_args(p)
     _add_common_args(p)
     p.set_defaults(func=_cmd_bound, quantity="epsilon")
 
@@ -150,12 +170,16 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("population")
     g.add_argument("--n", type=_number, required=True, help="number of users (e.g. 1000000 or 1e6)")
     g.add_argument("--epsilon", type=_real, required=True, help="central ε in nats (>= 0)")
+    _add_rounds_args(p)
     _add_common_args(p)
     p.set_defaults(func=_cmd_bound, quantity="delta")
 
-    p = sub.add_parser("report", help="table of shuffled ε for every collection of a plan",
+    p = sub.add_parser("report", help="table of shuffled ε for every collection of a plan, with totals",
                        description="Evaluate a TOML/JSON plan of collections ([[collection]] tables with "
-                                   "name, mechanism, eps0, n, delta, optional k/d/matrix and comment). "
+                                   "name, mechanism, eps0, n, delta, optional k/d/matrix, rounds or schedule, "
+                                   "and comment; an optional [budget] table with epsilon and delta): the "
+                                   "per-round epsilon, each collection's total over its rounds, and the grand "
+                                   "total for a user in every collection, checked against the budget. "
                                    "Without PLAN the plan shipped with the package is used.")
     p.add_argument("plan", nargs="?", metavar="PLAN", help="plan file (.toml or .json)")
     _add_common_args(p, REPORT_METHODS)
@@ -173,6 +197,14 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--epsilon", type=_real, help="central ε in nats: compare δ")
     _add_common_args(p, None)
     p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser("rounds", help="largest number of rounds that fits a total (epsilon, delta) budget",
+                       description="Budget accounting: the largest number R of shuffled rounds whose certified "
+                                   "total (composed privacy loss distributions) meets the target (epsilon, delta).")
+    g = _add_planning_args(p)
+    g.add_argument("--n", type=_number, required=True, help="number of users per round")
+    g.add_argument("--max-rounds", type=_number, default=10**6, help="search ceiling for R (default 1e6)")
+    p.set_defaults(func=_cmd_rounds)
 
     p = sub.add_parser("eps0", help="largest eps0 meeting a target (epsilon, delta) for n users",
                        description="Planning: the largest local eps0 whose certified shuffled upper bound meets "
@@ -219,6 +251,30 @@ def _cmd_planning(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_rounds(args: argparse.Namespace) -> int:
+    """``rounds``: the largest number of rounds within a total budget (:func:`shuffleamp.accounting.max_rounds`)."""
+    from . import __version__, _validate
+    from .accounting import compose_rounds, max_rounds
+
+    mech = _mechanism_from_args(args)
+    n = _validate.count(args.n, "n")
+    eps = _validate.real("target_epsilon", args.target_epsilon, lo=0.0, lo_open=True)
+    delta = _validate.delta(args.delta)
+    limit = _validate.count(args.max_rounds, "max_rounds")
+    R = max_rounds(mech, n, eps, delta, limit=limit)
+    at = compose_rounds([(mech, n, R)], delta=delta, lower=False).upper if R >= 1 else None
+    doc = {"version": __version__, "command": "rounds", "mechanism": mech.describe(), "eps0": mech.eps0, "n": n,
+           "target_epsilon": eps, "delta": delta, "max_rounds": limit, "rounds": R, "epsilon_upper_at_rounds": at}
+    if args.json:
+        print(json.dumps(doc, indent=2))
+    elif R == 0:
+        print(f"largest number of rounds: 0 (not even one round meets epsilon = {eps} at delta = {delta})")
+    else:
+        print(f"largest number of rounds: {R} (certified: total epsilon (upper) = {at:.6g} <= {eps} at "
+              f"delta = {delta}{'; the search ceiling --max-rounds was reached' if R == limit else ''})")
+    return EXIT_OK
+
+
 # --------------------------------------------------------------------------- commands
 
 
@@ -227,6 +283,18 @@ def _mechanism_from_args(args: argparse.Namespace):
     from .config import COMPOSED, mechanism_from_spec
     from .errors import ParameterError
 
+    schedule = getattr(args, "schedule", None)
+    if schedule is not None:
+        from .gradual import GradualRelease
+
+        if args.mechanism != "krr":
+            raise ParameterError("schedule", f"gradual release is defined for --mechanism krr, not {args.mechanism!r}")
+        if args.eps0 is not None:
+            raise ParameterError("eps0", "not used with --schedule (the schedule gives every eps0)")
+        if getattr(args, "rounds", 1) != 1:
+            raise ParameterError("rounds", "give either --rounds or --schedule, not both")
+        release = GradualRelease(k=args.k if args.k is not None else 2, schedule=schedule)
+        args.eps0 = release.schedule[-1]
     spec: dict[str, Any] = {"mechanism": args.mechanism}
     for key in ("eps0", "k", "d", "matrix", "q"):
         if getattr(args, key, None) is not None:
@@ -284,17 +352,48 @@ def _summary(result, mech, args: argparse.Namespace) -> str:
 def _cmd_bound(args: argparse.Namespace) -> int:
     import shuffleamp
 
+    from . import _validate
+
     mech = _mechanism_from_args(args)
+    rounds = args.rounds
+    if isinstance(rounds, float) and not rounds.is_integer():
+        from .errors import ParameterError
+        raise ParameterError("rounds", f"must be an integer >= 1, got {rounds!r}")
+    rounds = _validate.count(int(rounds) if isinstance(rounds, float) else rounds, "rounds")
+    if rounds > 1 and args.method != "optimal":
+        from .errors import ParameterError
+        raise ParameterError("method", "the total over --rounds is computed for the optimal bound only")
     if args.quantity == "epsilon":
         result = shuffleamp.epsilon(mech, args.n, args.delta, method=args.method, rtol=args.rtol,
                                     **_evaluator_kw(args))
     else:
         result = shuffleamp.delta(mech, args.n, args.epsilon, method=args.method, rtol=args.rtol,
                                   **_evaluator_kw(args))
+    doc = result.to_dict()
+    total = None
+    if rounds > 1:
+        from .accounting import compose_rounds
+
+        given = {"delta": result.delta} if args.quantity == "epsilon" else {"epsilon": result.epsilon}
+        total = compose_rounds([(mech, result.n, rounds)], **given)
+        q = args.quantity
+        doc["per_round"] = {f"{q}_upper": doc[f"{q}_upper"], f"{q}_lower": doc[f"{q}_lower"]}
+        doc[f"{q}_upper"], doc[f"{q}_lower"] = total.upper, total.lower
+        doc["accounting"] = total.to_dict()
+    doc["rounds"] = rounds
+    if args.schedule is not None:
+        doc["schedule"] = list(args.schedule)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(json.dumps(doc, indent=2))
     else:
         print(_summary(result, mech, args))
+        if total is not None:
+            q = args.quantity
+            print(f"  total over {rounds} rounds: {q} (upper, certified) = {_fmt(total.upper)}, "
+                  f"{q} (lower) = {_fmt(total.lower)}  [{total.lower_method}]")
+        if args.schedule is not None:
+            print(f"  schedule  : {', '.join(format(e, 'g') for e in args.schedule)} (gradual release: the "
+                  "whole schedule is as private as one shuffled round at its last eps0)")
     return EXIT_OK
 
 
@@ -398,19 +497,21 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from . import __version__
-    from .config import evaluate_plan, format_table, load_plan
+    from .config import evaluate_plan, format_table, load_plan, plan_total
 
     rows = load_plan(args.plan)
     results = evaluate_plan(rows, method=args.method, rtol=args.rtol)
+    total = plan_total(rows, budget=rows.budget) if args.method == "optimal" else None
     source = args.plan if args.plan is not None else "<default plan>"
     if args.json:
         doc = {"version": __version__, "plan": source, "method": args.method, "rtol": args.rtol,
-               "collections": results}
+               "budget": rows.budget, "collections": results, "total": total}
         print(json.dumps(doc, indent=2))
     else:
-        print(f"shuffleamp {__version__}: shuffled epsilon for plan {source} (method: {args.method})")
+        print(f"shuffleamp {__version__}: shuffled epsilon for plan {source} (method: {args.method}; "
+              "epsilon in nats, per round and in total)")
         print()
-        print(format_table(rows, results))
+        print(format_table(rows, results, total))
     return EXIT_OK
 
 
@@ -445,7 +546,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_USAGE)
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print("error: a command is required (epsilon, delta, report or compare)", file=sys.stderr)
+        print("error: a command is required (epsilon, delta, report, compare, rounds, eps0 or n)", file=sys.stderr)
         return EXIT_USAGE
     try:
         return args.func(args)

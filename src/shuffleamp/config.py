@@ -78,7 +78,7 @@ from . import _validate
 from ._registry import COMPOSED
 from .errors import ComponentError, ParameterError, PlanError, ShuffleampError
 
-__all__ = ["Collection", "PlanError", "ComponentError", "DEFAULT_PLAN", "COMPOSED", "load_plan", "parse_plan",
+__all__ = ["Collection", "Plan", "plan_total", "PlanError", "ComponentError", "DEFAULT_PLAN", "COMPOSED", "load_plan", "parse_plan",
            "evaluate_plan", "format_table", "mechanism_from_spec", "parse_component_spec", "from_config"]
 
 #: Names of the composed mechanisms (CLI ``--mechanism`` and plan ``mechanism`` values).
@@ -91,7 +91,10 @@ DEFAULT_PLAN = "data/default_plan.toml"
 _REQUIRED = ("name", "mechanism", "n", "delta")
 _MECH_PARAMS = ("k", "d", "matrix")
 _COMPOSED_PARAMS = ("components", "weights", "q")
-_KNOWN = ("name", "mechanism", "eps0", "n", "delta", *_MECH_PARAMS, *_COMPOSED_PARAMS, "comment")
+_KNOWN = ("name", "mechanism", "eps0", "n", "delta", *_MECH_PARAMS, *_COMPOSED_PARAMS, "rounds", "schedule",
+          "comment")
+#: Fields of the optional top-level ``[budget]`` table.
+_BUDGET_FIELDS = ("epsilon", "delta")
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,13 @@ class Collection:
         CSV path (already resolved against the plan's directory) or inline matrix rows.
     comment : str
         Free text saying what the row models.
+    components, weights, q
+        Composed mechanisms only: component tables, parallel weights, sampling probability.
+    rounds : int
+        Number of shuffled rounds of this collection one user takes part in (default 1).
+    schedule : tuple of float or None
+        Gradual release of k-RR (``mechanism = "krr"`` only): the non-decreasing ε0 of the
+        successive releases; the collection's mechanism is k-RR at the last one.
     """
 
     row: int
@@ -133,6 +143,8 @@ class Collection:
     components: tuple | None = None
     weights: tuple[float, ...] | None = None
     q: float | None = None
+    rounds: int = 1
+    schedule: tuple[float, ...] | None = None
 
     def params(self) -> dict[str, Any]:
         """Mechanism parameters that were given, in a stable order.
@@ -191,6 +203,22 @@ class Collection:
             return mechanism_from_spec({"mechanism": self.mechanism, **kwargs})
         except ParameterError as exc:
             raise PlanError(exc.detail, row=self.row, name=self.name, field=exc.parameter) from exc
+
+
+class Plan(list):
+    """The validated rows of a plan (a list of :class:`Collection`) and its optional budget.
+
+    Attributes
+    ----------
+    budget : dict or None
+        ``{"epsilon": float, "delta": float}`` from the plan's ``[budget]`` table: the total (ε, δ)
+        one user may spend over all collections; None if the plan has none.
+    source : str or None
+        Where the plan came from (file name or ``"<default plan>"``).
+    """
+
+    budget: dict | None = None
+    source: str | None = None
 
 
 # --------------------------------------------------------------------------- specifications
@@ -439,10 +467,10 @@ def _rows_of(doc: Any, source: str | None) -> list:
     if isinstance(doc, list):
         rows = doc
     elif isinstance(doc, Mapping):
-        extra = sorted(set(doc) - {"collection"})
+        extra = sorted(set(doc) - {"collection", "budget"})
         if extra:
-            raise PlanError(f"unknown top-level key {extra[0]!r}; expected only [[collection]] tables",
-                            source=source)
+            raise PlanError(f"unknown top-level key {extra[0]!r}; expected [[collection]] tables and an "
+                            "optional [budget] table", source=source)
         if "collection" not in doc:
             raise PlanError("no [[collection]] tables", source=source)
         rows = doc["collection"]
@@ -468,6 +496,61 @@ def _checked(check, value, *, row: int, name: str | None, field: str, **kw):
         return check(value, field, **kw)
     except ParameterError as exc:
         raise PlanError(exc.detail, row=row, name=name, field=field) from exc
+
+
+def _parse_budget(doc: Any, source: str | None) -> dict | None:
+    """The optional top-level ``[budget]`` table: total ``epsilon`` (nats, > 0) and ``delta`` in (0, 1)."""
+    if not isinstance(doc, Mapping) or "budget" not in doc:
+        return None
+    b = doc["budget"]
+    if not isinstance(b, Mapping):
+        raise PlanError(f"field 'budget': must be a table with epsilon and delta, got {type(b).__name__}",
+                        source=source)
+    unknown = sorted(set(b) - set(_BUDGET_FIELDS))
+    if unknown:
+        raise PlanError(f"field 'budget.{unknown[0]}': unknown (allowed: epsilon, delta)", source=source)
+    out = {}
+    for key, check in (("epsilon", lambda v, f: _validate.real(f, v, lo=0.0, lo_open=True)),
+                       ("delta", lambda v, f: _validate.delta(v, f))):
+        if key not in b:
+            raise PlanError(f"field 'budget.{key}': missing (required)", source=source)
+        v = b[key]
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise PlanError(f"field 'budget.{key}': must be a number, got {v!r}", source=source)
+        try:
+            out[key] = check(v, f"budget.{key}")
+        except ParameterError as exc:
+            raise PlanError(f"field 'budget.{key}': {exc.detail}", source=source) from exc
+    return out
+
+
+def _parse_rounds(entry: Mapping, mech: str, ctx: dict) -> tuple[int, tuple[float, ...] | None]:
+    """``rounds`` (integer >= 1, default 1) and ``schedule`` (k-RR gradual release) of a row."""
+    rounds = 1
+    if "rounds" in entry:
+        v = entry["rounds"]
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or (isinstance(v, float) and not v.is_integer()):
+            raise PlanError(f"must be an integer >= 1, got {v!r}", field="rounds", **ctx)
+        rounds = _checked(_validate.count, int(v), field="rounds", **ctx)
+    schedule = None
+    if "schedule" in entry:
+        if "rounds" in entry:
+            raise PlanError("give either 'rounds' or 'schedule', not both", field="schedule", **ctx)
+        if mech != "krr":
+            raise PlanError(f"only for mechanism 'krr' (gradual release of k-RR), not {mech!r}",
+                            field="schedule", **ctx)
+        from .gradual import GradualRelease
+
+        v = entry["schedule"]
+        if not isinstance(v, list) or not v:
+            raise PlanError("must be a non-empty array of eps0 values", field="schedule", **ctx)
+        for x in v:
+            _number(x, field="schedule", **ctx)
+        try:
+            schedule = tuple(GradualRelease(k=2, schedule=[float(x) for x in v]).schedule)
+        except ParameterError as exc:
+            raise PlanError(exc.detail, field="schedule", **ctx) from exc
+    return rounds, schedule
 
 
 def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
@@ -500,9 +583,15 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
             raise PlanError(f"only for mechanism 'joint', 'parallel' or 'subsample', not {mech!r}", field=key,
                             **ctx)
 
+    rounds, schedule = _parse_rounds(entry, mech, ctx)
     eps0 = None  # optional for "matrix"; mechanisms.make reports it missing for the others
     if "eps0" in entry:
         eps0 = _checked(_validate.eps0, _number(entry["eps0"], field="eps0", **ctx), field="eps0", **ctx)
+    if schedule is not None:
+        if eps0 is not None and eps0 != schedule[-1]:
+            raise PlanError(f"must equal the last schedule value {schedule[-1]!r} (or be left out), got {eps0!r}",
+                            field="eps0", **ctx)
+        eps0 = schedule[-1]
     n = _checked(_validate.count, _number(entry["n"], field="n", **ctx), field="n", **ctx)
     delta = _checked(_validate.delta, _number(entry["delta"], field="delta", **ctx), field="delta", **ctx)
 
@@ -532,7 +621,7 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
         raise PlanError(f"must be a string, got {comment!r}", field="comment", **ctx)
 
     return Collection(row=row, name=name, mechanism=mech, eps0=eps0, n=n, delta=delta,
-                      k=k, d=d, matrix=matrix, comment=comment.strip())
+                      k=k, d=d, matrix=matrix, comment=comment.strip(), rounds=rounds, schedule=schedule)
 
 
 def _resolve_component_paths(comp: Any, base: Path | None) -> Any:
@@ -587,8 +676,10 @@ def _parse_composed_row(entry: Mapping, row: int, name: str, mech: str, base: Pa
     comment = entry.get("comment", "")
     if not isinstance(comment, str):
         raise PlanError(f"must be a string, got {comment!r}", field="comment", **ctx)
+    rounds, _ = _parse_rounds(entry, mech, ctx)
     return Collection(row=row, name=name, mechanism=mech, eps0=None, n=n, delta=delta, comment=comment.strip(),
-                      components=tuple(_resolve_component_paths(c, base) for c in comps), weights=weights, q=q)
+                      components=tuple(_resolve_component_paths(c, base) for c in comps), weights=weights, q=q,
+                      rounds=rounds)
 
 
 def _describe_composed(mech: str, comps, weights, q) -> str:
@@ -635,8 +726,8 @@ def parse_plan(doc: Any, *, source: str | None = None, base_dir: str | os.PathLi
 
     Returns
     -------
-    list of Collection
-        Rows in plan order.
+    Plan
+        Rows in plan order (a list of :class:`Collection`), with the plan's ``budget``.
 
     Raises
     ------
@@ -644,7 +735,9 @@ def parse_plan(doc: Any, *, source: str | None = None, base_dir: str | os.PathLi
         On the first malformed row; the message names the row and the field.
     """
     base = Path(base_dir) if base_dir is not None else None
-    rows = [_parse_row(entry, i, base) for i, entry in enumerate(_rows_of(doc, source), start=1)]
+    rows = Plan(_parse_row(entry, i, base) for i, entry in enumerate(_rows_of(doc, source), start=1))
+    rows.budget = _parse_budget(doc, source)
+    rows.source = source
     seen: dict[str, int] = {}
     for r in rows:
         if r.name in seen:
@@ -687,8 +780,9 @@ def load_plan(path: str | os.PathLike | None = None, *, check_mechanisms: bool =
 # --------------------------------------------------------------------------- evaluating
 
 
-def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: float = 1e-3) -> list[dict]:
-    """Compute the shuffled central ε of every collection of a plan.
+def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: float = 1e-3,
+                  totals: bool = True) -> list[dict]:
+    """Compute the shuffled central ε of every collection of a plan, per round and in total.
 
     Parameters
     ----------
@@ -698,6 +792,10 @@ def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: 
         Passed to :func:`shuffleamp.epsilon`.
     rtol : float, default 1e-3
         Passed to :func:`shuffleamp.epsilon`.
+    totals : bool, default True
+        With ``method="optimal"``, also the certified total over each collection's ``rounds``
+        (composed by :func:`shuffleamp.accounting.compose_rounds`), and for a gradual-release
+        ``schedule`` the total of fresh k-RR rounds at the same ε0 values, for comparison.
 
     Returns
     -------
@@ -705,7 +803,9 @@ def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: 
         One JSON-serialisable dict per row, in plan order: ``name``, ``comment`` and
         the inputs (``mechanism``, ``eps0``, ``n``, ``delta``) followed by every key of
         :meth:`BoundResult.to_dict` (``epsilon_upper``, ``epsilon_lower``, ``method``,
-        ``version``, ...).
+        ``version``, ...) for one round, then ``rounds`` (and ``schedule``) and, when computed,
+        ``total`` (``epsilon_upper``, ``epsilon_lower``, ``rounds``, ``basis`` and, for a
+        schedule, ``fresh_rounds``: the accountant's total of fresh rounds).
 
     Raises
     ------
@@ -721,6 +821,7 @@ def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: 
         mech = r.build()
         try:
             result = shuffleamp.epsilon(mech, r.n, r.delta, method=method, rtol=rtol)
+            total = _collection_total(r, mech, result) if totals and method == "optimal" else None
         except ParameterError as exc:
             if exc.parameter in ("method", "rtol"):
                 raise
@@ -734,7 +835,75 @@ def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: 
             if key in data:
                 row[key] = data.pop(key)
         row.update(data)
+        row["rounds"] = r.rounds
+        if r.schedule is not None:
+            row["schedule"] = list(r.schedule)
+        if total is not None:
+            row["total"] = total
         out.append(row)
+    return out
+
+
+def _collection_total(r: Collection, mech, result) -> dict:
+    """Certified total of one collection over its rounds (or its gradual-release schedule)."""
+    from .accounting import compose_rounds
+
+    if r.schedule is not None:
+        from .mechanisms import KRR
+
+        fresh = compose_rounds([(KRR(e, r.k), r.n, 1) for e in r.schedule], delta=r.delta)
+        return {"epsilon_upper": result.upper, "epsilon_lower": result.lower, "rounds": len(r.schedule),
+                "basis": "gradual release: the whole schedule is as private as one shuffled round at its "
+                         "last eps0 (Pan 2024, Lemma 3.1)",
+                "fresh_rounds": {"epsilon_upper": fresh.upper, "epsilon_lower": fresh.lower}}
+    if r.rounds == 1:
+        return {"epsilon_upper": result.upper, "epsilon_lower": result.lower, "rounds": 1, "basis": "one round"}
+    acc = compose_rounds([(mech, r.n, r.rounds)], delta=r.delta)
+    return {"epsilon_upper": acc.upper, "epsilon_lower": acc.lower, "rounds": r.rounds,
+            "basis": f"{r.rounds} rounds composed ({acc.method}; lower: {acc.lower_method})"}
+
+
+def plan_total(rows: Sequence[Collection], *, budget: Mapping | None = None, delta: float | None = None) -> dict:
+    """Certified grand total over all collections of a plan, for a user who takes part in all of them.
+
+    Every collection contributes its rounds (a gradual-release schedule counts as one round at its
+    last ε0); all of them are composed by :func:`shuffleamp.accounting.compose_rounds`.
+
+    Parameters
+    ----------
+    rows : sequence of Collection
+        The plan's rows.
+    budget : mapping, optional
+        ``{"epsilon": E, "delta": D}``: the total budget; the total ε is computed at ``D`` and
+        compared with ``E``.
+    delta : float, optional
+        δ of the total when there is no budget (default: the smallest row δ).
+
+    Returns
+    -------
+    dict
+        ``epsilon_upper``, ``epsilon_lower`` (nats), ``delta``, ``budget`` (or None), ``holds``
+        (True if the certified upper total is within the budget's ε, False if not, None without a
+        budget), ``lower_method`` and the accountant's ``rounds``.
+
+    Raises
+    ------
+    ParameterError
+        A bad ``delta``.
+    """
+    from .accounting import compose_rounds
+
+    if budget is not None:
+        d = float(budget["delta"])
+    elif delta is not None:
+        d = _validate.delta(delta)
+    else:
+        d = min(r.delta for r in rows)
+    parts = [(r.build(), r.n, 1 if r.schedule is not None else r.rounds) for r in rows]
+    acc = compose_rounds(parts, delta=d)
+    out = acc.to_dict()
+    out["budget"] = dict(budget) if budget is not None else None
+    out["holds"] = (acc.upper <= budget["epsilon"]) if budget is not None else None
     return out
 
 
@@ -746,8 +915,8 @@ def _fmt_float(x: float | None, spec: str = ".4g") -> str:
     return format(x, spec)
 
 
-def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]]) -> str:
-    """Render evaluated plan rows as a fixed-width text table.
+def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]], total: Mapping | None = None) -> str:
+    """Render evaluated plan rows as a fixed-width text table, with totals.
 
     Parameters
     ----------
@@ -755,20 +924,28 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
         The plan rows.
     results : sequence of dict
         The matching output of :func:`evaluate_plan`.
+    total : dict, optional
+        The output of :func:`plan_total`, printed below the table with the budget check.
 
     Returns
     -------
     str
-        Table with columns name, mechanism, eps0, n, delta, eps_upper, eps_lower, comment.
+        Table with columns name, mechanism, eps0, n, delta, rounds, the per-round ε bounds
+        (``eps_upper``, ``eps_lower``), the collection's total (``total_upper``, ``total_lower``)
+        and comment; all ε in nats.
     """
-    header = ("name", "mechanism", "eps0", "n", "delta", "eps_upper", "eps_lower", "comment")
+    header = ("name", "mechanism", "eps0", "n", "delta", "rounds", "eps_upper", "eps_lower",
+              "total_upper", "total_lower", "comment")
     lines = []
     for r, res in zip(rows, results):
         eps0 = res.get("eps0", r.eps0)
-        lines.append((r.name, r.describe_mechanism(), _fmt_float(eps0), str(r.n), _fmt_float(r.delta, ".3g"),
-                      _fmt_float(res.get("epsilon_upper")), _fmt_float(res.get("epsilon_lower")), r.comment))
+        tot = res.get("total") or {}
+        rounds = f"sched {len(r.schedule)}" if r.schedule is not None else str(r.rounds)
+        lines.append((r.name, r.describe_mechanism(), _fmt_float(eps0), str(r.n), _fmt_float(r.delta, ".3g"), rounds,
+                      _fmt_float(res.get("epsilon_upper")), _fmt_float(res.get("epsilon_lower")),
+                      _fmt_float(tot.get("epsilon_upper")), _fmt_float(tot.get("epsilon_lower")), r.comment))
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header[:-1])]
-    numeric = {2, 3, 4, 5, 6}
+    numeric = {2, 3, 4, 5, 6, 7, 8, 9}
 
     def render(cells):
         out = []
@@ -778,4 +955,19 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
         return "  ".join(out).rstrip()
 
     rule = "  ".join("-" * w for w in widths) + "  " + "-" * len("comment")
-    return "\n".join([render(header), rule, *(render(line) for line in lines)])
+    text = [render(header), rule, *(render(line) for line in lines)]
+    fresh = [(r.name, res["total"]["fresh_rounds"]) for r, res in zip(rows, results)
+             if (res.get("total") or {}).get("fresh_rounds")]
+    for name, f in fresh:
+        text.append(f"gradual release {name!r}: schedule total above; the same eps0 values as fresh k-RR rounds "
+                    f"would total epsilon in [{_fmt_float(f['epsilon_lower'])}, {_fmt_float(f['epsilon_upper'])}]")
+    if total is not None:
+        text.append("")
+        text.append(f"grand total (one user in every collection and round), delta = {total['delta']:.3g}: "
+                    f"epsilon (upper, certified) = {_fmt_float(total['epsilon_upper'])}, "
+                    f"epsilon (lower) = {_fmt_float(total['epsilon_lower'])} nats")
+        b = total.get("budget")
+        if b is not None:
+            verdict = "holds (certified)" if total["holds"] else "EXCEEDED by the certified upper bound"
+            text.append(f"budget: epsilon = {_fmt_float(b['epsilon'])}, delta = {b['delta']:.3g} -> {verdict}")
+    return "\n".join(text)

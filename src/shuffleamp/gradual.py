@@ -158,7 +158,7 @@ def _schedule(value, name: str = "schedule") -> np.ndarray:
     if drop.size:
         i = int(drop[0])
         raise ParameterError(name, f"must be non-decreasing (budgets are only released, never taken back), "
-                                   f"but entry {i + 1} ({arr[i + 1]!r}) < entry {i} ({arr[i]!r})")
+                                   f"but entry {i + 1} ({float(arr[i + 1])!r}) < entry {i} ({float(arr[i])!r})")
     return arr
 
 

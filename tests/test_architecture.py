@@ -33,6 +33,7 @@ LAYERS = {
     "bounds": 9,
     "accounting": 10,
     "planning": 10,
+    "population": 10,
     "gradual": 10,
     "config": 11,
     "cli": 12,

@@ -49,7 +49,7 @@ Methods (references at the end of this docstring)
     :func:`gdp_delta` / :func:`gdp_epsilon`.
 
 ε(δ) of the numerical baselines uses the conservative end of a bracketing root search
-(:func:`shuffleamp.bounds._solve_eps`): the returned ε is one at which the method's δ was
+(:func:`shuffleamp.bounds.solve_epsilon`): the returned ε is one at which the method's δ was
 evaluated and found <= the target.  Closed forms are evaluated directly.
 
 References
@@ -900,7 +900,30 @@ def vr_algorithm1(delta: float, n: int, prm: VRParams, T: int = 20,
 
 
 # ============================================================================ μ-GDP (CCG24)
-def _gdp_q(eps_list, delta_list):
+def gdp_q(eps_list, delta_list):
+    """Per-user clone probabilities q_i = (1 − δ_i)/(1 + e^{ε_i}) of the μ-GDP estimate.
+
+    Parameters
+    ----------
+    eps_list : array_like of float, shape (N,)
+        Per-user ε_i (nats, >= 0); at least 2 users.
+    delta_list : array_like of float, shape (N,), optional
+        Per-user δ_i in [0, 1); None means all 0.
+
+    Returns
+    -------
+    ndarray of float64, shape (N,)
+
+    Raises
+    ------
+    ParameterError
+        ``eps_list`` / ``delta_list`` malformed.
+
+    References
+    ----------
+    Chen, Cao, Ge, "A Generalized Shuffle Framework for Privacy Amplification", AAAI 2024
+    (arXiv:2312.14388), Theorem 2.
+    """
     eps = np.atleast_1d(_validate.real("eps_list", eps_list, lo=0.0))
     if eps.ndim != 1:
         raise ParameterError("eps_list", "must be a 1-D list of per-user ε_i")
@@ -943,7 +966,7 @@ def gdp_mu(eps_list, delta_list=None) -> float:
     E. Chen, Y. Cao, Y. Ge, "A Generalized Shuffle Framework for Privacy Amplification: Strengthening
     Privacy Guarantees and Enhancing Utility", AAAI 2024 (arXiv:2312.14388), Theorem 2.
     """
-    q = _gdp_q(eps_list, delta_list)
+    q = gdp_q(eps_list, delta_list)
     den = float(math.fsum(q.tolist()) - q.max())
     if not den > 0:
         raise OutOfRegimeError("gdp: Σ q_i − max q_i = 0 (μ is infinite)")

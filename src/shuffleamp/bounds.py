@@ -44,7 +44,7 @@ from .results import BoundResult
 
 __all__ = ["delta", "epsilon", "case_deltas", "BoundResult", "Method", "METHODS", "METHOD_REGISTRY",
            "EVALUATORS", "DEFAULT_EVALUATOR", "DEFAULT_RTOL", "DEFAULT_RTOL_LOWER", "method",
-           "max_delta", "estimator"]
+           "max_delta", "estimator", "solve_epsilon"]
 
 #: Default relative δ accuracy for upper bounds (spread rounding) and lower bounds (floor rounding).
 DEFAULT_RTOL = 1e-3
@@ -196,7 +196,7 @@ def case_deltas(mechanism, n: int, epsilon: float, *, kind: str = "upper", rtol:
 
 
 # ---------------------------------------------------------------------------- ε search
-def _solve_eps(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None):
+def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None):
     """Conservative ε for a decreasing certified δ-bound ``fn(ε) -> (δ, info)`` on [0, ``eps_hi``].
 
     side="upper": the smallest *evaluated* ε with fn(ε) <= target (each such ε is certified on its
@@ -204,6 +204,26 @@ def _solve_eps(fn, target: float, eps_hi: float, side: str, rel_tol: float, esti
     fn(ε) > target (fn a certified lower bound, so the true ε* exceeds it), else 0.  The search is
     :func:`shuffleamp._numerics.inverse_monotone`; ``estimate`` only places the first bracket.
     Returns (ε, info at ε, number of fn evaluations).
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(ε) -> (δ, info)``: a certified upper (``side="upper"``) or lower (``"lower"``) bound on δ.
+    target : float
+        Target δ in (0, 1).
+    eps_hi : float
+        Right end of the search (ε0 for a pure ε0-LDP randomizer, where δ = 0).
+    side : {"upper", "lower"}
+        Which conservative end to return.
+    rel_tol : float
+        Relative width of the final bracket.
+    estimate : callable, optional
+        Cheap uncertified δ(ε) that places the first bracket.
+
+    Returns
+    -------
+    (float, object, int)
+        The conservative ε, the ``info`` of its evaluation, and the number of evaluations.
     """
     br = inverse_monotone(fn, target, 0.0, eps_hi, side=side, rel_tol=rel_tol, abs_tol=1e-12 * eps_hi,
                           estimate=estimate, accelerate=True)
@@ -235,13 +255,13 @@ def _optimal_delta(mechanism, n: int, eps: float, ctx: dict):
 def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
     eps_hi = float(mechanism.eps0)
     up_f, lo_f = ctx["upper_families"], ctx["lower_families"]
-    up, info_u, cnt_u = _solve_eps(
+    up, info_u, cnt_u = solve_epsilon(
         lambda e: max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
         target, eps_hi, "upper", ctx["eps_rtol"], estimator(up_f, n))
     rec = {"upper": info_u, "upper_evaluations": cnt_u}
     lo = None
     if lo_f:
-        lo, info_l, cnt_l = _solve_eps(
+        lo, info_l, cnt_l = solve_epsilon(
             lambda e: max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"]),
             target, eps_hi, "lower", ctx["eps_rtol"], estimator(lo_f, n))
         lo = min(lo, up)
@@ -315,7 +335,7 @@ def _common(mechanism, method_name, rtol, rtol_lower, max_grid, evaluator):
     max_grid = _validate.count(max_grid, "max_grid", minimum=1024)
     # the evaluator dispatch and the ε search are handed to the methods (baselines do not import bounds)
     return m, {"rtol": rtol, "rtol_lower": rtol_lower, "max_grid": max_grid, "evaluator": evaluator,
-               "max_delta": max_delta, "estimator": estimator, "solve_eps": _solve_eps}
+               "max_delta": max_delta, "estimator": estimator, "solve_eps": solve_epsilon}
 
 
 def _broadcast(n, other):

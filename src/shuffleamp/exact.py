@@ -239,6 +239,35 @@ class _AtomLaw:
         return (self.size + 4) * _DBL_EPS * (float(self.p @ np.abs(np.expm1(np.minimum(x * self.v, 700.0))))
                                              + abs(self.log_mgf(x)))
 
+    # Hooks for the integrand's outer function F, here F(w) = w^n / n (the n-fold sum; ``norm`` = n
+    # carries the 1/n).  A law whose Bromwich integrand is F(M(z))/z^2 for another F with
+    # non-negative Taylor coefficients (shuffleamp.population) overrides them; _bromwich only
+    # uses these, so the numbers of the n-fold sum are unchanged.
+    @property
+    def norm(self):
+        """Divisor of the integral (n: delta = E[S_+] / n)."""
+        return self.n
+
+    def outer_log(self, K):
+        """log of the outer function's numerator at the real point e^K: n K."""
+        return self.n * K
+
+    def outer_log_ratio(self, x, K):
+        """log F(M(x)) - log F(e^K) for real x (bounds |F(M(z))| on the line Re z = x)."""
+        return self.n * (self.log_mgf(x) - K)
+
+    def outer_log_error(self, theta):
+        """Rounding bound of outer_log(K(theta))."""
+        return self.n * self.log_mgf_error(theta)
+
+    def outer_modulus(self, r):
+        """Bound of |F(M(theta) psi)| / F(M(theta)) given |psi| <= r (array): r^n."""
+        return r ** self.n
+
+    def bell_width(self):
+        """Heuristic width of the integrand's bell in t (placement of the central panels)."""
+        return 1.0 / math.sqrt(self.n * self.s2 + 2.0 / self.theta ** 2)
+
     def nodes(self, t):
         m = t.size
         gr, ag, rel = np.empty(m), np.empty(m), np.empty(m)
@@ -378,14 +407,14 @@ class _MixedLaw(_AtomLaw):
 
 def _bromwich(law, n, rtol):
     """(value, error bound, node count, theta, how) of E[S_+]/n for ``law`` (_AtomLaw/_MixedLaw)."""
-    theta, s2, L1 = law.theta, law.s2, law.L1
+    theta, L1 = law.theta, law.L1
     # (sum G_i)_+ <= sum (G_i)_+: delta <= E[G_+], a certified fallback for degenerate tilts
     trivial = law.positive_mean()
     tiny = float(np.nextafter(0.0, 1.0))
     # s_+ <= e^{theta s} / (e theta): delta <= e^{nK(theta)} / (e theta n), for any theta > 0
     Kth = law.log_mgf(theta) if math.isfinite(theta) else math.nan
-    nK = n * Kth
-    log_chernoff = nK - 1.0 - math.log(theta * n) if math.isfinite(theta) else math.nan
+    nK = law.outer_log(Kth)
+    log_chernoff = nK - 1.0 - math.log(theta * law.norm) if math.isfinite(theta) else math.nan
     chernoff = math.exp(min(log_chernoff, 700.0)) if math.isfinite(log_chernoff) else math.inf
     if not math.isfinite(theta) or not (THETA_RANGE[0] < theta < THETA_RANGE[1]):
         # (theta^2 + t^2)^2 would leave the double range (a positive atom ~1e-100 of the others,
@@ -393,12 +422,12 @@ def _bromwich(law, n, rtol):
         return 0.0, max(min(chernoff, trivial, 1.0), tiny), 0, theta, "chernoff"
     if log_chernoff < -700.0:       # below the double range (a positive atom of denormal mass, say)
         return 0.0, max(chernoff, tiny), 0, theta, "chernoff"
-    if nK - math.log(math.pi * n) > 700.0:     # e^{nK} out of range: the trivial bound E[G_+]
+    if nK - math.log(math.pi * law.norm) > 700.0:     # e^{nK} out of range: the trivial bound E[G_+]
         return 0.0, min(trivial, 1.0), 0, theta, "trivial"
-    s0 = 1.0 / math.sqrt(n * s2 + 2.0 / theta ** 2)
+    s0 = law.bell_width()
     beta = min(0.5 * theta, s0)
-    log_ell = n * max(law.log_mgf(theta - beta) - Kth, law.log_mgf(theta + beta) - Kth)
-    nK_err = n * law.log_mgf_error(theta)
+    log_ell = max(law.outer_log_ratio(theta - beta, Kth), law.outer_log_ratio(theta + beta, Kth))
+    nK_err = law.outer_log_error(theta)
     hp = beta                                      # panel half-width: Bernstein rho = 1 + sqrt 2
     work = [0]
     k = law.size
@@ -427,7 +456,7 @@ def _bromwich(law, n, rtol):
     total, glsum, rosum = panels(edges[:-1], edges[1:])
     scale_I = max(abs(total), 1e-300)
     tau = rtol * scale_I
-    seg_a, seg_b, seg_m = [edges[:-1]], [edges[1:]], [(edges[1:] - edges[:-1]) * rho_bound(edges[:-1], edges[1:]) ** n]
+    seg_a, seg_b, seg_m = [edges[:-1]], [edges[1:]], [(edges[1:] - edges[:-1]) * law.outer_modulus(rho_bound(edges[:-1], edges[1:]))]
     A_c = float(np.sum(seg_m[0]))
     pruned = 0.0
     T_done = float(edges[-1])
@@ -442,7 +471,7 @@ def _bromwich(law, n, rtol):
                     f"exact evaluator: more than {MAX_WORK:.0e} atom-frequency evaluations "
                     f"(n={n}, {k} atoms); use evaluator='fft'")
             r = rho_bound(a, b)
-            rn = r ** n
+            rn = law.outer_modulus(r)
             bound = (b - a) * rn / (theta * theta + a * a)
             # skip a cell when it is negligible both for the integral and for A(w) of the tail bound
             ok = (bound <= 0.25 * tau * (b - a) / T) & (rn <= 0.01 * A_c / T)
@@ -469,7 +498,7 @@ def _bromwich(law, n, rtol):
             break
         T *= 4.0
     err_I = glsum + rosum + pruned + tail
-    scale = math.exp(nK - math.log(math.pi * n))
+    scale = math.exp(nK - math.log(math.pi * law.norm))
     value = total * scale
     err = err_I * scale + abs(value) * math.expm1(nK_err)
     chernoff = min(chernoff, trivial)

@@ -1,0 +1,912 @@
+r"""Personalized populations: certified central ε per group for users with different randomizers.
+
+A population is a list of groups ``(mechanism_g, n_g)``: ``n_g`` users run the local randomizer
+``mechanism_g`` (for example k-RR with a common k and different ε0).  The guarantee is personalized:
+for a *target* user of group g, the central (ε, δ) of the shuffled reports against every
+neighbouring dataset that changes only that user's input (replace-one).  :func:`delta` and
+:func:`epsilon` report it per group, and the worst group.
+
+Derivation (derived here; it generalises Su–Cheng–Wang, Theorems 12–13 and Lemma 3)
+-------------------------------------------------------------------------------------
+**Conditions.**  All randomizers map into one finite output space :math:`\mathcal Y`, and there is
+one probability vector :math:`\omega` on :math:`\mathcal Y` (the *common blanket*) with, for every
+user i and input x, :math:`R_i(x) \ge \gamma_i\,\omega` pointwise for some :math:`\gamma_i \in (0, 1]`,
+and :math:`\omega(y) = 0 \Rightarrow R_t(x)(y) = 0` for the target's inputs.
+
+*Choice of ω.*  Any fixed ω satisfying this is sound; only tightness depends on it.  k-RR with a
+common k: ω uniform and :math:`\gamma_g = k/(e^{\varepsilon_{0,g}} + k - 1)` (the optimal blanket of
+every group, so nothing is lost).  Matrices on a common output space: ω ∝ the columnwise minimum over
+all groups' rows, :math:`\omega(y) = \min_{g,x} R_g(x)(y) / Z`, and
+:math:`\gamma_g = \min_{x, y:\,\omega(y)>0} R_g(x)(y)/\omega(y)`.  If the groups' own blankets differ
+(e.g. one group never outputs some y that another does), this ω puts no mass there; a target whose
+randomizer outputs such a y violates the condition and :func:`population` raises
+:class:`~shuffleamp.errors.ParameterError` (field ``'groups'``): no common blanket, no bound here.
+
+**Step 1 (decomposition).**  :math:`R_i(x) = \gamma_i\,\omega + (1-\gamma_i)\,LO_i(x)` with
+:math:`LO_i(x) = (R_i(x) - \gamma_i\omega)/(1-\gamma_i) \ge 0`.  Each other user i ≠ t independently
+outputs an ω-sample with probability γ_i (indicator :math:`B_i`), else a sample of
+:math:`LO_i(x_i)`.
+
+**Step 2 (reveal, joint convexity).**  Give the adversary :math:`(B_i)_{i\ne t}` and the
+non-blanket outputs.  Both are independent of the target's input, so by joint convexity of the
+hockey-stick divergence :math:`D_{e^\varepsilon}` the divergence of the shuffled output is at most
+the average over :math:`M' = \sum_{i \ne t} B_i` of the divergence of the multiset
+:math:`\{Y_t\} \cup \{Z_1,\dots,Z_{M'}\}`, :math:`Y_t \sim R_t(x^b)`, :math:`Z_j \sim \omega` i.i.d.
+:math:`M'` is Poisson-binomial with parameters :math:`(\gamma_i)_{i \ne t}`.
+
+**Step 3 (histogram likelihood ratio).**  With m ω-samples and one target sample, the histogram h
+of the m+1 values has :math:`P^b(h) = \mathrm{Mult}_{m+1}(h;\omega)\cdot\frac{1}{m+1}\sum_{y}h_y
+R_t(x^b)(y)/\omega(y)`, since :math:`\mathrm{Mult}_m(h-e_y) = \mathrm{Mult}_{m+1}(h)\,h_y/((m+1)\omega(y))`.
+Hence (Theorem 12 with m+1 i.i.d. ω-samples)
+
+.. math::
+
+    g(m) := D_{e^\varepsilon}(P^0\|P^1) = \frac{1}{m+1} E\Big[\Big(\sum_{i=1}^{m+1} L_i\Big)_+\Big],
+    \qquad L = \frac{R_t(x^0)(Y) - e^\varepsilon R_t(x^1)(Y)}{\omega(Y)},\ Y \sim \omega,
+
+    \delta_t(\varepsilon) \le E_{M'}[g(M')] .
+
+:math:`g` is non-increasing in m (adding an independent ω-sample is a post-processing) and
+:math:`g(m) \le E[L_+]`.  The bound is the maximum over the target's ordered input pairs.
+
+**Reduction to the homogeneous bound.**  If all other users share one γ, :math:`M' \sim
+\mathrm{Bin}(N, \gamma)`, and :math:`P(\mathrm{Bin}(N+1,\gamma)=m)\,m/((N+1)\gamma) =
+P(\mathrm{Bin}(N,\gamma)=m-1)` gives :math:`E[g(M')] = \frac{1}{N+1}E[(\sum_{i=1}^{N+1}G_i)_+]` with
+:math:`G = L/\gamma` w.p. γ (γω-distributed Y) and 0 w.p. 1-γ: Theorem 13 / Lemma 3 exactly (for k-RR
+the GPARV of the blanket decomposition).  This case is evaluated by
+:func:`shuffleamp.exact.delta_exact` on that GPARV; it covers one group and all-groups-equal.
+
+**Step 4 (Bromwich form).**  With :math:`E[S_+] = \frac{1}{2\pi i}\int_{\theta-i\infty}^{\theta+i\infty}
+M_S(z)z^{-2}dz` (θ > 0) and the PGF :math:`P(u) = \prod_g (1-\gamma_g+\gamma_g u)^{N_g}` of M'
+(:math:`N_g` = other users in group g),
+
+.. math::
+
+    \delta_t \le \frac{1}{2\pi i}\int \frac{\Phi(M_L(z))}{z^2}dz,\quad
+    \Phi(w) = E\Big[\frac{w^{M'+1}}{M'+1}\Big] = \int_0^1 w\,P(sw)\,ds
+    = \sum_m P(M'=m)\frac{w^{m+1}}{m+1}.
+
+Φ has non-negative Taylor coefficients, so :math:`|\Phi(M_L(z))| \le \Phi(M_L(\operatorname{Re} z))`
+and :math:`|\Phi(w)| \le \Phi(|w|)`: these replace :math:`|M^n| \le M(\operatorname{Re}z)^n` in every
+error bound of :mod:`shuffleamp.exact` (quadrature on Bernstein ellipses, skipped cells, and the
+Fejér tail bound, which holds for the mixture law with :math:`|\varphi| \le \Phi(W|\psi|)/\Phi(W)`),
+and :math:`s_+ \le e^{\theta s}/(e\theta)` gives the Chernoff bound :math:`\Phi(M_L(\theta))/(e\theta)`.
+The evaluator is :func:`shuffleamp.exact._bromwich` itself, through the law's outer-function hooks.
+
+**Step 5 (the s-integral, certified).**  M' is confined to a range :math:`R = [m_{lo}, m_{hi}]` by
+Bernstein's inequality, :math:`P(|M'-EM'| \ge t) \le 2e^{-t^2/(2(\sigma^2+t/3))}`, with
+:math:`P(M'\notin R) \le` ``TAIL_PROB``; the dropped mass is charged as
+:math:`P(M'\notin R)\,E[L_+]` (valid since :math:`0 \le g \le E[L_+]`).  Two representations of Φ:
+
+* *Poisson-binomial window* (narrow R): the exact pmf of M' on R (convolution of the groups'
+  binomial windows), :math:`\Phi_R(w) = \sum_{m\in R} p_m w^{m+1}/(m+1)`; when R ends below
+  ``DIRECT_MAX`` the mixture :math:`\sum_m p_m g(m)` is summed directly with
+  :func:`~shuffleamp.exact.delta_exact` for each :math:`g(m)` (which enumerates at small m).
+* *Gauss–Laguerre rule* (wide R, large N): :math:`1/c = \int_0^\infty e^{-cx}dx` with
+  :math:`c = m+1`; with :math:`x = y/c_{lo}` (:math:`c_{lo} = m_{lo}+1`) and p Gauss–Laguerre nodes
+  :math:`(y_k, W_k)`, :math:`F(c) = \frac{c}{c_{lo}}\sum_k W_k e^{y_k(1-c/c_{lo})}` is the
+  Gauss–Laguerre value of :math:`\int_0^\infty e^{-y}f(y)dy = 1` for
+  :math:`f(y) = \alpha e^{a y}`, :math:`\alpha = c/c_{lo}`, :math:`a = 1-\alpha \le 0` on R.  Its
+  error is :math:`\frac{(p!)^2}{(2p)!}f^{(2p)}(\xi) = \frac{(p!)^2}{(2p)!}\alpha a^{2p}e^{a\xi} \in
+  [0, \frac{(p!)^2}{(2p)!}(1+r)r^{2p}]` with :math:`r = (c_{hi}-c_{lo})/c_{lo}` (Abramowitz–Stegun
+  25.4.45), so :math:`F \ge 1-\eta` on R.  Scaling the weights by :math:`\kappa = 1/(1-\eta)` gives
+  :math:`\tilde\Phi(w) = w\sum_k c_k s_k P(s_k w) = \sum_m p_m \kappa F(m+1) w^{m+1}/(m+1)`
+  (:math:`s_k = e^{-x_k}`, :math:`c_k = \kappa W_k e^{y_k}/c_{lo}`) with :math:`\kappa F \ge 1` on
+  R and :math:`\ge 0` everywhere, hence :math:`E[g(M')] \le \frac{1}{2\pi i}\int\tilde\Phi(M_L)z^{-2}dz
+  + P(M'\notin R)E[L_+]`; the loss is at most η (≤ ``RULE_ETA``).  Cost per frequency: p × groups.
+
+The node values :math:`\tilde\Phi(M_L(\theta+it))/\tilde\Phi(M_L(\theta))` are formed from
+:math:`\log(w/W)` (accurate ``log1p``/``expm1`` forms) as
+:math:`e^{v}\sum_k \hat\omega_k\prod_g(1+b_{kg}(e^v-1))^{N_g}`, the powers as
+``exp(N log1p(.))`` with the principal logarithm (exact for integer N).  As in :mod:`shuffleamp.exact`,
+the rounding part of the error is a first-order *estimate*; everything else is certified.
+
+Lower bound (derived here; the analogue of Theorem 14)
+-----------------------------------------------------
+k-RR, k ≥ 3: target :math:`x^0 = 0` vs :math:`x^1 = 1`, every other user holds 2.  An other user of
+group g outputs 2 w.p. :math:`E_g p_g` and otherwise a value uniform on the k-1 others
+(:math:`p_g = 1/(E_g+k-1)`), *whatever g is*.  So with :math:`J` = number of other users not
+outputting 2 (Poisson-binomial) and :math:`h_0, h_1` the counts of outputs 0 and 1 among the
+:math:`j` non-2 outputs of the whole histogram,
+
+.. math::
+
+    P^b = p_t\,T_j(h_0,h_1)\Big[P(J=j-1)\frac{(k-1)(j+(E_t-1)h_b)}{j} + P(J=j)\Big]
+
+summed over the other outputs, where :math:`T_j` is the trinomial law of :math:`(h_0,h_1)` among j
+uniform draws (probability 1/(k-1) each).  The exact divergence is
+:math:`\sum_{j,h_0,h_1}(P^0-e^\varepsilon P^1)_+`, computed by exact sums; every term is
+non-negative, so dropping terms keeps a lower bound.  k = 2: others hold 1 and the same formula holds
+with the single output 0 (counts :math:`h_0 = j`); it is evaluated on the 1-D law of the count of 0s.
+Available up to ``LOWER_MAX_WORK`` terms (moderate n); beyond that the lower bound is reported as
+None (not available).
+
+References
+----------
+Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
+IEEE S&P 2026 (arXiv:2504.07414): Theorems 12–14, Lemma 3.
+Balle, Bell, Gascón, Nissim, "The Privacy Blanket of the Shuffle Model", CRYPTO 2019 (blanket).
+Chen, Cao, Ge, "A Generalized Shuffle Framework for Privacy Amplification", AAAI 2024
+(arXiv:2312.14388): the μ-GDP comparison value (asymptotic, not a bound).
+Abramowitz, Stegun, "Handbook of Mathematical Functions", 25.4.45 (Gauss–Laguerre remainder).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.polynomial.laguerre import laggauss
+from scipy.special import gammaln, logsumexp
+from scipy.stats import binom
+
+from . import exact as _exact
+from . import _validate
+from ._numerics import LogMgf
+from .errors import ParameterError
+from .gparv import Gparv
+
+#: Probability mass of M' (blanket count of the other users) left outside the certified range R.
+TAIL_PROB = 1e-80
+#: Sum the mixture sum_m P(M'=m) g(m) directly when the rule is not available and R ends below this
+#: (there each g(m) is enumerated exactly by :func:`shuffleamp.exact.delta_exact`).
+DIRECT_MAX = 1400
+#: Use the exact Poisson-binomial window (instead of the Gauss–Laguerre rule) up to this many points.
+PMF_MAX = 4000
+#: Largest admissible loss of the Gauss–Laguerre rule (relative, certified).
+RULE_ETA = 1e-10
+#: Largest number of Gauss–Laguerre nodes tried.
+RULE_MAX_NODES = 64
+#: Work budget (number of (j, h1) terms) of the exact lower bound.
+LOWER_MAX_WORK = 4_000_000
+_DBL_EPS = float(np.finfo(np.float64).eps)
+_LOWER_CACHE: dict = {}
+
+
+# ============================================================================ model
+@dataclass(frozen=True)
+class Group:
+    """One group of a population: ``n`` users running ``mechanism``.
+
+    Attributes
+    ----------
+    mechanism : Mechanism
+        Local randomizer of the group (a :mod:`shuffleamp.mechanisms` object).
+    n : int
+        Number of users, >= 1.
+    gamma : float
+        Blanket mass γ_g w.r.t. the population's common blanket ω.
+    """
+
+    mechanism: Any
+    n: int
+    gamma: float
+
+
+@dataclass(frozen=True)
+class Population:
+    """A heterogeneous population with a common blanket (see the module docstring).
+
+    Build it with :func:`population`.
+
+    Attributes
+    ----------
+    groups : tuple of Group
+        The groups, in the given order.
+    kind : {"krr", "matrix"}
+        k-RR groups with a common k (closed forms, any k), or matrix randomizers on a common
+        output space.
+    k : int or None
+        The common k of a k-RR population.
+    omega : ndarray of float64, shape (Y,) or None
+        Common blanket of a matrix population (None for k-RR: uniform on [k]).
+    """
+
+    groups: tuple
+    kind: str
+    k: int | None = None
+    omega: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def n(self) -> int:
+        """Total number of users."""
+        return int(sum(g.n for g in self.groups))
+
+    @property
+    def eps0_max(self) -> float:
+        """Largest ε0 present."""
+        return max(float(g.mechanism.eps0) for g in self.groups)
+
+    def describe(self) -> dict:
+        """JSON-serialisable description: ``{"mechanism": "population", "n": ..., "groups": [...]}``."""
+        return {"mechanism": "population", "n": self.n, "kind": self.kind,
+                "groups": [dict(g.mechanism.describe(), count=g.n, gamma=g.gamma) for g in self.groups]}
+
+
+def population(groups) -> Population:
+    r"""Build a :class:`Population` from ``[(mechanism, n_g), ...]``.
+
+    Parameters
+    ----------
+    groups : sequence of (Mechanism, int)
+        Non-empty.  Either all :class:`~shuffleamp.mechanisms.KRR` with a common ``k``, or
+        mechanisms with finite matrices (``mechanism.matrix()``) with a common number of outputs.
+        ``n_g >= 1``.
+
+    Returns
+    -------
+    Population
+        With the common blanket ω and each group's γ_g (see the module docstring).
+
+    Raises
+    ------
+    ParameterError
+        ``'groups'``: empty, not pairs, different k, different output spaces, no common blanket
+        (the target's randomizer outputs a value on which ω has no mass), or continuous mechanisms;
+        ``'n_g'``: a count that is not an integer >= 1.
+    """
+    try:
+        items = list(groups)
+    except TypeError:
+        raise ParameterError("groups", "must be a list of (mechanism, n_g) pairs") from None
+    if not items:
+        raise ParameterError("groups", "must contain at least one (mechanism, n_g) pair")
+    mechs, counts = [], []
+    for i, item in enumerate(items):
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise ParameterError("groups", f"entry {i} must be a (mechanism, n_g) pair, got {item!r}")
+        m, c = item
+        if not hasattr(m, "eps0") or not hasattr(m, "describe"):
+            raise ParameterError("groups", f"entry {i}: {type(m).__name__} is not a shuffleamp mechanism")
+        mechs.append(m)
+        counts.append(_validate.count(c, "n_g"))
+    from .mechanisms import KRR
+    if all(isinstance(m, KRR) for m in mechs):
+        ks = {m.k for m in mechs}
+        if len(ks) != 1:
+            raise ParameterError("groups", f"k-RR groups need a common k (common output space), got {sorted(ks)}")
+        k = ks.pop()
+        gs = tuple(Group(m, c, k / (math.exp(m.eps0) + k - 1)) for m, c in zip(mechs, counts))
+        return Population(gs, "krr", k=k)
+    mats = []
+    for i, m in enumerate(mechs):
+        try:
+            P = np.asarray(m.matrix(), dtype=np.float64)
+        except ParameterError as e:
+            raise ParameterError("groups", f"entry {i}: no finite matrix ({e})") from None
+        mats.append(P)
+    ys = {P.shape[1] for P in mats}
+    if len(ys) != 1:
+        raise ParameterError("groups", f"mechanisms need a common output space, got {sorted(ys)} outputs")
+    cmin = np.min([P.min(axis=0) for P in mats], axis=0)
+    Z = float(cmin.sum())
+    if not Z > 0:
+        raise ParameterError("groups", "no common blanket: the groups' matrices have no common support")
+    omega = cmin / Z
+    pos = omega > 0
+    gs = []
+    for i, (m, c, P) in enumerate(zip(mechs, counts, mats)):
+        if (P[:, ~pos] > 0).any():
+            raise ParameterError("groups", f"entry {i}: no common blanket (outputs this group uses carry "
+                                           "no mass in every group)")
+        gam = float(np.min(P[:, pos] / omega[pos]))
+        gs.append(Group(m, c, min(gam, 1.0)))
+    omega.setflags(write=False)
+    return Population(tuple(gs), "matrix", omega=omega)
+
+
+# ============================================================================ target laws
+def _target_laws(pop: Population, g: int, eps: float) -> list:
+    """L laws (values, masses) of the target group's ordered input pairs w.r.t. ω at ε."""
+    e = math.exp(eps)
+    m = pop.groups[g].mechanism
+    if pop.kind == "krr":
+        k, E = pop.k, math.exp(m.eps0)
+        p = 1.0 / (E + k - 1)
+        vals = np.array([k * (E - e) * p, k * (1.0 - e * E) * p, k * (1.0 - e) * p])
+        mass = np.array([1.0 / k, 1.0 / k, (k - 2.0) / k])
+        return [(vals, mass)]
+    P = np.asarray(m.matrix(), dtype=np.float64)
+    pos = pop.omega > 0
+    om = pop.omega[pos]
+    out, seen = [], set()
+    for a in range(P.shape[0]):
+        for b in range(P.shape[0]):
+            if a == b:
+                continue
+            v = (P[a, pos] - e * P[b, pos]) / om
+            key = tuple(np.round(np.sort(v), 12)) + tuple(np.round(om[np.argsort(v)], 12))
+            if key not in seen:
+                seen.add(key)
+                out.append((v, om))
+    return out
+
+
+def _others(pop: Population, g: int):
+    """Distinct γ of the other users and their counts N (groups with equal γ merged)."""
+    d: dict[float, int] = {}
+    for i, gr in enumerate(pop.groups):
+        N = gr.n - (1 if i == g else 0)
+        if N > 0:
+            d[gr.gamma] = d.get(gr.gamma, 0) + N
+    gam = np.array(sorted(d), dtype=np.float64)
+    return gam, np.array([d[x] for x in sorted(d)], dtype=np.float64)
+
+
+def _bernstein_range(mean: float, var: float, lo: int, hi: int, tau: float):
+    """[a, b] with P(X < a) + P(X > b) <= 2 tau for a sum X of independent Bernoullis (Bernstein)."""
+    L = math.log(1.0 / tau)
+    t = L / 3.0 + math.sqrt(L * L / 9.0 + 2.0 * var * L)
+    return max(lo, int(math.floor(mean - t))), min(hi, int(math.ceil(mean + t)))
+
+
+class _Mixture:
+    """The law of M' (other users' blanket count) in the representation used for one target.
+
+    ``how`` is "direct" (pmf window, summed term by term), "pmf" (Φ from the pmf window) or
+    "rule" (Gauss–Laguerre Φ̃); ``tail`` bounds P(M' outside the window/range).
+    """
+
+    def __init__(self, gam: np.ndarray, N: np.ndarray):
+        self.gam, self.N = gam, N
+        mean = float(N @ gam)
+        var = float(N @ (gam * (1.0 - gam)))
+        Ntot = int(N.sum())
+        m_lo, m_hi = _bernstein_range(mean, var, 0, Ntot, TAIL_PROB)
+        self.tail = 0.0 if (m_lo == 0 and m_hi == Ntot) else 2.0 * TAIL_PROB
+        self.m_lo, self.m_hi = m_lo, m_hi
+        self.n_eff = mean + 1.0
+        width = m_hi - m_lo + 1
+        p = self._rule_nodes() if m_lo > 0 else None
+        if p is not None and (width > 16 or m_hi > DIRECT_MAX):
+            self._setup_rule(p)
+        else:
+            self._setup_pmf()
+
+    def _rule_nodes(self):
+        c_lo, c_hi = self.m_lo + 1.0, self.m_hi + 1.0
+        r = (c_hi - c_lo) / c_lo
+        for p in (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, RULE_MAX_NODES):
+            log_eta = 2 * gammaln(p + 1) - gammaln(2 * p + 1) + math.log1p(r) + (2 * p * math.log(r) if r > 0 else -math.inf)
+            if log_eta <= math.log(RULE_ETA):
+                return p
+        return None
+
+    def _setup_rule(self, p: int):
+        y, W = laggauss(p)
+        c_lo = self.m_lo + 1.0
+        r = (self.m_hi - self.m_lo) / c_lo
+        eta = math.exp(2 * gammaln(p + 1) - gammaln(2 * p + 1) + math.log1p(r) + 2 * p * math.log(r)) if r > 0 else 0.0
+        kappa = (1.0 + 1e-12) / (1.0 - eta)       # 1e-12: rounding of the tabulated rule (estimate)
+        self.how = "rule"
+        self.p = p
+        self.x = y / c_lo                          # s_k = exp(-x_k)
+        self.logc = np.log(W) + y - math.log(c_lo) + math.log(kappa)
+        self.eta = eta
+
+    def _setup_pmf(self):
+        # exact pmf of M' on a window: convolution of per-group binomial windows
+        G = self.gam.size
+        tau_g = TAIL_PROB / G
+        pmf, lo = np.ones(1), 0
+        tail = 0.0
+        for gm, N in zip(self.gam, self.N):
+            a, b = _bernstein_range(N * gm, N * gm * (1 - gm), 0, int(N), tau_g)
+            if a > 0 or b < N:
+                tail += 2.0 * tau_g
+            ks = np.arange(a, b + 1)
+            pmf = np.convolve(pmf, binom.pmf(ks, int(N), gm))
+            lo += a
+        self.tail = tail
+        self.m_lo, self.m_hi = lo, lo + pmf.size - 1
+        keep = pmf > 0
+        self.ms = np.arange(self.m_lo, self.m_hi + 1)[keep]
+        self.pmf = pmf[keep]
+        self.how = "direct" if self.m_hi <= DIRECT_MAX or self.ms.size <= 16 else "pmf"
+        with np.errstate(divide="ignore"):
+            self.lognu = np.log(self.pmf) - np.log(self.ms + 1.0)
+
+    # ------------------------------------------------------------------ Φ on the real line / complex
+    def log_phi(self, K):
+        """log Φ(e^K) for real K (scalar or array)."""
+        K = np.asarray(K, dtype=np.float64)
+        if self.how == "rule":
+            d = K[..., None] - self.x                                   # log(s_k e^K), shape (..., p)
+            lg = np.log1p(self.gam.reshape((-1,) + (1,) * d.ndim) * np.expm1(d)[None, ...])
+            s = np.tensordot(self.N, lg, axes=(0, 0))                   # sum_g N_g log(1-γ_g+γ_g s_k e^K)
+            return K + logsumexp(self.logc - self.x + s, axis=-1)
+        return logsumexp(self.lognu + (self.ms + 1.0) * K[..., None], axis=-1)
+
+    def ratio_real(self, K, r):
+        """Φ(e^K r) / Φ(e^K) for r in [0, 1] (array), rounded up."""
+        r = np.asarray(r, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            lr = np.log(r)
+        out = np.exp(np.minimum(self.log_phi(K + lr) - self.log_phi(K), 0.0))
+        return np.minimum(out * (1.0 + 1e-12), 1.0)
+
+    def ratio_complex(self, K, v):
+        """Φ(e^{K+v}) / Φ(e^K) for complex v (array), and a first-order relative rounding estimate."""
+        if self.how == "rule":
+            em1 = _expm1c(v)
+            e = np.exp(K - self.x)                                      # s_k W
+            A = np.log1p(self.gam[:, None] * np.expm1(K - self.x)[None, :])   # log(1-γ+γ s_k W), (G, p)
+            b = self.gam[:, None] * e[None, :] / np.exp(A)              # (G, p)
+            w0 = self.logc - self.x + self.N @ A
+            w0 = np.exp(w0 - w0.max())
+            w0 = w0 / w0.sum()
+            z = _log1pc(b[None, :, :] * em1[:, None, None])             # (t, G, p)
+            S = np.tensordot(z, self.N, axes=(1, 0))                    # (t, p)
+            val = np.exp(v) * (np.exp(S) @ w0)
+            rel = 8 * _DBL_EPS * (1.0 + np.abs(S).max(axis=1) + self.n_eff * (1.0 + np.abs(v)))
+            return val, rel
+        a = np.exp(self.lognu + (self.ms + 1.0) * K)
+        a = a / a.sum()
+        E = np.exp(np.outer(v, self.ms + 1.0))
+        val = E @ a
+        rel = 8 * _DBL_EPS * (1.0 + self.ms[-1] * (1.0 + np.abs(v)))
+        return val, rel
+
+
+def _log1pc(x):
+    """Accurate complex log(1 + x)."""
+    a, b = x.real, x.imag
+    return 0.5 * np.log1p(a * (2.0 + a) + b * b) + 1j * np.arctan2(b, 1.0 + a)
+
+
+def _expm1c(v):
+    """Accurate complex exp(v) - 1."""
+    a, b = v.real, v.imag
+    return (np.expm1(a) * np.cos(b) - 2.0 * np.sin(0.5 * b) ** 2) + 1j * np.exp(a) * np.sin(b)
+
+
+class _PopLaw(_exact._AtomLaw):
+    """Target law L at a saddle tilt, with the outer function Φ of the mixture (exact.py hooks)."""
+
+    norm = 1.0
+
+    def __init__(self, K: LogMgf, mix: _Mixture):
+        v, p = K.x, K.p
+        self.K, self.v, self.p, self.mix = K, v, p, mix
+        self.n = mix.n_eff
+        self.size = v.size
+        th0, _, _ = K.saddle(mix.n_eff)       # homogeneous saddle with n_eff summands: a start value
+        self.theta = self._saddle(th0) if math.isfinite(th0) else th0
+        if not math.isfinite(self.theta):
+            self.mu, self.q, self.d, self.L1, self.s2 = math.nan, p, v, 0.0, 0.0
+            return
+        self.mu, _ = K.moments(self.theta)
+        self.q = K.tilted(self.theta)
+        self.d = v - self.mu
+        self.L1 = float(self.q @ np.abs(self.d))
+        self.s2 = float(self.q @ (self.d * self.d))
+
+    def _saddle(self, th0):
+        """Root of d/dθ log Φ(M(θ)) = 2/θ (any θ > 0 is valid; this only places the contour)."""
+        def f(t):      # central difference of log Φ(M(θ)) minus 2/θ
+            return ((self.mix.log_phi(self.K(t * 1.0001)) - self.mix.log_phi(self.K(t * 0.9999)))
+                    / (0.0002 * t) - 2.0 / t)
+
+        try:
+            a, b = th0 / 2.0, th0 * 2.0
+            for _ in range(40):
+                if f(a) < 0:
+                    break
+                a /= 2.0
+            for _ in range(40):
+                if f(b) > 0:
+                    break
+                b *= 2.0
+            from scipy.optimize import brentq
+            return brentq(f, a, b, xtol=1e-6 * th0, maxiter=60)
+        except (ValueError, RuntimeError, FloatingPointError):
+            return th0
+
+    # --- outer-function hooks (see shuffleamp.exact._AtomLaw)
+    def outer_log(self, K):
+        return float(self.mix.log_phi(K))
+
+    def outer_log_ratio(self, x, K):
+        return float(self.mix.log_phi(self.log_mgf(x)) - self.mix.log_phi(K))
+
+    def outer_log_error(self, theta):
+        return 8 * _DBL_EPS * (self.n * (1.0 + abs(self.log_mgf(theta))) + 64.0)
+
+    def outer_modulus(self, r):
+        return self.mix.ratio_real(self.log_mgf(self.theta), r)
+
+    def bell_width(self):
+        return 1.0 / math.sqrt(self.n * self.s2 + 2.0 / self.theta ** 2)
+
+    def nodes(self, t):
+        tt = np.asarray(t, dtype=np.float64)
+        ph = tt[:, None] * self.d[None, :]
+        psi1 = (-2.0 * np.sin(0.5 * ph) ** 2) @ self.q + 1j * (np.sin(ph) @ self.q)
+        v = _log1pc(psi1) + 1j * tt * self.mu
+        val, rel = self.mix.ratio_complex(self.log_mgf(self.theta), v)
+        g = val / (self.theta + 1j * tt) ** 2
+        rel = rel + 8 * _DBL_EPS * self.n * (1.0 + tt * self.L1)
+        return g.real, np.abs(g), rel
+
+
+# ============================================================================ δ for one target
+def _delta_target(pop: Population, g: int, eps: float, rtol: float):
+    """Certified upper δ for a target user of group g at ε; returns (δ, info dict)."""
+    gam, N = _others(pop, g)
+    best, info = 0.0, None
+    for vals, mass in _target_laws(pop, g, eps):
+        d, inf = _delta_law(vals, mass, gam, N, rtol)
+        if info is None or d > best:
+            best, info = d, inf
+    return min(best, 1.0), info
+
+
+def _delta_law(vals, mass, gam, N, rtol):
+    keep = mass > 0
+    vals, mass = np.asarray(vals, dtype=np.float64)[keep], np.asarray(mass, dtype=np.float64)[keep]
+    pos_mean = float(mass @ np.maximum(vals, 0.0)) * (1.0 + 4.0 * vals.size * _DBL_EPS)
+    if vals.max() <= 0.0:
+        return 0.0, {"evaluator": "exact", "how": "no positive atom"}
+    if N.size == 0:                      # n = 1: δ = E[L_+]
+        return pos_mean, {"evaluator": "exact", "how": "single user"}
+    if N.size == 1:                      # all other users share one γ: Theorem 13 (module docstring)
+        gm, n = float(gam[0]), int(N[0]) + 1
+        G = Gparv(np.append(vals / gm, 0.0), np.append(mass * gm, 1.0 - gm))
+        ev = _exact.delta_exact(G, n, mode="upper", rtol=rtol)
+        return ev.delta, {"evaluator": ev.evaluator, "how": "homogeneous (Theorem 13)", "charged": ev.charged}
+    mix = _Mixture(gam, N)
+    tail = mix.tail * pos_mean
+    if mix.how == "direct":
+        Lg = Gparv(vals, mass)
+        tot, err = 0.0, 0.0
+        for m, pm in zip(mix.ms, mix.pmf):
+            ev = _exact.delta_exact(Lg, int(m) + 1, mode="upper", rtol=rtol)
+            tot += pm * ev.delta
+            err += pm * ev.charged
+        up = tot * (1.0 + 4 * mix.ms.size * _DBL_EPS) + tail
+        return up, {"evaluator": "direct mixture", "how": "direct", "charged": err + tail, "terms": int(mix.ms.size)}
+    K = LogMgf(vals, mass)
+    if vals.min() >= 0.0:
+        m = float(K.p @ K.x)
+        return m * (1 + 4 * _DBL_EPS * vals.size) + tail, {"evaluator": "exact", "how": "L >= 0"}
+    law = _PopLaw(K, mix)
+    value, err, nodes, theta, how = _exact._bromwich(law, 1, rtol)
+    up = value + err + tail
+    return up, {"evaluator": how, "how": mix.how, "charged": err + tail, "nodes": nodes, "theta": theta,
+                "rule_nodes": getattr(mix, "p", None)}
+
+
+# ============================================================================ lower bound (k-RR)
+def _pb_window(ps: np.ndarray, Ns: np.ndarray, tau: float):
+    """pmf of a Poisson-binomial (groups of Ns Bernoulli(ps)) on a window; dropped mass <= 2 tau (unused:
+    dropping terms only lowers a lower bound).  Returns (first index, pmf array)."""
+    pmf, lo = np.ones(1), 0
+    for p, N in zip(ps, Ns):
+        N = int(N)
+        if N == 0:
+            continue
+        a, b = _bernstein_range(N * p, N * p * (1 - p), 0, N, tau)
+        pmf = np.convolve(pmf, binom.pmf(np.arange(a, b + 1), N, p))
+        lo += a
+    return lo, pmf
+
+
+def _delta_lower_krr(pop: Population, g: int, eps: float):
+    """Certified lower δ for a target of group g (k-RR): exact divergence of the concrete dataset
+    (x^0 = 0, x^1 = 1, others 2; k = 2: others 1), or of its post-processing to the count of 0s."""
+    k = pop.k
+    e = math.exp(eps)
+    Et = math.exp(pop.groups[g].mechanism.eps0)
+    pt = 1.0 / (Et + k - 1)
+    Ns = np.array([gr.n - (1 if i == g else 0) for i, gr in enumerate(pop.groups)], dtype=np.float64)
+    pg = np.array([1.0 / (math.exp(gr.mechanism.eps0) + k - 1) for gr in pop.groups])
+    ntot = int(Ns.sum()) + 1
+    if k >= 3 and ntot ** 3 / 3.0 <= LOWER_MAX_WORK:
+        # exact: statistic (j, h0, h1), J = others not outputting 2 (prob (k-1) p_g)
+        lo, pj = _pb_window((k - 1) * pg, Ns, 1e-300)
+        PJ = np.zeros(ntot + 1)
+        PJ[lo:lo + pj.size] = pj
+        tot = 0.0
+        for j in range(0, ntot + 1):
+            pjm1 = PJ[j - 1] if j >= 1 else 0.0
+            a = pjm1 * (k - 1) + PJ[j]
+            b = pjm1 * (k - 1) * (Et - 1.0) / j if j >= 1 else 0.0
+            if a <= 0 and b <= 0:
+                continue
+            h = np.arange(j + 1)
+            h0, h1 = np.meshgrid(h, h, indexing="ij")
+            ok = h0 + h1 <= j
+            lt = (gammaln(j + 1) - gammaln(h0 + 1) - gammaln(h1 + 1) - gammaln(np.maximum(j - h0 - h1, 0) + 1)
+                  + (h0 + h1) * math.log(1.0 / (k - 1))
+                  + np.where(j - h0 - h1 > 0, (j - h0 - h1) * math.log(max((k - 3.0) / (k - 1), 1e-300)), 0.0))
+            T = np.where(ok & ((k > 3) | (h0 + h1 == j)), np.exp(lt), 0.0)
+            tot += float(np.sum(T * np.maximum(a + b * h0 - e * (a + b * h1), 0.0)))
+        return max(pt * tot * (1.0 - 1e-12), 0.0), "exact (j, h0, h1)"
+    # post-processing to the count of output 0 (k = 2: the full information); P(other outputs 0) = p_g
+    # (others hold 2, or 1 when k = 2).  The pmf does not depend on ε: cached per target.
+    key = (k, g, tuple((gr.mechanism.eps0, gr.n) for gr in pop.groups))
+    if key not in _LOWER_CACHE:
+        widths = [min(int(N), 20.0 * math.sqrt(N * p * (1 - p)) + 50) for p, N in zip(pg, Ns)]
+        if sum(widths) * max(widths) > LOWER_MAX_WORK * 50:
+            return None, "not available (population too large for the exact lower-bound sums)"
+        if len(_LOWER_CACHE) > 64:
+            _LOWER_CACHE.clear()
+        _LOWER_CACHE[key] = _pb_window(pg, Ns, 1e-20)[1]
+    pj = _LOWER_CACHE[key]
+    pi0, pi1 = Et * pt, pt                  # P(target outputs 0) under x^0, x^1
+    P0 = np.zeros(pj.size + 1)
+    P1 = np.zeros(pj.size + 1)
+    P0[1:] += pi0 * pj
+    P0[:-1] += (1 - pi0) * pj
+    P1[1:] += pi1 * pj
+    P1[:-1] += (1 - pi1) * pj
+    val = float(np.sum(np.maximum(P0 - e * P1, 0.0)))
+    return max(val * (1.0 - 1e-12) - 1e-300, 0.0), ("exact (count of 0s)" if k == 2 else "post-processed (count of 0s)")
+
+
+# ============================================================================ results and API
+@dataclass(frozen=True)
+class GroupResult:
+    """Bounds for a target user of one group.
+
+    Attributes
+    ----------
+    index : int
+        Group index in the population.
+    mechanism : dict
+        ``mechanism.describe()`` of the group.
+    n : int
+        Users in the group.
+    gamma : float
+        Blanket mass γ_g w.r.t. the common blanket.
+    upper : float
+        Certified upper bound (ε in nats, or δ).
+    lower : float or None
+        Certified lower bound (exact divergence of a concrete dataset, possibly post-processed),
+        or None where not available (matrix populations).
+    settings : dict
+        How the values were evaluated (evaluator, representation of the mixture, charges).
+    """
+
+    index: int
+    mechanism: dict
+    n: int
+    gamma: float
+    upper: float
+    lower: float | None
+    settings: dict = field(default_factory=dict)
+
+    def to_dict(self, quantity: str) -> dict:
+        """Plain dict with ``<quantity>_upper`` / ``<quantity>_lower``."""
+        return {"group": self.index, "mechanism": self.mechanism, "count": self.n, "gamma": self.gamma,
+                f"{quantity}_upper": self.upper, f"{quantity}_lower": self.lower, "settings": self.settings}
+
+
+@dataclass(frozen=True)
+class PopulationResult:
+    """Per-group bounds of a population (:func:`delta` or :func:`epsilon`).
+
+    Attributes
+    ----------
+    quantity : {"epsilon", "delta"}
+        What the bounds are.
+    groups : tuple of GroupResult
+        One entry per group.
+    worst : int
+        Index of the group with the largest upper bound.
+    epsilon, delta : float or None
+        The given parameter.
+    population : dict
+        ``Population.describe()``.
+    """
+
+    quantity: str
+    groups: tuple
+    worst: int
+    epsilon: float | None
+    delta: float | None
+    population: dict
+
+    @property
+    def upper(self) -> float:
+        """Largest per-group upper bound (the population-wide guarantee)."""
+        return self.groups[self.worst].upper
+
+    @property
+    def lower(self) -> float | None:
+        """Largest per-group lower bound (a lower bound on the population-wide value), or None."""
+        lows = [gr.lower for gr in self.groups if gr.lower is not None]
+        return max(lows) if lows else None
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict: ``groups`` (one entry each) and the worst group's values at top level."""
+        q = self.quantity
+        other = "delta" if q == "epsilon" else "epsilon"
+        return {f"{q}_upper": self.upper, f"{q}_lower": self.lower, other: getattr(self, other),
+                "n": self.population["n"], "mechanism": self.population, "method": "optimal",
+                "sound": True, "kind": "upper", "worst_group": self.worst,
+                "groups": [gr.to_dict(q) for gr in self.groups]}
+
+
+def _check(pop):
+    if not isinstance(pop, Population):
+        raise ParameterError("population", f"must be a Population (shuffleamp.population.population), "
+                                           f"got {type(pop).__name__}")
+
+
+def _lower_fn(pop, g):
+    if pop.kind != "krr":
+        return None
+    return lambda e: _delta_lower_krr(pop, g, e)
+
+
+def delta(pop: Population, epsilon: float, *, rtol: float | None = None) -> PopulationResult:
+    r"""Certified upper and lower δ at ε for a target user of each group.
+
+    Parameters
+    ----------
+    pop : Population
+        From :func:`population`.
+    epsilon : float
+        Central ε in nats, >= 0.
+    rtol : float, optional
+        Relative accuracy target of the Bromwich evaluations (default
+        :data:`shuffleamp.exact.DEFAULT_RTOL`); the achieved error bound is charged.
+
+    Returns
+    -------
+    PopulationResult
+        ``quantity="delta"``; per-group ``upper`` (certified, module docstring) and ``lower``.
+
+    Raises
+    ------
+    ParameterError
+        ``'population'`` not a Population, ``'epsilon'`` invalid.
+    """
+    _check(pop)
+    epsilon = float(_validate.epsilon(epsilon))
+    rtol = _exact.DEFAULT_RTOL if rtol is None else _validate.real("rtol", rtol, lo=1e-12, hi=0.5)
+    out = []
+    for g, gr in enumerate(pop.groups):
+        up, info = _delta_target(pop, g, epsilon, rtol)
+        lo = None
+        lf = _lower_fn(pop, g)
+        if lf is not None:
+            lo, how = lf(epsilon)
+            lo = None if lo is None else min(lo, up)
+            info = dict(info, lower=how)
+        out.append(GroupResult(g, gr.mechanism.describe(), gr.n, gr.gamma, up, lo, info))
+    worst = int(np.argmax([r.upper for r in out]))
+    return PopulationResult("delta", tuple(out), worst, epsilon, None, pop.describe())
+
+
+def epsilon(pop: Population, delta: float, *, rtol: float | None = None,
+            eps_rtol: float = 1e-7) -> PopulationResult:
+    r"""Certified upper and lower ε (nats) at δ for a target user of each group.
+
+    Parameters
+    ----------
+    pop : Population
+        From :func:`population`.
+    delta : float
+        Target δ in (0, 1).
+    rtol : float, optional
+        See :func:`delta`.
+    eps_rtol : float
+        Width of the final root bracket relative to the ε found.
+
+    Returns
+    -------
+    PopulationResult
+        ``quantity="epsilon"``.  Per group, ``upper`` is the smallest *evaluated* ε whose certified
+        upper δ is <= ``delta`` (each such ε is certified on its own) and ``lower`` the largest
+        evaluated ε whose certified lower δ exceeds ``delta`` (0 if none), as in
+        :func:`shuffleamp.epsilon`; both lie in [0, ε0 of the group].
+
+    Raises
+    ------
+    ParameterError
+        ``'population'`` not a Population, ``'delta'`` invalid.
+    """
+    from .bounds import solve_epsilon
+    _check(pop)
+    delta = float(_validate.delta(delta))
+    rtol = _exact.DEFAULT_RTOL if rtol is None else _validate.real("rtol", rtol, lo=1e-12, hi=0.5)
+    eps_rtol = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
+    out = []
+    for g, gr in enumerate(pop.groups):
+        eps_hi = float(gr.mechanism.eps0)
+        up, info, cnt = solve_epsilon(lambda e: _delta_target(pop, g, e, rtol), delta, eps_hi, "upper", eps_rtol,
+                                   _estimator(pop, g))
+        info = dict(info or {}, upper_evaluations=cnt)
+        lo = None
+        lf = _lower_fn(pop, g)
+        if lf is not None and lf(eps_hi)[0] is not None:
+            lo, how, cnt_l = solve_epsilon(lf, delta, eps_hi, "lower", eps_rtol, _estimator(pop, g))
+            lo = min(lo, up)
+            info.update(lower=how, lower_evaluations=cnt_l)
+        elif lf is not None:
+            info.update(lower=lf(eps_hi)[1])
+        out.append(GroupResult(g, gr.mechanism.describe(), gr.n, gr.gamma, up, lo, info))
+    worst = int(np.argmax([r.upper for r in out]))
+    return PopulationResult("epsilon", tuple(out), worst, None, delta, pop.describe())
+
+
+def _estimator(pop, g):
+    """Cheap uncertified δ(ε) estimate (places the first root bracket): the saddle estimate of the
+    homogeneous GPARV with the others' mean γ."""
+    from .fft_engine import saddle_estimate
+    gam, N = _others(pop, g)
+    if N.size == 0:
+        return None
+    gbar = float(N @ gam) / float(N.sum())
+    n = int(N.sum()) + 1
+
+    def est(e):
+        vals, mass = max(_target_laws(pop, g, e), key=lambda vm: float(vm[1] @ np.maximum(vm[0], 0)))
+        return saddle_estimate(Gparv(np.append(vals / gbar, 0.0), np.append(mass * gbar, 1.0 - gbar)), n)
+    return est
+
+
+# ============================================================================ baselines
+def everyone_at_max(pop: Population, delta: float):
+    r"""Sound baseline: every user treated at the largest ε0 present (k-RR populations).
+
+    Derived here: k-RR at ε0 ≤ ε_max is k-RR at ε_max followed by a symmetric channel that fixes the
+    uniform blanket, and every γ_i ≥ γ(ε_max), so the homogeneous Theorem-13 bound at ε_max with the
+    total n bounds every group (and the certified personalized bound never exceeds it).
+
+    Parameters
+    ----------
+    pop : Population
+        A k-RR population.
+    delta : float
+        Target δ.
+
+    Returns
+    -------
+    BoundResult
+        ``shuffleamp.epsilon(KRR(eps0=max ε0, k), n_total, delta)``.
+
+    Raises
+    ------
+    ParameterError
+        ``'population'`` if not a k-RR population.
+    """
+    from .bounds import epsilon as _eps
+    from .mechanisms import KRR
+    _check(pop)
+    if pop.kind != "krr":
+        raise ParameterError("population", "the everyone-at-max baseline is defined for k-RR populations")
+    return _eps(KRR(eps0=pop.eps0_max, k=pop.k), pop.n, delta)
+
+
+def gdp_estimate(pop: Population, delta: float) -> float:
+    r"""μ-GDP estimate of Chen–Cao–Ge (AAAI 2024) for the population: **not a bound** (asymptotic).
+
+    :math:`\mu = \sqrt{2/(\sum_i q_i - \max_i q_i)}`, :math:`q_i = 1/(1+e^{\varepsilon_{0,i}})`, with the
+    sum taken group-wise (:func:`shuffleamp.baselines.gdp_mu` on one user per group, weighted by n_g),
+    then ε from the μ-GDP profile (:func:`shuffleamp.baselines.gdp_epsilon_mu`).
+
+    Parameters
+    ----------
+    pop : Population
+        Any population (uses the groups' ε0).
+    delta : float
+        Target δ.
+
+    Returns
+    -------
+    float
+        The estimate (ε in nats); ``sound=False`` in the sense of :mod:`shuffleamp.baselines`.
+    """
+    from . import baselines
+    eps0 = np.array([float(gr.mechanism.eps0) for gr in pop.groups])
+    counts = np.array([gr.n for gr in pop.groups], dtype=np.float64)
+    q = baselines.gdp_q(np.append(eps0, eps0[:1]), None)[:-1]      # one q per group
+    den = float(counts @ q - q.max())
+    if not den > 0:
+        return math.inf
+    return baselines.gdp_epsilon_mu(math.sqrt(2.0 / den), delta)

@@ -1,0 +1,192 @@
+"""Personalized populations: brute force, reductions, monotonicity, ordering of bounds."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy.stats import binom
+
+import shuffleamp as sa
+from shuffleamp import population as P
+from shuffleamp.errors import ParameterError
+from shuffleamp.mechanisms import KRR, MatrixMechanism
+
+
+# ----------------------------------------------------------------------------- brute force
+def _histogram_law(rows):
+    """Exact law of the shuffled histogram of independent users with output laws ``rows``."""
+    law = {(0,) * len(rows[0]): 1.0}
+    for r in rows:
+        new = {}
+        for h, p in law.items():
+            for y, q in enumerate(r):
+                if q > 0:
+                    h2 = list(h)
+                    h2[y] += 1
+                    h2 = tuple(h2)
+                    new[h2] = new.get(h2, 0.0) + p * q
+        law = new
+    return law
+
+
+def _divergence(rows0, rows1, eps):
+    a, b = _histogram_law(rows0), _histogram_law(rows1)
+    e = math.exp(eps)
+    return sum(max(p - e * b.get(h, 0.0), 0.0) for h, p in a.items())
+
+
+def _enumerated_max(mats, counts, g, eps, x0s=None):
+    """Max divergence over concrete datasets: target of group g changes x0 -> x1, all others hold
+    one common value each per group (every combination), for small n."""
+    D = mats[0].shape[0]
+    best = 0.0
+    pairs = [(a, b) for a in range(D) for b in range(D) if a != b] if x0s is None else x0s
+    for x0, x1 in pairs:
+        for combo in itertools.product(range(D), repeat=len(mats)):
+            others = []
+            for i, (M, c) in enumerate(zip(mats, counts)):
+                others += [M[combo[i]]] * (c - (1 if i == g else 0))
+            best = max(best, _divergence([mats[g][x0]] + others, [mats[g][x1]] + others, eps))
+    return best
+
+
+@pytest.mark.parametrize("eps0s,counts,k", [((0.5, 2.0), (2, 3), 3), ((1.0, 3.0), (3, 3), 4),
+                                            ((0.3, 1.5, 2.5), (2, 2, 2), 3), ((1.0, 2.0), (4, 3), 2)])
+def test_upper_dominates_enumeration_krr(eps0s, counts, k):
+    pop = P.population([(KRR(eps0=e, k=k), c) for e, c in zip(eps0s, counts)])
+    mats = [KRR(eps0=e, k=k).matrix() for e in eps0s]
+    for g in range(len(eps0s)):
+        for eps in (0.0, 0.2, 0.6):
+            true = _enumerated_max(mats, counts, g, eps, x0s=[(0, 1)])
+            r = P.delta(pop, eps)
+            assert r.groups[g].upper >= true * (1 - 1e-12) - 1e-15
+            assert r.groups[g].lower <= true * (1 + 1e-9) + 1e-15
+
+
+def test_lower_exact_dataset_krr_matches_enumeration():
+    k, eps0s, counts = 3, (0.5, 2.0), (3, 3)
+    pop = P.population([(KRR(eps0=e, k=k), c) for e, c in zip(eps0s, counts)])
+    mats = [KRR(eps0=e, k=k).matrix() for e in eps0s]
+    for g in (0, 1):
+        for eps in (0.0, 0.3):
+            others = []
+            for i, (M, c) in enumerate(zip(mats, counts)):
+                others += [M[2]] * (c - (1 if i == g else 0))
+            true = _divergence([mats[g][0]] + others, [mats[g][1]] + others, eps)
+            lo, how = P._delta_lower_krr(pop, g, eps)
+            assert lo == pytest.approx(true, rel=1e-9, abs=1e-15), how
+
+
+def test_upper_dominates_enumeration_matrices():
+    A = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]])
+    B = np.array([[0.4, 0.35, 0.25], [0.3, 0.4, 0.3], [0.3, 0.3, 0.4]])
+    pop = P.population([(MatrixMechanism(A), 3), (MatrixMechanism(B), 3)])
+    for g in (0, 1):
+        for eps in (0.0, 0.2, 0.5):
+            true = _enumerated_max([A, B], (3, 3), g, eps)
+            assert P.delta(pop, eps).groups[g].upper >= true * (1 - 1e-12) - 1e-15
+
+
+# ----------------------------------------------------------------------------- reductions
+def test_size_bias_identity():
+    n, gam = 37, 0.31
+    m = np.arange(1, n + 1)
+    lhs = binom.pmf(m, n, gam) * m / (gam * n)
+    rhs = binom.pmf(m - 1, n - 1, gam)
+    np.testing.assert_allclose(lhs, rhs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n,eps", [(50, 0.3), (10**4, 0.05), (10**6, 0.01)])
+def test_one_group_equals_homogeneous(n, eps):
+    m = KRR(eps0=1.5, k=6)
+    ref = sa.delta(m, n, eps).upper
+    assert P.delta(P.population([(m, n)]), eps).groups[0].upper == pytest.approx(ref, rel=1e-9)
+    # equal groups: same value
+    two = P.population([(m, n // 2), (KRR(eps0=1.5, k=6), n - n // 2)])
+    r = P.delta(two, eps)
+    for gr in r.groups:
+        assert gr.upper == pytest.approx(ref, rel=1e-9)
+
+
+def test_evaluators_agree():
+    """Gauss-Laguerre rule vs Poisson-binomial direct mixture, where both apply."""
+    pop = P.population([(KRR(eps0=0.5, k=5), 1000), (KRR(eps0=2.0, k=5), 500)])
+    gam, N = P._others(pop, 0)
+    vals, mass = P._target_laws(pop, 0, 0.1)[0]
+    rule, info = P._delta_law(vals, mass, gam, N, 1e-6)
+    assert info["how"] == "rule"
+    old = P.DIRECT_MAX
+    try:
+        P.DIRECT_MAX = 10**6
+        mix = P._Mixture(gam, N)
+        direct = sum(pm * sa.exact.delta_exact(sa.gparv.Gparv(vals, mass), int(m) + 1).delta
+                     for m, pm in zip(mix.ms, mix.pmf)) if mix.how == "direct" else None
+    finally:
+        P.DIRECT_MAX = old
+    if direct is not None:
+        assert rule == pytest.approx(direct, rel=1e-4)
+
+
+# ----------------------------------------------------------------------------- monotonicity (hypothesis)
+@settings(max_examples=8, deadline=None)
+@given(st.floats(0.2, 3.0), st.floats(0.2, 3.0), st.floats(0.05, 1.0), st.integers(20000, 10**6))
+def test_raising_other_eps0_never_lowers(e_t, e_o, bump, n):
+    base = P.population([(KRR(eps0=e_t, k=5), n), (KRR(eps0=e_o, k=5), n)])
+    up = P.population([(KRR(eps0=e_t, k=5), n), (KRR(eps0=e_o + bump, k=5), n)])
+    a = P.epsilon(base, 1e-6).groups[0].upper
+    b = P.epsilon(up, 1e-6).groups[0].upper
+    assert b >= a * (1 - 1e-6)
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.floats(0.2, 3.0), st.floats(0.2, 3.0), st.integers(20000, 10**6), st.integers(1, 10**5))
+def test_adding_users_never_raises(e_t, e_o, n, extra):
+    base = P.population([(KRR(eps0=e_t, k=5), n), (KRR(eps0=e_o, k=5), n)])
+    more = P.population([(KRR(eps0=e_t, k=5), n), (KRR(eps0=e_o, k=5), n + extra)])
+    a = P.epsilon(base, 1e-6).groups[0].upper
+    b = P.epsilon(more, 1e-6).groups[0].upper
+    assert b <= a * (1 + 1e-6)
+
+
+# ----------------------------------------------------------------------------- ordering of bounds
+@pytest.mark.parametrize("n", [3000, 10**5])
+def test_lower_upper_max_ordering(n):
+    pop = P.population([(KRR(eps0=0.5, k=10), int(0.6 * n)), (KRR(eps0=2.0, k=10), int(0.3 * n)),
+                        (KRR(eps0=4.0, k=10), n - int(0.6 * n) - int(0.3 * n))])
+    r = P.epsilon(pop, 1e-8)
+    mx = P.everyone_at_max(pop, 1e-8).upper
+    for gr in r.groups:
+        assert gr.lower is not None and gr.lower <= gr.upper <= mx * (1 + 1e-9)
+    assert r.upper == max(gr.upper for gr in r.groups)
+    d = r.to_dict()
+    assert len(d["groups"]) == 3 and d["epsilon_upper"] == r.upper
+    assert math.isfinite(P.gdp_estimate(pop, 1e-8))
+
+
+# ----------------------------------------------------------------------------- bad input
+def test_bad_input():
+    with pytest.raises(ParameterError) as e:
+        P.population([])
+    assert e.value.parameter == "groups" if hasattr(e.value, "parameter") else True
+    with pytest.raises(ParameterError, match="n_g"):
+        P.population([(KRR(eps0=1.0, k=3), 0)])
+    with pytest.raises(ParameterError, match="groups"):
+        P.population([(KRR(eps0=1.0, k=3), 5), (KRR(eps0=1.0, k=4), 5)])
+    with pytest.raises(ParameterError, match="groups"):
+        P.population([(MatrixMechanism(np.eye(2) * 0.5 + 0.25), 5),
+                      (MatrixMechanism(np.array([[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]])), 5)])
+    with pytest.raises(ParameterError, match="groups"):      # no common blanket
+        P.population([(MatrixMechanism(np.array([[0.6, 0.4, 0.0], [0.4, 0.6, 0.0]])), 5),
+                      (MatrixMechanism(np.array([[0.5, 0.3, 0.2], [0.3, 0.5, 0.2]])), 5)])
+    with pytest.raises(ParameterError, match="population"):
+        P.delta("x", 0.1)
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None)
+@given(st.floats(0.2, 3.0), st.floats(0.2, 3.0), st.floats(0.05, 1.0), st.integers(200, 5000))
+def test_raising_other_eps0_never_lowers_small_n(e_t, e_o, bump, n):
+    base = P.population([(KRR(eps0=e_t, k=5), n), (KRR(eps0=e_o, k=5), n)])
+    up = P.population([(KRR(eps0=e_t, k=5), n), (KRR(eps0=e_o + bump, k=5), n)])
+    assert P.epsilon(up, 1e-6).groups[0].upper >= P.epsilon(base, 1e-6).groups[0].upper * (1 - 1e-6)

@@ -23,7 +23,7 @@ import numpy as np
 from libc.math cimport (ceil, floor, exp, log, log1p, sqrt, cos, sin, atan2, fabs, lgamma,
                         fmod, expm1, pow, isfinite, M_PI, INFINITY, NAN)
 from libc.stdint cimport int64_t
-from libc.stdlib cimport malloc, free, realloc, qsort
+from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memset
 from cython.parallel cimport prange
 cimport openmp
@@ -815,7 +815,6 @@ cdef struct seg_t:
     double a
     double b
     double m
-    Py_ssize_t i
 
 
 cdef struct dvec:
@@ -873,7 +872,6 @@ cdef int _spush(svec* v, double a, double b, double m) noexcept nogil:
     v.x[v.n].a = a
     v.x[v.n].b = b
     v.x[v.n].m = m
-    v.x[v.n].i = v.n
     v.n += 1
     return 0
 
@@ -906,23 +904,20 @@ cdef double _pairwise_sum(const double* a, Py_ssize_t n) noexcept nogil:
     return _pairwise_sum(a, n2) + _pairwise_sum(a + n2, n - n2)
 
 
-cdef int _seg_cmp(const void* x, const void* y) noexcept nogil:
-    cdef const seg_t* s = <const seg_t*>x
-    cdef const seg_t* u = <const seg_t*>y
-    if s.a < u.a:
-        return -1
-    if s.a > u.a:
-        return 1
-    return -1 if s.i < u.i else (1 if s.i > u.i else 0)
-
-
 cdef double _tail_bound(svec* segs, double T, double tail_const, dvec* tmp) noexcept nogil:
     """``shuffleamp.exact._tail_bound`` over the segments (sorted in place by left end, stable); NaN if out of memory."""
     cdef Py_ssize_t i
     cdef double A = 0.0, bb, half = 0.5 * T
-    qsort(segs.x, segs.n, sizeof(seg_t), _seg_cmp)
-    for i in range(segs.n):
-        segs.x[i].i = i            # sorted order is the new insertion order (keeps later sorts stable)
+    cdef Py_ssize_t j
+    cdef seg_t s
+    # stable insertion sort by left end: the segments arrive nearly sorted (cost = number of inversions)
+    for i in range(1, segs.n):
+        s = segs.x[i]
+        j = i
+        while j > 0 and segs.x[j - 1].a > s.a:
+            segs.x[j] = segs.x[j - 1]
+            j -= 1
+        segs.x[j] = s
     tmp.n = 0
     for i in range(segs.n):
         if not (segs.x[i].a < half):

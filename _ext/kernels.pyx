@@ -21,9 +21,10 @@ IEEE S&P 2026 (arXiv:2504.07414): the GPARV functional E[(G_1+...+G_n)_+]/n eval
 
 import numpy as np
 from libc.math cimport (ceil, floor, exp, log, log1p, sqrt, cos, sin, atan2, fabs, lgamma,
-                        fmod, expm1, M_PI, INFINITY)
+                        fmod, expm1, pow, isfinite, M_PI, INFINITY, NAN)
 from libc.stdint cimport int64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, free, realloc
+from libc.string cimport memset
 from cython.parallel cimport prange
 cimport openmp
 from scipy.special.cython_special cimport betainc, betaincc
@@ -600,19 +601,23 @@ def tilted_weights(const double[::1] v, const double[::1] p, double t):
     -------
     float64 ndarray, shape (K,)
     """
-    cdef Py_ssize_t j, k = v.shape[0]
-    out_a = np.zeros(k, dtype=np.float64)
+    out_a = np.zeros(v.shape[0], dtype=np.float64)
     cdef double[::1] out = out_a
-    cdef double mx, s0 = 0.0
     with nogil:
-        mx = _max_exponent(v, p, t)
-        for j in range(k):
-            if p[j] > 0.0:
-                out[j] = p[j] * exp(t * v[j] - mx)
-                s0 += out[j]
-        for j in range(k):
-            out[j] = out[j] / s0
+        _tilted_weights(v, p, t, out)
     return out_a
+
+
+cdef void _tilted_weights(const double[::1] v, const double[::1] p, double t, double[::1] out) noexcept nogil:
+    """out_j = p_j e^{t v_j} / sum_i p_i e^{t v_i} (entries with p_j = 0 are left untouched, callers zero them)."""
+    cdef Py_ssize_t j, k = v.shape[0]
+    cdef double mx = _max_exponent(v, p, t), s0 = 0.0
+    for j in range(k):
+        if p[j] > 0.0:
+            out[j] = p[j] * exp(t * v[j] - mx)
+            s0 += out[j]
+    for j in range(k):
+        out[j] = out[j] / s0
 
 
 def saddle_point(const double[::1] v, const double[::1] p, double n):
@@ -633,44 +638,54 @@ def saddle_point(const double[::1] v, const double[::1] p, double n):
     -------
     (theta, mean, variance) : floats
     """
+    cdef double t, m1, m2
+    with nogil:
+        _saddle_point(v, p, n, &t, &m1, &m2)
+    return t, m1, m2
+
+
+cdef void _saddle_point(const double[::1] v, const double[::1] p, double n, double* t_out, double* m1_out,
+                        double* m2_out) noexcept nogil:
+    """Body of :func:`saddle_point` (no Python objects, callable from prange loops)."""
     cdef double lo, hi, t, m1, m2, h, dh, vabs = 0.0, tn
     cdef Py_ssize_t j
     cdef int it
     for j in range(v.shape[0]):
         vabs = max(vabs, fabs(v[j]))
-    with nogil:
-        hi = 1.0 / vabs
+    hi = 1.0 / vabs
+    _tilt(v, p, hi, &m1, &m2)
+    it = 0
+    while n * m1 - 2.0 / hi < 0.0 and it < 2000:
+        hi *= 2.0
         _tilt(v, p, hi, &m1, &m2)
-        it = 0
-        while n * m1 - 2.0 / hi < 0.0 and it < 2000:
-            hi *= 2.0
-            _tilt(v, p, hi, &m1, &m2)
-            it += 1
-        lo = hi
+        it += 1
+    lo = hi
+    _tilt(v, p, lo, &m1, &m2)
+    it = 0
+    while n * m1 - 2.0 / lo > 0.0 and it < 2000:
+        lo *= 0.5
         _tilt(v, p, lo, &m1, &m2)
-        it = 0
-        while n * m1 - 2.0 / lo > 0.0 and it < 2000:
-            lo *= 0.5
-            _tilt(v, p, lo, &m1, &m2)
-            it += 1
-        t = 0.5 * (lo + hi) if lo < hi else lo
-        for it in range(200):
-            _tilt(v, p, t, &m1, &m2)
-            h = n * m1 - 2.0 / t
-            if h > 0.0:
-                hi = t
-            else:
-                lo = t
-            dh = n * m2 + 2.0 / (t * t)
-            tn = t - h / dh
-            if not (tn > lo and tn < hi):
-                tn = 0.5 * (lo + hi)
-            if fabs(tn - t) <= 1e-15 * t or hi - lo <= 1e-15 * hi:
-                t = tn
-                break
-            t = tn
+        it += 1
+    t = 0.5 * (lo + hi) if lo < hi else lo
+    for it in range(200):
         _tilt(v, p, t, &m1, &m2)
-    return t, m1, m2
+        h = n * m1 - 2.0 / t
+        if h > 0.0:
+            hi = t
+        else:
+            lo = t
+        dh = n * m2 + 2.0 / (t * t)
+        tn = t - h / dh
+        if not (tn > lo and tn < hi):
+            tn = 0.5 * (lo + hi)
+        if fabs(tn - t) <= 1e-15 * t or hi - lo <= 1e-15 * hi:
+            t = tn
+            break
+        t = tn
+    _tilt(v, p, t, &m1, &m2)
+    t_out[0] = t
+    m1_out[0] = m1
+    m2_out[0] = m2
 
 
 cdef inline void _psi(const double[::1] q, const double[::1] d, double t, double* wr, double* wi,
@@ -781,3 +796,561 @@ def cf_modulus_bound(const double[::1] q, const double[::1] d, double s2, const 
     with nogil:
         for i in prange(m, schedule="static", num_threads=nt):
             _modulus_bound(q, d, s2, c[i], h[i], &out[i])
+
+
+# --------------------------------------------------------------------------- batched privacy profile
+# The per-epsilon orchestration of ``shuffleamp.exact._bromwich`` for finite atomic laws, step by step in
+# the same order (so that the integration cells, the skipping decisions and the error terms are the
+# same), looping over epsilon in one nogil prange.  Status codes of ``profile_bromwich``:
+DEF ST_EXACT = 0          # Bromwich integral (evaluator "exact")
+DEF ST_CHERNOFF = 1       # certified Chernoff bound (evaluator "chernoff")
+DEF ST_TRIVIAL = 2        # certified E[G_+] (evaluator "trivial")
+DEF ST_CLOSED = 3         # no positive atom, or no negative atom (evaluator "exact", no integral)
+DEF ST_ENUMERATION = 4    # exact multinomial enumeration (evaluator "enumeration")
+DEF ST_FALLBACK = -1      # not handled here: the caller evaluates this epsilon one by one
+DEF ST_RESOURCE = -2      # the work budget would be exceeded: the caller evaluates it one by one (and raises)
+
+
+cdef struct seg_t:
+    double a
+    double b
+    double m
+
+
+cdef struct dvec:
+    double* x
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
+cdef struct svec:
+    seg_t* x
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
+cdef struct prof_par:
+    double n
+    double rtol
+    double max_work
+    double tail_work
+    double t0_factor
+    double theta_lo
+    double theta_hi
+    double central_widths
+    double tail_const
+    const double* xg
+    const double* wg
+    Py_ssize_t gl_nodes
+
+
+cdef int _dpush(dvec* v, double x) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef double* y
+    if v.n == v.cap:
+        cap = 64 if v.cap < 32 else 2 * v.cap
+        y = <double*>realloc(v.x, cap * sizeof(double))
+        if y == NULL:
+            return -1
+        v.x = y
+        v.cap = cap
+    v.x[v.n] = x
+    v.n += 1
+    return 0
+
+
+cdef int _spush(svec* v, double a, double b, double m) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef seg_t* y
+    if v.n == v.cap:
+        cap = 64 if v.cap < 32 else 2 * v.cap
+        y = <seg_t*>realloc(v.x, cap * sizeof(seg_t))
+        if y == NULL:
+            return -1
+        v.x = y
+        v.cap = cap
+    v.x[v.n].a = a
+    v.x[v.n].b = b
+    v.x[v.n].m = m
+    v.n += 1
+    return 0
+
+
+cdef double _pairwise_sum(const double* a, Py_ssize_t n) noexcept nogil:
+    """numpy's pairwise summation of a contiguous float64 array (bit-identical to ``np.sum``)."""
+    cdef Py_ssize_t i, j, n2
+    cdef double res
+    cdef double r[8]
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    if n <= 128:
+        for j in range(8):
+            r[j] = a[j]
+        i = 8
+        while i < n - (n % 8):
+            for j in range(8):
+                r[j] += a[i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            res += a[i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_sum(a, n2) + _pairwise_sum(a + n2, n - n2)
+
+
+cdef double _tail_bound(svec* segs, double T, double tail_const, dvec* tmp) noexcept nogil:
+    """``shuffleamp.exact._tail_bound`` over the segments (sorted in place by left end, stable); NaN if out of memory."""
+    cdef Py_ssize_t i
+    cdef double A = 0.0, bb, half = 0.5 * T
+    cdef Py_ssize_t j
+    cdef seg_t s
+    # stable insertion sort by left end: the segments arrive nearly sorted (cost = number of inversions)
+    for i in range(1, segs.n):
+        s = segs.x[i]
+        j = i
+        while j > 0 and segs.x[j - 1].a > s.a:
+            segs.x[j] = segs.x[j - 1]
+            j -= 1
+        segs.x[j] = s
+    tmp.n = 0
+    for i in range(segs.n):
+        if not (segs.x[i].a < half):
+            continue
+        bb = segs.x[i].b if segs.x[i].b < half else half
+        A = A + segs.x[i].m
+        if segs.x[i].a <= 0.0:
+            if _dpush(tmp, bb - segs.x[i].a):
+                return NAN
+        else:
+            if _dpush(tmp, A * log(bb / segs.x[i].a)):
+                return NAN
+    return tail_const / (T * T) * _pairwise_sum(tmp.x, tmp.n) * (1.0 + 1e-9)
+
+
+cdef int _panels(const double[::1] q, const double[::1] d, double nmu, double theta, double beta,
+                 double log_ell, const double* pa, const double* pb, Py_ssize_t m, const prof_par* P,
+                 dvec* tmp, double* val, double* gl, double* ro) noexcept nogil:
+    """``panels`` of ``shuffleamp.exact._bromwich``: Gauss–Legendre sums over [pa_i, pb_i] and their bounds."""
+    cdef Py_ssize_t i, j, G = P.gl_nodes
+    cdef double c, h, t, W, gr, ag, rel, rB, reach, tmin, log_gl, sv = 0.0, sr = 0.0
+    tmp.n = 0
+    for i in range(m):
+        c = 0.5 * (pa[i] + pb[i])
+        h = 0.5 * (pb[i] - pa[i])
+        for j in range(G):
+            t = c + h * P.xg[j]
+            _bromwich_node(q, d, P.n, nmu, theta, t, &gr, &ag, &rel)
+            W = h * P.wg[j]
+            sv += W * gr
+            sr += W * (ag * rel)
+        rB = beta / h + sqrt(1.0 + (beta / h) * (beta / h))
+        reach = 0.5 * h * (rB + 1.0 / rB)
+        tmin = fabs(c) - reach
+        if tmin < 0.0:
+            tmin = 0.0
+        log_gl = (log_ell - log((theta - beta) * (theta - beta) + tmin * tmin) + log((64.0 / 15.0) * h)
+                  - 2 * G * log(rB) - log(rB * rB - 1.0))
+        if log_gl > 700.0:
+            log_gl = 700.0
+        if _dpush(tmp, exp(log_gl)):
+            return -1
+    val[0] = sv
+    gl[0] = _pairwise_sum(tmp.x, tmp.n) * (1.0 + 1e-9)
+    ro[0] = sr
+    return 0
+
+
+cdef struct bufs_t:
+    dvec ca
+    dvec cb
+    dvec na
+    dvec nb
+    dvec ka
+    dvec kb
+    dvec krn
+    dvec r
+    dvec sa
+    dvec sb
+    dvec tmp
+    svec segs
+
+
+cdef void _bufs_free(bufs_t* B) noexcept nogil:
+    free(B.ca.x); free(B.cb.x); free(B.na.x); free(B.nb.x); free(B.ka.x); free(B.kb.x); free(B.krn.x)
+    free(B.r.x); free(B.sa.x); free(B.sb.x); free(B.tmp.x); free(B.segs.x)
+    memset(B, 0, sizeof(bufs_t))
+
+
+cdef int _bromwich_atoms(const double[::1] v, const double[::1] p, double[::1] q, double[::1] d,
+                         const prof_par* P, bufs_t* B, double* value, double* err, double* theta_out,
+                         double* work_out) noexcept nogil:
+    """``shuffleamp.exact._bromwich(_AtomLaw(LogMgf(v, p), n), n, rtol)`` for one finite law; returns a status.
+
+    Every step follows the Python routine in the same order (integration cells, skipping decisions,
+    error terms), so the result agrees with it up to the summation order of a few dot products.
+    Buffers in ``B`` are grown as needed (the caller frees them).
+    """
+    cdef Py_ssize_t k = v.shape[0], j, i, nc, ncell
+    cdef double n = P.n, theta, mu, var, L1 = 0.0, s2 = 0.0, trivial = 0.0, Kth, nK, log_chernoff
+    cdef double chernoff, tiny = 4.9406564584124654e-324, s0, beta, log_ell, x, y, nK_err, hp, work = 0.0
+    cdef double total, glsum, rosum, val, gl, ro, scale_I, tau, A_c, pruned, T_done, T, w0, tail
+    cdef double a_, b_, rn, bound, wn, twohp, err_I, scale, nmu, thr_m
+    cdef dvec sw
+    theta_out[0] = 0.0
+    work_out[0] = 0.0
+    _saddle_point(v, p, n, &theta, &mu, &var)
+    if not isfinite(theta):
+        theta = INFINITY
+    elif not isfinite(mu):
+        return ST_FALLBACK
+    else:
+        for j in range(k):
+            q[j] = 0.0
+        _tilted_weights(v, p, theta, q)
+        for j in range(k):
+            d[j] = v[j] - mu
+            L1 += q[j] * fabs(d[j])
+            s2 += q[j] * (d[j] * d[j])
+    theta_out[0] = theta
+    # (sum G_i)_+ <= sum (G_i)_+: delta <= E[G_+] (rounded up)
+    for j in range(k):
+        if v[j] > 0.0:
+            trivial += p[j] * v[j]
+    trivial = trivial * (1.0 + 4.0 * k * DBL_EPS)
+    # s_+ <= e^{theta s} / (e theta): delta <= e^{nK(theta)} / (e theta n)
+    if isfinite(theta):
+        Kth = _log_mgf(v, p, theta)
+        nK = n * Kth
+        log_chernoff = nK - 1.0 - log(theta * n)
+    else:
+        Kth = NAN
+        nK = NAN
+        log_chernoff = NAN
+    chernoff = exp(log_chernoff if log_chernoff < 700.0 else 700.0) if isfinite(log_chernoff) else INFINITY
+    if not isfinite(theta) or not (P.theta_lo < theta < P.theta_hi):
+        x = chernoff if chernoff <= trivial else trivial
+        x = x if x <= 1.0 else 1.0
+        value[0] = 0.0
+        err[0] = x if x >= tiny else tiny
+        return ST_CHERNOFF
+    if log_chernoff < -700.0:
+        value[0] = 0.0
+        err[0] = chernoff if chernoff >= tiny else tiny
+        return ST_CHERNOFF
+    if nK - log(M_PI * n) > 700.0:
+        value[0] = 0.0
+        err[0] = trivial if trivial <= 1.0 else 1.0
+        return ST_TRIVIAL
+    s0 = 1.0 / sqrt(n * s2 + 2.0 / (theta * theta))
+    beta = 0.5 * theta if 0.5 * theta <= s0 else s0
+    x = _log_mgf(v, p, theta - beta) - Kth
+    y = _log_mgf(v, p, theta + beta) - Kth
+    log_ell = n * (y if y > x else x)
+    x = 0.0
+    for j in range(k):
+        y = theta * v[j]
+        x += p[j] * fabs(expm1(y if y < 700.0 else 700.0))
+    nK_err = n * ((k + 4) * DBL_EPS * (x + fabs(Kth)))
+    hp = beta
+    twohp = 2.0 * hp
+    nmu = n * mu
+
+    # central panels [0, CENTRAL_WIDTHS s0]
+    nc = <Py_ssize_t>ceil(P.central_widths * s0 / (2.0 * hp))
+    if nc < 1:
+        nc = 1
+    B.na.n = 0
+    for i in range(nc + 1):
+        if _dpush(&B.na, twohp * <double>i):
+            return ST_FALLBACK
+    if _panels(q, d, nmu, theta, beta, log_ell, B.na.x, B.na.x + 1, nc, P, &B.tmp, &total, &glsum, &rosum):
+        return ST_FALLBACK
+    work += nc * P.gl_nodes
+    scale_I = fabs(total) if fabs(total) > 1e-300 else 1e-300
+    tau = P.rtol * scale_I
+    B.tmp.n = 0
+    B.segs.n = 0
+    for i in range(nc):
+        _modulus_bound(q, d, s2, 0.5 * (B.na.x[i] + B.na.x[i + 1]), 0.5 * (B.na.x[i + 1] - B.na.x[i]), &x)
+        x = (B.na.x[i + 1] - B.na.x[i]) * pow(x, n)
+        if _spush(&B.segs, B.na.x[i], B.na.x[i + 1], x) or _dpush(&B.tmp, x):
+            return ST_FALLBACK
+    work += nc
+    A_c = _pairwise_sum(B.tmp.x, B.tmp.n)
+    pruned = 0.0
+    T_done = B.na.x[nc]
+    T = theta * sqrt(P.t0_factor / P.rtol)
+    if 2.0 * T_done > T:
+        T = 2.0 * T_done
+    w0 = 0.5 / (L1 if L1 > 1e-300 else 1e-300)
+    while True:
+        x = ceil((T - T_done) / w0)
+        if not (x < 1e8):
+            return ST_FALLBACK
+        ncell = <Py_ssize_t>x if x > 0.0 else 0
+        B.ca.n = 0
+        B.cb.n = 0
+        for i in range(ncell):
+            a_ = T_done + w0 * <double>i
+            b_ = a_ + w0
+            if _dpush(&B.ca, a_) or _dpush(&B.cb, b_ if b_ <= T else T):
+                return ST_FALLBACK
+        while B.ca.n > 0:
+            if work * k > P.max_work:
+                return ST_RESOURCE
+            B.r.n = 0
+            for i in range(B.ca.n):
+                _modulus_bound(q, d, s2, 0.5 * (B.ca.x[i] + B.cb.x[i]), 0.5 * (B.cb.x[i] - B.ca.x[i]), &x)
+                if _dpush(&B.r, x):
+                    return ST_FALLBACK
+            work += B.ca.n
+            B.tmp.n = 0
+            B.ka.n = 0
+            B.kb.n = 0
+            B.krn.n = 0
+            thr_m = 0.01 * A_c / T
+            for i in range(B.ca.n):
+                a_ = B.ca.x[i]
+                b_ = B.cb.x[i]
+                rn = pow(B.r.x[i], n)
+                bound = (b_ - a_) * rn / (theta * theta + a_ * a_)
+                # skip a cell when it is negligible both for the integral and for A(w) of the tail bound
+                if bound <= 0.25 * tau * (b_ - a_) / T and rn <= thr_m:
+                    if _spush(&B.segs, a_, b_, (b_ - a_) * rn) or _dpush(&B.tmp, bound):
+                        return ST_FALLBACK
+                elif _dpush(&B.ka, a_) or _dpush(&B.kb, b_) or _dpush(&B.krn, rn):
+                    return ST_FALLBACK
+            pruned += _pairwise_sum(B.tmp.x, B.tmp.n)
+            B.sa.n = 0
+            B.sb.n = 0
+            B.na.n = 0
+            B.nb.n = 0
+            for i in range(B.ka.n):
+                a_ = B.ka.x[i]
+                b_ = B.kb.x[i]
+                if b_ - a_ <= twohp * (1.0 + 1e-9):
+                    if _spush(&B.segs, a_, b_, (b_ - a_) * B.krn.x[i]) or _dpush(&B.sa, a_) or _dpush(&B.sb, b_):
+                        return ST_FALLBACK
+                else:
+                    wn = (b_ - a_) / 8.0
+                    for j in range(8):
+                        x = a_ + wn * <double>j
+                        if _dpush(&B.na, x) or _dpush(&B.nb, x + wn):
+                            return ST_FALLBACK
+            if B.sa.n:
+                if _panels(q, d, nmu, theta, beta, log_ell, B.sa.x, B.sb.x, B.sa.n, P, &B.tmp, &val, &gl, &ro):
+                    return ST_FALLBACK
+                work += B.sa.n * P.gl_nodes
+                total += val
+                glsum += gl
+                rosum += ro
+            sw = B.ca
+            B.ca = B.na
+            B.na = sw
+            sw = B.cb
+            B.cb = B.nb
+            B.nb = sw
+        T_done = T
+        tail = _tail_bound(&B.segs, T, P.tail_const, &B.tmp)
+        if tail != tail:
+            return ST_FALLBACK
+        # small n: stop widening once the work budget is spent and report the larger error bound
+        if tail <= 0.25 * tau or work * k > P.tail_work:
+            break
+        T *= 4.0
+    err_I = glsum + rosum + pruned + tail
+    scale = exp(nK - log(M_PI * n))
+    x = total * scale
+    y = err_I * scale + fabs(x) * expm1(nK_err)
+    work_out[0] = work
+    chernoff = trivial if trivial < chernoff else chernoff
+    if not (x + y <= chernoff):      # badly scaled integrand (or NaN): the Chernoff bound is better
+        value[0] = 0.0
+        err[0] = chernoff
+        return ST_CHERNOFF
+    value[0] = x if x >= 0.0 else 0.0
+    err[0] = y + (-x if -x > 0.0 else 0.0)
+    return ST_EXACT
+
+
+cdef Py_ssize_t _gparv_atoms(const double[::1] A, const double[::1] Bm, const double[::1] C, double beta,
+                             double eps, double[::1] v, double[::1] p) noexcept nogil:
+    """Atoms of ``Decomposition.gparv(eps)`` as ``Gparv`` and ``LogMgf`` hold them.
+
+    (a_j - e^eps b_j)/c_j w.p. c_j and 0 w.p. beta; positive masses only, sorted (stable), exactly
+    equal values merged (masses summed in order), masses divided by their (numpy pairwise) sum.
+    Returns the number of atoms, or -1 if an atom is not finite.
+    """
+    cdef Py_ssize_t K = A.shape[0], j, i, m = 0, out = 0
+    cdef double e = exp(eps), x, w, s
+    for j in range(K + 1):
+        if j < K:
+            x = (A[j] - e * Bm[j]) / C[j]
+            w = C[j]
+        else:
+            x = 0.0
+            w = beta
+        if not isfinite(x):
+            return -1
+        if w > 0.0:
+            i = m
+            while i > 0 and v[i - 1] > x:
+                v[i] = v[i - 1]
+                p[i] = p[i - 1]
+                i -= 1
+            v[i] = x
+            p[i] = w
+            m += 1
+    for j in range(m):
+        if out > 0 and v[out - 1] == v[j]:
+            p[out - 1] += p[j]
+        else:
+            v[out] = v[j]
+            p[out] = p[j]
+            out += 1
+    if out == 0:
+        return -1
+    s = _pairwise_sum(&p[0], out)
+    for j in range(out):
+        p[j] = p[j] / s
+    return out
+
+
+cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::1] C, double beta, double eps,
+                      const unsigned char[::1] enum_ok, const prof_par* P, double[::1] v, double[::1] p,
+                      double[::1] q, double[::1] d, double* upper, double* lower, double* theta,
+                      double* work) noexcept nogil:
+    """``shuffleamp.exact.delta_exact(dec.gparv(eps), n, mode)`` for both modes (finite atomic laws)."""
+    cdef Py_ssize_t kk, j
+    cdef int st, nn
+    cdef double vmax, vmin, value = 0.0, err = 0.0, x, lw, lmax = 0.0, amax = 0.0, tot, pos = 0.0
+    cdef bufs_t B
+    theta[0] = 0.0
+    work[0] = 0.0
+    if not isfinite(eps):
+        return ST_FALLBACK
+    kk = _gparv_atoms(A, Bm, C, beta, eps, v, p)
+    if kk < 1:
+        return ST_FALLBACK
+    vmax = v[kk - 1]
+    vmin = v[0]
+    if vmax <= 0.0:
+        st = ST_CLOSED
+    elif vmin >= 0.0:                    # S >= 0: E[S_+]/n = E[G]
+        for j in range(kk):
+            value += p[j] * v[j]
+        err = 4.0 * DBL_EPS * kk * value
+        st = ST_CLOSED
+    elif enum_ok[kk]:
+        nn = <int>P.n
+        for j in range(kk):
+            q[j] = log(p[j])
+            if fabs(q[j]) > lmax:
+                lmax = fabs(q[j])
+            if fabs(v[j]) > amax:
+                amax = fabs(v[j])
+        tot = _brute(v[:kk], q[:kk], <int>kk, 0, nn, 0.0, lgamma(nn + 1.0), &pos)
+        # leaf weights: log-weight error (n |log p| + log n!) eps; partial sums: n max|v| eps each
+        lw = 8.0 * DBL_EPS * (P.n * lmax + lgamma(P.n + 1.0) + kk)
+        x = 2.0 * DBL_EPS * P.n * amax * (kk + 1)
+        value = tot / P.n
+        err = (tot * expm1(lw) + x * pos) / P.n
+        st = ST_ENUMERATION
+    else:
+        memset(&B, 0, sizeof(bufs_t))
+        st = _bromwich_atoms(v[:kk], p[:kk], q[:kk], d[:kk], P, &B, &value, &err, theta, work)
+        _bufs_free(&B)
+        if st < 0:
+            return st
+    x = value + err
+    if x <= 0.0 and vmax > 0.0:
+        x = 4.9406564584124654e-324        # true value positive but below the float range
+    upper[0] = 1.0 if 1.0 < x else x
+    x = value - err
+    lower[0] = 0.0 if 0.0 > x else x
+    return st
+
+
+def profile_bromwich(const double[::1] a, const double[::1] b, const double[::1] c, double beta, double n,
+                     const double[::1] eps, const unsigned char[::1] enum_ok, double rtol,
+                     const double[::1] xg, const double[::1] wg, double max_work, double tail_work,
+                     double t0_factor, double theta_lo, double theta_hi, double central_widths,
+                     double tail_const):
+    """Certified delta(eps) of one atomic GPARV family at many eps in one nogil loop (the privacy profile).
+
+    For each ``eps[i]``: the GPARV :math:`G_\\varepsilon` with atoms :math:`(a_j - e^{\\varepsilon} b_j)/c_j`
+    w.p. :math:`c_j` and 0 w.p. ``beta``, and :math:`\\delta = \\tfrac1n E[(G_1+\\dots+G_n)_+]` evaluated
+    exactly as ``shuffleamp.exact.delta_exact`` does for finite atomic laws (closed cases, multinomial
+    enumeration at small n, Bromwich integral with its certified error bound, Chernoff and trivial
+    bounds), both modes at once.  The epsilons are spread over threads by :func:`num_threads`.
+
+    Parameters
+    ----------
+    a, b, c : float64[::1], shape (K,)
+        Decomposition masses (``c > 0``).
+    beta : float
+        Left-over mass (the atom at 0).
+    n : float
+        Number of users (an integer value).
+    eps : float64[::1], shape (m,)
+        Central epsilons (nats).
+    enum_ok : uint8[::1], shape (K + 2,)
+        ``enum_ok[k]`` is 1 when a law with ``k`` atoms is to be enumerated.
+    rtol : float
+        Relative accuracy target of the Bromwich evaluation.
+    xg, wg : float64[::1], shape (G,)
+        Gauss–Legendre nodes and weights on [-1, 1].
+    max_work, tail_work, t0_factor, theta_lo, theta_hi, central_widths, tail_const : float
+        The constants ``MAX_WORK``, ``TAIL_WORK``, ``T0_FACTOR``, ``THETA_RANGE``, ``CENTRAL_WIDTHS``
+        and ``TAIL_CONST`` of :mod:`shuffleamp.exact`.
+
+    Returns
+    -------
+    upper, lower : float64 ndarray, shape (m,)
+        Certified upper and lower bounds on delta (as ``delta_exact(...).delta`` in each mode).
+    status : int32 ndarray, shape (m,)
+        0 Bromwich integral, 1 Chernoff bound, 2 trivial bound, 3 closed form, 4 enumeration;
+        -1 not handled here, -2 work budget exceeded (the caller evaluates these one by one).
+    theta : float64 ndarray, shape (m,)
+        Saddle point (0 where not computed).
+    nodes : float64 ndarray, shape (m,)
+        Integrand and modulus-bound evaluations.
+    """
+    cdef Py_ssize_t m = eps.shape[0], K = a.shape[0], i
+    cdef prof_par P
+    if xg.shape[0] != wg.shape[0] or b.shape[0] != K or c.shape[0] != K or enum_ok.shape[0] < K + 2:
+        raise ValueError("profile_bromwich: inconsistent array lengths")
+    P.n = n
+    P.rtol = rtol
+    P.max_work = max_work
+    P.tail_work = tail_work
+    P.t0_factor = t0_factor
+    P.theta_lo = theta_lo
+    P.theta_hi = theta_hi
+    P.central_widths = central_widths
+    P.tail_const = tail_const
+    P.xg = &xg[0]
+    P.wg = &wg[0]
+    P.gl_nodes = xg.shape[0]
+    up_a = np.zeros(m, dtype=np.float64)
+    lo_a = np.zeros(m, dtype=np.float64)
+    st_a = np.zeros(m, dtype=np.int32)
+    th_a = np.zeros(m, dtype=np.float64)
+    wk_a = np.zeros(m, dtype=np.float64)
+    cdef double[::1] up = up_a, lo = lo_a, th = th_a, wk = wk_a
+    cdef int[::1] st = st_a
+    cdef double[:, ::1] V = np.empty((m, K + 1)), Pm = np.empty((m, K + 1))
+    cdef double[:, ::1] Q = np.empty((m, K + 1)), D = np.empty((m, K + 1))
+    # a few hundred integrand evaluations of K + 1 atoms per epsilon
+    cdef int nth = _num_threads(<double>m * <double>(K + 1) * 256.0)
+    with nogil:
+        for i in prange(m, schedule="dynamic", chunksize=8, num_threads=nth):
+            st[i] = _profile_one(a, b, c, beta, eps[i], enum_ok, &P, V[i], Pm[i], Q[i], D[i],
+                                 &up[i], &lo[i], &th[i], &wk[i])
+    return up_a, lo_a, st_a, th_a, wk_a

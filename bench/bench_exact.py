@@ -52,6 +52,8 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     lines = []
+    # warm-up: the package loads its numerical modules on first use; time calls, not imports
+    sa.epsilon(KRR(1.0, 2), 100, 1e-6)
     ns = [10**k for k in range(3, 10)]
     for eps0 in (1.0, 4.0):
         mechs = [KRR(eps0, 10), BLH(eps0), RAPPOR(eps0, 64), OUE(eps0, 64), HadamardResponse(eps0, 64),

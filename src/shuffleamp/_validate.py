@@ -63,11 +63,11 @@ def real(name: str, value, *, lo=None, hi=None, lo_open=False, hi_open=False, al
     if lo is not None:
         bad = arr <= lo if lo_open else arr < lo
         if bad.any():
-            raise ParameterError(name, f"must be {'>' if lo_open else '>='} {lo}, got {arr[bad].flat[0]!r}")
+            raise ParameterError(name, f"must be {'>' if lo_open else '>='} {lo}, got {arr[bad].flat[0].item()!r}")
     if hi is not None:
         bad = arr >= hi if hi_open else arr > hi
         if bad.any():
-            raise ParameterError(name, f"must be {'<' if hi_open else '<='} {hi}, got {arr[bad].flat[0]!r}")
+            raise ParameterError(name, f"must be {'<' if hi_open else '<='} {hi}, got {arr[bad].flat[0].item()!r}")
     return float(arr) if arr.ndim == 0 else arr
 
 
@@ -200,9 +200,9 @@ def count(value, name: str = "n", *, minimum: int = 1):
     if np.isinf(arr).any():
         raise ParameterError(name, "must be finite")
     if (arr != np.round(arr)).any():
-        raise ParameterError(name, f"must be an integer, got {arr[arr != np.round(arr)].flat[0]!r}")
+        raise ParameterError(name, f"must be an integer, got {arr[arr != np.round(arr)].flat[0].item()!r}")
     if (arr < minimum).any():
-        raise ParameterError(name, f"must be an integer >= {minimum}, got {arr[arr < minimum].flat[0]!r}")
+        raise ParameterError(name, f"must be an integer >= {minimum}, got {arr[arr < minimum].flat[0].item()!r}")
     if (arr > 2**62).any():
         raise ParameterError(name, "is too large")
     out = arr.astype(np.int64)

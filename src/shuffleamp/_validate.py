@@ -318,6 +318,31 @@ def check_ldp(P: np.ndarray, eps0_claimed: float, name: str = "matrix", rtol: fl
     return actual
 
 
+def mechanism(value, name: str = "mechanism"):
+    """Check that ``value`` is a shuffleamp mechanism (duck-typed: decompositions and ``eps0``).
+
+    Parameters
+    ----------
+    value : object
+        What the user passed as the mechanism.
+    name : str
+        Parameter name used in the error message.
+
+    Returns
+    -------
+    object
+        ``value`` unchanged.
+
+    Raises
+    ------
+    ParameterError
+        ``value`` has no ``upper_decompositions`` or no ``eps0``.
+    """
+    if not hasattr(value, "upper_decompositions") or not hasattr(value, "eps0"):
+        raise ParameterError(name, f"must be a shuffleamp mechanism, got {type(value).__name__}")
+    return value
+
+
 def choice(value, name: str, options):
     """Check that ``value`` is one of ``options``.
 

@@ -154,24 +154,13 @@ def _families(mechanism, which: str) -> list:
     return dedupe([f for d in base for f in (d, d.swapped())])
 
 
-def _certified_delta(mechanism, fams, n: int, eps: float, side: str) -> float:
-    """max over ``fams`` of the certified δ at ε >= 0 (side "upper" or "lower").
-
-    Goes through the bounds layer's evaluator dispatch (:func:`shuffleamp.bounds.max_delta`: the
-    exact evaluator, with its certified error added for "upper" and subtracted for "lower", and
-    the certified FFT engine where the exact evaluator cannot take a family).
-    """
-    value, _ = max_delta(fams, n, eps, "spread" if side == "upper" else LOWER_MODE)
-    return min(float(value), 1.0)
-
-
 def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
     """max over ``fams`` of the certified δ at every ε >= 0 of the array ``eps`` (side "upper"/"lower").
 
     One batched call per family (:func:`shuffleamp.exact.delta_exact_profile`: the exact evaluator's
-    per-ε work in one compiled loop, the same certified values as one :func:`_certified_delta` call
-    per ε).  A family the exact evaluator cannot take goes through the bounds layer's dispatch
-    (certified FFT engine) one ε at a time.
+    per-ε work in one compiled loop, the same certified values as the bounds layer's dispatch
+    :func:`shuffleamp.bounds.max_delta` gives one ε at a time).  A family the exact evaluator
+    cannot take goes through that dispatch (certified FFT engine) one ε at a time.
     """
     eps = np.asarray(eps, dtype=np.float64)
     best = np.zeros(eps.shape)
@@ -237,17 +226,12 @@ def privacy_profile(mechanism, n, epsilons) -> tuple[np.ndarray, np.ndarray]:
     Differential Privacy via Characteristic Function", AISTATS 2022.  Dong, Roth, Su,
     "Gaussian Differential Privacy", JRSS-B 2022.
     """
-    _check_mechanism(mechanism)
+    _validate.mechanism(mechanism)
     n = _validate.count(n, "n")
     eps = np.asarray(_validate.real("epsilons", epsilons), dtype=np.float64)
     up = _profile_values(_families(mechanism, "upper"), n, eps, "upper")
     lo = np.minimum(_profile_values(_families(mechanism, "lower"), n, eps, "lower"), up)
     return up, lo
-
-
-def _check_mechanism(mechanism):
-    if not hasattr(mechanism, "upper_decompositions") or not hasattr(mechanism, "eps0"):
-        raise ParameterError("mechanism", f"must be a shuffleamp mechanism, got {type(mechanism).__name__}")
 
 
 # ---------------------------------------------------------------------------- pessimistic PLD
@@ -265,7 +249,7 @@ class _Round:
         fams = _families(mechanism, "upper")
 
         def U(e):
-            return _certified_delta(mechanism, fams, n, e, "upper")
+            return float(_certified_profile(fams, n, np.array([e]), "upper")[0])
 
         if U(0.0) <= tail_delta:
             return cls(mechanism, n, fams, 0.0)
@@ -369,7 +353,7 @@ def to_pld(mechanism, n, *, value_discretization_interval: float | None = None, 
     Approximations of Privacy Loss Distributions", PETS 2022 (Algorithm 1).  Su, Cheng, Wang,
     IEEE S&P 2026, Theorem 13.
     """
-    _check_mechanism(mechanism)
+    _validate.mechanism(mechanism)
     n = _validate.count(n, "n")
     points, tail_delta = _grid_options(points, tail_delta)
     rnd = _Round.make(mechanism, n, tail_delta)
@@ -538,7 +522,7 @@ def _validate_rounds(rounds) -> list:
         if not (isinstance(r, (tuple, list)) and len(r) == 3):
             raise ParameterError("rounds", f"each entry must be (mechanism, n, R), got {r!r}")
         m, n, R = r
-        _check_mechanism(m)
+        _validate.mechanism(m)
         out.append((m, _validate.count(n, "n"), _validate.count(R, "rounds")))
     return out
 
@@ -701,7 +685,7 @@ def max_rounds(mechanism, n, epsilon: float, delta: float, *, limit: int = 10**6
     ParameterError
         Bad ``n``, ``epsilon``, ``delta`` or ``limit``.
     """
-    _check_mechanism(mechanism)
+    _validate.mechanism(mechanism)
     n = _validate.count(n, "n")
     epsilon = _validate.real("epsilon", epsilon, lo=0.0, lo_open=True)
     delta = _validate.delta(delta)
@@ -726,7 +710,7 @@ def _with_eps0(mechanism, eps0: float):
     """The same mechanism with another ε0 (its ``with_eps0``), or ``mechanism(eps0)`` for a factory."""
     if callable(mechanism) and not hasattr(mechanism, "upper_decompositions"):
         return mechanism(eps0)
-    _check_mechanism(mechanism)
+    _validate.mechanism(mechanism)
     return mechanism.with_eps0(eps0)
 
 

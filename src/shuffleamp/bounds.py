@@ -39,7 +39,7 @@ from ._numerics import inverse_monotone
 from ._registry import DEFAULT_EVALUATOR, EVALUATORS, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME, OPTIMAL_SOURCE, Method
 from .decomposition import dedupe
 from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
-from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
+from .errors import OutOfRegimeError, ResourceLimitError
 from .results import BoundResult
 
 __all__ = ["delta", "epsilon", "case_deltas", "BoundResult", "Method", "METHODS", "METHOD_REGISTRY",
@@ -326,8 +326,7 @@ def method(name: str) -> Method:
 
 # ---------------------------------------------------------------------------- public API
 def _common(mechanism, method_name, rtol, rtol_lower, max_grid, evaluator):
-    if not hasattr(mechanism, "upper_decompositions") or not hasattr(mechanism, "eps0"):
-        raise ParameterError("mechanism", f"must be a shuffleamp mechanism, got {type(mechanism).__name__}")
+    _validate.mechanism(mechanism)
     m = method(method_name)
     _validate.choice(evaluator, "evaluator", set(EVALUATORS))
     rtol = _validate.real("rtol", rtol, lo=1e-9, hi=0.5)

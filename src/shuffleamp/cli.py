@@ -293,7 +293,7 @@ def _mechanism_from_args(args: argparse.Namespace):
             raise ParameterError("eps0", "not used with --schedule (the schedule gives every eps0)")
         if getattr(args, "rounds", 1) != 1:
             raise ParameterError("rounds", "give either --rounds or --schedule, not both")
-        release = GradualRelease(k=args.k if args.k is not None else 2, schedule=schedule)
+        release = GradualRelease(k=args.k if args.k is not None else 2, schedule=schedule)  # k checked by make()
         args.eps0 = release.schedule[-1]
     spec: dict[str, Any] = {"mechanism": args.mechanism}
     for key in ("eps0", "k", "d", "matrix", "q"):
@@ -355,11 +355,7 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     from . import _validate
 
     mech = _mechanism_from_args(args)
-    rounds = args.rounds
-    if isinstance(rounds, float) and not rounds.is_integer():
-        from .errors import ParameterError
-        raise ParameterError("rounds", f"must be an integer >= 1, got {rounds!r}")
-    rounds = _validate.count(int(rounds) if isinstance(rounds, float) else rounds, "rounds")
+    rounds = _validate.count(args.rounds, "rounds")
     if rounds > 1 and args.method != "optimal":
         from .errors import ParameterError
         raise ParameterError("method", "the total over --rounds is computed for the optimal bound only")

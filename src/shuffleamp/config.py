@@ -528,10 +528,7 @@ def _parse_rounds(entry: Mapping, mech: str, ctx: dict) -> tuple[int, tuple[floa
     """``rounds`` (integer >= 1, default 1) and ``schedule`` (k-RR gradual release) of a row."""
     rounds = 1
     if "rounds" in entry:
-        v = entry["rounds"]
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or (isinstance(v, float) and not v.is_integer()):
-            raise PlanError(f"must be an integer >= 1, got {v!r}", field="rounds", **ctx)
-        rounds = _checked(_validate.count, int(v), field="rounds", **ctx)
+        rounds = _checked(_validate.count, _number(entry["rounds"], field="rounds", **ctx), field="rounds", **ctx)
     schedule = None
     if "schedule" in entry:
         if "rounds" in entry:

@@ -13,6 +13,7 @@ import shuffleamp
 from shuffleamp.cli import main
 from shuffleamp.errors import ParameterError
 from shuffleamp.config import Collection, PlanError, evaluate_plan, load_plan
+from shuffleamp.results import SCHEMA_VERSION
 
 DATA = Path(__file__).parent / "data"
 
@@ -25,11 +26,24 @@ def run(capsys, *argv):
     return code, out, err
 
 
-def run_json(capsys, *argv):
+ENVELOPE_KEYS = ["schema_version", "version", "command", "inputs", "result", "error"]
+
+
+def run_envelope(capsys, *argv):
+    """The whole JSON document of a successful ``--json`` run (checked against the one schema)."""
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
     assert err == ""
-    return json.loads(out)
+    doc = json.loads(out)
+    assert list(doc) == ENVELOPE_KEYS
+    assert doc["schema_version"] == SCHEMA_VERSION and doc["version"] == shuffleamp.__version__
+    assert doc["command"] == argv[0] and doc["error"] is None and isinstance(doc["inputs"], dict)
+    return doc
+
+
+def run_json(capsys, *argv):
+    """The ``result`` member of a successful ``--json`` run."""
+    return run_envelope(capsys, *argv)["result"]
 
 
 def krr_matrix(k: int, eps0: float) -> np.ndarray:
@@ -52,13 +66,12 @@ def assert_bracket(upper, lower):
 
 def test_epsilon_json_echoes_inputs(capsys):
     d = run_json(capsys, "epsilon", *KRR, "--n", "20000", "--delta", "1e-6")
-    for key in ("epsilon_upper", "epsilon_lower", "delta", "n", "eps0", "mechanism", "method", "version"):
+    for key in ("epsilon_upper", "epsilon_lower", "delta", "n", "eps0", "mechanism", "method", "bounds"):
         assert key in d, key
     assert d["n"] == 20000
     assert d["delta"] == pytest.approx(1e-6)
     assert d["eps0"] == pytest.approx(1.0)
     assert d["method"] == "optimal"
-    assert d["version"] == shuffleamp.__version__
     assert d["mechanism"]["mechanism"] == "krr"
     assert d["mechanism"]["k"] == 10
     assert d["epsilon_lower"] is not None
@@ -97,13 +110,12 @@ def test_epsilon_clone_method_is_upper_only(capsys):
 def test_delta_json(capsys):
     d = run_json(capsys, "delta", "--mechanism", "rappor", "--d", "16", "--eps0", "2",
                  "--n", "5000", "--epsilon", "0.5")
-    for key in ("delta_upper", "delta_lower", "epsilon", "n", "eps0", "mechanism", "method", "version"):
+    for key in ("delta_upper", "delta_lower", "epsilon", "n", "eps0", "mechanism", "method", "bounds"):
         assert key in d, key
     assert d["epsilon"] == pytest.approx(0.5)
     assert d["n"] == 5000
     assert d["eps0"] == pytest.approx(2.0)
     assert d["mechanism"]["mechanism"] == "rappor"
-    assert d["version"] == shuffleamp.__version__
     assert_bracket(d["delta_upper"], d["delta_lower"])
     assert d["delta_upper"] <= 1.0
 
@@ -204,7 +216,6 @@ def test_version_and_no_command(capsys):
 
 def test_report_json_small_plan(capsys):
     doc = run_json(capsys, "report", str(DATA / "plan_ok.toml"))
-    assert doc["version"] == shuffleamp.__version__
     assert doc["method"] == "optimal"
     rows = doc["collections"]
     assert [r["name"] for r in rows] == ["binary flag", "category", "homepage"]

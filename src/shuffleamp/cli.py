@@ -77,7 +77,7 @@ REPORT_HINT = ("this is a bug in shuffleamp; please report it with the command l
 
 #: Names of the evaluators that can produce a number (``settings["grid"]``) in plain words.
 EVALUATOR_LABELS = {
-    "exact": "exact evaluator (Bromwich integral)",
+    "exact": "exact evaluator",
     "enumeration": "exact enumeration",
     "chernoff": "Chernoff bound",
     "trivial": "trivial bound",

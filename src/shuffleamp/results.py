@@ -288,8 +288,8 @@ class BoundResult:
         proof is known to be broken when ``sound`` is False (variation-ratio).  None for
         ``kind="estimate"``.
     lower : float or ndarray of float64 or None
-        Certified lower bound (exact divergence of a concrete neighbouring dataset, [SCW]_
-        Theorem 14), or None if the method has none (every method except ``"optimal"``).
+        Certified lower bound (exact divergence of a concrete neighbouring dataset;
+        Su, Cheng, Wang, IEEE S&P 2026, Theorem 14), or None if the method has none (every method except ``"optimal"``).
     method : str
         One of :data:`shuffleamp.bounds.METHODS`.
     n : int or ndarray of int64

@@ -94,7 +94,7 @@ def test_every_result_is_labelled(mech, n, delta):
             v = r.value
             assert v is not None and math.isfinite(v) and v >= 0
             d = json.loads(json.dumps(r.to_dict()))
-            assert d["sound"] is info.sound and d["kind"] == info.kind and d["settings"]["regime"]
+            assert d["sound"] is info.sound and d["method_kind"] == info.kind and d["settings"]["regime"]
             if info.kind == "estimate":
                 assert r.upper is None and d[f"{r.quantity}_upper"] is None
                 assert d[f"{r.quantity}_estimate"] == pytest.approx(v)
@@ -364,10 +364,10 @@ def test_compare_json(capsys):
                          "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["version"] == sa.__version__ and doc["quantity"] == "epsilon"
+    assert doc["version"] == sa.__version__ and doc["result"]["quantity"] == "epsilon"
     assert doc["inputs"]["n"] == 100000 and doc["inputs"]["delta"] == pytest.approx(1e-6)
-    assert doc["inputs"]["mechanism"]["mechanism"] == "oue"
-    rows = {r["method"]: r for r in doc["methods"]}
+    assert doc["result"]["mechanism"]["mechanism"] == "oue"
+    rows = {r["method"]: r for r in doc["result"]["methods"]}
     assert set(B.METHODS) <= set(rows) and "optimal (lower)" in rows
     assert rows["stronger-clone"]["status"] == "out_of_regime" and "oue" in rows["stronger-clone"]["reason"]
     assert rows["erlingsson"]["status"] == "ok"          # eps0 = 0.5 is inside its regime here
@@ -383,7 +383,7 @@ def test_compare_delta_and_errors(capsys):
     code, out, err = run(capsys, "compare", "--mechanism", "krr", "--k", "4", "--eps0", "1", "--n", "100",
                          "--epsilon", "0.6", "--json")
     assert code == 0, err
-    rows = {r["method"]: r for r in json.loads(out)["methods"]}
+    rows = {r["method"]: r for r in json.loads(out)["result"]["methods"]}
     # the VR counterexample is visible in the comparison: VR below the exact-divergence lower bound
     assert rows["variation-ratio"]["delta"] < rows["optimal (lower)"]["delta"]
     code, _, err = run(capsys, "compare", "--mechanism", "krr", "--k", "4", "--eps0", "1", "--n", "0",
@@ -401,12 +401,12 @@ def test_cli_method_choices_and_unsound_marking(capsys):
     code, out, err = run(capsys, "epsilon", "--mechanism", "blh", "--eps0", "1", "--n", "1e5", "--delta", "1e-6",
                          "--method", "gdp", "--json")
     assert code == 0, err
-    d = json.loads(out)
+    d = json.loads(out)["result"]
     assert d["epsilon_upper"] is None and d["epsilon_estimate"] > 0 and d["sound"] is False
     code, out, err = run(capsys, "delta", "--mechanism", "krr", "--k", "10", "--eps0", "1", "--n", "1e4",
                          "--epsilon", "0.1", "--method", "blanket-hoeffding", "--json")
     assert code == 0, err
-    assert json.loads(out)["sound"] is True
+    assert json.loads(out)["result"]["sound"] is True
     code, _, err = run(capsys, "epsilon", "--mechanism", "blh", "--eps0", "1", "--n", "1e5", "--delta", "1e-6",
                        "--method", "stronger-clone")
     assert code == 2 and "stronger-clone" in err and "blh" in err

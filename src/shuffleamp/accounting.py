@@ -8,7 +8,7 @@ turns that bound into a *dominating pair* that composes, exports it to Google's
 through ``dp_accounting``'s own ``compose`` / ``self_compose``.
 
 Arguments (derived here; each is tested by brute force in ``tests/test_accounting.py``)
---------------------------------------------------------------------------------------
+---------------------------------------------------------------------------------------
 
 **A. The optimal bound is the privacy profile of a fixed pair.**  For one ordered input pair
 :math:`(x^0_1, x^1_1)` with decomposition :math:`(a, b, c, \beta)`, let :math:`P^B_0` (resp.

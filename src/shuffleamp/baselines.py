@@ -143,7 +143,7 @@ def clone_delta(eps0: float, n: int, epsilon: float) -> tuple[float, float]:
 
     :math:`C \sim \mathrm{Bin}(n-1, 1/E)`, :math:`A \sim \mathrm{Bin}(C, 1/2)`,
     :math:`\Delta \sim \mathrm{Bern}(E/(E+1))`, :math:`P_0 = (A+\Delta, C-A+1-\Delta)`,
-    :math:`P_1 = (A+1-\Delta, C-A+\Delta)` ([FMT21]_), evaluated as
+    :math:`P_1 = (A+1-\Delta, C-A+\Delta)` (Feldman, McMillan, Talwar, FOCS 2021), evaluated as
     :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` of the equivalent three-atom GPARV of the standard clone's decomposition
     (Su, Cheng, Wang, IEEE S&P 2026, Theorem 12; checked in the tests against direct enumeration) with
     :func:`~shuffleamp._ext.binomial.exact_three_atom`.

@@ -162,7 +162,8 @@ def case_deltas(mechanism, n: int, epsilon: float, *, kind: str = "upper", rtol:
     epsilon : float
         Central ε (nats).
     kind : {"upper", "lower"}
-        Upper: blanket GPARVs (both orientations, certified upper per case, [SCW]_ Theorem 13);
+        Upper: blanket GPARVs (both orientations, certified upper per case; Su, Cheng, Wang,
+        IEEE S&P 2026, Theorem 13);
         lower: Theorem-14 GPARVs (certified lower per dataset).
     rtol, max_grid, evaluator
         See :func:`delta` (the same evaluator dispatch).

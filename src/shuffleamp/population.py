@@ -102,7 +102,7 @@ The node values :math:`\tilde\Phi(M_L(\theta+it))/\tilde\Phi(M_L(\theta))` are f
 the rounding part of the error is a first-order *estimate*; everything else is certified.
 
 Lower bound (derived here; the analogue of Theorem 14)
------------------------------------------------------
+------------------------------------------------------
 k-RR, k ≥ 3: target :math:`x^0 = 0` vs :math:`x^1 = 1`, every other user holds 2.  An other user of
 group g outputs 2 w.p. :math:`E_g p_g` and otherwise a value uniform on the k-1 others
 (:math:`p_g = 1/(E_g+k-1)`), *whatever g is*.  So with :math:`J` = number of other users not

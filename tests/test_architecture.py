@@ -36,7 +36,9 @@ LAYERS = {
     "population": 10,
     "gradual": 10,
     "config": 11,
-    "cli": 12,
+    "sweep": 12,
+    "plot": 13,
+    "cli": 14,
 }
 
 

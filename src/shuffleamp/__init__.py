@@ -23,6 +23,7 @@ _EXPORTS = {
     "joint": "compose", "parallel": "compose", "subsample": "compose",
     "to_pld": "accounting", "compose_rounds": "accounting", "max_rounds": "accounting",
     "privacy_profile": "accounting", "AccountingResult": "accounting", "GradualRelease": "gradual",
+    "sweep": "sweep", "plot": "plot",
 }
 #: Submodules reachable as attributes (``shuffleamp.baselines``) without an explicit import.
 _SUBMODULES = ("mechanisms", "gparv", "decomposition", "fft_engine", "exact", "exact_count", "compose", "bounds",
@@ -30,7 +31,8 @@ _SUBMODULES = ("mechanisms", "gparv", "decomposition", "fft_engine", "exact", "e
 
 __all__ = ["__version__", "epsilon", "delta", "BoundResult", "ShuffleampError", "ParameterError",
            "NotLDPError", "OutOfRegimeError", "ResourceLimitError", "joint", "parallel", "subsample",
-           "to_pld", "compose_rounds", "max_rounds", "privacy_profile", "AccountingResult", "GradualRelease"]
+           "to_pld", "compose_rounds", "max_rounds", "privacy_profile", "AccountingResult", "GradualRelease",
+           "sweep", "plot"]
 
 
 def __getattr__(name):

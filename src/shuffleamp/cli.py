@@ -281,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"shuffleamp {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser,
-                                metavar="{epsilon,delta,report,compare,rounds,eps0,n,plan-template}")
+                                metavar="{epsilon,delta,report,compare,rounds,eps0,n,sweep,plot,plan-template}")
 
     p = sub.add_parser("epsilon", help="central ε for a given δ",
                        description="Bounds on the central ε (nats) of the shuffled mechanism at a given δ.")
@@ -361,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Print a commented TOML plan (every field explained) to stdout; edit it and "
                                    "run `shuffleamp report --plan FILE`.")
     p.set_defaults(func=_cmd_plan_template)
+    _register_sweep_commands(sub)
     parser.subcommands = dict(sub.choices)
     return parser
 
@@ -788,6 +789,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
                "epsilon in nats, per round and in total)")
         _print()
         _print(format_table(rows, results, total))
+    if getattr(args, "plot", None):
+        _plot_report(args, rows, results, total)
     return EXIT_OK
 
 
@@ -796,6 +799,157 @@ def _cmd_plan_template(args: argparse.Namespace) -> int:
 
     sys.stdout.write(_u(resources.files("shuffleamp").joinpath(PLAN_TEMPLATE).read_text(encoding="utf-8")))
     return EXIT_OK
+
+
+# --------------------------------------------------------------------------- sweep, plot, report --plot
+#: Values of the sweep / plot arguments: repeated options and comma lists are joined; ranges START:STOP:log|lin:COUNT.
+SWEEP_VALUES_HELP = "a value, a comma list (1,2,4) or a range START:STOP:log:COUNT / START:STOP:lin:COUNT"
+
+
+def _add_sweep_args(p: argparse.ArgumentParser) -> None:
+    """Arguments of ``sweep`` and ``plot``: every value may be a list or a range (parsed by
+    :func:`shuffleamp.sweep.parse_values`); a repeated option adds values."""
+    g = p.add_argument_group("grid (" + SWEEP_VALUES_HELP + "; repeat an option to add values)")
+    g.add_argument("--mechanism", action="append", required=True, metavar="NAME[,NAME...]",
+                   help="krr, blh, rappor, oue, hr, laplace, matrix, or joint / parallel / subsample with --component")
+    g.add_argument("--eps0", action="append", metavar="VALUES", help="local eps0 in nats")
+    g.add_argument("--k", action="append", metavar="VALUES", help="number of categories (krr)")
+    g.add_argument("--d", action="append", metavar="VALUES",
+                   help="domain size (blh, rappor, oue, hr; 'none' = asymptotic blh/rappor/oue)")
+    g.add_argument("--q", action="append", metavar="VALUES", help="sampling probability (subsample)")
+    g.add_argument("--matrix", metavar="FILE.csv", help="CSV of the randomizer matrix (matrix)")
+    g.add_argument("--component", action="append", metavar="SPEC",
+                   help="component of a composed mechanism, as for 'shuffleamp epsilon'")
+    g.add_argument("--n", action="append", required=True, metavar="VALUES", help="number of users, e.g. 1e3:1e8:log:20")
+    x = g.add_mutually_exclusive_group(required=True)
+    x.add_argument("--delta", action="append", metavar="VALUES", help="target delta in (0, 1): compute epsilon")
+    x.add_argument("--epsilon", action="append", metavar="VALUES", help="target epsilon (nats): compute delta")
+    g.add_argument("--method", action="append", metavar="NAMES",
+                   help="optimal (default) and/or comparison methods, e.g. optimal,clone")
+    g.add_argument("--evaluator", action="append", metavar="NAMES", help="exact (default), fft, spectral, auto")
+    g.add_argument("--rtol", type=_real, default=1e-3, help=RTOL_HELP)
+    r = p.add_argument_group("run")
+    r.add_argument("--scheduler", default=None, metavar="serial|dask|tcp://HOST:8786",
+                   help="serial (default), dask (a local Dask cluster, one worker per core) or the address of a "
+                        "running Dask scheduler (pip install 'shuffleamp[dask]')")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _register_sweep_commands(sub) -> None:
+    """The ``sweep`` and ``plot`` subcommands, and ``report --plot``."""
+    p = sub.add_parser("sweep", help="certified epsilon (or delta) over a grid of parameters, as a table",
+                       description="Evaluate the certified shuffled epsilon (given --delta) or delta (given "
+                                   "--epsilon) at every point of the product of the given values, one row per "
+                                   "point (epsilon in nats). Example: shuffleamp sweep --mechanism krr --k 10 "
+                                   "--eps0 1,2 --n 1e3:1e6:log:4 --delta 1e-8 --format csv")
+    _add_sweep_args(p)
+    p.add_argument("--format", choices=("table", "csv", "json"), default=None,
+                   help="output format (default: from the -o suffix .csv / .json, else table)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
+    p.add_argument("--details", action="store_true",
+                   help="add the columns method, sound, evaluator and delta_error (certified error of the upper delta)")
+    p.add_argument("--keep-going", action="store_true",
+                   help="record a failing point (e.g. a method out of its regime) in an 'error' column and go on")
+    p.set_defaults(func=_cmd_sweep)
+
+    p = sub.add_parser("plot", help="plot epsilon versus n, eps0 or rounds (PNG, SVG or PDF)",
+                       description="Draw the certified shuffled epsilon (upper and lower bound as a band, nats) "
+                                   "against n (log scale), eps0 or the number of rounds, for one or several "
+                                   "mechanisms and methods. Example: shuffleamp plot --mechanism krr,blh,rappor "
+                                   "--k 10 --eps0 1 --n 1e3:1e8:log:20 --delta 1e-8 -o curve.png")
+    _add_sweep_args(p)
+    p.add_argument("--rounds", action="append", metavar="VALUES",
+                   help="numbers of rounds for --x rounds (e.g. 1:365:log:12): the certified total over R rounds")
+    p.add_argument("--x", choices=("n", "eps0", "rounds"), default=None,
+                   help="horizontal axis (default: the swept one among n, eps0, rounds)")
+    p.add_argument("--title", help="figure title")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.png|.svg|.pdf", help="output file")
+    p.set_defaults(func=_cmd_plot)
+
+    report = sub.choices.get("report")
+    if report is not None:
+        report.add_argument("--plot", metavar="FILE.png|.svg|.pdf",
+                            help="also draw the plan (per-round and total epsilon of every collection) to FILE")
+
+
+def _sweep_kwargs(args: argparse.Namespace) -> dict:
+    """Keyword arguments of :func:`shuffleamp.sweep.sweep` from the command line (lists joined by commas)."""
+    from .errors import ParameterError
+
+    def joined(name):
+        v = getattr(args, name, None)
+        return None if v is None else ",".join(v)
+
+    kw: dict[str, Any] = {"mechanism": joined("mechanism"), "n": joined("n"), "rtol": args.rtol}
+    for name in ("eps0", "k", "d", "q", "delta", "epsilon", "method", "evaluator"):
+        v = joined(name)
+        if v is not None:
+            kw[name] = v
+    if args.matrix is not None:
+        kw["matrix"] = args.matrix
+    if args.component:
+        kw["components"] = list(args.component)
+    kw["scheduler"] = args.scheduler
+    kw["progress"] = False if args.quiet else None
+    if args.scheduler is not None and args.scheduler not in ("serial", "dask") and "://" not in args.scheduler:
+        raise ParameterError("scheduler", f"must be serial, dask or an address tcp://host:port, got {args.scheduler!r}")
+    return kw
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    """``sweep``: the table of :func:`shuffleamp.sweep.sweep` as text, CSV or JSON."""
+    from .sweep import format_text, sweep, to_csv, to_records
+
+    fmt = args.format
+    if fmt is None:
+        suffix = os.path.splitext(args.output or "")[1].lower()
+        fmt = {".csv": "csv", ".json": "json"}.get(suffix, "table")
+    kw = _sweep_kwargs(args)
+    table = sweep(**kw, details=args.details, errors="record" if args.keep_going else "raise", as_frame=False)
+    if fmt == "csv":
+        text = to_csv(table)
+    elif fmt == "json":
+        from .results import envelope
+
+        rec = to_records(table)
+        inputs = {k: v for k, v in kw.items() if k not in ("progress",)}
+        doc = envelope("sweep", inputs, {"columns": rec.columns, "rows": [dict(r) for r in rec]})
+        text = json.dumps(doc, indent=2) + "\n"
+    else:
+        text = format_text(table) + "\n"
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+        except OSError as exc:
+            from .errors import ParameterError
+            raise ParameterError("output", f"cannot write {args.output!r}: {exc.strerror or exc}") from None
+        print(f"wrote {len(table)} rows to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    """``plot``: :func:`shuffleamp.plot.plot` to a PNG / SVG / PDF file."""
+    from .plot import plot
+
+    kw = _sweep_kwargs(args)
+    if args.rounds:
+        kw["rounds"] = ",".join(args.rounds)
+    plot(args.output, x=args.x, title=args.title, **kw)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _plot_report(args: argparse.Namespace, rows, results, total) -> None:
+    """``report --plot FILE``: :func:`shuffleamp.plot.plot_plan` of the evaluated plan."""
+    from .plot import plot_plan
+
+    plan = args.plan if args.plan is not None else getattr(args, "plan_option", None)
+    source = plan if plan is not None else "<default plan>"
+    plot_plan(args.plot, rows, results, total, title=f"plan {source}")
+    print(f"wrote {args.plot}", file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- entry point

@@ -21,6 +21,11 @@ A plan is a TOML (read with :mod:`tomllib`) or JSON document holding an array of
 
 A JSON plan is either ``{"collection": [ {...}, ... ]}`` or a bare list of row objects.
 
+``eps0``, ``n``, ``delta``, ``k``, ``d``, ``q`` and ``rounds`` may be lists: the row then stands for
+every combination (a product, the last field varying fastest), one collection each, named after
+the row and its values, e.g. ``eps0 = [1, 2, 4]`` and ``n = [1000, 1_000_000]`` give six
+collections ``"emoji usage [eps0=1, n=1000]"``, ..., ``"emoji usage [eps0=4, n=1000000]"``.
+
 ``matrix`` is either the path of a CSV file (rows are inputs; a relative path is
 resolved against the directory of the plan file) or an inline array of rows.
 ``eps0`` may be omitted for ``mechanism = "matrix"`` (the matrix's tight ε0 is used).
@@ -64,6 +69,7 @@ names the row (1-based index and name) and the field, for example
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import numbers
@@ -704,6 +710,35 @@ def _describe_composed(mech: str, comps, weights, q) -> str:
     return f"{mech} ({head}{' + '.join(parts)})"
 
 
+#: Row fields that may hold a list of values: the row stands for the product of the lists.
+_LIST_FIELDS = ("eps0", "n", "delta", "k", "d", "q", "rounds")
+
+
+def _expand_lists(entry: Any, row: int) -> list:
+    """A row whose ``eps0``, ``n``, ``delta``, ``k``, ``d``, ``q`` or ``rounds`` are lists, as one row per
+    combination (product, in field order, the last varying fastest), named ``"name [eps0=1, n=1000]"``."""
+    if not isinstance(entry, Mapping):
+        return [entry]
+    axes = [(f, entry[f]) for f in _LIST_FIELDS if isinstance(entry.get(f), list)]
+    if not axes:
+        return [entry]
+    raw_name = entry.get("name")
+    name = raw_name.strip() if isinstance(raw_name, str) and raw_name.strip() else None
+    for f, values in axes:
+        if not values:
+            raise PlanError("an empty list has no values", row=row, name=name, field=f)
+    out = []
+    for combo in itertools.product(*(v for _, v in axes)):
+        e = dict(entry)
+        e.update(zip((f for f, _ in axes), combo))
+        if name is not None:
+            tag = ", ".join(f"{f}={v if isinstance(v, int) or not isinstance(v, float) else format(v, 'g')}"
+                            for (f, _), v in zip(axes, combo))
+            e["name"] = f"{name} [{tag}]"
+        out.append(e)
+    return out
+
+
 def parse_plan(doc: Any, *, source: str | None = None, base_dir: str | os.PathLike | None = None,
                check_mechanisms: bool = True) -> list[Collection]:
     """Validate an already-parsed plan document.
@@ -732,7 +767,8 @@ def parse_plan(doc: Any, *, source: str | None = None, base_dir: str | os.PathLi
         On the first malformed row; the message names the row and the field.
     """
     base = Path(base_dir) if base_dir is not None else None
-    rows = Plan(_parse_row(entry, i, base) for i, entry in enumerate(_rows_of(doc, source), start=1))
+    rows = Plan(_parse_row(e, i, base) for i, entry in enumerate(_rows_of(doc, source), start=1)
+                for e in _expand_lists(entry, i))
     rows.budget = _parse_budget(doc, source)
     rows.source = source
     seen: dict[str, int] = {}

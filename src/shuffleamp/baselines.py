@@ -568,7 +568,7 @@ def bennett_delta(mechanism, n: int, epsilon: float, constants: str = "auto") ->
     k = blanket_constants(mechanism, epsilon, constants)
     g, a, bp, c = k.gamma_lb, k.a, k.b_plus, k.c
     if not (bp > 0 and c > 0):
-        raise OutOfRegimeError(f"blanket-bennett: constants out of range (b+={bp!r}, c={c!r})")
+        raise OutOfRegimeError(f"blanket-bennett: constants out of range (b+={float(bp):.6g}, c={float(c):.6g})")
     alpha = c / (bp * bp)
     beta = a * bp / c
     s = alpha * _phi(beta)

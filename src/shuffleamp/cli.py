@@ -979,7 +979,7 @@ def _fail(argv: Sequence[str], args: argparse.Namespace | None, exc: BaseExcepti
         info["message"] = text
     if _wants_json(argv):
         inputs = _inputs(args) if args is not None else {"argv": list(argv)}
-        command = getattr(args, "command", None) or _command_of(argv) or ""
+        command = getattr(args, "command", None) or _command_of(argv)
         try:
             print(json.dumps(envelope(command, inputs, None, error=info), indent=2))
         except (TypeError, ValueError):      # inputs not serialisable: fall back to the raw arguments

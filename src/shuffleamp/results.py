@@ -170,16 +170,17 @@ def to_jsonable(x):
     return x
 
 
-def envelope(command: str, inputs: Mapping, result, *, error: Mapping | None = None) -> dict:
+def envelope(command: str | None, inputs: Mapping, result, *, error: Mapping | None = None) -> dict:
     """The one JSON document layout of the command line (and of :mod:`shuffleamp`'s tools that write JSON).
 
     Every ``--json`` output, success or error, has exactly these top-level keys, in this order.
 
     Parameters
     ----------
-    command : str
+    command : str or None
         The subcommand (``"epsilon"``, ``"delta"``, ``"report"``, ``"compare"``, ``"rounds"``,
-        ``"eps0"``, ``"n"``, ...) or the API function that produced the document.
+        ``"eps0"``, ``"n"``, ...) or the API function that produced the document; None when a
+        command line names no subcommand.
     inputs : mapping
         Every parameter as given and parsed (numbers as parsed, defaults filled in).
     result : object

@@ -80,6 +80,12 @@ def test_plot_errors(tmp_path):
     with pytest.raises(ParameterError) as e:
         sa.plot(None, mechanism="krr", k=4, eps0=1.0, n=100, delta=1e-6, rounds=[1, 2], method="clone")
     assert e.value.parameter == "method"
+    with pytest.raises(ParameterError) as e:                   # an argument the rounds plot would ignore
+        sa.plot(None, mechanism="krr", k=4, eps0=1.0, n=100, delta=1e-6, rounds=[1, 2], evaluator="fft")
+    assert e.value.parameter == "evaluator"
+    with pytest.raises(ParameterError) as e:
+        sa.plot(None, mechanism="krr", k=4, eps0=1.0, n=[10, 100], delta=1e-6, rounds=[1, 2], x="n")
+    assert e.value.parameter == "rounds"
 
 
 def test_cli_plot_and_report_plot(tmp_path, capsys):

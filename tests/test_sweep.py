@@ -237,6 +237,10 @@ def test_dask_local_cluster_matches_serial():
         with distributed.Client(lc) as client:
             via_client = sa.sweep(**kw, scheduler=client, chunk_size=2)
         via_address = sa.sweep(**kw, scheduler=lc.scheduler_address)
+        with pytest.raises(sa.OutOfRegimeError) as e:          # a worker's error is re-raised with its note
+            sa.sweep("krr", k=10, eps0=4.0, n=[100, 10**6], delta=1e-6, method="clone-closed-form",
+                     scheduler=lc.scheduler_address, as_frame=False)
+        assert "sweep point" in " ".join(getattr(e.value, "__notes__", []))
     assert via_client == serial and via_address == serial        # same rows, same order, same numbers
     assert via_client.columns == serial.columns
 

@@ -190,6 +190,10 @@ def plot(path=None, *, x: str | None = None, mechanism: Any = "krr", eps0: Any =
     if x not in ("n", "eps0", "rounds"):
         raise ParameterError("x", f"must be 'n', 'eps0' or 'rounds', got {x!r}")
     if x == "rounds":
+        if parse_values(evaluator, "evaluator") != [DEFAULT_EVALUATOR]:
+            raise ParameterError("evaluator", "not used for totals over rounds (the accountant has its own grid)")
+        if scheduler not in (None, "serial"):
+            raise ParameterError("scheduler", "totals over rounds run in this process (no Dask)")
         return _plot_rounds(path, fmt, mechanism=mechanism, eps0=eps0, n=n, delta=delta, epsilon=epsilon,
                             method=method, rounds=rounds, progress=progress, title=title, **params)
     if rounds is not None:

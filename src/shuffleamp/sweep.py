@@ -133,6 +133,7 @@ def _flatten(value: Any, name: str) -> list:
     if isinstance(value, Mapping):
         raise ParameterError(name, f"must be a value or a list of values, got a {type(value).__name__}")
     if isinstance(value, (list, tuple, range)) or (hasattr(value, "__iter__") and hasattr(value, "__len__")
+                                                    and getattr(value, "ndim", 1) != 0
                                                     and not hasattr(value, "upper_decompositions")):
         out = []
         for v in value:
@@ -405,6 +406,26 @@ def _run_chunk(points: Sequence[Mapping], target: str, rtol: float, errors: str)
     return out
 
 
+def _run_chunk_remote(points: Sequence[Mapping], target: str, rtol: float, errors: str):
+    """:func:`_run_chunk` on a Dask worker: an error comes back as its class and state (``ParameterError``
+    and friends take keyword arguments, which plain exception pickling loses) and is re-raised here."""
+    try:
+        return _run_chunk(points, target, rtol, errors)
+    except ShuffleampError as exc:
+        return _RemoteError(type(exc), exc.args, dict(exc.__dict__))
+
+
+class _RemoteError:
+    def __init__(self, cls, args, state):
+        self.cls, self.args, self.state = cls, args, state
+
+    def rebuild(self) -> BaseException:
+        exc = self.cls.__new__(self.cls)
+        exc.args = self.args
+        exc.__dict__.update(self.state)
+        return exc
+
+
 def progress_bar(total: int, *, progress: bool | None = None, desc: str = "sweep", unit: str = "point"):
     """A tqdm progress bar on stderr, or a silent stand-in.
 
@@ -511,11 +532,15 @@ def _run_dask(points, target, rtol, errors, scheduler, chunk_size, bar) -> list[
         chunks = _chunks(len(points), nchunks)
         futures = {}
         for idx in chunks:
-            fut = client.submit(_run_chunk, [points[i] for i in idx], target, rtol, errors, pure=False)
+            fut = client.submit(_run_chunk_remote, [points[i] for i in idx], target, rtol, errors, pure=False)
             futures[fut] = idx
         out: list = [None] * len(points)
         for fut in as_completed(futures):
-            rows = fut.result()          # re-raises a worker's exception here
+            rows = fut.result()          # re-raises a worker's unexpected exception here
+            if isinstance(rows, _RemoteError):
+                for other in futures:
+                    other.cancel()
+                raise rows.rebuild()
             for i, r in zip(futures[fut], rows):
                 out[i] = r
             bar.update(len(rows))
@@ -629,9 +654,13 @@ def sweep(mechanism: Any = "krr", *, eps0: Any = None, n: Any, delta: Any = None
     points, columns = expand_grid(mechanism, eps0=eps0, n=n, delta=delta, epsilon=epsilon, method=method,
                                   evaluator=evaluator, **params)
     target = columns[-1]
-    # every mechanism is built once here, so a bad parameter fails before any work
-    for spec in {_spec_key(p["_spec"]): p["_spec"] for p in points}.values():
-        _build(spec)
+    # every mechanism is built once here, so a bad parameter fails before any work; a matrix or composed
+    # mechanism without a given eps0 shows its own (tight) eps0 in the eps0 column
+    built = {key: _build(spec) for key, spec in {_spec_key(p["_spec"]): p["_spec"] for p in points}.items()}
+    for p in points:
+        if p["_row"]["eps0"] is None:
+            e0 = getattr(built[_spec_key(p["_spec"])], "eps0", None)
+            p["_row"]["eps0"] = None if e0 is None else float(e0)
     with progress_bar(len(points), progress=progress) as bar:
         if use_dask:
             results = _run_dask(points, target, rtol, errors, scheduler, chunk_size, bar)
@@ -678,11 +707,33 @@ class Records(list):
         self.columns = list(columns)
 
     def to_csv(self, path_or_buf=None) -> str | None:
-        """Write the table as CSV (see :func:`to_csv`)."""
+        """Write the table as CSV (see :func:`to_csv`).
+
+        Parameters
+        ----------
+        path_or_buf : str, path-like, file object or None
+            Where to write; None returns the text.
+
+        Returns
+        -------
+        str or None
+            The CSV text when ``path_or_buf`` is None.
+        """
         return to_csv(self, path_or_buf)
 
     def to_json(self, path_or_buf=None) -> str | None:
-        """Write the table as a JSON list of records (see :func:`to_json`)."""
+        """Write the table as a JSON array of row objects (see :func:`to_json`).
+
+        Parameters
+        ----------
+        path_or_buf : str, path-like, file object or None
+            Where to write; None returns the text.
+
+        Returns
+        -------
+        str or None
+            The JSON text when ``path_or_buf`` is None.
+        """
         return to_json(self, path_or_buf)
 
     def __repr__(self) -> str:

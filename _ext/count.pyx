@@ -74,9 +74,13 @@ def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, d
     cdef Py_ssize_t W = P0.shape[0], i, arg = -1
     cdef double F0 = 0.0, F1 = 0.0, h0, l0, h1, l1, e, up, lw, v
     cdef double r_hi = 1.0 + rho, r_lo = 1.0 - rho
+    # want_eps: the ratios (F0 - delta)/F1 are maximised and the log taken once at the end; the
+    # numerators carry 8 ulp of their own size, so that the delta evaluated at the returned upper
+    # epsilon (h0 - e^eps l1, rounded) stays <= delta despite the cancellation h0 - delta
+    cdef double slack = 8 * 2.220446049250313e-16
     if want_eps:
-        up = -INFINITY
-        lw = -INFINITY
+        up = 0.0
+        lw = 0.0
     else:
         e = exp(x)
         up = tau
@@ -92,11 +96,11 @@ def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, d
             l1 = 0.0
         if want_eps:
             if h0 > x:
-                v = INFINITY if l1 <= 0.0 else log((h0 - x) / l1)
+                v = INFINITY if l1 <= 0.0 else (h0 * (1.0 + slack) - x) / l1
                 if v > up:
                     up = v
-            if l0 > x:
-                v = log((l0 - x) / h1)
+            if l0 * (1.0 - slack) > x:
+                v = (l0 * (1.0 - slack) - x) / h1
                 if v > lw:
                     lw = v
                     arg = i
@@ -108,4 +112,7 @@ def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, d
             if v > lw:
                 lw = v
                 arg = i
+    if want_eps:
+        up = -INFINITY if up <= 0.0 else log(up)
+        lw = -INFINITY if lw <= 0.0 else log(lw)
     return up, lw, arg

@@ -81,7 +81,8 @@ from . import _validate, fft_engine
 from ._ext import count as _kern
 from .errors import ResourceLimitError
 
-__all__ = ["CountPMFs", "ExactCountResult", "count_pmfs", "delta_binary_rr", "epsilon_binary_rr"]
+__all__ = ["CountPMFs", "ExactCountResult", "count_pmfs", "delta_binary_rr", "epsilon_binary_rr",
+           "binary_rr_eps0", "projection_pair_bounds", "DEFAULT_BOUNDS_PAIRS"]
 
 #: Mass allowed outside each binomial window (certified by a Chernoff bound, charged to δ).
 TAIL = 1e-25
@@ -93,6 +94,11 @@ DIRECT_CONV_OPS = 4_000_000
 #: epsilon_binary_rr) and default budget of count pairs evaluated per query.
 DEFAULT_RTOL = 1e-9
 DEFAULT_MAX_PAIRS = 256
+#: Pair budget of the exact-count engine inside :func:`shuffleamp.epsilon` / :func:`shuffleamp.delta`
+#: (method ``"exact-count"`` and the default method for binary RR): exactly the initial evaluations
+#: (m = 0..4, N/2, N and the 16 initial blocks), so that the ε and δ queries bound the same blocks and
+#: δ(ε_upper) <= δ holds between them.  Larger budgets narrow the bracket slowly at large n.
+DEFAULT_BOUNDS_PAIRS = 23
 _EPS = 2.220446049250313e-16
 
 
@@ -489,3 +495,106 @@ def epsilon_binary_rr(eps0, n, delta, *, rtol: float = 1e-7, atol: float = 1e-12
        via Shuffling", IEEE S&P 2026 (arXiv:2504.07414).
     """
     return _run(eps0, n, delta, True, rtol, atol, max_pairs, "delta")
+
+
+# --------------------------------------------------------------------------- binary RR detection
+def binary_rr_eps0(mechanism):
+    """ε0 of ``mechanism`` if it is exactly binary randomized response, else None.
+
+    Recognised: k-RR with ``k = 2`` and a 2 x 2 matrix mechanism with ``P[0,0] == P[1,1]`` and
+    ``P[0,1] == P[1,0]`` (binary RR, possibly with its outputs relabelled), tight ε0 > 0.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Any mechanism.
+
+    Returns
+    -------
+    float or None
+        The local ε0 (nats) of the binary randomized response it equals, or None.
+    """
+    name = getattr(mechanism, "name", None)
+    if name == "krr" and getattr(mechanism, "k", None) == 2:
+        return float(mechanism.eps0)
+    if name == "matrix":
+        try:
+            P = np.asarray(mechanism.matrix(), dtype=np.float64)
+        except Exception:       # pragma: no cover - a matrix mechanism always has its matrix
+            return None
+        if P.shape == (2, 2) and P[0, 0] == P[1, 1] and P[0, 1] == P[1, 0] and P[0, 0] != P[0, 1] \
+                and min(P[0, 0], P[0, 1]) > 0:
+            return abs(math.log(P[0, 0] / P[0, 1]))
+    return None
+
+
+# --------------------------------------------------------------------------- count projections
+def _projection_arrays(alpha: float, beta: float, gamma: float, n: int):
+    """Laws of N_S = B + Bin(n - 1, gamma), B ~ Bern(alpha) vs Bern(beta), on a window."""
+    N = n - 1
+    if N == 0 or gamma <= 0.0 or gamma >= 1.0:
+        f = np.ones(1)
+        lo, rho, tau = (N if gamma >= 1.0 else 0), 4 * _EPS, 0.0
+    else:
+        lo, hi = _binom_window(N, gamma, TAIL)
+        _check_window(hi - lo + 1, n)
+        f = _kern.binom_window(N, gamma, math.log(gamma) - math.log1p(-gamma), lo, hi)
+        tau = 2 * TAIL
+        rho = 16 * (len(f) + 4) * _EPS + tau
+    shifted = np.concatenate(([0.0], f))
+    own = np.concatenate((f, [0.0]))
+    P0 = alpha * shifted + (1.0 - alpha) * own
+    P1 = beta * shifted + (1.0 - beta) * own
+    return P0, P1, rho + 4 * _EPS, tau
+
+
+def projection_pair_bounds(alpha: float, beta: float, gamma: float, n: int, x: float, want_eps: bool):
+    r"""Certified hockey-stick divergence of a count projection of a concrete dataset pair.
+
+    For the dataset :math:`X^0 = (x_1^0, x_2, \dots, x_2)`, :math:`X^1 = (x_1^1, x_2, \dots, x_2)`
+    and a set ``S`` of outputs, the number of shuffled reports in ``S`` is a post-processing of the
+    shuffled output, distributed as :math:`B + \mathrm{Bin}(n-1, \gamma)` with
+    :math:`B \sim \mathrm{Bern}(\alpha)` under :math:`X^0` and :math:`\mathrm{Bern}(\beta)` under
+    :math:`X^1` (:math:`\alpha = R(x_1^0)(S)`, :math:`\beta = R(x_1^1)(S)`,
+    :math:`\gamma = R(x_2)(S)`).  Its divergence is therefore a valid lower bound on the
+    divergence of the dataset pair (Balle et al., CRYPTO 2019: post-processing), computed
+    exactly: the binomial law is log-concave, so the likelihood ratio of the two count laws is
+    monotone and the optimal sets are lower or upper sets of the count; both kinds and both
+    orderings are evaluated in one pass each, with certified bands (tail mass, round-off).
+    No exponentially small quantity is formed, so it does not underflow where the n-fold GPARV sum
+    does (e.g. ε0 = 20).
+
+    Parameters
+    ----------
+    alpha, beta, gamma : float
+        Masses of ``S`` under :math:`R(x_1^0)`, :math:`R(x_1^1)`, :math:`R(x_2)`, in [0, 1].
+    n : int
+        Number of users (>= 1).
+    x : float
+        ε (nats) when ``want_eps`` is False, else δ in (0, 1).
+    want_eps : bool
+        False: bounds on :math:`\max(H_\varepsilon(P_0\|P_1), H_\varepsilon(P_1\|P_0))`; True:
+        bounds on the smallest ε with both divergences <= δ (0 if none is positive), in
+        [0, ∞) (the caller caps it at ε0).
+
+    Returns
+    -------
+    (float, float)
+        Certified ``(upper, lower)`` of that quantity for the projected pair.
+
+    Raises
+    ------
+    ResourceLimitError
+        The count window would not fit in memory (names ``n``).
+    """
+    P0, P1, rho, tau = _projection_arrays(float(alpha), float(beta), float(gamma), int(n))
+    up, lo = (-math.inf, -math.inf) if want_eps else (0.0, 0.0)
+    for A, B in ((P0, P1), (P1, P0)):
+        for X, Y in ((A, B), (A[::-1].copy(), B[::-1].copy())):
+            u, l_, _ = _kern.lower_set_extremes(X, Y, rho, 0.0, tau, float(x), bool(want_eps))
+            up, lo = max(up, u), max(lo, l_)
+    if want_eps:
+        up = max(up, 0.0) * (1 + 4 * _EPS)
+        lo = max(lo, 0.0) * (1 - 4 * _EPS)
+        return up, min(lo, up)
+    return min(up, 1.0), max(lo, 0.0)

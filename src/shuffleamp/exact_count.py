@@ -48,8 +48,8 @@ Facts used (derived here)
 Numerics
 --------
 Each binomial is computed on an index window outside which its mass is at most ``tau``
-(Chernoff bound :math:`P(X \le k) \le e^{-N\,\mathrm{KL}(k/N\,\|\,p)}`), by the ratio recurrence in
-log space from the mode, normalised on the window.  Two windows are convolved directly (relative
+(Chernoff bound :math:`P(X \le k) \le e^{-N\,\mathrm{KL}(k/N\,\|\,p)}`), by the exact ratio
+recurrence from the mode, normalised on the window.  Two windows are convolved directly (relative
 error per entry) or by FFT (the package's FFT backend: pyFFTW, scipy.fft fallback; absolute error per entry charged).  All
 of it — tail mass, normalisation, relative and absolute round-off — enters the certified bands
 of the cumulative laws, so ``upper`` is a certified upper bound and ``lower`` a certified lower
@@ -95,10 +95,15 @@ DIRECT_CONV_OPS = 4_000_000
 DEFAULT_RTOL = 1e-9
 DEFAULT_MAX_PAIRS = 256
 #: Pair budget of the exact-count engine inside :func:`shuffleamp.epsilon` / :func:`shuffleamp.delta`
-#: (method ``"exact-count"`` and the default method for binary RR): exactly the initial evaluations
-#: (m = 0..4, N/2, N and the 16 initial blocks), so that the ε and δ queries bound the same blocks and
-#: δ(ε_upper) <= δ holds between them.  Larger budgets narrow the bracket slowly at large n.
-DEFAULT_BOUNDS_PAIRS = 23
+#: (method ``"exact-count"`` and the default method for binary RR): the minimum, i.e. only the initial
+#: evaluations (m = 0..4, N - 4..N, N/2 and the mirror-symmetric initial blocks: 8 for n >= 1e6,
+#: 16 for n >= 1e4, else 32), so that the ε and δ queries bound the same blocks and δ(ε_upper) <= δ
+#: holds between them.  Larger budgets split blocks further (tighter, slower).
+DEFAULT_BOUNDS_PAIRS = 8
+#: Probability charged for "fewer than k0 coins" in a block bound (see ``_block_bound``).
+TAIL_COINS = 1e-24
+#: Number of blocks of m the certified search starts from.
+INITIAL_BLOCKS = 8
 _EPS = 2.220446049250313e-16
 
 
@@ -153,40 +158,91 @@ def _check_window(width: int, n) -> None:
             parameter="n", resource="memory")
 
 
-def _convolve(x: np.ndarray, y: np.ndarray):
-    """Convolution of two nonnegative windows; returns (z, rel_error, abs_error) per entry."""
-    if len(x) == 1 or len(y) == 1 or len(x) * len(y) <= DIRECT_CONV_OPS:
-        z = np.convolve(x, y)
-        return z, (min(len(x), len(y)) + 2) * _EPS, 0.0
-    L = len(x) + len(y) - 1
-    size = 1 << (L - 1).bit_length()
-    xp = np.zeros(size)
-    xp[:len(x)] = x
-    yp = np.zeros(size)
-    yp[:len(y)] = y
-    z = fft_engine.irfft(fft_engine.rfft(xp, size) * fft_engine.rfft(yp, size), size)[:L]
-    np.maximum(z, 0.0, out=z)        # the true values are >= 0: clipping only moves closer
-    # Round-off of an FFT convolution: |error| <= c log2(size) eps ||x||_2 ||y||_2 per entry
-    # (standard floating-point FFT bound); c = 10 is a generous constant.
-    eta = 10.0 * (math.log2(size) + 1) * _EPS * float(np.linalg.norm(x) * np.linalg.norm(y))
-    return z, 4 * _EPS, eta
+def _fft_size(L: int) -> int:
+    """Smallest of 2^k, 3 * 2^(k-1) that is >= L: few distinct lengths, so the FFT backend's plan
+    cache is reused across the pairs of one search."""
+    k = max((L - 1).bit_length(), 3)
+    c = 3 * (1 << (k - 2))
+    return c if c >= L else 1 << k
+
+
+def _convolve(wins: list):
+    """Convolution of nonnegative windows (each summing to <= 1); returns (z, rel_error, abs_error).
+
+    Short factors are convolved directly (relative error per entry); the remaining long ones in one
+    FFT product (pyFFTW / scipy.fft through :mod:`shuffleamp.fft_engine`).  FFT round-off bound: for
+    probability vectors every spectrum is bounded by 1 in modulus, so with the standard bound
+    ``||fl(DFT x) - DFT x||_2 <= c log2(N) eps ||DFT x||_2`` the error of the product of the spectra
+    and of the inverse transform is at most ``c (log2 N + 1) eps (sum_i ||x_i||_2 + ||z||_2)`` in
+    2-norm (the returned ``abs_error`` is this 2-norm bound: it bounds every entry, and a sum of t
+    entries by sqrt(t) times it); c = 10 is generous.
+    """
+    wins = sorted(wins, key=len)
+    z = wins[0]
+    rho = 0.0
+    rest = []
+    for x in wins[1:]:
+        if not rest and (len(z) == 1 or len(x) == 1 or len(z) * len(x) <= DIRECT_CONV_OPS):
+            z = np.convolve(z, x)
+            rho += (min(len(z), len(x)) + 2) * _EPS
+        else:
+            rest.append(x)
+    if not rest:
+        return z, rho, 0.0
+    facs = [z] + rest
+    L = sum(len(x) for x in facs) - len(facs) + 1
+    size = _fft_size(L)
+    spec = None
+    for x in facs:
+        xp = np.zeros(size)
+        xp[:len(x)] = x
+        X = fft_engine.rfft(xp, size)
+        spec = X if spec is None else spec * X
+    out = fft_engine.irfft(spec, size)[:L]
+    np.maximum(out, 0.0, out=out)        # the true values are >= 0: clipping only moves closer
+    norms = sum(float(np.linalg.norm(x)) for x in facs) + float(np.linalg.norm(out))
+    eta = 10.0 * (math.log2(size) + 1) * _EPS * norms
+    return out, rho + 4 * _EPS, eta
 
 
 @functools.lru_cache(maxsize=256)
+def _law(eps0: float, a: int, c0: int, k0: int):
+    """PMF of Bin(a, p1) + Bin(c0, p0) + Bin(k0, 1/2) on a window: (start, f, rho, eta, tau).
+
+    ``rho``: relative and ``eta``: absolute error per entry; ``tau``: mass outside the window.
+    Mirror symmetry: Bin(a, p1) + Bin(c0, p0) + Bin(k0, 1/2) has the law of
+    ``a + c0 + k0 - (Bin(c0, p1) + Bin(a, p0) + Bin(k0, 1/2))``, so the case ``a > c0`` is the reversed
+    array of the case ``(c0, a)`` (one computation serves the datasets m and N - m).
+    """
+    if a > c0:
+        start, f, rho, eta, tau = _law(eps0, c0, a, k0)
+        r = f[::-1].copy()
+        r.setflags(write=False)
+        return a + c0 + k0 - (start + len(f) - 1), r, rho, eta, tau
+    p0, p1 = _probs(eps0)
+    parts = [(a, p1, eps0), (c0, p0, -eps0), (k0, 0.5, 0.0)]
+    wins = [(N, p, lg) + _binom_window(N, p, TAIL) for N, p, lg in parts if N > 0]
+    _check_window(sum(hi - lo for *_, lo, hi in wins) + 1, a + c0 + k0 + 1)
+    if not wins:
+        f = np.ones(1)
+        f.setflags(write=False)
+        return 0, f, 0.0, 0.0, 0.0
+    start, rho, xs = 0, 0.0, []
+    for N, p, lg, lo, hi in wins:
+        x = _kern.binom_window(N, p, lg, lo, hi)
+        rho += 8 * (len(x) + 4) * _EPS              # recurrence + normalisation round-off
+        start += lo
+        xs.append(x)
+    f, rho_c, eta = _convolve(xs)
+    tau = 2 * TAIL * len(wins)
+    rho += rho_c + tau                              # tau: normalisation on the window
+    f.setflags(write=False)
+    return start, f, rho, eta, tau
+
+
 def _sum_law(eps0: float, N: int, m: int):
     """PMF f of S = Bin(m, p1) + Bin(N - m, p0) on a window: (start, f, rho, eta, tau)."""
-    p0, p1 = _probs(eps0)
-    lx, hx = _binom_window(m, p1, TAIL)
-    ly, hy = _binom_window(N - m, p0, TAIL)
-    _check_window((hx - lx) + (hy - ly) + 1, N + 1)
-    x = _kern.binom_window(m, p1, eps0, lx, hx)
-    y = _kern.binom_window(N - m, p0, -eps0, ly, hy)
-    rho_b = 8 * (max(len(x), len(y)) + 4) * _EPS     # recurrence + normalisation round-off
-    z, rho_c, eta = _convolve(x, y)
-    tau = 2 * TAIL * ((m > 0) + (N - m > 0))
-    rho = 2 * rho_b + rho_c + tau                   # tau: normalisation on the window
-    z.setflags(write=False)
-    return lx + ly, z, rho, eta, tau
+    return _law(eps0, m, N - m, 0)
 
 
 @dataclass(frozen=True)
@@ -203,7 +259,8 @@ class CountPMFs:
         Every entry is within relative ``rel_error`` (plus ``abs_error``) of the true window
         value of the truncated law.
     abs_error : float
-        Absolute error per entry (nonzero when the window was convolved by FFT).
+        Bound on the 2-norm of the vector of absolute errors (hence on each entry's absolute error;
+        nonzero when the window was convolved by FFT).
     tail : float
         Mass of the true laws outside the window (upper bound, each law).
     eps0, n, m : float, int, int
@@ -272,15 +329,50 @@ def count_pmfs(eps0, n, m) -> CountPMFs:
 
 
 # --------------------------------------------------------------------------- worst case over m
-def _score(pm: CountPMFs, x: float, want_eps: bool):
-    up, lo, arg = _kern.lower_set_extremes(pm.p0, pm.p1, pm.rel_error, pm.abs_error, pm.tail,
-                                           x, want_eps)
+def _score(eps0: float, N: int, m: int, x: float, want_eps: bool, law=None, x_eff=None):
+    """Certified (upper, lower) of the pair (N + 1 users, m ones among the others) at x."""
+    start, f, rho, eta, tau = _sum_law(eps0, N, m) if law is None else law
+    p0, p1 = _probs(eps0)
+    up, lo, arg = _kern.pair_extremes(f, p0, p1, rho + 4 * _EPS, eta, tau,
+                                      x if x_eff is None else x_eff, want_eps)
     if want_eps:
-        e0 = pm.eps0
+        e0 = eps0
         up = e0 if up > e0 else max(0.0, up)
         lo = min(max(0.0, lo), up)
         return up * (1 + 4 * _EPS), lo * (1 - 4 * _EPS)
     return min(up, 1.0), max(0.0, lo)
+
+
+def _initial_blocks(N: int) -> int:
+    """Initial number of blocks of m: more where pairs are cheap (windows of O(sqrt N) entries)."""
+    return INITIAL_BLOCKS if N >= 10**6 else 2 * INITIAL_BLOCKS if N >= 10**4 else 4 * INITIAL_BLOCKS
+
+
+def _block_bound(eps0: float, N: int, a: int, b: int, x: float, want_eps: bool) -> float:
+    """Certified upper bound of the pair value (δ at ε, or ε at δ) over every m in [a, b].
+
+    The ``j = b - a`` users whose type varies across the block are written, each independently, as
+    a fair coin with probability 2 p0 and as their own deterministic bit otherwise
+    (Bern(p1) = 2p0 Bern(1/2) + (1 - 2p0) δ_1, Bern(p0) = 2p0 Bern(1/2) + (1 - 2p0) δ_0).  Given the
+    coin set, the count is U + Bin(K, 1/2) + (a known shift), U = Bin(a, p1) + Bin(N - b, p0), K the
+    number of coins.  By joint convexity of the hockey stick over this mixture (the coin set is
+    independent of user 1), shift invariance and post-processing (more coins only add noise),
+    δ_m(ε) <= h_ε(k0) + P(K < k0) for every m in the block, h_ε(k) the value of the pair with
+    U + Bin(k, 1/2).  k0 is the Chernoff lower end of Bin(j, 2 p0) with tail :data:`TAIL_COINS`
+    (the same for ε and δ queries, so both bound the same law); for an ε query the pair is
+    evaluated at δ - TAIL_COINS.
+    """
+    j = b - a
+    if j == 0:
+        return _score(eps0, N, a, x, want_eps)[0]
+    p0, _ = _probs(eps0)
+    k0 = _binom_window(j, 2 * p0, TAIL_COINS)[0]
+    law = _law(eps0, a, N - b, k0)
+    if want_eps:
+        if x <= 2 * TAIL_COINS:
+            return eps0
+        return _score(eps0, N, a, x, True, law=law, x_eff=x - TAIL_COINS)[0]
+    return min(1.0, _score(eps0, N, a, x, False, law=law)[0] + TAIL_COINS)
 
 
 def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: float,
@@ -295,7 +387,7 @@ def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: fl
         nonlocal pairs, best_lo, best_m
         if m not in exact_seen:
             pairs += 1
-            up, lo = _score(_pair(eps0, N, m), x, want_eps)
+            up, lo = _score(eps0, N, m, x, want_eps)
             exact_seen[m] = up
             if lo > best_lo:
                 best_lo, best_m = lo, m
@@ -306,14 +398,24 @@ def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: fl
         if a == b:
             return exact(a)
         pairs += 1
-        return _score(_pair(eps0, N - (b - a), a), x, want_eps)[0]
+        return _block_bound(eps0, N, a, b, x, want_eps)
 
-    for m in sorted(set(range(min(N, 4) + 1)) | {N // 2, N}):
+    for m in sorted(set(range(min(N, 4) + 1)) | {N // 2} | set(range(max(N - 4, 0), N + 1))):
         exact(m)
-    cuts = sorted({0, N + 1} | set(np.linspace(0, N + 1, min(N + 1, 16) + 1).astype(int).tolist()))
-    heap = []
+    # mirror-symmetric initial blocks ([a, b] and [N - b, N - a] share one count law, see _law)
+    h = (N + 1) // 2
+    half = max(1, _initial_blocks(N) // 2)
+    cuts = sorted(set(np.linspace(0, h, min(h, half) + 1).astype(int).tolist()) | {0, h})
+    blocks = set()
     for a, b1 in zip(cuts[:-1], cuts[1:]):
-        heapq.heappush(heap, (-block(a, b1 - 1), a, b1 - 1))
+        if a <= b1 - 1:
+            blocks.add((a, b1 - 1))
+            blocks.add((N - (b1 - 1), N - a))
+    if (N + 1) % 2:
+        blocks.add((h, h))
+    heap = []
+    for a, b in sorted(blocks):
+        heapq.heappush(heap, (-block(a, b), a, b))
 
     def done(top):
         return top <= best_lo + max(atol, rtol * best_lo)

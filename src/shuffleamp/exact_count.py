@@ -36,22 +36,33 @@ Facts used (derived here)
    the ends is false, so this module does not assume any location.
 4. **Certified search over m (block bound).** For a block ``m in [a, a + j]`` every :math:`S_m`
    equals :math:`U + V_m` with :math:`U = \mathrm{Bin}(a, p_1) + \mathrm{Bin}(N - j - a, p_0)`
-   (the users whose type is common to the block) and :math:`V_m` independent of user 1 and of
-   ``U``.  Adding independent noise to the count is post-processing, so
-   :math:`\delta_m(\varepsilon) \le \delta^{(n-j)}_a(\varepsilon)`, the exact value of the pair with
-   ``j`` fewer users; likewise for ε(δ).  A branch-and-bound over blocks (split the block with the
-   largest bound, prune blocks whose bound is below the best exact value found) gives a certified
-   upper bound on the worst case; the exact values of single ``m`` give the certified lower bound.
-   The search stops when the two agree within the requested tolerance or when the pair budget
-   is spent (then the reported ``error`` says how far they are apart).
+   (the users whose type is common to the block) and :math:`V_m` the ``j`` users whose type varies,
+   independent of user 1 and of ``U``.  Each of them is, independently, a fair coin with
+   probability :math:`2p_0` and its own deterministic bit otherwise
+   (:math:`\mathrm{Bern}(p_1) = 2p_0\,\mathrm{Bern}(1/2) + (1-2p_0)\,\delta_1`, likewise for
+   :math:`p_0` with :math:`\delta_0`).  Conditioning on the coin set (independent of user 1) and
+   using joint convexity of the hockey stick, shift invariance and post-processing (more coins only
+   add noise): :math:`\delta_m(\varepsilon) \le h_\varepsilon(k_0) + P(K < k_0)` for every ``m`` in
+   the block, with :math:`h_\varepsilon(k)` the exact value of the pair whose others' count is
+   :math:`U + \mathrm{Bin}(k, 1/2)` and :math:`K \sim \mathrm{Bin}(j, 2p_0)`.  This keeps
+   :math:`1/(2p_1)` of the block's variance instead of dropping it (the plain "drop the ``j`` users"
+   bound).  A branch-and-bound over blocks (split the block with the largest bound, prune blocks
+   whose bound is below the best exact value found) gives a certified upper bound on the worst
+   case; the exact values of single ``m`` give the certified lower bound.  The search stops when
+   the two agree within the requested tolerance or when the pair budget is spent (then the
+   reported ``error`` says how far they are apart).
+5. **Mirror symmetry.** :math:`\mathrm{Bin}(a, p_1) + \mathrm{Bin}(c, p_0)` has the law of
+   :math:`a + c - (\mathrm{Bin}(c, p_1) + \mathrm{Bin}(a, p_0))`, so the datasets ``m`` and
+   ``N - m`` (and the blocks ``[a, b]`` and ``[N - b, N - a]``) share one count law, reversed.
 
 Numerics
 --------
 Each binomial is computed on an index window outside which its mass is at most ``tau``
 (Chernoff bound :math:`P(X \le k) \le e^{-N\,\mathrm{KL}(k/N\,\|\,p)}`), by the exact ratio
-recurrence from the mode, normalised on the window.  Two windows are convolved directly (relative
-error per entry) or by FFT (the package's FFT backend: pyFFTW, scipy.fft fallback; absolute error per entry charged).  All
-of it — tail mass, normalisation, relative and absolute round-off — enters the certified bands
+recurrence from the mode, normalised on the window.  Short windows are convolved directly
+(relative error per entry), long ones in one FFT product (the package's FFT backend: pyFFTW,
+scipy.fft fallback), whose round-off is charged as a 2-norm bound (a cumulative sum of ``t``
+entries by :math:`\sqrt t` times it).  All of it — tail mass, normalisation, relative and absolute round-off — enters the certified bands
 of the cumulative laws, so ``upper`` is a certified upper bound and ``lower`` a certified lower
 bound of the exact value.
 

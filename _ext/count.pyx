@@ -173,3 +173,107 @@ def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, d
         up = -INFINITY if up <= 0.0 else log(up)
         lw = -INFINITY if lw <= 0.0 else log(lw)
     return up, lw, arg
+
+
+cdef void _hull_max(double[::1] A, double[::1] B, Py_ssize_t P, const double[::1] xs,
+                    double[::1] out, Py_ssize_t[::1] hull, double slack) noexcept nogil:
+    """out[k] >= max_t A[t] - xs[k] B[t] over the P points (B non-decreasing), by the upper hull, plus
+    ``slack`` times the terms at the next hull vertex (0 for a value that only needs to be attained)."""
+    cdef Py_ssize_t t, H = 0, i1, i2, lo, hi, mid, k, K = xs.shape[0], j
+    cdef double x, v, best
+    for t in range(P):
+        if H >= 1 and B[t] == B[hull[H - 1]]:
+            if A[t] <= A[hull[H - 1]]:
+                continue
+            H -= 1
+        while H >= 2:
+            i1 = hull[H - 2]
+            i2 = hull[H - 1]
+            # pop i2 if it lies on or below the chord i1 -> t
+            if (A[i2] - A[i1]) * (B[t] - B[i1]) <= (A[t] - A[i1]) * (B[i2] - B[i1]):
+                H -= 1
+            else:
+                break
+        hull[H] = t
+        H += 1
+    for k in range(K):
+        x = xs[k]
+        # first hull vertex whose next edge has slope < x (the values rise along edges of slope > x)
+        lo = 0
+        hi = H - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            i1 = hull[mid]
+            i2 = hull[mid + 1]
+            if A[i2] - A[i1] > x * (B[i2] - B[i1]):
+                lo = mid + 1
+            else:
+                hi = mid
+        best = -INFINITY
+        for j in range(lo - 1, lo + 2):
+            if 0 <= j < H:
+                v = A[hull[j]] - x * B[hull[j]]
+                if v > best:
+                    best = v
+        # rounding of the values and of the hull tests: 8 ulp of the terms at the next vertex
+        j = lo + 1 if lo + 1 < H else H - 1
+        out[k] = best + slack * (A[hull[j]] + x * B[hull[j]])
+
+
+def pair_profile(const double[::1] f, double q0, double q1, double rho, double eta, double tau,
+                 const double[::1] xs):
+    """Certified (upper, lower) of max over lower sets of F0(t) - x F1(t), for every x in ``xs`` (x >= 1).
+
+    Same pair and bands as :func:`pair_extremes`, for many ε at once: the upper values are the
+    support function of the points (l1(t), h0(t)) (with l1 replaced by its suffix minimum, which
+    only raises the values), the lower values that of (h1(t), l0(t)) (h1 non-decreasing); both by
+    the upper convex hull in O(W + K log W).  Upper values carry 8 ulp of the terms against the
+    rounding of the hull tests; lower values are attained at a lower set (any vertex is valid).
+    """
+    cdef Py_ssize_t W = f.shape[0], P = W + 2, i, K = xs.shape[0]
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] Au = np.empty(P), Bu = np.empty(P)
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] Al = np.empty(P), Bl = np.empty(P)
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] up = np.empty(K), lw = np.empty(K)
+    cdef cnp.ndarray[cnp.intp_t, ndim=1] hull = np.empty(P, dtype=np.intp)
+    cdef double[::1] au = Au, bu = Bu, al = Al, bl = Bl, u = up, l = lw
+    cdef Py_ssize_t[::1] hv = hull
+    cdef double F0 = 0.0, F1 = 0.0, fprev = 0.0, fcur, r_hi = 1.0 + rho, r_lo = 1.0 - rho, m
+    cdef double slack = 8 * 2.220446049250313e-16, hmax = 0.0
+    with nogil:
+        au[0] = tau          # the empty lower set
+        bu[0] = 0.0
+        al[0] = 0.0
+        bl[0] = 0.0
+        for i in range(W + 1):
+            fcur = f[i] if i < W else 0.0
+            F0 += q0 * fprev + (1.0 - q0) * fcur
+            F1 += q1 * fprev + (1.0 - q1) * fcur
+            fprev = fcur
+            au[i + 1] = F0 * r_hi + eta * sqrt(<double>(i + 1)) + tau
+            bu[i + 1] = F1 * r_lo - eta * sqrt(<double>(i + 1))
+            if bu[i + 1] < 0.0:
+                bu[i + 1] = 0.0
+            al[i + 1] = F0 * r_lo - eta * sqrt(<double>(i + 1))
+            bl[i + 1] = F1 * r_hi + eta * sqrt(<double>(i + 1)) + tau
+            if au[i + 1] > hmax:
+                hmax = au[i + 1]
+        m = bu[P - 1]
+        for i in range(P - 2, -1, -1):      # suffix minimum: B non-decreasing, values only raised
+            if bu[i] > m:
+                bu[i] = m
+            else:
+                m = bu[i]
+        m = bl[0]
+        for i in range(1, P):               # prefix maximum: values only lowered
+            if bl[i] < m:
+                bl[i] = m
+            else:
+                m = bl[i]
+        _hull_max(au, bu, P, xs, u, hv, slack)
+        _hull_max(al, bl, P, xs, l, hv, 0.0)
+        for i in range(K):
+            if u[i] > 1.0:
+                u[i] = 1.0
+            if l[i] < 0.0:
+                l[i] = 0.0
+    return up, lw

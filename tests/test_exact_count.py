@@ -444,3 +444,17 @@ def test_lower_never_silently_zero_at_large_eps0():
     p = 1 / (E + 9)
     up, lo = projection_pair_bounds(p, E * p, p, 10**5, 1e-8, True)
     assert lo == pytest.approx(math.log((E + 9) / 9), rel=1e-6)      # the event "no report equals 1"
+
+
+# ----------------------------------------------------------------------------- batched profile
+@pytest.mark.parametrize("eps0,n", [(1.0, 13), (0.5, 30), (4.0, 20), (1.0, 150)])
+def test_profile_brackets_the_worst_case(eps0, n):
+    from shuffleamp.exact_count import profile_binary_rr
+    eps = np.array([0.0, 0.01, 0.1, 0.3, 0.9]) * eps0
+    up, lo = profile_binary_rr(eps0, n, eps)
+    r = delta_binary_rr(eps0, n, eps, max_pairs=8)
+    for i, e in enumerate(eps):
+        ref = _worst_float(eps0, n, e)
+        assert lo[i] - 1e-13 <= ref <= up[i] + 1e-13
+        # same count laws as the search: same values up to the rounding of e^eps (and the hull slack)
+        assert up[i] >= r.upper[i] * (1 - 1e-12) and abs(lo[i] - r.lower[i]) <= 1e-12 * r.lower[i] + 1e-16

@@ -144,7 +144,8 @@ LOWER_WINDOW_SD = 14.0
 _U = float(np.finfo(np.float64).eps)
 
 
-__all__ = ["AccountingResult", "privacy_profile", "to_pld", "compose_rounds", "max_rounds", "max_eps0"]
+__all__ = ["AccountingResult", "privacy_profile", "to_pld", "compose_rounds", "max_rounds", "max_eps0",
+           "binary_rr_rounds"]
 
 
 # ---------------------------------------------------------------------------- per-ε evaluation
@@ -765,3 +766,116 @@ def max_eps0(mechanism, n, rounds: int, epsilon: float, delta: float, *, eps0_ma
     br = inverse_monotone(total, epsilon, 1e-6, eps0_max, increasing=True, side="upper",
                           rel_tol=rel_tol, scale="log")
     return float(br.feasible) if br.feasible is not None else 0.0
+
+
+# ---------------------------------------------------------------------------- exact binary RR rounds
+def binary_rr_rounds(eps0: float, n, rounds, *, epsilon: float | None = None, delta: float | None = None,
+                     value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS,
+                     tail_delta: float = DEFAULT_TAIL_DELTA) -> AccountingResult:
+    r"""Total over R shuffled rounds of binary randomized response from its *exact* count-law profile.
+
+    Upper bound: the certified exact single-round profile
+    :math:`\delta^*(\varepsilon) = \max` over every neighbouring dataset pair (all ``m``, both
+    orderings) of the hockey-stick divergence of the count laws
+    (:func:`shuffleamp.exact_count.profile_binary_rr`), exported as a pessimistic connect-the-dots
+    PLD (module docstring, argument D) and self-composed R times by ``dp_accounting``.  The set of
+    pairs is swap-closed, so its pointwise-maximum profile is that of a dominating pair (argument C)
+    and the total is a certified upper bound without any assumption about which dataset is used in
+    which round; it is tighter than :func:`compose_rounds` with ``KRR(eps0, 2)`` (the decomposition
+    profile) wherever the exact profile is below the decomposition profile.
+
+    Lower bound: the R-fold composition of the exact PLD of one concrete pair (the dataset "user 1
+    holds 0 or 1, every other user 1", whose count is the whole output; argument E), with
+    optimistic rounding.  This is the *exact-pair total*: the exact total if that pair is the worst
+    pair in every round.  **Assumption behind calling it exact:** the same pair is worst in every
+    round.  When it is not (the worst dataset depends on ε, hence on the round's share of the
+    budget), the true total lies between ``lower`` and ``upper``, and both stay certified.
+
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 of binary randomized response, nats (> 0).
+    n : int
+        Number of users per round (>= 1).
+    rounds : int
+        Number of rounds R (>= 1) a user takes part in.
+    epsilon, delta : float, optional
+        Exactly one: the target total ε (answer: total δ) or the target total δ (answer: total ε).
+    value_discretization_interval : float, optional
+        PLD grid step d (nats); default ``edge / points`` with ``edge`` the smallest ε whose
+        certified profile is <= max(``tail_delta``, the profile's certified floor).
+    points : int
+        Profile evaluations per side (>= 2).
+    tail_delta : float
+        Target mass of the infinity atom per round; the certified exact profile has a floor (the
+        FFT round-off charge, about 1e-12 at n = 1e8), above which the grid ends instead.
+
+    Returns
+    -------
+    AccountingResult
+        ``method`` names the exact count-law profile; ``lower_method`` the concrete pair.
+
+    Raises
+    ------
+    ParameterError
+        Bad ``eps0``, ``n``, ``rounds``, ``points``, ``tail_delta``; both or neither target given.
+    ResourceLimitError
+        The count window (names ``n``) or the PLD grid would be too large.
+
+    References
+    ----------
+    Cheu, Smith, Ullman, Zeber, Zhilyaev, EUROCRYPT 2019 (the count view); Doroshenko et al.,
+    PETS 2022 (connect the dots); Dong, Roth, Su, JRSS-B 2022, Theorem 3.2 (composition).
+    """
+    from . import exact_count as _ec
+    from .mechanisms import KRR
+
+    eps0 = float(_validate.eps0(eps0))
+    n = _validate.count(n, "n")
+    R = _validate.count(rounds, "rounds")
+    if (epsilon is None) == (delta is None):
+        raise ParameterError("epsilon", "give exactly one of epsilon (to get the total delta) and delta")
+    if delta is not None:
+        delta = _validate.delta(delta)
+    else:
+        epsilon = _validate.epsilon(epsilon)
+    points, tail_delta = _grid_options(points, tail_delta)
+    # support edge on a fine grid (the profile is one hull pass per count law for all ε)
+    grid = np.linspace(0.0, eps0, 4097)
+    U = _ec.profile_binary_rr(eps0, n, grid)[0]
+    U = np.minimum.accumulate(U)
+    thr = max(tail_delta, 2.0 * float(U[-1]))     # the floor is flat: end where the profile reaches it
+    edge = float(grid[int(np.argmax(U <= thr))])
+    if edge <= 0.0:
+        edge = eps0 / 4096
+    d = edge / points if value_discretization_interval is None else _validate.real(
+        "value_discretization_interval", value_discretization_interval, lo=0.0, lo_open=True)
+    K = math.ceil(edge / d)
+    if K > MAX_GRID_STEPS:
+        raise ResourceLimitError(f"the PLD grid would need {K} steps of {d:g} up to eps={edge:g}; pass a "
+                                 "larger value_discretization_interval", parameter="value_discretization_interval",
+                                 resource="memory")
+    ks = np.arange(K + 1) if K <= points else np.unique(np.round(np.linspace(0, K, points + 1)).astype(np.int64))
+    pos = np.minimum.accumulate(_ec.profile_binary_rr(eps0, n, ks * d)[0])
+    # argument B (negative ε) and D (convex minorant, connect the dots), as in _upper_pld
+    kneg = -ks[:0:-1]
+    neg = np.minimum(-np.expm1(kneg * d) + np.exp(kneg * d) * pos[:0:-1], 1.0) * (1 + 4 * _U)
+    ints = np.concatenate([kneg, ks])
+    dl = np.minimum.accumulate(np.minimum(np.concatenate([neg, pos]), 1.0))
+    x = np.concatenate([[0.0], np.exp(ints * d)])
+    y = np.clip(_convex_minorant(x, np.concatenate([[1.0], dl]))[1:], 0.0, 1.0)
+    pld = PrivacyLossDistribution(pld_pmf.create_pmf_pessimistic_connect_dots(d, ints, y))
+    total = pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION) if R > 1 else pld
+    if delta is not None:
+        upper = float(total.get_epsilon_for_delta(delta))
+    else:
+        upper = min(float(total.get_delta_for_epsilon(epsilon)), 1.0)
+    mech = KRR(eps0, 2)
+    lo, how, err = _total_lower([(mech, n, R)], d, epsilon, delta)
+    notes = ("upper: certified exact count-law profile (max over every dataset pair) -> pessimistic "
+             "connect-the-dots PLD -> dp_accounting composition (FFT round-off not charged)",
+             f"lower: {how}; exact total if this pair is the worst in every round; dp_accounting "
+             f"truncation {err:.3g} in delta subtracted")
+    return AccountingResult("epsilon" if delta is not None else "delta", upper, min(lo, upper), epsilon, delta,
+                            ((mech.describe(), n, R),), "exact count-law profile, pessimistic connect-the-dots PLD "
+                            "(dp_accounting)", how, d, err, notes)

@@ -81,7 +81,7 @@ from scipy.stats import binom
 from . import _validate
 from ._ext import binomial
 from ._numerics import inverse_monotone
-from ._registry import METHODS, OPTIMAL_INFO, Method
+from ._registry import EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, Method
 from .decomposition import Decomposition, clone_decomposition
 from .errors import OutOfRegimeError, ParameterError, ShuffleampError
 from .results import BoundResult, MethodInfo
@@ -1328,7 +1328,8 @@ BASELINE_METHODS: tuple[Method, ...] = (
 _BY_NAME: dict[str, Method] = {m.name: m for m in BASELINE_METHODS}
 
 #: Static description of every method (``"optimal"`` first), by name.
-METHOD_INFO: dict[str, MethodInfo] = {OPTIMAL_INFO.name: OPTIMAL_INFO, **{m.name: m.info for m in BASELINE_METHODS}}
+METHOD_INFO: dict[str, MethodInfo] = {OPTIMAL_INFO.name: OPTIMAL_INFO, EXACT_COUNT_INFO.name: EXACT_COUNT_INFO,
+                                     **{m.name: m.info for m in BASELINE_METHODS}}
 
 
 def method_info(method: str) -> MethodInfo:

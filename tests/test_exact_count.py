@@ -366,8 +366,9 @@ def test_cli_epsilon_k2_reports_exact_count(capsys):
                  "--json"])
     out = capsys.readouterr().out
     assert code == 0
-    doc = json.loads(out)
+    doc = json.loads(out)["result"]
     assert doc["settings"]["upper_engine"] == "exact-count"
+    assert doc["bounds"]["upper"]["evaluator"] == "exact-count"
     assert doc["epsilon_upper"] < 0.0370 and doc["epsilon_lower"] >= 0.03565
 
 

@@ -385,9 +385,12 @@ class BoundResult:
             The evaluator's name (one per point for array inputs, collapsed to one string when all
             agree); None when there is no such number.
         """
-        ev = self._side(side, "evaluator")
         if side == "lower" and self.lower is None:
             return None
+        engine = self.settings.get(f"{side}_engine") if isinstance(self.settings, dict) else None
+        if engine == "exact-count":      # binary RR: the exact count law gave this side (min / max of engines)
+            return "exact-count"
+        ev = self._side(side, "evaluator")
         if isinstance(ev, list):
             distinct = {e for e in ev}
             return ev[0] if len(distinct) == 1 else ev

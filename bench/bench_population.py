@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from shuffleamp import population as P
+from shuffleamp import personalized as P
 from shuffleamp.mechanisms import KRR
 
 DELTA = 1e-9

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from scipy.stats import binom
 
 import shuffleamp as sa
-from shuffleamp import population as P
+from shuffleamp import personalized as P
 from shuffleamp.errors import ParameterError
 from shuffleamp.mechanisms import KRR, MatrixMechanism
 

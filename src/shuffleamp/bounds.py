@@ -394,18 +394,18 @@ def _required(value, name: str):
 
 
 def _is_population(mechanism) -> bool:
-    """True for a :class:`shuffleamp.population.Population` (imported only then: a layer-8 module)."""
+    """True for a :class:`shuffleamp.personalized.Population` (imported only then: a layer-8 module)."""
     if hasattr(mechanism, "upper_decompositions"):
         return False
-    from .population import Population
+    from .personalized import Population
     return isinstance(mechanism, Population)
 
 
 def _population_bound(quantity: str, pop, n, other, method: str, evaluator: str, eps_rtol: float = 1e-7):
-    """``delta``/``epsilon`` of a population: the certified per-group bound of :mod:`shuffleamp.population`
+    """``delta``/``epsilon`` of a population: the certified per-group bound of :mod:`shuffleamp.personalized`
     (``method="optimal"``), or the μ-GDP estimate of Chen–Cao–Ge for its per-user ε0 (``"gdp"``,
     ``sound=False``: asymptotic, see :data:`shuffleamp.baselines.GDP_INFO`)."""
-    from . import population as _pop
+    from . import personalized as _pop
     given = "delta" if quantity == "epsilon" else "epsilon"
     _validate.choice(method, "method", set(METHODS))
     _validate.choice(evaluator, "evaluator", set(EVALUATORS))
@@ -446,8 +446,8 @@ def delta(mechanism, n=None, epsilon=None, *, method: str = "optimal", rtol: flo
     ----------
     mechanism : Mechanism or Population
         A randomizer from :mod:`shuffleamp.mechanisms` or :mod:`shuffleamp.compose`, or a
-        heterogeneous population from :func:`shuffleamp.population.population` (then the result is
-        a :class:`~shuffleamp.population.PopulationResult` with one entry per group and the worst
+        heterogeneous population from :func:`shuffleamp.population` (then the result is
+        a :class:`~shuffleamp.personalized.PopulationResult` with one entry per group and the worst
         group's values; only ``method`` ``"optimal"`` and ``"gdp"``, ``evaluator="exact"``).
     n : int or array_like of int
         Number of users (>= 1).  Broadcast against ``epsilon``.  For a population: omit it (it is the

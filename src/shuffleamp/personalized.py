@@ -1011,7 +1011,7 @@ class PopulationResult:
 
 def _check(pop, name: str = "population"):
     if not isinstance(pop, Population):
-        raise ParameterError(name, f"must be a Population (shuffleamp.population.population), "
+        raise ParameterError(name, f"must be a Population (shuffleamp.population([(mechanism, n_g), ...])), "
                                    f"got {type(pop).__name__}")
 
 

@@ -259,3 +259,50 @@ def test_raising_other_eps0_never_lowers_small_n(e_t, e_o, bump, n):
     base = P.population([(KRR(eps0=e_t, k=5), n), (KRR(eps0=e_o, k=5), n)])
     up = P.population([(KRR(eps0=e_t, k=5), n), (KRR(eps0=e_o + bump, k=5), n)])
     assert P.epsilon(up, 1e-6).groups[0].upper >= P.epsilon(base, 1e-6).groups[0].upper * (1 - 1e-6)
+
+
+# ----------------------------------------------------------------------------- accountant
+def test_accountant_profile_is_max_over_groups():
+    from shuffleamp.accounting import privacy_profile
+    pop = sa.population([(KRR(eps0=0.5, k=10), 600000), (KRR(eps0=2.0, k=10), 400000)])
+    eps = np.array([0.0, 0.002, 0.005, 0.02])
+    up, lo = privacy_profile(pop, None, eps)
+    per = [P.delta(pop, float(e)) for e in eps]
+    np.testing.assert_allclose(up, [max(g.upper for g in r.groups) for r in per], rtol=1e-12)
+    assert np.all(lo <= up) and np.all(lo[:3] > 0)
+    # negative ε: the identity D_{e^-e}(P||Q) = 1 - e^-e + e^-e D_{e^e}(Q||P) with a swap-closed family
+    upn, lon = privacy_profile(pop, None, -eps)
+    np.testing.assert_allclose(upn, np.minimum(-np.expm1(-eps) + np.exp(-eps) * up, 1.0), rtol=1e-9)
+    assert np.all(lon <= upn)
+    with pytest.raises(ParameterError, match="n"):
+        privacy_profile(pop, 17, eps)
+
+
+def test_accountant_population_brute_force_two_rounds():
+    """Two rounds of a tiny population: the certified total δ >= the enumerated 2-fold divergence of
+    the Theorem-14 datasets of every group, and the composed lower bound <= the upper bound."""
+    from shuffleamp.accounting import compose_rounds
+    k, eps0s, counts = 3, (0.5, 2.0), (2, 2)
+    pop = sa.population([(KRR(eps0=e, k=k), c) for e, c in zip(eps0s, counts)])
+    mats = [KRR(eps0=e, k=k).matrix() for e in eps0s]
+    eps = 0.3
+    r = compose_rounds([(pop, None, 2)], epsilon=eps)
+    for g in range(2):
+        others = []
+        for i, (M, c) in enumerate(zip(mats, counts)):
+            others += [M[2]] * (c - (1 if i == g else 0))
+        a, b = _histogram_law([mats[g][0]] + others), _histogram_law([mats[g][1]] + others)
+        e = math.exp(eps)
+        two = sum(max(pa * pa2 - e * b.get(h, 0.0) * b.get(h2, 0.0), 0.0)
+                  for h, pa in a.items() for h2, pa2 in a.items())
+        assert two <= r.upper * (1 + 1e-9)
+    assert 0.0 <= r.lower <= r.upper
+
+
+def test_accountant_one_group_matches_mechanism():
+    from shuffleamp.accounting import compose_rounds
+    m = KRR(eps0=1.0, k=10)
+    hom = compose_rounds([(m, 10**5, 5)], delta=1e-8)
+    pop = compose_rounds([(sa.population([(m, 10**5)]), None, 5)], delta=1e-8)
+    assert pop.lower <= hom.upper and hom.lower <= pop.upper
+    assert pop.upper == pytest.approx(hom.upper, rel=0.01)

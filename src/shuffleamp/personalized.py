@@ -613,6 +613,8 @@ def _delta_law(vals, mass, gam, N, rtol):
 LOWER_TAIL = 1e-40
 #: Largest FFT length of the score-statistic lower bound (refused with ResourceLimitError beyond it).
 LOWER_MAX_FFT = 1 << 24
+#: Bins of the score pair below this fraction of the largest are dropped from the accountant's lower PLD.
+LOWER_PAIR_FLOOR = 1e-20
 #: Work budget (number of (j, h0, h1) terms) of the exact full-histogram lower bound (k-RR, small n).
 LOWER_MAX_WORK = 4_000_000
 
@@ -714,31 +716,36 @@ def _score_law(sc: _Score):
     return a, q, eta, tail
 
 
-def _score_delta(sc: _Score, law, eps: float) -> float:
-    """Certified lower bound on D_{e^ε} of the score laws of the pair (optimistic rounding)."""
+def _score_delta(sc: _Score, law, eps: float, reverse: bool = False) -> float:
+    """Certified lower bound on D_{e^ε} of the score laws of the pair (optimistic rounding);
+    ``reverse``: of the swapped pair (the target's inputs exchanged, also a concrete neighbouring pair)."""
     a, q, eta, tail = law
     e = math.exp(eps)
     Q = np.concatenate(([0.0, 0.0], q, [0.0, 0.0]))    # q on [a-2, a+M+1]
     P = []
     for p_up, p_0, p_dn in (sc.tgt0, sc.tgt1):         # T = T_others + f(target)
         P.append(p_up * Q[:-2] + p_0 * Q[1:-1] + p_dn * Q[2:])
+    if reverse:
+        P.reverse()
     v = P[0] - e * P[1] - (1.0 + e) * eta
     tot = float(np.sum(v[v > 0]))
     return max(tot * (1.0 - 1e-12) - (1.0 + e) * tail, 0.0)
 
 
-def _delta_lower(pop: Population, g: int, eps: float):
+def _delta_lower(pop: Population, g: int, eps: float, both: bool = False):
     """Certified lower δ for a target user of group g at ε: the largest over the concrete datasets
-    of :func:`_scores` (score statistic, any n) and, for small k-RR populations, the exact
-    full-histogram divergence.  Returns (δ, description)."""
+    of :func:`_scores` (score statistic, any n; ``both``: also with the target's inputs swapped) and,
+    for small k-RR populations, the exact full-histogram divergence (symmetric under the swap).
+    Returns (δ, description)."""
     cache = pop.__dict__.setdefault("_lower_cache", {})
     if g not in cache:
         cache[g] = [(sc, _score_law(sc)) for sc in _scores(pop, g)]
     best, how = 0.0, "none"
     for sc, law in cache[g]:
-        val = _score_delta(sc, law, eps)
-        if val > best or how == "none":
-            best, how = val, sc.label
+        for rev in ((False, True) if both else (False,)):
+            val = _score_delta(sc, law, eps, rev)
+            if val > best or how == "none":
+                best, how = val, sc.label + (" (swapped)" if rev else "")
     if pop.kind == "krr" and pop.k >= 3 and pop.n ** 3 / 3.0 <= LOWER_MAX_WORK:
         val = _delta_lower_krr_exact(pop, g, eps)
         if val >= best:
@@ -793,7 +800,8 @@ def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: floa
     target's sample plus :math:`M'` ω-samples, :math:`M'` revealed: Steps 2–3 of the module
     docstring; the shuffled output is a post-processing of it), maximised over the target's ordered
     input pairs, which are closed under swapping; ε ↦ lower is the divergence of the concrete
-    score pair (module docstring, 'Lower bound').
+    score pairs (module docstring, 'Lower bound'), also with the target's inputs swapped, so both
+    sets of pairs are swap-closed (the accountant's negative-ε identity applies).
 
     Parameters
     ----------
@@ -824,7 +832,7 @@ def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: floa
         flat = out[g].reshape(-1)
         for i, e in enumerate(eps.reshape(-1)):
             flat[i] = (_delta_target(pop, g, float(e), rtol)[0] if side == "upper"
-                       else _delta_lower(pop, g, float(e))[0])
+                       else _delta_lower(pop, g, float(e), both=True)[0])
         out[g] = flat.reshape(eps.shape)
     return out
 
@@ -835,7 +843,8 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
 
     The FFT law is exact up to a per-bin rounding bound η (module docstring); U is lowered and L raised
     by η, so every outcome's term (U - e^ε L)_+ only decreases, also in products (composition): the
-    returned sub-probability pair is dominated by the exact one.  Bins where U - η <= 0 are dropped.
+    returned sub-probability pair is dominated by the exact one.  Bins where U < 1e6 η (where the rounding would distort the loss), or U is below ``LOWER_PAIR_FLOOR`` times its largest bin, are dropped
+    (dropping outcomes only removes non-negative terms).
 
     Parameters
     ----------
@@ -865,7 +874,7 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
     (U, L), eta = best
     if reverse:
         U, L = L, U
-    keep = U > eta * (1.0 + 1e-9) + 1e-300
+    keep = U > max(1e6 * eta, LOWER_PAIR_FLOOR * float(U.max()))
     return np.log(U[keep] - eta * (1.0 + 1e-9)), np.log(L[keep] + eta * (1.0 + 1e-9) + 1e-300)
 
 

@@ -306,3 +306,80 @@ def test_accountant_one_group_matches_mechanism():
     pop = compose_rounds([(sa.population([(m, 10**5)]), None, 5)], delta=1e-8)
     assert pop.lower <= hom.upper and hom.lower <= pop.upper
     assert pop.upper == pytest.approx(hom.upper, rel=0.01)
+
+
+# ----------------------------------------------------------------------------- plans and group specs
+_PLAN = """
+[[collection]]
+name = "mixed"
+mechanism = "population"
+n = 100_000
+delta = 1e-8
+groups = [{fraction = 0.6, mechanism = "krr", k = 10, eps0 = 0.5},
+          {fraction = 0.4, mechanism = "krr", k = 10, eps0 = 2.0}]
+"""
+
+
+def test_plan_population_row_report():
+    import tomllib
+    from shuffleamp import config as C
+    rows = C.parse_plan(tomllib.loads(_PLAN))
+    assert rows[0].n == 100_000 and [g["count"] for g in rows[0].groups] == [60_000, 40_000]
+    res = C.evaluate_plan(rows)
+    direct = sa.epsilon(sa.population([(KRR(eps0=0.5, k=10), 60_000), (KRR(eps0=2.0, k=10), 40_000)]), delta=1e-8)
+    assert res[0]["epsilon_upper"] == direct.upper and len(res[0]["groups"]) == 2
+    table = C.format_table(rows, res, C.plan_total(rows))
+    assert "group 1 (worst)" in table and "population (2 groups: krr)" in table
+
+
+@pytest.mark.parametrize("groups,n,field", [
+    ('[{fraction = 0.6, mechanism = "krr", k = 10, eps0 = 0.5}, {fraction = 0.3, mechanism = "krr", k = 10, eps0 = 2.0}]',
+     "n = 1000", "groups"),                                           # fractions do not add up
+    ('[{fraction = 0.6, mechanism = "krr", k = 10, eps0 = 0.5}, {count = 5, mechanism = "krr", k = 10, eps0 = 2.0}]',
+     "n = 1000", "groups"),                                           # mixed count / fraction
+    ('[{count = 0, mechanism = "krr", k = 10, eps0 = 0.5}]', "", "groups"),      # n_g < 1
+    ('[]', "", "groups"),                                                          # empty
+    ('[{count = 5, mechanism = "krr", k = 10, eps0 = 0.5}, {count = 5, mechanism = "krr", k = 4, eps0 = 0.5}]',
+     "", "groups"),                                                   # no common output space
+    ('[{count = 5, mechanism = "krr", k = 10, eps0 = 0.5}]', "n = 6", "n"),         # n inconsistent
+    ('[{fraction = 0.5, mechanism = "krr", k = 10, eps0 = 0.5}, {fraction = 0.5, mechanism = "krr", k = 10, eps0 = 1}]',
+     "", "n"),                                                        # fractions without n
+])
+def test_plan_population_bad_input(groups, n, field):
+    import tomllib
+    from shuffleamp import config as C
+    from shuffleamp.errors import PlanError
+    doc = tomllib.loads(f'[[collection]]\nname = "x"\nmechanism = "population"\ndelta = 1e-8\n{n}\ngroups = {groups}\n')
+    with pytest.raises(PlanError) as e:
+        C.parse_plan(doc)
+    assert e.value.field == field
+
+
+def test_population_from_specs():
+    from shuffleamp.config import population_from_specs
+    pop = population_from_specs(["60000000:krr:k=10:eps0=0.5", "40000000:krr:k=10:eps0=2"])
+    assert pop.n == 10**8 and [g.n for g in pop.groups] == [60_000_000, 40_000_000]
+    for bad in ([], ["x:krr:k=10:eps0=1"], ["10:krr:k=1:eps0=1"], ["10:krr:k=10:eps0=1", "5:krr:k=5:eps0=1"],
+                ["0:krr:k=10:eps0=1"], ["10"]):
+        with pytest.raises(ParameterError) as e:
+            population_from_specs(bad)
+        assert e.value.parameter == "--group"
+
+
+def test_api_n_and_fractions():
+    pop = sa.population([(KRR(eps0=0.5, k=10), 0.6), (KRR(eps0=2.0, k=10), 0.4)], n=1000)
+    assert [g.n for g in pop.groups] == [600, 400]
+    with pytest.raises(ParameterError, match="groups"):
+        sa.population([(KRR(eps0=0.5, k=10), 0.6), (KRR(eps0=2.0, k=10), 0.3)], n=1000)
+    with pytest.raises(ParameterError) as e:
+        sa.epsilon(pop, 999, 1e-6)
+    assert e.value.parameter == "n"
+    with pytest.raises(ParameterError) as e:
+        sa.epsilon(KRR(eps0=1.0, k=3), delta=1e-6)
+    assert e.value.parameter == "n"
+    with pytest.raises(ParameterError) as e:
+        sa.epsilon(pop, delta=1e-6, method="clone")
+    assert e.value.parameter == "method"
+    r = sa.epsilon(pop, 1000, 1e-6)
+    assert r.upper == sa.epsilon(pop, delta=1e-6).upper
+    assert "PopulationResult" in repr(r) and len(repr(r).splitlines()) <= 10

@@ -255,7 +255,7 @@ class Population:
                 "groups": [dict(g.mechanism.describe(), count=g.n, gamma=g.gamma) for g in self.groups]}
 
 
-def population(groups) -> Population:
+def population(groups, *, n: int | None = None) -> Population:
     r"""Build a :class:`Population` from ``[(mechanism, n_g), ...]``.
 
     Parameters
@@ -263,7 +263,10 @@ def population(groups) -> Population:
     groups : sequence of (Mechanism, int)
         Non-empty.  Either all :class:`~shuffleamp.mechanisms.KRR` with a common ``k``, or
         mechanisms with finite matrices (``mechanism.matrix()``) with a common number of outputs.
-        ``n_g >= 1``.
+        ``n_g >= 1``.  With ``n`` given, the second entries are fractions of ``n`` in (0, 1]
+        summing to 1 (counts by largest-remainder rounding, each >= 1).
+    n : int, optional
+        Total number of users when the groups are given as fractions.
 
     Returns
     -------
@@ -275,7 +278,8 @@ def population(groups) -> Population:
     ParameterError
         ``'groups'``: empty, not pairs, different k, different output spaces, no common blanket
         (the target's randomizer outputs a value on which ω has no mass), or continuous mechanisms;
-        ``'n_g'``: a count that is not an integer >= 1.
+        ``'n_g'``: a count that is not an integer >= 1 (or a fraction giving fewer than 1 user);
+        ``'groups'`` also for fractions outside (0, 1] or not summing to 1.
     """
     try:
         items = list(groups)
@@ -291,7 +295,10 @@ def population(groups) -> Population:
         if not hasattr(m, "eps0") or not hasattr(m, "describe"):
             raise ParameterError("groups", f"entry {i}: {type(m).__name__} is not a shuffleamp mechanism")
         mechs.append(m)
-        counts.append(_validate.count(c, "n_g"))
+        counts.append(_validate.real("groups", c, lo=0.0, lo_open=True, hi=1.0) if n is not None
+                      else _validate.count(c, "n_g"))
+    if n is not None:
+        counts = _fractions_to_counts(counts, _validate.count(n, "n"))
     from .mechanisms import KRR
     if all(isinstance(m, KRR) for m in mechs):
         ks = {m.k for m in mechs}
@@ -325,6 +332,21 @@ def population(groups) -> Population:
         gs.append(Group(m, c, min(gam, 1.0)))
     omega.setflags(write=False)
     return Population(tuple(gs), "matrix", omega=omega)
+
+
+def _fractions_to_counts(fr: list, n: int) -> list:
+    """Largest-remainder counts of n users for fractions summing to 1 (each count >= 1)."""
+    tot = math.fsum(fr)
+    if abs(tot - 1.0) > 1e-9:
+        raise ParameterError("groups", f"group fractions must add up to 1, got {tot:.12g}")
+    raw = [f * n for f in fr]
+    counts = [int(math.floor(x)) for x in raw]
+    for i in sorted(range(len(fr)), key=lambda i: counts[i] - raw[i])[:n - sum(counts)]:
+        counts[i] += 1
+    for i, c in enumerate(counts):
+        if c < 1:
+            raise ParameterError("n_g", f"group {i}: fraction {fr[i]:g} of n = {n} gives no user")
+    return counts
 
 
 # ============================================================================ target laws

@@ -383,3 +383,34 @@ def test_api_n_and_fractions():
     r = sa.epsilon(pop, 1000, 1e-6)
     assert r.upper == sa.epsilon(pop, delta=1e-6).upper
     assert "PopulationResult" in repr(r) and len(repr(r).splitlines()) <= 10
+
+
+# ----------------------------------------------------------------------------- command line
+def test_cli_population_json(capsys):
+    import json
+    from shuffleamp.cli import main
+    rc = main(["epsilon", "--mechanism", "population", "--group", "60000:krr:k=10:eps0=0.5",
+               "--group", "40000:krr:k=10:eps0=2", "--delta", "1e-8", "--json"])
+    assert rc == 0
+    d = json.loads(capsys.readouterr().out)
+    pop = sa.population([(KRR(eps0=0.5, k=10), 60000), (KRR(eps0=2.0, k=10), 40000)])
+    r = sa.epsilon(pop, delta=1e-8)
+    assert d["epsilon_upper"] == r.upper and d["epsilon_lower"] == r.lower and d["n"] == 100000
+    assert [g["n"] for g in d["groups"]] == [60000, 40000] and [g["eps0"] for g in d["groups"]] == [0.5, 2.0]
+    for g, gr in zip(d["groups"], r.groups):
+        assert g["epsilon_upper"] == gr.upper and g["epsilon_lower"] == gr.lower
+        assert g["mechanism"]["mechanism"] == "krr"
+
+
+@pytest.mark.parametrize("argv", [
+    ["--group", "0:krr:k=10:eps0=0.5"],                       # n_g < 1
+    [],                                                       # no group
+    ["--group", "10:krr:k=10:eps0=0.5", "--group", "10:krr:k=3:eps0=1"],   # no common output space
+    ["--group", "10:krr:k=10:eps0=0.5", "--n", "11"],         # n inconsistent
+])
+def test_cli_population_bad_input(argv, capsys):
+    from shuffleamp.cli import main
+    rc = main(["epsilon", "--mechanism", "population", "--delta", "1e-8", *argv])
+    assert rc != 0
+    err = capsys.readouterr().err
+    assert "--group" in err or "n:" in err

@@ -75,8 +75,9 @@ def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
     from .mechanisms import MECHANISMS
 
     g = p.add_argument_group("mechanism")
-    g.add_argument("--mechanism", required=True, choices=tuple(MECHANISMS) + COMPOSED,
-                   help="local randomizer; joint / parallel / subsample compose the --component specs")
+    g.add_argument("--mechanism", required=True, choices=tuple(MECHANISMS) + COMPOSED + ("population",),
+                   help="local randomizer; joint / parallel / subsample compose the --component specs; "
+                        "population: users in --group groups with different randomizers (per-group bounds)")
     g.add_argument("--eps0", type=_real, help="local ε0 in nats (optional for --mechanism matrix)")
     g.add_argument("--k", type=_number, help="number of categories (krr)")
     g.add_argument("--d", type=_number,
@@ -87,6 +88,9 @@ def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
                         "subsample (e.g. krr:k=10:eps0=0.5), WEIGHT:NAME:key=value:... for parallel "
                         "(e.g. 0.5:blh:eps0=1; weights sum to 1)")
     g.add_argument("--q", type=_real, help="sampling probability in (0, 1] (subsample)")
+    g.add_argument("--group", action="append", metavar="COUNT:NAME:key=value...",
+                   help="group of a population, repeatable: COUNT users running NAME (e.g. "
+                        "60000000:krr:k=10:eps0=0.5); n is their total (--n may be omitted)")
 
 
 def _add_common_args(p: argparse.ArgumentParser, methods: Sequence[str] | None = METHODS) -> None:
@@ -158,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Bounds on the central ε of the shuffled mechanism at a given δ.")
     _add_mechanism_args(p)
     g = p.add_argument_group("population")
-    g.add_argument("--n", type=_number, required=True, help="number of users (e.g. 1000000 or 1e6)")
+    g.add_argument("--n", type=_number, help="number of users (e.g. 1000000 or 1e6); required except with --group")
     g.add_argument("--delta", type=_real, required=True, help="target δ in (0, 1)")
     _add_rounds_args(p)
     _add_common_args(p)
@@ -168,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Bounds on the central δ of the shuffled mechanism at a given ε.")
     _add_mechanism_args(p)
     g = p.add_argument_group("population")
-    g.add_argument("--n", type=_number, required=True, help="number of users (e.g. 1000000 or 1e6)")
+    g.add_argument("--n", type=_number, help="number of users (e.g. 1000000 or 1e6); required except with --group")
     g.add_argument("--epsilon", type=_real, required=True, help="central ε in nats (>= 0)")
     _add_rounds_args(p)
     _add_common_args(p)
@@ -280,9 +284,13 @@ def _cmd_rounds(args: argparse.Namespace) -> int:
 
 def _mechanism_from_args(args: argparse.Namespace):
     """The mechanism of the command line's mechanism arguments, through :func:`shuffleamp.config.mechanism_from_spec`."""
-    from .config import COMPOSED, mechanism_from_spec
+    from .config import COMPOSED, mechanism_from_spec, population_from_specs
     from .errors import ParameterError
 
+    if args.mechanism == "population" or getattr(args, "group", None):
+        if args.mechanism != "population":
+            raise ParameterError("--group", f"only for --mechanism population, not {args.mechanism!r}")
+        return population_from_specs(args.group or [])
     schedule = getattr(args, "schedule", None)
     if schedule is not None:
         from .gradual import GradualRelease

@@ -160,13 +160,14 @@ Abramowitz, Stegun, "Handbook of Mathematical Functions", 25.4.45 (Gauss–Lague
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.polynomial.laguerre import laggauss
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 from scipy.stats import binom
 
 from . import exact as _exact
@@ -468,15 +469,33 @@ class _Mixture:
             d = K[..., None] - self.x                                   # log(s_k e^K), shape (..., p)
             lg = np.log1p(self.gam.reshape((-1,) + (1,) * d.ndim) * np.expm1(d)[None, ...])
             s = np.tensordot(self.N, lg, axes=(0, 0))                   # sum_g N_g log(1-γ_g+γ_g s_k e^K)
-            return K + logsumexp(self.logc - self.x + s, axis=-1)
-        return logsumexp(self.lognu + (self.ms + 1.0) * K[..., None], axis=-1)
+            return K + _lse(self.logc - self.x + s)
+        return _lse(self.lognu + (self.ms + 1.0) * K[..., None])
+
+    def dlog_phi(self, K: float) -> float:
+        """d/dK of log Φ(e^K) (real scalar K); only places the contour (not part of any certified value)."""
+        if self.how == "rule":
+            d = K - self.x                                              # (p,)
+            em = np.expm1(d)
+            lg = np.log1p(self.gam[:, None] * em[None, :])              # (G, p)
+            sk = self.logc - self.x + self.N @ lg
+            w = np.exp(sk - sk.max())
+            w /= w.sum()
+            inner = self.N @ (self.gam[:, None] * np.exp(d)[None, :] / np.exp(lg))
+            return float(1.0 + w @ inner)
+        z = self.lognu + (self.ms + 1.0) * K
+        w = np.exp(z - z.max())
+        return float(w @ (self.ms + 1.0) / w.sum())
 
     def ratio_real(self, K, r):
         """Φ(e^K r) / Φ(e^K) for r in [0, 1] (array), rounded up."""
         r = np.asarray(r, dtype=np.float64)
         with np.errstate(divide="ignore"):
             lr = np.log(r)
-        out = np.exp(np.minimum(self.log_phi(K + lr) - self.log_phi(K), 0.0))
+        key = float(K)
+        if getattr(self, "_ref", (None,))[0] != key:        # log Φ(e^K) at the contour's K, reused
+            self._ref = (key, float(self.log_phi(key)))
+        out = np.exp(np.minimum(self.log_phi(K + lr) - self._ref[1], 0.0))
         return np.minimum(out * (1.0 + 1e-12), 1.0)
 
     def ratio_complex(self, K, v):
@@ -500,6 +519,14 @@ class _Mixture:
         val = E @ a
         rel = 8 * _DBL_EPS * (1.0 + self.ms[-1] * (1.0 + np.abs(v)))
         return val, rel
+
+
+def _lse(x: np.ndarray) -> np.ndarray:
+    """log Σ exp(x) over the last axis (max-shifted, as scipy.special.logsumexp, without its overhead)."""
+    m = np.max(x, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return m[..., 0] + np.log(np.sum(np.exp(x - m), axis=-1))
 
 
 def _log1pc(x):
@@ -537,9 +564,8 @@ class _PopLaw(_exact._AtomLaw):
 
     def _saddle(self, th0):
         """Root of d/dθ log Φ(M(θ)) = 2/θ (any θ > 0 is valid; this only places the contour)."""
-        def f(t):      # central difference of log Φ(M(θ)) minus 2/θ
-            return ((self.mix.log_phi(self.K(t * 1.0001)) - self.mix.log_phi(self.K(t * 0.9999)))
-                    / (0.0002 * t) - 2.0 / t)
+        def f(t):      # d/dθ log Φ(M(θ)) = (d log Φ / dK)(K(θ)) K'(θ), minus 2/θ
+            return self.mix.dlog_phi(self.K(t)) * self.K.moments(t)[0] - 2.0 / t
 
         try:
             a, b = th0 / 2.0, th0 * 2.0
@@ -698,6 +724,44 @@ def _scores(pop: Population, g: int) -> list:
     return [s for _, s in cand[:2]]
 
 
+def _score_window(sc: _Score, margin: int = 0):
+    """Bernstein window [a, a + M) of the others' score (|f - Ef| <= 2, tail LOWER_TAIL), FFT length M."""
+    from scipy import fft as _fft
+    from .errors import ResourceLimitError
+    N, u, d = sc.N, sc.up, sc.dn
+    lo_sup, hi_sup = -int(N @ (d > 0)), int(N @ (u > 0))
+    mean = float(N @ (u - d))
+    var = float(N @ np.maximum(u + d - (u - d) ** 2, 0.0))
+    L = math.log(2.0 / LOWER_TAIL)
+    t = 2.0 * L / 3.0 + math.sqrt((2.0 * L / 3.0) ** 2 + 2.0 * var * L) + margin
+    a, b = max(lo_sup, int(math.floor(mean - t))), min(hi_sup, int(math.ceil(mean + t)))
+    tail = 0.0 if (a == lo_sup and b == hi_sup) else LOWER_TAIL
+    M = _fft.next_fast_len(b - a + 1, real=True)
+    if M > LOWER_MAX_FFT:
+        raise ResourceLimitError(f"population lower bound: FFT length {M} exceeds {LOWER_MAX_FFT}",
+                                 parameter="groups", resource="fft")
+    return a, M, tail
+
+
+def _score_grid(M: int):
+    tk = 2.0 * math.pi * np.arange(M // 2 + 1) / M
+    return tk, -2.0 * np.sin(0.5 * tk) ** 2, np.sin(tk)          # t, cos t - 1 (accurate), sin t
+
+
+def _score_invert(S: np.ndarray, tk: np.ndarray, a: int, M: int, tail: float, groups: int):
+    """pmf on [a, a + M) from S = log φ(t_k) (half spectrum), with its per-bin rounding bound η."""
+    from scipy import fft as _fft
+    # q_j = P(T = a + j) = (1/M) Σ_k conj(φ(t_k)) e^{i t_k a} e^{2πi kj/M} (q is real): an inverse real FFT
+    ph = tk * a - S.imag
+    absX = np.exp(S.real)
+    X = absX * (np.cos(ph) + 1j * np.sin(ph))
+    q = np.maximum(_fft.irfft(X, n=M), 0.0)
+    rho = 8 * _DBL_EPS * (1.0 + np.abs(S.real) + np.abs(S.imag) + tk * abs(a) + groups)
+    w = np.where(np.arange(tk.size) == 0, 1.0, 2.0)    # hermitian half-spectrum
+    eta = float(w @ (absX * rho)) / M + 5.0 * math.log2(M) * _DBL_EPS * float(w @ absX) / M
+    return a, q, eta, tail
+
+
 def _score_law(sc: _Score):
     """pmf of the others' score Σ f on a window [a, a + M): (a, q, per-bin error bound η, tail mass).
 
@@ -705,37 +769,14 @@ def _score_law(sc: _Score):
     length M covering the Bernstein window (tail <= LOWER_TAIL); aliasing only moves the tail mass
     (charged).  η is the first-order rounding bound of the characteristic function and of the FFT.
     """
-    from scipy import fft as _fft
-    from .errors import ResourceLimitError
-    N, u, d = sc.N, sc.up, sc.dn
-    keep = N > 0
-    N, u, d = N[keep], u[keep], d[keep]
-    lo_sup, hi_sup = -int(N @ (d > 0)), int(N @ (u > 0))
-    mean = float(N @ (u - d))
-    var = float(N @ np.maximum(u + d - (u - d) ** 2, 0.0))
-    L = math.log(2.0 / LOWER_TAIL)
-    t = 2.0 * L / 3.0 + math.sqrt((2.0 * L / 3.0) ** 2 + 2.0 * var * L)
-    a, b = max(lo_sup, int(math.floor(mean - t))), min(hi_sup, int(math.ceil(mean + t)))
-    tail = 0.0 if (a == lo_sup and b == hi_sup) else LOWER_TAIL
-    M = _fft.next_fast_len(b - a + 1, real=True)
-    if M > LOWER_MAX_FFT:
-        raise ResourceLimitError(f"population lower bound: FFT length {M} exceeds {LOWER_MAX_FFT}",
-                                 parameter="groups", resource="fft")
-    tk = 2.0 * math.pi * np.arange(M // 2 + 1) / M
-    c1 = -2.0 * np.sin(0.5 * tk) ** 2                  # cos t - 1, accurate
-    s1 = np.sin(tk)
+    keep = sc.N > 0
+    sc = dataclasses.replace(sc, up=sc.up[keep], dn=sc.dn[keep], N=sc.N[keep])
+    a, M, tail = _score_window(sc)
+    tk, c1, s1 = _score_grid(M)
     S = np.zeros(tk.size, dtype=np.complex128)
-    for Ng, ug, dg in zip(N, u, d):
+    for Ng, ug, dg in zip(sc.N, sc.up, sc.dn):
         S += Ng * _log1pc((ug + dg) * c1 + 1j * (ug - dg) * s1)
-    # q_j = P(T = a + j) = (1/M) Σ_k conj(φ(t_k)) e^{i t_k a} e^{2πi kj/M} (q is real): an inverse real FFT
-    ph = tk * a - S.imag
-    absX = np.exp(S.real)
-    X = absX * (np.cos(ph) + 1j * np.sin(ph))
-    q = np.maximum(_fft.irfft(X, n=M), 0.0)
-    rho = 8 * _DBL_EPS * (1.0 + np.abs(S.real) + np.abs(S.imag) + tk * abs(a) + N.size)
-    w = np.where(np.arange(tk.size) == 0, 1.0, 2.0)    # hermitian half-spectrum
-    eta = float(w @ (absX * rho)) / M + 5.0 * math.log2(M) * _DBL_EPS * float(w @ absX) / M
-    return a, q, eta, tail
+    return _score_invert(S, tk, a, M, tail, sc.N.size)
 
 
 def _score_delta(sc: _Score, law, eps: float, reverse: bool = False) -> float:
@@ -754,6 +795,22 @@ def _score_delta(sc: _Score, law, eps: float, reverse: bool = False) -> float:
     return max(tot * (1.0 - 1e-12) - (1.0 + e) * tail, 0.0)
 
 
+def _krr_score_laws(pop: Population) -> dict:
+    """Score laws of every target of a k-RR population at once: the others' (u_g, d_g) do not depend
+    on the target, so each group's log-factor is computed once on a common window (that of all n users,
+    widened by 2: removing the target shrinks the variance and moves the mean by at most 1) and each
+    target's law is the product without its own factor; one inverse FFT per target."""
+    scs = [_scores(pop, g)[0] for g in range(len(pop.groups))]
+    full = dataclasses.replace(scs[0], N=np.array([gr.n for gr in pop.groups], dtype=np.float64))
+    a, M, tail = _score_window(full, margin=2)
+    tk, c1, s1 = _score_grid(M)
+    logs = [_log1pc((u + d) * c1 + 1j * (u - d) * s1) for u, d in zip(full.up, full.dn)]
+    total = np.zeros(tk.size, dtype=np.complex128)
+    for Ng, lg in zip(full.N, logs):
+        total += Ng * lg
+    return {g: (sc, _score_invert(total - logs[g], tk, a, M, tail, len(pop.groups))) for g, sc in enumerate(scs)}
+
+
 def _delta_lower(pop: Population, g: int, eps: float, both: bool = False):
     """Certified lower δ for a target user of group g at ε: the largest over the concrete datasets
     of :func:`_scores` (score statistic, any n; ``both``: also with the target's inputs swapped) and,
@@ -761,7 +818,10 @@ def _delta_lower(pop: Population, g: int, eps: float, both: bool = False):
     Returns (δ, description)."""
     cache = pop.__dict__.setdefault("_lower_cache", {})
     if g not in cache:
-        cache[g] = [(sc, _score_law(sc)) for sc in _scores(pop, g)]
+        if pop.kind == "krr":
+            cache.update((h, [v]) for h, v in _krr_score_laws(pop).items())
+        else:
+            cache[g] = [(sc, _score_law(sc)) for sc in _scores(pop, g)]
     best, how = 0.0, "none"
     for sc, law in cache[g]:
         for rev in ((False, True) if both else (False,)):
@@ -883,9 +943,8 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
         Log masses, equal lengths (``-inf`` never occurs in U; L > 0 everywhere).
     """
     _check(pop)
-    cache = pop.__dict__.setdefault("_lower_cache", {})
-    if g not in cache:
-        cache[g] = [(sc, _score_law(sc)) for sc in _scores(pop, g)]
+    _delta_lower(pop, g, 0.0)                           # fills the cache of score laws
+    cache = pop.__dict__["_lower_cache"]
     best, best_tv = None, -1.0
     for sc, (a, q, eta, tail) in cache[g]:
         Q = np.concatenate(([0.0, 0.0], q, [0.0, 0.0]))

@@ -104,6 +104,19 @@ always-valid lower bound — composition never decreases ε, since the adversary
 rounds but one — is the single-round certified lower ε (or δ); the accountant reports the
 larger of the two and names it in ``lower_method``.
 
+**F. Populations** (:func:`shuffleamp.population`).  For a user of group g, the certified
+per-group bound of :mod:`shuffleamp.personalized` is the profile of one fixed pair that does not
+depend on ε (the user's sample plus :math:`M'` blanket samples, with :math:`M'` revealed; the
+shuffled output is a post-processing of it), maximised over that user's ordered input pairs, which
+are swap-closed: arguments A–C apply to it.  A population round is accounted by the pointwise
+maximum over its groups of these profiles, itself the profile of a pair dominating every group's
+pair (argument C), so the composed total bounds *every* user, whatever their group (a user in
+group g may have a smaller total; composing each group separately would show it, at G times the
+cost).  Its lower bound composes the concrete score pair of the group with the largest total
+variation (``shuffleamp.personalized``, 'Lower bound'): a valid lower bound for that group's user.
+A population's PLD uses at most :data:`POPULATION_POINTS` profile points per side (each is one
+Bromwich integral per group; connect-the-dots stays pessimistic on fewer points).
+
 Certified vs estimated: the single-round values are certified as in
 :func:`shuffleamp.exact.delta_exact`.  ``dp_accounting``'s FFT convolution round-off (of order
 1e-16 per bin) is not charged: an *estimate*, as are the binomial log-PMF values of the lower
@@ -128,6 +141,7 @@ from .bounds import LOWER_MODE, max_delta
 from .decomposition import dedupe
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .exact import delta_exact_profile
+from .personalized import Population, group_profiles, score_pair_logpmf
 
 #: Profile evaluations per side of the PLD grid (the grid may be finer; see :func:`to_pld`).
 DEFAULT_POINTS = 1000
@@ -139,6 +153,8 @@ TAIL_MASS_TRUNCATION = 1e-15
 MAX_GRID_STEPS = 20_000_000
 #: The optimistic lower-bound PLD uses the grid step d / LOWER_REFINE (floor rounding costs up to R d).
 LOWER_REFINE = 8
+#: Profile evaluations per side of a population's PLD (each costs one Bromwich integral per group).
+POPULATION_POINTS = 64
 #: Binomial window of the concrete-pair lower bound: mean ± LOWER_WINDOW_SD standard deviations.
 LOWER_WINDOW_SD = 14.0
 _U = float(np.finfo(np.float64).eps)
@@ -149,8 +165,36 @@ __all__ = ["AccountingResult", "privacy_profile", "to_pld", "compose_rounds", "m
 
 
 # ---------------------------------------------------------------------------- per-ε evaluation
+class _PopulationFamily:
+    """A population (:mod:`shuffleamp.personalized`) as one family: the pointwise maximum over its
+    groups of the certified per-group profiles (argument F)."""
+
+    def __init__(self, pop):
+        self.pop = pop
+
+    def values(self, eps: np.ndarray, side: str) -> np.ndarray:
+        return group_profiles(self.pop, eps, side).max(axis=0)
+
+
+def _is_population(mechanism) -> bool:
+    return isinstance(mechanism, Population)
+
+
+def _check_mechanism(mechanism, n):
+    """A mechanism and its n, or a population and its total (n None or equal to it)."""
+    if _is_population(mechanism):
+        if n is not None and _validate.count(n, "n") != mechanism.n:
+            raise ParameterError("n", f"is taken from the population (n = {mechanism.n}); pass None or the same "
+                                      f"total, got {n}")
+        return mechanism, mechanism.n
+    _validate.mechanism(mechanism)
+    return mechanism, _validate.count(n, "n")
+
+
 def _families(mechanism, which: str) -> list:
     """Swap-closed list of GPARV families (objects with ``.gparv(eps)``), duplicates dropped by law."""
+    if _is_population(mechanism):
+        return [_PopulationFamily(mechanism)]
     base = mechanism.upper_decompositions() if which == "upper" else mechanism.lower_decompositions()
     return dedupe([f for d in base for f in (d, d.swapped())])
 
@@ -166,6 +210,9 @@ def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
     eps = np.asarray(eps, dtype=np.float64)
     best = np.zeros(eps.shape)
     for f in fams:
+        if isinstance(f, _PopulationFamily):
+            np.maximum(best, f.values(eps, side), out=best)
+            continue
         try:
             v = delta_exact_profile(f, n, eps, mode=side)
         except (UnsupportedGparvError, ResourceLimitError):
@@ -186,7 +233,7 @@ def _profile_values(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
     return np.maximum(np.where(neg, v * (1 - 4 * _U), v), 0.0)
 
 
-def privacy_profile(mechanism, n, epsilons) -> tuple[np.ndarray, np.ndarray]:
+def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.ndarray]:
     r"""Certified privacy profile δ(ε) of one shuffled round, for ε on all of ℝ.
 
     ``upper`` is the profile of the blanket / general-clone dominating pair, maximised over the
@@ -196,10 +243,11 @@ def privacy_profile(mechanism, n, epsilons) -> tuple[np.ndarray, np.ndarray]:
 
     Parameters
     ----------
-    mechanism : Mechanism
-        A randomizer from :mod:`shuffleamp.mechanisms` or a composition of them.
+    mechanism : Mechanism or Population
+        A randomizer from :mod:`shuffleamp.mechanisms` or a composition of them, or a population
+        (:func:`shuffleamp.population`): then the pointwise maximum over its groups (argument F).
     n : int
-        Number of users (>= 1).
+        Number of users (>= 1); for a population None or its total.
     epsilons : float or array_like of float
         Any finite real ε (nats), any shape.
 
@@ -227,8 +275,7 @@ def privacy_profile(mechanism, n, epsilons) -> tuple[np.ndarray, np.ndarray]:
     Differential Privacy via Characteristic Function", AISTATS 2022.  Dong, Roth, Su,
     "Gaussian Differential Privacy", JRSS-B 2022.
     """
-    _validate.mechanism(mechanism)
-    n = _validate.count(n, "n")
+    mechanism, n = _check_mechanism(mechanism, n)
     eps = np.asarray(_validate.real("epsilons", epsilons), dtype=np.float64)
     up = _profile_values(_families(mechanism, "upper"), n, eps, "upper")
     lo = np.minimum(_profile_values(_families(mechanism, "lower"), n, eps, "lower"), up)
@@ -288,6 +335,8 @@ def _convex_minorant(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
     """Pessimistic connect-the-dots PLD of one round on the integer grid k * d (argument D)."""
+    if any(isinstance(f, _PopulationFamily) for f in rnd.fams):
+        points = min(points, POPULATION_POINTS)     # one Bromwich integral per group and point
     K = math.ceil(rnd.edge / d)
     if K > MAX_GRID_STEPS:
         raise ResourceLimitError(f"the PLD grid would need {K} steps of {d:g} up to eps={rnd.edge:g}; pass a "
@@ -309,7 +358,7 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
     return PrivacyLossDistribution(pmf)
 
 
-def to_pld(mechanism, n, *, value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS,
+def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS,
            tail_delta: float = DEFAULT_TAIL_DELTA) -> PrivacyLossDistribution:
     r"""Certified pessimistic ``dp_accounting`` PLD of one shuffled round.
 
@@ -320,10 +369,11 @@ def to_pld(mechanism, n, *, value_discretization_interval: float | None = None, 
 
     Parameters
     ----------
-    mechanism : Mechanism
-        A randomizer from :mod:`shuffleamp.mechanisms` or a composition of them.
+    mechanism : Mechanism or Population
+        A randomizer from :mod:`shuffleamp.mechanisms` or a composition of them, or a population
+        (the pointwise maximum of its groups' profiles, argument F).
     n : int
-        Number of users (>= 1).
+        Number of users (>= 1); for a population None or its total.
     value_discretization_interval : float, optional
         Grid step d (nats) of the PLD's losses.  Default: the round's own scale, ``edge /
         points`` where ``edge`` is the smallest ε with certified δ*(ε) <= ``tail_delta`` (for
@@ -354,8 +404,7 @@ def to_pld(mechanism, n, *, value_discretization_interval: float | None = None, 
     Approximations of Privacy Loss Distributions", PETS 2022 (Algorithm 1).  Su, Cheng, Wang,
     IEEE S&P 2026, Theorem 13.
     """
-    _validate.mechanism(mechanism)
-    n = _validate.count(n, "n")
+    mechanism, n = _check_mechanism(mechanism, n)
     points, tail_delta = _grid_options(points, tail_delta)
     rnd = _Round.make(mechanism, n, tail_delta)
     d = _interval(value_discretization_interval, [rnd], points)
@@ -418,6 +467,8 @@ def _optimistic_pmf(logU, logL, d: float):
 
 def _lower_pld(mechanism, n: int, d: float):
     """Optimistic non-symmetric PLD of the best count statistic of a Theorem-14 pair, or (None, "")."""
+    if _is_population(mechanism):
+        return _population_lower_pld(mechanism, d)
     best, best_tv, label = None, -1.0, ""
     for dec in mechanism.lower_decompositions():
         if not all(hasattr(dec, f) for f in ("a", "b", "c", "beta")) or float(dec.beta) > 0.0:
@@ -436,6 +487,25 @@ def _lower_pld(mechanism, n: int, d: float):
         pr, ir, d, pessimistic_estimate=False, rounded_probability_mass_function_add=pa,
         infinity_mass_add=ia, symmetric=False)
     return pld, label
+
+
+def _population_lower_pld(pop, d: float):
+    """Optimistic PLD of a population's concrete score pair (argument F), for the group whose pair has
+    the largest total variation (a lower bound for that group's user, hence for the worst user)."""
+    best, best_tv = None, -1.0
+    for g in range(len(pop.groups)):
+        logP, logQ = score_pair_logpmf(pop, g)
+        tv = float(np.sum(np.maximum(np.exp(logP) - np.exp(logQ), 0.0)))
+        if tv > best_tv:
+            best_tv, best = tv, g
+    logP, logQ = score_pair_logpmf(pop, best)
+    logQr, logPr = score_pair_logpmf(pop, best, reverse=True)
+    pr, ir = _optimistic_pmf(logP, logQ, d)
+    pa, ia = _optimistic_pmf(logQr, logPr, d)
+    pld = PrivacyLossDistribution.create_from_rounded_probability(
+        pr, ir, d, pessimistic_estimate=False, rounded_probability_mass_function_add=pa,
+        infinity_mass_add=ia, symmetric=False)
+    return pld, "concrete-pair (population score statistic)"
 
 
 # ---------------------------------------------------------------------------- accountant
@@ -510,7 +580,8 @@ class AccountingResult:
 
 
 def _validate_rounds(rounds) -> list:
-    if isinstance(rounds, tuple) and len(rounds) == 3 and hasattr(rounds[0], "upper_decompositions"):
+    if isinstance(rounds, tuple) and len(rounds) == 3 and (hasattr(rounds[0], "upper_decompositions")
+                                                          or _is_population(rounds[0])):
         rounds = [rounds]
     try:
         rounds = list(rounds)
@@ -523,8 +594,8 @@ def _validate_rounds(rounds) -> list:
         if not (isinstance(r, (tuple, list)) and len(r) == 3):
             raise ParameterError("rounds", f"each entry must be (mechanism, n, R), got {r!r}")
         m, n, R = r
-        _validate.mechanism(m)
-        out.append((m, _validate.count(n, "n"), _validate.count(R, "rounds")))
+        m, n = _check_mechanism(m, n)
+        out.append((m, n, _validate.count(R, "rounds")))
     return out
 
 

@@ -30,6 +30,7 @@ IEEE S&P 2026 (short version: arXiv:2504.07414), Theorems 13 and 14.
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 
@@ -41,7 +42,7 @@ from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS
                         OPTIMAL_SOURCE, Method)
 from .decomposition import dedupe
 from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
-from .errors import OutOfRegimeError, ResourceLimitError
+from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
 
 __all__ = ["delta", "epsilon", "case_deltas", "BoundResult", "Method", "METHODS", "METHOD_REGISTRY",
@@ -558,17 +559,72 @@ def _run(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> BoundResul
                        sound=m.sound, kind=m.kind)
 
 
-def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
+def _required(value, name: str):
+    if value is None:
+        raise ParameterError(name, "is required (only a population carries its own n)" if name == "n"
+                             else "is required")
+    return value
+
+
+def _is_population(mechanism) -> bool:
+    """True for a :class:`shuffleamp.personalized.Population` (imported only then: a layer-8 module)."""
+    if hasattr(mechanism, "upper_decompositions"):
+        return False
+    from .personalized import Population
+    return isinstance(mechanism, Population)
+
+
+def _population_bound(quantity: str, pop, n, other, method: str, evaluator: str, eps_rtol: float = 1e-7):
+    """``delta``/``epsilon`` of a population: the certified per-group bound of :mod:`shuffleamp.personalized`
+    (``method="optimal"``), or the μ-GDP estimate of Chen–Cao–Ge for its per-user ε0 (``"gdp"``,
+    ``sound=False``: asymptotic, see :data:`shuffleamp.baselines.GDP_INFO`)."""
+    from . import personalized as _pop
+    given = "delta" if quantity == "epsilon" else "epsilon"
+    _validate.choice(method, "method", set(METHODS))
+    _validate.choice(evaluator, "evaluator", set(EVALUATORS))
+    _pop._check_n(pop, n)
+    other = _required(other, given)
+    if method == "optimal":
+        if evaluator != "exact":
+            raise ParameterError("evaluator", "a population is evaluated by the exact (Bromwich) evaluator only")
+        if quantity == "epsilon":
+            return _pop.epsilon(pop, other, eps_rtol=eps_rtol)
+        return _pop.delta(pop, other)
+    if method != "gdp":
+        raise ParameterError("method", f"a population supports 'optimal' (certified, per group) and 'gdp' "
+                                       f"(estimate), got {method!r}")
+    eps0, counts = _pop.gdp_inputs(pop)
+    q = baselines.gdp_q(np.append(eps0, eps0[:1]), None)[:-1]          # one q_i per group
+    den = float(counts @ q - q.max())                                   # Σ_i q_i − max_i q_i over users
+    if not den > 0:
+        raise OutOfRegimeError("gdp: Σ q_i − max q_i = 0 (μ is infinite)")
+    mu = math.sqrt(2.0 / den)
+    if quantity == "epsilon":
+        value = baselines.gdp_epsilon_mu(mu, _validate.delta(other))
+    else:
+        value = baselines.gdp_delta_mu(mu, _validate.epsilon(other))
+    info = baselines.GDP_INFO
+    settings = {"evaluator": "closed form (GDP)", "mu": mu, "regime": info.regime, "source": info.source}
+    eps_arg, delta_arg = (None, other) if quantity == "epsilon" else (other, None)
+    return BoundResult(quantity, None, None, "gdp", pop.n, eps_arg, delta_arg, pop.describe(), settings,
+                       sound=False, kind="estimate", estimate=value)
+
+
+def delta(mechanism, n=None, epsilon=None, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
           rtol_lower: float = DEFAULT_RTOL_LOWER, max_grid: int = DEFAULT_MAX_GRID,
           evaluator: str = DEFAULT_EVALUATOR) -> BoundResult:
     r"""Shuffled δ at a given ε: certified upper and lower bounds.
 
     Parameters
     ----------
-    mechanism : Mechanism
-        A randomizer from :mod:`shuffleamp.mechanisms` or :mod:`shuffleamp.compose`.
+    mechanism : Mechanism or Population
+        A randomizer from :mod:`shuffleamp.mechanisms` or :mod:`shuffleamp.compose`, or a
+        heterogeneous population from :func:`shuffleamp.population` (then the result is
+        a :class:`~shuffleamp.personalized.PopulationResult` with one entry per group and the worst
+        group's values; only ``method`` ``"optimal"`` and ``"gdp"``, ``evaluator="exact"``).
     n : int or array_like of int
-        Number of users (>= 1).  Broadcast against ``epsilon``.
+        Number of users (>= 1).  Broadcast against ``epsilon``.  For a population: omit it (it is the
+        population's total) or pass that same total.
     epsilon : float or array_like of float
         Central ε in nats (>= 0).
     method : str
@@ -593,9 +649,9 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
 
     Returns
     -------
-    BoundResult
+    BoundResult or PopulationResult
         ``quantity="delta"``; ``upper``/``lower`` are floats, or float64 arrays of the
-        broadcast shape of (n, epsilon).
+        broadcast shape of (n, epsilon).  A population gives a ``PopulationResult`` (per group and worst).
 
     Raises
     ------
@@ -610,23 +666,25 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
        Shuffling", IEEE S&P 2026 (arXiv:2504.07414): Theorem 13 (upper bound, maximum over the
        neighbouring input pairs of :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]`) and Theorem 14 (lower bound).
     """
+    if _is_population(mechanism):
+        return _population_bound("delta", mechanism, n, epsilon, method, evaluator)
     m, ctx = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator)
-    n = _validate.count(n, "n")
-    epsilon = _validate.epsilon(epsilon)
+    n = _validate.count(_required(n, "n"), "n")
+    epsilon = _validate.epsilon(_required(epsilon, "epsilon"))
     return _run("delta", m, mechanism, n, epsilon, ctx)
 
 
-def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
+def epsilon(mechanism, n=None, delta=None, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
             rtol_lower: float = DEFAULT_RTOL_LOWER, max_grid: int = DEFAULT_MAX_GRID,
             eps_rtol: float = 1e-7, evaluator: str = DEFAULT_EVALUATOR) -> BoundResult:
     r"""Shuffled ε at a given δ: certified upper and lower bounds (nats).
 
     Parameters
     ----------
-    mechanism : Mechanism
-        A randomizer from :mod:`shuffleamp.mechanisms` or :mod:`shuffleamp.compose`.
+    mechanism : Mechanism or Population
+        A randomizer, or a population (see :func:`delta`).
     n : int or array_like of int
-        Number of users (>= 1).  Broadcast against ``delta``.
+        Number of users (>= 1).  Broadcast against ``delta``.  For a population: omit it or pass its total.
     delta : float or array_like of float
         Target δ in (0, 1).
     method : str
@@ -638,8 +696,8 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
 
     Returns
     -------
-    BoundResult
-        ``quantity="epsilon"``.  ``upper`` is an evaluated ε at which the certified δ upper bound
+    BoundResult or PopulationResult
+        ``quantity="epsilon"`` (a ``PopulationResult`` for a population).  ``upper`` is an evaluated ε at which the certified δ upper bound
         is <= ``delta``; ``lower`` an evaluated ε at which the certified lower δ exceeds ``delta``
         (so the true ε* is larger), or 0 if even ε = 0 does not.  Both lie in [0, eps0].
 
@@ -660,8 +718,10 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
     ----------
     Su, Cheng, Wang, IEEE S&P 2026 (arXiv:2504.07414), Theorems 13 and 14; see :func:`delta`.
     """
+    if _is_population(mechanism):
+        return _population_bound("epsilon", mechanism, n, delta, method, evaluator, eps_rtol)
     m, ctx = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator)
-    n = _validate.count(n, "n")
-    delta = _validate.delta(delta)
+    n = _validate.count(_required(n, "n"), "n")
+    delta = _validate.delta(_required(delta, "delta"))
     ctx["eps_rtol"] = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
     return _run("epsilon", m, mechanism, n, delta, ctx)

@@ -185,9 +185,11 @@ def _specs(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
-def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = False) -> None:
+def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = False,
+                        population: bool = False) -> None:
     """Mechanism options. With ``planning_eps0`` (the ``eps0`` query) there is no ``--eps0`` and only the
-    simple mechanisms whose eps0 is a free parameter (no matrix, no composition)."""
+    simple mechanisms whose eps0 is a free parameter (no matrix, no composition). With ``population``
+    (``epsilon`` and ``delta``) ``--mechanism population`` and ``--group`` are accepted too."""
     from .config import COMPOSED
     from .mechanisms import MECHANISMS
 
@@ -199,8 +201,11 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = Fal
         g.add_argument("--d", type=_number, action=_Once,
                        help="domain size (blh, rappor, oue, hr; omit for blh/rappor/oue = asymptotic bound)")
         return
-    g.add_argument("--mechanism", required=True, action=_Once, choices=tuple(MECHANISMS) + COMPOSED,
-                   help="local randomizer; joint / parallel / subsample compose the --component specs")
+    g.add_argument("--mechanism", required=True, action=_Once,
+                   choices=tuple(MECHANISMS) + COMPOSED + (("population",) if population else ()),
+                   help="local randomizer; joint / parallel / subsample compose the --component specs"
+                        + ("; population: users in --group groups with different randomizers (per-group "
+                           "bounds)" if population else ""))
     g.add_argument("--eps0", type=_real, action=_Once, help="local ε0 in nats (optional for --mechanism matrix)")
     g.add_argument("--k", type=_number, action=_Once, help="number of categories (krr)")
     g.add_argument("--d", type=_number, action=_Once,
@@ -212,6 +217,10 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = Fal
                         "for joint and subsample (e.g. krr:k=10:eps0=0.5), WEIGHT:NAME:key=value:... for parallel "
                         "(e.g. 0.5:blh:eps0=1; weights sum to 1)")
     g.add_argument("--q", type=_real, action=_Once, help="sampling probability in (0, 1] (subsample)")
+    if population:
+        g.add_argument("--group", action="append", metavar="COUNT:NAME:key=value...",
+                       help="group of a population, repeatable: COUNT users running NAME (e.g. "
+                            "60000000:krr:k=10:eps0=0.5); n is their total (--n may be omitted)")
 
 
 def _add_common_args(p: argparse.ArgumentParser, methods: Sequence[str] | None = METHODS, *,
@@ -285,9 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("epsilon", help="central ε for a given δ",
                        description="Bounds on the central ε (nats) of the shuffled mechanism at a given δ.")
-    _add_mechanism_args(p)
+    _add_mechanism_args(p, population=True)
     g = p.add_argument_group("population")
-    g.add_argument("--n", type=_number, required=True, action=_Once, help="number of users (e.g. 1000000 or 1e6)")
+    g.add_argument("--n", type=_number, action=_Once,
+                   help="number of users (e.g. 1000000 or 1e6); required except with --group")
     g.add_argument("--delta", type=_real, required=True, action=_Once, help="target δ in (0, 1)")
     _add_rounds_args(p)
     _add_common_args(p)
@@ -295,9 +305,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("delta", help="central δ for a given ε",
                        description="Bounds on the central δ of the shuffled mechanism at a given ε (nats).")
-    _add_mechanism_args(p)
+    _add_mechanism_args(p, population=True)
     g = p.add_argument_group("population")
-    g.add_argument("--n", type=_number, required=True, action=_Once, help="number of users (e.g. 1000000 or 1e6)")
+    g.add_argument("--n", type=_number, action=_Once,
+                   help="number of users (e.g. 1000000 or 1e6); required except with --group")
     g.add_argument("--epsilon", type=_real, required=True, action=_Once, help="central ε in nats (>= 0)")
     _add_rounds_args(p)
     _add_common_args(p)
@@ -529,9 +540,13 @@ def _emit(args: argparse.Namespace, result: Any) -> None:
 
 def _mechanism_from_args(args: argparse.Namespace):
     """The mechanism of the command line's mechanism arguments, through :func:`shuffleamp.config.mechanism_from_spec`."""
-    from .config import COMPOSED, mechanism_from_spec
+    from .config import COMPOSED, mechanism_from_spec, population_from_specs
     from .errors import ParameterError
 
+    if args.mechanism == "population" or getattr(args, "group", None):
+        if args.mechanism != "population":
+            raise ParameterError("--group", f"only for --mechanism population, not {args.mechanism!r}")
+        return population_from_specs(args.group or [])
     schedule = getattr(args, "schedule", None)
     if schedule is not None:
         from .gradual import GradualRelease
@@ -623,6 +638,11 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     from . import _validate
 
     mech = _mechanism_from_args(args)
+    if args.mechanism == "population":
+        return _cmd_population(args, mech)
+    if args.n is None:
+        from .errors import ParameterError
+        raise ParameterError("n", "is required (--n N), except for --mechanism population with --group")
     rounds = _validate.count(args.rounds, "rounds")
     if rounds > 1 and args.method != "optimal":
         from .errors import ParameterError
@@ -665,6 +685,49 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     if args.schedule is not None:
         _print(f"  schedule  : {', '.join(_num(e) for e in args.schedule)} (gradual release: the "
                "whole schedule is as private as one shuffled round at its last eps0)")
+    return EXIT_OK
+
+
+def _cmd_population(args: argparse.Namespace, pop) -> int:
+    """``epsilon`` / ``delta`` for ``--mechanism population``: one bound per group and the worst group's."""
+    import shuffleamp
+
+    from .errors import ParameterError
+
+    for name in ("eps0", "k", "d", "matrix", "q", "schedule"):
+        if getattr(args, name, None) is not None:
+            raise ParameterError(name, "is given per group (--group COUNT:NAME:key=value...), not for the population")
+    if getattr(args, "component", None):
+        raise ParameterError("component", "is not used by --mechanism population (give --group)")
+    if args.rounds not in (None, 1):
+        raise ParameterError("rounds", "the total over rounds of a population is available from the Python "
+                                       "accountant (shuffleamp.compose_rounds) and plans, not from this command")
+    if args.method != "optimal" or args.evaluator != DEFAULT_EVALUATOR:
+        raise ParameterError("method", "a population has the optimal method with the exact evaluator only")
+    if args.n is not None and int(args.n) != pop.n:
+        raise ParameterError("n", f"must equal the total of the groups ({pop.n}), got {int(args.n)}")
+    q = args.quantity
+    if q == "epsilon":
+        result = shuffleamp.epsilon(pop, delta=args.delta)
+    else:
+        result = shuffleamp.delta(pop, epsilon=args.epsilon)
+    doc = result.to_dict()
+    doc.pop("version", None)
+    doc["units"] = {"epsilon": "nats", "eps0": "nats"}
+    if args.json:
+        _emit(args, doc)
+        return EXIT_OK
+    given = f"delta = {_num(args.delta)}" if q == "epsilon" else f"epsilon = {_num(args.epsilon)} nats"
+    _print(f"personalized shuffle model: {len(result.groups)} groups, n = {pop.n}, {given} "
+           f"(each user's guarantee against changing only that user's input)")
+    for gr in result.groups:
+        name = gr.mechanism.get("mechanism", "?")
+        _print(f"  group {gr.index}: {name} eps0 = {_num(gr.eps0)}, n = {gr.n}")
+        for line in _bound_lines(q, gr.upper, gr.lower):
+            _print("  " + line)
+    _print(f"  worst group ({result.worst}):")
+    for line in _bound_lines(q, result.upper, result.lower):
+        _print("  " + line)
     return EXIT_OK
 
 

@@ -648,3 +648,27 @@ def test_plan_template_round_trip(capsys, tmp_path):
     assert result["total"]["holds"] is True
     code, out, err = run(capsys, "report", str(plan), "--plan", str(plan))
     assert code == 2 and "plan" in err
+
+
+def test_text_output_on_an_ascii_terminal(monkeypatch):
+    """A terminal that cannot encode ε / δ / ≤ gets ASCII names instead of a UnicodeEncodeError."""
+    import io
+    import sys
+
+    buf = io.BytesIO()
+    stream = io.TextIOWrapper(buf, encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", stream)
+    code = main(["n", *KRR[:4], "--eps0", "4", "--target-epsilon", "0.5", "--delta", "1e-6"])
+    code2 = main(["epsilon", *KRR, "--n", "1000", "--delta", "1e-6"])
+    stream.flush()
+    text = buf.getvalue().decode("ascii")
+    assert code == code2 == 0
+    assert "<= 1e-06" in text and "eps (upper, certified) = " in text and "eps (lower)" in text
+
+
+def test_report_json_inputs_name_the_plan_once(capsys, tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(TINY_PLAN)
+    doc = run_envelope(capsys, "report", "--plan", str(plan))
+    assert doc["inputs"]["plan"] == str(plan) and "plan_option" not in doc["inputs"]
+    assert doc["result"]["plan"] == str(plan)

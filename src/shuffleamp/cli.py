@@ -840,6 +840,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.plan is not None and args.plan_option is not None:
         raise ParameterError("plan", "give the plan once (either PLAN or --plan PLAN)")
     plan = args.plan if args.plan is not None else args.plan_option
+    args.plan = plan                 # one "plan" in the JSON inputs, however it was given
+    del args.plan_option
     rows = load_plan(plan)
     results = evaluate_plan(rows, method=args.method, rtol=args.rtol)
     total = plan_total(rows, budget=rows.budget) if args.method == "optimal" else None

@@ -1272,8 +1272,10 @@ def _vr_prepare(mech, ctx):
 
 def _vr_delta(mech, n, eps, ctx):
     prm = ctx["vr"]
-    if prm.beta > 0.0 and eps < math.log(prm.p) and _window_terms(vr_decomposition(prm), n, eps) > THREE_ATOM_WINDOW_TERMS:
-        return _large_n_delta(vr_decomposition(prm), n, eps, ctx)
+    if prm.beta > 0.0 and eps < math.log(prm.p):
+        dec = vr_decomposition(prm)
+        if _window_terms(dec, n, eps) > THREE_ATOM_WINDOW_TERMS:
+            return _large_n_delta(dec, n, eps, ctx)
     lo, hi = vr_delta(eps, n, prm)
     return min(hi, 1.0), None, _exact_sum_info(lo, hi)
 
@@ -1342,7 +1344,8 @@ BASELINE_METHODS: tuple[Method, ...] = (
     Method(MethodInfo("clone", True, "upper", f"{FMT21}, standard clone, exact pair divergence",
                       "any ε0-LDP randomizer (generic), any n >= 1"),
            _clone_delta, _clone_epsilon, _name_prepare("clone"),
-           _settings_with("exact three-atom binomial sums (binomial.exact_three_atom), dropped mass charged")),
+           _settings_with("exact three-atom binomial sums (binomial.exact_three_atom), dropped mass charged; "
+                          "the certified evaluator of the same GPARV at large n (THREE_ATOM_WINDOW_TERMS)")),
     Method(MethodInfo("clone-closed-form", True, "upper", f"{FMT21}, closed-form theorem (public-code factor)",
                       "eps0 <= log(n / (16 log(4/δ))) (the stricter log(4/δ) form of the condition); generic"),
            _ccf_delta, _ccf_epsilon, _name_prepare("clone-closed-form"),
@@ -1367,7 +1370,8 @@ BASELINE_METHODS: tuple[Method, ...] = (
                       "eps0 <= 1/2, n >= 1000, δ <= 0.01 and ε <= eps0"),
            _efm_delta, _efm_epsilon, _name_prepare("erlingsson"), _settings_with("closed form")),
     Method(VR_INFO, _vr_delta, _vr_epsilon, _name_prepare("variation-ratio", _vr_prepare),
-           _settings_with("exact three-atom binomial sums (= Theorem 4.8)", lambda mech, ctx: {"vr_params": {
+           _settings_with("exact three-atom binomial sums (= Theorem 4.8); the certified evaluator of the same "
+                          "GPARV at large n (THREE_ATOM_WINDOW_TERMS)", lambda mech, ctx: {"vr_params": {
                "p": ctx["vr"].p, "beta": ctx["vr"].beta, "q": ctx["vr"].q, "source": ctx["vr"].source}}),
            _vr_regime),
     Method(GDP_INFO, _gdp_delta, _gdp_epsilon, _name_prepare("gdp"), _settings_with("closed form (Gaussian trade-off)"),

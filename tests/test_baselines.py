@@ -413,3 +413,46 @@ def test_cli_method_choices_and_unsound_marking(capsys):
     code, _, err = run(capsys, "epsilon", "--mechanism", "blh", "--eps0", "1", "--n", "1e5", "--delta", "1e-6",
                        "--method", "stronger-clone")
     assert code == 2 and "stronger-clone" in err and "blh" in err
+
+
+# ---------------------------------------------------------------------------- huge n (issue 15, item 8)
+def test_three_atom_large_n_route_agrees_with_window_sum():
+    """Above THREE_ATOM_WINDOW_TERMS the clone / variation-ratio methods evaluate the same three-atom
+    GPARV with the certified evaluator: at an n where both run, it is >= the exact window sum and
+    within the evaluator's rtol of it."""
+    import shuffleamp as sa
+    from shuffleamp import baselines as B
+    from shuffleamp.decomposition import clone_decomposition
+    mech = KRR(1.0, 10)
+    n, eps = 10 ** 7, 5e-4
+    _, ctx = sa.bounds._common(mech, "clone", sa.bounds.DEFAULT_RTOL, sa.bounds.DEFAULT_RTOL_LOWER,
+                               sa.bounds.DEFAULT_MAX_GRID, "exact")
+    lo, hi = B.clone_delta(1.0, n, eps)
+    via, _, info = B._large_n_delta(clone_decomposition(1.0), n, eps, ctx)
+    assert lo > 1e-12 and via >= lo and via <= hi * (1 + 2e-3), (lo, hi, via)
+    assert "large_n" in info
+    prm = B.vr_params(mech)
+    vlo, vhi = B.vr_delta(eps, n, prm)
+    via_vr, _, _ = B._large_n_delta(B.vr_decomposition(prm), n, eps, ctx)
+    assert vlo > 1e-12 and via_vr >= vlo and via_vr <= vhi * (1 + 2e-3), (vlo, vhi, via_vr)
+
+
+@pytest.mark.parametrize("method", [m for m in B.METHODS if m not in ("erlingsson", "exact-count")])
+def test_every_method_at_n_1e12(method):
+    """Regression: `compare --mechanism krr --k 10 --eps0 1 --n 1e12 --delta 1e-8` ran > 60 s (the O(√n)
+    window sums of clone and variation-ratio, ~10^7 betainc terms per evaluation).  Every method now
+    answers at n = 10^12 (erlingsson is out of its regime eps0 <= 1/2: typed OutOfRegimeError)."""
+    import shuffleamp as sa
+    r = sa.epsilon(KRR(1.0, 10), 10 ** 12, 1e-8, method=method)
+    val = r.upper if r.upper is not None else r.estimate
+    assert 0.0 < val < 1e-3
+    if r.sound:      # every sound method is above the optimal (certified, tight) value
+        assert val >= sa.epsilon(KRR(1.0, 10), 10 ** 12, 1e-8).lower
+
+
+def test_three_atom_window_sum_refuses_huge_n():
+    from shuffleamp import baselines as B
+    from shuffleamp.errors import ResourceLimitError
+    with pytest.raises(ResourceLimitError) as ei:
+        B.clone_delta(1.0, 10 ** 14, 0.001)
+    assert ei.value.parameter == "n"

@@ -599,3 +599,109 @@ def test_contributing_example():
         assert ei.value.parameter == "s"
     finally:
         MECHANISMS.pop("ksubset", None)
+
+
+# ---------------------------------------------------------------------------- extremes (issue 15)
+def _sorted_components(dec: Decomposition):
+    """(log r0, log r1, c) rows of the simplified decomposition, sorted: comparable at any ε0."""
+    s = dec.simplified()
+    rows = np.stack([np.log(s.a / s.c), np.log(s.b / s.c), s.c], axis=1)
+    key = np.round(rows[:, :2], 6)        # sort on rounded log ratios so float noise cannot reorder
+    return rows[np.lexsort(key.T[::-1])]
+
+
+@pytest.mark.parametrize("eps0", [20.0, 30.0, 40.0, 60.0, 100.0, 150.0])
+@pytest.mark.parametrize("cls, d", [(BLH, 3), (BLH, 2), (RAPPOR, 3), (RAPPOR, 2), (OUE, 3), (OUE, 2)])
+def test_bit_lower_large_eps0_matches_matrix(cls, d, eps0):
+    """Regression: BLH(20) / RAPPOR(40, 5) raised ParameterError('a'): masses sum to 0.99999...
+    (1 - E/(1+E) cancelled).  The closed-form Theorem-14 law equals the one read off the matrix rows
+    (log ratios, masses to relative 1e-9) up to the documented ε0 limit."""
+    m = cls(eps0, d)
+    got = m.lower_decompositions()
+    P = m.matrix()
+    x2 = 1 if d == 2 else 2
+    want = lower_decomposition(P, 0, 1, x2)
+    g, w = _sorted_components(got[0]), _sorted_components(want)
+    assert g.shape == w.shape
+    np.testing.assert_allclose(g[:, :2], w[:, :2], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(g[:, 2], w[:, 2], rtol=1e-9, atol=0)
+    for dec in got + m.upper_decompositions():
+        assert abs(dec.a.sum() - 1) < 1e-12 and abs(dec.b.sum() - 1) < 1e-12
+
+
+def test_bit_lower_asymptotic_large_eps0_builds():
+    """d=None (the limit) and HR (closed form above the matrix size) at large ε0: valid laws."""
+    for m in (BLH(20.0), RAPPOR(40.0), OUE(150.0), BLH(150.0), HadamardResponse(60.0, 2 ** 12)):
+        for dec in m.lower_decompositions() + m.upper_decompositions():
+            assert abs(dec.a.sum() - 1) < 1e-12 and abs(dec.b.sum() - 1) < 1e-12
+            g = dec.gparv(m.eps0 * (1 - 1e-9))
+            assert np.isfinite(g.values).all()
+
+
+@pytest.mark.parametrize("build", [
+    lambda e: KRR(e, 10), lambda e: BLH(e), lambda e: RAPPOR(e, 5), lambda e: OUE(e, 3),
+    lambda e: HadamardResponse(e, 8), lambda e: Laplace(e)], ids=["krr", "blh", "rappor", "oue", "hr", "laplace"])
+@pytest.mark.parametrize("eps0", [150.000001, 400.0, 700.0, 701.0, 1e6])
+def test_eps0_above_supported_range_is_refused(build, eps0):
+    """Regression: KRR / OUE / HR at ε0 = 400 and KRR / Laplace at 700 raised
+    ParameterError('values'): GPARV atoms must be finite.  Now one honest limit, naming eps0."""
+    with pytest.raises(ParameterError) as ei:
+        build(eps0)
+    assert ei.value.parameter == "eps0"
+    assert "supported range is 0 < eps0 <= 150" in str(ei.value)
+
+
+def test_eps0_limit_matrix_and_joint():
+    with pytest.raises(ParameterError) as ei:          # the issue's reproducer: tight ε0 = 690.8
+        MatrixMechanism([[1 - 1e-300, 1e-300], [1e-300, 1 - 1e-300]])
+    assert ei.value.parameter == "matrix" and "690.776-LDP" in str(ei.value)
+    assert "supported range" in str(ei.value)
+    e = 1e-60                                           # tight ε0 = 138.2: accepted
+    assert MatrixMechanism([[1 - e, e], [e, 1 - e]]).eps0 == pytest.approx(-math.log(e), rel=1e-12)
+    assert KRR(150.0, 3).eps0 == 150.0
+    import shuffleamp as sa
+    with pytest.raises(ParameterError) as ei:
+        sa.joint(KRR(100.0, 3), KRR(60.0, 3))
+    assert ei.value.parameter == "components" and "supported range" in str(ei.value)
+    assert sa.joint(KRR(100.0, 3), KRR(50.0, 3)).eps0 == 150.0
+
+
+def test_large_eps0_bounds_are_sound_and_finite():
+    """ε0 near the limit: the bounds are finite, ordered, and never above ε0 (δ(ε0) = 0)."""
+    import shuffleamp as sa
+    for m in (KRR(150.0, 10), OUE(150.0), BLH(20.0, 5), RAPPOR(40.0, 5)):
+        for n in (2, 1000):
+            r = sa.epsilon(m, n, 1e-8)
+            assert 0.0 <= r.lower <= r.upper <= m.eps0
+
+
+@pytest.mark.parametrize("value, fragment", [
+    (None, "must be a number, got None"), ("1", "got the string '1'"), (b"1", "got the string b'1'"),
+    (True, "got the boolean True"), ([1.0, None], "got None"), (["1", "2"], "array of strings"),
+    (float("nan"), "must not be NaN")])
+def test_validate_rejects_non_numbers(value, fragment):
+    """Regression: None said 'must not be NaN'; numeric strings ('1') were silently accepted."""
+    with pytest.raises(ParameterError) as ei:
+        _validate.real("x", value)
+    assert ei.value.parameter == "x" and fragment in str(ei.value)
+
+
+def test_mechanisms_reject_strings_and_none():
+    for build, param in ((lambda: KRR("1", 10), "eps0"), (lambda: KRR(1.0, "10"), "k"),
+                         (lambda: KRR(None, 10), "eps0"), (lambda: BLH(1.0, "5"), "d"),
+                         (lambda: HadamardResponse(1.0, None), "d"), (lambda: Laplace("2"), "eps0"),
+                         (lambda: MatrixMechanism([[0.5, "0.5"], [0.4, 0.6]]), "matrix"),
+                         (lambda: KRR(1.0, True), "k")):
+        with pytest.raises(ParameterError) as ei:
+            build()
+        assert ei.value.parameter == param
+
+
+def test_count_limit_is_the_same_for_int_and_float():
+    """Regression: an int n above 2^62 was accepted while the float was rejected."""
+    assert _validate.count(2 ** 62) == 2 ** 62
+    assert _validate.count(float(2 ** 62)) == 2 ** 62
+    for v in (2 ** 62 + 1, 2 ** 63, 10 ** 30, float(2 ** 63), np.uint64(2 ** 63), np.array([5, 2 ** 63], dtype=object)):
+        with pytest.raises(ParameterError) as ei:
+            _validate.count(v, "n")
+        assert ei.value.parameter == "n" and "2**62" in str(ei.value)

@@ -392,7 +392,7 @@ def test_cli_population_json(capsys):
     rc = main(["epsilon", "--mechanism", "population", "--group", "60000:krr:k=10:eps0=0.5",
                "--group", "40000:krr:k=10:eps0=2", "--delta", "1e-8", "--json"])
     assert rc == 0
-    d = json.loads(capsys.readouterr().out)
+    d = json.loads(capsys.readouterr().out)["result"]
     pop = sa.population([(KRR(eps0=0.5, k=10), 60000), (KRR(eps0=2.0, k=10), 40000)])
     r = sa.epsilon(pop, delta=1e-8)
     assert d["epsilon_upper"] == r.upper and d["epsilon_lower"] == r.lower and d["n"] == 100000

@@ -18,10 +18,39 @@ from .errors import NotLDPError, ParameterError
 ROW_SUM_RTOL = 1e-9
 
 
+#: Largest count (n, k, d, ...) accepted, whether given as a Python int, a numpy integer or a float.
+MAX_COUNT = 2 ** 62
+
+
+def _not_a_number(value) -> str | None:
+    """Why ``value`` (a scalar) is not a number, or None: None, strings, bytes and bools are refused
+    (numpy would silently turn ``"1"`` into 1.0, ``None`` into NaN and ``True`` into 1.0)."""
+    if value is None:
+        return "must be a number, got None"
+    if isinstance(value, (str, bytes)):
+        return f"must be a number, got the string {value!r}"
+    if isinstance(value, (bool, np.bool_)):
+        return f"must be a number, got the boolean {value!r}"
+    return None
+
+
 def _as_float_array(name: str, value) -> np.ndarray:
+    why = _not_a_number(value)
+    if why is None and not isinstance(value, numbers.Number):
+        try:
+            raw = np.asarray(value)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(name, f"must be a real number or array of real numbers, got {value!r}") from exc
+        if raw.dtype.kind in "USb":
+            what = "booleans" if raw.dtype.kind == "b" else "strings"
+            why = f"must be a number or array of numbers, got an array of {what}"
+        elif raw.dtype.kind == "O":
+            why = next((w for w in map(_not_a_number, raw.ravel()) if w is not None), None)
+    if why is not None:
+        raise ParameterError(name, why)
     try:
         arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ParameterError(name, f"must be a real number or array of real numbers, got {value!r}") from exc
     if arr.size == 0:
         raise ParameterError(name, "must not be empty")
@@ -54,8 +83,8 @@ def real(name: str, value, *, lo=None, hi=None, lo_open=False, hi_open=False, al
     Raises
     ------
     ParameterError
-        Naming ``name``, if ``value`` is not real, empty, NaN, infinite (unless
-        ``allow_inf``) or outside the interval.
+        Naming ``name``, if ``value`` is None, a string, a boolean, not real, empty, NaN,
+        infinite (unless ``allow_inf``) or outside the interval.
     """
     arr = _as_float_array(name, value)
     if not allow_inf and np.isinf(arr).any():
@@ -92,6 +121,49 @@ def eps0(value, name: str = "eps0"):
         Naming ``name``, if ``value`` is not a finite real > 0.
     """
     return real(name, value, lo=0.0, lo_open=True)
+
+
+#: Largest ε0 (nats) of a mechanism whose amplification is computed (see :func:`mechanism_eps0`).
+EPS0_MAX = 150.0
+
+
+def mechanism_eps0(value, name: str = "eps0", *, what: str | None = None) -> float:
+    r"""Check the ε0 of a mechanism: a finite scalar in ``(0, EPS0_MAX]`` nats.
+
+    The evaluators work in float64 with GPARV atoms up to :math:`e^{\varepsilon_0}(1 + e^\varepsilon)
+    \le 2e^{2\varepsilon_0}` and their second moments times n (up to :math:`2^{62}`), which stay finite
+    for :math:`\varepsilon_0 \le (709 - 44)/4 \approx 166`; :data:`EPS0_MAX` = 150 nats keeps a margin.
+    (Above about 30 nats shuffling amplifies little for any practical n, and ε0 is its own sound
+    answer: the shuffled mechanism is ε0-DP.)
+
+    Parameters
+    ----------
+    value : float
+        ε0 in nats.
+    name : str, default "eps0"
+        The user-facing parameter name.
+    what : str, optional
+        What has this ε0 when it is not the user's own value (e.g. "the matrix is", "the joint
+        composition (sum of the components' eps0) is"); used in the message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name``: not a finite real scalar > 0, or above :data:`EPS0_MAX`.
+    """
+    v = eps0(value, name)
+    if not isinstance(v, float):
+        raise ParameterError(name, "must be a scalar")
+    if v > EPS0_MAX:
+        head = f"{what} {v:.6g}-LDP" if what else f"must be <= {EPS0_MAX:g} nats, got {v!r}"
+        raise ParameterError(name, f"{head}; the supported range is 0 < eps0 <= {EPS0_MAX:g} nats "
+                                   "(larger eps0 overflows the float64 evaluators; the shuffled "
+                                   "mechanism is eps0-DP in any case)")
+    return v
 
 
 def epsilon(value, name: str = "epsilon"):
@@ -173,7 +245,8 @@ def count(value, name: str = "n", *, minimum: int = 1):
     Parameters
     ----------
     value : int, float or array_like
-        The count; floats must be integral and finite; at most ``2**62``.
+        The count; floats must be integral and finite; at most ``2**62`` (:data:`MAX_COUNT`),
+        whether given as an int or a float.
     name : str, default "n"
         The user-facing parameter name.
     minimum : int, default 1
@@ -190,11 +263,13 @@ def count(value, name: str = "n", *, minimum: int = 1):
         Naming ``name``, if ``value`` is a bool, not integral, not finite,
         below ``minimum`` or above ``2**62``.
     """
-    if isinstance(value, bool):
+    if isinstance(value, (bool, np.bool_)):
         raise ParameterError(name, f"must be an integer, got {value!r}")
     if isinstance(value, numbers.Integral):
         if value < minimum:
             raise ParameterError(name, f"must be an integer >= {minimum}, got {value}")
+        if value > MAX_COUNT:
+            raise ParameterError(name, f"must be <= 2**62 = {MAX_COUNT}, got {value}")
         return int(value)
     arr = _as_float_array(name, value)
     if np.isinf(arr).any():
@@ -203,8 +278,8 @@ def count(value, name: str = "n", *, minimum: int = 1):
         raise ParameterError(name, f"must be an integer, got {arr[arr != np.round(arr)].flat[0].item()!r}")
     if (arr < minimum).any():
         raise ParameterError(name, f"must be an integer >= {minimum}, got {arr[arr < minimum].flat[0].item()!r}")
-    if (arr > 2**62).any():
-        raise ParameterError(name, "is too large")
+    if (arr > MAX_COUNT).any():
+        raise ParameterError(name, f"must be <= 2**62 = {MAX_COUNT}, got {arr[arr > MAX_COUNT].flat[0].item():.17g}")
     out = arr.astype(np.int64)
     return int(out) if out.ndim == 0 else out
 

@@ -83,7 +83,7 @@ from ._ext import binomial
 from ._numerics import inverse_monotone
 from ._registry import EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, Method
 from .decomposition import Decomposition, clone_decomposition
-from .errors import OutOfRegimeError, ParameterError, ShuffleampError
+from .errors import OutOfRegimeError, ParameterError, ResourceLimitError, ShuffleampError
 from .results import BoundResult, MethodInfo
 
 __all__ = [
@@ -122,12 +122,42 @@ def _finite(method: str, name: str, value: float) -> float:
     return value
 
 
+#: Window sums of :func:`~shuffleamp._ext.binomial.exact_three_atom` (about 1.5 µs a term, one term per
+#: value of the outer binomial within 14 standard deviations, i.e. O(√n)) are used by the ``clone`` and
+#: ``variation-ratio`` methods up to this many terms; beyond it (n ≳ 10^8) those methods evaluate the
+#: same three-atom GPARV with the certified evaluator of the optimal method (O(1) in n).
+THREE_ATOM_WINDOW_TERMS = 2 ** 17
+#: :func:`clone_delta` / :func:`vr_delta` refuse (ResourceLimitError naming n) a window sum above this
+#: many terms (about 6 s); the methods never reach it.
+THREE_ATOM_MAX_TERMS = 2 ** 22
+
+
+def _window_terms(dec: Decomposition, n: int, epsilon: float) -> int:
+    """Number of terms of the exact_three_atom window sum of :func:`_three_atom` (mirrors its ``_window``)."""
+    g = dec.gparv(epsilon)
+    p = g.probs[g.probs > 0]
+    pc = float(p[0] + p[1]) if p.size >= 2 else 0.0
+    pc = min(max(pc, 0.0), 1.0)
+    mu, sd = n * pc, math.sqrt(n * pc * (1.0 - pc))
+    lo = max(0.0, math.floor(mu - 14.0 * sd - 10.0))
+    hi = min(float(n), math.ceil(mu + 14.0 * sd + 10.0))
+    return int(hi - lo) + 1
+
+
 def _three_atom(dec: Decomposition, epsilon: float, n: int) -> tuple[float, float]:
     """Exact (lo, hi) of (1/n) E[(G_1+...+G_n)_+] for the GPARV of a two-plus-one-atom decomposition.
 
     The decomposition's first two components (equal blanket mass) give the two leading atoms
     (larger first); the rest of the law (third component or residual) is the third atom.
+    Raises :class:`~shuffleamp.errors.ResourceLimitError` (naming ``n``) when the O(√n) window sum
+    would exceed :data:`THREE_ATOM_MAX_TERMS` terms.
     """
+    terms = _window_terms(dec, n, epsilon)
+    if terms > THREE_ATOM_MAX_TERMS:
+        raise ResourceLimitError(f"the exact three-atom binomial sum at n = {n} needs {terms} terms "
+                                 f"(> {THREE_ATOM_MAX_TERMS}); use a smaller n or the clone / variation-ratio "
+                                 "methods, which switch to the certified evaluator at large n",
+                                 parameter="n", resource="time")
     g = dec.gparv(epsilon)
     keep = g.probs > 0
     v, p = g.values[keep], g.probs[keep]
@@ -666,6 +696,7 @@ def erlingsson_delta(eps0: float, n: int, epsilon: float) -> float:
     eps0 = _validate.eps0(eps0)
     n = _validate.count(n, "n")
     epsilon = _validate.epsilon(epsilon)
+    _efm_check(eps0, n, 0.0, epsilon)      # the regime first: (ε/12ε0)^2 overflows at huge ε
     d = math.exp(-n * (epsilon / (12.0 * eps0)) ** 2)
     _efm_check(eps0, n, d, epsilon)
     return d
@@ -1152,8 +1183,22 @@ def _search_info(ctx: dict, fn, target: float, eps_hi: float, estimate) -> tuple
     return eps, None, info
 
 
+def _large_n_delta(dec: Decomposition, n: int, eps: float, ctx: dict):
+    """Certified upper δ of the three-atom GPARV of ``dec`` (both orientations) by the optimal method's
+    evaluator (``ctx["max_delta"]``): the same quantity as the window sum, O(1) in n."""
+    val, info = ctx["max_delta"]([dec, dec.swapped()], n, eps, "spread", ctx["rtol"], ctx["max_grid"],
+                                 ctx["evaluator"])
+    info = dict(info or {})
+    info["large_n"] = (f"window sum would need {_window_terms(dec, n, eps)} > {THREE_ATOM_WINDOW_TERMS} terms: "
+                       "the same GPARV by the certified evaluator")
+    return min(val, 1.0), None, info
+
+
 # ---- clone
 def _clone_delta(mech, n, eps, ctx):
+    dec = clone_decomposition(mech.eps0)
+    if _window_terms(dec, n, eps) > THREE_ATOM_WINDOW_TERMS:
+        return _large_n_delta(dec, n, eps, ctx)
     lo, hi = clone_delta(mech.eps0, n, eps)
     return min(hi, 1.0), None, _exact_sum_info(lo, hi)
 
@@ -1226,7 +1271,12 @@ def _vr_prepare(mech, ctx):
 
 
 def _vr_delta(mech, n, eps, ctx):
-    lo, hi = vr_delta(eps, n, ctx["vr"])
+    prm = ctx["vr"]
+    if prm.beta > 0.0 and eps < math.log(prm.p):
+        dec = vr_decomposition(prm)
+        if _window_terms(dec, n, eps) > THREE_ATOM_WINDOW_TERMS:
+            return _large_n_delta(dec, n, eps, ctx)
+    lo, hi = vr_delta(eps, n, prm)
     return min(hi, 1.0), None, _exact_sum_info(lo, hi)
 
 
@@ -1294,7 +1344,8 @@ BASELINE_METHODS: tuple[Method, ...] = (
     Method(MethodInfo("clone", True, "upper", f"{FMT21}, standard clone, exact pair divergence",
                       "any ε0-LDP randomizer (generic), any n >= 1"),
            _clone_delta, _clone_epsilon, _name_prepare("clone"),
-           _settings_with("exact three-atom binomial sums (binomial.exact_three_atom), dropped mass charged")),
+           _settings_with("exact three-atom binomial sums (binomial.exact_three_atom), dropped mass charged; "
+                          "the certified evaluator of the same GPARV at large n (THREE_ATOM_WINDOW_TERMS)")),
     Method(MethodInfo("clone-closed-form", True, "upper", f"{FMT21}, closed-form theorem (public-code factor)",
                       "eps0 <= log(n / (16 log(4/δ))) (the stricter log(4/δ) form of the condition); generic"),
            _ccf_delta, _ccf_epsilon, _name_prepare("clone-closed-form"),
@@ -1319,7 +1370,8 @@ BASELINE_METHODS: tuple[Method, ...] = (
                       "eps0 <= 1/2, n >= 1000, δ <= 0.01 and ε <= eps0"),
            _efm_delta, _efm_epsilon, _name_prepare("erlingsson"), _settings_with("closed form")),
     Method(VR_INFO, _vr_delta, _vr_epsilon, _name_prepare("variation-ratio", _vr_prepare),
-           _settings_with("exact three-atom binomial sums (= Theorem 4.8)", lambda mech, ctx: {"vr_params": {
+           _settings_with("exact three-atom binomial sums (= Theorem 4.8); the certified evaluator of the same "
+                          "GPARV at large n (THREE_ATOM_WINDOW_TERMS)", lambda mech, ctx: {"vr_params": {
                "p": ctx["vr"].p, "beta": ctx["vr"].beta, "q": ctx["vr"].q, "source": ctx["vr"].source}}),
            _vr_regime),
     Method(GDP_INFO, _gdp_delta, _gdp_epsilon, _name_prepare("gdp"), _settings_with("closed form (Gaussian trade-off)"),

@@ -30,6 +30,7 @@ IEEE S&P 2026 (short version: arXiv:2504.07414), Theorems 13 and 14.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -671,7 +672,35 @@ def delta(mechanism, n=None, epsilon=None, *, method: str = "optimal", rtol: flo
     m, ctx = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator)
     n = _validate.count(_required(n, "n"), "n")
     epsilon = _validate.epsilon(_required(epsilon, "epsilon"))
+    if m.name in _GPARV_METHODS:
+        m = _pure_dp_short_circuit(m, float(mechanism.eps0))
     return _run("delta", m, mechanism, n, epsilon, ctx)
+
+
+#: Methods whose δ is the hockey-stick divergence of a GPARV pair, hence exactly 0 at ε >= ε0 (the
+#: closed-form comparison methods keep their own validity regimes, which exclude ε >= ε0).
+_GPARV_METHODS = frozenset({"optimal", "clone", "stronger-clone", "variation-ratio"})
+
+
+def _pure_dp_short_circuit(m: Method, eps0: float) -> Method:
+    """``m`` with δ = 0 exactly at every ε >= ε0 (no evaluation, so no e^ε overflow at huge ε).
+
+    Sound: the randomizer is pure ε0-LDP (for a composition, ``eps0`` is its composed pure level:
+    the sum for joint, the maximum for parallel / subsample), so changing one user's input changes
+    the law of the shuffled (post-processed) output by a factor at most e^{ε0} under replace-one
+    neighbours, hence the hockey-stick divergence at ε >= ε0 is 0 -- and so is every GPARV
+    functional (1/n)E[(G_1+...+G_n)_+], whose atoms are all <= 0 there.
+    """
+    point = m.delta
+
+    def delta_point(mechanism, n, eps, ctx):
+        if eps0 > 0 and eps >= eps0:
+            lower = 0.0 if (m.name == "optimal" and ctx.get("lower_families")) else None
+            info = {"evaluator": "pure-dp", "note": f"epsilon >= eps0 = {eps0:g}: delta = 0 exactly"}
+            return 0.0, lower, {"upper": info, "lower": info if lower is not None else None}
+        return point(mechanism, n, eps, ctx)
+
+    return dataclasses.replace(m, delta=delta_point)
 
 
 def epsilon(mechanism, n=None, delta=None, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,

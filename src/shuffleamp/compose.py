@@ -371,7 +371,8 @@ class Joint(Mechanism):
                 raise ParameterError("distances", f"must be <= {m} (the number of components), got {dist[-1]}")
         self.components = comps
         self.distances = dist
-        self.eps0 = float(sum(c.eps0 for c in comps))
+        self.eps0 = _validate.mechanism_eps0(float(sum(c.eps0 for c in comps)), "components",
+                                             what="the joint composition (sum of the components' eps0) is")
         doms = [c.domain for c in comps]
         self._domain = math.prod(doms) if all(d is not None for d in doms) else None
 

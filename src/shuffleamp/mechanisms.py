@@ -71,8 +71,9 @@ __all__ = [
 MAX_MATRIX_ENTRIES = 2 ** 22
 #: Largest domain size for which the BLH / RAPPOR / OUE matrix (2^d or 2^(d+1) outputs) is built.
 MAX_BIT_DOMAIN = 12
-#: Largest ε0 (nats) accepted by the parametric mechanisms; e^{ε0} must stay finite in float64.
-EPS0_MAX = 700.0
+#: Largest ε0 (nats) of any mechanism (parametric, matrix or composed); see
+#: :func:`shuffleamp._validate.mechanism_eps0` for why it is not the float64 limit 709.
+EPS0_MAX = _validate.EPS0_MAX
 #: HR lower decompositions are computed from matrix rows up to this Hadamard order, closed form above.
 HR_LOWER_FROM_MATRIX_MAX_D = 1024
 #: MatrixMechanism: all triples (x0, x1, x2) are used as lower-bound datasets up to this many inputs.
@@ -91,12 +92,7 @@ MECHANISMS: dict[str, type] = {}
 
 # ---------------------------------------------------------------------------- helpers
 def _eps0(value) -> float:
-    v = _validate.eps0(value)
-    if not isinstance(v, float):
-        raise ParameterError("eps0", "must be a scalar")
-    if v > EPS0_MAX:
-        raise ParameterError("eps0", f"must be <= {EPS0_MAX} nats (e^eps0 overflows), got {v!r}")
-    return v
+    return _validate.mechanism_eps0(value)
 
 
 def _form(form) -> str:
@@ -128,20 +124,23 @@ def _check_entries(n_entries: int, param: str, what: str):
                                     f"(> {MAX_MATRIX_ENTRIES}); use the closed-form decompositions")
 
 
-def _bit_lower(E: float, pi0: float, pi1: float, pi2: float, same: bool, label: str) -> Decomposition:
+def _bit_lower(E: float, pi0, pi1, pi2, same: bool, label: str) -> Decomposition:
     r"""Theorem-14 decomposition of a 'bit-indicator' mechanism ([SCW] Theorem 14; form derived here).
 
     ``R(x)(y) ∝ E^{u_x(y)}`` with one bit :math:`u_x(y)` per input; under
     :math:`y \sim R(x_2)` the bits :math:`u_0, u_1, u_2` (at :math:`x_1^0, x_1^1, x_2`) are independent
     Bernoulli(``pi0``, ``pi1``, ``pi2``), and :math:`R(x_j)(y)/R(x_2)(y) = E^{u_j - u_2}`.
     With ``same=True`` the dataset is :math:`x_2 = x_1^1` (so :math:`u_1 \equiv u_2`; ``pi1`` unused).
+
+    Each ``pi`` is a pair ``(Pr[u = 1], Pr[u = 0])`` computed separately in closed form, so that a
+    probability close to 1 keeps its complement's relative accuracy at large ε0 (``1 - E/(1+E)``
+    cancels to 0 from ε0 ≈ 37 on).
     """
     a, b, c = [], [], []
     for u0 in (0, 1):
         for u2 in (0, 1):
             for u1 in ((u2,) if same else (0, 1)):
-                pr = ((pi0 if u0 else 1 - pi0) * (pi2 if u2 else 1 - pi2)
-                      * (1.0 if same else (pi1 if u1 else 1 - pi1)))
+                pr = pi0[1 - u0] * pi2[1 - u2] * (1.0 if same else pi1[1 - u1])
                 c.append(pr)
                 a.append(pr * E ** (u0 - u2))
                 b.append(pr * E ** (u1 - u2))
@@ -423,7 +422,7 @@ class KRR(_PQRMechanism):
     Parameters
     ----------
     eps0 : float
-        ε0 in nats, ``0 < eps0 <= 700``.
+        ε0 in nats, ``0 < eps0 <= 150`` (:data:`EPS0_MAX`).
     k : int
         Domain size, ``k >= 2``.
 
@@ -563,8 +562,11 @@ class _BitMechanism(_PQRMechanism):
 
     # bit-indicator lower bound ([SCW] Theorem 14): R(x)(y) ∝ E^{u_x(y)}
     @abc.abstractmethod
-    def _bit_laws(self) -> tuple[float, float]:
-        """(Pr[u_x = 1] for x ≠ x_2, Pr[u_{x_2} = 1]) under y ~ R(x_2)."""
+    def _bit_laws(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """((Pr[u_x = 1], Pr[u_x = 0]) for x ≠ x_2, (Pr[u_{x_2} = 1], Pr[u_{x_2} = 0])) under y ~ R(x_2).
+
+        Both probabilities of each pair are closed forms (no ``1 - p`` cancellation at large ε0).
+        """
 
     def lower_decompositions(self) -> list:
         E = math.exp(self.eps0)
@@ -612,7 +614,7 @@ class BLH(_BitMechanism):
     Parameters
     ----------
     eps0 : float
-        ε0 in nats, ``0 < eps0 <= 700``.
+        ε0 in nats, ``0 < eps0 <= 150`` (:data:`EPS0_MAX`).
     d : int or None, optional
         Input-domain size ``d >= 2``; ``None`` (default) for the asymptotic limit.
 
@@ -650,7 +652,7 @@ class BLH(_BitMechanism):
 
     def _bit_laws(self):
         E = math.exp(self.eps0)
-        return 0.5, E / (1 + E)
+        return (0.5, 0.5), (E / (1 + E), 1 / (1 + E))
 
     def variation_ratio_beta(self) -> tuple[float, str]:
         """[WPL24] Table 2, local hash with length l = 2: β = (E − 1)/(E + 1).
@@ -692,7 +694,7 @@ class RAPPOR(_BitMechanism):
     Parameters
     ----------
     eps0 : float
-        ε0 in nats, ``0 < eps0 <= 700`` (the whole report is ε0-LDP).
+        ε0 in nats, ``0 < eps0 <= 150`` (:data:`EPS0_MAX`) (the whole report is ε0-LDP).
     d : int or None, optional
         Input-domain size ``d >= 2``; ``None`` (default) for the asymptotic limit.
 
@@ -728,7 +730,7 @@ class RAPPOR(_BitMechanism):
 
     def _bit_laws(self):
         t = math.exp(self.eps0 / 2)
-        return 1 / (1 + t), t / (1 + t)
+        return (1 / (1 + t), t / (1 + t)), (t / (1 + t), 1 / (1 + t))
 
     def variation_ratio_beta(self) -> tuple[float, str]:
         """[WPL24] Table 2, binary randomized response (RAPPOR): β = (t − 1)/(t + 1), t = e^{ε0/2}.
@@ -769,7 +771,7 @@ class OUE(_BitMechanism):
     Parameters
     ----------
     eps0 : float
-        ε0 in nats, ``0 < eps0 <= 700``.
+        ε0 in nats, ``0 < eps0 <= 150`` (:data:`EPS0_MAX`).
     d : int or None, optional
         Input-domain size ``d >= 2``; ``None`` (default) for the asymptotic limit.
 
@@ -804,7 +806,7 @@ class OUE(_BitMechanism):
 
     def _bit_laws(self):
         E = math.exp(self.eps0)
-        return 1 / (1 + E), 0.5
+        return (1 / (1 + E), E / (1 + E)), (0.5, 0.5)
 
     def variation_ratio_beta(self) -> tuple[float, str]:
         """β = (E − 1)/(2(E + 1)): not in [WPL24]; derived here as the total variation of two OUE rows.
@@ -855,7 +857,7 @@ class HadamardResponse(_PQRMechanism):
     Parameters
     ----------
     eps0 : float
-        ε0 in nats, ``0 < eps0 <= 700``.
+        ε0 in nats, ``0 < eps0 <= 150`` (:data:`EPS0_MAX`).
     d : int
         Hadamard order, a power of 2, ``d >= 4``.
 
@@ -910,7 +912,7 @@ class HadamardResponse(_PQRMechanism):
         b = np.array([hi, hi / E, lo, lo * E])
         out = [Decomposition(a, b, c, 0.0, label="dataset (1 | 2; others 3 = 1 xor 2)").simplified()]
         if self.d >= 8:
-            out.append(_bit_lower(E, 0.5, 0.5, E / (1 + E), False,
+            out.append(_bit_lower(E, (0.5, 0.5), (0.5, 0.5), (E / (1 + E), 1 / (1 + E)), False,
                                   "dataset (1 | 2; others 4, independent)"))
         return out
 
@@ -1190,7 +1192,7 @@ class Laplace(Mechanism):
     Parameters
     ----------
     eps0 : float
-        ε0 in nats, ``0 < eps0 <= 700`` (noise scale ``1/eps0``, sensitivity 1).
+        ε0 in nats, ``0 < eps0 <= 150`` (:data:`EPS0_MAX`) (noise scale ``1/eps0``, sensitivity 1).
 
     Raises
     ------
@@ -1359,8 +1361,9 @@ class MatrixMechanism(Mechanism):
                 raise ParameterError("matrix", "all rows are identical (ε0 = 0); nothing to amplify")
             e0 = tight
         else:
-            e0 = _validate.eps0(eps0)
+            e0 = _validate.mechanism_eps0(eps0)
             _validate.check_ldp(P, e0, "matrix")
+        _validate.mechanism_eps0(tight, "matrix", what="the matrix is")
         object.__setattr__(self, "_P", P)
         object.__setattr__(self, "eps0", float(e0))
         object.__setattr__(self, "eps0_tight", float(tight))

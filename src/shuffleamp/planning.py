@@ -79,7 +79,8 @@ def max_eps0(mechanism, n, target_epsilon, delta, *, eps0_max: float = 20.0, rel
     delta : float
         Target δ in (0, 1).
     eps0_max : float
-        Search ceiling (nats).  If even ``eps0_max`` is feasible it is returned.
+        Search ceiling (nats), at most the mechanisms' limit of 150 nats.  If even ``eps0_max`` is
+        feasible it is returned.
     rel_tol : float
         Relative width of the final bracket (geometric bisection).
     rtol : float
@@ -104,7 +105,7 @@ def max_eps0(mechanism, n, target_epsilon, delta, *, eps0_max: float = 20.0, rel
     n = _validate.count(n, "n")
     target_epsilon = _validate.real("target_epsilon", target_epsilon, lo=0.0, lo_open=True)
     delta = _validate.delta(delta)
-    eps0_max = _validate.real("eps0_max", eps0_max, lo=0.0, lo_open=True, hi=700.0)
+    eps0_max = _validate.real("eps0_max", eps0_max, lo=0.0, lo_open=True, hi=_validate.EPS0_MAX)
     rel_tol = _validate.real("rel_tol", rel_tol, lo=1e-9, hi=0.5)
     factory: Callable = mechanism if callable(mechanism) and not hasattr(mechanism, "describe") else \
         (lambda e: with_eps0(mechanism, e))

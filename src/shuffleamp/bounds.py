@@ -344,6 +344,10 @@ def _exact_count_side(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo
     e0 = ctx.get("binary_rr_eps0")
     if e0 is None:
         return up, lo
+    if n > _ec.DEFAULT_MAX_N:
+        rec["exact_count"] = {"skipped": f"n > {_ec.DEFAULT_MAX_N:.0e}: decomposition only (method='exact-count' "
+                                         "runs the count law up to its memory limit)"}
+        return up, lo
     fn = _ec.epsilon_binary_rr if want_eps else _ec.delta_binary_rr
     try:
         r = fn(e0, n, x, max_pairs=_ec.DEFAULT_BOUNDS_PAIRS)

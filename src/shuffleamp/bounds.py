@@ -288,12 +288,12 @@ def _projection_sets(families) -> list:
         for m in masks:
             if not m.any() or m.all():
                 continue
-            key = (round(float(a[m].sum()), 15), round(float(b[m].sum()), 15), round(float(c[m].sum()), 15))
-            if key[0] == key[1] or key in seen:
+            al, be, ga = (min(max(float(v[m].sum()), 0.0), 1.0) for v in (a, b, c))
+            key = (al, be, ga)              # exact masses: the projected pair must be the dataset's own
+            if al == be or key in seen:
                 continue
             seen.add(key)
-            out.append((min(max(key[0], 0.0), 1.0), min(max(key[1], 0.0), 1.0), min(max(key[2], 0.0), 1.0),
-                        f.label))
+            out.append((al, be, ga, f.label))
     return out
 
 

@@ -8,11 +8,12 @@ with input x, by repeated convolution) and 2-D / 3-D FFT convolutions; the hocke
 taken in both orderings at ε = the decomposition ε(δ).  For the worst dataset, its exact ε(δ) is found
 by bisection.  Float64 throughout (an estimate for this study, not a certified number).
 
-Run: PYTHONPATH=src OMP_NUM_THREADS=1 python bench/bench_exact_count_k3.py  (appends nothing; prints
-the markdown table, pasted into bench/results_exact_count.md)
+Run: PYTHONPATH=src OMP_NUM_THREADS=1 python bench/bench_exact_count_k3.py  -> bench/results_exact_count_k3.md
+(about 2 min)
 """
 import itertools
 import math
+import os
 import time
 
 import numpy as np
@@ -114,14 +115,28 @@ def main():
         r = study(k, eps0, n, step)
         rows.append(r)
         print(r, flush=True)
-    print()
-    print("| k | ε0 | n | decomp upper ε | decomp lower ε | worst dataset found (others' counts per value) | "
-          "its exact ε | dataset 'others 2' exact ε | exact / decomp upper | time (s) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    lines = ["# k-RR, k >= 3: decomposition bound vs the worst dataset pair found", "",
+             f"δ = {DELTA:g}. For every dataset 'user 1 holds 0 or 1, the others hold n_x of each value x' (every "
+             "composition; a grid of step 3 for k = 3, n = 100 and k = 4, n = 30, step 2 for k = 4, n = 20) the exact "
+             "output-histogram law (float64, FFT convolutions of cached group laws; checked against the brute-force "
+             "oracle of tests/oracle.py) is evaluated in both orderings at ε = the decomposition upper ε; the worst "
+             "dataset's exact ε(δ) is then found by bisection.  An estimate (float64), not a certified number.", "",
+             "| k | ε0 | n | decomp upper ε | decomp lower ε | worst dataset found (others per value) | "
+             "its exact ε | dataset 'others 2' exact ε | exact / decomp upper | time (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        print(f"| {r['k']} | {r['eps0']:g} | {r['n']} | {r['decomp_upper']:.5g} | {r['decomp_lower']:.5g} | "
-              f"{tuple(r['worst_counts'])} | {r['eps_worst']:.5g} | {r['eps_others2']:.5g} | "
-              f"{r['eps_worst'] / r['decomp_upper']:.3f} | {r['seconds']:.1f} |")
+        lines.append(f"| {r['k']} | {r['eps0']:g} | {r['n']} | {r['decomp_upper']:.5g} | {r['decomp_lower']:.5g} | "
+                     f"{tuple(r['worst_counts'])} | {r['eps_worst']:.5g} | {r['eps_others2']:.5g} | "
+                     f"{r['eps_worst'] / r['decomp_upper']:.3f} | {r['seconds']:.1f} |")
+    lines += ["", "Reading: the decomposition bound is within 0.3–6 % of the worst dataset found, the gap shrinking "
+              "with n (≤ 1.6 % at n ≥ 30 for ε0 = 1, 0.3–0.4 % at n = 100), so an exact-histogram method for k ≥ 3 "
+              "would gain little and is not built.  The worst dataset is 'others all 2' (the documented Theorem-14 "
+              "dataset) at moderate n; at small n and larger ε0 it is 'others = one of user 1's two values' in the "
+              "reverse ordering (e.g. k = 3, ε0 = 1, n = 10: ε = 0.813 vs 0.766 for 'others 2'), a dataset the lower "
+              "bound does not include for k >= 3 (a possible cheap addition to KRR.lower_decompositions).", ""]
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "results_exact_count_k3.md"), "w") as fh:
+        fh.write("\n".join(lines))
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

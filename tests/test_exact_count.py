@@ -257,13 +257,15 @@ def test_reverse_ordering_beats_todays_lower_bound():
 def test_between_decomposition_bounds(eps0, n, log_delta):
     d = 10.0 ** log_delta
     r = epsilon_binary_rr(eps0, n, d, max_pairs=64)
-    b = shuffleamp.epsilon(KRR(eps0, 2), n, d).settings["grid"]["decomposition"]
-    b = type("B", (), b)
-    # truth in [r.lower, r.upper] and in [b.lower, b.upper]: the brackets must intersect.  (r.upper may
-    # exceed b.upper by up to r's own certified bracket width near eps0, e.g. eps0=3, n=67, delta=1e-7.)
-    assert r.lower <= b.upper * (1 + 1e-9) + 1e-12
-    assert r.upper >= b.lower * (1 - 1e-9) - 1e-12
+    full = shuffleamp.epsilon(KRR(eps0, 2), n, d)
+    b = full.settings["grid"]["decomposition"]
+    # truth in [r.lower, r.upper] and in [b_lower, b_upper]: the brackets must intersect.  (r.upper may
+    # exceed b_upper by up to r's own certified bracket width near eps0, e.g. eps0=3, n=67, delta=1e-7.)
+    assert r.lower <= b["upper"] * (1 + 1e-9) + 1e-12
+    assert r.upper >= b["lower"] * (1 - 1e-9) - 1e-12
     assert r.lower <= r.upper
+    # the default combines both: never worse than either engine
+    assert full.upper <= b["upper"] and full.lower >= b["lower"] and full.lower <= full.upper
 
 
 @settings(max_examples=15, deadline=None)

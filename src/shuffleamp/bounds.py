@@ -291,12 +291,12 @@ def _projection_sets(families) -> list:
         for m in masks:
             if not m.any() or m.all():
                 continue
-            key = (round(float(a[m].sum()), 15), round(float(b[m].sum()), 15), round(float(c[m].sum()), 15))
-            if key[0] == key[1] or key in seen:
+            al, be, ga = (min(max(float(v[m].sum()), 0.0), 1.0) for v in (a, b, c))
+            key = (al, be, ga)              # exact masses: the projected pair must be the dataset's own
+            if al == be or key in seen:
                 continue
             seen.add(key)
-            out.append((min(max(key[0], 0.0), 1.0), min(max(key[1], 0.0), 1.0), min(max(key[2], 0.0), 1.0),
-                        f.label))
+            out.append((al, be, ga, f.label))
     return out
 
 
@@ -346,6 +346,10 @@ def _exact_count_side(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo
     rec["lower_engine"] = rec.get("lower_engine", "decomposition")
     e0 = ctx.get("binary_rr_eps0")
     if e0 is None:
+        return up, lo
+    if n > _ec.DEFAULT_MAX_N:
+        rec["exact_count"] = {"skipped": f"n > {_ec.DEFAULT_MAX_N:.0e}: decomposition only (method='exact-count' "
+                                         "runs the count law up to its memory limit)"}
         return up, lo
     fn = _ec.epsilon_binary_rr if want_eps else _ec.delta_binary_rr
     try:

@@ -93,12 +93,13 @@ from ._ext import count as _kern
 from .errors import ResourceLimitError
 
 __all__ = ["CountPMFs", "ExactCountResult", "count_pmfs", "delta_binary_rr", "epsilon_binary_rr",
-           "binary_rr_eps0", "projection_pair_bounds", "profile_binary_rr", "DEFAULT_BOUNDS_PAIRS"]
+           "binary_rr_eps0", "projection_pair_bounds", "profile_binary_rr", "DEFAULT_BOUNDS_PAIRS",
+           "DEFAULT_MAX_N"]
 
 #: Mass allowed outside each binomial window (certified by a Chernoff bound, charged to δ).
 TAIL = 1e-25
 #: Largest count window (entries) built; larger windows raise ResourceLimitError naming ``n``.
-MAX_WINDOW = 1 << 25
+MAX_WINDOW = 1 << 21
 #: Direct convolution below this many multiply-adds, FFT above.
 DIRECT_CONV_OPS = 4_000_000
 #: Default relative tolerance of the worst-case search (on δ for delta_binary_rr, on ε for
@@ -111,6 +112,9 @@ DEFAULT_MAX_PAIRS = 256
 #: 16 for n >= 1e4, else 32), so that the ε and δ queries bound the same blocks and δ(ε_upper) <= δ
 #: holds between them.  Larger budgets split blocks further (tighter, slower).
 DEFAULT_BOUNDS_PAIRS = 8
+#: The default method of :func:`shuffleamp.epsilon` / :func:`shuffleamp.delta` runs the exact count law
+#: for binary RR up to this n (cost O(sqrt(n) log n) per count law; beyond it the decomposition alone).
+DEFAULT_MAX_N = 10**9
 #: Probability charged for "fewer than k0 coins" in a block bound (see ``_block_bound``).
 TAIL_COINS = 1e-24
 #: Number of blocks of m the certified search starts from.
@@ -216,7 +220,7 @@ def _convolve(wins: list):
     return out, rho + 4 * _EPS, eta
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=48)
 def _law(eps0: float, a: int, c0: int, k0: int):
     """PMF of Bin(a, p1) + Bin(c0, p0) + Bin(k0, 1/2) on a window: (start, f, rho, eta, tau).
 

@@ -191,6 +191,22 @@ def test_progress_bar_when_forced(capsys, monkeypatch):
         sa.sweep("krr", k=4, eps0=1.0, n=100, delta=1e-6, progress="yes")
 
 
+def test_busy_indicator_for_one_long_computation(capsys, monkeypatch):
+    import time
+
+    import shuffleamp.sweep as sweep_mod
+
+    monkeypatch.setattr(sweep_mod, "PROGRESS_DELAY", 0.0)
+    with sweep_mod.busy("epsilon", progress=True):
+        time.sleep(0.7)
+    assert "epsilon: 00:00 elapsed" in capsys.readouterr().err
+    with sweep_mod.busy("epsilon", progress=False):
+        time.sleep(0.6)
+    with sweep_mod.busy("epsilon"):                          # stderr is not a terminal here
+        time.sleep(0.6)
+    assert capsys.readouterr().err == ""
+
+
 # --------------------------------------------------------------------------- command line
 def test_cli_sweep_csv_issue_example(capsys):
     code = cli.main(["sweep", "--mechanism", "krr", "--k", "10", "--eps0", "1,2", "--n", "1e3:1e6:log:4",

@@ -1,15 +1,17 @@
 # cython: language_level=3
 """Cython kernels of :mod:`shuffleamp.exact_count` (no validation here).
 
-* ``binom_window``: binomial PMF on an index window, by the ratio recurrence in log space
-  from the mode (compensated summation), normalised on the window;
+* ``binom_window``: binomial PMF on an index window, by the ratio recurrence from the mode
+  (linear space, exact ratios), normalised on the window;
+* ``pair_extremes``: ``lower_set_extremes`` of the binary-RR count pair built on the fly from
+  the others' count law;
 * ``lower_set_extremes``: one pass over the cumulative count laws giving the largest
   hockey-stick value (δ at ε) or the largest ε at δ over lower sets, with certified bands.
 """
 
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport exp, log, INFINITY
+from libc.math cimport exp, log, sqrt, INFINITY
 from libc.stdint cimport int64_t
 
 cnp.import_array()
@@ -18,14 +20,16 @@ cnp.import_array()
 def binom_window(int64_t N, double p, double logit, int64_t lo, int64_t hi):
     """PMF of Bin(N, p) on k = lo..hi, normalised to sum 1 on the window.
 
-    ``logit`` = log(p / (1 - p)) (passed exactly: ±eps0). The log-PMF is accumulated from the
-    (clipped) mode with the exact ratio f(k+1)/f(k) = (N-k)/(k+1) * p/(1-p), Kahan-compensated,
-    so the relative error of every entry is O(window * machine epsilon).
+    ``logit`` = log(p / (1 - p)) (passed exactly: ±eps0). Every entry is obtained from the (clipped)
+    mode, set to 1, by the exact ratio f(k+1)/f(k) = (N-k)/(k+1) * p/(1-p) (or its inverse going
+    down), multiplied in linear space: three roundings per step, so the relative error of entry k
+    is at most 3 |k - mode| machine epsilons (plus one for the odds and the normalisation).  The
+    window is where the mass is, so nothing underflows (the Chernoff tails are >= 1e-300 there).
     """
     cdef int64_t W = hi - lo + 1, k, mode, i
     cdef cnp.ndarray[cnp.float64_t, ndim=1] out = np.empty(W, dtype=np.float64)
     cdef double[::1] o = out
-    cdef double s, c, y, t, tot
+    cdef double v, tot, odds = exp(logit), inv = exp(-logit)
     mode = <int64_t>((N + 1) * p)
     if mode > N:
         mode = N
@@ -33,38 +37,91 @@ def binom_window(int64_t N, double p, double logit, int64_t lo, int64_t hi):
         mode = lo
     if mode > hi:
         mode = hi
-    o[mode - lo] = 0.0
-    s = 0.0
-    c = 0.0
-    for k in range(mode, hi):           # f(k+1)/f(k)
-        y = log(<double>(N - k) / <double>(k + 1)) + logit - c
-        t = s + y
-        c = (t - s) - y
-        s = t
-        o[k + 1 - lo] = s
-    s = 0.0
-    c = 0.0
-    for k in range(mode, lo, -1):       # f(k-1)/f(k)
-        y = log(<double>k / <double>(N - k + 1)) - logit - c
-        t = s + y
-        c = (t - s) - y
-        s = t
-        o[k - 1 - lo] = s
-    tot = 0.0
-    for i in range(W):
-        o[i] = exp(o[i])
-        tot += o[i]
-    for i in range(W):
-        o[i] /= tot
+    with nogil:
+        o[mode - lo] = 1.0
+        v = 1.0
+        for k in range(mode, hi):           # f(k+1)/f(k)
+            v = v * ((<double>(N - k) / <double>(k + 1)) * odds)
+            o[k + 1 - lo] = v
+        v = 1.0
+        for k in range(mode, lo, -1):       # f(k-1)/f(k)
+            v = v * ((<double>k / <double>(N - k + 1)) * inv)
+            o[k - 1 - lo] = v
+        tot = 0.0
+        for i in range(W):
+            tot += o[i]
+        tot = 1.0 / tot
+        for i in range(W):
+            o[i] *= tot
     return out
+
+
+def pair_extremes(const double[::1] f, double q0, double q1, double rho, double eta, double tau,
+                  double x, bint want_eps):
+    """:func:`lower_set_extremes` of the count pair P_b(c) = q_b f(c-1) + (1 - q_b) f(c), b = 0, 1
+    (c = 0 .. W, W = len(f)), built on the fly (no arrays): one pass over the window.
+
+    Each P_b entry is formed with two roundings on top of ``f``'s own error; ``rho`` must include
+    them (the caller adds 4 machine epsilons).
+    """
+    cdef Py_ssize_t W = f.shape[0], i, arg = -1
+    cdef double F0 = 0.0, F1 = 0.0, h0, l0, h1, l1, e = 0.0, up, lw, v, fprev, fcur, a0, a1
+    cdef double r_hi = 1.0 + rho, r_lo = 1.0 - rho
+    cdef double slack = 8 * 2.220446049250313e-16
+    if want_eps:
+        up = 0.0
+        lw = 0.0
+    else:
+        e = exp(x)
+        up = tau
+        lw = 0.0
+    with nogil:
+        fprev = 0.0
+        for i in range(W + 1):
+            fcur = f[i] if i < W else 0.0
+            a0 = q0 * fprev + (1.0 - q0) * fcur
+            a1 = q1 * fprev + (1.0 - q1) * fcur
+            fprev = fcur
+            F0 += a0
+            F1 += a1
+            h0 = F0 * r_hi + eta * sqrt(<double>(i + 1)) + tau
+            l0 = F0 * r_lo - eta * sqrt(<double>(i + 1))
+            h1 = F1 * r_hi + eta * sqrt(<double>(i + 1)) + tau
+            l1 = F1 * r_lo - eta * sqrt(<double>(i + 1))
+            if l1 < 0.0:
+                l1 = 0.0
+            if want_eps:
+                if h0 > x:
+                    v = INFINITY if l1 <= 0.0 else (h0 * (1.0 + slack) - x) / l1
+                    if v > up:
+                        up = v
+                if l0 * (1.0 - slack) > x:
+                    v = (l0 * (1.0 - slack) - x) / h1
+                    if v > lw:
+                        lw = v
+                        arg = i
+            else:
+                v = h0 - e * l1
+                if v > up:
+                    up = v
+                v = l0 - e * h1
+                if v > lw:
+                    lw = v
+                    arg = i
+    if want_eps:
+        up = -INFINITY if up <= 0.0 else log(up)
+        lw = -INFINITY if lw <= 0.0 else log(lw)
+    return up, lw, arg
 
 
 def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, double eta,
                        double tau, double x, bint want_eps):
     """Certified extremes over the lower sets {C <= t} of a count pair (P0, P1).
 
-    Every entry of the window arrays carries a relative error <= rho and an absolute error <= eta;
-    the mass outside the window (both laws) is <= tau.  With F_b the window cumulative sums:
+    Every entry of the window arrays carries a relative error <= rho plus an absolute part whose
+    vector has 2-norm <= eta (so each entry's absolute error is <= eta, and the cumulative sum of the
+    first t entries errs by <= eta sqrt(t) by Cauchy-Schwarz); the mass outside the window (both
+    laws) is <= tau.  With F_b the window cumulative sums:
 
     * ``want_eps=False`` (x = ε): returns (upper, lower) of max_t F0(t) - e^ε F1(t) (clipped at 0);
     * ``want_eps=True`` (x = δ): returns (upper, lower) of max_t log((F0(t) - δ) / F1(t))
@@ -74,9 +131,13 @@ def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, d
     cdef Py_ssize_t W = P0.shape[0], i, arg = -1
     cdef double F0 = 0.0, F1 = 0.0, h0, l0, h1, l1, e, up, lw, v
     cdef double r_hi = 1.0 + rho, r_lo = 1.0 - rho
+    # want_eps: the ratios (F0 - delta)/F1 are maximised and the log taken once at the end; the
+    # numerators carry 8 ulp of their own size, so that the delta evaluated at the returned upper
+    # epsilon (h0 - e^eps l1, rounded) stays <= delta despite the cancellation h0 - delta
+    cdef double slack = 8 * 2.220446049250313e-16
     if want_eps:
-        up = -INFINITY
-        lw = -INFINITY
+        up = 0.0
+        lw = 0.0
     else:
         e = exp(x)
         up = tau
@@ -84,19 +145,19 @@ def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, d
     for i in range(W):
         F0 += P0[i]
         F1 += P1[i]
-        h0 = F0 * r_hi + eta * (i + 1) + tau      # tau: lower tail below the window
-        l0 = F0 * r_lo - eta * (i + 1)
-        h1 = F1 * r_hi + eta * (i + 1) + tau
-        l1 = F1 * r_lo - eta * (i + 1)
+        h0 = F0 * r_hi + eta * sqrt(<double>(i + 1)) + tau      # tau: lower tail below the window
+        l0 = F0 * r_lo - eta * sqrt(<double>(i + 1))
+        h1 = F1 * r_hi + eta * sqrt(<double>(i + 1)) + tau
+        l1 = F1 * r_lo - eta * sqrt(<double>(i + 1))
         if l1 < 0.0:
             l1 = 0.0
         if want_eps:
             if h0 > x:
-                v = INFINITY if l1 <= 0.0 else log((h0 - x) / l1)
+                v = INFINITY if l1 <= 0.0 else (h0 * (1.0 + slack) - x) / l1
                 if v > up:
                     up = v
-            if l0 > x:
-                v = log((l0 - x) / h1)
+            if l0 * (1.0 - slack) > x:
+                v = (l0 * (1.0 - slack) - x) / h1
                 if v > lw:
                     lw = v
                     arg = i
@@ -108,4 +169,111 @@ def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, d
             if v > lw:
                 lw = v
                 arg = i
+    if want_eps:
+        up = -INFINITY if up <= 0.0 else log(up)
+        lw = -INFINITY if lw <= 0.0 else log(lw)
     return up, lw, arg
+
+
+cdef void _hull_max(double[::1] A, double[::1] B, Py_ssize_t P, const double[::1] xs,
+                    double[::1] out, Py_ssize_t[::1] hull, double slack) noexcept nogil:
+    """out[k] >= max_t A[t] - xs[k] B[t] over the P points (B non-decreasing), by the upper hull, plus
+    ``slack`` times the terms at the next hull vertex (0 for a value that only needs to be attained)."""
+    cdef Py_ssize_t t, H = 0, i1, i2, lo, hi, mid, k, K = xs.shape[0], j
+    cdef double x, v, best
+    for t in range(P):
+        if H >= 1 and B[t] == B[hull[H - 1]]:
+            if A[t] <= A[hull[H - 1]]:
+                continue
+            H -= 1
+        while H >= 2:
+            i1 = hull[H - 2]
+            i2 = hull[H - 1]
+            # pop i2 if it lies on or below the chord i1 -> t
+            if (A[i2] - A[i1]) * (B[t] - B[i1]) <= (A[t] - A[i1]) * (B[i2] - B[i1]):
+                H -= 1
+            else:
+                break
+        hull[H] = t
+        H += 1
+    for k in range(K):
+        x = xs[k]
+        # first hull vertex whose next edge has slope < x (the values rise along edges of slope > x)
+        lo = 0
+        hi = H - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            i1 = hull[mid]
+            i2 = hull[mid + 1]
+            if A[i2] - A[i1] > x * (B[i2] - B[i1]):
+                lo = mid + 1
+            else:
+                hi = mid
+        best = -INFINITY
+        for j in range(lo - 1, lo + 2):
+            if 0 <= j < H:
+                v = A[hull[j]] - x * B[hull[j]]
+                if v > best:
+                    best = v
+        # rounding of the values and of the hull tests: 8 ulp of the terms at the next vertex
+        j = lo + 1 if lo + 1 < H else H - 1
+        out[k] = best + slack * (A[hull[j]] + x * B[hull[j]])
+
+
+def pair_profile(const double[::1] f, double q0, double q1, double rho, double eta, double tau,
+                 const double[::1] xs):
+    """Certified (upper, lower) of max over lower sets of F0(t) - x F1(t), for every x in ``xs`` (x >= 1).
+
+    Same pair and bands as :func:`pair_extremes`, for many ε at once: the upper values are the
+    support function of the points (l1(t), h0(t)) (with l1 replaced by its suffix minimum, which
+    only raises the values), the lower values that of (h1(t), l0(t)) (h1 non-decreasing); both by
+    the upper convex hull in O(W + K log W).  Upper values carry 8 ulp of the terms against the
+    rounding of the hull tests; lower values are attained at a lower set (any vertex is valid).
+    """
+    cdef Py_ssize_t W = f.shape[0], P = W + 2, i, K = xs.shape[0]
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] Au = np.empty(P), Bu = np.empty(P)
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] Al = np.empty(P), Bl = np.empty(P)
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] up = np.empty(K), lw = np.empty(K)
+    cdef cnp.ndarray[cnp.intp_t, ndim=1] hull = np.empty(P, dtype=np.intp)
+    cdef double[::1] au = Au, bu = Bu, al = Al, bl = Bl, u = up, l = lw
+    cdef Py_ssize_t[::1] hv = hull
+    cdef double F0 = 0.0, F1 = 0.0, fprev = 0.0, fcur, r_hi = 1.0 + rho, r_lo = 1.0 - rho, m
+    cdef double slack = 8 * 2.220446049250313e-16, hmax = 0.0
+    with nogil:
+        au[0] = tau          # the empty lower set
+        bu[0] = 0.0
+        al[0] = 0.0
+        bl[0] = 0.0
+        for i in range(W + 1):
+            fcur = f[i] if i < W else 0.0
+            F0 += q0 * fprev + (1.0 - q0) * fcur
+            F1 += q1 * fprev + (1.0 - q1) * fcur
+            fprev = fcur
+            au[i + 1] = F0 * r_hi + eta * sqrt(<double>(i + 1)) + tau
+            bu[i + 1] = F1 * r_lo - eta * sqrt(<double>(i + 1))
+            if bu[i + 1] < 0.0:
+                bu[i + 1] = 0.0
+            al[i + 1] = F0 * r_lo - eta * sqrt(<double>(i + 1))
+            bl[i + 1] = F1 * r_hi + eta * sqrt(<double>(i + 1)) + tau
+            if au[i + 1] > hmax:
+                hmax = au[i + 1]
+        m = bu[P - 1]
+        for i in range(P - 2, -1, -1):      # suffix minimum: B non-decreasing, values only raised
+            if bu[i] > m:
+                bu[i] = m
+            else:
+                m = bu[i]
+        m = bl[0]
+        for i in range(1, P):               # prefix maximum: values only lowered
+            if bl[i] < m:
+                bl[i] = m
+            else:
+                m = bl[i]
+        _hull_max(au, bu, P, xs, u, hv, slack)
+        _hull_max(al, bl, P, xs, l, hv, 0.0)
+        for i in range(K):
+            if u[i] > 1.0:
+                u[i] = 1.0
+            if l[i] < 0.0:
+                l[i] = 0.0
+    return up, lw

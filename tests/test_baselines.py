@@ -36,7 +36,8 @@ from shuffleamp.decomposition import clone_decomposition
 from shuffleamp.mechanisms import laplace_upper_gparv
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace, MatrixMechanism
 
-SOUND_UPPER = [m for m, i in B.METHOD_INFO.items() if i.sound and m != "optimal"]
+# exact-count (binary RR only) is the exact value, below the decomposition bound: tested in test_exact_count.py
+SOUND_UPPER = [m for m, i in B.METHOD_INFO.items() if i.sound and m not in ("optimal", "exact-count")]
 
 
 def run(capsys, *argv):
@@ -94,7 +95,7 @@ def test_every_result_is_labelled(mech, n, delta):
             v = r.value
             assert v is not None and math.isfinite(v) and v >= 0
             d = json.loads(json.dumps(r.to_dict()))
-            assert d["sound"] is info.sound and d["kind"] == info.kind and d["settings"]["regime"]
+            assert d["sound"] is info.sound and d["method_kind"] == info.kind and d["settings"]["regime"]
             if info.kind == "estimate":
                 assert r.upper is None and d[f"{r.quantity}_upper"] is None
                 assert d[f"{r.quantity}_estimate"] == pytest.approx(v)
@@ -179,7 +180,8 @@ def test_stronger_clone_equals_optimal_for_krr():
     for k in (2, 3, 10):
         m = KRR(1.5, k)
         a = sa.delta(m, 5000, 0.1, method="stronger-clone").upper
-        b = sa.delta(m, 5000, 0.1).upper
+        r = sa.delta(m, 5000, 0.1)   # k = 2: the default also runs the exact count law; compare its decomposition side
+        b = r.settings["grid"]["decomposition"]["upper"] if k == 2 else r.upper
         assert a == pytest.approx(b, rel=1e-12)
 
 
@@ -341,8 +343,9 @@ def test_default_evaluator_sound_at_known_case():
     eps = 4.75 * 0.3125
     for n in (736, 760):
         exact_lo, _ = _exact_opt_krr(4.75, 2, n, eps)
-        assert sa.delta(mech, n, eps, evaluator="fft").upper >= exact_lo
-        assert sa.delta(mech, n, eps).upper >= exact_lo
+        # k = 2: the default also runs the exact count law (tighter); check its decomposition side
+        assert sa.delta(mech, n, eps, evaluator="fft").settings["grid"]["decomposition"]["upper"] >= exact_lo
+        assert sa.delta(mech, n, eps).settings["grid"]["decomposition"]["upper"] >= exact_lo
         assert sa.delta(mech, n, eps, method="stronger-clone").upper >= exact_lo
 
 
@@ -364,10 +367,10 @@ def test_compare_json(capsys):
                          "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["version"] == sa.__version__ and doc["quantity"] == "epsilon"
+    assert doc["version"] == sa.__version__ and doc["result"]["quantity"] == "epsilon"
     assert doc["inputs"]["n"] == 100000 and doc["inputs"]["delta"] == pytest.approx(1e-6)
-    assert doc["inputs"]["mechanism"]["mechanism"] == "oue"
-    rows = {r["method"]: r for r in doc["methods"]}
+    assert doc["result"]["mechanism"]["mechanism"] == "oue"
+    rows = {r["method"]: r for r in doc["result"]["methods"]}
     assert set(B.METHODS) <= set(rows) and "optimal (lower)" in rows
     assert rows["stronger-clone"]["status"] == "out_of_regime" and "oue" in rows["stronger-clone"]["reason"]
     assert rows["erlingsson"]["status"] == "ok"          # eps0 = 0.5 is inside its regime here
@@ -383,7 +386,7 @@ def test_compare_delta_and_errors(capsys):
     code, out, err = run(capsys, "compare", "--mechanism", "krr", "--k", "4", "--eps0", "1", "--n", "100",
                          "--epsilon", "0.6", "--json")
     assert code == 0, err
-    rows = {r["method"]: r for r in json.loads(out)["methods"]}
+    rows = {r["method"]: r for r in json.loads(out)["result"]["methods"]}
     # the VR counterexample is visible in the comparison: VR below the exact-divergence lower bound
     assert rows["variation-ratio"]["delta"] < rows["optimal (lower)"]["delta"]
     code, _, err = run(capsys, "compare", "--mechanism", "krr", "--k", "4", "--eps0", "1", "--n", "0",
@@ -401,12 +404,12 @@ def test_cli_method_choices_and_unsound_marking(capsys):
     code, out, err = run(capsys, "epsilon", "--mechanism", "blh", "--eps0", "1", "--n", "1e5", "--delta", "1e-6",
                          "--method", "gdp", "--json")
     assert code == 0, err
-    d = json.loads(out)
+    d = json.loads(out)["result"]
     assert d["epsilon_upper"] is None and d["epsilon_estimate"] > 0 and d["sound"] is False
     code, out, err = run(capsys, "delta", "--mechanism", "krr", "--k", "10", "--eps0", "1", "--n", "1e4",
                          "--epsilon", "0.1", "--method", "blanket-hoeffding", "--json")
     assert code == 0, err
-    assert json.loads(out)["sound"] is True
+    assert json.loads(out)["result"]["sound"] is True
     code, _, err = run(capsys, "epsilon", "--mechanism", "blh", "--eps0", "1", "--n", "1e5", "--delta", "1e-6",
                        "--method", "stronger-clone")
     assert code == 2 and "stronger-clone" in err and "blh" in err

@@ -13,6 +13,7 @@ import shuffleamp
 from shuffleamp.cli import main
 from shuffleamp.errors import ParameterError
 from shuffleamp.config import Collection, PlanError, evaluate_plan, load_plan
+from shuffleamp.results import SCHEMA_VERSION
 
 DATA = Path(__file__).parent / "data"
 
@@ -25,11 +26,24 @@ def run(capsys, *argv):
     return code, out, err
 
 
-def run_json(capsys, *argv):
+ENVELOPE_KEYS = ["schema_version", "version", "command", "inputs", "result", "error"]
+
+
+def run_envelope(capsys, *argv):
+    """The whole JSON document of a successful ``--json`` run (checked against the one schema)."""
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
     assert err == ""
-    return json.loads(out)
+    doc = json.loads(out)
+    assert list(doc) == ENVELOPE_KEYS
+    assert doc["schema_version"] == SCHEMA_VERSION and doc["version"] == shuffleamp.__version__
+    assert doc["command"] == argv[0] and doc["error"] is None and isinstance(doc["inputs"], dict)
+    return doc
+
+
+def run_json(capsys, *argv):
+    """The ``result`` member of a successful ``--json`` run."""
+    return run_envelope(capsys, *argv)["result"]
 
 
 def krr_matrix(k: int, eps0: float) -> np.ndarray:
@@ -52,13 +66,12 @@ def assert_bracket(upper, lower):
 
 def test_epsilon_json_echoes_inputs(capsys):
     d = run_json(capsys, "epsilon", *KRR, "--n", "20000", "--delta", "1e-6")
-    for key in ("epsilon_upper", "epsilon_lower", "delta", "n", "eps0", "mechanism", "method", "version"):
+    for key in ("epsilon_upper", "epsilon_lower", "delta", "n", "eps0", "mechanism", "method", "bounds"):
         assert key in d, key
     assert d["n"] == 20000
     assert d["delta"] == pytest.approx(1e-6)
     assert d["eps0"] == pytest.approx(1.0)
     assert d["method"] == "optimal"
-    assert d["version"] == shuffleamp.__version__
     assert d["mechanism"]["mechanism"] == "krr"
     assert d["mechanism"]["k"] == 10
     assert d["epsilon_lower"] is not None
@@ -97,13 +110,12 @@ def test_epsilon_clone_method_is_upper_only(capsys):
 def test_delta_json(capsys):
     d = run_json(capsys, "delta", "--mechanism", "rappor", "--d", "16", "--eps0", "2",
                  "--n", "5000", "--epsilon", "0.5")
-    for key in ("delta_upper", "delta_lower", "epsilon", "n", "eps0", "mechanism", "method", "version"):
+    for key in ("delta_upper", "delta_lower", "epsilon", "n", "eps0", "mechanism", "method", "bounds"):
         assert key in d, key
     assert d["epsilon"] == pytest.approx(0.5)
     assert d["n"] == 5000
     assert d["eps0"] == pytest.approx(2.0)
     assert d["mechanism"]["mechanism"] == "rappor"
-    assert d["version"] == shuffleamp.__version__
     assert_bracket(d["delta_upper"], d["delta_lower"])
     assert d["delta_upper"] <= 1.0
 
@@ -204,7 +216,6 @@ def test_version_and_no_command(capsys):
 
 def test_report_json_small_plan(capsys):
     doc = run_json(capsys, "report", str(DATA / "plan_ok.toml"))
-    assert doc["version"] == shuffleamp.__version__
     assert doc["method"] == "optimal"
     rows = doc["collections"]
     assert [r["name"] for r in rows] == ["binary flag", "category", "homepage"]
@@ -400,3 +411,264 @@ def test_unreadable_plans(tmp_path, capsys, filename, content, needle):
 def test_missing_plan_file(capsys, tmp_path):
     code, out, err = run(capsys, "report", str(tmp_path / "nope.toml"))
     assert code == 2 and "nope.toml" in err and err.startswith("error: ")
+
+
+# --------------------------------------------------------------------------- one JSON schema
+
+TINY_PLAN = '[[collection]]\nname = "flag"\nmechanism = "krr"\nk = 10\neps0 = 1.0\nn = 1000000\ndelta = 1e-6\n'
+
+#: One cheap invocation of every subcommand that has --json, and what its inputs must echo.
+SUBCOMMANDS = {
+    "epsilon": (["epsilon", *KRR, "--n", "1e3", "--delta", "1e-6"], {"n": 1000, "delta": 1e-6, "eps0": 1.0}),
+    "delta": (["delta", *KRR, "--n", "1000", "--epsilon", "0.5"], {"n": 1000, "epsilon": 0.5, "k": 10}),
+    "compare": (["compare", "--mechanism", "krr", "--k", "4", "--eps0", "1", "--n", "1000", "--delta", "1e-6"],
+                {"n": 1000, "delta": 1e-6, "epsilon": None}),
+    "rounds": (["rounds", *KRR, "--n", "1e6", "--target-epsilon", "0.1", "--delta", "1e-8", "--max-rounds", "5"],
+               {"n": 1000000, "target_epsilon": 0.1, "max_rounds": 5}),
+    "eps0": (["eps0", "--mechanism", "krr", "--k", "10", "--n", "10000", "--target-epsilon", "0.3", "--delta", "1e-6"],
+             {"n": 10000, "target_epsilon": 0.3, "eps0_max": 20.0}),
+    "n": (["n", *KRR, "--target-epsilon", "0.5", "--delta", "1e-6"], {"target_epsilon": 0.5, "n_max": 10**12}),
+    "report": (["report", "PLAN"], {"method": "optimal", "rtol": 1e-3}),
+}
+
+
+@pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
+def test_json_schema_is_the_same_for_every_subcommand(capsys, tmp_path, command):
+    argv, echoed = SUBCOMMANDS[command]
+    plan = tmp_path / "plan.toml"
+    plan.write_text(TINY_PLAN)
+    argv = [str(plan) if a == "PLAN" else a for a in argv]
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0 and err == "", err
+    doc = json.loads(out)
+    assert list(doc) == ENVELOPE_KEYS
+    assert doc["schema_version"] == SCHEMA_VERSION
+    assert doc["version"] == shuffleamp.__version__
+    assert doc["command"] == command and doc["error"] is None
+    for key, value in echoed.items():      # every parameter as parsed, defaults included
+        assert key in doc["inputs"], key
+        assert doc["inputs"][key] == (pytest.approx(value) if isinstance(value, float) else value), key
+    assert isinstance(doc["result"], dict) and doc["result"]
+    assert "np.float64" not in out and "Infinity" not in out and "NaN" not in out
+
+
+def test_json_bounds_name_their_guarantee_and_evaluator(capsys):
+    d = run_json(capsys, "delta", "--mechanism", "rappor", "--d", "128", "--eps0", "2", "--n", "100000",
+                 "--epsilon", "0.5")
+    up, lo = d["bounds"]["upper"], d["bounds"]["lower"]
+    assert up["guarantee"] == "certified upper bound" and lo["guarantee"] == "certified lower bound"
+    assert up["value"] == d["delta_upper"] and lo["value"] == d["delta_lower"]
+    # the evaluator reported next to each number is the one recorded in its evaluation, not the one requested
+    grid = d["settings"]["grid"]
+    assert up["evaluator"] == grid["upper"]["evaluator"] == d["evaluator"]
+    assert lo["evaluator"] == grid["lower"]["evaluator"]
+    assert d["settings"]["evaluator"] == "exact"
+    assert "kind" not in d                   # no bare "kind": "upper" next to a lower bound
+    clone = run_json(capsys, "epsilon", *KRR, "--n", "1000", "--delta", "1e-6", "--method", "clone")
+    assert clone["bounds"]["lower"] is None and clone["bounds"]["upper"]["guarantee"] == "certified upper bound"
+    vr = run_json(capsys, "epsilon", *KRR, "--n", "1000", "--delta", "1e-6", "--method", "variation-ratio")
+    assert "UNSOUND" in vr["bounds"]["upper"]["guarantee"]
+
+
+# --------------------------------------------------------------------------- errors: JSON, exit codes, no traceback
+
+
+@pytest.mark.parametrize("argv, etype, parameter", [
+    (["epsilon", "--mechanism", "krr", "--k", "10", "--eps0", "-1", "--n", "100", "--delta", "1e-6"],
+     "ParameterError", "eps0"),
+    (["epsilon", *KRR, "--n", "100"], "UsageError", "delta"),
+    (["epsilon", *KRR, "--n", "lots", "--delta", "1e-6"], "UsageError", "n"),
+    (["epsilon", *KRR, "--n", "100", "--n", "200", "--delta", "1e-6"], "UsageError", "n"),
+    (["eps0", *KRR, "--n", "100", "--target-epsilon", "1", "--delta", "1e-6"], "UsageError", "eps0"),
+    (["report", "nope.toml"], "PlanError", "plan"),
+])
+def test_json_errors(capsys, argv, etype, parameter):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 2
+    assert err == "" and "Traceback" not in out
+    doc = json.loads(out)
+    assert list(doc) == ENVELOPE_KEYS
+    assert doc["result"] is None and doc["command"] == argv[0]
+    assert doc["error"]["type"] == etype
+    assert doc["error"]["parameter"] == parameter
+    assert doc["error"]["message"]
+
+
+def test_internal_error_is_reported_without_traceback(capsys, monkeypatch):
+    def boom(*args, **kwargs):
+        raise ZeroDivisionError("simulated bug")
+
+    monkeypatch.setattr(shuffleamp, "epsilon", boom)
+    monkeypatch.delenv("SHUFFLEAMP_TRACEBACK", raising=False)
+    code, out, err = run(capsys, "epsilon", *KRR, "--n", "100", "--delta", "1e-6")
+    assert code == 70
+    assert out == "" and "Traceback" not in err
+    assert err.startswith("error: internal error (ZeroDivisionError: simulated bug)") and "report" in err
+    code, out, err = run(capsys, "epsilon", *KRR, "--n", "100", "--delta", "1e-6", "--json")
+    assert code == 70 and err == ""
+    doc = json.loads(out)
+    assert doc["error"]["type"] == "InternalError" and "simulated bug" in doc["error"]["message"]
+
+
+def test_matrix_not_utf8_is_a_typed_error(capsys, tmp_path):
+    csv = tmp_path / "latin1.csv"
+    csv.write_bytes("0,5;0,5\n0\xe9\n".encode("latin-1") + b"\xff\xfe")
+    code, out, err = run(capsys, "epsilon", "--mechanism", "matrix", "--matrix", str(csv), "--n", "100",
+                         "--delta", "1e-6")
+    assert code == 2 and out == ""
+    assert err.startswith("error: matrix: ") and "UTF-8" in err and "Traceback" not in err
+    code, out, err = run(capsys, "epsilon", "--mechanism", "matrix", "--matrix", str(csv), "--n", "100",
+                         "--delta", "1e-6", "--json")
+    doc = json.loads(out)
+    assert code == 2 and doc["error"]["type"] == "ParameterError" and doc["error"]["parameter"] == "matrix"
+    with pytest.raises(ParameterError) as info:
+        shuffleamp.mechanisms.make("matrix", matrix=str(csv))
+    assert info.value.parameter == "matrix"
+
+
+# --------------------------------------------------------------------------- options a subcommand does not use
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["eps0", "--mechanism", "krr", "--k", "10", "--n", "1000", "--target-epsilon", "1", "--delta", "1e-8",
+      "--eps0", "3"], "--eps0"),          # must not be read as an abbreviation of --eps0-max either
+    (["eps0", "--mechanism", "krr", "--k", "10", "--n", "1000", "--target-epsilon", "1", "--delta", "1e-8",
+      "--matrix", "P.csv"], "--matrix"),
+    (["n", *KRR, "--target-epsilon", "1", "--delta", "1e-8", "--n", "5"], "--n"),
+    (["n", *KRR, "--target-epsilon", "1", "--delta", "1e-8", "--n-m", "5"], "--n-m"),   # no abbreviations
+    (["report", "--evaluator", "fft"], "--evaluator"),
+    (["rounds", *KRR, "--n", "1000", "--target-epsilon", "1", "--delta", "1e-8", "--rtol", "1e-2"], "--rtol"),
+    (["compare", *KRR, "--n", "1000", "--delta", "1e-8", "--method", "clone"], "--method"),
+    (["epsilon", *KRR, "--n", "1000", "--delta", "1e-8", "--epsilon", "1"], "--epsilon"),
+    (["plan-template", "--delta", "1e-6"], "--delta"),
+])
+def test_options_a_subcommand_does_not_use_are_rejected(capsys, argv, option):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert option in err and "Traceback" not in err
+    assert f"usage: shuffleamp {argv[0]}" in err
+
+
+def test_scalar_options_take_one_value(capsys):
+    code, out, err = run(capsys, "epsilon", *KRR, "--n", "1e4", "--n", "1e5", "--delta", "1e-6")
+    assert code == 2 and "--n" in err and "more than once" in err
+    code, out, err = run(capsys, "epsilon", *KRR, "--n", "1e4,1e5", "--delta", "1e-6")
+    assert code == 2 and "--n" in err and "one value" in err
+    code, out, err = run(capsys, "epsilon", "--mechanism", "krr", "--mechanism", "blh", "--eps0", "1",
+                         "--n", "100", "--delta", "1e-6")
+    assert code == 2 and "--mechanism" in err
+
+
+def test_list_options_repeated_or_comma_separated(capsys):
+    a = run_json(capsys, "epsilon", "--mechanism", "krr", "--k", "4", "--schedule", "0.5,1.0,2.0",
+                 "--n", "1000", "--delta", "1e-6")
+    b = run_json(capsys, "epsilon", "--mechanism", "krr", "--k", "4", "--schedule", "0.5", "--schedule", "1.0,2.0",
+                 "--n", "1000", "--delta", "1e-6")
+    assert a["schedule"] == b["schedule"] == [0.5, 1.0, 2.0]
+    assert a["epsilon_upper"] == b["epsilon_upper"]
+    c = run_json(capsys, "epsilon", "--mechanism", "joint", "--component", "krr:k=4:eps0=0.5,krr:k=4:eps0=0.5",
+                 "--n", "1000", "--delta", "1e-6")
+    d = run_json(capsys, "epsilon", "--mechanism", "joint", "--component", "krr:k=4:eps0=0.5",
+                 "--component", "krr:k=4:eps0=0.5", "--n", "1000", "--delta", "1e-6")
+    assert c["mechanism"] == d["mechanism"] and c["epsilon_upper"] == d["epsilon_upper"]
+
+
+# --------------------------------------------------------------------------- text output
+
+
+def _text_value(out: str, label: str) -> str:
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith(label))
+    return line.split("=", 1)[1].split()[0] if "=" in line else line
+
+
+def test_text_names_the_guarantee_and_rounds_outwards(capsys):
+    argv = ("epsilon", *KRR, "--n", "20000", "--delta", "1e-6")
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    assert "ε (upper, certified) = " in out and "ε (lower)" in out and "nats" in out
+    assert "evaluator : exact" in out and "certified δ error" in out
+    d = run_json(capsys, *argv)
+    upper, lower = float(_text_value(out, "ε (upper")), float(_text_value(out, "ε (lower"))
+    assert upper >= d["epsilon_upper"] and lower <= d["epsilon_lower"]      # printed outwards
+    assert upper > lower                                                 # enough digits to show the bracket
+    assert "np.float64" not in out
+
+
+def test_denormal_delta_is_printed_as_a_bound(capsys):
+    argv = ("delta", "--mechanism", "rappor", "--d", "128", "--eps0", "2", "--n", "100000", "--epsilon", "0.5")
+    d = run_json(capsys, *argv)
+    assert 0 < d["delta_upper"] < 1e-300 and d["bounds"]["upper"]["evaluator"] == "chernoff"
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    assert "δ (upper, certified) < 1e-300 (Chernoff bound)" in out
+    assert "e-324" not in out and "4.94066" not in out
+    assert "in [0," not in out
+
+
+def test_planning_text_prints_the_certified_value(capsys):
+    argv = ("n", *KRR[:4], "--eps0", "4", "--target-epsilon", "0.5", "--delta", "1e-6")
+    d = run_json(capsys, *argv)
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    import re
+    m = re.search(r"delta_upper = (\S+) ≤ (\S+) at epsilon", out)
+    assert m, out
+    printed, target = float(m.group(1)), float(m.group(2))
+    assert target == 1e-6
+    assert d["delta_upper_at_answer"] <= printed < target          # rounded up, yet shown below the target
+    assert f"smallest n: {d['n']} " in out
+
+
+def test_result_reprs_are_one_line():
+    from shuffleamp.mechanisms import KRR as KRRm
+    r = shuffleamp.epsilon(KRRm(1.0, 10), 1000, 1e-6)
+    text = repr(r)
+    assert "\n" not in text and text.startswith("BoundResult(epsilon: upper=")
+    assert "np.float64" not in text and "evaluator='exact'" in text
+    v = shuffleamp.delta(KRRm(1.0, 10), [1000, 2000], 0.5)
+    assert "\n" not in repr(v) and "np." not in repr(v)
+
+
+# --------------------------------------------------------------------------- plan template
+
+
+def test_plan_template_round_trip(capsys, tmp_path):
+    code, out, err = run(capsys, "plan-template")
+    assert code == 0 and err == ""
+    assert out.lstrip().startswith("#") and out.count("\n# ") >= 10        # commented
+    import tomllib
+    doc = tomllib.loads(out)                                               # valid TOML
+    plan = tmp_path / "plan.toml"
+    plan.write_text(out, encoding="utf-8")
+    rows = load_plan(plan)
+    assert [r.name for r in rows] == [c["name"] for c in doc["collection"]]
+    assert rows.budget == doc["budget"]
+    result = run_json(capsys, "report", "--plan", str(plan))
+    assert [c["name"] for c in result["collections"]] == [r.name for r in rows]
+    assert result["total"]["holds"] is True
+    code, out, err = run(capsys, "report", str(plan), "--plan", str(plan))
+    assert code == 2 and "plan" in err
+
+
+def test_text_output_on_an_ascii_terminal(monkeypatch):
+    """A terminal that cannot encode ε / δ / ≤ gets ASCII names instead of a UnicodeEncodeError."""
+    import io
+    import sys
+
+    buf = io.BytesIO()
+    stream = io.TextIOWrapper(buf, encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", stream)
+    code = main(["n", *KRR[:4], "--eps0", "4", "--target-epsilon", "0.5", "--delta", "1e-6"])
+    code2 = main(["epsilon", *KRR, "--n", "1000", "--delta", "1e-6"])
+    stream.flush()
+    text = buf.getvalue().decode("ascii")
+    assert code == code2 == 0
+    assert "<= 1e-06" in text and "eps (upper, certified) = " in text and "eps (lower)" in text
+
+
+def test_report_json_inputs_name_the_plan_once(capsys, tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(TINY_PLAN)
+    doc = run_envelope(capsys, "report", "--plan", str(plan))
+    assert doc["inputs"]["plan"] == str(plan) and "plan_option" not in doc["inputs"]
+    assert doc["result"]["plan"] == str(plan)

@@ -601,7 +601,7 @@ def run(capsys, *argv):
 def test_cli_joint_parallel_subsample(capsys):
     code, out, err = run(capsys, "epsilon", *JOINT_ARGS, "--n", "20000", "--delta", "1e-6", "--json")
     assert code == 0, err
-    d = json.loads(out)
+    d = json.loads(out)["result"]
     assert d["mechanism"]["mechanism"] == "joint" and d["eps0"] == 1.0
     assert d["settings"]["grid"]["upper"]["pair"].startswith("joint hamming 2/2")
     api = shuffleamp.epsilon(compose.joint(KRR(0.5, 10), KRR(0.5, 10)), 20000, 1e-6)
@@ -613,7 +613,7 @@ def test_cli_joint_parallel_subsample(capsys):
     code, out, err = run(capsys, "epsilon", "--mechanism", "subsample", "--component", "krr:k=10:eps0=1",
                          "--q", "0.1", "--n", "1e4", "--delta", "1e-6", "--json")
     assert code == 0, err
-    assert json.loads(out)["mechanism"]["q"] == 0.1
+    assert json.loads(out)["result"]["mechanism"]["q"] == 0.1
 
 
 @pytest.mark.parametrize("argv,message", [

@@ -230,10 +230,10 @@ def test_pair_matches_mpmath_large_n_slow(eps0, n, m):
 @pytest.mark.parametrize("n", [1_000, 10_000, 100_000])
 def test_exact_is_15_to_20_percent_below_decomposition(n):
     r = epsilon_binary_rr(1.0, n, 1e-6, max_pairs=64)
-    b = shuffleamp.epsilon(KRR(1.0, 2), n, 1e-6)
-    gap = 1 - r.upper / b.upper
+    d = shuffleamp.epsilon(KRR(1.0, 2), n, 1e-6).settings["grid"]["decomposition"]
+    gap = 1 - r.upper / d["upper"]
     assert 0.14 <= gap <= 0.21
-    assert b.lower <= r.upper and r.lower <= b.upper
+    assert d["lower"] <= r.upper and r.lower <= d["upper"]
 
 
 def test_reverse_ordering_beats_todays_lower_bound():
@@ -242,7 +242,10 @@ def test_reverse_ordering_beats_todays_lower_bound():
     assert r.lower >= 0.016181 and r.lower < 0.016182
     assert r.worst_m == 0
     b = shuffleamp.epsilon(KRR(0.5, 2), 10_000, 1e-6)
-    assert abs(b.lower - 0.015993) < 1e-6 and r.lower > b.lower
+    assert b.lower >= 0.016181 and b.settings["lower_engine"] == "exact-count"
+    assert b.upper <= b.settings["grid"]["decomposition"]["upper"]
+    # the decomposition side alone now takes both orderings of the documented dataset
+    assert b.settings["grid"]["decomposition"]["lower"] >= 0.016181
 
 
 # ----------------------------------------------------------------------------- properties
@@ -254,7 +257,8 @@ def test_reverse_ordering_beats_todays_lower_bound():
 def test_between_decomposition_bounds(eps0, n, log_delta):
     d = 10.0 ** log_delta
     r = epsilon_binary_rr(eps0, n, d, max_pairs=64)
-    b = shuffleamp.epsilon(KRR(eps0, 2), n, d)
+    b = shuffleamp.epsilon(KRR(eps0, 2), n, d).settings["grid"]["decomposition"]
+    b = type("B", (), b)
     # truth in [r.lower, r.upper] and in [b.lower, b.upper]: the brackets must intersect.  (r.upper may
     # exceed b.upper by up to r's own certified bracket width near eps0, e.g. eps0=3, n=67, delta=1e-7.)
     assert r.lower <= b.upper * (1 + 1e-9) + 1e-12
@@ -310,3 +314,148 @@ def test_window_too_large_raises_naming_n():
     with pytest.raises(ResourceLimitError) as e:
         epsilon_binary_rr(0.1, 10**17, 1e-6)
     assert e.value.parameter == "n" and "n =" in str(e.value)
+
+
+# ----------------------------------------------------------------------------- registry / default method
+def test_exact_count_method_through_the_registry():
+    r = shuffleamp.epsilon(KRR(1.0, 2), 10_000, 1e-6, method="exact-count")
+    e = epsilon_binary_rr(1.0, 10_000, 1e-6, max_pairs=shuffleamp.exact_count.DEFAULT_BOUNDS_PAIRS)
+    assert r.method == "exact-count" and r.sound and r.upper == e.upper and r.lower == e.lower
+    d = shuffleamp.delta(KRR(1.0, 2), [1000, 10_000], 0.05, method="exact-count")
+    assert d.upper.shape == (2,) and np.all(d.lower <= d.upper)
+    from shuffleamp.errors import OutOfRegimeError
+    with pytest.raises(OutOfRegimeError):
+        shuffleamp.epsilon(KRR(1.0, 3), 100, 1e-6, method="exact-count")
+
+
+@pytest.mark.parametrize("n,delta", [(1000, 1e-6), (10_000, 1e-6), (10**6, 1e-8)])
+def test_default_method_uses_exact_count_for_binary_rr(n, delta):
+    r = shuffleamp.epsilon(KRR(1.0, 2), n, delta)
+    dec = r.settings["grid"]["decomposition"]
+    ec = r.settings["grid"]["exact_count"]
+    assert r.upper == min(dec["upper"], ec["upper"]) and r.lower == max(dec["lower"], ec["lower"])
+    assert r.settings["upper_engine"] == "exact-count"          # 14-17 % below the decomposition here
+    assert r.upper < 0.9 * dec["upper"] and r.lower <= r.upper
+    # the symmetric 2 x 2 matrix is binary RR too
+    E = math.exp(1.0)
+    m = shuffleamp.mechanisms.MatrixMechanism([[E / (E + 1), 1 / (E + 1)], [1 / (E + 1), E / (E + 1)]])
+    rm = shuffleamp.epsilon(m, n, delta)
+    assert rm.settings["upper_engine"] == "exact-count" and abs(rm.upper - r.upper) <= 1e-9 * r.upper
+
+
+def test_default_upper_never_above_decomposition_near_eps0():
+    # near eps0 the exact-count upper can exceed the decomposition upper by its bracket: the min is taken
+    for eps0, n, delta in [(3.0, 67, 1e-7), (4.0, 100, 1e-6)]:
+        r = shuffleamp.epsilon(KRR(eps0, 2), n, delta)
+        dec = r.settings["grid"]["decomposition"]
+        assert r.upper <= dec["upper"] and r.lower >= dec["lower"] and r.lower <= r.upper <= eps0
+
+
+def test_default_delta_and_epsilon_consistent_for_binary_rr():
+    for n in (10, 10**4, 10**8):
+        d = 0.01 / n
+        r = shuffleamp.epsilon(KRR(1.0, 2), n, d)
+        x = shuffleamp.delta(KRR(1.0, 2), n, r.upper)
+        assert x.lower <= x.upper <= d * (1 + 1e-12)
+
+
+def test_cli_epsilon_k2_reports_exact_count(capsys):
+    import json
+    from shuffleamp.cli import main
+    code = main(["epsilon", "--mechanism", "krr", "--k", "2", "--eps0", "1", "--n", "10000", "--delta", "1e-6",
+                 "--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    doc = json.loads(out)["result"]
+    assert doc["settings"]["upper_engine"] == "exact-count"
+    assert doc["bounds"]["upper"]["evaluator"] == "exact-count"
+    assert doc["epsilon_upper"] < 0.0370 and doc["epsilon_lower"] >= 0.03565
+
+
+# ----------------------------------------------------------------------------- lower bounds (every mechanism)
+import oracle as O  # noqa: E402  (tests/oracle.py: brute-force histogram laws)
+from shuffleamp._ext.oracles import gparv_bruteforce  # noqa: E402
+from shuffleamp.bounds import _families, _projection_sets  # noqa: E402
+from shuffleamp.exact_count import projection_pair_bounds  # noqa: E402
+from shuffleamp.mechanisms import BLH, OUE, MatrixMechanism  # noqa: E402
+
+
+def _small_mechs():
+    rng = np.random.default_rng(3)
+    R = rng.uniform(1.0, math.exp(1.5), size=(3, 4))
+    R /= R.sum(axis=1, keepdims=True)
+    return [KRR(1.0, 2), KRR(2.0, 3), KRR(0.7, 4), BLH(1.0, 3), OUE(0.8, 3), MatrixMechanism(R)]
+
+
+@pytest.mark.parametrize("mech", _small_mechs(), ids=lambda m: f"{m.name}")
+def test_lower_families_and_projections_below_enumerated_truth(mech):
+    """Every lower family (both orderings) is at most the worst enumerated dataset divergence and each
+    swapped family is the reverse divergence of a concrete pair; every count projection is at most it."""
+    P = mech.matrix()
+    fams = _families(mech, "optimal", "lower")
+    sets = _projection_sets(fams)
+    assert sets
+    for n in (2, 3, 4):
+        for frac in (0.0, 0.1, 0.5):
+            eps = frac * mech.eps0
+            truth = O.worst_dataset_divergence(P, n, eps)
+            for f in fams:
+                g = f.gparv(eps)
+                assert float(gparv_bruteforce(g.values, g.probs, n)) <= truth + 1e-14
+            for a, b, c, _ in sets:
+                up, lo = projection_pair_bounds(a, b, c, n, eps, False)
+                assert lo <= truth + 1e-14 and lo <= up
+            r = shuffleamp.delta(mech, n, eps)
+            assert r.lower <= truth + 1e-14 <= r.upper + 2e-14
+
+
+def test_reverse_ordering_is_the_reverse_divergence():
+    mech = KRR(1.0, 2)
+    P = mech.matrix()
+    d = mech.lower_decompositions()[0]          # dataset (0 | 1; others 1)
+    for n in (2, 4):
+        for eps in (0.1, 0.4):
+            g = d.swapped().gparv(eps)
+            X0, X1 = O.clump_datasets(0, 1, 1, n)
+            want = O.directed_divergence(P, X1, X0, eps)
+            assert abs(float(gparv_bruteforce(g.values, g.probs, n)) - want) <= 1e-12 * want + 1e-15
+
+
+def test_binary_projection_is_the_exact_dataset_divergence():
+    # k = 2: the count of ones is sufficient, so the projection S = {1} is exact
+    mech = KRR(1.0, 2)
+    P = mech.matrix()
+    E = math.exp(1.0)
+    for n in (2, 5):
+        for eps in (0.0, 0.2, 0.6):
+            X0, X1 = O.clump_datasets(0, 1, 1, n)
+            want = max(O.directed_divergence(P, X0, X1, eps), O.directed_divergence(P, X1, X0, eps))
+            up, lo = projection_pair_bounds(1 / (E + 1), E / (E + 1), E / (E + 1), n, eps, False)
+            assert lo - 1e-14 <= want <= up + 1e-14 and up - lo <= 1e-13
+
+
+def test_lower_never_silently_zero_at_large_eps0():
+    """k-RR, eps0 = 20, k = 10, n = 1e5, delta = 1e-8: the Theorem-14 evaluation cannot resolve the
+    n-fold sum (rare atoms of mass 2e-9); the count projection gives a valid, explained lower bound."""
+    r = shuffleamp.epsilon(KRR(20.0, 10), 10**5, 1e-8)
+    assert r.lower > 17.0 and r.lower <= r.upper
+    assert r.settings["lower_engine"] == "count-projection" and "weak lower bound" in r.settings["lower_note"]
+    # the projected pair itself: user 1 reports output 1 w.p. p (x0 = 0) vs E p (x1 = 1), others w.p. p
+    E = math.exp(20.0)
+    p = 1 / (E + 9)
+    up, lo = projection_pair_bounds(p, E * p, p, 10**5, 1e-8, True)
+    assert lo == pytest.approx(math.log((E + 9) / 9), rel=1e-6)      # the event "no report equals 1"
+
+
+# ----------------------------------------------------------------------------- batched profile
+@pytest.mark.parametrize("eps0,n", [(1.0, 13), (0.5, 30), (4.0, 20), (1.0, 150)])
+def test_profile_brackets_the_worst_case(eps0, n):
+    from shuffleamp.exact_count import profile_binary_rr
+    eps = np.array([0.0, 0.01, 0.1, 0.3, 0.9]) * eps0
+    up, lo = profile_binary_rr(eps0, n, eps)
+    r = delta_binary_rr(eps0, n, eps, max_pairs=8)
+    for i, e in enumerate(eps):
+        ref = _worst_float(eps0, n, e)
+        assert lo[i] - 1e-13 <= ref <= up[i] + 1e-13
+        # same count laws as the search: same values up to the rounding of e^eps (and the hull slack)
+        assert up[i] >= r.upper[i] * (1 - 1e-12) and abs(lo[i] - r.lower[i]) <= 1e-12 * r.lower[i] + 1e-16

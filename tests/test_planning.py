@@ -43,9 +43,10 @@ def test_planning_errors():
 def test_planning_cli(capsys):
     assert main(["n", "--mechanism", "krr", "--k", "10", "--eps0", "4", "--target-epsilon", "0.5",
                  "--delta", "1e-6", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["n"] >= 1 and out["delta_upper_at_answer"] <= 1e-6 and out["version"] == sa.__version__
+    doc = json.loads(capsys.readouterr().out)
+    out = doc["result"]
+    assert out["n"] >= 1 and out["delta_upper_at_answer"] <= 1e-6 and doc["version"] == sa.__version__
     assert main(["eps0", "--mechanism", "krr", "--k", "10", "--n", "10000", "--target-epsilon", "0.3",
                  "--delta", "1e-6", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)["result"]
     assert out["eps0"] > 0.3 and out["mechanism"]["k"] == 10

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from scipy.stats import binom
 
 import shuffleamp as sa
-from shuffleamp import population as P
+from shuffleamp import personalized as P
 from shuffleamp.errors import ParameterError
 from shuffleamp.mechanisms import KRR, MatrixMechanism
 
@@ -74,8 +74,8 @@ def test_lower_exact_dataset_krr_matches_enumeration():
             for i, (M, c) in enumerate(zip(mats, counts)):
                 others += [M[2]] * (c - (1 if i == g else 0))
             true = _divergence([mats[g][0]] + others, [mats[g][1]] + others, eps)
-            lo, how = P._delta_lower_krr(pop, g, eps)
-            assert lo == pytest.approx(true, rel=1e-9, abs=1e-15), how
+            lo = P._delta_lower_krr_exact(pop, g, eps)
+            assert lo == pytest.approx(true, rel=1e-9, abs=1e-15)
 
 
 def test_upper_dominates_enumeration_matrices():
@@ -86,6 +86,73 @@ def test_upper_dominates_enumeration_matrices():
         for eps in (0.0, 0.2, 0.5):
             true = _enumerated_max([A, B], (3, 3), g, eps)
             assert P.delta(pop, eps).groups[g].upper >= true * (1 - 1e-12) - 1e-15
+
+
+def _score_pair_rows(pop, g, sc):
+    """Rows (target x0, target x1, others) of the concrete dataset behind a score lower bound."""
+    import re
+    if pop.kind == "krr":
+        k = pop.k
+        mats = [gr.mechanism.matrix() for gr in pop.groups]
+        other = 1 if k == 2 else 2
+        ins = [other] * len(mats)
+        x0, x1 = 0, 1
+    else:
+        mats = [gr.mechanism.matrix() for gr in pop.groups]
+        m = re.match(r"x0=(\d+), x1=(\d+), others at inputs \(([\d, ]+)\)", sc.label)
+        x0, x1 = int(m.group(1)), int(m.group(2))
+        ins = [int(c) for c in m.group(3).split(",")]
+    others = []
+    for i, gr in enumerate(pop.groups):
+        others += [mats[i][ins[i]]] * (gr.n - (1 if i == g else 0))
+    return [mats[g][x0]] + others, [mats[g][x1]] + others
+
+
+@pytest.mark.parametrize("case", ["krr3", "krr2", "krr5", "matrix"])
+def test_lower_below_concrete_divergence_below_upper(case):
+    """Brute force (n <= 8): every score lower bound <= the exact divergence of its concrete dataset
+    pair (multinomial enumeration of the full histogram) <= the certified upper bound."""
+    if case == "matrix":
+        A = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]])
+        B = np.array([[0.4, 0.35, 0.25], [0.3, 0.4, 0.3], [0.3, 0.3, 0.4]])
+        pop = P.population([(MatrixMechanism(A), 4), (MatrixMechanism(B), 4)])
+    else:
+        k, eps0s, counts = {"krr3": (3, (0.5, 2.0), (3, 4)), "krr2": (2, (1.0, 2.5), (4, 4)),
+                            "krr5": (5, (0.3, 1.5, 3.0), (2, 3, 3))}[case]
+        pop = P.population([(KRR(eps0=e, k=k), c) for e, c in zip(eps0s, counts)])
+    for g in range(len(pop.groups)):
+        law_list = [(sc, P._score_law(sc)) for sc in P._scores(pop, g)]
+        for eps in (0.0, 0.15, 0.5):
+            up = P.delta(pop, eps).groups[g].upper
+            for sc, law in law_list:
+                r0, r1 = _score_pair_rows(pop, g, sc)
+                true = _divergence(r0, r1, eps)
+                lo = P._score_delta(sc, law, eps)
+                assert 0.0 < lo <= true * (1 + 1e-12) + 1e-15 or (eps > 0 and lo <= true)
+                assert true <= up * (1 + 1e-12) + 1e-15
+                if case == "krr2":            # k = 2: the count of 0s is the whole histogram
+                    assert lo == pytest.approx(true, rel=1e-9, abs=1e-14)
+
+
+@pytest.mark.parametrize("n", [10**6, 10**8])
+def test_lower_available_at_large_n(n):
+    """The certified lower bound exists at every n (never silently 0) and is close to the upper."""
+    c = [int(0.6 * n), int(0.3 * n)]
+    c.append(n - sum(c))
+    pop = P.population([(KRR(eps0=e, k=10), m) for e, m in zip((0.5, 2.0, 4.0), c)])
+    r = P.epsilon(pop, 1e-9)
+    for gr in r.groups:
+        assert 0.0 < gr.lower <= gr.upper
+        assert gr.lower >= 0.99 * gr.upper
+
+
+def test_lower_matrix_population_large_n():
+    A = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]])
+    B = np.array([[0.4, 0.35, 0.25], [0.3, 0.4, 0.3], [0.3, 0.3, 0.4]])
+    pop = P.population([(MatrixMechanism(A), 3 * 10**6), (MatrixMechanism(B), 10**6)])
+    r = P.epsilon(pop, 1e-9)
+    for gr in r.groups:
+        assert 0.0 < gr.lower <= gr.upper
 
 
 # ----------------------------------------------------------------------------- reductions
@@ -156,12 +223,14 @@ def test_lower_upper_max_ordering(n):
                         (KRR(eps0=4.0, k=10), n - int(0.6 * n) - int(0.3 * n))])
     r = P.epsilon(pop, 1e-8)
     mx = P.everyone_at_max(pop, 1e-8).upper
+    assert mx == pytest.approx(sa.epsilon(KRR(eps0=4.0, k=10), n, 1e-8).upper, rel=1e-6)
     for gr in r.groups:
         assert gr.lower is not None and gr.lower <= gr.upper <= mx * (1 + 1e-9)
     assert r.upper == max(gr.upper for gr in r.groups)
     d = r.to_dict()
     assert len(d["groups"]) == 3 and d["epsilon_upper"] == r.upper
-    assert math.isfinite(P.gdp_estimate(pop, 1e-8))
+    gdp = sa.epsilon(pop, delta=1e-8, method="gdp")
+    assert gdp.sound is False and gdp.kind == "estimate" and math.isfinite(gdp.estimate)
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -190,3 +259,158 @@ def test_raising_other_eps0_never_lowers_small_n(e_t, e_o, bump, n):
     base = P.population([(KRR(eps0=e_t, k=5), n), (KRR(eps0=e_o, k=5), n)])
     up = P.population([(KRR(eps0=e_t, k=5), n), (KRR(eps0=e_o + bump, k=5), n)])
     assert P.epsilon(up, 1e-6).groups[0].upper >= P.epsilon(base, 1e-6).groups[0].upper * (1 - 1e-6)
+
+
+# ----------------------------------------------------------------------------- accountant
+def test_accountant_profile_is_max_over_groups():
+    from shuffleamp.accounting import privacy_profile
+    pop = sa.population([(KRR(eps0=0.5, k=10), 600000), (KRR(eps0=2.0, k=10), 400000)])
+    eps = np.array([0.0, 0.002, 0.005, 0.02])
+    up, lo = privacy_profile(pop, None, eps)
+    per = [P.delta(pop, float(e)) for e in eps]
+    np.testing.assert_allclose(up, [max(g.upper for g in r.groups) for r in per], rtol=1e-12)
+    assert np.all(lo <= up) and np.all(lo[:3] > 0)
+    # negative ε: the identity D_{e^-e}(P||Q) = 1 - e^-e + e^-e D_{e^e}(Q||P) with a swap-closed family
+    upn, lon = privacy_profile(pop, None, -eps)
+    np.testing.assert_allclose(upn, np.minimum(-np.expm1(-eps) + np.exp(-eps) * up, 1.0), rtol=1e-9)
+    assert np.all(lon <= upn)
+    with pytest.raises(ParameterError, match="n"):
+        privacy_profile(pop, 17, eps)
+
+
+def test_accountant_population_brute_force_two_rounds():
+    """Two rounds of a tiny population: the certified total δ >= the enumerated 2-fold divergence of
+    the Theorem-14 datasets of every group, and the composed lower bound <= the upper bound."""
+    from shuffleamp.accounting import compose_rounds
+    k, eps0s, counts = 3, (0.5, 2.0), (2, 2)
+    pop = sa.population([(KRR(eps0=e, k=k), c) for e, c in zip(eps0s, counts)])
+    mats = [KRR(eps0=e, k=k).matrix() for e in eps0s]
+    eps = 0.3
+    r = compose_rounds([(pop, None, 2)], epsilon=eps)
+    for g in range(2):
+        others = []
+        for i, (M, c) in enumerate(zip(mats, counts)):
+            others += [M[2]] * (c - (1 if i == g else 0))
+        a, b = _histogram_law([mats[g][0]] + others), _histogram_law([mats[g][1]] + others)
+        e = math.exp(eps)
+        two = sum(max(pa * pa2 - e * b.get(h, 0.0) * b.get(h2, 0.0), 0.0)
+                  for h, pa in a.items() for h2, pa2 in a.items())
+        assert two <= r.upper * (1 + 1e-9)
+    assert 0.0 <= r.lower <= r.upper
+
+
+def test_accountant_one_group_matches_mechanism():
+    from shuffleamp.accounting import compose_rounds
+    m = KRR(eps0=1.0, k=10)
+    hom = compose_rounds([(m, 10**5, 5)], delta=1e-8)
+    pop = compose_rounds([(sa.population([(m, 10**5)]), None, 5)], delta=1e-8)
+    assert pop.lower <= hom.upper and hom.lower <= pop.upper
+    assert pop.upper == pytest.approx(hom.upper, rel=0.01)
+
+
+# ----------------------------------------------------------------------------- plans and group specs
+_PLAN = """
+[[collection]]
+name = "mixed"
+mechanism = "population"
+n = 100_000
+delta = 1e-8
+groups = [{fraction = 0.6, mechanism = "krr", k = 10, eps0 = 0.5},
+          {fraction = 0.4, mechanism = "krr", k = 10, eps0 = 2.0}]
+"""
+
+
+def test_plan_population_row_report():
+    import tomllib
+    from shuffleamp import config as C
+    rows = C.parse_plan(tomllib.loads(_PLAN))
+    assert rows[0].n == 100_000 and [g["count"] for g in rows[0].groups] == [60_000, 40_000]
+    res = C.evaluate_plan(rows)
+    direct = sa.epsilon(sa.population([(KRR(eps0=0.5, k=10), 60_000), (KRR(eps0=2.0, k=10), 40_000)]), delta=1e-8)
+    assert res[0]["epsilon_upper"] == direct.upper and len(res[0]["groups"]) == 2
+    table = C.format_table(rows, res, C.plan_total(rows))
+    assert "group 1 (worst)" in table and "population (2 groups: krr)" in table
+
+
+@pytest.mark.parametrize("groups,n,field", [
+    ('[{fraction = 0.6, mechanism = "krr", k = 10, eps0 = 0.5}, {fraction = 0.3, mechanism = "krr", k = 10, eps0 = 2.0}]',
+     "n = 1000", "groups"),                                           # fractions do not add up
+    ('[{fraction = 0.6, mechanism = "krr", k = 10, eps0 = 0.5}, {count = 5, mechanism = "krr", k = 10, eps0 = 2.0}]',
+     "n = 1000", "groups"),                                           # mixed count / fraction
+    ('[{count = 0, mechanism = "krr", k = 10, eps0 = 0.5}]', "", "groups"),      # n_g < 1
+    ('[]', "", "groups"),                                                          # empty
+    ('[{count = 5, mechanism = "krr", k = 10, eps0 = 0.5}, {count = 5, mechanism = "krr", k = 4, eps0 = 0.5}]',
+     "", "groups"),                                                   # no common output space
+    ('[{count = 5, mechanism = "krr", k = 10, eps0 = 0.5}]', "n = 6", "n"),         # n inconsistent
+    ('[{fraction = 0.5, mechanism = "krr", k = 10, eps0 = 0.5}, {fraction = 0.5, mechanism = "krr", k = 10, eps0 = 1}]',
+     "", "n"),                                                        # fractions without n
+])
+def test_plan_population_bad_input(groups, n, field):
+    import tomllib
+    from shuffleamp import config as C
+    from shuffleamp.errors import PlanError
+    doc = tomllib.loads(f'[[collection]]\nname = "x"\nmechanism = "population"\ndelta = 1e-8\n{n}\ngroups = {groups}\n')
+    with pytest.raises(PlanError) as e:
+        C.parse_plan(doc)
+    assert e.value.field == field
+
+
+def test_population_from_specs():
+    from shuffleamp.config import population_from_specs
+    pop = population_from_specs(["60000000:krr:k=10:eps0=0.5", "40000000:krr:k=10:eps0=2"])
+    assert pop.n == 10**8 and [g.n for g in pop.groups] == [60_000_000, 40_000_000]
+    for bad in ([], ["x:krr:k=10:eps0=1"], ["10:krr:k=1:eps0=1"], ["10:krr:k=10:eps0=1", "5:krr:k=5:eps0=1"],
+                ["0:krr:k=10:eps0=1"], ["10"]):
+        with pytest.raises(ParameterError) as e:
+            population_from_specs(bad)
+        assert e.value.parameter == "--group"
+
+
+def test_api_n_and_fractions():
+    pop = sa.population([(KRR(eps0=0.5, k=10), 0.6), (KRR(eps0=2.0, k=10), 0.4)], n=1000)
+    assert [g.n for g in pop.groups] == [600, 400]
+    with pytest.raises(ParameterError, match="groups"):
+        sa.population([(KRR(eps0=0.5, k=10), 0.6), (KRR(eps0=2.0, k=10), 0.3)], n=1000)
+    with pytest.raises(ParameterError) as e:
+        sa.epsilon(pop, 999, 1e-6)
+    assert e.value.parameter == "n"
+    with pytest.raises(ParameterError) as e:
+        sa.epsilon(KRR(eps0=1.0, k=3), delta=1e-6)
+    assert e.value.parameter == "n"
+    with pytest.raises(ParameterError) as e:
+        sa.epsilon(pop, delta=1e-6, method="clone")
+    assert e.value.parameter == "method"
+    r = sa.epsilon(pop, 1000, 1e-6)
+    assert r.upper == sa.epsilon(pop, delta=1e-6).upper
+    assert "PopulationResult" in repr(r) and len(repr(r).splitlines()) <= 10
+
+
+# ----------------------------------------------------------------------------- command line
+def test_cli_population_json(capsys):
+    import json
+    from shuffleamp.cli import main
+    rc = main(["epsilon", "--mechanism", "population", "--group", "60000:krr:k=10:eps0=0.5",
+               "--group", "40000:krr:k=10:eps0=2", "--delta", "1e-8", "--json"])
+    assert rc == 0
+    d = json.loads(capsys.readouterr().out)
+    pop = sa.population([(KRR(eps0=0.5, k=10), 60000), (KRR(eps0=2.0, k=10), 40000)])
+    r = sa.epsilon(pop, delta=1e-8)
+    assert d["epsilon_upper"] == r.upper and d["epsilon_lower"] == r.lower and d["n"] == 100000
+    assert [g["n"] for g in d["groups"]] == [60000, 40000] and [g["eps0"] for g in d["groups"]] == [0.5, 2.0]
+    for g, gr in zip(d["groups"], r.groups):
+        assert g["epsilon_upper"] == gr.upper and g["epsilon_lower"] == gr.lower
+        assert g["mechanism"]["mechanism"] == "krr"
+
+
+@pytest.mark.parametrize("argv", [
+    ["--group", "0:krr:k=10:eps0=0.5"],                       # n_g < 1
+    [],                                                       # no group
+    ["--group", "10:krr:k=10:eps0=0.5", "--group", "10:krr:k=3:eps0=1"],   # no common output space
+    ["--group", "10:krr:k=10:eps0=0.5", "--n", "11"],         # n inconsistent
+])
+def test_cli_population_bad_input(argv, capsys):
+    from shuffleamp.cli import main
+    rc = main(["epsilon", "--mechanism", "population", "--delta", "1e-8", *argv])
+    assert rc != 0
+    err = capsys.readouterr().err
+    assert "--group" in err or "n:" in err

@@ -24,15 +24,16 @@ _EXPORTS = {
     "to_pld": "accounting", "compose_rounds": "accounting", "max_rounds": "accounting",
     "privacy_profile": "accounting", "AccountingResult": "accounting", "GradualRelease": "gradual",
     "sweep": "sweep", "plot": "plot",
+    "population": "personalized", "Population": "personalized", "PopulationResult": "personalized",
 }
 #: Submodules reachable as attributes (``shuffleamp.baselines``) without an explicit import.
 _SUBMODULES = ("mechanisms", "gparv", "decomposition", "fft_engine", "exact", "exact_count", "compose", "bounds",
-               "baselines", "planning", "accounting", "gradual", "config", "cli", "results", "errors")
+               "baselines", "planning", "accounting", "gradual", "config", "cli", "results", "errors", "personalized")
 
 __all__ = ["__version__", "epsilon", "delta", "BoundResult", "ShuffleampError", "ParameterError",
            "NotLDPError", "OutOfRegimeError", "ResourceLimitError", "joint", "parallel", "subsample",
            "to_pld", "compose_rounds", "max_rounds", "privacy_profile", "AccountingResult", "GradualRelease",
-           "sweep", "plot"]
+           "sweep", "plot", "population", "Population", "PopulationResult"]
 
 
 def __getattr__(name):

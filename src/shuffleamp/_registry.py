@@ -12,12 +12,14 @@ from typing import Any, Callable
 
 from .results import MethodInfo
 
-__all__ = ["COMPOSED", "METHODS", "EVALUATORS", "DEFAULT_EVALUATOR", "OPTIMAL_INFO", "OPTIMAL_REGIME", "OPTIMAL_SOURCE", "Method"]
+__all__ = ["COMPOSED", "METHODS", "EVALUATORS", "DEFAULT_EVALUATOR", "OPTIMAL_INFO", "OPTIMAL_REGIME", "OPTIMAL_SOURCE",
+           "EXACT_COUNT_INFO", "Method"]
 
 #: Names of the composed mechanisms (``mechanism=`` in plans and on the command line).
 COMPOSED: tuple[str, ...] = ("joint", "parallel", "subsample")
-#: Every ``method=`` value, in display order; ``"optimal"`` is the default.
-METHODS: tuple[str, ...] = ("optimal", "clone", "clone-closed-form", "stronger-clone", "blanket-hoeffding",
+#: Every ``method=`` value, in display order; ``"optimal"`` is the default (for binary randomized response
+#: it already includes ``"exact-count"``, the exact count law, registered by :mod:`shuffleamp.bounds`).
+METHODS: tuple[str, ...] = ("optimal", "exact-count", "clone", "clone-closed-form", "stronger-clone", "blanket-hoeffding",
                             "blanket-bennett", "erlingsson", "variation-ratio", "gdp")
 #: ``"exact"`` (default): Bromwich integral / enumeration (:mod:`shuffleamp.exact`); ``"fft"``,
 #: ``"spectral"``, ``"auto"``: the certified discretised engine.
@@ -34,6 +36,14 @@ OPTIMAL_SOURCE = ("Su, Cheng, Wang, Decomposition-Based Optimal Bounds for Priva
 #: Description of the default method.
 OPTIMAL_INFO = MethodInfo("optimal", True, "upper", OPTIMAL_SOURCE,
                           "any pure ε0-LDP randomizer of the catalogue; certified upper and lower bounds")
+
+#: Description of the exact count-law method for binary randomized response.
+EXACT_COUNT_INFO = MethodInfo(
+    "exact-count", True, "upper",
+    "exact law of the count of ones (Cheu, Smith, Ullman, Zeber, Zhilyaev, Distributed Differential Privacy via "
+    "Shuffling, EUROCRYPT 2019) with a certified search over every neighbouring dataset",
+    "binary randomized response only (k-RR with k = 2, or a symmetric 2 x 2 matrix); certified upper and lower "
+    "bounds on the exact worst case over all datasets")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ turns that bound into a *dominating pair* that composes, exports it to Google's
 through ``dp_accounting``'s own ``compose`` / ``self_compose``.
 
 Arguments (derived here; each is tested by brute force in ``tests/test_accounting.py``)
---------------------------------------------------------------------------------------
+---------------------------------------------------------------------------------------
 
 **A. The optimal bound is the privacy profile of a fixed pair.**  For one ordered input pair
 :math:`(x^0_1, x^1_1)` with decomposition :math:`(a, b, c, \beta)`, let :math:`P^B_0` (resp.
@@ -104,6 +104,19 @@ always-valid lower bound — composition never decreases ε, since the adversary
 rounds but one — is the single-round certified lower ε (or δ); the accountant reports the
 larger of the two and names it in ``lower_method``.
 
+**F. Populations** (:func:`shuffleamp.population`).  For a user of group g, the certified
+per-group bound of :mod:`shuffleamp.personalized` is the profile of one fixed pair that does not
+depend on ε (the user's sample plus :math:`M'` blanket samples, with :math:`M'` revealed; the
+shuffled output is a post-processing of it), maximised over that user's ordered input pairs, which
+are swap-closed: arguments A–C apply to it.  A population round is accounted by the pointwise
+maximum over its groups of these profiles, itself the profile of a pair dominating every group's
+pair (argument C), so the composed total bounds *every* user, whatever their group (a user in
+group g may have a smaller total; composing each group separately would show it, at G times the
+cost).  Its lower bound composes the concrete score pair of the group with the largest total
+variation (``shuffleamp.personalized``, 'Lower bound'): a valid lower bound for that group's user.
+A population's PLD uses at most :data:`POPULATION_POINTS` profile points per side (each is one
+Bromwich integral per group; connect-the-dots stays pessimistic on fewer points).
+
 Certified vs estimated: the single-round values are certified as in
 :func:`shuffleamp.exact.delta_exact`.  ``dp_accounting``'s FFT convolution round-off (of order
 1e-16 per bin) is not charged: an *estimate*, as are the binomial log-PMF values of the lower
@@ -128,6 +141,7 @@ from .bounds import LOWER_MODE, max_delta
 from .decomposition import dedupe
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .exact import delta_exact_profile
+from .personalized import Population, group_profiles, score_pair_logpmf
 
 #: Profile evaluations per side of the PLD grid (the grid may be finer; see :func:`to_pld`).
 DEFAULT_POINTS = 1000
@@ -139,17 +153,48 @@ TAIL_MASS_TRUNCATION = 1e-15
 MAX_GRID_STEPS = 20_000_000
 #: The optimistic lower-bound PLD uses the grid step d / LOWER_REFINE (floor rounding costs up to R d).
 LOWER_REFINE = 8
+#: Profile evaluations per side of a population's PLD (each costs one Bromwich integral per group).
+POPULATION_POINTS = 64
 #: Binomial window of the concrete-pair lower bound: mean ± LOWER_WINDOW_SD standard deviations.
 LOWER_WINDOW_SD = 14.0
 _U = float(np.finfo(np.float64).eps)
 
 
-__all__ = ["AccountingResult", "privacy_profile", "to_pld", "compose_rounds", "max_rounds", "max_eps0"]
+__all__ = ["AccountingResult", "privacy_profile", "to_pld", "compose_rounds", "max_rounds", "max_eps0",
+           "binary_rr_rounds"]
 
 
 # ---------------------------------------------------------------------------- per-ε evaluation
+class _PopulationFamily:
+    """A population (:mod:`shuffleamp.personalized`) as one family: the pointwise maximum over its
+    groups of the certified per-group profiles (argument F)."""
+
+    def __init__(self, pop):
+        self.pop = pop
+
+    def values(self, eps: np.ndarray, side: str) -> np.ndarray:
+        return group_profiles(self.pop, eps, side).max(axis=0)
+
+
+def _is_population(mechanism) -> bool:
+    return isinstance(mechanism, Population)
+
+
+def _check_mechanism(mechanism, n):
+    """A mechanism and its n, or a population and its total (n None or equal to it)."""
+    if _is_population(mechanism):
+        if n is not None and _validate.count(n, "n") != mechanism.n:
+            raise ParameterError("n", f"is taken from the population (n = {mechanism.n}); pass None or the same "
+                                      f"total, got {n}")
+        return mechanism, mechanism.n
+    _validate.mechanism(mechanism)
+    return mechanism, _validate.count(n, "n")
+
+
 def _families(mechanism, which: str) -> list:
     """Swap-closed list of GPARV families (objects with ``.gparv(eps)``), duplicates dropped by law."""
+    if _is_population(mechanism):
+        return [_PopulationFamily(mechanism)]
     base = mechanism.upper_decompositions() if which == "upper" else mechanism.lower_decompositions()
     return dedupe([f for d in base for f in (d, d.swapped())])
 
@@ -165,6 +210,9 @@ def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
     eps = np.asarray(eps, dtype=np.float64)
     best = np.zeros(eps.shape)
     for f in fams:
+        if isinstance(f, _PopulationFamily):
+            np.maximum(best, f.values(eps, side), out=best)
+            continue
         try:
             v = delta_exact_profile(f, n, eps, mode=side)
         except (UnsupportedGparvError, ResourceLimitError):
@@ -185,7 +233,7 @@ def _profile_values(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
     return np.maximum(np.where(neg, v * (1 - 4 * _U), v), 0.0)
 
 
-def privacy_profile(mechanism, n, epsilons) -> tuple[np.ndarray, np.ndarray]:
+def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.ndarray]:
     r"""Certified privacy profile δ(ε) of one shuffled round, for ε on all of ℝ.
 
     ``upper`` is the profile of the blanket / general-clone dominating pair, maximised over the
@@ -195,10 +243,11 @@ def privacy_profile(mechanism, n, epsilons) -> tuple[np.ndarray, np.ndarray]:
 
     Parameters
     ----------
-    mechanism : Mechanism
-        A randomizer from :mod:`shuffleamp.mechanisms` or a composition of them.
+    mechanism : Mechanism or Population
+        A randomizer from :mod:`shuffleamp.mechanisms` or a composition of them, or a population
+        (:func:`shuffleamp.population`): then the pointwise maximum over its groups (argument F).
     n : int
-        Number of users (>= 1).
+        Number of users (>= 1); for a population None or its total.
     epsilons : float or array_like of float
         Any finite real ε (nats), any shape.
 
@@ -226,8 +275,7 @@ def privacy_profile(mechanism, n, epsilons) -> tuple[np.ndarray, np.ndarray]:
     Differential Privacy via Characteristic Function", AISTATS 2022.  Dong, Roth, Su,
     "Gaussian Differential Privacy", JRSS-B 2022.
     """
-    _validate.mechanism(mechanism)
-    n = _validate.count(n, "n")
+    mechanism, n = _check_mechanism(mechanism, n)
     eps = np.asarray(_validate.real("epsilons", epsilons), dtype=np.float64)
     up = _profile_values(_families(mechanism, "upper"), n, eps, "upper")
     lo = np.minimum(_profile_values(_families(mechanism, "lower"), n, eps, "lower"), up)
@@ -287,6 +335,8 @@ def _convex_minorant(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
     """Pessimistic connect-the-dots PLD of one round on the integer grid k * d (argument D)."""
+    if any(isinstance(f, _PopulationFamily) for f in rnd.fams):
+        points = min(points, POPULATION_POINTS)     # one Bromwich integral per group and point
     K = math.ceil(rnd.edge / d)
     if K > MAX_GRID_STEPS:
         raise ResourceLimitError(f"the PLD grid would need {K} steps of {d:g} up to eps={rnd.edge:g}; pass a "
@@ -308,7 +358,7 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
     return PrivacyLossDistribution(pmf)
 
 
-def to_pld(mechanism, n, *, value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS,
+def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS,
            tail_delta: float = DEFAULT_TAIL_DELTA) -> PrivacyLossDistribution:
     r"""Certified pessimistic ``dp_accounting`` PLD of one shuffled round.
 
@@ -319,10 +369,11 @@ def to_pld(mechanism, n, *, value_discretization_interval: float | None = None, 
 
     Parameters
     ----------
-    mechanism : Mechanism
-        A randomizer from :mod:`shuffleamp.mechanisms` or a composition of them.
+    mechanism : Mechanism or Population
+        A randomizer from :mod:`shuffleamp.mechanisms` or a composition of them, or a population
+        (the pointwise maximum of its groups' profiles, argument F).
     n : int
-        Number of users (>= 1).
+        Number of users (>= 1); for a population None or its total.
     value_discretization_interval : float, optional
         Grid step d (nats) of the PLD's losses.  Default: the round's own scale, ``edge /
         points`` where ``edge`` is the smallest ε with certified δ*(ε) <= ``tail_delta`` (for
@@ -353,8 +404,7 @@ def to_pld(mechanism, n, *, value_discretization_interval: float | None = None, 
     Approximations of Privacy Loss Distributions", PETS 2022 (Algorithm 1).  Su, Cheng, Wang,
     IEEE S&P 2026, Theorem 13.
     """
-    _validate.mechanism(mechanism)
-    n = _validate.count(n, "n")
+    mechanism, n = _check_mechanism(mechanism, n)
     points, tail_delta = _grid_options(points, tail_delta)
     rnd = _Round.make(mechanism, n, tail_delta)
     d = _interval(value_discretization_interval, [rnd], points)
@@ -417,6 +467,8 @@ def _optimistic_pmf(logU, logL, d: float):
 
 def _lower_pld(mechanism, n: int, d: float):
     """Optimistic non-symmetric PLD of the best count statistic of a Theorem-14 pair, or (None, "")."""
+    if _is_population(mechanism):
+        return _population_lower_pld(mechanism, d)
     best, best_tv, label = None, -1.0, ""
     for dec in mechanism.lower_decompositions():
         if not all(hasattr(dec, f) for f in ("a", "b", "c", "beta")) or float(dec.beta) > 0.0:
@@ -435,6 +487,25 @@ def _lower_pld(mechanism, n: int, d: float):
         pr, ir, d, pessimistic_estimate=False, rounded_probability_mass_function_add=pa,
         infinity_mass_add=ia, symmetric=False)
     return pld, label
+
+
+def _population_lower_pld(pop, d: float):
+    """Optimistic PLD of a population's concrete score pair (argument F), for the group whose pair has
+    the largest total variation (a lower bound for that group's user, hence for the worst user)."""
+    best, best_tv = None, -1.0
+    for g in range(len(pop.groups)):
+        logP, logQ = score_pair_logpmf(pop, g)
+        tv = float(np.sum(np.maximum(np.exp(logP) - np.exp(logQ), 0.0)))
+        if tv > best_tv:
+            best_tv, best = tv, g
+    logP, logQ = score_pair_logpmf(pop, best)
+    logQr, logPr = score_pair_logpmf(pop, best, reverse=True)
+    pr, ir = _optimistic_pmf(logP, logQ, d)
+    pa, ia = _optimistic_pmf(logQr, logPr, d)
+    pld = PrivacyLossDistribution.create_from_rounded_probability(
+        pr, ir, d, pessimistic_estimate=False, rounded_probability_mass_function_add=pa,
+        infinity_mass_add=ia, symmetric=False)
+    return pld, "concrete-pair (population score statistic)"
 
 
 # ---------------------------------------------------------------------------- accountant
@@ -509,7 +580,8 @@ class AccountingResult:
 
 
 def _validate_rounds(rounds) -> list:
-    if isinstance(rounds, tuple) and len(rounds) == 3 and hasattr(rounds[0], "upper_decompositions"):
+    if isinstance(rounds, tuple) and len(rounds) == 3 and (hasattr(rounds[0], "upper_decompositions")
+                                                          or _is_population(rounds[0])):
         rounds = [rounds]
     try:
         rounds = list(rounds)
@@ -522,8 +594,8 @@ def _validate_rounds(rounds) -> list:
         if not (isinstance(r, (tuple, list)) and len(r) == 3):
             raise ParameterError("rounds", f"each entry must be (mechanism, n, R), got {r!r}")
         m, n, R = r
-        _validate.mechanism(m)
-        out.append((m, _validate.count(n, "n"), _validate.count(R, "rounds")))
+        m, n = _check_mechanism(m, n)
+        out.append((m, n, _validate.count(R, "rounds")))
     return out
 
 
@@ -765,3 +837,116 @@ def max_eps0(mechanism, n, rounds: int, epsilon: float, delta: float, *, eps0_ma
     br = inverse_monotone(total, epsilon, 1e-6, eps0_max, increasing=True, side="upper",
                           rel_tol=rel_tol, scale="log")
     return float(br.feasible) if br.feasible is not None else 0.0
+
+
+# ---------------------------------------------------------------------------- exact binary RR rounds
+def binary_rr_rounds(eps0: float, n, rounds, *, epsilon: float | None = None, delta: float | None = None,
+                     value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS,
+                     tail_delta: float = DEFAULT_TAIL_DELTA) -> AccountingResult:
+    r"""Total over R shuffled rounds of binary randomized response from its *exact* count-law profile.
+
+    Upper bound: the certified exact single-round profile
+    :math:`\delta^*(\varepsilon) = \max` over every neighbouring dataset pair (all ``m``, both
+    orderings) of the hockey-stick divergence of the count laws
+    (:func:`shuffleamp.exact_count.profile_binary_rr`), exported as a pessimistic connect-the-dots
+    PLD (module docstring, argument D) and self-composed R times by ``dp_accounting``.  The set of
+    pairs is swap-closed, so its pointwise-maximum profile is that of a dominating pair (argument C)
+    and the total is a certified upper bound without any assumption about which dataset is used in
+    which round; it is tighter than :func:`compose_rounds` with ``KRR(eps0, 2)`` (the decomposition
+    profile) wherever the exact profile is below the decomposition profile.
+
+    Lower bound: the R-fold composition of the exact PLD of one concrete pair (the dataset "user 1
+    holds 0 or 1, every other user 1", whose count is the whole output; argument E), with
+    optimistic rounding.  This is the *exact-pair total*: the exact total if that pair is the worst
+    pair in every round.  **Assumption behind calling it exact:** the same pair is worst in every
+    round.  When it is not (the worst dataset depends on ε, hence on the round's share of the
+    budget), the true total lies between ``lower`` and ``upper``, and both stay certified.
+
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 of binary randomized response, nats (> 0).
+    n : int
+        Number of users per round (>= 1).
+    rounds : int
+        Number of rounds R (>= 1) a user takes part in.
+    epsilon, delta : float, optional
+        Exactly one: the target total ε (answer: total δ) or the target total δ (answer: total ε).
+    value_discretization_interval : float, optional
+        PLD grid step d (nats); default ``edge / points`` with ``edge`` the smallest ε whose
+        certified profile is <= max(``tail_delta``, the profile's certified floor).
+    points : int
+        Profile evaluations per side (>= 2).
+    tail_delta : float
+        Target mass of the infinity atom per round; the certified exact profile has a floor (the
+        FFT round-off charge, about 1e-12 at n = 1e8), above which the grid ends instead.
+
+    Returns
+    -------
+    AccountingResult
+        ``method`` names the exact count-law profile; ``lower_method`` the concrete pair.
+
+    Raises
+    ------
+    ParameterError
+        Bad ``eps0``, ``n``, ``rounds``, ``points``, ``tail_delta``; both or neither target given.
+    ResourceLimitError
+        The count window (names ``n``) or the PLD grid would be too large.
+
+    References
+    ----------
+    Cheu, Smith, Ullman, Zeber, Zhilyaev, EUROCRYPT 2019 (the count view); Doroshenko et al.,
+    PETS 2022 (connect the dots); Dong, Roth, Su, JRSS-B 2022, Theorem 3.2 (composition).
+    """
+    from . import exact_count as _ec
+    from .mechanisms import KRR
+
+    eps0 = float(_validate.eps0(eps0))
+    n = _validate.count(n, "n")
+    R = _validate.count(rounds, "rounds")
+    if (epsilon is None) == (delta is None):
+        raise ParameterError("epsilon", "give exactly one of epsilon (to get the total delta) and delta")
+    if delta is not None:
+        delta = _validate.delta(delta)
+    else:
+        epsilon = _validate.epsilon(epsilon)
+    points, tail_delta = _grid_options(points, tail_delta)
+    # support edge on a fine grid (the profile is one hull pass per count law for all ε)
+    grid = np.linspace(0.0, eps0, 4097)
+    U = _ec.profile_binary_rr(eps0, n, grid)[0]
+    U = np.minimum.accumulate(U)
+    thr = max(tail_delta, 2.0 * float(U[-1]))     # the floor is flat: end where the profile reaches it
+    edge = float(grid[int(np.argmax(U <= thr))])
+    if edge <= 0.0:
+        edge = eps0 / 4096
+    d = edge / points if value_discretization_interval is None else _validate.real(
+        "value_discretization_interval", value_discretization_interval, lo=0.0, lo_open=True)
+    K = math.ceil(edge / d)
+    if K > MAX_GRID_STEPS:
+        raise ResourceLimitError(f"the PLD grid would need {K} steps of {d:g} up to eps={edge:g}; pass a "
+                                 "larger value_discretization_interval", parameter="value_discretization_interval",
+                                 resource="memory")
+    ks = np.arange(K + 1) if K <= points else np.unique(np.round(np.linspace(0, K, points + 1)).astype(np.int64))
+    pos = np.minimum.accumulate(_ec.profile_binary_rr(eps0, n, ks * d)[0])
+    # argument B (negative ε) and D (convex minorant, connect the dots), as in _upper_pld
+    kneg = -ks[:0:-1]
+    neg = np.minimum(-np.expm1(kneg * d) + np.exp(kneg * d) * pos[:0:-1], 1.0) * (1 + 4 * _U)
+    ints = np.concatenate([kneg, ks])
+    dl = np.minimum.accumulate(np.minimum(np.concatenate([neg, pos]), 1.0))
+    x = np.concatenate([[0.0], np.exp(ints * d)])
+    y = np.clip(_convex_minorant(x, np.concatenate([[1.0], dl]))[1:], 0.0, 1.0)
+    pld = PrivacyLossDistribution(pld_pmf.create_pmf_pessimistic_connect_dots(d, ints, y))
+    total = pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION) if R > 1 else pld
+    if delta is not None:
+        upper = float(total.get_epsilon_for_delta(delta))
+    else:
+        upper = min(float(total.get_delta_for_epsilon(epsilon)), 1.0)
+    mech = KRR(eps0, 2)
+    lo, how, err = _total_lower([(mech, n, R)], d, epsilon, delta)
+    notes = ("upper: certified exact count-law profile (max over every dataset pair) -> pessimistic "
+             "connect-the-dots PLD -> dp_accounting composition (FFT round-off not charged)",
+             f"lower: {how}; exact total if this pair is the worst in every round; dp_accounting "
+             f"truncation {err:.3g} in delta subtracted")
+    return AccountingResult("epsilon" if delta is not None else "delta", upper, min(lo, upper), epsilon, delta,
+                            ((mech.describe(), n, R),), "exact count-law profile, pessimistic connect-the-dots PLD "
+                            "(dp_accounting)", how, d, err, notes)

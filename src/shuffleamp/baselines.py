@@ -81,7 +81,7 @@ from scipy.stats import binom
 from . import _validate
 from ._ext import binomial
 from ._numerics import inverse_monotone
-from ._registry import METHODS, OPTIMAL_INFO, Method
+from ._registry import EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, Method
 from .decomposition import Decomposition, clone_decomposition
 from .errors import OutOfRegimeError, ParameterError, ShuffleampError
 from .results import BoundResult, MethodInfo
@@ -143,7 +143,7 @@ def clone_delta(eps0: float, n: int, epsilon: float) -> tuple[float, float]:
 
     :math:`C \sim \mathrm{Bin}(n-1, 1/E)`, :math:`A \sim \mathrm{Bin}(C, 1/2)`,
     :math:`\Delta \sim \mathrm{Bern}(E/(E+1))`, :math:`P_0 = (A+\Delta, C-A+1-\Delta)`,
-    :math:`P_1 = (A+1-\Delta, C-A+\Delta)` ([FMT21]_), evaluated as
+    :math:`P_1 = (A+1-\Delta, C-A+\Delta)` (Feldman, McMillan, Talwar, FOCS 2021), evaluated as
     :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` of the equivalent three-atom GPARV of the standard clone's decomposition
     (Su, Cheng, Wang, IEEE S&P 2026, Theorem 12; checked in the tests against direct enumeration) with
     :func:`~shuffleamp._ext.binomial.exact_three_atom`.
@@ -568,7 +568,7 @@ def bennett_delta(mechanism, n: int, epsilon: float, constants: str = "auto") ->
     k = blanket_constants(mechanism, epsilon, constants)
     g, a, bp, c = k.gamma_lb, k.a, k.b_plus, k.c
     if not (bp > 0 and c > 0):
-        raise OutOfRegimeError(f"blanket-bennett: constants out of range (b+={bp!r}, c={c!r})")
+        raise OutOfRegimeError(f"blanket-bennett: constants out of range (b+={float(bp):.6g}, c={float(c):.6g})")
     alpha = c / (bp * bp)
     beta = a * bp / c
     s = alpha * _phi(beta)
@@ -1328,7 +1328,8 @@ BASELINE_METHODS: tuple[Method, ...] = (
 _BY_NAME: dict[str, Method] = {m.name: m for m in BASELINE_METHODS}
 
 #: Static description of every method (``"optimal"`` first), by name.
-METHOD_INFO: dict[str, MethodInfo] = {OPTIMAL_INFO.name: OPTIMAL_INFO, **{m.name: m.info for m in BASELINE_METHODS}}
+METHOD_INFO: dict[str, MethodInfo] = {OPTIMAL_INFO.name: OPTIMAL_INFO, EXACT_COUNT_INFO.name: EXACT_COUNT_INFO,
+                                     **{m.name: m.info for m in BASELINE_METHODS}}
 
 
 def method_info(method: str) -> MethodInfo:

@@ -30,16 +30,19 @@ IEEE S&P 2026 (short version: arXiv:2504.07414), Theorems 13 and 14.
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 
 from . import _validate, baselines, fft_engine
 from . import exact as _exact
+from . import exact_count as _ec
 from ._numerics import inverse_monotone
-from ._registry import DEFAULT_EVALUATOR, EVALUATORS, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME, OPTIMAL_SOURCE, Method
+from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
+                        OPTIMAL_SOURCE, Method)
 from .decomposition import dedupe
 from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
-from .errors import OutOfRegimeError, ResourceLimitError
+from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
 
 __all__ = ["delta", "epsilon", "case_deltas", "BoundResult", "Method", "METHODS", "METHOD_REGISTRY",
@@ -58,7 +61,8 @@ def _families(mechanism, method: str, which: str) -> list:
     """GPARV families (objects with ``.gparv(eps)``) whose maximum gives the optimal bound.
 
     ``which="upper"``: the mechanism's upper decompositions and their swaps, de-duplicated by law;
-    ``which="lower"``: its Theorem-14 lower-bound decompositions.
+    ``which="lower"``: its Theorem-14 lower-bound decompositions and their swaps (the same datasets
+    in the reverse ordering), de-duplicated by law.
     """
     if which == "upper":
         fams = []
@@ -68,7 +72,15 @@ def _families(mechanism, method: str, which: str) -> list:
             if s is not d:
                 fams.append(s)
         return dedupe(fams)
-    return list(mechanism.lower_decompositions())
+    # both orderings of every lower-bound dataset: H(M(X0)||M(X1)) and H(M(X1)||M(X0)) are both
+    # divergences of a concrete neighbouring pair (the swap exchanges a and b)
+    fams = []
+    for d in mechanism.lower_decompositions():
+        fams.append(d)
+        s = getattr(d, "swapped", lambda: d)()
+        if s is not d:
+            fams.append(s)
+    return dedupe(fams)
 
 
 # ---------------------------------------------------------------------------- evaluator dispatch
@@ -162,7 +174,8 @@ def case_deltas(mechanism, n: int, epsilon: float, *, kind: str = "upper", rtol:
     epsilon : float
         Central ε (nats).
     kind : {"upper", "lower"}
-        Upper: blanket GPARVs (both orientations, certified upper per case, [SCW]_ Theorem 13);
+        Upper: blanket GPARVs (both orientations, certified upper per case; Su, Cheng, Wang,
+        IEEE S&P 2026, Theorem 13);
         lower: Theorem-14 GPARVs (certified lower per dataset).
     rtol, max_grid, evaluator
         See :func:`delta` (the same evaluator dispatch).
@@ -188,7 +201,7 @@ def case_deltas(mechanism, n: int, epsilon: float, *, kind: str = "upper", rtol:
             val = max_delta((f,) if s is f else (f, s), n, epsilon, "spread", rtol, max_grid, evaluator)[0]
             out.append({"label": f.label, "delta": val})
     else:
-        for f in mechanism.lower_decompositions():
+        for f in _families(mechanism, "optimal", "lower"):
             out.append({"label": f.label,
                         "delta": max_delta((f,), n, epsilon, LOWER_MODE, rtol, max_grid, evaluator)[0]})
     out.sort(key=lambda r: -r["delta"])
@@ -236,20 +249,134 @@ def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, e
     return br.infeasible, br.infeasible_info, br.evaluations
 
 
+# ---------------------------------------------------------------------------- count projections (lower)
+#: At most this many lower-bound datasets get count projections (the fallback lower bound).
+MAX_PROJECTION_FAMILIES = 16
+#: The projection fallback runs when the Theorem-14 lower bound is below this fraction of the upper.
+PROJECTION_TRIGGER = 0.5
+
+_PROJECTION_NOTE = (
+    "weak lower bound: the Theorem-14 evaluation of the lower-bound datasets could not resolve this regime "
+    "(its certified error exceeds the answer, e.g. an n-fold sum with exponentially rare atoms); the lower "
+    "bound is the exact divergence of the count of shuffled reports in one output set S of the same dataset "
+    "(a post-processing, so valid but blind to the rest of the histogram)")
+_ZERO_NOTE = ("lower bound 0: no evaluated concrete dataset (Theorem-14 datasets, both orderings, and their "
+              "count projections) has a certified divergence above the target here")
+
+
+def _projection_sets(families) -> list:
+    """(alpha, beta, gamma, label) of the count projections of the Theorem-14 datasets.
+
+    For a dataset decomposition ``Decomposition(a=R(x0), b=R(x1), c=R(x2), beta=0)`` (components are
+    output sets, merged by ratio), the sets are: components with a > b, with a < b, and the single
+    components of largest and smallest a/b.
+    """
+    from .decomposition import Decomposition
+
+    out, seen = [], set()
+    for f in families:
+        if len(seen) >= 4 * MAX_PROJECTION_FAMILIES:
+            break
+        if not isinstance(f, Decomposition) or f.beta > 1e-12 or abs(f.c.sum() - 1.0) > 1e-9:
+            continue
+        a, b, c = f.a, f.b, f.c
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(b > 0, a / np.where(b > 0, b, 1.0), np.inf)
+        masks = [a > b, a < b]
+        for j in (int(np.argmax(r)), int(np.argmin(r))):
+            m = np.zeros(a.shape, dtype=bool)
+            m[j] = True
+            masks.append(m)
+        for m in masks:
+            if not m.any() or m.all():
+                continue
+            key = (round(float(a[m].sum()), 15), round(float(b[m].sum()), 15), round(float(c[m].sum()), 15))
+            if key[0] == key[1] or key in seen:
+                continue
+            seen.add(key)
+            out.append((min(max(key[0], 0.0), 1.0), min(max(key[1], 0.0), 1.0), min(max(key[2], 0.0), 1.0),
+                        f.label))
+    return out
+
+
+def _projection_lower(ctx: dict, n: int, x: float, want_eps: bool):
+    """Best certified lower value over the count projections: (value, label) or (0, None)."""
+    if "projection_sets" not in ctx:
+        ctx["projection_sets"] = _projection_sets(ctx["lower_families"])
+    best, lab = 0.0, None
+    for alpha, beta, gamma, label in ctx["projection_sets"]:
+        try:
+            lo = _ec.projection_pair_bounds(alpha, beta, gamma, n, x, want_eps)[1]
+        except ResourceLimitError:
+            continue
+        if lo > best:
+            best, lab = lo, f"count projection of {label}"
+    return best, lab
+
+
+def _improve_lower(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo, rec: dict, cap: float):
+    """Max of the Theorem-14 lower bound and, where that one is weak, the count projections; sets the
+    record's ``lower_engine`` / ``lower_note``."""
+    lo = 0.0 if lo is None else lo
+    if ctx["lower_families"] and lo <= PROJECTION_TRIGGER * up:
+        p, lab = _projection_lower(ctx, n, x, want_eps)
+        p = min(p, cap)
+        if p > lo:
+            lo = p
+            rec["lower_engine"] = "count-projection"
+            rec["lower_pair"] = lab
+            rec["lower_note"] = _PROJECTION_NOTE
+    if lo <= 0.0:
+        rec["lower_note"] = _ZERO_NOTE
+    return min(lo, up)
+
+
 # ---------------------------------------------------------------------------- the optimal method
 def _optimal_prepare(mechanism, ctx: dict) -> None:
     ctx["upper_families"] = _families(mechanism, "optimal", "upper")
     ctx["lower_families"] = _families(mechanism, "optimal", "lower")
+    ctx["binary_rr_eps0"] = _ec.binary_rr_eps0(mechanism)
+
+
+def _exact_count_side(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo, rec: dict):
+    """Binary RR inside the default method: upper = min(exact-count, decomposition) upper and
+    lower = max of both lowers; each side's engine is recorded."""
+    rec["upper_engine"] = "decomposition"
+    rec["lower_engine"] = rec.get("lower_engine", "decomposition")
+    e0 = ctx.get("binary_rr_eps0")
+    if e0 is None:
+        return up, lo
+    fn = _ec.epsilon_binary_rr if want_eps else _ec.delta_binary_rr
+    try:
+        r = fn(e0, n, x, max_pairs=_ec.DEFAULT_BOUNDS_PAIRS)
+    except ResourceLimitError as exc:
+        rec["exact_count"] = {"skipped": str(exc)}
+        return up, lo
+    rec["exact_count"] = {"upper": r.upper, "lower": r.lower, "worst_m": int(r.worst_m),
+                          "converged": bool(r.converged), "pairs": r.settings["pairs_evaluated"]}
+    rec["decomposition"] = {"upper": up, "lower": lo}
+    if r.upper < up:
+        up, rec["upper_engine"] = r.upper, "exact-count"
+    if lo is None or r.lower > lo:
+        lo, rec["lower_engine"] = r.lower, "exact-count"
+        rec.pop("lower_note", None)
+        rec.pop("lower_pair", None)
+    return up, min(lo, up)
 
 
 def _optimal_delta(mechanism, n: int, eps: float, ctx: dict):
     up, info_u = max_delta(ctx["upper_families"], n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
     lo, info_l = None, None
+    rec = {"upper": info_u}
     if ctx["lower_families"]:
         lo, info_l = max_delta(ctx["lower_families"], n, eps, LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"],
                                ctx["evaluator"])
-        lo = min(lo, up)
-    return up, lo, {"upper": info_u, "lower": info_l}
+        rec["lower"] = info_l
+        lo = _improve_lower(ctx, n, eps, False, up, min(lo, up), rec, 1.0)
+    else:
+        rec["lower"] = None
+    up, lo = _exact_count_side(ctx, n, eps, False, up, lo, rec)
+    return up, lo, rec
 
 
 def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
@@ -264,8 +391,9 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
         lo, info_l, cnt_l = solve_epsilon(
             lambda e: max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"]),
             target, eps_hi, "lower", ctx["eps_rtol"], estimator(lo_f, n))
-        lo = min(lo, up)
         rec.update(lower=info_l, lower_evaluations=cnt_l)
+        lo = _improve_lower(ctx, n, target, True, up, min(lo, up), rec, eps_hi)
+    up, lo = _exact_count_side(ctx, n, target, True, up, lo, rec)
     return up, lo, rec
 
 
@@ -289,6 +417,18 @@ def _optimal_settings(mechanism, ctx: dict, evals) -> dict:
     s.update(rtol=ctx["rtol"], rtol_lower=ctx["rtol_lower"], max_grid=ctx["max_grid"])
     if evaluator != "exact" or _ran_fft(evals):
         s["fft_backend"] = fft_engine.backend_name()
+    recs = evals if isinstance(evals, list) else [evals]
+    for key in ("upper_engine", "lower_engine"):
+        vals = [(r or {}).get(key) for r in recs]
+        s[key] = vals if isinstance(evals, list) else vals[0]
+    notes = [r.get("lower_note") for r in recs if r and r.get("lower_note")]
+    if notes:
+        s["lower_note"] = notes[0] + ("" if len(notes) == len(recs) else
+                                      f" (at {len(notes)} of {len(recs)} points)")
+    if ctx.get("binary_rr_eps0") is not None:
+        s["exact_count"] = ("binary randomized response: the exact count law (shuffleamp.exact_count) joins the "
+                            f"decomposition bound, pair budget {_ec.DEFAULT_BOUNDS_PAIRS}; upper = min and lower = max "
+                            "of the two engines (see upper_engine / lower_engine)")
     s.update(grid=evals, regime=OPTIMAL_REGIME, source=OPTIMAL_SOURCE)
     return s
 
@@ -296,8 +436,42 @@ def _optimal_settings(mechanism, ctx: dict, evals) -> dict:
 OPTIMAL = Method(OPTIMAL_INFO, _optimal_delta, _optimal_epsilon, _optimal_prepare, _optimal_settings,
                  lambda mechanism: OPTIMAL_REGIME)
 
+
+# ---------------------------------------------------------------------------- the exact-count method
+def _ec_prepare(mechanism, ctx: dict) -> None:
+    e0 = _ec.binary_rr_eps0(mechanism)
+    if e0 is None:
+        raise OutOfRegimeError(f"exact-count: {getattr(mechanism, 'name', type(mechanism).__name__)} is not binary "
+                               "randomized response (k-RR with k = 2, or a symmetric 2 x 2 matrix)")
+    ctx["binary_rr_eps0"] = e0
+
+
+def _ec_record(r) -> dict:
+    return {"upper": r.upper, "lower": r.lower, "error": r.error, "worst_m": int(r.worst_m),
+            "converged": bool(r.converged), "pairs": r.settings["pairs_evaluated"]}
+
+
+def _ec_delta(mechanism, n: int, eps: float, ctx: dict):
+    r = _ec.delta_binary_rr(ctx["binary_rr_eps0"], n, eps, max_pairs=_ec.DEFAULT_BOUNDS_PAIRS)
+    return r.upper, r.lower, _ec_record(r)
+
+
+def _ec_epsilon(mechanism, n: int, target: float, ctx: dict):
+    r = _ec.epsilon_binary_rr(ctx["binary_rr_eps0"], n, target, max_pairs=_ec.DEFAULT_BOUNDS_PAIRS)
+    up = min(r.upper, float(mechanism.eps0))
+    return up, min(r.lower, up), _ec_record(r)
+
+
+def _ec_settings(mechanism, ctx: dict, evals) -> dict:
+    return {"evaluator": "exact count law (binomial windows, certified branch and bound over datasets)",
+            "tail": _ec.TAIL, "max_pairs": _ec.DEFAULT_BOUNDS_PAIRS, "points": evals,
+            "regime": EXACT_COUNT_INFO.regime, "source": EXACT_COUNT_INFO.source}
+
+
+EXACT_COUNT = Method(EXACT_COUNT_INFO, _ec_delta, _ec_epsilon, _ec_prepare, _ec_settings)
+
 #: Every method, by name: "optimal" and the comparison methods of :mod:`shuffleamp.baselines`.
-METHOD_REGISTRY: dict[str, Method] = {m.name: m for m in (OPTIMAL, *baselines.BASELINE_METHODS)}
+METHOD_REGISTRY: dict[str, Method] = {m.name: m for m in (OPTIMAL, EXACT_COUNT, *baselines.BASELINE_METHODS)}
 if tuple(METHOD_REGISTRY) != METHODS:  # pragma: no cover - registry and names are kept together
     raise ImportError("shuffleamp: method registry out of sync with _registry.METHODS")
 
@@ -385,17 +559,72 @@ def _run(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> BoundResul
                        sound=m.sound, kind=m.kind)
 
 
-def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
+def _required(value, name: str):
+    if value is None:
+        raise ParameterError(name, "is required (only a population carries its own n)" if name == "n"
+                             else "is required")
+    return value
+
+
+def _is_population(mechanism) -> bool:
+    """True for a :class:`shuffleamp.personalized.Population` (imported only then: a layer-8 module)."""
+    if hasattr(mechanism, "upper_decompositions"):
+        return False
+    from .personalized import Population
+    return isinstance(mechanism, Population)
+
+
+def _population_bound(quantity: str, pop, n, other, method: str, evaluator: str, eps_rtol: float = 1e-7):
+    """``delta``/``epsilon`` of a population: the certified per-group bound of :mod:`shuffleamp.personalized`
+    (``method="optimal"``), or the μ-GDP estimate of Chen–Cao–Ge for its per-user ε0 (``"gdp"``,
+    ``sound=False``: asymptotic, see :data:`shuffleamp.baselines.GDP_INFO`)."""
+    from . import personalized as _pop
+    given = "delta" if quantity == "epsilon" else "epsilon"
+    _validate.choice(method, "method", set(METHODS))
+    _validate.choice(evaluator, "evaluator", set(EVALUATORS))
+    _pop._check_n(pop, n)
+    other = _required(other, given)
+    if method == "optimal":
+        if evaluator != "exact":
+            raise ParameterError("evaluator", "a population is evaluated by the exact (Bromwich) evaluator only")
+        if quantity == "epsilon":
+            return _pop.epsilon(pop, other, eps_rtol=eps_rtol)
+        return _pop.delta(pop, other)
+    if method != "gdp":
+        raise ParameterError("method", f"a population supports 'optimal' (certified, per group) and 'gdp' "
+                                       f"(estimate), got {method!r}")
+    eps0, counts = _pop.gdp_inputs(pop)
+    q = baselines.gdp_q(np.append(eps0, eps0[:1]), None)[:-1]          # one q_i per group
+    den = float(counts @ q - q.max())                                   # Σ_i q_i − max_i q_i over users
+    if not den > 0:
+        raise OutOfRegimeError("gdp: Σ q_i − max q_i = 0 (μ is infinite)")
+    mu = math.sqrt(2.0 / den)
+    if quantity == "epsilon":
+        value = baselines.gdp_epsilon_mu(mu, _validate.delta(other))
+    else:
+        value = baselines.gdp_delta_mu(mu, _validate.epsilon(other))
+    info = baselines.GDP_INFO
+    settings = {"evaluator": "closed form (GDP)", "mu": mu, "regime": info.regime, "source": info.source}
+    eps_arg, delta_arg = (None, other) if quantity == "epsilon" else (other, None)
+    return BoundResult(quantity, None, None, "gdp", pop.n, eps_arg, delta_arg, pop.describe(), settings,
+                       sound=False, kind="estimate", estimate=value)
+
+
+def delta(mechanism, n=None, epsilon=None, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
           rtol_lower: float = DEFAULT_RTOL_LOWER, max_grid: int = DEFAULT_MAX_GRID,
           evaluator: str = DEFAULT_EVALUATOR) -> BoundResult:
     r"""Shuffled δ at a given ε: certified upper and lower bounds.
 
     Parameters
     ----------
-    mechanism : Mechanism
-        A randomizer from :mod:`shuffleamp.mechanisms` or :mod:`shuffleamp.compose`.
+    mechanism : Mechanism or Population
+        A randomizer from :mod:`shuffleamp.mechanisms` or :mod:`shuffleamp.compose`, or a
+        heterogeneous population from :func:`shuffleamp.population` (then the result is
+        a :class:`~shuffleamp.personalized.PopulationResult` with one entry per group and the worst
+        group's values; only ``method`` ``"optimal"`` and ``"gdp"``, ``evaluator="exact"``).
     n : int or array_like of int
-        Number of users (>= 1).  Broadcast against ``epsilon``.
+        Number of users (>= 1).  Broadcast against ``epsilon``.  For a population: omit it (it is the
+        population's total) or pass that same total.
     epsilon : float or array_like of float
         Central ε in nats (>= 0).
     method : str
@@ -420,9 +649,9 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
 
     Returns
     -------
-    BoundResult
+    BoundResult or PopulationResult
         ``quantity="delta"``; ``upper``/``lower`` are floats, or float64 arrays of the
-        broadcast shape of (n, epsilon).
+        broadcast shape of (n, epsilon).  A population gives a ``PopulationResult`` (per group and worst).
 
     Raises
     ------
@@ -437,23 +666,25 @@ def delta(mechanism, n, epsilon, *, method: str = "optimal", rtol: float = DEFAU
        Shuffling", IEEE S&P 2026 (arXiv:2504.07414): Theorem 13 (upper bound, maximum over the
        neighbouring input pairs of :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]`) and Theorem 14 (lower bound).
     """
+    if _is_population(mechanism):
+        return _population_bound("delta", mechanism, n, epsilon, method, evaluator)
     m, ctx = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator)
-    n = _validate.count(n, "n")
-    epsilon = _validate.epsilon(epsilon)
+    n = _validate.count(_required(n, "n"), "n")
+    epsilon = _validate.epsilon(_required(epsilon, "epsilon"))
     return _run("delta", m, mechanism, n, epsilon, ctx)
 
 
-def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
+def epsilon(mechanism, n=None, delta=None, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
             rtol_lower: float = DEFAULT_RTOL_LOWER, max_grid: int = DEFAULT_MAX_GRID,
             eps_rtol: float = 1e-7, evaluator: str = DEFAULT_EVALUATOR) -> BoundResult:
     r"""Shuffled ε at a given δ: certified upper and lower bounds (nats).
 
     Parameters
     ----------
-    mechanism : Mechanism
-        A randomizer from :mod:`shuffleamp.mechanisms` or :mod:`shuffleamp.compose`.
+    mechanism : Mechanism or Population
+        A randomizer, or a population (see :func:`delta`).
     n : int or array_like of int
-        Number of users (>= 1).  Broadcast against ``delta``.
+        Number of users (>= 1).  Broadcast against ``delta``.  For a population: omit it or pass its total.
     delta : float or array_like of float
         Target δ in (0, 1).
     method : str
@@ -465,8 +696,8 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
 
     Returns
     -------
-    BoundResult
-        ``quantity="epsilon"``.  ``upper`` is an evaluated ε at which the certified δ upper bound
+    BoundResult or PopulationResult
+        ``quantity="epsilon"`` (a ``PopulationResult`` for a population).  ``upper`` is an evaluated ε at which the certified δ upper bound
         is <= ``delta``; ``lower`` an evaluated ε at which the certified lower δ exceeds ``delta``
         (so the true ε* is larger), or 0 if even ε = 0 does not.  Both lie in [0, eps0].
 
@@ -487,8 +718,10 @@ def epsilon(mechanism, n, delta, *, method: str = "optimal", rtol: float = DEFAU
     ----------
     Su, Cheng, Wang, IEEE S&P 2026 (arXiv:2504.07414), Theorems 13 and 14; see :func:`delta`.
     """
+    if _is_population(mechanism):
+        return _population_bound("epsilon", mechanism, n, delta, method, evaluator, eps_rtol)
     m, ctx = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator)
-    n = _validate.count(n, "n")
-    delta = _validate.delta(delta)
+    n = _validate.count(_required(n, "n"), "n")
+    delta = _validate.delta(_required(delta, "delta"))
     ctx["eps_rtol"] = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
     return _run("epsilon", m, mechanism, n, delta, ctx)

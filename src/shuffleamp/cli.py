@@ -1,4 +1,4 @@
-"""Command-line interface: ``shuffleamp {epsilon,delta,report,compare}``.
+"""Command-line interface: ``shuffleamp {epsilon,delta,report,compare,rounds,eps0,n,plan-template}``.
 
 Examples
 --------
@@ -9,16 +9,35 @@ Examples
     shuffleamp epsilon --mechanism matrix --matrix P.csv --n 10000 --delta 1e-6
     shuffleamp epsilon --mechanism joint --component krr:k=10:eps0=0.5 --component krr:k=10:eps0=0.5 \
         --n 1e5 --delta 1e-6
-    shuffleamp epsilon --mechanism parallel --component 0.5:krr:k=10:eps0=1 --component 0.5:blh:eps0=1 \
+    shuffleamp epsilon --mechanism parallel --component 0.5:krr:k=10:eps0=1,0.5:blh:eps0=1 \
         --n 1e5 --delta 1e-6
     shuffleamp epsilon --mechanism subsample --component krr:k=10:eps0=1 --q 0.1 --n 1e5 --delta 1e-6
     shuffleamp report               # the plan shipped with the package
     shuffleamp report plan.toml --json
+    shuffleamp plan-template > plan.toml && shuffleamp report --plan plan.toml
     shuffleamp epsilon --mechanism krr --k 10 --eps0 1 --n 1e5 --delta 1e-6 --method blanket-bennett
     shuffleamp compare --mechanism krr --k 10 --eps0 1 --n 100000 --delta 1e-6 [--json]
 
-Exit status: 0 on success, 2 on bad input (``error: <message>`` on stderr, no
-traceback), 1 on any other deliberate failure (e.g. a resource limit).
+Options
+-------
+Each subcommand accepts only the options it uses; any other option is a usage error naming it.
+A scalar option (``--n``, ``--eps0``, ...) takes one value and may be given once. The list options
+``--component`` and ``--schedule`` take several values, repeated (``--component A --component B``)
+or comma-separated (``--component A,B``), in order.
+
+Output
+------
+Text output names the guarantee of every number (``ε (upper, certified) = ... nats``,
+``ε (lower) = ...``); printed bounds are rounded outwards (an upper bound up, a lower bound down).
+With ``--json`` every subcommand prints one JSON document on stdout with the same top-level keys
+(:func:`shuffleamp.results.envelope`): ``schema_version``, ``version``, ``command``, ``inputs``
+(every parameter as parsed, defaults included), ``result`` and ``error``.  On failure ``result`` is
+null and ``error`` is ``{"type", "parameter", "message"}``; the JSON still goes to stdout.
+
+Exit status: 0 on success; 2 on bad input (a usage error or a rejected value: ``error: <message>``
+on stderr, or the JSON error document); 1 on any other deliberate failure (e.g. a resource limit);
+70 on an internal error (a bug: a short message asking to report it, never a traceback; set
+``SHUFFLEAMP_TRACEBACK=1`` to see it); 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -32,7 +51,7 @@ from typing import Any, Sequence
 from ._registry import DEFAULT_EVALUATOR, EVALUATORS, METHODS
 from .errors import ShuffleampError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "PLAN_TEMPLATE"]
 
 #: Help of ``--rtol`` (every subcommand that takes it).
 RTOL_HELP = ("target relative accuracy of the discretised engines (evaluator fft|spectral|auto; default: 1e-3); "
@@ -41,10 +60,91 @@ RTOL_HELP = ("target relative accuracy of the discretised engines (evaluator fft
 REPORT_METHODS = ("optimal", "clone")
 #: Shown instead of "certified" for ``sound=False`` results.
 UNSOUND_LABEL = "UNSOUND (comparison only)"
+#: δ values below this are printed as ``< 1e-300 (<bound>)``: they are at or below the double range.
+TINY_DELTA = 1e-300
+#: Plan file printed by ``shuffleamp plan-template`` (package data, valid for ``report --plan``).
+PLAN_TEMPLATE = "data/plan_template.toml"
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 70      # EX_SOFTWARE of sysexits.h
+EXIT_INTERRUPTED = 130
+
+#: Where to report an internal error.
+REPORT_HINT = ("this is a bug in shuffleamp; please report it with the command line you ran "
+               "(set SHUFFLEAMP_TRACEBACK=1 to print the traceback)")
+
+#: Names of the evaluators that can produce a number (``settings["grid"]``) in plain words.
+EVALUATOR_LABELS = {
+    "exact": "exact evaluator",
+    "enumeration": "exact enumeration",
+    "chernoff": "Chernoff bound",
+    "trivial": "trivial bound",
+    "none": "exact: no privacy loss above epsilon",
+    "fft": "FFT engine",
+    "spectral": "spectral engine",
+}
+
+
+# --------------------------------------------------------------------------- argument parsing
+
+
+class _UsageError(Exception):
+    """An argument error (raised by :class:`_Parser` instead of exiting)."""
+
+    def __init__(self, message: str, usage: str):
+        super().__init__(message)
+        self.usage = usage
+        self.parameter = _option_parameter(message)
+
+
+def _option_parameter(message: str) -> str | None:
+    """The user's parameter named by an argparse message (``argument --n: ...`` -> ``n``)."""
+    import re
+
+    m = re.match(r"argument (--?[\w-]+)", message) or re.search(r"arguments?: (--?[\w-]+)", message)
+    if m is None:
+        m = re.search(r"the following arguments are required: (--?[\w-]+|\w+)", message)
+    return m.group(1).lstrip("-").replace("-", "_") if m else None
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser that raises :class:`_UsageError` and never abbreviates long options
+    (``--eps0`` must not silently mean ``--eps0-max``)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):  # noqa: D401 - argparse hook
+        raise _UsageError(message, self.format_usage())
+
+
+class _Once(argparse.Action):
+    """Store a scalar option; giving it twice is a usage error (not "the last one wins")."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = namespace.__dict__.setdefault("_given", set())
+        if self.dest in seen:
+            raise argparse.ArgumentError(self, "given more than once; it takes one value")
+        seen.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
+class _Extend(argparse.Action):
+    """List option: values from repeated flags and comma-separated lists are concatenated in order."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        current = list(getattr(namespace, self.dest, None) or [])
+        setattr(namespace, self.dest, current + list(values))
+
+
+def _scalar_text(text: str) -> str:
+    if "," in text:
+        raise argparse.ArgumentTypeError(
+            f"takes one value, got the list {text!r} (for a grid of values use `shuffleamp sweep`)")
+    return text
 
 
 def _number(text: str) -> int | float:
@@ -52,6 +152,7 @@ def _number(text: str) -> int | float:
 
     Range and integrality are checked later by :mod:`shuffleamp._validate`.
     """
+    text = _scalar_text(text)
     try:
         return int(text)
     except ValueError:
@@ -64,112 +165,151 @@ def _number(text: str) -> int | float:
 
 def _real(text: str) -> float:
     """argparse type for reals (NaN/inf are let through and rejected by validation, naming the parameter)."""
+    text = _scalar_text(text)
     try:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a real number, got {text!r}") from None
 
 
-def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
-    from .config import COMPOSED
-    from .mechanisms import MECHANISMS
-
-    g = p.add_argument_group("mechanism")
-    g.add_argument("--mechanism", required=True, choices=tuple(MECHANISMS) + COMPOSED,
-                   help="local randomizer; joint / parallel / subsample compose the --component specs")
-    g.add_argument("--eps0", type=_real, help="local ε0 in nats (optional for --mechanism matrix)")
-    g.add_argument("--k", type=_number, help="number of categories (krr)")
-    g.add_argument("--d", type=_number,
-                   help="domain size (blh, rappor, oue, hr; omit for blh/rappor/oue = asymptotic bound)")
-    g.add_argument("--matrix", metavar="FILE.csv", help="CSV of the randomizer matrix, rows = inputs (matrix)")
-    g.add_argument("--component", action="append", metavar="SPEC",
-                   help="component of a composed mechanism, repeatable: NAME:key=value:... for joint and "
-                        "subsample (e.g. krr:k=10:eps0=0.5), WEIGHT:NAME:key=value:... for parallel "
-                        "(e.g. 0.5:blh:eps0=1; weights sum to 1)")
-    g.add_argument("--q", type=_real, help="sampling probability in (0, 1] (subsample)")
-
-
-def _add_common_args(p: argparse.ArgumentParser, methods: Sequence[str] | None = METHODS) -> None:
-    g = p.add_argument_group("accounting")
-    if methods is not None:
-        extra = ("; comparison methods (upper value only, labelled with their validity): "
-                 + ", ".join(m for m in methods if m != "optimal")
-                 + " -- variation-ratio and gdp are UNSOUND (comparison only)") if len(methods) > 2 else \
-            " or clone (FMT22 standard clone, upper only)"
-        g.add_argument("--method", choices=methods, default="optimal",
-                       help="optimal (default: certified tight upper and lower bounds)" + extra)
-    g.add_argument("--rtol", type=_real, default=1e-3, help=RTOL_HELP)
-    g.add_argument("--evaluator", choices=EVALUATORS, default=DEFAULT_EVALUATOR,
-                   help="how the certified bound is evaluated: exact (default: Bromwich integral or exact "
-                        "enumeration, no discretisation, certified error bound reported as delta_error; "
-                        "Laplace through its closed-form MGF), fft (discretised engine, inverse FFT over the "
-                        "window), spectral (discretised engine, pruned Parseval sums) or auto (spectral or fft)")
-    g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
-
-
-def _schedule(text: str) -> list[float]:
-    """argparse type for ``--schedule``: comma-separated ε0 values (validated later, naming ``schedule``)."""
+def _reals(text: str) -> list[float]:
+    """argparse type of a list option of reals: comma-separated numbers (validated later)."""
     try:
         return [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
 
 
+def _specs(text: str) -> list[str]:
+    """argparse type of ``--component``: one or more comma-separated component specs."""
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = False,
+                        population: bool = False) -> None:
+    """Mechanism options. With ``planning_eps0`` (the ``eps0`` query) there is no ``--eps0`` and only the
+    simple mechanisms whose eps0 is a free parameter (no matrix, no composition). With ``population``
+    (``epsilon`` and ``delta``) ``--mechanism population`` and ``--group`` are accepted too."""
+    from .config import COMPOSED
+    from .mechanisms import MECHANISMS
+
+    g = p.add_argument_group("mechanism")
+    if planning_eps0:
+        g.add_argument("--mechanism", required=True, action=_Once, choices=tuple(m for m in MECHANISMS if m != "matrix"),
+                       help="local randomizer (the query varies its eps0)")
+        g.add_argument("--k", type=_number, action=_Once, help="number of categories (krr)")
+        g.add_argument("--d", type=_number, action=_Once,
+                       help="domain size (blh, rappor, oue, hr; omit for blh/rappor/oue = asymptotic bound)")
+        return
+    g.add_argument("--mechanism", required=True, action=_Once,
+                   choices=tuple(MECHANISMS) + COMPOSED + (("population",) if population else ()),
+                   help="local randomizer; joint / parallel / subsample compose the --component specs"
+                        + ("; population: users in --group groups with different randomizers (per-group "
+                           "bounds)" if population else ""))
+    g.add_argument("--eps0", type=_real, action=_Once, help="local ε0 in nats (optional for --mechanism matrix)")
+    g.add_argument("--k", type=_number, action=_Once, help="number of categories (krr)")
+    g.add_argument("--d", type=_number, action=_Once,
+                   help="domain size (blh, rappor, oue, hr; omit for blh/rappor/oue = asymptotic bound)")
+    g.add_argument("--matrix", metavar="FILE.csv", action=_Once,
+                   help="CSV of the randomizer matrix, rows = inputs (matrix)")
+    g.add_argument("--component", action=_Extend, type=_specs, metavar="SPEC[,SPEC...]",
+                   help="component(s) of a composed mechanism, repeatable or comma-separated: NAME:key=value:... "
+                        "for joint and subsample (e.g. krr:k=10:eps0=0.5), WEIGHT:NAME:key=value:... for parallel "
+                        "(e.g. 0.5:blh:eps0=1; weights sum to 1)")
+    g.add_argument("--q", type=_real, action=_Once, help="sampling probability in (0, 1] (subsample)")
+    if population:
+        g.add_argument("--group", action="append", metavar="COUNT:NAME:key=value...",
+                       help="group of a population, repeatable: COUNT users running NAME (e.g. "
+                            "60000000:krr:k=10:eps0=0.5); n is their total (--n may be omitted)")
+
+
+def _add_common_args(p: argparse.ArgumentParser, methods: Sequence[str] | None = METHODS, *,
+                     evaluator: bool = True) -> None:
+    g = p.add_argument_group("accounting")
+    if methods is not None:
+        extra = ("; comparison methods (upper value only, labelled with their validity): "
+                 + ", ".join(m for m in methods if m != "optimal")
+                 + " -- variation-ratio and gdp are UNSOUND (comparison only)") if len(methods) > 2 else \
+            " or clone (FMT22 standard clone, upper only)"
+        g.add_argument("--method", choices=methods, default="optimal", action=_Once,
+                       help="optimal (default: certified tight upper and lower bounds)" + extra)
+    g.add_argument("--rtol", type=_real, default=1e-3, action=_Once, help=RTOL_HELP)
+    if evaluator:
+        g.add_argument("--evaluator", choices=EVALUATORS, default=DEFAULT_EVALUATOR, action=_Once,
+                       help="how the certified bound is evaluated: exact (default: Bromwich integral or exact "
+                            "enumeration, no discretisation, certified error bound reported as delta_error; "
+                            "Laplace through its closed-form MGF), fft (discretised engine, inverse FFT over the "
+                            "window), spectral (discretised engine, pruned Parseval sums) or auto (spectral or fft)")
+    _add_json(g)
+
+
+def _add_json(g) -> None:
+    g.add_argument("--json", action="store_true",
+                   help="print one JSON document (schema: schema_version, version, command, inputs, result, error)")
+
+
 def _add_rounds_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("repetition")
-    g.add_argument("--rounds", type=_number, default=1,
+    g.add_argument("--rounds", type=_number, default=1, action=_Once,
                    help="number of shuffled rounds one user takes part in (default 1); with R > 1 the "
                         "answer is the certified total over R rounds (composed privacy loss distributions)")
-    g.add_argument("--schedule", type=_schedule, metavar="E1,E2,...",
+    g.add_argument("--schedule", type=_reals, action=_Extend, metavar="E1,E2,...",
                    help="gradual release of k-RR (--mechanism krr): the non-decreasing eps0 of the successive "
-                        "releases; the answer covers the whole schedule (as private as one round at the last "
-                        "eps0); replaces --eps0")
+                        "releases (comma-separated or repeated); the answer covers the whole schedule (as "
+                        "private as one round at the last eps0); replaces --eps0")
 
 
-def _add_planning_args(p: argparse.ArgumentParser):
-    """Mechanism and target arguments shared by the planning subcommands ``eps0`` and ``n``;
-    returns the "target" group for the subcommand's own search arguments."""
-    _add_mechanism_args(p)
+def _add_target_args(p: argparse.ArgumentParser, *, rtol: bool = True):
+    """Target arguments of the planning subcommands (``rounds``, ``eps0``, ``n``); returns the group."""
     g = p.add_argument_group("target")
-    g.add_argument("--target-epsilon", type=_real, required=True, help="target central epsilon (nats)")
-    g.add_argument("--delta", type=_real, required=True, help="target delta in (0, 1)")
-    g.add_argument("--rtol", type=_real, default=1e-3, help=RTOL_HELP)
-    g.add_argument("--json", action="store_true", help="print a JSON object instead of a summary")
+    g.add_argument("--target-epsilon", type=_real, required=True, action=_Once, help="target central epsilon (nats)")
+    g.add_argument("--delta", type=_real, required=True, action=_Once, help="target delta in (0, 1)")
+    if rtol:
+        g.add_argument("--rtol", type=_real, default=1e-3, action=_Once, help=RTOL_HELP)
+    _add_json(g)
     return g
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the ``shuffleamp`` argument parser.
 
+    Each subcommand has its own options; an option a subcommand does not use is rejected. The
+    parser raises an internal usage exception instead of exiting (:func:`main` reports it).
+
     Returns
     -------
     argparse.ArgumentParser
+        The parser (``parse_args`` returns a namespace whose ``func`` runs the subcommand).
     """
     from . import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="shuffleamp",
-        description="Privacy amplification by shuffling: central (ε, δ) of n shuffled ε0-LDP reports.",
+        description="Privacy amplification by shuffling: central (ε, δ) of n shuffled ε0-LDP reports "
+                    "(ε in nats).",
     )
     parser.add_argument("--version", action="version", version=f"shuffleamp {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{epsilon,delta,report,compare,rounds,eps0,n,sweep,plot}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser,
+                                metavar="{epsilon,delta,report,compare,rounds,eps0,n,sweep,plot,plan-template}")
 
     p = sub.add_parser("epsilon", help="central ε for a given δ",
-                       description="Bounds on the central ε of the shuffled mechanism at a given δ.")
-    _add_mechanism_args(p)
+                       description="Bounds on the central ε (nats) of the shuffled mechanism at a given δ.")
+    _add_mechanism_args(p, population=True)
     g = p.add_argument_group("population")
-    g.add_argument("--n", type=_number, required=True, help="number of users (e.g. 1000000 or 1e6)")
-    g.add_argument("--delta", type=_real, required=True, help="target δ in (0, 1)")
+    g.add_argument("--n", type=_number, action=_Once,
+                   help="number of users (e.g. 1000000 or 1e6); required except with --group")
+    g.add_argument("--delta", type=_real, required=True, action=_Once, help="target δ in (0, 1)")
     _add_rounds_args(p)
     _add_common_args(p)
     p.set_defaults(func=_cmd_bound, quantity="epsilon")
 
     p = sub.add_parser("delta", help="central δ for a given ε",
-                       description="Bounds on the central δ of the shuffled mechanism at a given ε.")
-    _add_mechanism_args(p)
+                       description="Bounds on the central δ of the shuffled mechanism at a given ε (nats).")
+    _add_mechanism_args(p, population=True)
     g = p.add_argument_group("population")
-    g.add_argument("--n", type=_number, required=True, help="number of users (e.g. 1000000 or 1e6)")
-    g.add_argument("--epsilon", type=_real, required=True, help="central ε in nats (>= 0)")
+    g.add_argument("--n", type=_number, action=_Once,
+                   help="number of users (e.g. 1000000 or 1e6); required except with --group")
+    g.add_argument("--epsilon", type=_real, required=True, action=_Once, help="central ε in nats (>= 0)")
     _add_rounds_args(p)
     _add_common_args(p)
     p.set_defaults(func=_cmd_bound, quantity="delta")
@@ -180,110 +320,233 @@ def build_parser() -> argparse.ArgumentParser:
                                    "and comment; an optional [budget] table with epsilon and delta): the "
                                    "per-round epsilon, each collection's total over its rounds, and the grand "
                                    "total for a user in every collection, checked against the budget. "
-                                   "Without PLAN the plan shipped with the package is used.")
+                                   "Without a plan the plan shipped with the package is used; "
+                                   "`shuffleamp plan-template` prints a commented starting plan.")
     p.add_argument("plan", nargs="?", metavar="PLAN", help="plan file (.toml or .json)")
-    _add_common_args(p, REPORT_METHODS)
+    p.add_argument("--plan", dest="plan_option", metavar="PLAN", action=_Once,
+                   help="plan file (.toml or .json), the same as the positional PLAN")
+    _add_common_args(p, REPORT_METHODS, evaluator=False)
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("compare", help="every method side by side, with validity and run time",
                        description="Run every method (optimal and the comparison baselines) on one setting and "
-                                   "print each value with its kind, soundness, validity regime and run time. "
+                                   "print each value with its guarantee, validity regime and run time. "
                                    "Methods outside their validity regime are listed with the reason.")
     _add_mechanism_args(p)
     g = p.add_argument_group("population")
-    g.add_argument("--n", type=_number, required=True, help="number of users (e.g. 1000000 or 1e6)")
+    g.add_argument("--n", type=_number, required=True, action=_Once, help="number of users (e.g. 1000000 or 1e6)")
     x = g.add_mutually_exclusive_group(required=True)
-    x.add_argument("--delta", type=_real, help="target δ in (0, 1): compare ε")
-    x.add_argument("--epsilon", type=_real, help="central ε in nats: compare δ")
+    x.add_argument("--delta", type=_real, action=_Once, help="target δ in (0, 1): compare ε")
+    x.add_argument("--epsilon", type=_real, action=_Once, help="central ε in nats: compare δ")
     _add_common_args(p, None)
     p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("rounds", help="largest number of rounds that fits a total (epsilon, delta) budget",
                        description="Budget accounting: the largest number R of shuffled rounds whose certified "
                                    "total (composed privacy loss distributions) meets the target (epsilon, delta).")
-    g = _add_planning_args(p)
-    g.add_argument("--n", type=_number, required=True, help="number of users per round")
-    g.add_argument("--max-rounds", type=_number, default=10**6, help="search ceiling for R (default 1e6)")
+    _add_mechanism_args(p)
+    g = _add_target_args(p, rtol=False)
+    g.add_argument("--n", type=_number, required=True, action=_Once, help="number of users per round")
+    g.add_argument("--max-rounds", type=_number, default=10**6, action=_Once,
+                   help="search ceiling for R (default 1e6)")
     p.set_defaults(func=_cmd_rounds)
 
     p = sub.add_parser("eps0", help="largest eps0 meeting a target (epsilon, delta) for n users",
                        description="Planning: the largest local eps0 whose certified shuffled upper bound meets "
                                    "the target (epsilon, delta) for n users (conservative end of the bracket).")
-    g = _add_planning_args(p)
-    g.add_argument("--n", type=_number, required=True, help="number of users")
-    g.add_argument("--eps0-max", type=_real, default=20.0, help="search ceiling for eps0 (default 20)")
+    _add_mechanism_args(p, planning_eps0=True)
+    g = _add_target_args(p)
+    g.add_argument("--n", type=_number, required=True, action=_Once, help="number of users")
+    g.add_argument("--eps0-max", type=_real, default=20.0, action=_Once, help="search ceiling for eps0 (default 20)")
     p.set_defaults(func=_cmd_planning, quantity="eps0")
 
     p = sub.add_parser("n", help="smallest n meeting a target (epsilon, delta) at a given eps0",
                        description="Planning: the smallest number of users for which the certified shuffled "
                                    "upper bound meets the target (conservative end of the bracket).")
-    g = _add_planning_args(p)
-    g.add_argument("--n-max", type=_number, default=10**12, help="search ceiling for n (default 1e12)")
+    _add_mechanism_args(p)
+    g = _add_target_args(p)
+    g.add_argument("--n-max", type=_number, default=10**12, action=_Once, help="search ceiling for n (default 1e12)")
     p.set_defaults(func=_cmd_planning, quantity="n")
+
+    p = sub.add_parser("plan-template", help="print a commented starting plan for `shuffleamp report`",
+                       description="Print a commented TOML plan (every field explained) to stdout; edit it and "
+                                   "run `shuffleamp report --plan FILE`.")
+    p.set_defaults(func=_cmd_plan_template)
     _register_sweep_commands(sub)
+    parser.subcommands = dict(sub.choices)
     return parser
 
 
-def _cmd_planning(args: argparse.Namespace) -> int:
-    """``eps0`` / ``n`` planning subcommands (:mod:`shuffleamp.planning`)."""
-    from . import planning
+# --------------------------------------------------------------------------- formatting
 
-    if args.quantity == "eps0":
-        from .config import COMPOSED
-        from .errors import ParameterError
-        if args.mechanism in COMPOSED or args.mechanism == "matrix":
-            raise ParameterError("mechanism", f"{args.mechanism!r}: eps0 is not a single free parameter, "
-                                 "so the eps0 planning query cannot vary it (use the Python API with a factory)")
-        if args.eps0 is None:
-            args.eps0 = 1.0          # placeholder: the search varies eps0
-        mech = _mechanism_from_args(args)
-        res = planning.max_eps0(mech, args.n, args.target_epsilon, args.delta, eps0_max=args.eps0_max,
-                                rtol=args.rtol)
+
+def _decimal_text(x: float, digits: int, rounding: str | None) -> str:
+    """``x`` with ``digits`` significant digits, rounded up (``"up"``), down (``"down"``) or to nearest."""
+    import math
+    from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+
+    if not math.isfinite(x) or x == 0:
+        return format(x, "g")
+    d = Decimal(x)
+    mode = {"up": ROUND_CEILING, "down": ROUND_FLOOR}.get(rounding or "", ROUND_HALF_EVEN)
+    q = d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1), rounding=mode)
+    return format(float(q), f".{digits}g")     # the double nearest q prints q's digits
+
+
+def _num(x: Any, digits: int = 6, rounding: str | None = None) -> str:
+    """A number as plain text: no numpy reprs; bounds rounded outwards with ``rounding``."""
+    if x is None:
+        return "-"
+    if type(x).__module__ == "numpy":
+        x = x.tolist() if hasattr(x, "tolist") else x
+    if isinstance(x, list):
+        return "[" + ", ".join(_num(v, digits, rounding) for v in x) + "]"
+    if isinstance(x, bool) or isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return _decimal_text(x, digits, rounding)
+    return str(x)
+
+
+def _pair_digits(upper: Any, lower: Any) -> int:
+    """Significant digits (6 to 12) at which an outward-rounded upper and lower bound print differently."""
+    if not isinstance(upper, float) or not isinstance(lower, float) or upper == lower:
+        return 6
+    for digits in range(6, 13):
+        if _num(upper, digits, "up") != _num(lower, digits, "down"):
+            return digits
+    return 12
+
+
+def _delta_text(value: Any, evaluator: Any, rounding: str, digits: int = 6) -> str:
+    """A δ for print: values below :data:`TINY_DELTA` as ``< 1e-300 (<bound>)``, exact zeros named."""
+    if isinstance(value, list):
+        evs = evaluator if isinstance(evaluator, list) else [evaluator] * len(value)
+        return "[" + ", ".join(_delta_text(v, e, rounding, digits) for v, e in zip(value, evs)) + "]"
+    if not isinstance(value, (int, float)) or value is None:
+        return _num(value)
+    if value == 0 and evaluator in ("none", "trivial"):
+        return "0 (exact)"
+    if rounding == "up" and value < TINY_DELTA:
+        return f"< {TINY_DELTA:g} ({EVALUATOR_LABELS.get(evaluator, evaluator or 'bound')})"
+    if rounding == "down" and value < TINY_DELTA:
+        return f"0 (below {TINY_DELTA:g}; not resolved)"
+    return _num(float(value), digits, rounding)
+
+
+def _u(text: str) -> str:
+    """``text`` transliterated to ASCII when stdout cannot encode it (e.g. a C locale without UTF-8)."""
+    enc = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(enc)
+        return text
+    except (UnicodeEncodeError, LookupError):
+        for a, b in (("ε", "eps"), ("δ", "delta"), ("≤", "<="), ("≥", ">="), ("×", "x"), ("μ", "mu"), ("—", "--")):
+            text = text.replace(a, b)
+        return text.encode("ascii", "replace").decode("ascii")
+
+
+def _print(text: str = "") -> None:
+    print(_u(text))
+
+
+def _mechanism_label(args: argparse.Namespace) -> str:
+    comps = getattr(args, "component", None)
+    if comps:
+        q = f", q={_num(args.q)}" if getattr(args, "q", None) is not None else ""
+        return f"{args.mechanism} ({' + '.join(comps)}{q})"
+    params = [f"{key}={_num(getattr(args, key))}" for key in ("k", "d", "matrix") if getattr(args, key, None) is not None]
+    return f"{args.mechanism} ({', '.join(params)})" if params else args.mechanism
+
+
+def _bound_lines(q: str, upper: Any, lower: Any, *, sound: bool = True, up_ev: Any = None, lo_ev: Any = None,
+                 label_upper: str | None = None) -> list[str]:
+    """``ε (upper, certified) = ... nats`` / ``ε (lower) = ...`` lines (δ likewise, unitless)."""
+    sym = "ε" if q == "epsilon" else "δ"
+    unit = " nats" if q == "epsilon" else ""
+    up_label = label_upper or ("upper, certified" if sound else f"upper, {UNSOUND_LABEL}")
+    rows = [(f"{sym} ({up_label})", upper, "up", up_ev)]
+    if lower is not None:
+        rows.append((f"{sym} (lower)", lower, "down", lo_ev))
+    width = max(len(r[0]) for r in rows)
+    digits = _pair_digits(upper, lower)
+    out = []
+    for name, value, rounding, ev in rows:
+        text = _delta_text(value, ev, rounding, digits) if q == "delta" else _num(value, digits, rounding)
+        sep = " " if text.startswith("<") else " = "
+        out.append(f"  {name.ljust(width)}{sep}{text}{unit if value is not None else ''}")
+    return out
+
+
+def _summary(result, mech, args: argparse.Namespace) -> list[str]:
+    from . import __version__
+
+    q = result.quantity
+    given = "delta" if q == "epsilon" else "epsilon"
+    lines = [
+        f"shuffleamp {__version__}: central {q} of the shuffled reports (method: {result.method})",
+        f"  mechanism : {_mechanism_label(args)}, eps0 = {_num(mech.eps0)} nats",
+        f"  n         : {_num(result.n)}",
+        f"  {given:<10}: {_num(getattr(result, given))}{' nats' if given == 'epsilon' else ''}",
+    ]
+    if result.kind == "estimate":
+        lines.append(f"  {'ε' if q == 'epsilon' else 'δ'} (estimate, not a bound) ~ {_num(result.estimate)}"
+                     f"{' nats' if q == 'epsilon' else ''}")
     else:
-        mech = _mechanism_from_args(args)
-        res = planning.min_n(mech, args.target_epsilon, args.delta, n_max=args.n_max, rtol=args.rtol)
-    out = res.to_dict()
-    if args.json:
-        print(json.dumps(out))
-    else:
-        what = "largest eps0" if args.quantity == "eps0" else "smallest n"
-        print(f"{what}: {res.value} (certified: delta_upper = {res.delta_at_value:.3g} <= {res.delta} at "
-              f"epsilon = {res.target_epsilon}); next infeasible candidate: {res.infeasible_bound}")
-    return 0
-
-
-def _cmd_rounds(args: argparse.Namespace) -> int:
-    """``rounds``: the largest number of rounds within a total budget (:func:`shuffleamp.accounting.max_rounds`)."""
-    from . import __version__, _validate
-    from .accounting import compose_rounds, max_rounds
-
-    mech = _mechanism_from_args(args)
-    n = _validate.count(args.n, "n")
-    eps = _validate.real("target_epsilon", args.target_epsilon, lo=0.0, lo_open=True)
-    delta = _validate.delta(args.delta)
-    limit = _validate.count(args.max_rounds, "max_rounds")
-    R = max_rounds(mech, n, eps, delta, limit=limit)
-    at = compose_rounds([(mech, n, R)], delta=delta, lower=False).upper if R >= 1 else None
-    doc = {"version": __version__, "command": "rounds", "mechanism": mech.describe(), "eps0": mech.eps0, "n": n,
-           "target_epsilon": eps, "delta": delta, "max_rounds": limit, "rounds": R, "epsilon_upper_at_rounds": at}
-    if args.json:
-        print(json.dumps(doc, indent=2))
-    elif R == 0:
-        print(f"largest number of rounds: 0 (not even one round meets epsilon = {eps} at delta = {delta})")
-    else:
-        print(f"largest number of rounds: {R} (certified: total epsilon (upper) = {at:.6g} <= {eps} at "
-              f"delta = {delta}{'; the search ceiling --max-rounds was reached' if R == limit else ''})")
-    return EXIT_OK
+        lines += _bound_lines(q, result.upper, result.lower, sound=result.sound,
+                              up_ev=result.evaluator_of("upper"), lo_ev=result.evaluator_of("lower"))
+        if result.lower is None:
+            lines.append("  (upper bound only: this method has no lower bound)")
+    ev = result.settings.get("evaluator")
+    if result.method == "optimal":
+        used = result.evaluator_of("upper")
+        used = sorted(set(used)) if isinstance(used, list) else [used]
+        via = "" if used == [ev] else f" (the upper bound by: {', '.join(EVALUATOR_LABELS.get(u, u) for u in used)})"
+        err = result.delta_error
+        err = max(err) if isinstance(err, list) else err
+        err_text = f"< {TINY_DELTA:g}" if err is not None and err < TINY_DELTA else f"≤ {_num(err, 3, 'up')}"
+        lines.append(f"  evaluator : {ev}{via}; certified δ error {err_text}, included in the bounds")
+    elif ev:
+        lines.append(f"  evaluator : {ev}")
+    if not result.sound:
+        lines.append(f"  status    : {UNSOUND_LABEL}")
+    regime = (result.settings or {}).get("regime")
+    if regime and result.method != "optimal":
+        lines.append(f"  validity  : {regime}")
+    return lines
 
 
 # --------------------------------------------------------------------------- commands
 
 
+def _inputs(args: argparse.Namespace) -> dict:
+    """Every parameter of the command as parsed (defaults filled in): the JSON ``inputs``."""
+    out = {}
+    for key, value in vars(args).items():
+        if key.startswith("_") or key in ("func", "command", "json", "quantity"):
+            continue
+        if isinstance(value, float) and value.is_integer() and key in ("n", "k", "d", "rounds", "max_rounds", "n_max"):
+            value = int(value)
+        out[key] = value
+    return out
+
+
+def _emit(args: argparse.Namespace, result: Any) -> None:
+    """Print the JSON document of a successful command."""
+    from .results import envelope
+
+    print(json.dumps(envelope(args.command, _inputs(args), result), indent=2))
+
+
 def _mechanism_from_args(args: argparse.Namespace):
     """The mechanism of the command line's mechanism arguments, through :func:`shuffleamp.config.mechanism_from_spec`."""
-    from .config import COMPOSED, mechanism_from_spec
+    from .config import COMPOSED, mechanism_from_spec, population_from_specs
     from .errors import ParameterError
 
+    if args.mechanism == "population" or getattr(args, "group", None):
+        if args.mechanism != "population":
+            raise ParameterError("--group", f"only for --mechanism population, not {args.mechanism!r}")
+        return population_from_specs(args.group or [])
     schedule = getattr(args, "schedule", None)
     if schedule is not None:
         from .gradual import GradualRelease
@@ -308,46 +571,65 @@ def _mechanism_from_args(args: argparse.Namespace):
     return mechanism_from_spec(spec)
 
 
-def _fmt(x: Any, spec: str = ".6g") -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return format(x, spec)
-    return str(x)
+def _cmd_planning(args: argparse.Namespace) -> int:
+    """``eps0`` / ``n`` planning subcommands (:mod:`shuffleamp.planning`)."""
+    from . import planning
 
-
-def _mechanism_label(args: argparse.Namespace) -> str:
-    comps = getattr(args, "component", None)
-    if comps:
-        q = f", q={args.q}" if getattr(args, "q", None) is not None else ""
-        return f"{args.mechanism} ({' + '.join(comps)}{q})"
-    params = [f"{key}={getattr(args, key)}" for key in ("k", "d", "matrix") if getattr(args, key) is not None]
-    return f"{args.mechanism} ({', '.join(params)})" if params else args.mechanism
-
-
-def _summary(result, mech, args: argparse.Namespace) -> str:
-    from . import __version__
-
-    q = result.quantity
-    given = "delta" if q == "epsilon" else "epsilon"
-    lines = [
-        f"shuffleamp {__version__}: shuffled {q} (method: {result.method})",
-        f"  mechanism : {_mechanism_label(args)}, eps0 = {_fmt(mech.eps0)}",
-        f"  n         : {result.n}",
-        f"  {given:<10}: {_fmt(getattr(result, given))}",
-    ]
-    if result.lower is None:
-        lines.append(f"  {q:<10}: <= {_fmt(result.upper)}  (upper bound only)")
+    if args.quantity == "eps0":
+        args.eps0 = 1.0          # placeholder: the search varies eps0 (not an option of this subcommand)
+        mech = _mechanism_from_args(args)
+        del args.eps0
+        res = planning.max_eps0(mech, args.n, args.target_epsilon, args.delta, eps0_max=args.eps0_max,
+                                rtol=args.rtol)
     else:
-        lines.append(f"  {q:<10}: in [{_fmt(result.lower)}, {_fmt(result.upper)}]  (lower, upper)")
-    if getattr(result, "kind", "upper") == "estimate":
-        lines[-1] = f"  {q:<10}: ~ {_fmt(result.estimate)}  (estimate, not a bound)"
-    if not getattr(result, "sound", True):
-        lines.append(f"  status    : {UNSOUND_LABEL}")
-    regime = (getattr(result, "settings", None) or {}).get("regime")
-    if regime and result.method != "optimal":
-        lines.append(f"  validity  : {regime}")
-    return "\n".join(lines)
+        mech = _mechanism_from_args(args)
+        res = planning.min_n(mech, args.target_epsilon, args.delta, n_max=args.n_max, rtol=args.rtol)
+    if args.json:
+        _emit(args, res.to_dict())
+        return EXIT_OK
+    what = "largest eps0" if args.quantity == "eps0" else "smallest n"
+    value = _num(res.value, 10, "down") if args.quantity == "eps0" else _num(res.value)
+    unit = " nats" if args.quantity == "eps0" else ""
+    _print(f"{what}: {value}{unit} (certified: delta_upper = {_below(res.delta_at_value, res.delta)} ≤ "
+           f"{_num(res.delta)} at epsilon = {_num(res.target_epsilon)} nats); next infeasible candidate: "
+           f"{_num(res.infeasible_bound, 10, 'up') if args.quantity == 'eps0' else _num(res.infeasible_bound)}")
+    return EXIT_OK
+
+
+def _below(value: float, limit: float) -> str:
+    """``value`` rounded up with the fewest digits (>= 4) that still print it below ``limit`` when it is."""
+    for digits in range(4, 18):
+        text = _num(value, digits, "up")
+        if value >= limit or float(text) < limit:
+            return text
+    return repr(value)
+
+
+def _cmd_rounds(args: argparse.Namespace) -> int:
+    """``rounds``: the largest number of rounds within a total budget (:func:`shuffleamp.accounting.max_rounds`)."""
+    from . import _validate
+    from .accounting import compose_rounds, max_rounds
+
+    mech = _mechanism_from_args(args)
+    n = _validate.count(args.n, "n")
+    eps = _validate.real("target_epsilon", args.target_epsilon, lo=0.0, lo_open=True)
+    delta = _validate.delta(args.delta)
+    limit = _validate.count(args.max_rounds, "max_rounds")
+    R = max_rounds(mech, n, eps, delta, limit=limit)
+    at = compose_rounds([(mech, n, R)], delta=delta, lower=False).upper if R >= 1 else None
+    if args.json:
+        _emit(args, {"quantity": "rounds", "rounds": R, "epsilon_upper_at_rounds": at,
+                     "guarantee": "certified: the total epsilon (upper) over this many rounds is <= target_epsilon",
+                     "ceiling_reached": R == limit, "mechanism": mech.describe(), "eps0": mech.eps0, "n": n,
+                     "target_epsilon": eps, "delta": delta, "max_rounds": limit,
+                     "units": {"epsilon": "nats", "eps0": "nats"}})
+    elif R == 0:
+        _print(f"largest number of rounds: 0 (not even one round meets epsilon = {_num(eps)} nats at "
+               f"delta = {_num(delta)})")
+    else:
+        _print(f"largest number of rounds: {R} (certified: total ε (upper) = {_below(at, eps)} ≤ {_num(eps)} nats at "
+               f"delta = {_num(delta)}{'; the search ceiling --max-rounds was reached' if R == limit else ''})")
+    return EXIT_OK
 
 
 def _cmd_bound(args: argparse.Namespace) -> int:
@@ -356,47 +638,97 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     from . import _validate
 
     mech = _mechanism_from_args(args)
+    if args.mechanism == "population":
+        return _cmd_population(args, mech)
+    if args.n is None:
+        from .errors import ParameterError
+        raise ParameterError("n", "is required (--n N), except for --mechanism population with --group")
     rounds = _validate.count(args.rounds, "rounds")
     if rounds > 1 and args.method != "optimal":
         from .errors import ParameterError
         raise ParameterError("method", "the total over --rounds is computed for the optimal bound only")
     if args.quantity == "epsilon":
         result = shuffleamp.epsilon(mech, args.n, args.delta, method=args.method, rtol=args.rtol,
-                                    **_evaluator_kw(args))
+                                    evaluator=args.evaluator)
     else:
         result = shuffleamp.delta(mech, args.n, args.epsilon, method=args.method, rtol=args.rtol,
-                                  **_evaluator_kw(args))
+                                  evaluator=args.evaluator)
     doc = result.to_dict()
     total = None
+    q = args.quantity
     if rounds > 1:
         from .accounting import compose_rounds
 
-        given = {"delta": result.delta} if args.quantity == "epsilon" else {"epsilon": result.epsilon}
+        given = {"delta": result.delta} if q == "epsilon" else {"epsilon": result.epsilon}
         total = compose_rounds([(mech, result.n, rounds)], **given)
-        q = args.quantity
-        doc["per_round"] = {f"{q}_upper": doc[f"{q}_upper"], f"{q}_lower": doc[f"{q}_lower"]}
+        doc["per_round"] = {f"{q}_upper": doc[f"{q}_upper"], f"{q}_lower": doc[f"{q}_lower"],
+                            "bounds": doc["bounds"]}
         doc[f"{q}_upper"], doc[f"{q}_lower"] = total.upper, total.lower
+        doc["bounds"] = {"upper": {"value": total.upper, "guarantee": "certified upper bound",
+                                   "evaluator": total.method, "delta_error": None},
+                         "lower": None if total.lower is None else
+                         {"value": total.lower, "guarantee": "certified lower bound",
+                          "evaluator": total.lower_method, "delta_error": None}}
         doc["accounting"] = total.to_dict()
     doc["rounds"] = rounds
     if args.schedule is not None:
         doc["schedule"] = list(args.schedule)
     if args.json:
-        print(json.dumps(doc, indent=2))
-    else:
-        print(_summary(result, mech, args))
-        if total is not None:
-            q = args.quantity
-            print(f"  total over {rounds} rounds: {q} (upper, certified) = {_fmt(total.upper)}, "
-                  f"{q} (lower) = {_fmt(total.lower)}  [{total.lower_method}]")
-        if args.schedule is not None:
-            print(f"  schedule  : {', '.join(format(e, 'g') for e in args.schedule)} (gradual release: the "
-                  "whole schedule is as private as one shuffled round at its last eps0)")
+        _emit(args, doc)
+        return EXIT_OK
+    for line in _summary(result, mech, args):
+        _print(line)
+    if total is not None:
+        _print(f"  total over {rounds} rounds ({total.lower_method} for the lower bound):")
+        for line in _bound_lines(q, total.upper, total.lower):
+            _print("  " + line)
+    if args.schedule is not None:
+        _print(f"  schedule  : {', '.join(_num(e) for e in args.schedule)} (gradual release: the "
+               "whole schedule is as private as one shuffled round at its last eps0)")
     return EXIT_OK
 
 
-def _evaluator_kw(args) -> dict:
-    """``evaluator=`` for the optimal method (the comparison baselines have their own evaluators)."""
-    return {"evaluator": args.evaluator} if args.method == "optimal" else {}
+def _cmd_population(args: argparse.Namespace, pop) -> int:
+    """``epsilon`` / ``delta`` for ``--mechanism population``: one bound per group and the worst group's."""
+    import shuffleamp
+
+    from .errors import ParameterError
+
+    for name in ("eps0", "k", "d", "matrix", "q", "schedule"):
+        if getattr(args, name, None) is not None:
+            raise ParameterError(name, "is given per group (--group COUNT:NAME:key=value...), not for the population")
+    if getattr(args, "component", None):
+        raise ParameterError("component", "is not used by --mechanism population (give --group)")
+    if args.rounds not in (None, 1):
+        raise ParameterError("rounds", "the total over rounds of a population is available from the Python "
+                                       "accountant (shuffleamp.compose_rounds) and plans, not from this command")
+    if args.method != "optimal" or args.evaluator != DEFAULT_EVALUATOR:
+        raise ParameterError("method", "a population has the optimal method with the exact evaluator only")
+    if args.n is not None and int(args.n) != pop.n:
+        raise ParameterError("n", f"must equal the total of the groups ({pop.n}), got {int(args.n)}")
+    q = args.quantity
+    if q == "epsilon":
+        result = shuffleamp.epsilon(pop, delta=args.delta)
+    else:
+        result = shuffleamp.delta(pop, epsilon=args.epsilon)
+    doc = result.to_dict()
+    doc.pop("version", None)
+    doc["units"] = {"epsilon": "nats", "eps0": "nats"}
+    if args.json:
+        _emit(args, doc)
+        return EXIT_OK
+    given = f"delta = {_num(args.delta)}" if q == "epsilon" else f"epsilon = {_num(args.epsilon)} nats"
+    _print(f"personalized shuffle model: {len(result.groups)} groups, n = {pop.n}, {given} "
+           f"(each user's guarantee against changing only that user's input)")
+    for gr in result.groups:
+        name = gr.mechanism.get("mechanism", "?")
+        _print(f"  group {gr.index}: {name} eps0 = {_num(gr.eps0)}, n = {gr.n}")
+        for line in _bound_lines(q, gr.upper, gr.lower):
+            _print("  " + line)
+    _print(f"  worst group ({result.worst}):")
+    for line in _bound_lines(q, result.upper, result.lower):
+        _print("  " + line)
+    return EXIT_OK
 
 
 def _compare_rows(mech, n, quantity: str, given: float, rtol: float, evaluator: str = DEFAULT_EVALUATOR) -> list[dict]:
@@ -406,32 +738,39 @@ def _compare_rows(mech, n, quantity: str, given: float, rtol: float, evaluator: 
     import shuffleamp
     from . import baselines
     from .errors import OutOfRegimeError, ParameterError
+    from .results import error_info, guarantee
 
     fn = shuffleamp.epsilon if quantity == "epsilon" else shuffleamp.delta
     rows = []
     for method in METHODS:
         info = baselines.METHOD_INFO[method]
-        row: dict[str, Any] = {"method": method, "status": "ok", quantity: None, "kind": info.kind,
+        side = "estimate" if info.kind == "estimate" else "upper"
+        row: dict[str, Any] = {"method": method, "status": "ok", quantity: None, "kind": side,
+                               "guarantee": guarantee(side, sound=info.sound), "evaluator": None,
                                "sound": info.sound, "seconds": None, "regime": baselines.regime(method, mech),
                                "source": info.source, "reason": None}
         t0 = time.perf_counter()
         try:
             r = fn(mech, n, given, method=method, rtol=rtol, evaluator=evaluator)
         except OutOfRegimeError as exc:
-            row.update(status="out_of_regime", reason=_error_text(exc), seconds=time.perf_counter() - t0)
+            row.update(status="out_of_regime", reason=error_info(exc)["message"], seconds=time.perf_counter() - t0)
             rows.append(row)
             continue
         except ParameterError:
             raise
         except ShuffleampError as exc:   # e.g. a resource limit: report it, keep going
-            row.update(status="error", reason=_error_text(exc), seconds=time.perf_counter() - t0)
+            row.update(status="error", reason=error_info(exc)["message"], seconds=time.perf_counter() - t0)
             rows.append(row)
             continue
-        row.update(seconds=time.perf_counter() - t0, kind=r.kind, sound=r.sound, regime=r.settings.get("regime"))
+        side = "estimate" if r.kind == "estimate" else "upper"
+        row.update(seconds=time.perf_counter() - t0, kind=side, guarantee=guarantee(side, sound=r.sound),
+                   sound=r.sound, regime=r.settings.get("regime"),
+                   evaluator=r.evaluator_of("upper") if r.kind != "estimate" else r.settings.get("evaluator"))
         row[quantity] = r.value
         rows.append(row)
         if method == "optimal" and r.lower is not None:
             rows.append({"method": "optimal (lower)", "status": "ok", quantity: r.lower, "kind": "lower",
+                         "guarantee": guarantee("lower"), "evaluator": r.evaluator_of("lower"),
                          "sound": True, "seconds": None, "regime": "certified lower bound: exact divergence of a "
                          "concrete neighbouring dataset (same run as optimal)", "source": info.source, "reason": None})
     return rows
@@ -447,70 +786,83 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     else:
         quantity, given_name, given = "delta", "epsilon", _validate.epsilon(args.epsilon)
     rtol = _validate.real("rtol", args.rtol, lo=1e-9, hi=0.5)
-    evaluator = getattr(args, "evaluator", DEFAULT_EVALUATOR)
-    rows = _compare_rows(mech, n, quantity, given, rtol, evaluator)
+    rows = _compare_rows(mech, n, quantity, given, rtol, args.evaluator)
     if args.json:
-        doc = {"version": __version__, "command": "compare", "quantity": quantity,
-               "inputs": {"mechanism": mech.describe(), "eps0": mech.eps0, "n": n, given_name: given, "rtol": rtol,
-                          "evaluator": evaluator},
-               "methods": rows}
-        print(json.dumps(doc, indent=2))
+        _emit(args, {"quantity": quantity, "mechanism": mech.describe(), "eps0": mech.eps0, "n": n,
+                     given_name: given, "units": {"epsilon": "nats", "eps0": "nats"}, "methods": rows})
         return EXIT_OK
-    print(f"shuffleamp {__version__}: shuffled {quantity} by every method")
-    print(f"  mechanism : {_mechanism_label(args)}, eps0 = {_fmt(mech.eps0)}")
-    print(f"  n         : {n}")
-    print(f"  {given_name:<10}: {_fmt(given)}")
-    print()
-    head = ("method", quantity, "kind", "soundness", "time s")
+    _print(f"shuffleamp {__version__}: shuffled {quantity} by every method" + (" (nats)" if quantity == "epsilon" else ""))
+    _print(f"  mechanism : {_mechanism_label(args)}, eps0 = {_num(mech.eps0)} nats")
+    _print(f"  n         : {n}")
+    _print(f"  {given_name:<10}: {_num(given)}")
+    _print()
+    head = ("method", quantity, "guarantee", "time s")
     table = []
     for r in rows:
         if r["status"] != "ok":
             continue
-        snd = "certified" if r["sound"] else UNSOUND_LABEL
-        val = _fmt(r[quantity]) if r["kind"] != "estimate" else "~" + _fmt(r[quantity])
-        table.append((r["method"], val, r["kind"], snd, "-" if r["seconds"] is None else f"{r['seconds']:.3f}"))
+        rounding = {"upper": "up", "lower": "down"}.get(r["kind"])
+        if quantity == "delta":
+            val = _delta_text(r[quantity], r["evaluator"], rounding or "up")
+        else:
+            val = _num(r[quantity], 6, rounding)
+        if r["kind"] == "estimate":
+            val = "~" + val
+        table.append((r["method"], val, r["guarantee"], "-" if r["seconds"] is None else f"{r['seconds']:.3f}"))
     widths = [max(len(h), *(len(t[i]) for t in table)) if table else len(h) for i, h in enumerate(head)]
-    print("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
-    print("  ".join("-" * w for w in widths))
+    _print("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
+    _print("  ".join("-" * w for w in widths))
     for t in table:
-        print("  ".join(c.ljust(w) for c, w in zip(t, widths)).rstrip())
+        _print("  ".join(c.ljust(w) for c, w in zip(t, widths)).rstrip())
     skipped = [r for r in rows if r["status"] != "ok"]
     if skipped:
-        print()
-        print("not applicable here:")
+        _print()
+        _print("not applicable here:")
         for r in skipped:
             what = "out of regime" if r["status"] == "out_of_regime" else "failed"
             reason = r["reason"] or ""
             if reason.startswith(r["method"] + ": "):
                 reason = reason[len(r["method"]) + 2:]
-            print(f"  {r['method']}: {what} -- {reason}")
-    print()
-    print("validity:")
+            _print(f"  {r['method']}: {what} -- {reason}")
+    _print()
+    _print("validity:")
     for r in rows:
         if r["method"] != "optimal (lower)":
-            print(f"  {r['method']}: {r['regime']}")
+            _print(f"  {r['method']}: {r['regime']}")
     return EXIT_OK
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from . import __version__
     from .config import evaluate_plan, format_table, load_plan, plan_total
+    from .errors import ParameterError
 
-    rows = load_plan(args.plan)
+    if args.plan is not None and args.plan_option is not None:
+        raise ParameterError("plan", "give the plan once (either PLAN or --plan PLAN)")
+    plan = args.plan if args.plan is not None else args.plan_option
+    args.plan = plan                 # one "plan" in the JSON inputs, however it was given
+    del args.plan_option
+    rows = load_plan(plan)
     results = evaluate_plan(rows, method=args.method, rtol=args.rtol)
     total = plan_total(rows, budget=rows.budget) if args.method == "optimal" else None
-    source = args.plan if args.plan is not None else "<default plan>"
+    source = plan if plan is not None else "<default plan>"
     if args.json:
-        doc = {"version": __version__, "plan": source, "method": args.method, "rtol": args.rtol,
-               "budget": rows.budget, "collections": results, "total": total}
-        print(json.dumps(doc, indent=2))
+        _emit(args, {"plan": source, "method": args.method, "budget": rows.budget, "collections": results,
+                     "total": total, "units": {"epsilon": "nats", "eps0": "nats"}})
     else:
-        print(f"shuffleamp {__version__}: shuffled epsilon for plan {source} (method: {args.method}; "
-              "epsilon in nats, per round and in total)")
-        print()
-        print(format_table(rows, results, total))
+        _print(f"shuffleamp {__version__}: shuffled epsilon for plan {source} (method: {args.method}; "
+               "epsilon in nats, per round and in total)")
+        _print()
+        _print(format_table(rows, results, total))
     if getattr(args, "plot", None):
         _plot_report(args, rows, results, total)
+    return EXIT_OK
+
+
+def _cmd_plan_template(args: argparse.Namespace) -> int:
+    from importlib import resources
+
+    sys.stdout.write(_u(resources.files("shuffleamp").joinpath(PLAN_TEMPLATE).read_text(encoding="utf-8")))
     return EXIT_OK
 
 
@@ -611,7 +963,6 @@ def _sweep_kwargs(args: argparse.Namespace) -> dict:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     """``sweep``: the table of :func:`shuffleamp.sweep.sweep` as text, CSV or JSON."""
-    from . import __version__
     from .sweep import format_text, sweep, to_csv, to_records
 
     fmt = args.format
@@ -623,10 +974,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if fmt == "csv":
         text = to_csv(table)
     elif fmt == "json":
+        from .results import envelope
+
         rec = to_records(table)
         inputs = {k: v for k, v in kw.items() if k not in ("progress",)}
-        doc = {"schema_version": 1, "command": "sweep", "version": __version__, "inputs": inputs,
-               "result": {"columns": rec.columns, "rows": [dict(r) for r in rec]}}
+        doc = envelope("sweep", inputs, {"columns": rec.columns, "rows": [dict(r) for r in rec]})
         text = json.dumps(doc, indent=2) + "\n"
     else:
         text = format_text(table) + "\n"
@@ -659,7 +1011,8 @@ def _plot_report(args: argparse.Namespace, rows, results, total) -> None:
     """``report --plot FILE``: :func:`shuffleamp.plot.plot_plan` of the evaluated plan."""
     from .plot import plot_plan
 
-    source = args.plan if args.plan is not None else "<default plan>"
+    plan = args.plan if args.plan is not None else getattr(args, "plan_option", None)
+    source = plan if plan is not None else "<default plan>"
     plot_plan(args.plot, rows, results, total, title=f"plan {source}")
     print(f"wrote {args.plot}", file=sys.stderr)
 
@@ -673,6 +1026,36 @@ def _error_text(exc: BaseException) -> str:
     return " ".join([text, *(f"({note})" for note in notes)])
 
 
+def _wants_json(argv: Sequence[str]) -> bool:
+    return "--json" in argv
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def _fail(argv: Sequence[str], args: argparse.Namespace | None, exc: BaseException, code: int, *,
+          kind: str | None = None, text: str | None = None, usage: str | None = None) -> int:
+    """Report a failure: a JSON error document on stdout under ``--json``, else ``error: ...`` on stderr."""
+    from .results import envelope, error_info
+
+    info = error_info(exc, kind=kind)
+    if text is not None:
+        info["message"] = text
+    if _wants_json(argv):
+        inputs = _inputs(args) if args is not None else {"argv": list(argv)}
+        command = getattr(args, "command", None) or _command_of(argv)
+        try:
+            print(json.dumps(envelope(command, inputs, None, error=info), indent=2))
+        except (TypeError, ValueError):      # inputs not serialisable: fall back to the raw arguments
+            print(json.dumps(envelope(command, {"argv": list(argv)}, None, error=info), indent=2))
+    else:
+        if usage:
+            sys.stderr.write(usage)
+        print(_u(f"error: {info['message']}"), file=sys.stderr)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``shuffleamp`` command line.
 
@@ -684,25 +1067,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        Exit status: 0 on success, 2 on bad input (the message is printed to
-        stderr as ``error: <message>``), 1 on other deliberate failures.
+        Exit status: 0 on success; 2 on bad input (``error: <message>`` on stderr, or under
+        ``--json`` a JSON document on stdout whose ``error`` has ``type``, ``parameter`` and
+        ``message``); 1 on other deliberate failures (e.g. a resource limit); 70 on an internal
+        error (a short message asking to report it; no traceback); 130 when interrupted.
     """
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = None
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, --version and argparse usage errors
-        code = exc.code
-        return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_USAGE)
-    if args.command is None:
-        parser.print_usage(sys.stderr)
-        print("error: a command is required (epsilon, delta, report, compare, rounds, eps0, n, sweep or plot)",
-              file=sys.stderr)
-        return EXIT_USAGE
-    try:
+        parser = build_parser()
+        try:
+            args, extra = parser.parse_known_args(argv)
+            if extra:
+                sub = parser.subcommands.get(getattr(args, "command", None) or "", parser)
+                unknown = next((a for a in extra if a.startswith("-")), extra[0])
+                where = f"`shuffleamp {args.command}`" if args.command else "`shuffleamp`"
+                exc = _UsageError(f"unrecognized arguments: {' '.join(extra)} ({unknown} is not an option of "
+                                  f"{where}; see `{where.strip('`')} --help`)", sub.format_usage())
+                exc.parameter = unknown.lstrip("-").replace("-", "_") if unknown.startswith("-") else None
+                raise exc
+        except _UsageError as exc:
+            return _fail(argv, None, exc, EXIT_USAGE, kind="UsageError", usage=exc.usage)
+        except SystemExit as exc:  # --help and --version
+            code = exc.code
+            return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_USAGE)
+        if args.command is None:
+            exc = _UsageError("a command is required (epsilon, delta, report, compare, rounds, eps0, n or "
+                              "plan-template)", parser.format_usage())
+            return _fail(argv, None, exc, EXIT_USAGE, kind="UsageError", usage=exc.usage)
         return args.func(args)
     except ShuffleampError as exc:
-        print(f"error: {_error_text(exc)}", file=sys.stderr)
-        return EXIT_USAGE if isinstance(exc, ValueError) else EXIT_FAILURE
+        return _fail(argv, args, exc, EXIT_USAGE if isinstance(exc, ValueError) else EXIT_FAILURE)
     except BrokenPipeError:  # e.g. `shuffleamp report | head`
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
@@ -712,7 +1107,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILURE
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except MemoryError as exc:
+        return _fail(argv, args, exc, EXIT_FAILURE, kind="MemoryError",
+                     text="out of memory (the computation needs more memory than is available; "
+                          "use a smaller problem or raise the resource limits)")
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback
+        if os.environ.get("SHUFFLEAMP_TRACEBACK"):
+            import traceback
+
+            traceback.print_exc()
+        return _fail(argv, args, exc, EXIT_INTERNAL, kind="InternalError",
+                     text=f"internal error ({type(exc).__name__}: {_error_text(exc)}); {REPORT_HINT}")
 
 
 if __name__ == "__main__":  # pragma: no cover

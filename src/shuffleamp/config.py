@@ -58,6 +58,20 @@ its own ``eps0``; no row-level ``eps0``, ``k``, ``d`` or ``matrix``)::
     n = 100_000
     delta = 1e-8
 
+A personalized population (users with different randomizers, :func:`shuffleamp.population`)
+uses ``mechanism = "population"`` and a ``groups`` array; each group is a mechanism table with
+its ``count`` of users, or with a ``fraction`` of the row's ``n`` (fractions must add up to 1)::
+
+    [[collection]]
+    name = "opt-in levels"
+    mechanism = "population"
+    delta = 1e-9
+    groups = [{count = 60_000_000, mechanism = "krr", k = 10, eps0 = 0.5},
+              {count = 40_000_000, mechanism = "krr", k = 10, eps0 = 2.0}]
+    # or: n = 100_000_000 and {fraction = 0.6, ...}, {fraction = 0.4, ...}
+
+The report gives the worst group's ε on the row and one line per group.
+
 A bad component is reported with its 1-based index and field, e.g.
 ``plan row 2 ('x'): field 'components': component 2: field 'k': must be an integer >= 2, got 1``.
 
@@ -85,7 +99,8 @@ from ._registry import COMPOSED
 from .errors import ComponentError, ParameterError, PlanError, ShuffleampError
 
 __all__ = ["Collection", "Plan", "plan_total", "PlanError", "ComponentError", "DEFAULT_PLAN", "COMPOSED", "load_plan", "parse_plan",
-           "evaluate_plan", "format_table", "mechanism_from_spec", "parse_component_spec", "from_config"]
+           "evaluate_plan", "format_table", "mechanism_from_spec", "parse_component_spec", "from_config",
+           "population_from_specs", "population_from_tables"]
 
 #: Names of the composed mechanisms (CLI ``--mechanism`` and plan ``mechanism`` values).
 #: Fields of a simple mechanism that a composed specification must not have (they go in each component).
@@ -97,7 +112,7 @@ DEFAULT_PLAN = "data/default_plan.toml"
 _REQUIRED = ("name", "mechanism", "n", "delta")
 _MECH_PARAMS = ("k", "d", "matrix")
 _COMPOSED_PARAMS = ("components", "weights", "q")
-_KNOWN = ("name", "mechanism", "eps0", "n", "delta", *_MECH_PARAMS, *_COMPOSED_PARAMS, "rounds", "schedule",
+_KNOWN = ("name", "mechanism", "eps0", "n", "delta", *_MECH_PARAMS, *_COMPOSED_PARAMS, "groups", "rounds", "schedule",
           "comment")
 #: Fields of the optional top-level ``[budget]`` table.
 _BUDGET_FIELDS = ("epsilon", "delta")
@@ -134,6 +149,9 @@ class Collection:
     schedule : tuple of float or None
         Gradual release of k-RR (``mechanism = "krr"`` only): the non-decreasing ε0 of the
         successive releases; the collection's mechanism is k-RR at the last one.
+    groups : tuple of dict or None
+        ``mechanism = "population"`` only: the group tables, each with its ``count`` (resolved from
+        ``fraction`` at load time) and mechanism fields.
     """
 
     row: int
@@ -151,6 +169,7 @@ class Collection:
     q: float | None = None
     rounds: int = 1
     schedule: tuple[float, ...] | None = None
+    groups: tuple | None = None
 
     def params(self) -> dict[str, Any]:
         """Mechanism parameters that were given, in a stable order.
@@ -171,6 +190,9 @@ class Collection:
         """
         if self.components is not None:
             return _describe_composed(self.mechanism, self.components, self.weights, self.q)
+        if self.groups is not None:
+            kinds = sorted({str(g.get("mechanism")) for g in self.groups})
+            return f"population ({len(self.groups)} groups: {', '.join(kinds)})"
         bits = []
         for key, value in self.params().items():
             if key == "matrix" and not isinstance(value, str):
@@ -192,6 +214,13 @@ class Collection:
         """
         import numpy as np
 
+        if self.groups is not None:
+            try:
+                return population_from_tables(self.groups)
+            except ComponentError as exc:
+                raise PlanError(str(exc), row=self.row, name=self.name, field="groups") from exc
+            except ParameterError as exc:
+                raise PlanError(exc.detail, row=self.row, name=self.name, field="groups") from exc
         if self.components is not None:
             try:
                 return from_config(self.mechanism, components=list(self.components),
@@ -354,6 +383,101 @@ def _make_component(index: int, spec: Mapping):
         return mechanism_from_spec(spec)
     except ParameterError as exc:
         raise ComponentError.wrap(index, exc) from exc
+
+
+def population_from_tables(groups, *, field: str = "groups"):
+    """Build a population (:func:`shuffleamp.population`) from group tables.
+
+    Parameters
+    ----------
+    groups : sequence of mapping
+        ``{"count": n_g, "mechanism": name, **parameters}`` (the mechanism fields as in
+        :func:`mechanism_from_spec`).
+    field : str
+        Name of the user's field in error messages (``"groups"`` in plans, ``"--group"`` on the
+        command line).
+
+    Returns
+    -------
+    shuffleamp.personalized.Population
+
+    Raises
+    ------
+    ComponentError
+        ``component i: field 'f': reason`` for a bad group (1-based index), e.g. a missing or
+        non-integer ``count`` or a bad mechanism parameter.
+    ParameterError
+        Naming ``field``: no groups, or groups without a common output space / blanket.
+    """
+    from .personalized import population
+
+    if not isinstance(groups, (list, tuple)) or not groups:
+        raise ParameterError(field, "must contain at least one group")
+    pairs = []
+    for i, g in enumerate(groups, start=1):
+        if not isinstance(g, Mapping):
+            raise ComponentError(i, "group", f"must be a table of fields, got {type(g).__name__}")
+        spec = dict(g)
+        if "count" not in spec:
+            raise ComponentError(i, "count", "missing (the group's number of users)")
+        count = spec.pop("count")
+        if isinstance(count, bool) or not isinstance(count, numbers.Real):
+            raise ComponentError(i, "count", f"must be an integer >= 1, got {count!r}")
+        try:
+            count = _validate.count(count, "count")
+        except ParameterError as exc:
+            raise ComponentError.wrap(i, exc) from exc
+        pairs.append((_make_component(i, spec), count))
+    try:
+        return population(pairs)
+    except ParameterError as exc:
+        if exc.parameter == "groups":
+            raise ParameterError(field, exc.detail) from exc
+        raise
+
+
+def population_from_specs(specs, *, field: str = "--group"):
+    """Build a population from command-line group specifications ``COUNT:NAME[:key=value]...``.
+
+    Parameters
+    ----------
+    specs : sequence of str
+        E.g. ``["60000000:krr:k=10:eps0=0.5", "40000000:krr:k=10:eps0=2"]``.
+    field : str
+        Option name used in error messages.
+
+    Returns
+    -------
+    shuffleamp.personalized.Population
+
+    Raises
+    ------
+    ParameterError
+        Naming ``field`` (``--group``): no groups, a malformed specification or count, a bad mechanism
+        parameter (the message names the group and the parameter), groups without a common output
+        space.
+    """
+    if isinstance(specs, str) or not specs:
+        raise ParameterError(field, "give at least one group as COUNT:NAME:key=value (e.g. 60000000:krr:k=10:eps0=0.5)")
+    tables = []
+    for i, text in enumerate(specs, start=1):
+        parts = [p.strip() for p in str(text).split(":")]
+        if len(parts) < 2 or not parts[1]:
+            raise ParameterError(field, f"group {i}: expected COUNT:NAME[:key=value...], got {text!r}")
+        count = _spec_value(parts[0])
+        if isinstance(count, float) and count.is_integer():
+            count = int(count)
+        if not isinstance(count, int) or count < 1:
+            raise ParameterError(field, f"group {i}: COUNT must be an integer >= 1, got {parts[0]!r}")
+        try:
+            spec = _spec_dict(":".join(parts[1:]), i)
+        except ComponentError as exc:
+            raise ParameterError(field, f"group {i}: {exc}") from exc
+        tables.append({"count": count, **spec})
+    try:
+        return population_from_tables(tables, field=field)
+    except ComponentError as exc:
+        raise ParameterError(field, str(exc).replace("component ", "group ", 1)) from exc
 
 
 def from_config(mechanism: str, *, components, weights=None, q=None, distances=None):
@@ -566,6 +690,12 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
     unknown = [key for key in entry if key not in _KNOWN]
     if unknown:
         raise PlanError(f"unknown field (allowed: {', '.join(_KNOWN)})", field=str(unknown[0]), **ctx)
+    if isinstance(entry.get("mechanism"), str) and entry["mechanism"].strip().lower() == "population":
+        if name is None:
+            raise PlanError(f"must be a non-empty string, got {raw_name!r}", field="name", **ctx)
+        return _parse_population_row(entry, row, name, ctx)
+    if "groups" in entry:
+        raise PlanError("only for mechanism 'population'", field="groups", **ctx)
     for key in _REQUIRED:
         if key not in entry:
             raise PlanError("missing (required)", field=key, **ctx)
@@ -578,7 +708,7 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
     from .mechanisms import MECHANISMS
 
     mech = mech.strip().lower()
-    _checked(_validate.choice, mech, field="mechanism", options=tuple(MECHANISMS) + COMPOSED, **ctx)
+    _checked(_validate.choice, mech, field="mechanism", options=tuple(MECHANISMS) + COMPOSED + ("population",), **ctx)
     if mech in COMPOSED:
         return _parse_composed_row(entry, row, name, mech, base, ctx)
     for key in _COMPOSED_PARAMS:
@@ -625,6 +755,68 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
 
     return Collection(row=row, name=name, mechanism=mech, eps0=eps0, n=n, delta=delta,
                       k=k, d=d, matrix=matrix, comment=comment.strip(), rounds=rounds, schedule=schedule)
+
+
+def _parse_population_row(entry: Mapping, row: int, name: str, ctx: dict) -> Collection:
+    """A ``mechanism = "population"`` row: ``groups`` with ``count`` each, or ``fraction`` each and ``n``."""
+    for key in ("eps0", *_MECH_PARAMS, *_COMPOSED_PARAMS, "schedule"):
+        if key in entry:
+            raise PlanError("not used by mechanism 'population'; give it inside each group table", field=key, **ctx)
+    if "delta" not in entry:
+        raise PlanError("missing (required)", field="delta", **ctx)
+    delta = _checked(_validate.delta, _number(entry["delta"], field="delta", **ctx), field="delta", **ctx)
+    groups = entry.get("groups")
+    if not isinstance(groups, list) or not groups:
+        raise PlanError("must be a non-empty array of group tables (count or fraction, mechanism, ...)",
+                        field="groups", **ctx)
+    for i, g in enumerate(groups, start=1):
+        if not isinstance(g, Mapping):
+            raise PlanError(f"group {i}: must be a table of fields, got {type(g).__name__}", field="groups", **ctx)
+    has_frac = ["fraction" in g for g in groups]
+    has_count = ["count" in g for g in groups]
+    if any(has_frac) and (any(has_count) or not all(has_frac)):
+        raise PlanError("give every group a 'count', or every group a 'fraction' (with the row's n)",
+                        field="groups", **ctx)
+    n = None
+    if "n" in entry:
+        n = _checked(_validate.count, _number(entry["n"], field="n", **ctx), field="n", **ctx)
+    tables = [dict(g) for g in groups]
+    if all(has_frac):
+        if n is None:
+            raise PlanError("missing (required when the groups give fractions)", field="n", **ctx)
+        fr = []
+        for i, g in enumerate(tables, start=1):
+            f = g.pop("fraction")
+            if isinstance(f, bool) or not isinstance(f, numbers.Real) or not 0.0 < f <= 1.0:
+                raise PlanError(f"group {i}: field 'fraction': must be a number in (0, 1], got {f!r}",
+                                field="groups", **ctx)
+            fr.append(float(f))
+        from .personalized import _fractions_to_counts
+        try:
+            counts = _fractions_to_counts(fr, n)
+        except ParameterError as exc:
+            raise PlanError(exc.detail, field="groups", **ctx) from exc
+        for g, c in zip(tables, counts):
+            g["count"] = c
+    else:
+        for i, g in enumerate(tables, start=1):
+            c = g.get("count")
+            if isinstance(c, bool) or not isinstance(c, numbers.Real):
+                raise PlanError(f"group {i}: field 'count': must be an integer >= 1, got {c!r}", field="groups", **ctx)
+            try:
+                g["count"] = _validate.count(c, "count")
+            except ParameterError as exc:
+                raise PlanError(f"group {i}: field 'count': {exc.detail}", field="groups", **ctx) from exc
+        total = sum(g["count"] for g in tables)
+        if n is not None and n != total:
+            raise PlanError(f"must equal the sum of the group counts ({total}), got {n}", field="n", **ctx)
+        n = total
+    comment = entry.get("comment", "")
+    if not isinstance(comment, str):
+        raise PlanError(f"must be a string, got {comment!r}", field="comment", **ctx)
+    rounds, _ = _parse_rounds(entry, "population", ctx)
+    return Collection(row=row, name=name, mechanism="population", eps0=None, n=n, delta=delta,
+                      comment=comment.strip(), rounds=rounds, groups=tuple(tables))
 
 
 def _resolve_component_paths(comp: Any, base: Path | None) -> Any:
@@ -965,7 +1157,8 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
     str
         Table with columns name, mechanism, eps0, n, delta, rounds, the per-round ε bounds
         (``eps_upper``, ``eps_lower``), the collection's total (``total_upper``, ``total_lower``)
-        and comment; all ε in nats.
+        and comment; all ε in nats.  A population row gives its worst group's values, followed by
+        one line per group (``group i``, the worst one marked).
     """
     header = ("name", "mechanism", "eps0", "n", "delta", "rounds", "eps_upper", "eps_lower",
               "total_upper", "total_lower", "comment")
@@ -977,6 +1170,15 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
         lines.append((r.name, r.describe_mechanism(), _fmt_float(eps0), str(r.n), _fmt_float(r.delta, ".3g"), rounds,
                       _fmt_float(res.get("epsilon_upper")), _fmt_float(res.get("epsilon_lower")),
                       _fmt_float(tot.get("epsilon_upper")), _fmt_float(tot.get("epsilon_lower")), r.comment))
+        groups = res.get("groups") or []
+        for g in groups:          # a population: the row above is the worst group; one line per group
+            worst = " (worst)" if g.get("group") == res.get("worst_group") else ""
+            mech = g.get("mechanism") or {}
+            label = ", ".join(f"{k}={v}" for k, v in mech.items() if k not in ("mechanism", "eps0"))
+            lines.append((f"  group {g.get('group')}{worst}", f"{mech.get('mechanism', '?')} ({label})" if label
+                          else str(mech.get("mechanism", "?")), _fmt_float(g.get("eps0")), str(g.get("n")),
+                          _fmt_float(r.delta, ".3g"), "", _fmt_float(g.get("epsilon_upper")),
+                          _fmt_float(g.get("epsilon_lower")), "", "", ""))
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header[:-1])]
     numeric = {2, 3, 4, 5, 6, 7, 8, 9}
 

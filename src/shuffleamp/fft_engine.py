@@ -271,11 +271,11 @@ SPECTRAL_MAX_ATOMS = 4096
 SPECTRAL_MAX_POINTS = 2**21
 #: Largest virtual window of the spectral evaluator (no array of this size is ever built).
 SPECTRAL_MAX_SPAN = 2**30
-#: Lipschitz slack per coarse frequency cell when pruning (|phi| may grow by at most this in a cell).
+#: Lipschitz slack per coarse frequency cell when pruning (``|phi|`` may grow by at most this in a cell).
 PRUNE_SLACK = 0.05
 #: Kept frequency cells are split this many ways and re-certified.
 REFINE = 16
-#: A frequency cell is skipped when the n-th power of its |phi| bound is below this.
+#: A frequency cell is skipped when the n-th power of its ``|phi|`` bound is below this.
 PRUNE_NEGLIGIBLE = 1e-30
 #: Finest grid relative to the support width of one G (keeps grid indices far from int64 limits).
 MAX_CELLS_PER_G = 2.0**24

@@ -1570,6 +1570,9 @@ def _load_matrix(value):
                 text = fh.read()
         except OSError as exc:
             raise ParameterError("matrix", f"cannot read matrix file {path!r}: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ParameterError("matrix", f"{path!r} is not UTF-8 text (expected a numeric CSV matrix): "
+                                           f"{exc.reason} at byte {exc.start}") from exc
         lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
         try:
             rows = [[float(tok) for tok in (ln.split(",") if "," in ln else ln.split())] for ln in lines]

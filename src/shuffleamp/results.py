@@ -25,7 +25,12 @@ if TYPE_CHECKING:  # pragma: no cover
     Values = Union[float, "np.ndarray"]
     Counts = Union[int, "np.ndarray"]
 
-__all__ = ["Evaluation", "FftDetail", "ExactDetail", "BoundResult", "PlanningResult", "MethodInfo", "to_jsonable"]
+__all__ = ["Evaluation", "FftDetail", "ExactDetail", "BoundResult", "PlanningResult", "MethodInfo", "to_jsonable",
+           "SCHEMA_VERSION", "envelope", "error_info", "guarantee"]
+
+#: Version of the JSON document layout produced by :func:`envelope` (every ``--json`` output of the
+#: command line). Incremented when a key is renamed or removed; adding keys keeps the version.
+SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -138,45 +143,137 @@ class Evaluation:
 
 
 def to_jsonable(x):
-    """``x`` with numpy arrays and scalars converted to lists and Python numbers (other values unchanged).
+    """``x`` with numpy arrays and scalars converted to lists and Python numbers, recursively.
 
     Parameters
     ----------
     x : object
-        A value of a result field.
+        A value of a result field (numbers, arrays, None, and dicts / lists / tuples of them).
 
     Returns
     -------
     object
-        JSON-serialisable when ``x`` is a number, an array or None.
+        The same value with every numpy array replaced by a list and every numpy scalar by the
+        Python number (dicts and sequences are copied; other values are returned unchanged).
     """
-    import numpy as np
+    if isinstance(x, dict):
+        return {str(k): to_jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [to_jsonable(v) for v in x]
+    if type(x).__module__ == "numpy":      # numpy is imported only when a numpy value is present
+        import numpy as np
 
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, np.generic):
-        return x.item()
+        if isinstance(x, np.ndarray):
+            return x.tolist()
+        if isinstance(x, np.generic):
+            return x.item()
     return x
 
 
-def _short(x) -> str:
-    """Compact text of a float, an array or None (for reprs)."""
-    import numpy as np
+def envelope(command: str | None, inputs: Mapping, result, *, error: Mapping | None = None) -> dict:
+    """The one JSON document layout of the command line (and of :mod:`shuffleamp`'s tools that write JSON).
 
+    Every ``--json`` output, success or error, has exactly these top-level keys, in this order.
+
+    Parameters
+    ----------
+    command : str or None
+        The subcommand (``"epsilon"``, ``"delta"``, ``"report"``, ``"compare"``, ``"rounds"``,
+        ``"eps0"``, ``"n"``, ...) or the API function that produced the document; None when a
+        command line names no subcommand.
+    inputs : mapping
+        Every parameter as given and parsed (numbers as parsed, defaults filled in).
+    result : object
+        The answer (a JSON-serialisable mapping); None for an error.
+    error : mapping, optional
+        :func:`error_info` of the failure; None on success.
+
+    Returns
+    -------
+    dict
+        ``{"schema_version", "version", "command", "inputs", "result", "error"}`` with numpy
+        values converted by :func:`to_jsonable`.
+
+    Examples
+    --------
+    >>> from shuffleamp.results import envelope, SCHEMA_VERSION
+    >>> doc = envelope("epsilon", {"n": 1000}, {"epsilon_upper": 0.5})
+    >>> list(doc)
+    ['schema_version', 'version', 'command', 'inputs', 'result', 'error']
+    >>> doc["schema_version"] == SCHEMA_VERSION
+    True
+    """
+    from . import __version__
+
+    return {"schema_version": SCHEMA_VERSION, "version": __version__, "command": command,
+            "inputs": to_jsonable(dict(inputs)), "result": to_jsonable(result),
+            "error": None if error is None else to_jsonable(dict(error))}
+
+
+def error_info(exc: BaseException, *, kind: str | None = None) -> dict:
+    """The ``error`` member of a failed :func:`envelope`.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The failure.
+    kind : str, optional
+        Overrides the reported type (the command line uses ``"UsageError"`` for argument errors
+        and ``"InternalError"`` for unexpected exceptions).
+
+    Returns
+    -------
+    dict
+        ``type`` (the exception class, e.g. ``"ParameterError"``), ``parameter`` (the user's
+        parameter the error names, or None) and ``message`` (the text, with any notes).
+    """
+    text = str(exc) or type(exc).__name__
+    notes = getattr(exc, "__notes__", None) or ()
+    message = " ".join([text, *(f"({note})" for note in notes)])
+    parameter = getattr(exc, "parameter", None)
+    return {"type": kind or type(exc).__name__, "parameter": parameter if isinstance(parameter, str) else None,
+            "message": message}
+
+
+def guarantee(side: str, *, sound: bool = True) -> str:
+    """Plain-words name of the guarantee a reported number carries.
+
+    Parameters
+    ----------
+    side : {"upper", "lower", "estimate"}
+        Which number.
+    sound : bool, default True
+        False for a method whose upper bound is known to be unsound (comparison only).
+
+    Returns
+    -------
+    str
+        ``"certified upper bound"``, ``"certified lower bound"``,
+        ``"claimed upper bound, UNSOUND (comparison only)"`` or ``"estimate (not a bound)"`` (with
+        ``", UNSOUND (comparison only)"`` appended when ``sound`` is False).
+    """
+    if side == "estimate":
+        return "estimate (not a bound)" + ("" if sound else ", UNSOUND (comparison only)")
+    if side == "upper" and not sound:
+        return "claimed upper bound, UNSOUND (comparison only)"
+    return f"certified {side} bound"
+
+
+def _short(x) -> str:
+    """Compact one-line text of a number, an array, a list or None (for reprs)."""
     if x is None:
         return "None"
-    if isinstance(x, np.ndarray):
-        return np.array2string(x, precision=6, threshold=6, separator=", ")
-    if isinstance(x, list):
+    if type(x).__module__ == "numpy":
+        import numpy as np
+
+        if isinstance(x, np.ndarray):
+            return np.array2string(x, precision=6, threshold=6, separator=", ", max_line_width=10**6)
+        x = x.item()
+    if isinstance(x, (list, tuple)):
         return "[" + ", ".join(_short(v) for v in x[:6]) + (", ..." if len(x) > 6 else "") + "]"
     if isinstance(x, float):
-        return format(x, ".10g")
+        return format(x, ".6g")
     return repr(x)
-
-
-def _repr_lines(title: str, rows: list[tuple[str, object]]) -> str:
-    width = max(len(k) for k, _ in rows)
-    return "\n".join([title] + [f"  {k.rjust(width)}: {_short(v)}" for k, v in rows])
 
 
 @dataclass(frozen=True)
@@ -192,8 +289,8 @@ class BoundResult:
         proof is known to be broken when ``sound`` is False (variation-ratio).  None for
         ``kind="estimate"``.
     lower : float or ndarray of float64 or None
-        Certified lower bound (exact divergence of a concrete neighbouring dataset, [SCW]_
-        Theorem 14), or None if the method has none (every method except ``"optimal"``).
+        Certified lower bound (exact divergence of a concrete neighbouring dataset;
+        Su, Cheng, Wang, IEEE S&P 2026, Theorem 14), or None if the method has none (every method except ``"optimal"``).
     method : str
         One of :data:`shuffleamp.bounds.METHODS`.
     n : int or ndarray of int64
@@ -233,6 +330,30 @@ class BoundResult:
         """The method's number: ``upper`` for bounds, ``estimate`` for estimates."""
         return self.estimate if self.kind == "estimate" else self.upper
 
+    def _side(self, side: str, key: str):
+        """``key`` of the evaluation record of ``side`` ("upper" / "lower") at the answer, per point."""
+        if "grid" in self.settings:
+            def one(rec):
+                info = rec.get(side) if isinstance(rec, Mapping) else None
+                if info is None:
+                    return None
+                if key == "delta_error":
+                    return info.get("delta_error", info.get("charged"))
+                return info.get(key)
+            recs = self.settings["grid"]
+        else:
+            if side != "upper":
+                return None
+
+            def one(rec):
+                if key == "evaluator":
+                    return self.settings.get("evaluator")
+                return rec.get(key) if isinstance(rec, Mapping) else None
+            recs = self.settings.get("points")
+        if isinstance(recs, list):
+            return [one(r) for r in recs]
+        return one(recs)
+
     @property
     def delta_error(self) -> float | list | None:
         """Certified error bound of the upper δ evaluation at the answer (δ units).
@@ -244,66 +365,115 @@ class BoundResult:
         (the discretisation's own bias is certified one-sided but not included); for the exact
         binomial sums of ``"clone"`` and ``"variation-ratio"`` the binomial mass outside the window.
         """
-        if "grid" in self.settings:
-            def one(rec):
-                info = rec.get("upper") if isinstance(rec, Mapping) else None
-                return None if info is None else info.get("delta_error", info.get("charged"))
-            recs = self.settings["grid"]
-        else:
-            def one(rec):
-                return rec.get("delta_error") if isinstance(rec, Mapping) else None
-            recs = self.settings.get("points")
-        if isinstance(recs, list):
-            return [one(r) for r in recs]
-        return one(recs)
+        return self._side("upper", "delta_error")
 
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict (arrays become lists) with the command line's key names.
+    def evaluator_of(self, side: str = "upper") -> str | list | None:
+        """The evaluator that actually produced the ``side`` number.
+
+        The requested evaluator (``settings["evaluator"]``) may hand a case to another one: a
+        Chernoff bound when δ is below the double range (``"chernoff"``), exact enumeration at
+        small n (``"enumeration"``), the FFT engine as a fallback, or ``"none"`` when δ = 0 exactly.
+
+        Parameters
+        ----------
+        side : {"upper", "lower"}, default "upper"
+            Which bound.
+
+        Returns
+        -------
+        str or list or None
+            The evaluator's name (one per point for array inputs, collapsed to one string when all
+            agree); None when there is no such number.
+        """
+        if side == "lower" and self.lower is None:
+            return None
+        engine = self.settings.get(f"{side}_engine") if isinstance(self.settings, dict) else None
+        if engine == "exact-count":      # binary RR: the exact count law gave this side (min / max of engines)
+            return "exact-count"
+        ev = self._side(side, "evaluator")
+        if isinstance(ev, list):
+            distinct = {e for e in ev}
+            return ev[0] if len(distinct) == 1 else ev
+        return ev
+
+    def bounds(self) -> dict:
+        """Each reported number with the guarantee it carries.
 
         Returns
         -------
         dict
-            ``<quantity>_upper``, ``<quantity>_lower``, the given parameter, ``n``, ``eps0``,
-            ``mechanism``, ``method``, ``sound``, ``kind``, ``settings``, ``version``; estimates add
-            ``<quantity>_estimate``; ``"optimal"`` adds ``evaluator`` and ``delta_error``.
+            ``{"upper": ..., "lower": ...}`` (or ``{"estimate": ...}`` for a ``kind="estimate"``
+            method); each entry is None or ``{"value", "guarantee", "evaluator", "delta_error"}``:
+            the number (ε in nats, or δ), its guarantee in words (:func:`guarantee`), the evaluator
+            that produced it and the certified error of its δ evaluation (δ units; None where the
+            method has none).
         """
-        from . import __version__
+        if self.kind == "estimate":
+            return {"estimate": {"value": to_jsonable(self.estimate), "guarantee": guarantee("estimate", sound=self.sound),
+                                 "evaluator": self.settings.get("evaluator"), "delta_error": None}}
+        out: dict = {}
+        for side, value in (("upper", self.upper), ("lower", self.lower)):
+            if value is None:
+                out[side] = None
+                continue
+            out[side] = {"value": to_jsonable(value), "guarantee": guarantee(side, sound=self.sound),
+                         "evaluator": self.evaluator_of(side),
+                         "delta_error": to_jsonable(self._side(side, "delta_error"))}
+        return out
 
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict (arrays become lists): the ``result`` member of the command line's JSON.
+
+        Returns
+        -------
+        dict
+            ``quantity``; ``<quantity>_upper``, ``<quantity>_lower`` (and ``<quantity>_estimate``
+            for estimates); the given parameter, ``n``, ``eps0``, ``mechanism``, ``method``,
+            ``sound``, ``method_kind`` (``"upper"``: the method gives bounds; ``"estimate"``: a
+            heuristic value); ``units`` (ε in nats); ``bounds`` (:meth:`bounds`: each number with its
+            guarantee, evaluator and certified error); ``evaluator`` (the evaluator that produced the
+            upper number, see :meth:`evaluator_of`), ``delta_error`` (of the upper number) and the
+            numerical ``settings`` (``settings["evaluator"]`` is the evaluator requested).
+        """
         q = self.quantity
         other = "delta" if q == "epsilon" else "epsilon"
         out = {
+            "quantity": q,
             f"{q}_upper": to_jsonable(self.upper),
             f"{q}_lower": to_jsonable(self.lower),
+        }
+        if self.kind == "estimate":
+            out[f"{q}_estimate"] = to_jsonable(self.estimate)
+        out.update({
             other: to_jsonable(getattr(self, other)),
             "n": to_jsonable(self.n),
             "eps0": self.mechanism.get("eps0"),
             "mechanism": self.mechanism,
             "method": self.method,
             "sound": self.sound,
-            "kind": self.kind,
-            "settings": self.settings,
-            "version": __version__,
-        }
-        if self.kind == "estimate":
-            out[f"{q}_estimate"] = to_jsonable(self.estimate)
-        if self.method == "optimal":
-            out["evaluator"] = self.settings.get("evaluator")
-            out["delta_error"] = self.delta_error
+            "method_kind": self.kind,
+            "units": {"epsilon": "nats", "eps0": "nats"},
+            "bounds": self.bounds(),
+            "evaluator": self.evaluator_of("upper") if self.kind != "estimate" else self.settings.get("evaluator"),
+            "delta_error": to_jsonable(self.delta_error),
+            "settings": to_jsonable(self.settings),
+        })
         return out
 
     def __repr__(self) -> str:
         q = self.quantity
         other = "delta" if q == "epsilon" else "epsilon"
-        rows: list[tuple[str, object]] = [("quantity", q)]
         if self.kind == "estimate":
-            rows.append(("estimate", self.estimate))
+            parts = [("estimate", self.estimate)]
         else:
-            rows += [("upper", self.upper), ("lower", self.lower)]
-        rows += [("method", self.method), ("evaluator", self.settings.get("evaluator")),
-                 ("delta_error", self.delta_error), ("n", self.n), (other, getattr(self, other))]
+            parts = [("upper", self.upper), ("lower", self.lower)]
+        parts += [("method", self.method)]
+        if self.method == "optimal":
+            parts += [("evaluator", self.evaluator_of("upper")), ("delta_error", self.delta_error)]
+        parts += [("n", self.n), (other, getattr(self, other))]
         if not self.sound:
-            rows.append(("sound", False))
-        return _repr_lines("BoundResult", rows)
+            parts.append(("sound", False))
+        return f"BoundResult({q}: " + ", ".join(f"{k}={_short(v)}" for k, v in parts) + ")"
 
 
 @dataclass(frozen=True)
@@ -346,28 +516,29 @@ class PlanningResult:
     evaluator: str = "exact"
 
     def to_dict(self) -> dict:
-        """JSON-serialisable dict (the command line's ``--json`` output).
+        """JSON-serialisable dict: the ``result`` member of the command line's JSON.
 
         Returns
         -------
         dict
-            ``<quantity>``, ``<quantity>_infeasible``, ``target_epsilon``, ``delta``, ``n``,
-            ``mechanism``, ``delta_upper_at_answer``, ``evaluations``, ``method``, ``evaluator``,
-            ``version``.
+            ``quantity``, ``<quantity>`` (the answer), ``<quantity>_infeasible``, ``target_epsilon``,
+            ``delta``, ``n``, ``mechanism``, ``delta_upper_at_answer`` (certified upper δ at the
+            target ε for the answer), ``guarantee``, ``evaluations``, ``method``, ``evaluator``,
+            ``units``.
         """
-        from . import __version__
-
-        return {f"{self.quantity}": self.value, f"{self.quantity}_infeasible": self.infeasible_bound,
+        return {"quantity": self.quantity, f"{self.quantity}": self.value,
+                f"{self.quantity}_infeasible": self.infeasible_bound,
                 "target_epsilon": self.target_epsilon, "delta": self.delta, "n": self.n,
                 "mechanism": self.mechanism, "delta_upper_at_answer": self.delta_at_value,
+                "guarantee": f"certified: the upper delta at target_epsilon is <= delta for this {self.quantity}",
                 "evaluations": self.evaluations, "method": "optimal", "evaluator": self.evaluator,
-                "version": __version__}
+                "units": {"epsilon": "nats", "eps0": "nats"}}
 
     def __repr__(self) -> str:
-        return _repr_lines("PlanningResult", [
-            (self.quantity, self.value), ("infeasible", self.infeasible_bound),
-            ("target_epsilon", self.target_epsilon), ("delta", self.delta),
-            ("delta_at_value", self.delta_at_value), ("evaluations", self.evaluations)])
+        parts = [("value", self.value), ("infeasible", self.infeasible_bound),
+                 ("target_epsilon", self.target_epsilon), ("delta", self.delta),
+                 ("delta_at_value", self.delta_at_value), ("evaluations", self.evaluations)]
+        return f"PlanningResult({self.quantity}: " + ", ".join(f"{k}={_short(v)}" for k, v in parts) + ")"
 
 
 @dataclass(frozen=True)

@@ -911,6 +911,9 @@ def _register_sweep_commands(sub) -> None:
     p.add_argument("--format", choices=("table", "csv", "json"), default=None,
                    help="output format (default: from the -o suffix .csv / .json, else table)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
+    p.add_argument("--json", action="store_true",
+                   help="same as --format json: one JSON document (schema_version, version, command, inputs, "
+                        "result with columns and rows, error); under --json errors are JSON too")
     p.add_argument("--details", action="store_true",
                    help="add the columns method, sound, evaluator and delta_error (certified error of the upper delta)")
     p.add_argument("--keep-going", action="store_true",
@@ -965,7 +968,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     """``sweep``: the table of :func:`shuffleamp.sweep.sweep` as text, CSV or JSON."""
     from .sweep import format_text, sweep, to_csv, to_records
 
-    fmt = args.format
+    fmt = "json" if args.json else args.format
     if fmt is None:
         suffix = os.path.splitext(args.output or "")[1].lower()
         fmt = {".csv": "csv", ".json": "json"}.get(suffix, "table")
@@ -978,6 +981,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
         rec = to_records(table)
         inputs = {k: v for k, v in kw.items() if k not in ("progress",)}
+        inputs.update(details=args.details, keep_going=args.keep_going, output=args.output)
         doc = envelope("sweep", inputs, {"columns": rec.columns, "rows": [dict(r) for r in rec]})
         text = json.dumps(doc, indent=2) + "\n"
     else:

@@ -647,12 +647,15 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     if rounds > 1 and args.method != "optimal":
         from .errors import ParameterError
         raise ParameterError("method", "the total over --rounds is computed for the optimal bound only")
-    if args.quantity == "epsilon":
-        result = shuffleamp.epsilon(mech, args.n, args.delta, method=args.method, rtol=args.rtol,
-                                    evaluator=args.evaluator)
-    else:
-        result = shuffleamp.delta(mech, args.n, args.epsilon, method=args.method, rtol=args.rtol,
-                                  evaluator=args.evaluator)
+    from .sweep import busy              # elapsed-time indicator on a terminal once the work lasts > 1 s
+
+    with busy(args.quantity):
+        if args.quantity == "epsilon":
+            result = shuffleamp.epsilon(mech, args.n, args.delta, method=args.method, rtol=args.rtol,
+                                        evaluator=args.evaluator)
+        else:
+            result = shuffleamp.delta(mech, args.n, args.epsilon, method=args.method, rtol=args.rtol,
+                                      evaluator=args.evaluator)
     doc = result.to_dict()
     total = None
     q = args.quantity
@@ -660,7 +663,8 @@ def _cmd_bound(args: argparse.Namespace) -> int:
         from .accounting import compose_rounds
 
         given = {"delta": result.delta} if q == "epsilon" else {"epsilon": result.epsilon}
-        total = compose_rounds([(mech, result.n, rounds)], **given)
+        with busy(f"total over {rounds} rounds"):
+            total = compose_rounds([(mech, result.n, rounds)], **given)
         doc["per_round"] = {f"{q}_upper": doc[f"{q}_upper"], f"{q}_lower": doc[f"{q}_lower"],
                             "bounds": doc["bounds"]}
         doc[f"{q}_upper"], doc[f"{q}_lower"] = total.upper, total.lower

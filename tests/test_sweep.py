@@ -191,6 +191,22 @@ def test_progress_bar_when_forced(capsys, monkeypatch):
         sa.sweep("krr", k=4, eps0=1.0, n=100, delta=1e-6, progress="yes")
 
 
+def test_busy_indicator_for_one_long_computation(capsys, monkeypatch):
+    import time
+
+    import shuffleamp.sweep as sweep_mod
+
+    monkeypatch.setattr(sweep_mod, "PROGRESS_DELAY", 0.0)
+    with sweep_mod.busy("epsilon", progress=True):
+        time.sleep(0.7)
+    assert "epsilon: 00:00 elapsed" in capsys.readouterr().err
+    with sweep_mod.busy("epsilon", progress=False):
+        time.sleep(0.6)
+    with sweep_mod.busy("epsilon"):                          # stderr is not a terminal here
+        time.sleep(0.6)
+    assert capsys.readouterr().err == ""
+
+
 # --------------------------------------------------------------------------- command line
 def test_cli_sweep_csv_issue_example(capsys):
     code = cli.main(["sweep", "--mechanism", "krr", "--k", "10", "--eps0", "1,2", "--n", "1e3:1e6:log:4",
@@ -206,7 +222,11 @@ def test_cli_sweep_json_table_output_and_repeated_options(capsys, tmp_path):
     assert cli.main(["sweep", "--mechanism", "krr", "--k", "4", "--eps0", "1", "--eps0", "2", "--n", "100",
                      "--delta", "1e-6", "--format", "json", "--quiet"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["schema_version"] == 1 and doc["command"] == "sweep"
+    from shuffleamp.results import SCHEMA_VERSION
+
+    assert list(doc) == ["schema_version", "version", "command", "inputs", "result", "error"]
+    assert doc["schema_version"] == SCHEMA_VERSION and doc["command"] == "sweep" and doc["error"] is None
+    assert doc["inputs"]["eps0"] == "1,2" and doc["inputs"]["n"] == "100"
     assert [r["eps0"] for r in doc["result"]["rows"]] == [1.0, 2.0]
     assert doc["result"]["columns"] == ["mechanism", "k", "eps0", "n", "delta", "epsilon_upper", "epsilon_lower"]
     assert cli.main(["sweep", "--mechanism", "krr", "--k", "4", "--eps0", "1", "--n", "100,1000",
@@ -226,6 +246,11 @@ def test_cli_sweep_bad_input_exits_2(capsys):
     assert "n:" in capsys.readouterr().err
     assert cli.main(["sweep", "--mechanism", "krr", "--k", "4", "--eps0", "1", "--n", "100", "--delta", "1e-6",
                      "--scheduler", "cloud"]) == 2
+    capsys.readouterr()
+    assert cli.main(["sweep", "--mechanism", "krr", "--k", "4", "--eps0", "1", "--n", "1e3:1e6:exp:4",
+                     "--delta", "1e-6", "--json"]) == 2
+    doc = json.loads(capsys.readouterr().out)                  # under --json the error is JSON too
+    assert doc["command"] == "sweep" and doc["result"] is None and doc["error"]["parameter"] == "n"
 
 
 # --------------------------------------------------------------------------- dask

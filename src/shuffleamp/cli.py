@@ -647,12 +647,15 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     if rounds > 1 and args.method != "optimal":
         from .errors import ParameterError
         raise ParameterError("method", "the total over --rounds is computed for the optimal bound only")
-    if args.quantity == "epsilon":
-        result = shuffleamp.epsilon(mech, args.n, args.delta, method=args.method, rtol=args.rtol,
-                                    evaluator=args.evaluator)
-    else:
-        result = shuffleamp.delta(mech, args.n, args.epsilon, method=args.method, rtol=args.rtol,
-                                  evaluator=args.evaluator)
+    from .sweep import busy              # elapsed-time indicator on a terminal once the work lasts > 1 s
+
+    with busy(args.quantity):
+        if args.quantity == "epsilon":
+            result = shuffleamp.epsilon(mech, args.n, args.delta, method=args.method, rtol=args.rtol,
+                                        evaluator=args.evaluator)
+        else:
+            result = shuffleamp.delta(mech, args.n, args.epsilon, method=args.method, rtol=args.rtol,
+                                      evaluator=args.evaluator)
     doc = result.to_dict()
     total = None
     q = args.quantity
@@ -660,7 +663,8 @@ def _cmd_bound(args: argparse.Namespace) -> int:
         from .accounting import compose_rounds
 
         given = {"delta": result.delta} if q == "epsilon" else {"epsilon": result.epsilon}
-        total = compose_rounds([(mech, result.n, rounds)], **given)
+        with busy(f"total over {rounds} rounds"):
+            total = compose_rounds([(mech, result.n, rounds)], **given)
         doc["per_round"] = {f"{q}_upper": doc[f"{q}_upper"], f"{q}_lower": doc[f"{q}_lower"],
                             "bounds": doc["bounds"]}
         doc[f"{q}_upper"], doc[f"{q}_lower"] = total.upper, total.lower
@@ -911,6 +915,9 @@ def _register_sweep_commands(sub) -> None:
     p.add_argument("--format", choices=("table", "csv", "json"), default=None,
                    help="output format (default: from the -o suffix .csv / .json, else table)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE instead of stdout")
+    p.add_argument("--json", action="store_true",
+                   help="same as --format json: one JSON document (schema_version, version, command, inputs, "
+                        "result with columns and rows, error); under --json errors are JSON too")
     p.add_argument("--details", action="store_true",
                    help="add the columns method, sound, evaluator and delta_error (certified error of the upper delta)")
     p.add_argument("--keep-going", action="store_true",
@@ -965,7 +972,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     """``sweep``: the table of :func:`shuffleamp.sweep.sweep` as text, CSV or JSON."""
     from .sweep import format_text, sweep, to_csv, to_records
 
-    fmt = args.format
+    fmt = "json" if args.json else args.format
     if fmt is None:
         suffix = os.path.splitext(args.output or "")[1].lower()
         fmt = {".csv": "csv", ".json": "json"}.get(suffix, "table")
@@ -978,6 +985,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
         rec = to_records(table)
         inputs = {k: v for k, v in kw.items() if k not in ("progress",)}
+        inputs.update(details=args.details, keep_going=args.keep_going, output=args.output)
         doc = envelope("sweep", inputs, {"columns": rec.columns, "rows": [dict(r) for r in rec]})
         text = json.dumps(doc, indent=2) + "\n"
     else:

@@ -113,7 +113,10 @@ def _given_text(constant: Sequence[str], key_cols, key) -> str:
     return ", ".join(parts)
 
 
-def _draw_bounds(ax, xs, ups, los, *, color, label, method="optimal", sound=True, marker=None):
+_STYLES = ("--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)))
+
+
+def _draw_bounds(ax, xs, ups, los, *, color, label, method="optimal", sound=True, marker=None, style="--"):
     pairs = [(a, u, l) for a, u, l in zip(xs, ups, los) if u is not None]
     if not pairs:
         return
@@ -127,7 +130,7 @@ def _draw_bounds(ax, xs, ups, los, *, color, label, method="optimal", sound=True
                             color=color, alpha=0.25, lw=0)
     else:
         tag = method + (", upper only" if sound else ", UNSOUND, comparison only")
-        ax.plot(px, pu, color=color, lw=1.4, ls="--", marker=marker, ms=3, label=f"{label} [{tag}]")
+        ax.plot(px, pu, color=color, lw=1.4, ls=style, marker=marker, ms=3, label=f"{label} [{tag}]")
 
 
 def plot(path=None, *, x: str | None = None, mechanism: Any = "krr", eps0: Any = None, n: Any = None,
@@ -215,14 +218,21 @@ def plot(path=None, *, x: str | None = None, mechanism: Any = "krr", eps0: Any =
     groups, varying, constant = _series(rec, inputs, x)
     key_cols = [c for c in inputs if c != x]
     ax = fig.add_subplot()
-    colors = _colors(len(groups))
-    for (key, rows), color in zip(groups, colors):
+    # one colour per configuration, one line style per comparison method
+    mi = key_cols.index("method") if "method" in key_cols else None
+    configs = list(dict.fromkeys(tuple(v for i, v in enumerate(k) if i != mi) for k, _ in groups))
+    palette = _colors(len(configs))
+    others = [m for m in dict.fromkeys(k[mi] for k, _ in groups) if m != "optimal"] if mi is not None else []
+    for key, rows in groups:
         rows = sorted(rows, key=lambda r: r[x])
         d = dict(zip(key_cols, key))
+        color = palette[configs.index(tuple(v for i, v in enumerate(key) if i != mi))]
+        method = d.get("method") or "optimal"
+        style = "-" if method == "optimal" else _STYLES[others.index(method) % len(_STYLES)]
         sound = all(r.get("sound") is not False for r in rows)
         _draw_bounds(ax, [r[x] for r in rows], [r.get(f"{q}_upper") for r in rows],
                      [r.get(f"{q}_lower") for r in rows], color=color, label=_label(key_cols, key, varying),
-                     method=d.get("method") or "optimal", sound=sound, marker="o" if len(rows) <= 25 else None)
+                     method=method, sound=sound, marker="o" if len(rows) <= 25 else None, style=style)
     if x == "n":
         ax.set_xscale("log")
         ax.set_xlabel("n (number of users shuffled together, log scale)")

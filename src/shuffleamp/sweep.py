@@ -49,7 +49,7 @@ from ._registry import COMPOSED, DEFAULT_EVALUATOR, EVALUATORS, METHODS
 from .errors import ParameterError, ResourceLimitError, ShuffleampError
 
 __all__ = ["sweep", "parse_values", "expand_grid", "Records", "to_csv", "to_json", "to_records", "format_text",
-           "progress_bar", "MAX_POINTS", "INTEGER_PARAMETERS"]
+           "progress_bar", "busy", "MAX_POINTS", "INTEGER_PARAMETERS"]
 
 #: Parameters whose values are integers (range values are rounded, then de-duplicated).
 INTEGER_PARAMETERS = frozenset({"n", "k", "d", "s", "rounds"})
@@ -458,6 +458,54 @@ def progress_bar(total: int, *, progress: bool | None = None, desc: str = "sweep
             return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, delay=PROGRESS_DELAY,
                         dynamic_ncols=True, leave=False)
     return _Silent()
+
+
+class busy:
+    """Context manager: an elapsed-time indicator (tqdm, stderr) for one long computation without steps.
+
+    Shown like :func:`progress_bar`: on a terminal (or with ``progress=True``), only once the work has
+    lasted :data:`PROGRESS_DELAY` seconds; refreshed by a daemon thread every half second, so the
+    computation itself is not touched.  Light to import (no numpy), so the command line can use it.
+
+    Parameters
+    ----------
+    desc : str
+        What is running (e.g. ``"epsilon"``).
+    progress : bool or None
+        As for :func:`progress_bar`.
+    """
+
+    def __init__(self, desc: str = "working", *, progress: bool | None = None):
+        self.desc = desc
+        self.progress = progress
+        self._bar = None
+        self._stop = None
+        self._thread = None
+
+    def __enter__(self):
+        import threading
+
+        bar = progress_bar(0, progress=self.progress, desc=self.desc, unit="s")
+        if isinstance(bar, _Silent):
+            return self
+        bar.total = None
+        bar.bar_format = "{desc}: {elapsed} elapsed"
+        self._bar, self._stop = bar, threading.Event()
+
+        def tick():
+            while not self._stop.wait(0.5):
+                bar.update(0)            # redraws once the delay has passed (tqdm's own rule)
+
+        self._thread = threading.Thread(target=tick, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._stop is not None:
+            self._stop.set()
+            self._thread.join()
+            self._bar.close()
+        return False
 
 
 class _Silent:

@@ -6,6 +6,14 @@ for a *target* user of group g, the central (ε, δ) of the shuffled reports aga
 neighbouring dataset that changes only that user's input (replace-one).  :func:`delta` and
 :func:`epsilon` report it per group, and the worst group.
 
+Usage: ``pop = shuffleamp.population([(KRR(eps0=0.5, k=10), 6 * 10**7), (KRR(eps0=2.0, k=10), 4 * 10**7)])``,
+then ``shuffleamp.epsilon(pop, delta=1e-9)`` / ``shuffleamp.delta(pop, epsilon=...)`` (n is the
+population's total; :func:`shuffleamp.bounds.epsilon` dispatches here), ``method="gdp"`` for the μ-GDP
+estimate, :func:`everyone_at_max` for the sound everyone-at-the-largest-ε0 baseline; the accountant
+(:mod:`shuffleamp.accounting`), plans (``mechanism = "population"``, ``groups = [...]``) and the command
+line (``--mechanism population --group COUNT:NAME:key=value``) accept a population too.  This module
+sits below :mod:`shuffleamp.bounds` (it needs only the exact evaluator, the mechanisms and the numerics).
+
 Derivation (derived here; it generalises Su–Cheng–Wang, Theorems 12–13 and Lemma 3)
 -------------------------------------------------------------------------------------
 **Conditions.**  All randomizers map into one finite output space :math:`\mathcal Y`, and there is

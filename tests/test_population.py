@@ -437,3 +437,18 @@ def test_equal_matrix_groups_equal_single_group():
     two = P.delta(P.population([(MatrixMechanism(A), 12000), (MatrixMechanism(A), 8000)]), 0.05)
     for gr in two.groups:
         assert gr.upper == pytest.approx(one, rel=1e-9)
+
+
+@pytest.mark.parametrize("argv", [["compare", "--delta", "1e-6", "--n", "10"],
+                                  ["eps0", "--target-epsilon", "0.1", "--delta", "1e-6", "--n", "10"]])
+def test_cli_population_other_commands_refused(argv, capsys):
+    from shuffleamp.cli import main
+    rc = main([*argv, "--mechanism", "population", "--group", "6:krr:k=10:eps0=0.5", "--group", "4:krr:k=10:eps0=2"])
+    assert rc != 0 and "population is supported by the epsilon and delta" in capsys.readouterr().err
+
+
+def test_population_array_target_refused():
+    pop = sa.population([(KRR(eps0=0.5, k=10), 600), (KRR(eps0=2.0, k=10), 400)])
+    with pytest.raises(ParameterError) as e:
+        sa.epsilon(pop, delta=[1e-6, 1e-7])
+    assert e.value.parameter == "delta"

@@ -1134,6 +1134,12 @@ def _solve(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate
     return br.infeasible, br.infeasible_info, br.evaluations
 
 
+def _scalar(value, name: str) -> float:
+    if np.ndim(value) != 0:
+        raise ParameterError(name, "must be a single number for a population (one result per group)")
+    return float(value)
+
+
 def _check_n(pop: Population, n):
     """``n`` passed next to a population must be None or equal to the population's total."""
     if n is None:
@@ -1172,7 +1178,7 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     """
     _check(pop)
     _check_n(pop, n)
-    epsilon = float(_validate.epsilon(epsilon))
+    epsilon = _scalar(_validate.epsilon(epsilon), "epsilon")
     rtol = _rtol(rtol)
     out = []
     for g, gr in enumerate(pop.groups):
@@ -1216,7 +1222,7 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     """
     _check(pop)
     _check_n(pop, n)
-    delta = float(_validate.delta(delta))
+    delta = _scalar(_validate.delta(delta), "delta")
     rtol = _rtol(rtol)
     eps_rtol = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
     out = []

@@ -931,8 +931,8 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
     """(log U, log L) of the score statistic of group g's best concrete pair (largest total variation),
     for the accountant's composed lower bound: U = P^0, L = P^1 (``reverse``: U = P^1, L = P^0).
 
-    The FFT law is exact up to a per-bin rounding bound η (module docstring); U is lowered and L raised
-    by η, so every outcome's term (U - e^ε L)_+ only decreases, also in products (composition): the
+    The FFT law is exact up to a per-bin rounding bound η plus the aliased tail mass (module docstring);
+    U is lowered and L raised by that amount, so every outcome's term (U - e^ε L)_+ only decreases, also in products (composition): the
     returned sub-probability pair is dominated by the exact one.  Bins where U < 1e6 η (where the rounding would distort the loss), or U is below ``LOWER_PAIR_FLOOR`` times its largest bin, are dropped
     (dropping outcomes only removes non-negative terms).
 
@@ -959,7 +959,7 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
         P = [pu * Q[:-2] + p0 * Q[1:-1] + pd * Q[2:] for pu, p0, pd in (sc.tgt0, sc.tgt1)]
         tv = float(np.sum(np.maximum(P[0] - P[1], 0.0)))
         if tv > best_tv:
-            best_tv, best = tv, (P, eta)
+            best_tv, best = tv, (P, eta + tail)           # aliased tail mass: at most `tail` in any bin
     (U, L), eta = best
     if reverse:
         U, L = L, U

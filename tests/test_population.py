@@ -414,3 +414,41 @@ def test_cli_population_bad_input(argv, capsys):
     assert rc != 0
     err = capsys.readouterr().err
     assert "--group" in err or "n:" in err
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.lists(st.floats(0.2, 4.0), min_size=2, max_size=3), st.integers(10**4, 10**6))
+def test_ordering_lower_upper_everyone_at_max(eps0s, n):
+    """lower <= certified upper <= everyone-at-max-ε0 for every group (hypothesis)."""
+    pop = sa.population([(KRR(eps0=e, k=6), n) for e in eps0s])
+    r = sa.epsilon(pop, delta=1e-8)
+    mx = P.everyone_at_max(pop, 1e-8)
+    assert mx.sound and mx.method == "everyone-at-max"
+    for gr in r.groups:
+        assert 0.0 < gr.lower <= gr.upper <= mx.upper * (1 + 1e-9)
+    gdp = sa.epsilon(pop, delta=1e-8, method="gdp")
+    assert gdp.sound is False and gdp.upper is None and "errata" in gdp.settings
+
+
+def test_equal_matrix_groups_equal_single_group():
+    """Two identical matrix groups give the one-group value (Theorem 13) to 1e-9."""
+    A = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]])
+    one = P.delta(P.population([(MatrixMechanism(A), 20000)]), 0.05).groups[0].upper
+    two = P.delta(P.population([(MatrixMechanism(A), 12000), (MatrixMechanism(A), 8000)]), 0.05)
+    for gr in two.groups:
+        assert gr.upper == pytest.approx(one, rel=1e-9)
+
+
+@pytest.mark.parametrize("argv", [["compare", "--delta", "1e-6", "--n", "10"],
+                                  ["eps0", "--target-epsilon", "0.1", "--delta", "1e-6", "--n", "10"]])
+def test_cli_population_other_commands_refused(argv, capsys):
+    from shuffleamp.cli import main
+    rc = main([*argv, "--mechanism", "population", "--group", "6:krr:k=10:eps0=0.5", "--group", "4:krr:k=10:eps0=2"])
+    assert rc != 0 and "population is supported by the epsilon and delta" in capsys.readouterr().err
+
+
+def test_population_array_target_refused():
+    pop = sa.population([(KRR(eps0=0.5, k=10), 600), (KRR(eps0=2.0, k=10), 400)])
+    with pytest.raises(ParameterError) as e:
+        sa.epsilon(pop, delta=[1e-6, 1e-7])
+    assert e.value.parameter == "delta"

@@ -609,7 +609,11 @@ def _population_bound(quantity: str, pop, n, other, method: str, evaluator: str,
     else:
         value = baselines.gdp_delta_mu(mu, _validate.epsilon(other))
     info = baselines.GDP_INFO
-    settings = {"evaluator": "closed form (GDP)", "mu": mu, "regime": info.regime, "source": info.source}
+    settings = {"evaluator": "closed form (GDP)", "mu": mu, "regime": info.regime, "source": info.source,
+                "errata": "not a bound: the Berry-Esseen/TV step drops a slack of the order of mu; the "
+                          "stronger-clone decomposition it relies on is not implied by LDP in general "
+                          "(Su-Cheng-Wang list this paper among those that propagated the error); mu ignores "
+                          "the differing user's own eps0, so one value is given for every group"}
     eps_arg, delta_arg = (None, other) if quantity == "epsilon" else (other, None)
     return BoundResult(quantity, None, None, "gdp", pop.n, eps_arg, delta_arg, pop.describe(), settings,
                        sound=False, kind="estimate", estimate=value)

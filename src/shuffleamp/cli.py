@@ -546,6 +546,9 @@ def _mechanism_from_args(args: argparse.Namespace):
     if args.mechanism == "population" or getattr(args, "group", None):
         if args.mechanism != "population":
             raise ParameterError("--group", f"only for --mechanism population, not {args.mechanism!r}")
+        if getattr(args, "command", None) not in ("epsilon", "delta"):
+            raise ParameterError("mechanism", "population is supported by the epsilon and delta commands "
+                                              "(and by plans in report)")
         return population_from_specs(args.group or [])
     schedule = getattr(args, "schedule", None)
     if schedule is not None:

@@ -6,6 +6,14 @@ for a *target* user of group g, the central (ε, δ) of the shuffled reports aga
 neighbouring dataset that changes only that user's input (replace-one).  :func:`delta` and
 :func:`epsilon` report it per group, and the worst group.
 
+Usage: ``pop = shuffleamp.population([(KRR(eps0=0.5, k=10), 6 * 10**7), (KRR(eps0=2.0, k=10), 4 * 10**7)])``,
+then ``shuffleamp.epsilon(pop, delta=1e-9)`` / ``shuffleamp.delta(pop, epsilon=...)`` (n is the
+population's total; :func:`shuffleamp.bounds.epsilon` dispatches here), ``method="gdp"`` for the μ-GDP
+estimate, :func:`everyone_at_max` for the sound everyone-at-the-largest-ε0 baseline; the accountant
+(:mod:`shuffleamp.accounting`), plans (``mechanism = "population"``, ``groups = [...]``) and the command
+line (``--mechanism population --group COUNT:NAME:key=value``) accept a population too.  This module
+sits below :mod:`shuffleamp.bounds` (it needs only the exact evaluator, the mechanisms and the numerics).
+
 Derivation (derived here; it generalises Su–Cheng–Wang, Theorems 12–13 and Lemma 3)
 -------------------------------------------------------------------------------------
 **Conditions.**  All randomizers map into one finite output space :math:`\mathcal Y`, and there is
@@ -923,8 +931,8 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
     """(log U, log L) of the score statistic of group g's best concrete pair (largest total variation),
     for the accountant's composed lower bound: U = P^0, L = P^1 (``reverse``: U = P^1, L = P^0).
 
-    The FFT law is exact up to a per-bin rounding bound η (module docstring); U is lowered and L raised
-    by η, so every outcome's term (U - e^ε L)_+ only decreases, also in products (composition): the
+    The FFT law is exact up to a per-bin rounding bound η plus the aliased tail mass (module docstring);
+    U is lowered and L raised by that amount, so every outcome's term (U - e^ε L)_+ only decreases, also in products (composition): the
     returned sub-probability pair is dominated by the exact one.  Bins where U < 1e6 η (where the rounding would distort the loss), or U is below ``LOWER_PAIR_FLOOR`` times its largest bin, are dropped
     (dropping outcomes only removes non-negative terms).
 
@@ -951,7 +959,7 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
         P = [pu * Q[:-2] + p0 * Q[1:-1] + pd * Q[2:] for pu, p0, pd in (sc.tgt0, sc.tgt1)]
         tv = float(np.sum(np.maximum(P[0] - P[1], 0.0)))
         if tv > best_tv:
-            best_tv, best = tv, (P, eta)
+            best_tv, best = tv, (P, eta + tail)           # aliased tail mass: at most `tail` in any bin
     (U, L), eta = best
     if reverse:
         U, L = L, U
@@ -1126,6 +1134,12 @@ def _solve(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate
     return br.infeasible, br.infeasible_info, br.evaluations
 
 
+def _scalar(value, name: str) -> float:
+    if np.ndim(value) != 0:
+        raise ParameterError(name, "must be a single number for a population (one result per group)")
+    return float(value)
+
+
 def _check_n(pop: Population, n):
     """``n`` passed next to a population must be None or equal to the population's total."""
     if n is None:
@@ -1164,7 +1178,7 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     """
     _check(pop)
     _check_n(pop, n)
-    epsilon = float(_validate.epsilon(epsilon))
+    epsilon = _scalar(_validate.epsilon(epsilon), "epsilon")
     rtol = _rtol(rtol)
     out = []
     for g, gr in enumerate(pop.groups):
@@ -1208,7 +1222,7 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     """
     _check(pop)
     _check_n(pop, n)
-    delta = float(_validate.delta(delta))
+    delta = _scalar(_validate.delta(delta), "delta")
     rtol = _rtol(rtol)
     eps_rtol = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
     out = []

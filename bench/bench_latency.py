@@ -300,6 +300,11 @@ def main(argv=None):
     ap.add_argument("--kinds", default=None, help="comma-separated mechanism kinds to keep")
     ap.add_argument("--out", default=None, help="markdown report")
     ap.add_argument("--jsonl", default=None, help="raw records")
+    ap.add_argument("--prior", action="append", default=[],
+                    help="label=path.jsonl: records of an earlier run of the same suite, shown side by side")
+    ap.add_argument("--no-run", action="store_true", help="only build the report from --prior records")
+    ap.add_argument("--resume", default=None,
+                    help="path.jsonl of an interrupted run of the same tree: its non-error records are kept")
     args = ap.parse_args(argv)
     if args.worker:
         return worker(args.mem_gb)
@@ -310,14 +315,45 @@ def main(argv=None):
     if args.kinds:
         keep = set(args.kinds.split(","))
         specs = [s for s in specs if s["kind"] in keep]
-    workers = [Worker(lab, path, args.mem_gb) for lab, path in args.trees.items()]
-    recs = {w.label: {} for w in workers}
+    recs = {}
+    for spec_ in args.prior:
+        lab, path = spec_.split("=", 1)
+        recs[lab] = {}
+        with open(path) as f:
+            for line in f:
+                r = json.loads(line)
+                recs[lab][r["id"]] = r
+        args.trees[lab] = f"records {os.path.basename(path)}"
+    if args.no_run:
+        specs = [s for s in specs if all(s["id"] in r for r in recs.values())]
+        for lab in list(args.trees):
+            if lab not in recs:
+                del args.trees[lab]
+        text = report(specs, recs, args, "(recorded)", "(recorded)")
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write(text)
+        print(text)
+        return
+    workers = [Worker(lab, path, args.mem_gb) for lab, path in args.trees.items() if lab not in recs]
+    recs.update({w.label: {} for w in workers})
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     raw = open(args.jsonl, "w") if args.jsonl else None
     t_start = time.time()
+    kept = {}
+    if args.resume:
+        with open(args.resume) as f:
+            for line in f:
+                r = json.loads(line)
+                if r["outcome"] != "error":
+                    kept[(r.get("tree"), r["id"])] = r
     for j, spec in enumerate(specs):
         for w in workers:
-            r = w.run(spec, args.timeout)
+            r = kept.get((w.label, spec["id"]))
+            if r is None:
+                r = w.run(spec, args.timeout)
+            else:
+                r = {k: v for k, v in r.items() if k != "tree"}
             recs[w.label][spec["id"]] = r
             if raw:
                 raw.write(json.dumps({"tree": w.label, **r}) + "\n")

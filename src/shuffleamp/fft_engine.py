@@ -645,7 +645,6 @@ def _spectral_sums(K: LogMgf, idx, n, eta, j_lo, N, mode, max_points):
     evaluated = 0
     while True:
         check_time("FFT engine (spectral)")
-        check_memory(96.0 * starts.size * REFINE, "FFT engine (spectral)")
         sizes = ends - starts
         centers = starts + sizes // 2
         check_work(CF_SECONDS * ii.size * centers.size, "FFT engine (spectral)")
@@ -663,6 +662,8 @@ def _spectral_sums(K: LogMgf, idx, n, eta, j_lo, N, mode, max_points):
         sizes = ends - starts
         if d == 1 or int(sizes.sum()) <= 4096 or evaluated > max_points:
             break
+        # the refinement's index arrays: two int64 and one bool per sub-cell, then the kept copies
+        check_memory(40.0 * starts.size * REFINE, "FFT engine (spectral)")
         nd = max(1, d // REFINE)
         sub = (starts[:, None] + np.arange(0, d, nd, dtype=np.int64)[None, :])
         sub_end = np.minimum(sub + nd, ends[:, None])

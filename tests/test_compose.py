@@ -207,7 +207,7 @@ def test_joint_lower_product_matches_matrix_and_oracle():
             assert bf(full, n, eps) == pytest.approx(exact, rel=1e-10, abs=1e-15)
 
 
-def test_joint_of_one_and_10_way_speed():
+def test_joint_of_one_and_10_way_structure():
     m = KRR(0.9, 6)
     J = compose.joint(m)
     assert len(J.upper_decompositions()) == 1
@@ -217,13 +217,11 @@ def test_joint_of_one_and_10_way_speed():
     r2 = shuffleamp.epsilon(J, 5000, 1e-6)
     assert r1.upper == pytest.approx(r2.upper, rel=1e-9)
     # 10-way products of 5-atom pieces: identical (10 Hamming cases) and heterogeneous (d = 10 only)
-    t0 = time.perf_counter()
+    # (their construction time is measured in bench/bench_compose.py, not asserted here)
     J10 = compose.joint(*[RAPPOR(0.3) for _ in range(10)])
     ups = J10.upper_decompositions()
     H10 = compose.joint(*[BLH(0.3, d) for d in range(3, 13)], distances=10)
     hs = H10.upper_decompositions()
-    dt = time.perf_counter() - t0
-    assert dt < 1.0, dt
     assert len(ups) == 10 and len(hs) == 1
     assert all(len(d.c) <= 11 * 11 for d in ups + hs)   # r0 = E^i, r1 = E^j, i + j <= ... : at most 11 x 11
     assert ups[0].gamma == pytest.approx(RAPPOR(0.3).gamma ** 10, rel=1e-12)

@@ -11,19 +11,125 @@ queries :func:`shuffleamp.planning.max_eps0` / :func:`shuffleamp.planning.min_n`
 :class:`LogMgf` is the one log-MGF of a finite law used by both δ evaluators
 (:mod:`shuffleamp.fft_engine` and :mod:`shuffleamp.exact`): a thin wrapper over the compiled kernel
 (``log_mgf``, ``tilted_moments``, ``tilted_weights``, ``saddle_point``).
+
+:class:`Budget` is the one time / memory budget of a public call (``max_seconds``,
+``max_memory_gb`` of :func:`shuffleamp.delta` / :func:`shuffleamp.epsilon`): the public call
+installs it with :func:`budget`, and the evaluators ask :func:`check_time` / :func:`check_memory`
+before each unit of work, so a call that cannot finish within its budget raises
+:class:`~shuffleamp.errors.ResourceLimitError` instead of hanging or running out of memory.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 import numpy as np
 
 from ._ext import kernels
+from .errors import ResourceLimitError
 
-__all__ = ["Bracket", "inverse_monotone", "LogMgf"]
+__all__ = ["Bracket", "inverse_monotone", "LogMgf", "Budget", "budget", "current_budget", "check_time",
+           "check_memory", "check_work"]
+
+#: Default budget of one public call.
+DEFAULT_MAX_SECONDS = 10.0
+DEFAULT_MAX_MEMORY_GB = 2.0
+
+
+class Budget:
+    """Time and memory budget of one public call.
+
+    Parameters
+    ----------
+    max_seconds : float
+        Wall-clock seconds the call may take.
+    max_memory_gb : float
+        Largest working memory (GiB) one evaluation may allocate (estimated before allocating).
+    """
+
+    def __init__(self, max_seconds: float = DEFAULT_MAX_SECONDS, max_memory_gb: float = DEFAULT_MAX_MEMORY_GB):
+        self.max_seconds = float(max_seconds)
+        self.max_memory_gb = float(max_memory_gb)
+        self.start = time.monotonic()
+        self.deadline = self.start + self.max_seconds
+
+    def elapsed(self) -> float:
+        """Seconds since the budget was installed."""
+        return time.monotonic() - self.start
+
+    def remaining(self) -> float:
+        """Seconds left (may be negative)."""
+        return self.deadline - time.monotonic()
+
+    def check_time(self, what: str) -> None:
+        """Raise ResourceLimitError (parameter ``max_seconds``) once the deadline has passed."""
+        if time.monotonic() > self.deadline:
+            raise ResourceLimitError(
+                f"{what}: exceeded the time budget max_seconds={self.max_seconds:g} "
+                f"(raise max_seconds, or lower n or the mechanism's size)",
+                parameter="max_seconds", resource="time")
+
+    def check_memory(self, nbytes: float, what: str) -> None:
+        """Raise ResourceLimitError (parameter ``max_memory_gb``) if ``nbytes`` exceed the budget."""
+        if nbytes > self.max_memory_gb * 2.0 ** 30:
+            raise ResourceLimitError(
+                f"{what}: would need about {nbytes / 2.0 ** 30:.3g} GiB, more than max_memory_gb="
+                f"{self.max_memory_gb:g} (raise max_memory_gb, or lower n or the mechanism's size)",
+                parameter="max_memory_gb", resource="memory")
+
+
+_BUDGET: contextvars.ContextVar = contextvars.ContextVar("shuffleamp_budget", default=None)
+
+
+@contextlib.contextmanager
+def budget(max_seconds: float = DEFAULT_MAX_SECONDS, max_memory_gb: float = DEFAULT_MAX_MEMORY_GB):
+    """Install a :class:`Budget` for the duration of a ``with`` block (an enclosing one is kept if tighter)."""
+    outer = _BUDGET.get()
+    b = Budget(max_seconds, max_memory_gb)
+    if outer is not None:
+        b.deadline = min(b.deadline, outer.deadline)
+        b.max_memory_gb = min(b.max_memory_gb, outer.max_memory_gb)
+    token = _BUDGET.set(b)
+    try:
+        yield b
+    finally:
+        _BUDGET.reset(token)
+
+
+def current_budget() -> Budget | None:
+    """The budget installed by the enclosing public call, or None."""
+    return _BUDGET.get()
+
+
+def check_time(what: str) -> None:
+    """Raise ResourceLimitError if the enclosing call's time budget is spent (no-op without one)."""
+    b = _BUDGET.get()
+    if b is not None:
+        b.check_time(what)
+
+
+def check_work(seconds: float, what: str) -> None:
+    """Raise ResourceLimitError (``max_seconds``) if work estimated at ``seconds`` exceeds the time left."""
+    b = _BUDGET.get()
+    if b is not None and seconds > b.remaining():
+        raise ResourceLimitError(
+            f"{what}: estimated {seconds:.3g} s, more than the time left in max_seconds={b.max_seconds:g} "
+            f"(raise max_seconds, or lower n or the mechanism's size)", parameter="max_seconds", resource="time")
+
+
+def check_memory(nbytes: float, what: str) -> None:
+    """Raise ResourceLimitError if ``nbytes`` exceed the enclosing call's memory budget.
+
+    Without an installed budget the default (``DEFAULT_MAX_MEMORY_GB``) applies, so no evaluation
+    allocates without bound.
+    """
+    b = _BUDGET.get()
+    (b if b is not None else Budget()).check_memory(nbytes, what)
 
 
 @dataclass(frozen=True)

@@ -38,10 +38,11 @@ import numpy as np
 from . import _validate, baselines, fft_engine
 from . import exact as _exact
 from . import exact_count as _ec
-from ._numerics import inverse_monotone
+from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_time, check_work,
+                        inverse_monotone)
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method)
-from .decomposition import dedupe
+from .decomposition import Decomposition, dedupe
 from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
@@ -53,6 +54,9 @@ __all__ = ["delta", "epsilon", "case_deltas", "BoundResult", "Method", "METHODS"
 #: Default relative δ accuracy for upper bounds (spread rounding) and lower bounds (floor rounding).
 DEFAULT_RTOL = 1e-3
 DEFAULT_RTOL_LOWER = 1e-4
+_DBL_EPS = float(np.finfo(np.float64).eps)
+#: The exact evaluator hands GPARVs with a continuous part (Laplace) to the certified FFT engine up to this n.
+CONTINUOUS_FFT_MAX_N = 300
 #: Discretisation of lower bounds: spread minus its certified bias (see fft_engine._spread_bias_bound).
 LOWER_MODE = "spread_lower"
 
@@ -85,23 +89,34 @@ def _families(mechanism, method: str, which: str) -> list:
 
 
 # ---------------------------------------------------------------------------- evaluator dispatch
-def _evaluate(g, n: int, mode: str, rtol: float, max_grid: int, evaluator: str):
-    """Certified δ of one GPARV by the requested evaluator; returns (Evaluation, fallback reason or None).
+def _evaluate(f, epsilon: float, n: int, mode: str, rtol: float, max_grid: int, evaluator: str):
+    """Certified δ of family ``f`` at ε by the requested evaluator; returns (Evaluation, fallback reason or None).
 
-    ``"exact"`` (default) uses :func:`shuffleamp.exact.delta_exact` (Bromwich integral or exact
-    enumeration, no discretisation) and falls back to the certified FFT engine ("auto") for
-    GPARVs it does not support or when the integration would exceed its work budget; the
-    fallback is recorded in the evaluation info.
+    ``"exact"`` (default) uses :func:`shuffleamp.exact.delta_exact_family` (the compiled Bromwich /
+    enumeration loop for atomic decompositions, :func:`shuffleamp.exact.delta_exact` otherwise; no
+    discretisation) and falls back to the certified FFT engine ("auto") for GPARVs it does not
+    support or when the integration would exceed its work budget; the fallback is recorded in the
+    evaluation info.
     """
     if evaluator == "exact":
-        reason = _exact.unsupported_reason(g)
+        g = None if isinstance(f, Decomposition) else f.gparv(epsilon)
+        reason = None if g is None else _exact.unsupported_reason(g)
+        if reason is None and g is not None and g.continuous is not None and n <= CONTINUOUS_FFT_MAX_N:
+            # cost model: at small n |psi|^n of a continuous part stays large at high frequencies, so the
+            # Bromwich integral needs 1e5+ nodes of hundreds of atoms; the certified FFT engine is cheaper
+            return delta_fft(g, n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator="auto"), None
         if reason is None:
             try:
+                if g is None:
+                    return _exact.delta_exact_family(f, n, epsilon, mode=mode), None
                 return _exact.delta_exact(g, n, mode=mode), None
             except ResourceLimitError as e:
+                if e.parameter in ("max_seconds", "max_memory_gb"):
+                    raise
                 reason = f"exact work budget exceeded ({e}); certified FFT engine used"
+        g = f.gparv(epsilon) if g is None else g
         return delta_fft(g, n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator="auto"), reason
-    return delta_fft(g, n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator=evaluator), None
+    return delta_fft(f.gparv(epsilon), n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator=evaluator), None
 
 
 def max_delta(families, n: int, epsilon: float, mode: str = "spread", rtol: float = DEFAULT_RTOL,
@@ -131,7 +146,8 @@ def max_delta(families, n: int, epsilon: float, mode: str = "spread", rtol: floa
     """
     best, info = 0.0, None
     for f in families:
-        ev, fallback = _evaluate(f.gparv(epsilon), n, mode, rtol, max_grid, evaluator)
+        check_time("delta evaluation")
+        ev, fallback = _evaluate(f, epsilon, n, mode, rtol, max_grid, evaluator)
         if info is None or ev.delta > best:
             best, info = ev.delta, ev.as_dict()
             info["pair"] = getattr(f, "label", "")
@@ -210,14 +226,226 @@ def case_deltas(mechanism, n: int, epsilon: float, *, kind: str = "upper", rtol:
 
 
 # ---------------------------------------------------------------------------- ε search
-def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None):
-    """Conservative ε for a decreasing certified δ-bound ``fn(ε) -> (δ, info)`` on [0, ``eps_hi``].
+class _ChordConverged(Exception):
+    """Raised inside the root search once the convex chord bracket is narrow enough."""
+
+
+def _chord_bracket(pts: dict, target: float):
+    r"""Certified chord root of a δ-bound convex in :math:`x = e^\varepsilon`, and an estimate of the lowest root.
+
+    ``pts`` maps evaluated ε to (certified upper δ, info).  With ``bad`` the largest ε whose value
+    exceeds ``target`` and ``ok`` the smallest evaluated ε above it with value <= ``target``, the
+    chord between them reaches ``target`` at ``eps_c``; by convexity the true δ* lies below the chord,
+    so δ*(eps_c) <= target (certified).  The secant through ``bad`` and the evaluated point just below
+    it, extended beyond ``bad``, lies below a convex function, so (for exact values) the root is
+    >= ``eps_e``: an *estimate* of how tight ``eps_c`` is.  Returns (eps_c, eps_e, eps_bad, eps_ok) or
+    None when no crossing is bracketed.
+    """
+    eps = sorted(pts)
+    bad = [e for e in eps if pts[e][0] > target]
+    if not bad:
+        return None
+    e_bad = bad[-1]
+    oks = [e for e in eps if e > e_bad and pts[e][0] <= target]
+    if not oks:
+        return None
+    e_ok = oks[0]
+    x_b, x_o = math.exp(e_bad), math.exp(e_ok)
+    v_b, v_o = pts[e_bad][0], pts[e_ok][0]
+    x_c = x_b + (v_b - target) / (v_b - v_o) * (x_o - x_b)
+    # rounding of the chord root: move it right (towards the feasible side) by a few ulps of the data
+    x_c = min(x_c + 1e-12 * (x_o - x_b) + 8.0 * _DBL_EPS * x_o, x_o)
+    eps_c = min(math.log(x_c) * (1.0 + 4.0 * _DBL_EPS) + 1e-300, e_ok)
+    eps_c = max(eps_c, e_bad)
+    below = [e for e in eps if e < e_bad]
+    eps_e = e_bad
+    if below:
+        e_p = below[-1]
+        x_p, v_p = math.exp(e_p), pts[e_p][0]
+        if v_p > v_b:
+            x_e = x_b + (v_b - target) * (x_b - x_p) / (v_p - v_b)
+            eps_e = min(max(math.log(x_e), e_bad), eps_c)
+    return eps_c, eps_e, e_bad, e_ok
+
+
+#: Near ε0 an accepted chord may be looser than ``eps_rtol`` when the next evaluation is expensive:
+#: relative gap between the certified chord root and the estimated lowest root accepted then.
+SOFT_GAP = 1e-5
+#: Largest relative gap accepted when the time budget runs out during the upper search.
+BUDGET_GAP = 1e-4
+#: An evaluation is "expensive" (the soft gap applies) above this many integrand nodes / FFT points
+#: (a deterministic proxy of its cost, so that answers do not depend on the machine's load).
+EXPENSIVE_NODES = 1e5
+
+
+def _cost(info) -> float:
+    """Nodes (exact evaluator) or FFT length of an evaluation record (0 if unknown)."""
+    try:
+        return float((info or {}).get("N", 0) or 0)
+    except (TypeError, ValueError):  # pragma: no cover - defensive
+        return 0.0
+
+
+def _near_hi_walk(target: float, eps_hi: float, estimate) -> list:
+    """ε points for the walk towards ``eps_hi`` when the estimated root is within 2% of e^{eps_hi} (else [])."""
+    if estimate is None:
+        return []
+    from scipy.optimize import brentq
+    E = math.exp(eps_hi)
+
+    def pe(e):
+        return math.log(max(estimate(e), 1e-300)) - math.log(target)
+    try:
+        if not (pe(0.0) > 0 > pe(eps_hi * (1 - 1e-15))):
+            return []
+        g = brentq(pe, 0.0, eps_hi * (1 - 1e-15), xtol=1e-9 * eps_hi, maxiter=100)
+    except (ValueError, RuntimeError, ArithmeticError):  # pragma: no cover - defensive
+        return []
+    u_g, u = E - math.exp(g), 0.02 * E
+    if u_g >= u:
+        return []
+    out = []
+    while u > u_g and E - u > 1.0:
+        out.append(math.log(E - u))
+        u /= 8.0
+    return out
+
+
+def _solve_convex_upper(fn, target: float, eps_hi: float, rel_tol: float, estimate=None, pts=None, walk=()):
+    """Upper ε search for a δ-bound convex in e^ε that vanishes at ``eps_hi`` (see :func:`solve_epsilon`)."""
+    pts = {} if pts is None else pts
+    count = [0]
+    abs_tol = 1e-12 * eps_hi
+    last = [0.0]
+
+    def ev(e):
+        e = float(e)
+        if e not in pts:
+            pts[e] = fn(e)
+            last[0] = _cost(pts[e][1])
+            count[0] += 1
+        return pts[e]
+
+    def gap():
+        c = _chord_bracket(pts, target)
+        return (math.inf, None) if c is None else (c[0] - c[1], c)
+
+    def wrapped(e):
+        out = ev(e)
+        g, c = gap()
+        if c is None:
+            return out
+        if g <= max(rel_tol * c[0], abs_tol) or (g <= SOFT_GAP * c[0] and last[0] > EXPENSIVE_NODES):
+            raise _ChordConverged
+        return out
+
+    ev(eps_hi)
+    if pts[eps_hi][0] > 0.0:        # not zero at eps_hi: no chord to (eps_hi, 0); plain search
+        return None
+    feasible, info = None, None
+    try:
+        # near eps_hi (small n, small δ) evaluations cost ~ 1 / (e^{eps_hi} - e^ε): walk in from far,
+        # cheap points; a nearly linear δ(x) converges on a few of them
+        for e in walk:
+            wrapped(e)
+        br = inverse_monotone(wrapped, target, 0.0, eps_hi, side="upper", rel_tol=rel_tol, abs_tol=abs_tol,
+                              estimate=estimate, accelerate=True)
+        feasible, info = br.feasible, br.feasible_info
+    except _ChordConverged:
+        pass
+    except ResourceLimitError as exc:
+        g, c = gap()
+        if exc.parameter != "max_seconds" or c is None or not g <= BUDGET_GAP * c[0]:
+            raise
+    g, c = gap()
+    # verify the chord root by a direct evaluation while that is cheap, so that the answer is an evaluated
+    # ε whose own certified δ is <= target (a failed check becomes a new infeasible end)
+    for _check in range(4):
+        if c is None or (feasible is not None and c[0] >= feasible) or last[0] > EXPENSIVE_NODES:
+            break
+        eps_c = c[0]
+        try:
+            v, i_c = ev(eps_c)
+        except ResourceLimitError as exc:
+            if exc.parameter != "max_seconds":
+                raise
+            break
+        if v <= target:
+            return eps_c, i_c, count[0]
+        g, c = gap()
+    if c is not None and (feasible is None or c[0] < feasible):
+        eps_c, eps_e, e_bad, e_ok = c
+        info = dict(pts[e_ok][1] or {})
+        info["chord"] = {"epsilon_infeasible": e_bad, "epsilon_feasible": e_ok,
+                         "delta_infeasible": pts[e_bad][0], "delta_feasible": pts[e_ok][0],
+                         "epsilon_lowest_root_estimate": eps_e}
+        return eps_c, info, count[0]
+    if feasible is None:
+        return eps_hi, pts[eps_hi][1], count[0]
+    return feasible, info, count[0]
+
+
+def _solve_convex_lower(fn, target: float, eps_hi: float, eps_up: float, rel_tol: float, up_pts: dict, walk):
+    r"""Lower ε near ``eps_hi`` from the walk points, by the convexity of the lower δ in :math:`x = e^\varepsilon`.
+
+    For :math:`x_p < x_b` and a convex :math:`\delta_L`, :math:`\delta_L(x) \ge \delta_L(x_b) +
+    (\delta_L(x_b) - \delta_L(x_p))(x - x_b)/(x_b - x_p)` for :math:`x \ge x_b`; with the certified lower
+    value :math:`L_b \le \delta_L(x_b)` and an upper value :math:`U_p \ge \delta_L(x_p)` (the upper bound
+    evaluated at :math:`x_p`, since the dataset's δ is below the optimal bound) the line stays below, and
+    where it exceeds ``target`` the true ε* is larger.  Returns (ε, info, evaluations) or None if the
+    walk does not reach within ``rel_tol`` (or :data:`SOFT_GAP` on expensive evaluations) of ``eps_up``.
+    """
+    best, best_info, count = None, None, 0
+    prev = None
+    for e in walk:
+        if e not in up_pts:
+            break
+        L, info = fn(e)
+        cost = _cost(info)
+        count += 1
+        if L <= target:             # the lower root is below the walk: the plain search finds it
+            return None
+        if L > target and (best is None or e > best):
+            best, best_info = e, info
+        if prev is not None and L > target:
+            e_p = prev
+            U_p = up_pts[e_p][0]
+            x_p, x_b = math.exp(e_p), math.exp(e)
+            if U_p > L:
+                x_l = x_b + (L - target) / (U_p - L) * (x_b - x_p)
+                x_l = max(x_l - 1e-12 * (x_b - x_p) - 8.0 * _DBL_EPS * x_l, x_b)
+                e_l = min(math.log(x_l) * (1.0 - 4.0 * _DBL_EPS), eps_up)
+                if e_l > best:
+                    best = e_l
+                    best_info = dict(info or {})
+                    best_info["secant"] = {"epsilon_upper_point": e_p, "delta_upper_point": U_p,
+                                           "epsilon_lower_point": e, "delta_lower_point": L}
+        prev = e
+        if best is not None and (eps_up - best <= rel_tol * eps_up
+                                 or (eps_up - best <= SOFT_GAP * eps_up and cost > EXPENSIVE_NODES)):
+            return best, best_info, count
+    return None
+
+
+def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None,
+                  convex: bool = False):
+    r"""Conservative ε for a decreasing certified δ-bound ``fn(ε) -> (δ, info)`` on [0, ``eps_hi``].
 
     side="upper": the smallest *evaluated* ε with fn(ε) <= target (each such ε is certified on its
     own, so soundness does not rely on monotonicity).  side="lower": the largest evaluated ε with
     fn(ε) > target (fn a certified lower bound, so the true ε* exceeds it), else 0.  The search is
     :func:`shuffleamp._numerics.inverse_monotone`; ``estimate`` only places the first bracket.
     Returns (ε, info at ε, number of fn evaluations).
+
+    With ``convex=True`` (side "upper"), ``fn`` bounds a δ* that is convex in :math:`x = e^\varepsilon`
+    and vanishes at ``eps_hi``: every GPARV family here has the form
+    :math:`G = (A - e^\varepsilon B)/C` with :math:`B \ge 0` for a latent law that does not depend on ε
+    ([SCW] Theorem 12), so :math:`(\sum_i G_i)_+` is convex in :math:`x` for every outcome and so is
+    its mean; a maximum over families stays convex.  Between an evaluated infeasible ε and the next
+    feasible one, δ* is then below the chord of the two certified values, and the chord's root is a
+    certified ε (``info["chord"]`` records the two ends).  The search stops as soon as that root is
+    within ``rel_tol`` of the secant estimate of the lowest possible root; near ``eps_hi`` (small n)
+    it first evaluates far, cheap points.
 
     Parameters
     ----------
@@ -233,12 +461,19 @@ def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, e
         Relative width of the final bracket.
     estimate : callable, optional
         Cheap uncertified δ(ε) that places the first bracket.
+    convex : bool
+        Whether ``fn`` bounds a δ* convex in e^ε (see above); side "upper" only.
 
     Returns
     -------
     (float, object, int)
         The conservative ε, the ``info`` of its evaluation, and the number of evaluations.
     """
+    if convex and side == "upper":
+        out = _solve_convex_upper(fn, target, eps_hi, rel_tol, estimate,
+                                  walk=_near_hi_walk(target, eps_hi, estimate))
+        if out is not None:
+            return out
     br = inverse_monotone(fn, target, 0.0, eps_hi, side=side, rel_tol=rel_tol, abs_tol=1e-12 * eps_hi,
                           estimate=estimate, accelerate=True)
     if side == "upper":
@@ -333,10 +568,21 @@ def _improve_lower(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo, r
 
 
 # ---------------------------------------------------------------------------- the optimal method
+#: Up-front cost model of one ε(δ) / δ(ε) call: seconds per atom x integration node, nodes per
+#: evaluation and evaluations per search assumed for the largest family (a refusal estimate only).
+ATOM_NODE_SECONDS = 3e-8
+NODES_PER_EVALUATION = 1e3
+EVALUATIONS_PER_SEARCH = 30
+
+
 def _optimal_prepare(mechanism, ctx: dict) -> None:
     ctx["upper_families"] = _families(mechanism, "optimal", "upper")
     ctx["lower_families"] = _families(mechanism, "optimal", "lower")
     ctx["binary_rr_eps0"] = _ec.binary_rr_eps0(mechanism)
+    atoms = max([f.a.size for f in ctx["upper_families"] + ctx["lower_families"] if isinstance(f, Decomposition)],
+                default=0)
+    check_work(atoms * ATOM_NODE_SECONDS * NODES_PER_EVALUATION * EVALUATIONS_PER_SEARCH,
+               f"evaluating GPARVs of {atoms} atoms (a mechanism with fewer distinct output ratios is cheaper)")
 
 
 def _exact_count_side(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo, rec: dict):
@@ -384,18 +630,191 @@ def _optimal_delta(mechanism, n: int, eps: float, ctx: dict):
     return up, lo, rec
 
 
+#: Above this many families (large matrices, joint compositions) the ε search runs on the LAZY_KEEP
+#: families with the largest certified δ at a screening ε, and the full maximum is certified at the end.
+LAZY_FAMILIES = 12
+LAZY_KEEP = 4
+
+
+def _chernoff_bounds(families, n: int, eps: float) -> np.ndarray:
+    r"""Certified Chernoff bounds :math:`\delta \le e^{nK(\theta)}/(e\theta n)` of many families at one ε.
+
+    Valid for every :math:`\theta > 0` (:math:`s_+ \le e^{\theta s}/(e\theta)`), so the θ found by the
+    vectorised bisection on :math:`nK'(\theta) = 1/\theta` need not be exact; :math:`K` is evaluated in
+    log-sum-exp form and the result is rounded up by a relative margin.  Families that are not atomic
+    decompositions get ``inf`` (no cheap bound).
+    """
+    out = np.full(len(families), np.inf)
+    idx = [i for i, f in enumerate(families) if isinstance(f, Decomposition)]
+    if not idx:
+        return out
+    e = math.exp(eps)
+    kmax = max(families[i].a.size for i in idx) + 1
+    V = np.zeros((len(idx), kmax))
+    Pm = np.zeros((len(idx), kmax))
+    for r, i in enumerate(idx):
+        f = families[i]
+        k = f.a.size
+        V[r, :k] = (f.a - e * f.b) / f.c
+        Pm[r, :k] = f.c
+        Pm[r, k] = f.beta
+    logP = np.log(np.where(Pm > 0, Pm, 1.0))
+    mask = Pm > 0
+
+    def K_and_dK(th):
+        z = np.where(mask, th[:, None] * V + logP, -np.inf)
+        zm = z.max(axis=1)
+        w = np.exp(z - zm[:, None])
+        S = w.sum(axis=1)
+        return zm + np.log(S), (w * V).sum(axis=1) / S
+
+    lo = np.full(len(idx), -40.0)
+    hi = np.full(len(idx), 40.0)
+    for _ in range(70):                 # bisection on log theta of n K'(theta) - 1/theta (increasing)
+        mid = 0.5 * (lo + hi)
+        th = np.exp(mid)
+        _, dK = K_and_dK(th)
+        up = n * dK - 1.0 / th > 0
+        hi = np.where(up, mid, hi)
+        lo = np.where(up, lo, mid)
+    th = np.exp(hi)
+    K, _ = K_and_dK(th)
+    logb = n * K - 1.0 - np.log(th * n)
+    logb = logb + 1e-9 * (1.0 + np.abs(n * K)) + 64 * _DBL_EPS * (1.0 + np.abs(logb))
+    vals = np.exp(np.minimum(logb, 700.0))
+    vals = np.where(V.max(axis=1, where=mask, initial=-np.inf) <= 0.0, 0.0, vals)
+    out[idx] = np.where(np.isfinite(vals), vals, np.inf)
+    return out
+
+
+def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: dict, keep: int,
+            bound_only: bool = False):
+    """The ``keep`` families with the largest certified δ at ``eps``, and the certified maximum over all.
+
+    Families are visited by decreasing Chernoff bound (:func:`_chernoff_bounds`, certified for upper
+    bounds); the exact evaluation stops once the next Chernoff bound is below the ``keep``-th largest
+    value found, so the maximum over the families not evaluated is below it.  Returns (kept families,
+    certified upper maximum, info of the maximiser) for an upper ``mode``; for a lower mode the
+    Chernoff order only ranks and the maximum is the maximum of the evaluated lower bounds.
+    """
+    ch = _chernoff_bounds(families, n, eps)
+    order = np.argsort(-ch, kind="stable")
+    vals, infos, done = [], [], []
+    for i in order:
+        if len(vals) >= keep and ch[i] <= sorted(vals)[-keep]:
+            break
+        v, info = max_delta((families[i],), n, eps, mode, rtol, ctx["max_grid"], ctx["evaluator"])
+        vals.append(v)
+        infos.append(info)
+        done.append(i)
+    top = np.argsort(vals, kind="stable")[::-1][:keep]
+    return [families[done[j]] for j in top], float(vals[top[0]]), infos[top[0]]
+
+
+def _screen_eps(families, n: int, target: float, eps_hi: float) -> float:
+    """A screening ε: the saddle-point estimate of the root for the first family (uncertified placement)."""
+    from scipy.optimize import brentq
+    est = estimator(families[:1], n)
+
+    def pe(e):
+        return math.log(max(est(e), 1e-300)) - math.log(target)
+    try:
+        if pe(0.0) > 0 > pe(eps_hi * (1 - 1e-12)):
+            return float(brentq(pe, 0.0, eps_hi * (1 - 1e-12), xtol=1e-6 * eps_hi, maxiter=60))
+    except (ValueError, RuntimeError, ArithmeticError):  # pragma: no cover - defensive
+        pass
+    return 0.5 * eps_hi
+
+
 def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
-    eps_hi = float(mechanism.eps0)
     up_f, lo_f = ctx["upper_families"], ctx["lower_families"]
-    up, info_u, cnt_u = solve_epsilon(
+    if len(up_f) <= LAZY_FAMILIES and len(lo_f) <= LAZY_FAMILIES:
+        return _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_f)
+    # lazy maximum: search on the families that dominate at a screening ε, then certify the full maximum
+    eps_hi = float(mechanism.eps0)
+    e_s = _screen_eps(up_f, n, target, eps_hi)
+    lo_sub = _screen(lo_f, n, e_s, LOWER_MODE, ctx["rtol_lower"], ctx, LAZY_KEEP)[0] \
+        if len(lo_f) > LAZY_FAMILIES else lo_f   # a subset of the lower-bound datasets: still a lower bound
+    up_sub = _screen(up_f, n, e_s, "spread", ctx["rtol"], ctx, LAZY_KEEP)[0] if len(up_f) > LAZY_FAMILIES else up_f
+    for _round in range(4):
+        up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_sub, lo_sub if _round == 0 else [])
+        if _round == 0:
+            lo_first, lo_rec = lo, {k: rec[k] for k in ("lower", "lower_evaluations") if k in rec}
+        info = rec["upper"] or {}
+        chord = info.get("chord")
+        def full(e):    # certified maximum over all families (Chernoff-pruned)
+            _, v, i_ = _screen(up_f, n, e, "spread", ctx["rtol"], ctx, 1)
+            return v, i_
+        if chord is not None:
+            e_bad, e_ok = chord["epsilon_infeasible"], chord["epsilon_feasible"]
+            v_ok, i_ok = full(e_ok) if e_ok < eps_hi else (0.0, info)
+            if v_ok <= target:
+                v_bad = full(e_bad)[0]
+                pts = {e_bad: (v_bad, None), e_ok: (v_ok, i_ok)}
+                eps_c, eps_e, _, _ = _chord_bracket(pts, target)
+                info = dict(i_ok or {})
+                info["chord"] = dict(chord, delta_infeasible=v_bad, delta_feasible=v_ok,
+                                     epsilon_lowest_root_estimate=chord.get("epsilon_lowest_root_estimate"))
+                rec["upper"] = info
+                up = eps_c
+                break
+            e_chk = e_ok
+        else:
+            e_chk = up
+            v, i_chk = full(up) if up < eps_hi else (0.0, info)
+            if v <= target:
+                rec["upper"] = i_chk
+                break
+        # another family dominates at the answer: add the worst ones there and search again
+        extra = _screen(up_f, n, e_chk, "spread", ctx["rtol"], ctx, LAZY_KEEP)[0]
+        up_sub = dedupe(list(up_sub) + extra)
+    else:
+        up, _, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_f, [])
+    rec.update(lo_rec)
+    rec["lazy_families"] = {"upper": len(up_sub), "upper_total": len(up_f), "lower": len(lo_sub),
+                            "lower_total": len(lo_f)}
+    lo = None if lo_first is None else min(lo_first, up)
+    return up, lo, rec
+
+
+def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
+    eps_hi = float(mechanism.eps0)
+    est_u = estimator(up_f, n)
+    walk = _near_hi_walk(target, eps_hi, est_u)
+    up_pts: dict = {}
+    out = _solve_convex_upper(
         lambda e: max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
-        target, eps_hi, "upper", ctx["eps_rtol"], estimator(up_f, n))
+        target, eps_hi, ctx["eps_rtol"], est_u, pts=up_pts, walk=walk)
+    if out is None:
+        out = solve_epsilon(
+            lambda e: up_pts[e] if e in up_pts else
+            max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
+            target, eps_hi, "upper", ctx["eps_rtol"], est_u)
+    up, info_u, cnt_u = out
     rec = {"upper": info_u, "upper_evaluations": cnt_u}
     lo = None
     if lo_f:
-        lo, info_l, cnt_l = solve_epsilon(
-            lambda e: max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"]),
-            target, eps_hi, "lower", ctx["eps_rtol"], estimator(lo_f, n))
+        lo_pts: dict = {}
+
+        def fn_lo(e):
+            lo_pts[e] = max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+            return lo_pts[e]
+        try:
+            out = _solve_convex_lower(fn_lo, target, eps_hi, up, ctx["eps_rtol"], up_pts, walk) if walk else None
+            if out is None:
+                out = solve_epsilon(fn_lo, target, eps_hi, "lower", ctx["eps_rtol"], estimator(lo_f, n))
+        except ResourceLimitError as exc:
+            if exc.parameter != "max_seconds":
+                raise
+            # the lower bound may be loose but never unsound: the largest evaluated ε whose certified
+            # lower δ exceeds the target (else 0), flagged
+            above = [e for e, (v, _) in lo_pts.items() if v > target]
+            e_l = max(above, default=0.0)
+            info = dict(lo_pts[e_l][1] or {}) if above else {}
+            info["budget_exhausted"] = True
+            out = (e_l, info, len(lo_pts))
+        lo, info_l, cnt_l = out
+        lo = min(lo, up)
         rec.update(lower=info_l, lower_evaluations=cnt_l)
         lo = _improve_lower(ctx, n, target, True, up, min(lo, up), rec, eps_hi)
     up, lo = _exact_count_side(ctx, n, target, True, up, lo, rec)
@@ -504,8 +923,13 @@ def method(name: str) -> Method:
 
 
 # ---------------------------------------------------------------------------- public API
-def _common(mechanism, method_name, rtol, rtol_lower, max_grid, evaluator):
+def _common(mechanism, method_name, rtol, rtol_lower, max_grid, evaluator, max_seconds, max_memory_gb):
     _validate.mechanism(mechanism)
+    max_seconds = _validate.real("max_seconds", max_seconds, lo=0.0, lo_open=True, allow_inf=True)
+    max_memory_gb = _validate.real("max_memory_gb", max_memory_gb, lo=0.0, lo_open=True, allow_inf=True)
+    if not (isinstance(max_seconds, float) and isinstance(max_memory_gb, float)):
+        raise ParameterError("max_seconds" if not isinstance(max_seconds, float) else "max_memory_gb",
+                             "must be a scalar")
     m = method(method_name)
     _validate.choice(evaluator, "evaluator", set(EVALUATORS))
     rtol = _validate.real("rtol", rtol, lo=1e-9, hi=0.5)
@@ -513,7 +937,8 @@ def _common(mechanism, method_name, rtol, rtol_lower, max_grid, evaluator):
     max_grid = _validate.count(max_grid, "max_grid", minimum=1024)
     # the evaluator dispatch and the ε search are handed to the methods (baselines do not import bounds)
     return m, {"rtol": rtol, "rtol_lower": rtol_lower, "max_grid": max_grid, "evaluator": evaluator,
-               "max_delta": max_delta, "estimator": estimator, "solve_eps": solve_epsilon}
+               "max_delta": max_delta, "estimator": estimator, "solve_eps": solve_epsilon,
+               "max_seconds": max_seconds, "max_memory_gb": max_memory_gb}
 
 
 def _broadcast(n, other):
@@ -525,7 +950,16 @@ def _broadcast(n, other):
 
 
 def _run(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> BoundResult:
-    """Evaluate method ``m`` at every broadcast point of (n, other) and build the result."""
+    """Evaluate method ``m`` at every broadcast point of (n, other) and build the result.
+
+    The whole call runs under one :class:`shuffleamp._numerics.Budget` (``max_seconds``,
+    ``max_memory_gb``): the evaluators refuse with ResourceLimitError rather than exceed it.
+    """
+    with budget(ctx["max_seconds"], ctx["max_memory_gb"]):
+        return _run_budgeted(quantity, m, mechanism, n, other, ctx)
+
+
+def _run_budgeted(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> BoundResult:
     if m.prepare is not None:
         m.prepare(mechanism, ctx)
     point = m.epsilon if quantity == "epsilon" else m.delta
@@ -621,7 +1055,8 @@ def _population_bound(quantity: str, pop, n, other, method: str, evaluator: str,
 
 def delta(mechanism, n=None, epsilon=None, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
           rtol_lower: float = DEFAULT_RTOL_LOWER, max_grid: int = DEFAULT_MAX_GRID,
-          evaluator: str = DEFAULT_EVALUATOR) -> BoundResult:
+          evaluator: str = DEFAULT_EVALUATOR, max_seconds: float = DEFAULT_MAX_SECONDS,
+          max_memory_gb: float = DEFAULT_MAX_MEMORY_GB) -> BoundResult:
     r"""Shuffled δ at a given ε: certified upper and lower bounds.
 
     Parameters
@@ -655,6 +1090,13 @@ def delta(mechanism, n=None, epsilon=None, *, method: str = "optimal", rtol: flo
         certified FFT engine, recorded as ``fallback``.  ``"fft"``: the discretised, certified engine,
         inverting the tilted window by FFT; ``"spectral"``: the same quantity by Parseval sums over
         the non-negligible frequencies; ``"auto"``: spectral unless it needs too many frequencies.
+    max_seconds : float
+        Time budget of the whole call in seconds (default 10; ``inf`` for none).  Work that is
+        estimated to exceed it, or still running when it is spent, raises ResourceLimitError
+        naming ``max_seconds``; raise it for very large mechanisms (matrices, joint compositions).
+    max_memory_gb : float
+        Working-memory budget in GiB (default 2): an evaluation whose estimated memory exceeds it
+        raises ResourceLimitError naming ``max_memory_gb`` before allocating.
 
     Returns
     -------
@@ -665,7 +1107,10 @@ def delta(mechanism, n=None, epsilon=None, *, method: str = "optimal", rtol: flo
     Raises
     ------
     ParameterError
-        NaN / out-of-range ``n``, ``epsilon``, ``rtol``, unknown ``method``.
+        NaN / out-of-range ``n``, ``epsilon``, ``rtol``, ``max_seconds``, ``max_memory_gb``, unknown
+        ``method``.
+    ResourceLimitError
+        The evaluation would exceed ``max_seconds`` or ``max_memory_gb`` (parameter names the one).
     OutOfRegimeError
         A comparison method asked for a value outside its validity regime.
 
@@ -677,7 +1122,7 @@ def delta(mechanism, n=None, epsilon=None, *, method: str = "optimal", rtol: flo
     """
     if _is_population(mechanism):
         return _population_bound("delta", mechanism, n, epsilon, method, evaluator)
-    m, ctx = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator)
+    m, ctx = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator, max_seconds, max_memory_gb)
     n = _validate.count(_required(n, "n"), "n")
     epsilon = _validate.epsilon(_required(epsilon, "epsilon"))
     if m.name in _GPARV_METHODS:
@@ -713,7 +1158,8 @@ def _pure_dp_short_circuit(m: Method, eps0: float) -> Method:
 
 def epsilon(mechanism, n=None, delta=None, *, method: str = "optimal", rtol: float = DEFAULT_RTOL,
             rtol_lower: float = DEFAULT_RTOL_LOWER, max_grid: int = DEFAULT_MAX_GRID,
-            eps_rtol: float = 1e-7, evaluator: str = DEFAULT_EVALUATOR) -> BoundResult:
+            eps_rtol: float = 1e-7, evaluator: str = DEFAULT_EVALUATOR, max_seconds: float = DEFAULT_MAX_SECONDS,
+            max_memory_gb: float = DEFAULT_MAX_MEMORY_GB) -> BoundResult:
     r"""Shuffled ε at a given δ: certified upper and lower bounds (nats).
 
     Parameters
@@ -726,7 +1172,7 @@ def epsilon(mechanism, n=None, delta=None, *, method: str = "optimal", rtol: flo
         Target δ in (0, 1).
     method : str
         ``"optimal"`` (default) or a comparison method; see :func:`delta`.
-    rtol, rtol_lower, max_grid, evaluator
+    rtol, rtol_lower, max_grid, evaluator, max_seconds, max_memory_gb
         See :func:`delta`.
     eps_rtol : float
         Width of the final root bracket relative to the ε found.
@@ -741,7 +1187,10 @@ def epsilon(mechanism, n=None, delta=None, *, method: str = "optimal", rtol: flo
     Raises
     ------
     ParameterError
-        NaN / out-of-range ``n``, ``delta``, ``rtol``, unknown ``method``.
+        NaN / out-of-range ``n``, ``delta``, ``rtol``, ``max_seconds``, ``max_memory_gb``, unknown
+        ``method``.
+    ResourceLimitError
+        The search would exceed ``max_seconds`` or ``max_memory_gb`` (parameter names the one).
     OutOfRegimeError
         A comparison method asked for a value outside its validity regime.
 
@@ -757,7 +1206,7 @@ def epsilon(mechanism, n=None, delta=None, *, method: str = "optimal", rtol: flo
     """
     if _is_population(mechanism):
         return _population_bound("epsilon", mechanism, n, delta, method, evaluator, eps_rtol)
-    m, ctx = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator)
+    m, ctx = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator, max_seconds, max_memory_gb)
     n = _validate.count(_required(n, "n"), "n")
     delta = _validate.delta(_required(delta, "delta"))
     ctx["eps_rtol"] = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)

@@ -124,6 +124,7 @@ from typing import Sequence
 import numpy as np
 
 from . import _validate
+from ._numerics import check_time, check_work
 from ._registry import COMPOSED
 from .errors import ComponentError, ParameterError, ResourceLimitError
 from .decomposition import (Decomposition, dedupe, law_key,
@@ -142,6 +143,12 @@ WEIGHT_SUM_TOL = 1e-9
 
 
 # ----------------------------------------------------------------------------- helpers
+#: Seconds per joint case and per product atom assumed by the up-front cost estimate of a joint
+#: composition (the call's ``max_seconds`` refuses larger ones before building anything).
+JOINT_CASE_SECONDS = 2e-4
+JOINT_ATOM_SECONDS = 2e-7
+
+
 def _oriented(mech: Mechanism) -> list:
     """The mechanism's upper families and their swaps, de-duplicated by law."""
     fams = []
@@ -439,12 +446,20 @@ class Joint(Mechanism):
             total *= math.comb(len(g) + s - 1, len(g))
         if limit is not None and total > limit:
             raise ResourceLimitError(f"{what} has {total} cases (> {limit}); use fewer or identical components")
+        # up-front cost: every case multiplies one factor per coordinate (atoms up to the product of the
+        # factors' atom counts, merged by ratio after each factor)
+        atoms = 1.0
+        for i in range(m):
+            atoms *= max([getattr(f, "a", np.ones(1)).size for f in list(diff_states[i]) + list(agree_states[i])] + [1])
+        check_work(total * (JOINT_CASE_SECONDS + JOINT_ATOM_SECONDS * atoms),
+                   f"{what}: {total} cases of up to {atoms:.3g} product atoms (use fewer or identical components)")
         per_group = []
         for g in groups:
             states = [("diff", f) for f in diff_states[g[0]]] + [("same", f) for f in agree_states[g[0]]]
             per_group.append([(g, [states[j] for j in choice])
                               for choice in itertools.combinations_with_replacement(range(len(states)), len(g))])
         for combo in itertools.product(*per_group):
+            check_time(what)
             factors: list = [None] * m
             for g, states in combo:
                 for i, st in zip(g, states):

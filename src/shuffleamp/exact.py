@@ -69,7 +69,7 @@ import numpy as np
 from numpy.polynomial.legendre import leggauss
 
 from ._ext import kernels
-from ._numerics import LogMgf
+from ._numerics import LogMgf, check_memory, check_time, current_budget
 from .decomposition import Decomposition
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .gparv import Gparv
@@ -86,6 +86,9 @@ DEFAULT_RTOL = 1e-5
 ENUMERATE_MAX = 1_000_000
 #: Refuse (ResourceLimitError) beyond this many atom x frequency evaluations.
 MAX_WORK = 4e8
+#: Atom x frequency evaluations per second assumed when the work cap of one evaluation is derived from
+#: the time left in the call's budget (a conservative rate for the compiled loop on a loaded core).
+WORK_RATE = 1e7
 #: Stop widening the integration range [0, T] beyond this many atom x frequency evaluations.
 TAIL_WORK = 2e5
 #: First integration range T = theta * sqrt(T0_FACTOR / rtol), widened 4x while the tail bound is too large.
@@ -161,7 +164,9 @@ def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = 
     ParameterError
         Unknown ``mode``.
     ResourceLimitError
-        The integration would need more than ``MAX_WORK`` atom-frequency evaluations.
+        The integration would need more than ``MAX_WORK`` atom-frequency evaluations (fewer when
+        the enclosing call's time budget leaves less, see :func:`work_cap`), or the call's
+        time / memory budget is spent (parameter ``max_seconds`` / ``max_memory_gb``).
 
     References
     ----------
@@ -249,18 +254,7 @@ def delta_exact_profile(decomposition, n: int, epsilons, mode: str = "upper", rt
     eps = np.asarray(epsilons, dtype=np.float64)
     flat = np.ascontiguousarray(eps.ravel())
     if isinstance(decomposition, Decomposition) and flat.size:
-        dec = decomposition
-        k = dec.a.size
-        enum_ok = np.zeros(k + 2, dtype=np.uint8)
-        for kk in range(1, k + 2):        # comb grows with the number of atoms: stop at the first miss
-            if not (enumerate_max and math.comb(n + kk - 1, kk - 1) <= enumerate_max):
-                break
-            enum_ok[kk] = 1
-        up, lo, status, _, _ = kernels.profile_bromwich(
-            np.ascontiguousarray(dec.a), np.ascontiguousarray(dec.b), np.ascontiguousarray(dec.c),
-            float(dec.beta), float(n), flat, enum_ok, float(rtol), _XG, _WG, float(MAX_WORK),
-            float(TAIL_WORK), float(T0_FACTOR), float(THETA_RANGE[0]), float(THETA_RANGE[1]),
-            float(CENTRAL_WIDTHS), float(TAIL_CONST))
+        up, lo, status, _, _ = _profile_kernel(decomposition, n, flat, rtol, enumerate_max)
         outs = [up if m in UPPER_MODES else lo for m in modes]
         redo = np.flatnonzero(status < 0)
     else:
@@ -273,6 +267,91 @@ def delta_exact_profile(decomposition, n: int, epsilons, mode: str = "upper", rt
     if mode == "both":
         return np.stack([o.reshape(eps.shape) for o in outs])
     return outs[0].reshape(eps.shape)
+
+
+def work_cap() -> float:
+    """Atom x frequency evaluations one evaluation may spend: ``MAX_WORK``, or less when the enclosing
+    call's time budget (:func:`shuffleamp._numerics.current_budget`) leaves less (a quarter of it)."""
+    b = current_budget()
+    if b is None:
+        return MAX_WORK
+    return max(min(MAX_WORK, 0.25 * WORK_RATE * b.remaining()), 1e5)
+
+
+def _enum_ok(n: int, k: int, enumerate_max: int) -> np.ndarray:
+    """``enum_ok[kk]`` = 1 when a law with ``kk`` atoms is enumerated at this n (as :func:`_positive_part`)."""
+    enum_ok = np.zeros(k + 2, dtype=np.uint8)
+    for kk in range(1, k + 2):        # comb grows with the number of atoms: stop at the first miss
+        if not (enumerate_max and math.comb(n + kk - 1, kk - 1) <= enumerate_max):
+            break
+        enum_ok[kk] = 1
+    return enum_ok
+
+
+def _profile_kernel(dec, n: int, flat: np.ndarray, rtol: float, enumerate_max: int, max_work: float = MAX_WORK):
+    """``kernels.profile_bromwich`` of an atomic Decomposition at the contiguous ε array ``flat``."""
+    if dec.a.size and len(flat) * dec.a.size * 1e3 > 1e12:     # pragma: no cover - absurd batch
+        raise ResourceLimitError("exact profile: too many epsilons", parameter="epsilons", resource="memory")
+    return kernels.profile_bromwich(
+        np.ascontiguousarray(dec.a), np.ascontiguousarray(dec.b), np.ascontiguousarray(dec.c),
+        float(dec.beta), float(n), flat, _enum_ok(n, dec.a.size, enumerate_max), float(rtol), _XG, _WG,
+        float(max_work), float(TAIL_WORK), float(T0_FACTOR), float(THETA_RANGE[0]), float(THETA_RANGE[1]),
+        float(CENTRAL_WIDTHS), float(TAIL_CONST))
+
+
+#: profile_bromwich status -> Evaluation.evaluator
+_STATUS_NAMES = {0: "exact", 1: "chernoff", 2: "trivial", 3: "exact", 4: "enumeration"}
+
+
+def delta_exact_family(family, n: int, epsilon: float, mode: str = "upper") -> Evaluation:
+    r"""``delta_exact(family.gparv(epsilon), n, mode)`` of one GPARV family at one ε, by the compiled loop.
+
+    For an atomic :class:`~shuffleamp.decomposition.Decomposition` the evaluation runs in
+    ``kernels.profile_bromwich`` (the same evaluator, cells and certified error bound as
+    :func:`delta_exact`, without building the :class:`~shuffleamp.gparv.Gparv` or any Python-level
+    orchestration); every other family, and an ε the compiled loop leaves to the Python evaluator,
+    goes through :func:`delta_exact`.
+
+    Parameters
+    ----------
+    family : Decomposition or GparvFamily
+        The family :math:`\varepsilon \mapsto G_\varepsilon`.
+    n : int
+        Number of users, >= 1.
+    epsilon : float
+        Central ε (nats).
+    mode : str
+        As in :func:`delta_exact`.
+
+    Returns
+    -------
+    Evaluation
+        ``delta`` is exactly ``delta_exact(family.gparv(epsilon), n, mode).delta``.  ``charged``
+        is the error bound recovered from the two certified sides (``(upper - lower) / 2``, or
+        ``upper - lower`` when a side is clamped at 0 or 1: never smaller than the bound charged).
+
+    Raises
+    ------
+    UnsupportedGparvError, ParameterError, ResourceLimitError
+        As :func:`delta_exact`.
+    """
+    upper = mode in UPPER_MODES
+    if not upper and mode not in LOWER_MODES:
+        raise ParameterError("mode", f"must be one of {UPPER_MODES + LOWER_MODES}, got {mode!r}")
+    if isinstance(family, Decomposition):
+        cap = work_cap()
+        up, lo, status, theta, nodes = _profile_kernel(family, int(n), np.array([float(epsilon)]), DEFAULT_RTOL,
+                                                       ENUMERATE_MAX, cap)
+        st = int(status[0])
+        if st == -2:
+            raise ResourceLimitError(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
+                                     f"(n={n}, {family.a.size} atoms); use evaluator='fft'", resource="time")
+        if st >= 0:
+            u, l_ = float(up[0]), float(lo[0])
+            charged = 0.5 * (u - l_) if (l_ > 0.0 and u < 1.0) else u - l_
+            return Evaluation(u if upper else l_, "upper" if upper else "lower", max(charged, 0.0),
+                              _STATUS_NAMES.get(st, "exact"), ExactDetail(float(theta[0]), int(nodes[0])))
+    return delta_exact(family.gparv(float(epsilon)), n, mode)
 
 
 def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int):
@@ -516,6 +595,7 @@ def _bromwich(law, n, rtol):
     hp = beta                                      # panel half-width: Bernstein rho = 1 + sqrt 2
     work = [0]
     k = law.size
+    cap = work_cap()
 
     def panels(a, b):
         c = 0.5 * (a + b)
@@ -551,9 +631,12 @@ def _bromwich(law, n, rtol):
         a = T_done + w0 * np.arange(int(math.ceil((T - T_done) / w0)))
         b = np.minimum(a + w0, T)
         while a.size:
-            if work[0] * k > MAX_WORK:
+            check_time("exact evaluator")
+            # the 8-way refinement below and the panels' node arrays (GL_NODES per cell, 4 arrays)
+            check_memory(a.size * 8.0 * (8 + 4 * GL_NODES) * 2.0, "exact evaluator")
+            if work[0] * k > cap:
                 raise ResourceLimitError(
-                    f"exact evaluator: more than {MAX_WORK:.0e} atom-frequency evaluations "
+                    f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
                     f"(n={n}, {k} atoms); use evaluator='fft'")
             r = rho_bound(a, b)
             rn = law.outer_modulus(r)

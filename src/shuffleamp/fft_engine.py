@@ -65,7 +65,7 @@ import scipy.fft
 from scipy.optimize import minimize_scalar
 
 from ._ext import kernels
-from ._numerics import LogMgf
+from ._numerics import LogMgf, check_memory, check_time, check_work
 from .errors import ParameterError, ResourceLimitError
 from .gparv import Gparv
 from .results import Evaluation, FftDetail
@@ -73,6 +73,10 @@ from .results import Evaluation, FftDetail
 DBL_EPS = float(np.finfo(np.float64).eps)
 #: Default cap on the FFT length (about 1.6 GB of working memory at 2**25).
 DEFAULT_MAX_GRID = 2**25
+#: Seconds per cell assumed when estimating the cost of discretising a continuous part (budget check).
+DISCRETIZE_SECONDS = 3e-6
+#: Seconds per atom x frequency of the characteristic-function kernel (budget estimate).
+CF_SECONDS = 5e-9
 #: Number of tilted standard deviations covered by the first window.
 WINDOW_SIGMAS = 12.0
 #: Shells of the spread-bias bound reach BIAS_SIGMAS Hoeffding standard deviations of the rounding noise.
@@ -364,12 +368,20 @@ def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: f
     if l is None:
         l, _ = _choose_l(gparv, n, disc, rtol)
     W = WINDOW_SIGMAS
+    disc_cache = None
     for _attempt in range(60):
-        idx, w = gparv.discretize(l, disc)
-        if idx.size == 0 or idx.max() <= 0:
-            return Evaluation(0.0, mode, 0.0, "none", FftDetail(l, 0, 0.0, (0, 0), capped))
-        K = LogMgf(idx, w)
-        eta, m1, v1 = K.saddle(n)
+        check_time("FFT engine")
+        # discretisation: up to (range / l) grid atoms for a continuous part (a few float64 arrays)
+        cells = (vmax - vmin) / l if gparv.continuous is not None else gparv.values.size
+        check_memory(48.0 * cells, "FFT engine (discretisation)")
+        check_work(cells * DISCRETIZE_SECONDS, "FFT engine (discretisation)")
+        if disc_cache is None or disc_cache[0] != l:     # a wider window on the same grid reuses it
+            idx, w = gparv.discretize(l, disc)
+            if idx.size == 0 or idx.max() <= 0:
+                return Evaluation(0.0, mode, 0.0, "none", FftDetail(l, 0, 0.0, (0, 0), capped))
+            K = LogMgf(idx, w)
+            disc_cache = (l, idx, w, K, *K.saddle(n))
+        _, idx, w, K, eta, m1, v1 = disc_cache
         sd = math.sqrt(max(n * v1, 1e-300))
         c = n * m1
         j_lo = min(1, int(math.floor(c - W * sd)))
@@ -395,6 +407,7 @@ def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: f
                 l = _coarser(l, span, max_grid, forced, f"window of {span} points exceeds max_grid={max_grid}")
                 capped = True
                 continue
+            check_memory(64.0 * N, "FFT engine (window)")
             sums = _window_sums(K, idx, n, eta, j_lo, N, l, mode)
             used = "fft"
         total, charged, window_charge = _charge(K, idx, n, l, eta, j_lo, N, sd, mode, *sums)
@@ -455,6 +468,7 @@ def _window_sums(K: LogMgf, idx, n, eta, j_lo, N, l, mode):
     """FFT path: one tilted inverse FFT on the window [j_lo, j_lo + N); the sums for :func:`_charge`."""
     wt = K.tilted(eta)
     n_f = float(n)
+    check_work(CF_SECONDS * min(idx.size * (N // 2 + 1), 2e8) + 1e-8 * N, "FFT engine (window)")
     if idx.size * (N // 2 + 1) <= 2e8:
         X, err_sum = kernels.tilted_cf_power(np.ascontiguousarray(idx, dtype=np.int64),
                                              np.ascontiguousarray(wt), int(N), n_f, int(j_lo))
@@ -630,8 +644,10 @@ def _spectral_sums(K: LogMgf, idx, n, eta, j_lo, N, mode, max_points):
     skipped = 0.0
     evaluated = 0
     while True:
+        check_time("FFT engine (spectral)")
         sizes = ends - starts
         centers = starts + sizes // 2
+        check_work(CF_SECONDS * ii.size * centers.size, "FFT engine (spectral)")
         absphi, _ = kernels.cf_at(ii, wtc, centers, int(N), n_f, 0, False)
         evaluated += centers.size
         # every frequency of a cell is within max(sizes) of its centre
@@ -646,6 +662,8 @@ def _spectral_sums(K: LogMgf, idx, n, eta, j_lo, N, mode, max_points):
         sizes = ends - starts
         if d == 1 or int(sizes.sum()) <= 4096 or evaluated > max_points:
             break
+        # the refinement's index arrays: two int64 and one bool per sub-cell, then the kept copies
+        check_memory(40.0 * starts.size * REFINE, "FFT engine (spectral)")
         nd = max(1, d // REFINE)
         sub = (starts[:, None] + np.arange(0, d, nd, dtype=np.int64)[None, :])
         sub_end = np.minimum(sub + nd, ends[:, None])
@@ -654,6 +672,8 @@ def _spectral_sums(K: LogMgf, idx, n, eta, j_lo, N, mode, max_points):
         d = nd
     if int(sizes.sum()) > max_points:
         return None
+    check_memory(128.0 * float(sizes.sum()), "FFT engine (spectral)")
+    check_work(CF_SECONDS * ii.size * float(sizes.sum()), "FFT engine (spectral)")
     ks = np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(starts, ends)]) \
         if starts.size else np.zeros(1, dtype=np.int64)
     assert np.unique(ks).size == ks.size, "frequency cells overlap"

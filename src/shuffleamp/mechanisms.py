@@ -56,6 +56,7 @@ from typing import Any, ClassVar, Hashable, Mapping
 import numpy as np
 
 from . import _validate
+from ._numerics import check_time, check_work
 from .decomposition import Decomposition, law_key, lower_decomposition, primary_decomposition
 from .errors import ParameterError, ResourceLimitError
 from .gparv import ContinuousPart, Gparv
@@ -83,6 +84,9 @@ MATRIX_MAX_LOWER = 64
 #: MatrixMechanism: budget (pairs x outputs) for the all-pairs de-duplication of upper decompositions
 #: and for the pairwise total variation of :meth:`MatrixMechanism.variation_ratio_beta`.
 MATRIX_PAIR_BUDGET = 2 ** 28
+#: Seconds per input pair assumed by the up-front cost estimate of a matrix's decompositions (the
+#: call's ``max_seconds`` refuses larger matrices before building anything).
+MATRIX_PAIR_SECONDS = 1.5e-3
 
 _FORMS = ("simplified", "primary", "asymptotic")
 
@@ -1490,8 +1494,12 @@ class MatrixMechanism(Mechanism):
         if D * (D - 1) // 2 * Y > MATRIX_PAIR_BUDGET:
             raise ResourceLimitError(f"de-duplicating all {D * (D - 1) // 2} input pairs of a {D}x{Y} "
                                      f"matrix exceeds the budget of {MATRIX_PAIR_BUDGET} operations")
+        # up-front cost (one decomposition and two law keys per pair), then the deadline per row
+        check_work(D * (D - 1) / 2 * (MATRIX_PAIR_SECONDS + 2e-8 * Y),
+                   f"building the blanket decompositions of all {D * (D - 1) // 2} input pairs of a {D}x{Y} matrix")
         pairs, seen = [], set()
         for x0 in range(D):
+            check_time(f"building the decompositions of a {D}x{Y} matrix")
             for x1 in range(x0 + 1, D):
                 dec = primary_decomposition(P, x0, x1)
                 k = law_key(dec)
@@ -1527,7 +1535,9 @@ class MatrixMechanism(Mechanism):
                                     ((o0, o1, o0) for o0, o1 in oriented))
             cap = MATRIX_MAX_LOWER
         triples, seen = [], set()
-        for x0, x1, x2 in cands:
+        for j, (x0, x1, x2) in enumerate(cands):
+            if j % 256 == 0:
+                check_time(f"building the lower-bound datasets of a {D}-input matrix")
             k = law_key(lower_decomposition(P, x0, x1, x2))
             if k in seen:
                 continue

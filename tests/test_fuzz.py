@@ -186,13 +186,23 @@ ci_bad = st.one_of(
 ci_oracle = st.tuples(F.matrices(3, 3, 4.0), st.integers(2, 6), st.floats(0.0, 1.5), st.integers(0, 2 ** 31))
 
 
-def _run_given(strategy, prop, max_examples: int, collect: list | None, counter: list, **extra):
-    """Run ``prop`` over ``strategy``; with ``collect`` failures are recorded and the run goes on."""
+def _run_given(strategy, prop, max_examples: int, collect: list | None, counter: list,
+               stop_at: float | None = None, **extra):
+    """Run ``prop`` over ``strategy``; with ``collect`` failures are recorded and the run goes on.
+
+    ``counter`` is ``[cases, examples run]``; examples drawn after the wall-clock time ``stop_at``
+    are skipped (the slow campaign's time budget).
+    """
     phases = [Phase.explicit, Phase.generate] if collect is not None else list(Phase)
+    while len(counter) < 2:
+        counter.append(0)
 
     @settings(max_examples=max_examples, phases=phases, **{**CI, **extra})
     @given(strategy)
     def inner(args):
+        if stop_at is not None and time.time() > stop_at:
+            return
+        counter[1] += 1
         try:
             counter[0] += prop(*args)
         except Failure as exc:
@@ -286,8 +296,12 @@ def test_known_slow_cases(spec, n, delta):
 # ---------------------------------------------------------------------------- the slow campaign
 #: Examples per family in the slow campaign (cases = public calls: about 5 per mechanism example,
 #: 2 per extreme, 5 per oracle example (one bound, four brute-force pairs), 1 per bad input).
-SLOW_EXAMPLES = {"mechanisms": 1700, "laplace": 30, "compositions": 250, "extremes": 300, "bad": 2000,
-                 "oracle": 400}
+SLOW_EXAMPLES = {"bad": 3000, "oracle": 3000, "extremes": 300, "compositions": 250, "mechanisms": 1500,
+                 "laplace": 30}
+#: Share of the wall-clock budget (``FUZZ_BUDGET`` seconds, default 3000) after which each family
+#: stops drawing new examples (cumulative; time a family leaves unused goes to the next ones).
+SLOW_SHARE = {"bad": 0.04, "oracle": 0.16, "extremes": 0.26, "compositions": 0.38, "mechanisms": 0.88,
+              "laplace": 1.0}
 
 
 @pytest.mark.slow
@@ -295,35 +309,63 @@ def test_fuzz_campaign_slow():
     """>= 10^4 cases over every family, wider ranges than CI; every failure is collected and reported."""
     wide_mech = st.tuples(F.base_specs(), F.ns(2, 10 ** 9), F.deltas())
     wide_lap = st.tuples(st.tuples(st.just("laplace"), F.eps0s(0.05, 10.0)), F.ns(2, 10 ** 9), F.deltas())
-    families = [
-        ("mechanisms", wide_mech, prop_mechanism),
-        ("laplace", wide_lap, prop_mechanism),
-        ("compositions", ci_composed, prop_mechanism),
-        ("extremes", ci_extreme, prop_extreme),
+    families = [          # cheap families first; Laplace (known slow paths) last
         ("bad", ci_bad, prop_bad),
         ("oracle", st.tuples(F.matrices(3, 3, 5.0), st.integers(2, 12), st.floats(0.0, 2.0),
                              st.integers(0, 2 ** 31)), prop_oracle),
+        ("extremes", ci_extreme, prop_extreme),
+        ("compositions", ci_composed, prop_mechanism),
+        ("mechanisms", wide_mech, prop_mechanism),
+        ("laplace", wide_lap, prop_mechanism),
     ]
     summary = {"families": {}, "timeout_s": CALL_TIMEOUT}
     t_all = time.perf_counter()
+    wall0, budget = time.time(), float(os.environ.get("FUZZ_BUDGET", "3000"))
+    summary["budget_s"] = budget
     failures_all = []
     for name, strat, prop in families:
-        fails, counter = [], [0]
+        fails, counter = [], [0, 0]
         t0 = time.perf_counter()
         memo0 = len(O.ApiWorker._memo)
-        _run_given(strat, prop, SLOW_EXAMPLES[name], fails, counter)
-        summary["families"][name] = {"examples": SLOW_EXAMPLES[name], "cases": counter[0],
+        _run_given(strat, prop, SLOW_EXAMPLES[name], fails, counter, stop_at=wall0 + budget * SLOW_SHARE[name])
+        summary["families"][name] = {"examples_drawn": SLOW_EXAMPLES[name], "examples_run": counter[1],
+                                     "cases": counter[0],
                                      "distinct_worker_calls": len(O.ApiWorker._memo) - memo0,
                                      "failures": len(fails), "seconds": round(time.perf_counter() - t0, 1),
-                                     "failure_samples": fails[:12]}
+                                     "failure_samples": fails}
         failures_all += fails
-    summary["cases"] = sum(f["cases"] for f in summary["families"].values())
-    summary["distinct_worker_calls"] = sum(f["distinct_worker_calls"] for f in summary["families"].values())
-    summary["failures"] = len(failures_all)
-    summary["seconds"] = round(time.perf_counter() - t_all, 1)
-    path = os.environ.get("FUZZ_REPORT")
+        summary["cases"] = sum(f["cases"] for f in summary["families"].values())
+        summary["distinct_worker_calls"] = sum(f["distinct_worker_calls"] for f in summary["families"].values())
+        summary["failures"] = len(failures_all)
+        summary["seconds"] = round(time.perf_counter() - t_all, 1)
+        path = os.environ.get("FUZZ_REPORT")
+        if path:                  # after every family, so an interrupted run still leaves its record
+            with open(path, "w", encoding="utf-8") as fh:
+                json.dump(summary, fh, indent=1)
+    assert summary["cases"] >= 10 ** 4
+    assert not failures_all, f"{len(failures_all)} failures, e.g. {failures_all[:5]}"
+
+
+@pytest.mark.xfail(strict=True, reason="Laplace at n = 2: numpy overflow in exp inside the closed-form MGF "
+                                       "(mechanisms.inv_sqrt_mgf, Laplace evaluation, evaluator work) leaks a "
+                                       "RuntimeWarning; found by the slow campaign")
+def test_known_runtime_warning_laplace_small_n():
+    out = O.ApiWorker.run(F.run_call, ("laplace", 1.0), "epsilon", 2, 1e-12, {}, timeout=CALL_TIMEOUT)
+    check_outcome(out, "epsilon(Laplace(1.0), 2, 1e-12)", eps0=1.0)
+
+
+@pytest.mark.slow
+def test_fuzz_oracle_slow():
+    """The brute-force family alone, wider (3 x 4 matrices, n <= 10): upper >= the divergence of random
+    concrete pairs; failures collected and reported (``FUZZ_REPORT_ORACLE=path.json`` writes the summary)."""
+    strat = st.tuples(F.matrices(3, 4, 5.0), st.integers(2, 10), st.floats(0.0, 2.0), st.integers(0, 2 ** 31))
+    fails, counter = [], [0, 0]
+    t0 = time.perf_counter()
+    _run_given(strat, prop_oracle, 2500, fails, counter)
+    summary = {"examples_run": counter[1], "cases": counter[0], "failures": len(fails),
+               "seconds": round(time.perf_counter() - t0, 1), "failure_samples": fails[:12]}
+    path = os.environ.get("FUZZ_REPORT_ORACLE")
     if path:
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(summary, fh, indent=1)
-    assert summary["cases"] >= 10 ** 4
-    assert not failures_all, f"{len(failures_all)} failures, e.g. {failures_all[:5]}"
+    assert not fails, fails[:5]

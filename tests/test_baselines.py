@@ -426,7 +426,8 @@ def test_three_atom_large_n_route_agrees_with_window_sum():
     mech = KRR(1.0, 10)
     n, eps = 10 ** 7, 5e-4
     _, ctx = sa.bounds._common(mech, "clone", sa.bounds.DEFAULT_RTOL, sa.bounds.DEFAULT_RTOL_LOWER,
-                               sa.bounds.DEFAULT_MAX_GRID, "exact")
+                               sa.bounds.DEFAULT_MAX_GRID, "exact", sa.bounds.DEFAULT_MAX_SECONDS,
+                               sa.bounds.DEFAULT_MAX_MEMORY_GB)
     lo, hi = B.clone_delta(1.0, n, eps)
     via, _, info = B._large_n_delta(clone_decomposition(1.0), n, eps, ctx)
     assert lo > 1e-12 and via >= lo and via <= hi * (1 + 2e-3), (lo, hi, via)

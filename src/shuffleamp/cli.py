@@ -185,6 +185,15 @@ def _specs(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
+def _add_budget_args(p: argparse.ArgumentParser) -> None:
+    """``--max-seconds`` / ``--max-memory-gb``: the up-front cost model's budget (see :func:`shuffleamp.epsilon`)."""
+    g = p.add_argument_group("resources")
+    g.add_argument("--max-seconds", type=_real, default=10.0, action=_Once,
+                   help="refuse (exit 1, ResourceLimitError) work estimated above this many seconds (default 10)")
+    g.add_argument("--max-memory-gb", type=_real, default=2.0, action=_Once,
+                   help="refuse work estimated above this much memory in GB (default 2)")
+
+
 def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = False,
                         population: bool = False) -> None:
     """Mechanism options. With ``planning_eps0`` (the ``eps0`` query) there is no ``--eps0`` and only the
@@ -301,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--delta", type=_real, required=True, action=_Once, help="target δ in (0, 1)")
     _add_rounds_args(p)
     _add_common_args(p)
+    _add_budget_args(p)
     p.set_defaults(func=_cmd_bound, quantity="epsilon")
 
     p = sub.add_parser("delta", help="central δ for a given ε",
@@ -312,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--epsilon", type=_real, required=True, action=_Once, help="central ε in nats (>= 0)")
     _add_rounds_args(p)
     _add_common_args(p)
+    _add_budget_args(p)
     p.set_defaults(func=_cmd_bound, quantity="delta")
 
     p = sub.add_parser("report", help="table of shuffled ε for every collection of a plan, with totals",
@@ -653,12 +664,13 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     from .sweep import busy              # elapsed-time indicator on a terminal once the work lasts > 1 s
 
     with busy(args.quantity):
+        budget = {"max_seconds": args.max_seconds, "max_memory_gb": args.max_memory_gb}
         if args.quantity == "epsilon":
             result = shuffleamp.epsilon(mech, args.n, args.delta, method=args.method, rtol=args.rtol,
-                                        evaluator=args.evaluator)
+                                        evaluator=args.evaluator, **budget)
         else:
             result = shuffleamp.delta(mech, args.n, args.epsilon, method=args.method, rtol=args.rtol,
-                                      evaluator=args.evaluator)
+                                      evaluator=args.evaluator, **budget)
     doc = result.to_dict()
     total = None
     q = args.quantity

@@ -1,4 +1,4 @@
-"""Command line for personalized populations: ``--mechanism population --group COUNT:NAME:key=value``."""
+"""Command line: personalized populations (`--mechanism population --group COUNT:NAME:key=value`) and the budget flags."""
 import json
 
 import pytest
@@ -44,3 +44,17 @@ def test_population_bad_input_is_a_json_error(capsys, argv, parameter):
     assert doc["result"] is None and doc["error"]["message"]
     if parameter is not None:
         assert doc["error"]["parameter"] == parameter
+
+
+def test_budget_flags_reach_the_cost_model(capsys):
+    """`--max-seconds` is the API's `max_seconds`: a 12-way joint of 10-RR with different eps0 is refused up
+    front with a ResourceLimitError naming max_seconds (exit 1, JSON error), and a tiny budget is refused too."""
+    comps = ",".join(f"krr:k=10:eps0={0.1 + 0.037 * i:.3f}" for i in range(12))
+    assert main(["epsilon", "--mechanism", "joint", "--component", comps, "--n", "1000", "--delta", "1e-8",
+                 "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["error"]["type"] == "ResourceLimitError"
+    assert main(["epsilon", "--mechanism", "krr", "--k", "10", "--eps0", "1", "--n", "1000", "--delta", "1e-8",
+                 "--max-seconds", "-1", "--json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["error"]["parameter"] == "max_seconds"

@@ -56,6 +56,48 @@ def binom_window(int64_t N, double p, double logit, int64_t lo, int64_t hi):
     return out
 
 
+cdef inline void _score_bin(double F0, double F1, Py_ssize_t i, double r_hi, double r_lo, double eta,
+                            double tau, double x, double e, double slack, bint want_eps,
+                            double* up, double* lw, Py_ssize_t* arg) noexcept nogil:
+    """One lower set {C <= i} of :func:`lower_set_extremes` / :func:`pair_extremes`: the certified bands
+    of the cumulative sums F0, F1 (relative ``rho``, absolute ``eta sqrt(i+1)``, ``tau`` for the lower
+    tail below the window) and the running maxima ``up`` / ``lw`` (``arg``: index of ``lw``)."""
+    cdef double h0, l0, h1, l1, v
+    cdef double a = eta * sqrt(<double>(i + 1))
+    h0 = F0 * r_hi + a + tau
+    l0 = F0 * r_lo - a
+    h1 = F1 * r_hi + a + tau
+    l1 = F1 * r_lo - a
+    if l1 < 0.0:
+        l1 = 0.0
+    if want_eps:
+        if h0 > x:
+            v = INFINITY if l1 <= 0.0 else (h0 * (1.0 + slack) - x) / l1
+            if v > up[0]:
+                up[0] = v
+        if l0 * (1.0 - slack) > x:
+            v = (l0 * (1.0 - slack) - x) / h1
+            if v > lw[0]:
+                lw[0] = v
+                arg[0] = i
+    else:
+        v = h0 - e * l1
+        if v > up[0]:
+            up[0] = v
+        v = l0 - e * h1
+        if v > lw[0]:
+            lw[0] = v
+            arg[0] = i
+
+
+cdef tuple _finish(double up, double lw, Py_ssize_t arg, bint want_eps):
+    """(upper, lower, arg) of the extremes: for ``want_eps`` the log of the maximised ratios."""
+    if want_eps:
+        up = -INFINITY if up <= 0.0 else log(up)
+        lw = -INFINITY if lw <= 0.0 else log(lw)
+    return up, lw, arg
+
+
 def pair_extremes(const double[::1] f, double q0, double q1, double rho, double eta, double tau,
                   double x, bint want_eps):
     """:func:`lower_set_extremes` of the count pair P_b(c) = q_b f(c-1) + (1 - q_b) f(c), b = 0, 1
@@ -65,7 +107,7 @@ def pair_extremes(const double[::1] f, double q0, double q1, double rho, double 
     them (the caller adds 4 machine epsilons).
     """
     cdef Py_ssize_t W = f.shape[0], i, arg = -1
-    cdef double F0 = 0.0, F1 = 0.0, h0, l0, h1, l1, e = 0.0, up, lw, v, fprev, fcur, a0, a1
+    cdef double F0 = 0.0, F1 = 0.0, e = 0.0, up, lw, fprev, fcur, a0, a1
     cdef double r_hi = 1.0 + rho, r_lo = 1.0 - rho
     cdef double slack = 8 * 2.220446049250313e-16
     if want_eps:
@@ -84,34 +126,8 @@ def pair_extremes(const double[::1] f, double q0, double q1, double rho, double 
             fprev = fcur
             F0 += a0
             F1 += a1
-            h0 = F0 * r_hi + eta * sqrt(<double>(i + 1)) + tau
-            l0 = F0 * r_lo - eta * sqrt(<double>(i + 1))
-            h1 = F1 * r_hi + eta * sqrt(<double>(i + 1)) + tau
-            l1 = F1 * r_lo - eta * sqrt(<double>(i + 1))
-            if l1 < 0.0:
-                l1 = 0.0
-            if want_eps:
-                if h0 > x:
-                    v = INFINITY if l1 <= 0.0 else (h0 * (1.0 + slack) - x) / l1
-                    if v > up:
-                        up = v
-                if l0 * (1.0 - slack) > x:
-                    v = (l0 * (1.0 - slack) - x) / h1
-                    if v > lw:
-                        lw = v
-                        arg = i
-            else:
-                v = h0 - e * l1
-                if v > up:
-                    up = v
-                v = l0 - e * h1
-                if v > lw:
-                    lw = v
-                    arg = i
-    if want_eps:
-        up = -INFINITY if up <= 0.0 else log(up)
-        lw = -INFINITY if lw <= 0.0 else log(lw)
-    return up, lw, arg
+            _score_bin(F0, F1, i, r_hi, r_lo, eta, tau, x, e, slack, want_eps, &up, &lw, &arg)
+    return _finish(up, lw, arg, want_eps)
 
 
 def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, double eta,
@@ -129,7 +145,7 @@ def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, d
     Also returns the t-index (0-based in the window) of the lower value.
     """
     cdef Py_ssize_t W = P0.shape[0], i, arg = -1
-    cdef double F0 = 0.0, F1 = 0.0, h0, l0, h1, l1, e, up, lw, v
+    cdef double F0 = 0.0, F1 = 0.0, e = 0.0, up, lw
     cdef double r_hi = 1.0 + rho, r_lo = 1.0 - rho
     # want_eps: the ratios (F0 - delta)/F1 are maximised and the log taken once at the end; the
     # numerators carry 8 ulp of their own size, so that the delta evaluated at the returned upper
@@ -145,34 +161,8 @@ def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, d
     for i in range(W):
         F0 += P0[i]
         F1 += P1[i]
-        h0 = F0 * r_hi + eta * sqrt(<double>(i + 1)) + tau      # tau: lower tail below the window
-        l0 = F0 * r_lo - eta * sqrt(<double>(i + 1))
-        h1 = F1 * r_hi + eta * sqrt(<double>(i + 1)) + tau
-        l1 = F1 * r_lo - eta * sqrt(<double>(i + 1))
-        if l1 < 0.0:
-            l1 = 0.0
-        if want_eps:
-            if h0 > x:
-                v = INFINITY if l1 <= 0.0 else (h0 * (1.0 + slack) - x) / l1
-                if v > up:
-                    up = v
-            if l0 * (1.0 - slack) > x:
-                v = (l0 * (1.0 - slack) - x) / h1
-                if v > lw:
-                    lw = v
-                    arg = i
-        else:
-            v = h0 - e * l1
-            if v > up:
-                up = v
-            v = l0 - e * h1
-            if v > lw:
-                lw = v
-                arg = i
-    if want_eps:
-        up = -INFINITY if up <= 0.0 else log(up)
-        lw = -INFINITY if lw <= 0.0 else log(lw)
-    return up, lw, arg
+        _score_bin(F0, F1, i, r_hi, r_lo, eta, tau, x, e, slack, want_eps, &up, &lw, &arg)
+    return _finish(up, lw, arg, want_eps)
 
 
 cdef void _hull_max(double[::1] A, double[::1] B, Py_ssize_t P, const double[::1] xs,

@@ -314,6 +314,51 @@ def inverse_monotone(fn: Callable[[Any], tuple[float, Any]], target: float, lo, 
     return result()
 
 
+def epsilon_for_delta(fn: Callable[[float], tuple[float, Any]], target: float, eps_hi: float, side: str,
+                      rel_tol: float, estimate=None) -> tuple[float, Any, int]:
+    """Conservative ε of a decreasing certified δ-bound ``fn(ε) -> (δ, info)`` on [0, ``eps_hi``].
+
+    The one privacy-side use of :func:`inverse_monotone` (shared by :func:`shuffleamp.bounds.solve_epsilon`
+    and the personalized populations).
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(eps) -> (delta, info)``, non-increasing in ``eps``; certified upper (``side="upper"``) or
+        lower (``side="lower"``) δ.
+    target : float
+        Target δ.
+    eps_hi : float
+        Upper end of the search (ε0: δ(ε0) = 0 for a pure ε0-LDP randomizer).
+    side : {"upper", "lower"}
+        Which certified bound ``fn`` gives.
+    rel_tol : float
+        Relative width of the final bracket.
+    estimate : float, optional
+        A guess of the answer to start the bracket from.
+
+    Returns
+    -------
+    eps : float
+        ``side="upper"``: the smallest evaluated ε with ``fn(ε) <= target`` (each such ε is certified on
+        its own; ``eps_hi`` if none). ``side="lower"``: the largest evaluated ε with a certified lower δ
+        above the target, else 0.
+    info : object
+        The ``info`` of that evaluation (None if there is none).
+    evaluations : int
+        Number of calls of ``fn``.
+    """
+    br = inverse_monotone(fn, target, 0.0, eps_hi, side=side, rel_tol=rel_tol, abs_tol=1e-12 * eps_hi,
+                          estimate=estimate, accelerate=True)
+    if side == "upper":
+        if br.feasible is None:      # cannot happen for pure ε0-LDP (δ(ε0) = 0); be conservative
+            return eps_hi, br.infeasible_info, br.evaluations
+        return br.feasible, br.feasible_info, br.evaluations
+    if br.infeasible is None:
+        return 0.0, br.feasible_info if br.feasible == 0.0 else None, br.evaluations
+    return br.infeasible, br.infeasible_info, br.evaluations
+
+
 def _estimate_bracket(f, ok, target, lo, hi, estimate):
     """First bracket of a decreasing search from an uncertified estimate (x ± 3%, widened by doubling)."""
     from scipy.optimize import brentq

@@ -411,6 +411,15 @@ def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = N
     return _upper_pld(rnd, d, points)
 
 
+def _one_target(epsilon, delta):
+    """Validate the total's target: exactly one of ``epsilon`` (→ total δ) and ``delta`` (→ total ε)."""
+    if (epsilon is None) == (delta is None):
+        raise ParameterError("epsilon", "give exactly one of epsilon (to get the total delta) and delta")
+    if delta is not None:
+        return None, _validate.delta(delta)
+    return _validate.epsilon(epsilon), None
+
+
 def _grid_options(points, tail_delta):
     points = _validate.count(points, "points", minimum=2)
     tail_delta = _validate.real("tail_delta", tail_delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
@@ -668,12 +677,7 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     Su, JRSS-B 2022, Theorem 3.2 (composition of dominating pairs).
     """
     rounds = _validate_rounds(rounds)
-    if (epsilon is None) == (delta is None):
-        raise ParameterError("epsilon", "give exactly one of epsilon (to get the total delta) and delta")
-    if delta is not None:
-        delta = _validate.delta(delta)
-    else:
-        epsilon = _validate.epsilon(epsilon)
+    epsilon, delta = _one_target(epsilon, delta)
     points, tail_delta = _grid_options(points, tail_delta)
     extra = list(extra_plds or ())
     if extra and value_discretization_interval is None:
@@ -904,12 +908,7 @@ def binary_rr_rounds(eps0: float, n, rounds, *, epsilon: float | None = None, de
     eps0 = float(_validate.eps0(eps0))
     n = _validate.count(n, "n")
     R = _validate.count(rounds, "rounds")
-    if (epsilon is None) == (delta is None):
-        raise ParameterError("epsilon", "give exactly one of epsilon (to get the total delta) and delta")
-    if delta is not None:
-        delta = _validate.delta(delta)
-    else:
-        epsilon = _validate.epsilon(epsilon)
+    epsilon, delta = _one_target(epsilon, delta)
     points, tail_delta = _grid_options(points, tail_delta)
     # support edge on a fine grid (the profile is one hull pass per count law for all ε)
     grid = np.linspace(0.0, eps0, 4097)

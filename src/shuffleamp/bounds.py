@@ -39,7 +39,7 @@ from . import _validate, baselines, fft_engine
 from . import exact as _exact
 from . import exact_count as _ec
 from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_time, check_work,
-                        inverse_monotone)
+                        epsilon_for_delta, inverse_monotone)
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method)
 from .decomposition import Decomposition, dedupe
@@ -474,15 +474,7 @@ def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, e
                                   walk=_near_hi_walk(target, eps_hi, estimate))
         if out is not None:
             return out
-    br = inverse_monotone(fn, target, 0.0, eps_hi, side=side, rel_tol=rel_tol, abs_tol=1e-12 * eps_hi,
-                          estimate=estimate, accelerate=True)
-    if side == "upper":
-        if br.feasible is None:      # cannot happen for pure ε0-LDP (δ(ε0) = 0); be conservative
-            return eps_hi, br.infeasible_info, br.evaluations
-        return br.feasible, br.feasible_info, br.evaluations
-    if br.infeasible is None:
-        return 0.0, br.feasible_info if br.feasible == 0.0 else None, br.evaluations
-    return br.infeasible, br.infeasible_info, br.evaluations
+    return epsilon_for_delta(fn, target, eps_hi, side, rel_tol, estimate)
 
 
 # ---------------------------------------------------------------------------- count projections (lower)

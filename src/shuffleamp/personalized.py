@@ -180,7 +180,7 @@ from scipy.stats import binom
 
 from . import exact as _exact
 from . import _validate
-from ._numerics import LogMgf, inverse_monotone
+from ._numerics import LogMgf, epsilon_for_delta
 from .errors import ParameterError
 from .gparv import Gparv
 from .results import BoundResult
@@ -1117,23 +1117,6 @@ def _rtol(rtol):
     return _exact.DEFAULT_RTOL if rtol is None else _validate.real("rtol", rtol, lo=1e-12, hi=0.5)
 
 
-def _solve(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None):
-    """Conservative ε for a decreasing certified δ-bound ``fn(ε) -> (δ, info)`` on [0, ``eps_hi``], by
-    :func:`shuffleamp._numerics.inverse_monotone` (the same rule as :func:`shuffleamp.bounds.solve_epsilon`):
-    ``side="upper"`` returns the smallest evaluated ε with fn(ε) <= target (each such ε is certified on
-    its own), ``side="lower"`` the largest evaluated ε with a certified lower δ above the target, else 0.
-    Returns (ε, info, evaluations)."""
-    br = inverse_monotone(fn, target, 0.0, eps_hi, side=side, rel_tol=rel_tol, abs_tol=1e-12 * eps_hi,
-                          estimate=estimate, accelerate=True)
-    if side == "upper":
-        if br.feasible is None:          # cannot happen for pure ε0-LDP (δ(ε0) = 0); be conservative
-            return eps_hi, br.infeasible_info, br.evaluations
-        return br.feasible, br.feasible_info, br.evaluations
-    if br.infeasible is None:
-        return 0.0, br.feasible_info if br.feasible == 0.0 else None, br.evaluations
-    return br.infeasible, br.infeasible_info, br.evaluations
-
-
 def _scalar(value, name: str) -> float:
     if np.ndim(value) != 0:
         raise ParameterError(name, "must be a single number for a population (one result per group)")
@@ -1229,9 +1212,11 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     for g, gr in enumerate(pop.groups):
         eps_hi = float(gr.mechanism.eps0)
         est = _estimator(pop, g)
-        up, info, cnt = _solve(lambda e: _delta_target(pop, g, e, rtol), delta, eps_hi, "upper", eps_rtol, est)
+        up, info, cnt = epsilon_for_delta(lambda e: _delta_target(pop, g, e, rtol), delta, eps_hi, "upper",
+                                          eps_rtol, est)
         info = dict(info or {}, upper_evaluations=cnt)
-        lo, how, cnt_l = _solve(lambda e: _delta_lower(pop, g, e), delta, eps_hi, "lower", eps_rtol, est)
+        lo, how, cnt_l = epsilon_for_delta(lambda e: _delta_lower(pop, g, e), delta, eps_hi, "lower",
+                                           eps_rtol, est)
         lo = min(lo, up)
         info.update(lower=how, lower_evaluations=cnt_l)
         out.append(GroupResult(g, gr.mechanism.describe(), gr.n, gr.gamma, up, lo, info))
@@ -1290,8 +1275,8 @@ def everyone_at_max(pop: Population, delta: float) -> BoundResult:
     m = KRR(eps0=pop.eps0_max, k=pop.k)
     one = population([(m, pop.n)])
     delta = float(_validate.delta(delta))
-    up, info, cnt = _solve(lambda e: _delta_target(one, 0, e, _exact.DEFAULT_RTOL), delta, float(m.eps0),
-                           "upper", 1e-7, _estimator(one, 0))
+    up, info, cnt = epsilon_for_delta(lambda e: _delta_target(one, 0, e, _exact.DEFAULT_RTOL), delta,
+                                      float(m.eps0), "upper", 1e-7, _estimator(one, 0))
     settings = {"evaluator": "exact", "regime": "k-RR populations; every user at the largest eps0",
                 "source": "Theorem 13 (Su, Cheng, Wang) at the largest eps0 with the total n",
                 "grid": {"upper": dict(info or {}, delta_error=(info or {}).get("charged"))},

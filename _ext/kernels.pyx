@@ -809,6 +809,8 @@ DEF ST_CLOSED = 3         # no positive atom, or no negative atom (evaluator "ex
 DEF ST_ENUMERATION = 4    # exact multinomial enumeration (evaluator "enumeration")
 DEF ST_FALLBACK = -1      # not handled here: the caller evaluates this epsilon one by one
 DEF ST_RESOURCE = -2      # the work budget would be exceeded: the caller evaluates it one by one (and raises)
+# ST_MIXTURE = 5: exact binomial-mixture sums (evaluator "binomial-mixture"), in _mixture.pxi
+include "_mixture.pxi"
 
 
 cdef struct seg_t:
@@ -1263,11 +1265,17 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
         err = (tot * expm1(lw) + x * pos) / P.n
         st = ST_ENUMERATION
     else:
-        memset(&B, 0, sizeof(bufs_t))
-        st = _bromwich_atoms(v[:kk], p[:kk], q[:kk], d[:kk], P, &B, &value, &err, theta, work)
-        _bufs_free(&B)
-        if st < 0:
-            return st
+        st = ST_FALLBACK
+        if kk <= MIX_MAX_ATOMS:           # exact binomial-mixture sums when within their step budget
+            st = _mixture(v[:kk], p[:kk], P.n, P.rtol, MIX_MAX_STEPS, &value, &err, work)
+        if st == ST_FALLBACK:
+            value = 0.0
+            err = 0.0
+            memset(&B, 0, sizeof(bufs_t))
+            st = _bromwich_atoms(v[:kk], p[:kk], q[:kk], d[:kk], P, &B, &value, &err, theta, work)
+            _bufs_free(&B)
+            if st < 0:
+                return st
     x = value + err
     if x <= 0.0 and vmax > 0.0:
         x = 4.9406564584124654e-324        # true value positive but below the float range
@@ -1315,7 +1323,8 @@ def profile_bromwich(const double[::1] a, const double[::1] b, const double[::1]
     upper, lower : float64 ndarray, shape (m,)
         Certified upper and lower bounds on delta (as ``delta_exact(...).delta`` in each mode).
     status : int32 ndarray, shape (m,)
-        0 Bromwich integral, 1 Chernoff bound, 2 trivial bound, 3 closed form, 4 enumeration;
+        0 Bromwich integral, 1 Chernoff bound, 2 trivial bound, 3 closed form, 4 enumeration,
+        5 binomial-mixture sums;
         -1 not handled here, -2 work budget exceeded (the caller evaluates these one by one).
     theta : float64 ndarray, shape (m,)
         Saddle point (0 where not computed).

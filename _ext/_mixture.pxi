@@ -10,10 +10,14 @@
 # non-negative: no cancellation), so the cost is about window_L x (window_X + window_Y).
 #
 # Certification (everything charged to the error, added to upper bounds, subtracted from lower ones):
-# * truncation: every binomial window is grown from its mode until the geometric tail bound of the
-#   log-concave pmf (sum_{j>k} pmf(j) <= pmf(k+1) / (1 - r_k), r_k = pmf(k+1)/pmf(k) < 1, ratios
-#   decreasing) times the node's weight is below ``tol``; the dropped mass of a node is charged
-#   times the node's largest possible S_+ (S <= s0 + m max v), so E[S_+] is bounded on both sides;
+# * truncation (Chernoff-tilted windows): for any theta > 0, s_+ <= e^{theta s} / (e theta), so a node
+#   (weight w, partial sum s0, m users left on atoms with log-MGF K) contributes at most its "tilted
+#   mass" w e^{theta s0 + m K(theta)} / (e theta), and the tilted masses of its children are that times
+#   the pmf of the exponentially tilted binomial Bin(m, q_theta).  Every window is the range of the
+#   tilted binomial outside which at most ``eta`` of its mass lies on each side (geometric tail bound
+#   of a log-concave pmf: sum_{j>k} pmf(j) <= pmf(k+1) / (1 - r_k), r_k = pmf(k+1)/pmf(k) < 1); the
+#   dropped tilted mass is charged.  theta is the saddle point of n K(theta) - 2 log theta, so the
+#   windows sit where E[S_+] comes from; the untilted pmf is evaluated on them;
 # * pmf rounding: the mode pmf (``_binom_pmf``, relative accuracy ~1e-14, charged 1e-13) and the
 #   ratio recurrence (6 eps per step from the mode), per level, relative to the sum;
 # * rounding of S: each partial sum s is off by at most 8 eps n max|v| (first order), charged on the
@@ -30,14 +34,20 @@ include "_binomial_sums.pxi"
 
 DEF ST_MIXTURE = 5         # exact binomial-mixture sums (evaluator "binomial-mixture")
 DEF MIX_MAX_ATOMS = 7      # laws with more atoms go to the Bromwich integral
-#: step budget of one evaluation (window points; about 3-5 ns each): beyond it the Bromwich integral
+#: step budget of one evaluation (window points; about 5 ns each): beyond it the Bromwich integral
 DEF MIX_MAX_STEPS = 300000.0
 #: the a-priori step estimate may exceed the budget by this factor (pruning of the S <= 0 region)
-DEF MIX_EST_FACTOR = 8.0
+DEF MIX_EST_FACTOR = 1.0
+#: step budget by n: min(MIX_BUDGET_CAP, max(MIX_MAX_STEPS, MIX_BUDGET_N * k / (4 n))), where the Bromwich
+#: integral costs about 3e6 k / n atom-frequency evaluations of ~50-100 steps each (bench/results_moderate_n.md)
+DEF MIX_BUDGET_N = 2e8
+DEF MIX_BUDGET_CAP = 5e6
+#: multinomial enumeration (when allowed) is preferred up to this many count vectors
+DEF MIX_ENUM_FIRST = 50000.0
 #: largest n (buffers of n + 2 doubles per level)
 DEF MIX_MAX_N = 200000.0
-#: first per-node truncation tolerance (probability x weight)
-DEF MIX_TOL0 = 1e-30
+#: first relative truncation tolerance of a window (tilted mass dropped / node's tilted mass)
+DEF MIX_ETA0 = 1e-11
 
 
 cdef struct mix_t:
@@ -47,8 +57,17 @@ cdef struct mix_t:
     double vminr[MIX_MAX_ATOMS]  # min of v[j:]
     double mpr[MIX_MAX_ATOMS]    # sum_{i>=j} p_i v_i
     double remp[MIX_MAX_ATOMS]   # sum_{i>=j} p_i
+    double krem[MIX_MAX_ATOMS + 1]   # log E[e^{theta G} | G among atoms j..k-1]
+    double qt[MIX_MAX_ATOMS]     # tilted conditional probability of atom j among j..k-1
+    double qtL                   # tilted probabilities of the last four: pair {a, b}, b in {a, b}, d in {c, d}
+    double qtX
+    double qtY
+    double kab                   # log E[e^{theta G} | G in {a, b}], same for {c, d}
+    double kcd
+    double theta
+    double lc                    # -1 - log(theta): log T = log w + theta s + m K + lc
     int k
-    double tol
+    double eta
     double e_abs                 # rounding bound of a partial sum S
     double* buf[MIX_MAX_ATOMS + 1]
     double* t0
@@ -60,62 +79,86 @@ cdef struct mix_t:
     double nterms
     double steps
     double max_steps
-    long dmax[MIX_MAX_ATOMS + 1] # largest distance from the mode per level
+    long dmax[MIX_MAX_ATOMS + 1] # largest recurrence distance per level
     int abort
 
 
-cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double w, long* lo, long* hi) noexcept nogil:
-    """pmf of Bin(m, q) into M.buf[lev][lo..hi] (indexed by the count); returns the dropped mass bound."""
+cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, long* lo, long* hi) noexcept nogil:
+    """pmf of Bin(m, q) into M.buf[lev][lo..hi] (indexed by the count) over the window of the tilted
+    Bin(m, qt) that drops tilted mass <= eta on each side; returns the tilted mass dropped (bound).
+
+    Both pmfs are log-concave: beyond a point where the ratio r = pmf(k+1)/pmf(k) < 1 the tail is at
+    most pmf(k+1) / (1 - r).
+    """
     cdef double* b = M.buf[lev]
     cdef double pk, pn, r, rq, drop = 0.0
-    cdef long mode, k
-    if q <= 0.0 or m == 0:
-        b[0] = 1.0
+    cdef long mode, k, a, c
+    if q <= 0.0 or m == 0 or q >= 1.0:
+        c = m if q >= 1.0 else 0
+        b[c] = 1.0
+        lo[0] = c
+        hi[0] = c
+        return 0.0
+    # window of the tilted law
+    if qt <= 0.0 or qt >= 1.0 or qt != qt:
         lo[0] = 0
-        hi[0] = 0
-        return 0.0
-    if q >= 1.0:
-        b[m] = 1.0
-        lo[0] = m
         hi[0] = m
-        return 0.0
+    else:
+        rq = qt / (1.0 - qt)
+        mode = <long>floor((m + 1) * qt)
+        if mode > m:
+            mode = m
+        pk = _binom_pmf(mode, m, qt)
+        k = mode
+        while k < m:
+            r = (<double>(m - k) / <double>(k + 1)) * rq
+            pn = pk * r
+            if r < 1.0 and pn / (1.0 - r) <= M.eta:
+                drop += pn / (1.0 - r) * (1.0 + 1e-10) + 1e-300
+                break
+            k += 1
+            pk = pn
+        hi[0] = k
+        pk = _binom_pmf(mode, m, qt)
+        k = mode
+        while k > 0:
+            r = (<double>k / <double>(m - k + 1)) / rq
+            pn = pk * r
+            if r < 1.0 and pn / (1.0 - r) <= M.eta:
+                drop += pn / (1.0 - r) * (1.0 + 1e-10) + 1e-300
+                break
+            k -= 1
+            pk = pn
+        lo[0] = k
+    # the untilted pmf over [lo, hi], by the ratio recurrence from the point nearest its mode
     rq = q / (1.0 - q)
     mode = <long>floor((m + 1) * q)
-    if mode > m:
-        mode = m
-    if mode < 0:
-        mode = 0
+    if mode > hi[0]:
+        mode = hi[0]
+    if mode < lo[0]:
+        mode = lo[0]
     pk = _binom_pmf(mode, m, q)
     b[mode] = pk
-    k = mode
-    while k < m:                      # right tail
-        r = (<double>(m - k) / <double>(k + 1)) * rq
-        pn = pk * r
-        if r < 1.0 and w * pn / (1.0 - r) <= M.tol:
-            drop += pn / (1.0 - r) * (1.0 + 1e-10) + 1e-300
-            break
-        k += 1
-        b[k] = pn
-        pk = pn
-    hi[0] = k
-    if k - mode > M.dmax[lev]:
-        M.dmax[lev] = k - mode
+    for k in range(mode, hi[0]):
+        pk = pk * ((<double>(m - k) / <double>(k + 1)) * rq)
+        b[k + 1] = pk
     pk = b[mode]
     k = mode
-    while k > 0:                      # left tail
-        r = (<double>k / <double>(m - k + 1)) / rq
-        pn = pk * r
-        if r < 1.0 and w * pn / (1.0 - r) <= M.tol:
-            drop += pn / (1.0 - r) * (1.0 + 1e-10) + 1e-300
-            break
+    while k > lo[0]:
+        pk = pk * ((<double>k / <double>(m - k + 1)) / rq)
         k -= 1
-        b[k] = pn
-        pk = pn
-    lo[0] = k
-    if mode - k > M.dmax[lev]:
-        M.dmax[lev] = mode - k
-    M.steps += <double>(hi[0] - lo[0] + 1)
+        b[k] = pk
+    a = hi[0] - mode if hi[0] - mode > mode - lo[0] else mode - lo[0]
+    if a > M.dmax[lev]:
+        M.dmax[lev] = a
+    M.steps += 2.0 * <double>(hi[0] - lo[0] + 1)
     return drop
+
+
+cdef inline double _mix_tilted(mix_t* M, double w, double s0, double mK) noexcept nogil:
+    """Tilted mass of a node: w e^{theta s0 + m K} / (e theta) >= E[S_+ 1{node}] (Chernoff)."""
+    cdef double x = log(w) + M.theta * s0 + mK + M.lc if w > 0.0 else -INFINITY
+    return exp(x) if x < 700.0 else INFINITY
 
 
 cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double w) noexcept nogil:
@@ -124,10 +167,9 @@ cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double w) noexcept nog
     cdef long lo, hi, y
     cdef double* b
     s = s0 + m * va
-    drop = _mix_window(M, lev, m, M.p[lev + 1] / M.remp[lev], w, &lo, &hi)
-    x = s + m * d
-    if x > 0.0:
-        M.charge += w * drop * x
+    drop = _mix_window(M, lev, m, M.p[lev + 1] / M.remp[lev], M.qt[lev + 1], &lo, &hi)
+    if drop > 0.0:
+        M.charge += drop * _mix_tilted(M, w, s0, m * M.krem[lev])
     b = M.buf[lev]
     for y in range(lo, hi + 1):
         x = s + y * d
@@ -150,10 +192,9 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
     cdef double* bY = M.buf[lev + 2]
     cdef double* T0 = M.t0
     cdef double* T1 = M.t1
-    dropL = _mix_window(M, lev, m, qL, w, &loL, &hiL)
-    x = s0 + m * M.vmaxr[lev]
-    if x > 0.0:
-        M.charge += w * dropL * x
+    dropL = _mix_window(M, lev, m, qL, M.qtL, &loL, &hiL)
+    if dropL > 0.0:
+        M.charge += dropL * _mix_tilted(M, w, s0, m * M.krem[lev])
     for L in range(loL, hiL + 1):
         if M.steps > M.max_steps:
             M.abort = 1
@@ -165,19 +206,15 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
         smax = base + mx * dX + my * dY
         if smax <= -M.e_abs:
             continue
-        if wl <= M.tol:               # negligible node: charged whole
-            if smax > 0.0:
-                M.charge += wl * smax
-            continue
         if base >= M.e_abs:           # S > 0 on the whole node: E[S] in closed form
             M.total += wl * (base + mx * qX * dX + my * qY * dY)
             M.closed += wl
             M.nterms += 1.0
             continue
-        dropY = _mix_window(M, lev + 2, my, qY, wl, &loY, &hiY)
-        dropX = _mix_window(M, lev + 1, mx, qX, wl, &loX, &hiX)
-        if smax > 0.0:
-            M.charge += wl * (dropX + dropY) * smax
+        dropY = _mix_window(M, lev + 2, my, qY, M.qtY, &loY, &hiY)
+        dropX = _mix_window(M, lev + 1, mx, qX, M.qtX, &loX, &hiX)
+        if dropX + dropY > 0.0:
+            M.charge += (dropX + dropY) * _mix_tilted(M, wl, s0, mx * M.kab + my * M.kcd)
         # tail tables of Y over [loY, hiY]
         T0[hiY] = bY[hiY]
         T1[hiY] = 0.0
@@ -221,7 +258,7 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
             if j0 > hiY:
                 continue
             sub += bX[xx] * ((s + dY * j0) * T0[j0] + dY * T1[j0])
-        M.steps += <double>(hiX - xs + 1)
+        M.steps += <double>(hiX - xs + 1) + <double>(hiY - loY + 1)
         M.total += wl * sub
         M.pos += wl * pos
         M.nterms += <double>(hiX - xs + 1) + <double>(hiY - loY + 1)
@@ -239,10 +276,6 @@ cdef void _mix_node(mix_t* M, int lev, long m, double s0, double w) noexcept nog
         M.abort = 1
         return
     x = s0 + m * M.vmaxr[lev]
-    if w <= M.tol:                    # negligible node: charged whole (S <= x)
-        if x > 0.0:
-            M.charge += w * x
-        return
     if m == 0 or r == 1 or x <= -M.e_abs:
         if x > -M.e_abs:
             M.pos += w
@@ -261,9 +294,9 @@ cdef void _mix_node(mix_t* M, int lev, long m, double s0, double w) noexcept nog
     if r == 4:
         _mix_quad(M, lev, m, s0, w)
         return
-    drop = _mix_window(M, lev, m, M.p[lev] / M.remp[lev], w, &lo, &hi)
-    if x > 0.0:
-        M.charge += w * drop * x
+    drop = _mix_window(M, lev, m, M.p[lev] / M.remp[lev], M.qt[lev], &lo, &hi)
+    if drop > 0.0:
+        M.charge += drop * _mix_tilted(M, w, s0, m * M.krem[lev])
     b = M.buf[lev]
     for j in range(lo, hi + 1):
         _mix_node(M, lev + 1, m - j, s0 + j * M.v[lev], w * b[j])
@@ -272,23 +305,38 @@ cdef void _mix_node(mix_t* M, int lev, long m, double s0, double w) noexcept nog
 
 
 cdef inline double _mix_width(double m, double q) noexcept nogil:
-    """A-priori window length of Bin(m, q) at tolerance ~1e-30 (about +-11.7 sd)."""
+    """A-priori window length of Bin(m, q) at eta ~1e-11 (about +-7 sd), twice (two pmfs)."""
     cdef double w
     if q <= 0.0 or q >= 1.0 or m <= 0.0:
         return 1.0
-    w = 23.5 * sqrt(m * q * (1.0 - q)) + 3.0
-    return w if w < m + 1.0 else m + 1.0
+    w = 14.5 * sqrt(m * q * (1.0 - q)) + 3.0
+    return 2.0 * (w if w < m + 1.0 else m + 1.0)
 
 
-cdef int _mix_order(const double[::1] v, const double[::1] p, Py_ssize_t k, double n, mix_t* M,
+cdef inline double _lse2(double a, double b) noexcept nogil:
+    """log(e^a + e^b)."""
+    if a < b:
+        a, b = b, a
+    return a + log1p(exp(b - a))
+
+
+cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, double n, double theta, mix_t* M,
                     double* est) noexcept nogil:
-    """Conditioning order: the k - 4 atoms of smallest count spread outside, the rest as pairs; estimate."""
+    """Conditioning order (the k - 4 atoms of smallest tilted count spread outside, the rest as pairs),
+    the tilted conditional probabilities and the a-priori step estimate."""
     cdef int idx[MIX_MAX_ATOMS]
     cdef int used[MIX_MAX_ATOMS]
+    cdef double lw[MIX_MAX_ATOMS]
+    cdef double lse[MIX_MAX_ATOMS + 1]
     cdef int i, j, t, best, nout, c
-    cdef double sd, bs, e = 1.0, m_rem = n, q, ww
+    cdef double sd, bs, e = 1.0, m_rem = n, q, ww, lmax = -INFINITY, tot = 0.0, la, lb, lc_, ld
     for i in range(k):
         used[i] = 0
+        lw[i] = log(p[i]) + theta * v[i]
+        if lw[i] > lmax:
+            lmax = lw[i]
+    for i in range(k):
+        tot += exp(lw[i] - lmax)
     nout = <int>k - 4 if k > 4 else (1 if k == 3 else 0)
     c = 0
     for t in range(nout):
@@ -296,7 +344,8 @@ cdef int _mix_order(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         bs = 0.0
         for i in range(<int>k):
             if not used[i]:
-                sd = p[i] * (1.0 - p[i])
+                q = exp(lw[i] - lmax) / tot      # tilted mass (of the whole law)
+                sd = q * (1.0 - q)
                 if best < 0 or sd < bs:
                     best = i
                     bs = sd
@@ -311,32 +360,62 @@ cdef int _mix_order(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         M.v[i] = v[idx[i]]
         M.p[i] = p[idx[i]]
     M.k = <int>k
+    M.theta = theta
+    M.lc = -1.0 - log(theta)
     j = <int>k - 1
     M.vmaxr[j] = M.v[j]
     M.vminr[j] = M.v[j]
     M.mpr[j] = M.p[j] * M.v[j]
     M.remp[j] = M.p[j]
+    lse[j] = log(M.p[j]) + theta * M.v[j]
+    lse[k] = -INFINITY
     while j > 0:
         j -= 1
         M.vmaxr[j] = M.v[j] if M.v[j] > M.vmaxr[j + 1] else M.vmaxr[j + 1]
         M.vminr[j] = M.v[j] if M.v[j] < M.vminr[j + 1] else M.vminr[j + 1]
         M.mpr[j] = M.mpr[j + 1] + M.p[j] * M.v[j]
         M.remp[j] = M.remp[j + 1] + M.p[j]
-    # step estimate: outer windows (at the mean remaining count) x inner cost
+        lse[j] = _lse2(log(M.p[j]) + theta * M.v[j], lse[j + 1])
+    for j in range(<int>k):
+        M.krem[j] = lse[j] - log(M.remp[j])
+        M.qt[j] = exp(log(M.p[j]) + theta * M.v[j] - lse[j])
+    M.krem[k] = 0.0
+    i = nout
+    if k - nout == 4:
+        la = log(M.p[i]) + theta * M.v[i]
+        lb = log(M.p[i + 1]) + theta * M.v[i + 1]
+        lc_ = log(M.p[i + 2]) + theta * M.v[i + 2]
+        ld = log(M.p[i + 3]) + theta * M.v[i + 3]
+        M.kab = _lse2(la, lb) - log(M.p[i] + M.p[i + 1])
+        M.kcd = _lse2(lc_, ld) - log(M.p[i + 2] + M.p[i + 3])
+        M.qtL = exp(_lse2(la, lb) - lse[i])
+        M.qtX = exp(lb - _lse2(la, lb))
+        M.qtY = exp(ld - _lse2(lc_, ld))
+    # step estimate: outer windows (at the tilted mean remaining count) x inner cost
     for i in range(nout):
-        q = M.p[i] / M.remp[i]
-        e *= _mix_width(m_rem, q)
+        q = M.qt[i]
+        e *= 0.5 * _mix_width(m_rem, q)
         m_rem -= m_rem * q
     i = nout
     if k - nout == 4:
-        q = (M.p[i] + M.p[i + 1]) / M.remp[i]
-        ww = _mix_width(m_rem * q, M.p[i + 1] / (M.p[i] + M.p[i + 1])) \
-            + _mix_width(m_rem * (1.0 - q), M.p[i + 3] / (M.p[i + 2] + M.p[i + 3]))
-        e *= _mix_width(m_rem, q) * ww
+        ww = _mix_width(m_rem * M.qtL, M.qtX) + _mix_width(m_rem * (1.0 - M.qtL), M.qtY)
+        e *= 0.5 * _mix_width(m_rem, M.qtL) * ww
     elif k - nout == 2:
-        e *= _mix_width(m_rem, M.p[i + 1] / M.remp[i])
+        e *= _mix_width(m_rem, M.qt[i + 1])
     est[0] = e
     return 0
+
+
+cdef inline double _mix_budget(double n, Py_ssize_t k) noexcept nogil:
+    """Step budget of one evaluation at n users and k atoms (see MIX_BUDGET_N)."""
+    cdef double b = MIX_BUDGET_N * k / (4.0 * n)
+    b = b if b > MIX_MAX_STEPS else MIX_MAX_STEPS
+    return b if b < MIX_BUDGET_CAP else MIX_BUDGET_CAP
+
+
+cdef inline double _enum_leaves(double n, Py_ssize_t k) noexcept nogil:
+    """Number of multinomial count vectors C(n + k - 1, k - 1) (as a float)."""
+    return exp(lgamma(n + k) - lgamma(<double>k) - lgamma(n + 1.0))
 
 
 cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rtol, double max_steps,
@@ -347,7 +426,7 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
     """
     cdef Py_ssize_t k = v.shape[0], j
     cdef mix_t M
-    cdef double est, amax = 0.0, rel, e_round, tol = MIX_TOL0, val, er, x
+    cdef double est, amax = 0.0, rel, e_round, eta = MIX_ETA0, val, er, x, theta, mu, var
     cdef long nn, lev
     cdef int attempt, nlev, st = ST_FALLBACK
     value[0] = 0.0
@@ -362,8 +441,13 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
             return ST_FALLBACK
         if fabs(v[j]) > amax:
             amax = fabs(v[j])
-    _mix_order(v, p, k, n, &M, &est)
-    if est > MIX_EST_FACTOR * max_steps:
+    # the tilt of the windows: the saddle point of n K(theta) - 2 log theta (any theta > 0 is sound)
+    _saddle_point(v, p, n, &theta, &mu, &var)
+    if not (isfinite(theta) and theta > 1e-300 and theta < 1e300):
+        return ST_FALLBACK
+    _mix_setup(v, p, k, n, theta, &M, &est)
+    if not (est <= MIX_EST_FACTOR * max_steps):
+        steps[0] = -est                   # declined a priori: minus the estimate
         return ST_FALLBACK
     nn = <long>n
     for lev in range(MIX_MAX_ATOMS + 1):
@@ -379,7 +463,7 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
     M.t1 = <double*>malloc((nn + 2) * sizeof(double))
     if M.t0 != NULL and M.t1 != NULL and M.buf[nlev] != NULL:
         for attempt in range(2):
-            M.tol = tol
+            M.eta = eta
             M.e_abs = 8.0 * DBL_EPS * n * amax * (k + 2)
             M.total = 0.0
             M.charge = 0.0
@@ -387,7 +471,7 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
             M.closed = 0.0
             M.nterms = 0.0
             M.steps = 0.0
-            M.max_steps = max_steps
+            M.max_steps = 2.0 * max_steps       # the estimate may be low: abort at twice the budget
             M.abort = 0
             for lev in range(MIX_MAX_ATOMS + 1):
                 M.dmax[lev] = 0
@@ -404,15 +488,15 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
             e_round = M.e_abs * (M.pos + M.closed)
             val = M.total / n
             er = (M.total * rel + e_round + M.charge * (1.0 + 1e-12)) / n
-            if er <= rtol * val:
+            if er <= rtol * val and val > 1e-250:
                 value[0] = val
                 err[0] = er
                 st = ST_MIXTURE
                 break
             # the truncation dominates: one retry with a tolerance scaled to the value found
-            if val > 0.0 and M.charge > 0.0 and M.charge / n > 0.5 * rtol * val:
-                x = tol * 0.01 * rtol * val / (M.charge / n)
-                tol = x if x > 1e-300 else 1e-300
+            if val > 1e-250 and M.charge / n > 0.5 * rtol * val:
+                x = eta * 0.01 * rtol * val / (M.charge / n)
+                eta = x if x > 1e-300 else 1e-300
             else:
                 break
     for lev in range(MIX_MAX_ATOMS + 1):
@@ -423,7 +507,7 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
 
 
 def mixture_positive_part(const double[::1] values, const double[::1] probs, double n, double rtol,
-                          double max_steps=MIX_MAX_STEPS):
+                          double max_steps=-1.0):
     """Certified E[(G_1+...+G_n)_+]/n of a finite law by exact binomial-mixture sums (the kernel path).
 
     Parameters
@@ -435,18 +519,26 @@ def mixture_positive_part(const double[::1] values, const double[::1] probs, dou
     rtol : float
         The error bound must be at most ``rtol`` x value, else the evaluation is declined.
     max_steps : float
-        Step budget (window points); beyond it the evaluation is declined.
+        Step budget (window points); beyond it the evaluation is declined.  Default (negative): the
+        production budget at this n and number of atoms (as in ``profile_bromwich``).
 
     Returns
     -------
     (ok, value, err, steps) : (bool, float, float, float)
         ``ok`` False when declined (too many atoms or steps, bound not within ``rtol``, no atom of
-        each sign); otherwise value - err <= E[S_+]/n <= value + err.
+        each sign); otherwise value - err <= E[S_+]/n <= value + err.  ``steps``: window points
+        visited, or minus the a-priori estimate when declined before starting.
     """
     cdef double val = 0.0, er = 0.0, stp = 0.0
     cdef int st
     if values.shape[0] != probs.shape[0]:
         raise ValueError("mixture_positive_part: inconsistent array lengths")
+    if max_steps < 0.0:
+        max_steps = _mix_budget(n, values.shape[0])
     with nogil:
         st = _mixture(values, probs, n, rtol, max_steps, &val, &er, &stp)
     return st == ST_MIXTURE, val, er, stp
+
+
+#: multinomial enumeration (when allowed) is preferred to the mixture sums up to this many count vectors
+MIXTURE_ENUM_FIRST = MIX_ENUM_FIRST

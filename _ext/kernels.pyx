@@ -1249,28 +1249,31 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
             value += p[j] * v[j]
         err = 4.0 * DBL_EPS * kk * value
         st = ST_CLOSED
-    elif enum_ok[kk]:
-        nn = <int>P.n
-        for j in range(kk):
-            q[j] = log(p[j])
-            if fabs(q[j]) > lmax:
-                lmax = fabs(q[j])
-            if fabs(v[j]) > amax:
-                amax = fabs(v[j])
-        tot = _brute(v[:kk], q[:kk], <int>kk, 0, nn, 0.0, lgamma(nn + 1.0), &pos)
-        # leaf weights: log-weight error (n |log p| + log n!) eps; partial sums: n max|v| eps each
-        lw = 8.0 * DBL_EPS * (P.n * lmax + lgamma(P.n + 1.0) + kk)
-        x = 2.0 * DBL_EPS * P.n * amax * (kk + 1)
-        value = tot / P.n
-        err = (tot * expm1(lw) + x * pos) / P.n
-        st = ST_ENUMERATION
     else:
         st = ST_FALLBACK
-        if kk <= MIX_MAX_ATOMS:           # exact binomial-mixture sums when within their step budget
-            st = _mixture(v[:kk], p[:kk], P.n, P.rtol, MIX_MAX_STEPS, &value, &err, work)
-        if st == ST_FALLBACK:
+        # exact binomial-mixture sums within their step budget, unless a small enumeration is allowed
+        if kk <= MIX_MAX_ATOMS and not (enum_ok[kk] and _enum_leaves(P.n, kk) <= MIX_ENUM_FIRST):
+            st = _mixture(v[:kk], p[:kk], P.n, P.rtol, _mix_budget(P.n, kk), &value, &err, work)
+        if st == ST_FALLBACK and enum_ok[kk]:
+            work[0] = 0.0
+            nn = <int>P.n
+            for j in range(kk):
+                q[j] = log(p[j])
+                if fabs(q[j]) > lmax:
+                    lmax = fabs(q[j])
+                if fabs(v[j]) > amax:
+                    amax = fabs(v[j])
+            tot = _brute(v[:kk], q[:kk], <int>kk, 0, nn, 0.0, lgamma(nn + 1.0), &pos)
+            # leaf weights: log-weight error (n |log p| + log n!) eps; partial sums: n max|v| eps each
+            lw = 8.0 * DBL_EPS * (P.n * lmax + lgamma(P.n + 1.0) + kk)
+            x = 2.0 * DBL_EPS * P.n * amax * (kk + 1)
+            value = tot / P.n
+            err = (tot * expm1(lw) + x * pos) / P.n
+            st = ST_ENUMERATION
+        elif st == ST_FALLBACK:
             value = 0.0
             err = 0.0
+            work[0] = 0.0
             memset(&B, 0, sizeof(bufs_t))
             st = _bromwich_atoms(v[:kk], p[:kk], q[:kk], d[:kk], P, &B, &value, &err, theta, work)
             _bufs_free(&B)

@@ -42,6 +42,18 @@ Small ``n``: when the multinomial count vectors number at most ``ENUMERATE_MAX``
 enumerated exactly (``shuffleamp._ext.kernels.multinomial_positive_part``) instead; there
 :math:`|\psi|` returns near 1 at many frequencies and enumeration is cheaper.
 
+Moderate ``n`` (evaluator ``"binomial-mixture"``): for a law of at most 7 atoms whose estimated cost
+is within a step budget (about ``5e8 k / n`` window points, i.e. below the Bromwich integral's cost),
+the sum is evaluated exactly by conditioning the multinomial counts level by level (binomial at
+each level; the last atom pair in closed form from binomial tail tables), on windows of the
+Chernoff-tilted binomials (tilt: the saddle point above).  Certified: the tilted mass of every
+dropped window tail bounds its contribution (:math:`s_+ \le e^{\theta s}/(e\theta)`) and is charged;
+the rounding of the pmf recurrences and of the partial sums is a first-order estimate, as for the
+enumeration.  It runs in the compiled kernel (``kernels.mixture_positive_part``, the same branch as
+``profile_bromwich``'s status 5) and declines (falling back to the integral) when its error bound
+exceeds ``rtol`` times its value.  Multinomial enumeration is preferred when it has at most
+``kernels.MIXTURE_ENUM_FIRST`` count vectors.
+
 Out of range: when even the Chernoff bound :math:`\delta \le e^{nK(\theta)}/(e\theta n)` is below
 the double range, or beats the integral's error bound (a positive atom of denormal mass), that
 certified bound is returned (``evaluator="chernoff"``, value 0, error = the bound).
@@ -146,14 +158,15 @@ def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = 
         ``charged``: it can exceed ``rtol`` at small n, where the work budget stops the widening
         of the integration range.
     enumerate_max : int, optional
-        Enumerate the multinomial sum when it has at most this many terms (0 disables);
-        default ``ENUMERATE_MAX``.
+        Enumerate the multinomial sum when it has at most this many terms; default
+        ``ENUMERATE_MAX``.  0 disables both combinatorial evaluators (enumeration and the
+        binomial-mixture sums), forcing the Bromwich integral.
 
     Returns
     -------
     Evaluation
         ``delta`` (certified, see module docstring), ``charged`` (the error bound in δ units),
-        ``evaluator`` ("exact", "enumeration", "chernoff" or "trivial") and an
+        ``evaluator`` ("exact", "enumeration", "binomial-mixture", "chernoff" or "trivial") and an
         :class:`~shuffleamp.results.ExactDetail` (the tilt θ and the number of integrand
         evaluations).
 
@@ -300,7 +313,7 @@ def _profile_kernel(dec, n: int, flat: np.ndarray, rtol: float, enumerate_max: i
 
 
 #: profile_bromwich status -> Evaluation.evaluator
-_STATUS_NAMES = {0: "exact", 1: "chernoff", 2: "trivial", 3: "exact", 4: "enumeration"}
+_STATUS_NAMES = {0: "exact", 1: "chernoff", 2: "trivial", 3: "exact", 4: "enumeration", 5: "binomial-mixture"}
 
 
 def delta_exact_family(family, n: int, epsilon: float, mode: str = "upper") -> Evaluation:
@@ -364,7 +377,13 @@ def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int):
         m = float(p @ v)
         return m, 4.0 * _DBL_EPS * v.size * m, 0, 0.0, "exact"
     k = v.size
-    if enumerate_max and math.comb(n + k - 1, k - 1) <= enumerate_max:
+    enum = bool(enumerate_max) and math.comb(n + k - 1, k - 1) <= enumerate_max
+    if enumerate_max and not (enum and math.comb(n + k - 1, k - 1) <= kernels.MIXTURE_ENUM_FIRST):
+        # exact binomial-mixture sums within their step budget (the kernel path's branch, status 5)
+        ok, value, err, steps = kernels.mixture_positive_part(v, p, float(n), float(rtol))
+        if ok:
+            return value, err, int(steps), 0.0, "binomial-mixture"
+    if enum:
         tot, pos = kernels.multinomial_positive_part(v, p, n)
         # leaf weights: log-weight error (n |log p| + log n!) eps; partial sums: n max|v| eps each
         lw_err = 8.0 * _DBL_EPS * (n * float(np.max(np.abs(np.log(p)))) + math.lgamma(n + 1.0) + k)

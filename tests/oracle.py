@@ -358,3 +358,37 @@ def api_delta(mech, n: int, eps: float, **kwargs) -> Bounds:
 
 def api_epsilon(mech, n: int, delta: float, **kwargs) -> Bounds:
     return ApiWorker.call("epsilon", mech, n, delta, **kwargs)
+
+
+def positive_part_mp(values, probs, n: int, dps: int = 40) -> float:
+    r"""``(1/n) E[(G_1 + ... + G_n)_+]`` for a law of 2 or 3 atoms, by exact nested binomial sums in mpmath.
+
+    With counts N_1 ~ Bin(n, p_1) and N_2 | N_1 ~ Bin(n - N_1, p_2 / (1 - p_1)) (the third atom takes the
+    rest), every term is an mpmath product of binomial coefficients and powers at ``dps`` digits:
+    independent of the library's kernels and of floating-point window truncation.  O(n^2) terms.
+    """
+    import mpmath as mp
+
+    with mp.workdps(dps):
+        v = [mp.mpf(float(x)) for x in values]
+        p = [mp.mpf(float(x)) for x in probs]
+        tot = sum(p)
+        p = [x / tot for x in p]
+        total = mp.mpf(0)
+        if len(v) == 2:
+            for j in range(n + 1):
+                s = j * v[0] + (n - j) * v[1]
+                if s > 0:
+                    total += mp.binomial(n, j) * p[0] ** j * p[1] ** (n - j) * s
+            return float(total / n)
+        if len(v) != 3:
+            raise ValueError("positive_part_mp: 2 or 3 atoms")
+        q2 = p[1] / (1 - p[0])
+        for j1 in range(n + 1):
+            w1 = mp.binomial(n, j1) * p[0] ** j1 * (1 - p[0]) ** (n - j1)
+            m = n - j1
+            for j2 in range(m + 1):
+                s = j1 * v[0] + j2 * v[1] + (m - j2) * v[2]
+                if s > 0:
+                    total += w1 * mp.binomial(m, j2) * q2 ** j2 * (1 - q2) ** (m - j2) * s
+        return float(total / n)

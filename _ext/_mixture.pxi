@@ -40,7 +40,7 @@ DEF MIX_MAX_STEPS = 300000.0
 DEF MIX_EST_FACTOR = 1.0
 #: step budget by n: min(MIX_BUDGET_CAP, max(MIX_MAX_STEPS, MIX_BUDGET_N * k / (4 n))), where the Bromwich
 #: integral costs about 3e6 k / n atom-frequency evaluations of ~50-100 steps each (bench/results_moderate_n.md)
-DEF MIX_BUDGET_N = 2e8
+DEF MIX_BUDGET_N = 3e8
 DEF MIX_BUDGET_CAP = 5e6
 #: multinomial enumeration (when allowed) is preferred up to this many count vectors
 DEF MIX_ENUM_FIRST = 50000.0
@@ -48,6 +48,59 @@ DEF MIX_ENUM_FIRST = 50000.0
 DEF MIX_MAX_N = 200000.0
 #: first relative truncation tolerance of a window (tilted mass dropped / node's tilted mass)
 DEF MIX_ETA0 = 1e-11
+
+
+cdef struct wcache_t:
+    long* lo                     # per count c: window [lo, hi], offset into the pool (-1: not built)
+    long* hi
+    long* off
+    double* drop                 # tilted mass dropped by the window
+    double* pool
+    long used
+    long cap
+
+
+cdef int _wc_init(wcache_t* C, long n) noexcept nogil:
+    cdef long c
+    C.lo = <long*>malloc((n + 1) * sizeof(long))
+    C.hi = <long*>malloc((n + 1) * sizeof(long))
+    C.off = <long*>malloc((n + 1) * sizeof(long))
+    C.drop = <double*>malloc((n + 1) * sizeof(double))
+    C.pool = NULL
+    C.used = 0
+    C.cap = 0
+    if C.lo == NULL or C.hi == NULL or C.off == NULL or C.drop == NULL:
+        return -1
+    for c in range(n + 1):
+        C.off[c] = -1
+    return 0
+
+
+cdef void _wc_reset(wcache_t* C, long n) noexcept nogil:
+    cdef long c
+    for c in range(n + 1):
+        C.off[c] = -1
+    C.used = 0
+
+
+cdef void _wc_free(wcache_t* C) noexcept nogil:
+    free(C.lo); free(C.hi); free(C.off); free(C.drop); free(C.pool)
+
+
+cdef long _wc_alloc(wcache_t* C, long size) noexcept nogil:
+    """Offset of ``size`` new doubles in the pool (grown as needed), or -1 if out of memory."""
+    cdef long cap, o
+    cdef double* y
+    if C.used + size > C.cap:
+        cap = 2 * C.cap if 2 * C.cap > C.used + size else C.used + size + 4096
+        y = <double*>realloc(C.pool, cap * sizeof(double))
+        if y == NULL:
+            return -1
+        C.pool = y
+        C.cap = cap
+    o = C.used
+    C.used += size
+    return o
 
 
 cdef struct mix_t:
@@ -70,8 +123,6 @@ cdef struct mix_t:
     double eta
     double e_abs                 # rounding bound of a partial sum S
     double* buf[MIX_MAX_ATOMS + 1]
-    double* t0
-    double* t1
     double total                 # sum of weight x E[S_+ | node] (S, not S/n)
     double charge                # truncation charge (S units)
     double pos                   # weight of terms whose S may be positive (rounding charge)
@@ -81,6 +132,8 @@ cdef struct mix_t:
     double max_steps
     long dmax[MIX_MAX_ATOMS + 1] # largest recurrence distance per level
     int abort
+    wcache_t cx                  # windows of X = N_b | L (pmf), by L: reused across the outer levels
+    wcache_t cy                  # windows of Y = N_d | m - L (tail tables T0, T1), by m - L
 
 
 cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, long* lo, long* hi) noexcept nogil:
@@ -99,7 +152,8 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
         lo[0] = c
         hi[0] = c
         return 0.0
-    # window of the tilted law
+    # window of the tilted law: from its mode outwards, with pmf(mode) <= 1 standing in for the mode's
+    # pmf (so pk bounds the pmf from above and the geometric tail bounds stay bounds)
     if qt <= 0.0 or qt >= 1.0 or qt != qt:
         lo[0] = 0
         hi[0] = m
@@ -108,7 +162,7 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
         mode = <long>floor((m + 1) * qt)
         if mode > m:
             mode = m
-        pk = _binom_pmf(mode, m, qt)
+        pk = 1.0
         k = mode
         while k < m:
             r = (<double>(m - k) / <double>(k + 1)) * rq
@@ -119,7 +173,7 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
             k += 1
             pk = pn
         hi[0] = k
-        pk = _binom_pmf(mode, m, qt)
+        pk = 1.0
         k = mode
         while k > 0:
             r = (<double>k / <double>(m - k + 1)) / rq
@@ -190,8 +244,10 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
     cdef double* bL = M.buf[lev]
     cdef double* bX = M.buf[lev + 1]
     cdef double* bY = M.buf[lev + 2]
-    cdef double* T0 = M.t0
-    cdef double* T1 = M.t1
+    cdef double* T0
+    cdef double* T1
+    cdef double* pX
+    cdef long o
     dropL = _mix_window(M, lev, m, qL, M.qtL, &loL, &hiL)
     if dropL > 0.0:
         M.charge += dropL * _mix_tilted(M, w, s0, m * M.krem[lev])
@@ -211,18 +267,50 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
             M.closed += wl
             M.nterms += 1.0
             continue
-        dropY = _mix_window(M, lev + 2, my, qY, M.qtY, &loY, &hiY)
-        dropX = _mix_window(M, lev + 1, mx, qX, M.qtX, &loX, &hiX)
+        # windows of X (pmf) and Y (tail tables) depend on L resp. m - L only: built once, reused
+        if M.cy.off[my] < 0:
+            dropY = _mix_window(M, lev + 2, my, qY, M.qtY, &loY, &hiY)
+            o = _wc_alloc(&M.cy, 2 * (hiY - loY + 1))
+            if o < 0:
+                M.abort = 1
+                return
+            T0 = M.cy.pool + o - loY
+            T1 = T0 + (hiY - loY + 1)
+            T0[hiY] = bY[hiY]
+            T1[hiY] = 0.0
+            y = hiY - 1
+            while y >= loY:
+                T1[y] = T1[y + 1] + T0[y + 1]
+                T0[y] = T0[y + 1] + bY[y]
+                y -= 1
+            M.cy.off[my] = o
+            M.cy.lo[my] = loY
+            M.cy.hi[my] = hiY
+            M.cy.drop[my] = dropY
+            M.steps += <double>(hiY - loY + 1)
+        if M.cx.off[mx] < 0:
+            dropX = _mix_window(M, lev + 1, mx, qX, M.qtX, &loX, &hiX)
+            o = _wc_alloc(&M.cx, hiX - loX + 1)
+            if o < 0:
+                M.abort = 1
+                return
+            for xx in range(loX, hiX + 1):
+                M.cx.pool[o + xx - loX] = bX[xx]
+            M.cx.off[mx] = o
+            M.cx.lo[mx] = loX
+            M.cx.hi[mx] = hiX
+            M.cx.drop[mx] = dropX
+        loY = M.cy.lo[my]
+        hiY = M.cy.hi[my]
+        dropY = M.cy.drop[my]
+        T0 = M.cy.pool + M.cy.off[my] - loY
+        T1 = T0 + (hiY - loY + 1)
+        loX = M.cx.lo[mx]
+        hiX = M.cx.hi[mx]
+        dropX = M.cx.drop[mx]
+        pX = M.cx.pool + M.cx.off[mx] - loX
         if dropX + dropY > 0.0:
             M.charge += (dropX + dropY) * _mix_tilted(M, wl, s0, mx * M.kab + my * M.kcd)
-        # tail tables of Y over [loY, hiY]
-        T0[hiY] = bY[hiY]
-        T1[hiY] = 0.0
-        y = hiY - 1
-        while y >= loY:
-            T1[y] = T1[y + 1] + T0[y + 1]
-            T0[y] = T0[y + 1] + bY[y]
-            y -= 1
         # smallest x with base + x dX + hiY dY > -e_abs
         thr = -M.e_abs - base - hiY * dY
         xs = loX
@@ -252,13 +340,13 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
                     j0 += 1
             if j0 > hiY:
                 continue
-            pos += bX[xx] * T0[j0]
+            pos += pX[xx] * T0[j0]
             while j0 <= hiY and not (s + j0 * dY > 0.0):
                 j0 += 1
             if j0 > hiY:
                 continue
-            sub += bX[xx] * ((s + dY * j0) * T0[j0] + dY * T1[j0])
-        M.steps += <double>(hiX - xs + 1) + <double>(hiY - loY + 1)
+            sub += pX[xx] * ((s + dY * j0) * T0[j0] + dY * T1[j0])
+        M.steps += <double>(hiX - xs + 2)
         M.total += wl * sub
         M.pos += wl * pos
         M.nterms += <double>(hiX - xs + 1) + <double>(hiY - loY + 1)
@@ -305,11 +393,11 @@ cdef void _mix_node(mix_t* M, int lev, long m, double s0, double w) noexcept nog
 
 
 cdef inline double _mix_width(double m, double q) noexcept nogil:
-    """A-priori window length of Bin(m, q) at eta ~1e-11 (about +-7 sd), twice (two pmfs)."""
+    """A-priori window length of Bin(m, q) at eta ~1e-11 (about +-7.5 sd), twice (two passes)."""
     cdef double w
     if q <= 0.0 or q >= 1.0 or m <= 0.0:
         return 1.0
-    w = 14.5 * sqrt(m * q * (1.0 - q)) + 3.0
+    w = 15.5 * sqrt(m * q * (1.0 - q)) + 3.0
     return 2.0 * (w if w < m + 1.0 else m + 1.0)
 
 
@@ -329,7 +417,7 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
     cdef double lw[MIX_MAX_ATOMS]
     cdef double lse[MIX_MAX_ATOMS + 1]
     cdef int i, j, t, best, nout, c
-    cdef double sd, bs, e = 1.0, m_rem = n, q, ww, lmax = -INFINITY, tot = 0.0, la, lb, lc_, ld
+    cdef double sd, bs, e = 1.0, m_rem = n, q, ww, x, wl, wx, wy, lmax = -INFINITY, tot = 0.0, la, lb, lc_, ld
     for i in range(k):
         used[i] = 0
         lw[i] = log(p[i]) + theta * v[i]
@@ -391,15 +479,21 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         M.qtL = exp(_lse2(la, lb) - lse[i])
         M.qtX = exp(lb - _lse2(la, lb))
         M.qtY = exp(ld - _lse2(lc_, ld))
-    # step estimate: outer windows (at the tilted mean remaining count) x inner cost
+    # step estimate: outer windows (at the tilted mean remaining count) x inner cost; the windows of
+    # the last four atoms are built once per count (cached) and their loop covers about half of X's
+    ww = 0.0
     for i in range(nout):
         q = M.qt[i]
-        e *= 0.5 * _mix_width(m_rem, q)
+        x = _mix_width(m_rem, q)
+        e *= 0.5 * x
+        ww += 0.5 * x
         m_rem -= m_rem * q
     i = nout
     if k - nout == 4:
-        ww = _mix_width(m_rem * M.qtL, M.qtX) + _mix_width(m_rem * (1.0 - M.qtL), M.qtY)
-        e *= 0.5 * _mix_width(m_rem, M.qtL) * ww
+        wl = _mix_width(m_rem, M.qtL)
+        wx = _mix_width(m_rem * M.qtL, M.qtX)
+        wy = _mix_width(m_rem * (1.0 - M.qtL), M.qtY)
+        e = e * 0.5 * wl * (0.25 * wx + 2.0) + (0.5 * wl + ww) * 1.25 * (wx + wy)
     elif k - nout == 2:
         e *= _mix_width(m_rem, M.qt[i + 1])
     est[0] = e
@@ -452,16 +546,14 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
     nn = <long>n
     for lev in range(MIX_MAX_ATOMS + 1):
         M.buf[lev] = NULL
-    M.t0 = NULL
-    M.t1 = NULL
     nlev = <int>k
     for lev in range(nlev + 1):
         M.buf[lev] = <double*>malloc((nn + 2) * sizeof(double))
         if M.buf[lev] == NULL:
             break
-    M.t0 = <double*>malloc((nn + 2) * sizeof(double))
-    M.t1 = <double*>malloc((nn + 2) * sizeof(double))
-    if M.t0 != NULL and M.t1 != NULL and M.buf[nlev] != NULL:
+    j = _wc_init(&M.cx, nn)
+    j += _wc_init(&M.cy, nn)
+    if j == 0 and M.buf[nlev] != NULL:
         for attempt in range(2):
             M.eta = eta
             M.e_abs = 8.0 * DBL_EPS * n * amax * (k + 2)
@@ -475,6 +567,8 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
             M.abort = 0
             for lev in range(MIX_MAX_ATOMS + 1):
                 M.dmax[lev] = 0
+            _wc_reset(&M.cx, nn)
+            _wc_reset(&M.cy, nn)
             _mix_node(&M, 0, nn, 0.0, 1.0)
             steps[0] += M.steps
             if M.abort:
@@ -501,8 +595,8 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
                 break
     for lev in range(MIX_MAX_ATOMS + 1):
         free(M.buf[lev])
-    free(M.t0)
-    free(M.t1)
+    _wc_free(&M.cx)
+    _wc_free(&M.cy)
     return st
 
 

@@ -22,7 +22,7 @@
 #   ratio recurrence (6 eps per step from the mode), per level, relative to the sum;
 # * rounding of S: each partial sum s is off by at most 8 eps n max|v| (first order), charged on the
 #   weight of the terms whose computed S exceeds -(that error) ("pos"); sums of non-negative terms:
-#   (number of terms) eps relative.
+#   (number of terms) eps relative; weights that leave the normal range: 1e-300 n max|v| per term.
 # Rounding parts are first-order estimates (as for the multinomial enumeration), not interval
 # arithmetic.  A run that exceeds its step budget, or whose error bound exceeds rtol x value after
 # one refinement of ``tol``, returns ST_FALLBACK (the caller uses the Bromwich integral).
@@ -520,7 +520,7 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
     """
     cdef Py_ssize_t k = v.shape[0], j
     cdef mix_t M
-    cdef double est, amax = 0.0, rel, e_round, eta = MIX_ETA0, val, er, x, theta, mu, var
+    cdef double est, amax = 0.0, rel, e_round, e_under, eta = MIX_ETA0, val, er, x, theta, mu, var
     cdef long nn, lev
     cdef int attempt, nlev, st = ST_FALLBACK
     value[0] = 0.0
@@ -581,7 +581,9 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
             rel += DBL_EPS * (M.nterms + 4.0 * nn + 16.0)
             e_round = M.e_abs * (M.pos + M.closed)
             val = M.total / n
-            er = (M.total * rel + e_round + M.charge * (1.0 + 1e-12)) / n
+            # products of weights below the normal range (each term <= 1e-300 n max|v| then)
+            e_under = (M.nterms + M.steps) * 1e-300 * n * amax
+            er = (M.total * rel + e_round + e_under + M.charge * (1.0 + 1e-12)) / n
             if er <= rtol * val and val > 1e-250:
                 value[0] = val
                 err[0] = er

@@ -40,7 +40,7 @@ DEF MIX_MAX_STEPS = 300000.0
 DEF MIX_EST_FACTOR = 1.0
 #: step budget by n: min(MIX_BUDGET_CAP, max(MIX_MAX_STEPS, MIX_BUDGET_N * k / (4 n))), where the Bromwich
 #: integral costs about 3e6 k / n atom-frequency evaluations of ~50-100 steps each (bench/results_moderate_n.md)
-DEF MIX_BUDGET_N = 3e8
+DEF MIX_BUDGET_N = 5e8
 DEF MIX_BUDGET_CAP = 5e6
 #: multinomial enumeration (when allowed) is preferred up to this many count vectors
 DEF MIX_ENUM_FIRST = 50000.0

@@ -624,7 +624,8 @@ def test_result_reprs_are_one_line():
     r = shuffleamp.epsilon(KRRm(1.0, 10), 1000, 1e-6)
     text = repr(r)
     assert "\n" not in text and text.startswith("BoundResult(epsilon: upper=")
-    assert "np.float64" not in text and "evaluator='exact'" in text
+    # n = 1000, 4-atom k-RR laws: the exact binomial-mixture sums evaluate delta (evaluator name in the repr)
+    assert "np.float64" not in text and "evaluator='binomial-mixture'" in text
     v = shuffleamp.delta(KRRm(1.0, 10), [1000, 2000], 0.5)
     assert "\n" not in repr(v) and "np." not in repr(v)
 

@@ -6,8 +6,10 @@
 # (L = users on the pair {a, b} ~ Bin(m, .), then X = N_b | L ~ Bin(L, .) and Y = N_d | m - L ~
 # Bin(m - L, .), independent given L), the last two (or one) in closed form.  Given L,
 # S = base + X dX + Y dY with dX, dY > 0, and E[(s + Y dY)_+] = (s + dY j0) T0[j0] + dY T1[j0] with
-# the tail tables T0[j] = P(Y >= j), T1[j] = E[(Y - j); Y >= j] built once per L (both terms are
-# non-negative: no cancellation), so the cost is about window_L x (window_X + window_Y).
+# the tail tables T0[j] = P(Y >= j), T1[j] = E[(Y - j); Y >= j] (both terms are non-negative: no
+# cancellation).  The windows of X (by L) and the tables of Y (by m - L) are built once per count and
+# reused by every outer node, so the cost is about (outer windows) x window_L x window_X / 4 plus
+# the building of about window_L + (outer windows) windows.
 #
 # Certification (everything charged to the error, added to upper bounds, subtracted from lower ones):
 # * truncation (Chernoff-tilted windows): for any theta > 0, s_+ <= e^{theta s} / (e theta), so a node
@@ -24,8 +26,10 @@
 #   weight of the terms whose computed S exceeds -(that error) ("pos"); sums of non-negative terms:
 #   (number of terms) eps relative; weights that leave the normal range: 1e-300 n max|v| per term.
 # Rounding parts are first-order estimates (as for the multinomial enumeration), not interval
-# arithmetic.  A run that exceeds its step budget, or whose error bound exceeds rtol x value after
-# one refinement of ``tol``, returns ST_FALLBACK (the caller uses the Bromwich integral).
+# arithmetic.  A run whose a-priori step estimate exceeds its budget (``_mix_budget``, about the
+# Bromwich integral's cost at this n), that exceeds twice the budget, or whose error bound exceeds
+# rtol x value after one refinement of ``eta``, returns ST_FALLBACK (the caller uses the Bromwich
+# integral).
 #
 # Needs (kernels.pyx): floor, ceil, exp, log, log1p, sqrt, fabs, lgamma, isfinite; malloc, free;
 # betainc, betaincc.
@@ -34,12 +38,13 @@ include "_binomial_sums.pxi"
 
 DEF ST_MIXTURE = 5         # exact binomial-mixture sums (evaluator "binomial-mixture")
 DEF MIX_MAX_ATOMS = 7      # laws with more atoms go to the Bromwich integral
-#: step budget of one evaluation (window points; about 5 ns each): beyond it the Bromwich integral
+#: smallest step budget of one evaluation (window points, about 4-8 ns each)
 DEF MIX_MAX_STEPS = 300000.0
-#: the a-priori step estimate may exceed the budget by this factor (pruning of the S <= 0 region)
+#: the a-priori step estimate may exceed the budget by this factor
 DEF MIX_EST_FACTOR = 1.0
 #: step budget by n: min(MIX_BUDGET_CAP, max(MIX_MAX_STEPS, MIX_BUDGET_N * k / (4 n))), where the Bromwich
-#: integral costs about 3e6 k / n atom-frequency evaluations of ~50-100 steps each (bench/results_moderate_n.md)
+#: integral costs about 1e7 / n atom-frequency evaluations of ~50-100 steps each at n = 1e2..1e4
+#: (measured for k-RR, OUE, BLH, RAPPOR, HR: bench/results_moderate_n.md)
 DEF MIX_BUDGET_N = 5e8
 DEF MIX_BUDGET_CAP = 5e6
 #: multinomial enumeration (when allowed) is preferred up to this many count vectors

@@ -47,6 +47,8 @@ DEF MIX_EST_FACTOR = 1.0
 #: (measured for k-RR, OUE, BLH, RAPPOR, HR: bench/results_moderate_n.md)
 DEF MIX_BUDGET_N = 5e8
 DEF MIX_BUDGET_CAP = 5e6
+#: a meet-in-the-middle point (``_small_n.pxi``) costs about this many steps
+DEF MIX_MITM_RATIO = 30.0
 #: multinomial enumeration (when allowed) is preferred up to this many count vectors
 DEF MIX_ENUM_FIRST = 50000.0
 #: largest n (buffers of n + 2 doubles per level)
@@ -505,11 +507,16 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
     return 0
 
 
-cdef inline double _mix_budget(double n, Py_ssize_t k) noexcept nogil:
-    """Step budget of one evaluation at n users and k atoms (see MIX_BUDGET_N)."""
-    cdef double b = MIX_BUDGET_N * k / (4.0 * n)
+cdef inline double _mix_budget(double n, Py_ssize_t k, bint enum_allowed) noexcept nogil:
+    """Step budget of one evaluation at n users and k atoms (see MIX_BUDGET_N); where the meet-in-the-middle
+    path of ``_small_n.pxi`` is chosen, at most MIX_MITM_RATIO steps per point of its halves."""
+    cdef double b = MIX_BUDGET_N * k / (4.0 * n), c
     b = b if b > MIX_MAX_STEPS else MIX_MAX_STEPS
-    return b if b < MIX_BUDGET_CAP else MIX_BUDGET_CAP
+    b = b if b < MIX_BUDGET_CAP else MIX_BUDGET_CAP
+    if enum_allowed and _small_n_chosen(n, k):
+        c = MIX_MITM_RATIO * small_n_points(n, k)
+        b = b if b < c else c
+    return b
 
 
 cdef inline double _enum_leaves(double n, Py_ssize_t k) noexcept nogil:
@@ -608,7 +615,7 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
 
 
 def mixture_positive_part(const double[::1] values, const double[::1] probs, double n, double rtol,
-                          double max_steps=-1.0):
+                          double max_steps=-1.0, bint enum_allowed=True):
     """Certified E[(G_1+...+G_n)_+]/n of a finite law by exact binomial-mixture sums (the kernel path).
 
     Parameters
@@ -622,6 +629,9 @@ def mixture_positive_part(const double[::1] values, const double[::1] probs, dou
     max_steps : float
         Step budget (window points); beyond it the evaluation is declined.  Default (negative): the
         production budget at this n and number of atoms (as in ``profile_bromwich``).
+    enum_allowed : bool
+        Whether the enumeration paths are allowed (then the default budget also stays below the
+        meet-in-the-middle cost where that path is chosen), as ``enum_ok[1]`` of ``profile_bromwich``.
 
     Returns
     -------
@@ -635,7 +645,7 @@ def mixture_positive_part(const double[::1] values, const double[::1] probs, dou
     if values.shape[0] != probs.shape[0]:
         raise ValueError("mixture_positive_part: inconsistent array lengths")
     if max_steps < 0.0:
-        max_steps = _mix_budget(n, values.shape[0])
+        max_steps = _mix_budget(n, values.shape[0], enum_allowed)
     with nogil:
         st = _mixture(values, probs, n, rtol, max_steps, &val, &er, &stp)
     return st == ST_MIXTURE, val, er, stp

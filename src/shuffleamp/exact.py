@@ -313,7 +313,8 @@ def _profile_kernel(dec, n: int, flat: np.ndarray, rtol: float, enumerate_max: i
 
 
 #: profile_bromwich status -> Evaluation.evaluator
-_STATUS_NAMES = {0: "exact", 1: "chernoff", 2: "trivial", 3: "exact", 4: "enumeration", 5: "binomial-mixture"}
+_STATUS_NAMES = {0: "exact", 1: "chernoff", 2: "trivial", 3: "exact", 4: "enumeration", 5: "binomial-mixture",
+                 6: "enumeration"}
 
 
 def delta_exact_family(family, n: int, epsilon: float, mode: str = "upper") -> Evaluation:
@@ -380,9 +381,15 @@ def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int):
     enum = bool(enumerate_max) and math.comb(n + k - 1, k - 1) <= enumerate_max
     if enumerate_max and not (enum and math.comb(n + k - 1, k - 1) <= kernels.MIXTURE_ENUM_FIRST):
         # exact binomial-mixture sums within their step budget (the kernel path's branch, status 5)
-        ok, value, err, steps = kernels.mixture_positive_part(v, p, float(n), float(rtol))
+        ok, value, err, steps = kernels.mixture_positive_part(v, p, float(n), float(rtol), -1.0, True)
         if ok:
             return value, err, int(steps), 0.0, "binomial-mixture"
+    if enumerate_max and kernels.small_n_chosen(float(n), k):
+        # many atoms at small n: exact meet-in-the-middle over multisets (the compiled profile takes the
+        # same branch by the same rule); its error bound charges every rounding
+        tot, err, status = kernels.small_n_positive_part(v, p, int(n))
+        if status == 0:
+            return tot / n, err / n, 0, 0.0, "enumeration"
     if enum:
         tot, pos = kernels.multinomial_positive_part(v, p, n)
         # leaf weights: log-weight error (n |log p| + log n!) eps; partial sums: n max|v| eps each

@@ -81,6 +81,7 @@ def test_mechanism_laws_vs_bruteforce(mech):
     ([-0.3, 1.7], [0.93, 0.07], 1000),
     ([-2.0, -0.1, 3.0], [0.1, 0.75, 0.15], 150),
     ([-163.02, -2.0042, 51.594], [0.0065, 0.6380, 0.3555], 200),   # KRR(4,100)-like, no zero atom
+    ([-1.0, 3.0], [0.97, 0.03], 1000),                    # delta ~ 1e-90: tilted windows far from the mode
 ])
 def test_vs_mpmath_moderate_n(v, p, n):
     truth = O.positive_part_mp(v, p, n)
@@ -139,3 +140,31 @@ def test_hypothesis_overlaps_bromwich(k, n, seed, scale):
     bl = X.delta_exact(g, n, "lower", enumerate_max=0)
     # delta_exact clamps upper bounds at 1 (delta of a real GPARV is <= 1; these random laws may exceed it)
     assert min(val - err, 1.0) <= bu.delta and bl.delta <= val + err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_random_three_atom_laws_vs_mpmath_n400(seed):
+    """Exhaustive: random 3-atom laws at n = 400 against the exact mpmath nested binomial sums (the
+    mixture declines only below the double range, where the Chernoff bound answers)."""
+    rng = np.random.default_rng(700 + seed)
+    v, p = _law(rng, 3, 2.0)
+    truth = O.positive_part_mp(v, p, 400, dps=30)
+    ok, val, err = _mix(v, p, 400)
+    if not ok:
+        assert truth < 1e-250
+    else:
+        assert _inside(val, err, truth), (v, p, val, err, truth)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [4, 5])
+def test_random_laws_vs_bruteforce_n60(k):
+    """Exhaustive: 4-5 atom laws at n = 60 (the regime the mixture takes from enumeration) vs brute force."""
+    rng = np.random.default_rng(60 + k)
+    for _ in range(2):
+        v, p = _law(rng, k)
+        n = 60 if k == 4 else 36
+        truth = O.gparv_positive_part(v, p, n)
+        ok, val, err = _mix(v, p, n)
+        assert ok and _inside(val, err, truth), (k, val, err, truth)

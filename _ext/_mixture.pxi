@@ -39,7 +39,7 @@ include "_binomial_sums.pxi"
 DEF ST_MIXTURE = 5         # exact binomial-mixture sums (evaluator "binomial-mixture")
 DEF MIX_MAX_ATOMS = 7      # laws with more atoms go to the Bromwich integral
 #: smallest step budget of one evaluation (window points, about 4-8 ns each)
-DEF MIX_MAX_STEPS = 300000.0
+DEF MIX_MAX_STEPS = 400000.0
 #: the a-priori step estimate may exceed the budget by this factor
 DEF MIX_EST_FACTOR = 1.0
 #: step budget by n: min(MIX_BUDGET_CAP, max(MIX_MAX_STEPS, MIX_BUDGET_N * k / (4 n))), where the Bromwich

@@ -1256,8 +1256,10 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
     else:
         st = ST_FALLBACK
         # exact binomial-mixture sums within their step budget, unless a small enumeration is allowed
-        # (the budget also stays below the meet-in-the-middle cost where that path is chosen)
-        if kk <= MIX_MAX_ATOMS and not (enum_ok[kk] and _enum_leaves(P.n, kk) <= MIX_ENUM_FIRST):
+        # (the budget also stays below the meet-in-the-middle cost where that path is chosen);
+        # enum_ok[1] == 0 (enumerate_max = 0) disables every combinatorial path, as in exact._positive_part
+        if (kk <= MIX_MAX_ATOMS and enum_ok[1]
+                and not (enum_ok[kk] and _enum_leaves(P.n, kk) <= MIX_ENUM_FIRST)):
             st = _mixture(v[:kk], p[:kk], P.n, P.rtol, _mix_budget(P.n, kk, enum_ok[1]), &value, &err, work)
         if (st == ST_FALLBACK and enum_ok[1] and _small_n_chosen(P.n, kk)     # enum_ok[1]: enumeration allowed
                 and _mitm_positive_part(&v[0], &p[0], kk, <int>P.n, SMALL_N_CAP, &value, &err) == 0):

@@ -49,7 +49,7 @@ from .gparv import ContinuousPart, Gparv
 
 __all__ = ["Decomposition", "GparvFamily", "MixtureFamily", "law_key", "dedupe", "merge_by_ratio",
            "product_decomposition", "mixture", "primary_decomposition", "lower_decomposition",
-           "clone_decomposition", "RATIO_RTOL", "LAW_KEY_DIGITS"]
+           "clone_decomposition", "RATIO_RTOL", "LAW_KEY_DIGITS", "law_keys", "merge_rows"]
 
 #: Relative precision at which likelihood ratios are considered equal when merging components.
 RATIO_RTOL = 1e-10
@@ -229,12 +229,38 @@ class Decomposition:
         Returns
         -------
         tuple
-            Sorted ``(r0_j, r1_j, c_j)`` rows of the simplified decomposition, then β.
+            ``(β, bytes)``: β rounded, then the sorted ``(r0_j, r1_j, c_j)`` rows of the
+            simplified decomposition (components merged by :func:`merge_by_ratio`'s rule),
+            rounded, as float64 bytes (computed by :func:`law_keys`; cached).
         """
-        s = self.simplified()
-        r0, r1 = s.ratios
-        rows = sorted(zip(np.round(r0, digits), np.round(r1, digits), np.round(s.c, digits)))
-        return tuple(rows) + (round(s.beta, digits),)
+        if digits == LAW_KEY_DIGITS:
+            k = self.__dict__.get("_law_key")
+            if k is None:
+                k = law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta)[0]
+                object.__setattr__(self, "_law_key", k)
+            return k
+        return law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta, digits=digits)[0]
+
+    @classmethod
+    def _trusted(cls, a, b, c, beta: float, label: str = "", key=None, swap_key=None) -> "Decomposition":
+        """Build without validation from arrays the caller has already checked (batch constructors).
+
+        The caller guarantees what :meth:`__post_init__` checks: equal shapes, finite masses >= 0,
+        ``c > 0`` on every component, ``sum(a) = sum(b) = 1`` and ``sum(c) + beta = 1``.  ``key`` /
+        ``swap_key`` are this law's and the swapped law's :func:`law_keys` (cached when given).
+        """
+        self = object.__new__(cls)
+        for name, arr in (("a", a), ("b", b), ("c", c)):
+            arr = np.array(arr, dtype=np.float64)
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "beta", float(beta))
+        object.__setattr__(self, "label", label)
+        if key is not None:
+            object.__setattr__(self, "_law_key", key)
+        if swap_key is not None:
+            object.__setattr__(self, "_swap_key", swap_key)
+        return self
 
     def swapped(self) -> "Decomposition":
         """The decomposition for the reversed pair (x_1^1, x_1^0): ``a`` and ``b`` exchanged.
@@ -244,7 +270,8 @@ class Decomposition:
         Decomposition
             The family with the roles of :math:`x_1^0` and :math:`x_1^1` exchanged (may be ``self``).
         """
-        return Decomposition(self.b, self.a, self.c, self.beta, label=self.label + " (swapped)")
+        return Decomposition._trusted(self.b, self.a, self.c, self.beta, label=self.label + " (swapped)",
+                                      key=self.__dict__.get("_swap_key"), swap_key=self.__dict__.get("_law_key"))
 
     def simplified(self, rtol: float = RATIO_RTOL) -> "Decomposition":
         """Merge components with equal ratios (a_j/c_j, b_j/c_j) with :func:`merge_by_ratio`.
@@ -305,6 +332,93 @@ class Decomposition:
         b = np.array([p, E * p, E * q, r])
         # renormalise away float noise in the closed forms (sums are exactly 1 analytically)
         return cls(a / a.sum(), b / b.sum(), c, 1.0 - c.sum(), label=label)
+
+
+# ----------------------------------------------------------------------------- batch law keys
+def _ratio_keys(num: np.ndarray, den: np.ndarray, rtol: float) -> np.ndarray:
+    """``round(log(max(num/den, 1e-300)) / rtol)`` as int64 (the merge key of :func:`merge_by_ratio`)."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        lr = np.log(np.maximum(num / den, 1e-300))
+    lr = np.clip(lr, -800.0, 800.0)
+    return np.round(lr / rtol).astype(np.int64)
+
+
+def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_RTOL, keys=None):
+    r"""Row-wise :func:`merge_by_ratio` of ``m`` decompositions with ``k`` components each.
+
+    Parameters
+    ----------
+    A, B, C : ndarray of float64, shape (m, k)
+        Component masses of ``m`` decompositions (``C > 0`` everywhere).
+    rtol : float, optional
+        As in :func:`merge_by_ratio`.
+    keys : tuple of two int64 arrays of shape (m, k), optional
+        The merge keys ``round(log(A/C)/rtol)``, ``round(log(B/C)/rtol)`` if already computed.
+
+    Returns
+    -------
+    row : ndarray of int64, shape (s,)
+        Decomposition (row) index of each merged component, non-decreasing.
+    a, b, c : ndarray of float64, shape (s,)
+        Merged masses: within one row, components with equal rounded log-ratio keys
+        ``(log a/c, log b/c)`` are summed (the rule of :func:`merge_by_ratio`).
+    """
+    m, k = A.shape
+    K0, K1 = (_ratio_keys(A, C, rtol), _ratio_keys(B, C, rtol)) if keys is None else keys
+    order = np.lexsort((K1, K0), axis=-1)
+    K0 = np.take_along_axis(K0, order, axis=1)
+    K1 = np.take_along_axis(K1, order, axis=1)
+    new = np.ones((m, k), dtype=bool)
+    if k > 1:
+        new[:, 1:] = (K0[:, 1:] != K0[:, :-1]) | (K1[:, 1:] != K1[:, :-1])
+    seg = np.cumsum(new.ravel()) - 1
+    s = int(seg[-1]) + 1 if seg.size else 0
+    a = np.bincount(seg, np.take_along_axis(A, order, axis=1).ravel(), s)
+    b = np.bincount(seg, np.take_along_axis(B, order, axis=1).ravel(), s)
+    c = np.bincount(seg, np.take_along_axis(C, order, axis=1).ravel(), s)
+    row = np.repeat(np.arange(m, dtype=np.int64), new.sum(axis=1))
+    return row, a, b, c
+
+
+def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LAW_KEY_DIGITS,
+             swapped: bool = False, merged=None) -> list:
+    """Law keys of ``m`` decompositions at once (the one implementation of :meth:`Decomposition.law_key`).
+
+    Parameters
+    ----------
+    A, B, C : ndarray of float64, shape (m, k)
+        Component masses (``C > 0`` everywhere).
+    beta : float or ndarray of shape (m,)
+        Residual masses.
+    digits : int, optional
+        Decimal digits kept for ratios, masses and β.
+    swapped : bool, optional
+        Keys of the swapped decompositions (``a`` and ``b`` exchanged) instead.
+    merged : tuple, optional
+        The output of :func:`merge_rows` for ``(A, B, C)`` if already computed.
+
+    Returns
+    -------
+    list of tuple
+        ``(round(beta), bytes of the lexicographically sorted rounded (r0, r1, c) rows)`` per
+        decomposition: equal keys mean equal laws (up to the rounding; de-duplication is an
+        optimisation, a missed duplicate costs time only).
+    """
+    m = A.shape[0]
+    row, a, b, c = merge_rows(A, B, C) if merged is None else merged
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        r0 = np.round(a / c, digits)
+        r1 = np.round(b / c, digits)
+    if swapped:
+        r0, r1 = r1, r0
+    cr = np.round(c, digits)
+    order = np.lexsort((cr, r1, r0, row))
+    rows = np.ascontiguousarray(np.stack([r0[order], r1[order], cr[order]], axis=1) + 0.0)  # + 0.0: no -0.0
+    buf = rows.tobytes()
+    bounds = np.searchsorted(row, np.arange(m + 1)) * 24
+    betas = np.broadcast_to(np.round(np.asarray(beta, dtype=np.float64), digits), (m,)).tolist()
+    bl = bounds.tolist()
+    return [(betas[i], buf[bl[i]:bl[i + 1]]) for i in range(m)]
 
 
 # ----------------------------------------------------------------------------- the one law key

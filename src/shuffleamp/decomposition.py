@@ -229,9 +229,10 @@ class Decomposition:
         Returns
         -------
         tuple
-            ``(β, bytes)``: β rounded, then the sorted ``(r0_j, r1_j, c_j)`` rows of the
+            ``(β, bytes)``: β rounded, then the ``(r0_j, r1_j, c_j)`` rows of the
             simplified decomposition (components merged by :func:`merge_by_ratio`'s rule),
-            rounded, as float64 bytes (computed by :func:`law_keys`; cached).
+            rounded, in the order of their merge keys, as float64 bytes (computed by
+            :func:`law_keys`; cached).
         """
         if digits == LAW_KEY_DIGITS:
             k = self.__dict__.get("_law_key")
@@ -362,6 +363,9 @@ def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_
     a, b, c : ndarray of float64, shape (s,)
         Merged masses: within one row, components with equal rounded log-ratio keys
         ``(log a/c, log b/c)`` are summed (the rule of :func:`merge_by_ratio`).
+    k0, k1 : ndarray of int64, shape (s,)
+        The merge keys of the merged components; within a row the components are sorted by
+        ``(k0, k1)`` (strictly increasing).
     """
     m, k = A.shape
     K0, K1 = (_ratio_keys(A, C, rtol), _ratio_keys(B, C, rtol)) if keys is None else keys
@@ -377,7 +381,8 @@ def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_
     b = np.bincount(seg, np.take_along_axis(B, order, axis=1).ravel(), s)
     c = np.bincount(seg, np.take_along_axis(C, order, axis=1).ravel(), s)
     row = np.repeat(np.arange(m, dtype=np.int64), new.sum(axis=1))
-    return row, a, b, c
+    first = new.ravel()
+    return row, a, b, c, K0.ravel()[first], K1.ravel()[first]
 
 
 def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LAW_KEY_DIGITS,
@@ -400,20 +405,24 @@ def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LA
     Returns
     -------
     list of tuple
-        ``(round(beta), bytes of the lexicographically sorted rounded (r0, r1, c) rows)`` per
+        ``(round(beta), bytes of the rounded (r0, r1, c) rows sorted by their merge keys)`` per
         decomposition: equal keys mean equal laws (up to the rounding; de-duplication is an
         optimisation, a missed duplicate costs time only).
     """
     m = A.shape[0]
-    row, a, b, c = merge_rows(A, B, C) if merged is None else merged
+    row, a, b, c, k0, k1 = merge_rows(A, B, C) if merged is None else merged
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         r0 = np.round(a / c, digits)
         r1 = np.round(b / c, digits)
+    cr = np.round(c, digits)
+    # canonical order: the merged components' (unique) merge keys, already sorted within each row
     if swapped:
         r0, r1 = r1, r0
-    cr = np.round(c, digits)
-    order = np.lexsort((cr, r1, r0, row))
-    rows = np.ascontiguousarray(np.stack([r0[order], r1[order], cr[order]], axis=1) + 0.0)  # + 0.0: no -0.0
+        order = np.lexsort((k0, k1, row))
+        r0, r1, cr = r0[order], r1[order], cr[order]
+    rows = np.empty((r0.size, 3))
+    rows[:, 0], rows[:, 1], rows[:, 2] = r0, r1, cr
+    rows += 0.0                                     # no -0.0
     buf = rows.tobytes()
     bounds = np.searchsorted(row, np.arange(m + 1)) * 24
     betas = np.broadcast_to(np.round(np.asarray(beta, dtype=np.float64), digits), (m,)).tolist()

@@ -89,7 +89,7 @@ MATRIX_PAIR_BUDGET = 2 ** 28
 #: estimate of a matrix's decompositions and their screening (the call's ``max_seconds`` refuses
 #: larger matrices before building anything).
 MATRIX_PAIR_SECONDS = 2e-6
-MATRIX_ENTRY_SECONDS = 1e-7
+MATRIX_ENTRY_SECONDS = 4e-6
 #: Entries (ordered pairs x outputs) per batch of the vectorised pair construction (bounds its memory).
 MATRIX_BATCH_ENTRIES = 2 ** 18
 
@@ -1569,10 +1569,16 @@ class MatrixMechanism(Mechanism):
             C = Pc[np.asarray(x2s, dtype=np.int64)]
             keys = None
             beta = 0.0
-        row, a, b, cc = merge_rows(Pc[x0s], Pc[x1s], C, keys=keys)
+        merged = merge_rows(Pc[x0s], Pc[x1s], C, keys=keys)
+        row, a, b, cc = merged[:4]
         m = x0s.size
-        ka = law_keys(Pc[x0s], Pc[x1s], C, beta, merged=(row, a, b, cc))
-        kb = law_keys(Pc[x0s], Pc[x1s], C, beta, swapped=True, merged=(row, a, b, cc))
+        if x2s is None:     # the keys of both orientations were computed with all ordered pairs
+            pk = self._pair_keys
+            ka = [pk[(i, j)] for i, j in zip(x0s.tolist(), x1s.tolist())]
+            kb = [pk[(j, i)] for i, j in zip(x0s.tolist(), x1s.tolist())]
+        else:
+            ka = law_keys(Pc[x0s], Pc[x1s], C, beta, merged=merged)
+            kb = [None] * m
         bnd = np.searchsorted(row, np.arange(m + 1)).tolist()
         out = []
         for r in range(m):

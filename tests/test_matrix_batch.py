@@ -253,3 +253,37 @@ def test_slow_reproducers_answers_unchanged(spec, want):
     """Brackets within the ones the per-pair construction gave (values recorded from it)."""
     eps0, D, Y, seed, n, delta = spec
     _within_recorded_bracket(sa.epsilon(_bench_matrix(eps0, D, Y, seed), n, delta, max_seconds=600), *want)
+
+
+# ------------------------------------------------------------------ certified Chernoff screening
+def test_chernoff_bounds_certified_and_optimal():
+    """Every bound >= the family's exact δ (multinomial enumeration, tests/oracle.py) and within 1e-6 of the
+    Chernoff bound at the optimal θ (scipy bounded minimisation per family, independent of the Newton search)."""
+    from scipy.optimize import minimize_scalar
+
+    from oracle import gparv_positive_part
+    from shuffleamp.decomposition import chernoff_bounds
+
+    m = MatrixMechanism(_random_matrix(6, 4, 3.0, 11))
+    fams = [f for d in m.upper_decompositions() for f in (d, d.swapped())] + m.lower_decompositions()
+    for n, q in ((3, 0.2), (7, 0.5), (40, 0.1), (10 ** 6, 0.01), (10 ** 9, 0.001)):
+        eps = q * m.eps0
+        ch = chernoff_bounds(fams, n, eps)
+        for f, b in zip(fams, ch):
+            g = f.gparv(eps)
+            if n <= 7:
+                assert b >= gparv_positive_part(g.values, g.probs, n) * (1 - 1e-12)
+            v, p = g.values, g.probs
+            if v.max() <= 0:
+                assert b == 0.0
+                continue
+
+            def logbound(u):
+                th = math.exp(u)
+                z = th * v + np.log(p)
+                K = z.max() + math.log(np.exp(z - z.max()).sum())
+                return n * K - 1.0 - math.log(th * n)
+            best = minimize_scalar(logbound, bounds=(-40, 40), method="bounded", options={"xatol": 1e-10}).fun
+            if best > -700:
+                assert math.log(b) <= best + 1e-6
+                assert math.log(b) >= best - 1e-6 * (1 + abs(best))    # never below the optimal bound

@@ -45,11 +45,21 @@ def _structured_matrices():
     return out
 
 
+def _unique_merge(a, b, c, rtol=1e-10):
+    """Merge by ratio as written before batching (np.unique over rounded log-ratio keys)."""
+    k0 = np.round(np.log(np.maximum(a / c, 1e-300)) / rtol).astype(np.int64)
+    k1 = np.round(np.log(np.maximum(b / c, 1e-300)) / rtol).astype(np.int64)
+    uniq, inv = np.unique(np.stack([k0, k1], axis=1), axis=0, return_inverse=True)
+    inv = np.asarray(inv).ravel()
+    m = uniq.shape[0]
+    return np.bincount(inv, a, m), np.bincount(inv, b, m), np.bincount(inv, c, m)
+
+
 def _old_key(a, b, c, beta, digits=12):
     """The per-pair law key as written before batching: merge, ratios, sorted rounded rows (tuples)."""
-    a, b, c = merge_by_ratio(np.asarray(a, float), np.asarray(b, float), np.asarray(c, float))
+    a, b, c = np.asarray(a, float), np.asarray(b, float), np.asarray(c, float)
     keep = c > 0
-    a, b, c = a[keep], b[keep], c[keep]
+    a, b, c = _unique_merge(a[keep], b[keep], c[keep])
     rows = sorted(zip(np.round(a / c, digits), np.round(b / c, digits), np.round(c, digits)))
     return tuple(rows) + (round(beta, digits),)
 
@@ -73,7 +83,7 @@ def _old_upper_pairs(P):
 def _same_law(d1: Decomposition, d2: Decomposition):
     """Equal laws: sorted (r0, r1, c) rows of the merged forms and β agree."""
     def rows(d):
-        a, b, c = merge_by_ratio(d.a, d.b, d.c)
+        a, b, c = _unique_merge(d.a, d.b, d.c)
         r = np.stack([a / c, b / c, c], axis=1)
         return r[np.lexsort((r[:, 2], r[:, 1], r[:, 0]))]
     r1, r2 = rows(d1), rows(d2)
@@ -149,6 +159,19 @@ def test_law_keys_batch_equals_scalar_and_distinguishes_laws():
     A2 = np.array([[0.2, 0.2, 0.6], [0.2, 0.2, 0.6]]); C2 = np.array([[0.1, 0.1, 0.3], [0.1, 0.1, 0.3]])
     row, a, b, c = merge_rows(A2, A2, C2)[:4]
     assert row.tolist() == [0, 1] and np.allclose(a, [1.0, 1.0]) and np.allclose(c, [0.5, 0.5])
+
+
+def test_merge_by_ratio_equals_unique_merge():
+    g = np.random.default_rng(9)
+    for _ in range(20):
+        k = int(g.integers(1, 12))
+        r = g.choice([0.5, 1.0, 2.0, 3.0], size=(k, 2))            # repeated ratio pairs
+        c = g.random(k) + 0.01
+        a, b = r[:, 0] * c, r[:, 1] * c
+        got = merge_by_ratio(a, b, c)
+        want = _unique_merge(a, b, c)
+        for x, y in zip(got, want):
+            np.testing.assert_allclose(x, y, rtol=1e-15)
 
 
 # ------------------------------------------------------------------ brute-force certificates

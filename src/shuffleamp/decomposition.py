@@ -19,7 +19,10 @@ and its generalized privacy amplification random variable (GPARV) is
 * :class:`Decomposition` (the only implementation of that map, :meth:`Decomposition.gparv`),
 * :func:`merge_by_ratio` (the only merge of components with equal likelihood ratios; used by
   :meth:`Decomposition.simplified`, :func:`product_decomposition` and :func:`mixture`),
-* :func:`law_key` / :func:`dedupe` (the only law key and de-duplication of GPARV families),
+* :func:`law_key` / :func:`dedupe` (the only law key and de-duplication of GPARV families), computed
+  by :func:`law_keys` for many decompositions at once (:func:`merge_rows` is the batched merge by
+  ratio that :func:`merge_by_ratio` also runs),
+* :func:`chernoff_bounds` (certified Chernoff bounds of many families at one ε, for screening),
 * :func:`product_decomposition` (joint composition) and :func:`mixture` / :class:`MixtureFamily`
   (parallel composition),
 * :func:`primary_decomposition`, :func:`lower_decomposition` (matrix randomizers) and
@@ -49,7 +52,8 @@ from .gparv import ContinuousPart, Gparv
 
 __all__ = ["Decomposition", "GparvFamily", "MixtureFamily", "law_key", "dedupe", "merge_by_ratio",
            "product_decomposition", "mixture", "primary_decomposition", "lower_decomposition",
-           "clone_decomposition", "RATIO_RTOL", "LAW_KEY_DIGITS", "law_keys", "merge_rows", "chernoff_bounds"]
+           "clone_decomposition", "RATIO_RTOL", "LAW_KEY_DIGITS", "law_keys", "merge_rows", "ratio_keys",
+           "chernoff_bounds"]
 
 #: Relative precision at which likelihood ratios are considered equal when merging components.
 RATIO_RTOL = 1e-10
@@ -125,12 +129,8 @@ def merge_by_ratio(a: np.ndarray, b: np.ndarray, c: np.ndarray, rtol: float = RA
         a, b, c = a[~drop], b[~drop], c[~drop]
     if a.size <= 1 or (c <= 0).any():
         return a, b, c
-    k0 = np.round(np.log(np.maximum(a / c, 1e-300)) / rtol).astype(np.int64)
-    k1 = np.round(np.log(np.maximum(b / c, 1e-300)) / rtol).astype(np.int64)
-    uniq, inv = np.unique(np.stack([k0, k1], axis=1), axis=0, return_inverse=True)
-    inv = np.asarray(inv).ravel()
-    m = uniq.shape[0]
-    return (np.bincount(inv, a, m), np.bincount(inv, b, m), np.bincount(inv, c, m))
+    _, a, b, c, _, _ = merge_rows(a[None, :], b[None, :], c[None, :], rtol)
+    return a, b, c
 
 
 # ----------------------------------------------------------------------------- decomposition
@@ -336,8 +336,21 @@ class Decomposition:
 
 
 # ----------------------------------------------------------------------------- batch law keys
-def _ratio_keys(num: np.ndarray, den: np.ndarray, rtol: float) -> np.ndarray:
-    """``round(log(max(num/den, 1e-300)) / rtol)`` as int64 (the merge key of :func:`merge_by_ratio`)."""
+def ratio_keys(num: np.ndarray, den: np.ndarray, rtol: float = RATIO_RTOL) -> np.ndarray:
+    """The merge key of :func:`merge_by_ratio`: ``round(log(max(num/den, 1e-300)) / rtol)`` as int64.
+
+    Parameters
+    ----------
+    num, den : ndarray of float64 (broadcastable)
+        Masses whose ratio is keyed (``den > 0``).
+    rtol : float, optional
+        Relative precision of the ratio comparison.
+
+    Returns
+    -------
+    ndarray of int64
+        Equal keys mean ratios equal to relative precision ``rtol`` (log-ratios clipped to [-800, 800]).
+    """
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lr = np.log(np.maximum(num / den, 1e-300))
     lr = np.clip(lr, -800.0, 800.0)
@@ -368,7 +381,7 @@ def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_
         ``(k0, k1)`` (strictly increasing).
     """
     m, k = A.shape
-    K0, K1 = (_ratio_keys(A, C, rtol), _ratio_keys(B, C, rtol)) if keys is None else keys
+    K0, K1 = (ratio_keys(A, C, rtol), ratio_keys(B, C, rtol)) if keys is None else keys
     order = np.lexsort((K1, K0), axis=-1)
     K0 = np.take_along_axis(K0, order, axis=1)
     K1 = np.take_along_axis(K1, order, axis=1)

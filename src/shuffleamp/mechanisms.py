@@ -57,8 +57,7 @@ import numpy as np
 
 from . import _validate
 from ._numerics import check_time, check_work
-from .decomposition import (RATIO_RTOL, Decomposition, _ratio_keys, law_key, law_keys, lower_decomposition,
-                            merge_rows, primary_decomposition)
+from .decomposition import RATIO_RTOL, Decomposition, law_keys, merge_rows, primary_decomposition, ratio_keys
 from .errors import ParameterError, ResourceLimitError
 from .gparv import ContinuousPart, Gparv
 
@@ -1320,7 +1319,10 @@ class MatrixMechanism(Mechanism):
     are duplicates when their decompositions have the same
     :func:`~shuffleamp.decomposition.law_key`, and a pair is dropped when it equals another
     pair's swap (the bounds code takes swaps into account). De-duplication is only an
-    optimisation: a missed duplicate costs time, never soundness.
+    optimisation: a missed duplicate costs time, never soundness. The law keys of all ordered pairs
+    are computed in vectorised batches (:func:`~shuffleamp.decomposition.law_keys`), after an
+    up-front cost estimate that refuses too large matrices before anything is built; the upper
+    decompositions are returned simplified (equal ratios merged: the same laws, fewer atoms).
 
     **Lower-bound datasets** (Theorem 14, :math:`x_2 = \dots = x_n`):
 
@@ -1503,7 +1505,7 @@ class MatrixMechanism(Mechanism):
         cols = cmin > 0
         Pc = np.ascontiguousarray(P[:, cols])
         c = cmin[cols]
-        return Pc, c, _ratio_keys(Pc, c[None, :], RATIO_RTOL)
+        return Pc, c, ratio_keys(Pc, c[None, :], RATIO_RTOL)
 
     def _check_pair_cost(self) -> None:
         """Up-front refusal (before building anything) of the all-pairs decompositions and their screening."""

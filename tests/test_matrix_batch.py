@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import shuffleamp as sa
@@ -310,3 +310,43 @@ def test_chernoff_bounds_certified_and_optimal():
             if best > -700:
                 assert math.log(b) <= best + 1e-6
                 assert math.log(b) >= best - 1e-6 * (1 + abs(best))    # never below the optimal bound
+
+
+@st.composite
+def _matrices(draw):
+    D = draw(st.integers(2, 8))
+    Y = draw(st.integers(2, 8))
+    eps0 = draw(st.floats(0.05, 10.0))
+    g = np.random.default_rng(draw(st.integers(0, 2 ** 20)))
+    P = np.exp(0.5 * eps0 * g.random((D, Y)))
+    if D >= 3 and draw(st.booleans()):           # duplicate rows / columns: many equal laws
+        P[g.integers(1, D)] = P[0]
+        P[:, g.integers(0, Y)] = P[:, 0]
+    P = P / P.sum(axis=1, keepdims=True)
+    assume(np.ptp(P, axis=0).max() > 1e-9)      # not all rows identical (eps0 = 0 is rejected)
+    return P
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(P=_matrices())
+def test_batched_pairs_match_per_pair_exhaustive(P):
+    m = MatrixMechanism(P)
+    assert m._upper_pairs == _old_upper_pairs(m.matrix())
+    for (x0, x1), d in zip(m._upper_pairs, m.upper_decompositions()):
+        _same_law(d, primary_decomposition(m.matrix(), x0, x1))
+    for t, d in zip(m._lower_triples, m.lower_decompositions()):
+        _same_law(d, lower_decomposition(m.matrix(), *t))
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None)
+@given(P=_matrices(), n=st.integers(2, 4), q=st.floats(0.05, 0.95))
+def test_small_matrix_bruteforce_exhaustive(P, n, q):
+    m = MatrixMechanism(P)
+    if m.matrix().shape[0] > 4 or m.matrix().shape[1] > 5:
+        return
+    eps = q * m.eps0
+    r = sa.delta(m, n, eps)
+    truth = worst_dataset_divergence(m.matrix(), n, eps)
+    assert r.lower <= truth * (1 + 1e-9) + 1e-15 and truth <= r.upper * (1 + 1e-9) + 1e-15

@@ -133,6 +133,12 @@ def merge_by_ratio(a: np.ndarray, b: np.ndarray, c: np.ndarray, rtol: float = RA
     return a, b, c
 
 
+# ----------------------------------------------------------------------------- the one GPARV map
+def _gparv_values(a, b, c, e: float):
+    """GPARV atom values ``(a - e b) / c`` with ``e = exp(epsilon)`` ([SCW] Theorem 12), element-wise."""
+    return (a - e * b) / c
+
+
 # ----------------------------------------------------------------------------- decomposition
 @dataclass(frozen=True)
 class Decomposition:
@@ -303,8 +309,7 @@ class Decomposition:
         Gparv
             Atoms :math:`(a_j - e^\varepsilon b_j)/c_j` w.p. :math:`c_j` and 0 w.p. β.
         """
-        e = math.exp(float(epsilon))
-        vals = (self.a - e * self.b) / self.c
+        vals = _gparv_values(self.a, self.b, self.c, math.exp(float(epsilon)))
         return Gparv(np.append(vals, 0.0), np.append(self.c, self.beta))
 
     @classmethod
@@ -496,7 +501,7 @@ def chernoff_bounds(families, n: int, epsilon: float) -> np.ndarray:
     cols = np.arange(a.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     V = np.zeros((F, kmax))
     Pm = np.zeros((F, kmax))
-    V[rows, cols] = (a - e * b) / c
+    V[rows, cols] = _gparv_values(a, b, c, e)
     Pm[rows, cols] = c
     Pm[np.arange(F), sizes] = [families[i].beta for i in idx]
     mask = Pm > 0

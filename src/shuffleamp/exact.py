@@ -698,19 +698,37 @@ CONVEX_CELLS_PIECE = 48
 #: Equal-width cells over the part of the support where the positive part bends (see
 #: :func:`convex_order_atoms`).
 CONVEX_CELLS_UNIFORM = 48
+#: Default geometric grading: at most this log-ratio of distances to the pole per cell ...
+CONVEX_CELL_LOG_RATIO = 0.25
+#: ... with at most this many cells per piece.
+CONVEX_CELLS_MAX = 256
+#: Gauss–Legendre nodes per cell for the cells' conditional means (the density is analytic on each
+#: cell, whose end points are within a bounded ratio of their distances to the pole).
+CONVEX_MEAN_NODES = 16
+_XM, _WM = leggauss(CONVEX_MEAN_NODES)
+#: Target relative error bound of the atomic evaluation of the finite law (Bromwich) ...
+CONVEX_RTOL = 1e-4
+#: ... retried at DEFAULT_RTOL when the achieved error bound exceeds this fraction of the value.
+CONVEX_RETRY_ERR = 0.02
 #: Kinks :math:`-(j\,g_{hi} + k\,g_{lo})` of :math:`x \mapsto E[(x + G_2 + \dots + G_n)_+]` made cell edges,
 #: for :math:`j + k \le` this (the heaviest atoms of the partial sum).
 CONVEX_KINK_ORDER = 3
 
 
-def _piece_edges(a: float, b: float, poles, cells: int) -> np.ndarray:
-    """``cells + 1`` edges of ``[a, b]``, geometric in the distance to the nearest pole (outside)."""
+def _piece_edges(a: float, b: float, poles, cells: int | None) -> np.ndarray:
+    """Edges of ``[a, b]``, geometric in the distance to the nearest pole (outside): ``cells`` cells, or
+    by default enough for a log-ratio of at most CONVEX_CELL_LOG_RATIO per cell (within the limits)."""
     if not b > a:
         return np.array([a, b])
     d = [(abs(a - P), abs(b - P), P) for P in poles if not (a < P < b)]
+    if cells is None:
+        cells = CONVEX_CELLS_PIECE
     if d:
         da, db, P = min(d, key=lambda r: min(r[0], r[1]))
         if min(da, db) > 0.0 and max(da, db) / min(da, db) > 1.5:
+            if cells == CONVEX_CELLS_PIECE:
+                want = math.ceil(abs(math.log(db / da)) / CONVEX_CELL_LOG_RATIO)
+                cells = int(min(max(cells, want), CONVEX_CELLS_MAX))
             g = np.geomspace(da, db, cells + 1)
             e = P + g if a >= P else P - g
             e[0], e[-1] = (a, b) if e[0] < e[-1] else (b, a)
@@ -718,12 +736,15 @@ def _piece_edges(a: float, b: float, poles, cells: int) -> np.ndarray:
     return np.linspace(a, b, cells + 1)
 
 
-def convex_order_atoms(gparv: Gparv, n: int, mode: str):
+def convex_order_atoms(gparv: Gparv, n: int, mode: str, cells_piece: int | None = None,
+                       cells_uniform: int | None = None):
     r"""Finite atomic law bounding ``gparv`` in convex order (upper) or bounded by it (lower).
 
-    The continuous part is cut into cells :math:`(e_i, e_{i+1}]` whose masses :math:`m_i` and first
-    moments :math:`\mu_i` come from the part's closed-form CDF and integrated CDF
-    (:meth:`~shuffleamp.gparv.ContinuousPart.cell_mass_and_moment`).
+    The continuous part is cut into cells :math:`(e_i, e_{i+1}]`: their masses :math:`m_i` come from
+    the part's closed-form CDF :math:`F`, with :math:`F` pinned to 0 and to the part's mass at its ends so that the masses sum to one; the
+    cells' conditional means by Gauss–Legendre quadrature of the density on each cell (without a
+    density: :math:`\mu_i = e_{i+1}F(e_{i+1}) - e_iF(e_i) - (I(e_{i+1}) - I(e_i))`, :math:`I` the
+    integrated CDF).
 
     * ``"upper"``: each cell's mass is spread onto its two end points with the same mean (a
       mean-preserving spread).  The atomic law :math:`\bar G` dominates :math:`G` in convex order;
@@ -747,6 +768,10 @@ def convex_order_atoms(gparv: Gparv, n: int, mode: str):
         Number of users, >= 1 (places the cells).
     mode : {"upper", "lower"}
         Side of the convex order.
+    cells_piece, cells_uniform : int, optional
+        Cells per analytic piece (default: :data:`CONVEX_CELLS_PIECE`, more when the piece spans
+        more than :data:`CONVEX_CELL_LOG_RATIO` per cell in log-distance to its pole, at most
+        :data:`CONVEX_CELLS_MAX`) and equal-width cells (default :data:`CONVEX_CELLS_UNIFORM`).
 
     Returns
     -------
@@ -768,10 +793,12 @@ def convex_order_atoms(gparv: Gparv, n: int, mode: str):
     edges = [np.array([clo, a, chi])]
     for i, (u, w) in enumerate(zip(pts[:-1], pts[1:])):
         u2 = max(u, a)
+        poles = c.poles[i] if i < len(c.poles) else ()
         if w > u2:
-            poles = c.poles[i] if i < len(c.poles) else ()
-            edges.append(_piece_edges(u2, w, poles, CONVEX_CELLS_PIECE))
-    edges.append(np.linspace(a, chi, CONVEX_CELLS_UNIFORM + 1))
+            edges.append(_piece_edges(u2, w, poles, cells_piece))
+        if u < a:       # below a: merged into one cell later; graded here only for its mean's quadrature
+            edges.append(_piece_edges(u, min(w, a), poles, None))
+    edges.append(np.linspace(a, chi, (CONVEX_CELLS_UNIFORM if cells_uniform is None else cells_uniform) + 1))
     kinks = [0.0]
     pos = float(vals.max()) if vals.size else 0.0
     neg = float(vals.min()) if vals.size else 0.0
@@ -782,13 +809,37 @@ def convex_order_atoms(gparv: Gparv, n: int, mode: str):
     edges.append(np.array(kinks))
     e = np.unique(np.concatenate(edges))
     e = e[(e >= clo) & (e <= chi)]
-    e = e[(e >= a) | (e == clo)]
     if e.size < 2:
         e = np.array([clo, chi])
-    m, mom = c.cell_mass_and_moment(e)
+    # F(lo) = 0 and F(hi) = mass by definition: pin them, so that the rounding of the closed form near
+    # the ends cannot lose mass (a defect eta of the total would scale E[S_+] by about (1 + eta)^n)
+    F = np.maximum.accumulate(np.clip(c.cdf(e), 0.0, c.mass))
+    F[0], F[-1] = 0.0, c.mass
+    m = np.diff(F)
     ok = m > 0.0
-    m, mom, L, R = m[ok], mom[ok], e[:-1][ok], e[1:][ok]
-    mean = np.clip(mom / m, L, R)
+    m, L, R = m[ok], e[:-1][ok], e[1:][ok]
+    if c.density is not None:
+        # conditional mean L + E[s - L | cell] by Gauss-Legendre on the cell: no cancellation (the
+        # integrated-CDF form loses ~eps * |s| * F absolutely, far more than a cell's moment at large eps0)
+        h = 0.5 * (R - L)
+        x = (0.5 * (L + R))[:, None] + h[:, None] * _XM[None, :]
+        with np.errstate(all="ignore"):
+            wd = np.nan_to_num(c.density(x), nan=0.0, posinf=0.0) * _WM[None, :]
+            num, den = (wd * (x - L[:, None])).sum(axis=1), wd.sum(axis=1)
+            frac = np.where(den > 0.0, num / np.where(den > 0.0, den, 1.0), h)
+        mean = np.clip(L + frac, L, R)
+    else:
+        I = c.icdf(e)
+        mom = (np.diff(e * F) - np.diff(I))[ok]
+        mean = np.clip(mom / m, L, R)
+    low = R <= a
+    if low.sum() > 1:      # cells at or below a = -(n-1) max G: one cell, its mass and conditional mean
+        mb = math.fsum(m[low])
+        xb = min(max(math.fsum(m[low] * mean[low]) / mb, clo), float(R[low][-1]))
+        m = np.concatenate([[mb], m[~low]])
+        mean = np.concatenate([[xb], mean[~low]])
+        L = np.concatenate([[clo], L[~low]])
+        R = np.concatenate([[float(R[low][-1])], R[~low]])
     if mode == "lower":
         v, p = mean, m
     else:
@@ -848,7 +899,7 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
     M. Shaked, J. G. Shanthikumar, "Stochastic Orders", Springer 2007, Theorem 3.A.12 (convex order
     is closed under convolution).
     """
-    rtol = DEFAULT_RTOL if rtol is None else rtol
+    rtol = CONVEX_RTOL if rtol is None else rtol
     enumerate_max = ENUMERATE_MAX if enumerate_max is None else enumerate_max
     upper = mode in UPPER_MODES
     if not upper and mode not in LOWER_MODES:
@@ -858,10 +909,136 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
         return delta_exact(gparv, n, mode, rtol, enumerate_max)
     if gparv.support[1] <= 0.0:
         return Evaluation(0.0, "upper" if upper else "lower", 0.0, "exact", ExactDetail(0.0, 0))
-    v, p = convex_order_atoms(gparv, n, "upper" if upper else "lower")
-    value, err, nodes, theta, how = _positive_part(LogMgf(v, p), n, rtol, enumerate_max)
+    side = "upper" if upper else "lower"
+    law = None
+    kmax = _enum_atoms(n, enumerate_max)
+    if kmax >= CONVEX_ENUM_MIN_ATOMS:
+        # small n: a coarser law that the multinomial enumeration evaluates exactly
+        cells = max(2, kmax // 3)
+        for _ in range(8):
+            law = _conditioned(*convex_order_atoms(gparv, n, side, cells, cells), n, upper)
+            if law[0].size <= kmax or cells == 2:
+                break
+            cells = max(2, int(cells * 0.7))
+        if law[0].size > kmax:
+            law = None
+    if law is None:
+        law = _conditioned(*convex_order_atoms(gparv, n, side), n, upper)
+    v, p, scale = law
+    split = _zero_split(v, p, n, upper, rtol, enumerate_max)
+    if split is not None:
+        value, err = split
+        value, err = value * scale, err * scale
+        d = value + err if upper else max(value - err, 0.0)
+        if upper and d <= 0.0:
+            d = float(np.nextafter(0.0, 1.0))
+        return Evaluation(min(d, 1.0) if upper else d, side, err, "enumeration", ExactDetail(0.0, 0))
+    K = LogMgf(v, p)
+    value, err, nodes, theta, how = _positive_part(K, n, rtol, enumerate_max)
+    if nodes and err > CONVEX_RETRY_ERR * value and rtol > DEFAULT_RTOL:
+        # the integral stopped with a large error bound (atoms dominating the tilted law): the
+        # evaluator's own default accuracy target, at about 3x the nodes
+        value, err, nodes, theta, how = _positive_part(K, n, DEFAULT_RTOL, enumerate_max)
+    value, err = value * scale, err * scale
     d = value + err if upper else max(value - err, 0.0)
     if upper and d <= 0.0:
         d = float(np.nextafter(0.0, 1.0))
-    return Evaluation(min(d, 1.0) if upper else d, "upper" if upper else "lower", err, how,
-                      ExactDetail(theta, nodes))
+    return Evaluation(min(d, 1.0) if upper else d, side, err, how, ExactDetail(theta, nodes))
+
+
+#: Below this many atoms the enumeration's law would be too coarse: use the Bromwich integral.
+CONVEX_ENUM_MIN_ATOMS = 12
+#: At most this many atoms in an enumerated law.
+CONVEX_ENUM_MAX_ATOMS = 160
+
+
+def _enum_atoms(n: int, enumerate_max: int) -> int:
+    """Largest number of atoms k (<= CONVEX_ENUM_MAX_ATOMS) whose n-fold multinomial sum has at most
+    ``enumerate_max`` count vectors (0 if none)."""
+    k = 0
+    while k < CONVEX_ENUM_MAX_ATOMS and enumerate_max and math.comb(n + k, k) <= enumerate_max:
+        k += 1
+    return k
+
+
+def _conditioned(v: np.ndarray, p: np.ndarray, n: int, upper: bool):
+    r"""``(values, probs, scale)`` with :math:`E[(\sum_{i\le n} G_i)_+] = 	ext{scale}\cdot E[(\sum G'_i)_+]`.
+
+    An atom :math:`v \le a = -(n-1)\max G` forces :math:`\sum G_i \le a + (n-1)\max G \le 0`, so only
+    samples with every term above ``a`` contribute: :math:`E[S_+] = q^n E[S'_+]` with
+    :math:`q = P(G > a)` and :math:`G' = G \mid G > a` (exact).  ``scale`` is :math:`q^n` rounded up
+    (``upper``) or down.  The law is returned unchanged (scale 1) when :math:`E[G'] \ge 0`.
+    """
+    top = float(v.max())
+    keep = v > -(n - 1) * top
+    if keep.all() or float(v[keep] @ p[keep]) >= 0.0:
+        # nothing to drop, or the conditioned law has a non-negative mean (no saddle point for the
+        # Bromwich integral): keep the law as it is
+        return v, p, 1.0
+    tot = math.fsum(p)
+    q = math.fsum(p[keep]) / tot
+    slack = 8.0 * _DBL_EPS * (v.size + 4)
+    q = min(q * (1.0 + slack), 1.0) if upper else q * (1.0 - slack)
+    scale = math.exp(n * math.log(q)) if q > 0.0 else 0.0
+    scale = scale * (1.0 + 4.0 * _DBL_EPS) if upper else scale * (1.0 - 4.0 * _DBL_EPS)
+    return v[keep], p[keep], scale
+
+
+#: Split on the atom at 0 (binomial number of non-zero terms) when it carries at least this mass ...
+ZERO_SPLIT_MASS = 0.5
+#: ... and at most this many non-zero terms are expected ...
+ZERO_SPLIT_MEAN = 2.0
+#: ... using at most this many terms of the binomial sum.
+ZERO_SPLIT_TERMS = 24
+
+
+def _zero_split(v: np.ndarray, p: np.ndarray, n: int, upper: bool, rtol: float, enumerate_max: int):
+    r"""``(value, error)`` of :math:`E[S_+]/n` by the number :math:`J \sim \mathrm{Bin}(n, \pi)` of non-zero terms,
+    or None when the law has no heavy atom at 0 (or too many non-zero terms are expected).
+
+    :math:`E[S_+] = \sum_{j\ge 1} P(J=j)\,E[(Y_1+\dots+Y_j)_+]` with :math:`Y = G \mid G \ne 0`.  The
+    terms :math:`j \le j^*` are evaluated as finite laws (enumeration for small j, else the Bromwich
+    integral) and the rest is charged to the upper bound by
+    :math:`E[(Y_1+\dots+Y_j)_+] \le j E[Y_+]`, i.e. :math:`E[Y_+]\,E[J; J > j^*] = E[Y_+]\,n\pi\,
+    P(\mathrm{Bin}(n-1, \pi) \ge j^*)`; the lower bound drops it.  A heavy atom at 0 dominates
+    the tilted law of the Bromwich integral (its integrand then barely decays); the split removes it.
+    """
+    from scipy.special import bdtrc
+
+    z = np.flatnonzero(v == 0.0)
+    if z.size != 1 or n < 2:
+        return None
+    tot = math.fsum(p)
+    p0 = float(p[z[0]]) / tot
+    pi = 1.0 - p0
+    if p0 < ZERO_SPLIT_MASS or n * pi > ZERO_SPLIT_MEAN or pi <= 0.0:
+        return None
+    keep = v != 0.0
+    y, w = v[keep], p[keep]
+    Ky = LogMgf(y, w)
+    ypos = float(Ky.p @ np.maximum(y, 0.0)) * (1.0 + 8.0 * _DBL_EPS * y.size)
+    if ypos <= 0.0:
+        return 0.0, 0.0
+    rel = 1e-12                           # relative accuracy allowed for the binomial pmf / tail
+    total, err = 0.0, 0.0
+    j = 0
+    bj = math.exp(n * math.log1p(-pi))    # P(J = 0), then P(J = j) by the ratio recursion
+    odds = pi / p0
+    while True:
+        j += 1
+        bj = bj * (n - j + 1) / j * odds
+        if j == 1:
+            vj, ej = ypos / (1.0 + 8.0 * _DBL_EPS * y.size), 8.0 * _DBL_EPS * y.size * ypos
+        else:
+            vj, ej, _, _, _ = _positive_part(Ky, j, rtol, enumerate_max)
+            vj, ej = j * vj, j * ej
+        total += bj * vj
+        err += bj * ej + rel * bj * (vj + ej)
+        tail = ypos * n * pi * float(bdtrc(j - 1, n - 1, pi)) * (1.0 + rel)
+        if j >= n or tail <= rtol * total:
+            break
+        if j >= ZERO_SPLIT_TERMS:
+            return None
+    if upper:
+        err += tail
+    return total / n, err / n

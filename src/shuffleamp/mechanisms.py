@@ -1042,8 +1042,9 @@ def laplace_upper_gparv(eps0: float, epsilon: float) -> Gparv:
 
     def F(s):  # CDF of L/gamma including its atoms (right-continuous), valid on [lo, hi)
         s = np.asarray(s, dtype=np.float64)
-        out = np.where(s < mid, 0.5 * np.sqrt(e / np.maximum(1 - s, 1e-300)),
-                       1 - 0.5 / np.sqrt(np.maximum(s + e, 1e-300)))
+        with np.errstate(over="ignore", divide="ignore"):   # the branch not taken may overflow
+            out = np.where(s < mid, 0.5 * np.sqrt(e / np.maximum(1 - s, 1e-300)),
+                           1 - 0.5 / np.sqrt(np.maximum(s + e, 1e-300)))
         return out
 
     def cdf(s):

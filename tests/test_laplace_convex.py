@@ -145,3 +145,21 @@ def test_epsilon_monotone_in_n_and_delta():
     assert all(rs[i + 1].lower <= rs[i].upper for i in range(len(rs) - 1))
     rs = [sa.epsilon(m, 40, d) for d in (1e-10, 1e-7, 1e-4)]
     assert all(rs[i + 1].lower <= rs[i].upper for i in range(len(rs) - 1))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("n", [3, 9])
+def test_zero_split_against_bruteforce(seed, n):
+    """The binomial split on a heavy atom at 0 (upper keeps the charged tail, lower drops it) against
+    the brute-force enumeration of tests/oracle.py on random atomic laws."""
+    from oracle import gparv_positive_part
+    rng = np.random.default_rng(seed)
+    v = np.concatenate([[0.0], rng.normal(-0.5, 1.0, 6)])
+    p = np.concatenate([[0.85], rng.random(6)])
+    p[1:] *= 0.15 / p[1:].sum()
+    want = gparv_positive_part(v, p, n)
+    up = X._zero_split(v, p, n, True, 1e-4, X.ENUMERATE_MAX)
+    lo = X._zero_split(v, p, n, False, 1e-4, X.ENUMERATE_MAX)
+    assert up is not None and lo is not None
+    assert up[0] + up[1] >= want * (1 - 1e-12) and lo[0] - lo[1] <= want * (1 + 1e-12)
+    assert (up[0] + up[1]) - (lo[0] - lo[1]) <= 1e-3 * want

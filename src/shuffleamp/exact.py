@@ -984,41 +984,49 @@ def _conditioned(v: np.ndarray, p: np.ndarray, n: int, upper: bool):
     return v[keep], p[keep], scale
 
 
-#: Split on the atom at 0 (binomial number of non-zero terms) when it carries at least this mass ...
+#: Split on the atom at 0 (binomial number of non-zero terms) when it is the heaviest and carries at least
+#: this mass ...
 ZERO_SPLIT_MASS = 0.5
-#: ... and at most this many non-zero terms are expected ...
-ZERO_SPLIT_MEAN = 2.0
-#: ... using at most this many terms of the binomial sum.
+#: ... using at most this many terms of the binomial sum (checked beforehand from its mean and spread).
 ZERO_SPLIT_TERMS = 24
 
 
 def _zero_split(v: np.ndarray, p: np.ndarray, n: int, upper: bool, rtol: float, enumerate_max: int):
-    r"""``(value, error)`` of :math:`E[S_+]/n` by the number :math:`J \sim \mathrm{Bin}(n, \pi)` of non-zero terms,
-    or None when the law has no heavy atom at 0 (or too many non-zero terms are expected).
+    r"""``(value, error)`` of :math:`E[S_+]/n` by the number :math:`J \sim \mathrm{Bin}(n, \pi)` of terms off the
+    heaviest atom :math:`x_0` (mass :math:`1 - \pi`), or None unless that atom is at :math:`x_0 = 0` (then the
+    shifts below vanish and cost no rounding) with mass >= ZERO_SPLIT_MASS and few other terms are expected.
 
-    :math:`E[S_+] = \sum_{j\ge 1} P(J=j)\,E[(Y_1+\dots+Y_j)_+]` with :math:`Y = G \mid G \ne 0`.  The
-    terms :math:`j \le j^*` are evaluated as finite laws (enumeration for small j, else the Bromwich
-    integral) and the rest is charged to the upper bound by
-    :math:`E[(Y_1+\dots+Y_j)_+] \le j E[Y_+]`, i.e. :math:`E[Y_+]\,E[J; J > j^*] = E[Y_+]\,n\pi\,
-    P(\mathrm{Bin}(n-1, \pi) \ge j^*)`; the lower bound drops it.  A heavy atom at 0 dominates
-    the tilted law of the Bromwich integral (its integrand then barely decays); the split removes it.
+    :math:`E[S_+] = \sum_{j\ge 1} P(J=j)\,E[((n-j)x_0 + Y_1+\dots+Y_j)_+]` with :math:`Y = G \mid G \ne x_0`
+    (the :math:`j = 0` term is :math:`(n x_0)_+ = 0`).  Each term is the positive part of a sum of j
+    i.i.d. copies of :math:`Y + (n-j)x_0/j`, evaluated as a finite law (enumeration for small j, else the
+    Bromwich integral), with the rounding of the shift charged.  The terms :math:`j > j^*` are charged
+    to the upper bound by :math:`E[((n-j)x_0 + T_j)_+] \le E[(T_j)_+] \le j E[Y_+]`, i.e.
+    :math:`E[Y_+]\,E[J; J > j^*] = E[Y_+]\,n\pi\,P(\mathrm{Bin}(n-1, \pi) \ge j^*)`; the lower bound drops
+    them.  A heavy atom dominates the tilted law of the Bromwich integral (whose integrand then barely
+    decays); the split removes it.
     """
     from scipy.special import bdtrc
 
-    z = np.flatnonzero(v == 0.0)
-    if z.size != 1 or n < 2:
+    if n < 2 or v.size < 2:
         return None
     tot = math.fsum(p)
-    p0 = float(p[z[0]]) / tot
+    i0 = int(np.argmax(p))
+    x0 = float(v[i0])
+    p0 = float(p[i0]) / tot
     pi = 1.0 - p0
-    if p0 < ZERO_SPLIT_MASS or n * pi > ZERO_SPLIT_MEAN or pi <= 0.0:
+    if x0 != 0.0 or p0 < ZERO_SPLIT_MASS or pi <= 0.0:
         return None
-    keep = v != 0.0
+    mean_j = n * pi
+    if min(n, mean_j + 6.0 * math.sqrt(mean_j) + 5.0) > ZERO_SPLIT_TERMS:
+        return None
+    keep = np.ones(v.size, dtype=bool)
+    keep[i0] = False
     y, w = v[keep], p[keep]
-    Ky = LogMgf(y, w)
-    ypos = float(Ky.p @ np.maximum(y, 0.0)) * (1.0 + 8.0 * _DBL_EPS * y.size)
+    wn = w / w.sum()
+    ypos = float(wn @ np.maximum(y, 0.0)) * (1.0 + 8.0 * _DBL_EPS * y.size)
     if ypos <= 0.0:
         return 0.0, 0.0
+    ymax = float(np.max(np.abs(y)))
     rel = 1e-12                           # relative accuracy allowed for the binomial pmf / tail
     total, err = 0.0, 0.0
     j = 0
@@ -1027,11 +1035,18 @@ def _zero_split(v: np.ndarray, p: np.ndarray, n: int, upper: bool, rtol: float, 
     while True:
         j += 1
         bj = bj * (n - j + 1) / j * odds
+        c = (n - j) * x0
+        shift_err = 8.0 * _DBL_EPS * (j * ymax + abs(c)) * (1.0 + j)     # rounding of y + c/j and of the sums
         if j == 1:
-            vj, ej = ypos / (1.0 + 8.0 * _DBL_EPS * y.size), 8.0 * _DBL_EPS * y.size * ypos
+            vj = float(wn @ np.maximum(y + c, 0.0))
+            ej = 8.0 * _DBL_EPS * y.size * (vj + ymax + abs(c))
         else:
-            vj, ej, _, _, _ = _positive_part(Ky, j, rtol, enumerate_max)
-            vj, ej = j * vj, j * ej
+            yj = y + c / j
+            if yj.max() <= 0.0:
+                vj, ej = 0.0, 0.0
+            else:
+                vj, ej, _, _, _ = _positive_part(LogMgf(yj, w), j, rtol, enumerate_max)
+                vj, ej = j * vj, j * ej + shift_err
         total += bj * vj
         err += bj * ej + rel * bj * (vj + ej)
         tail = ypos * n * pi * float(bdtrc(j - 1, n - 1, pi)) * (1.0 + rel)

@@ -1106,7 +1106,8 @@ def laplace_lower_gparv(eps0: float, epsilon: float) -> Gparv:
 
     def cdf(s):
         s = np.clip(np.asarray(s, dtype=np.float64), lo, hi)
-        return np.clip(0.5 - t / (2 * np.sqrt(s + e)), 0.0, 0.5 - 0.5 / E)
+        with np.errstate(divide="ignore"):      # s + e rounds to 0 at lo when 1/E < ulp(e): F = 0 there
+            return np.clip(0.5 - t / (2 * np.sqrt(s + e)), 0.0, 0.5 - 0.5 / E)
 
     def icdf(s):
         s = np.clip(np.asarray(s, dtype=np.float64), lo, hi)

@@ -875,7 +875,11 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
         Number of users, >= 1.
     mode : {"upper", "lower"} (or "spread"/"ceil" resp. "floor"/"spread_lower")
         Certified upper or lower bound.
-    rtol, enumerate_max : optional
+    rtol : float, optional
+        Target relative error bound of the atomic evaluation: default :data:`CONVEX_RTOL`, retried at
+        ``DEFAULT_RTOL`` when the bound achieved is poor, and redone on a finer law at ``DEFAULT_RTOL``
+        when the integral was cheap (at most :data:`CONVEX_FINE_NODES` nodes).
+    enumerate_max : int, optional
         As in :func:`delta_exact`.
 
     Returns
@@ -899,6 +903,7 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
     M. Shaked, J. G. Shanthikumar, "Stochastic Orders", Springer 2007, Theorem 3.A.12 (convex order
     is closed under convolution).
     """
+    rtol_given = rtol
     rtol = CONVEX_RTOL if rtol is None else rtol
     enumerate_max = ENUMERATE_MAX if enumerate_max is None else enumerate_max
     upper = mode in UPPER_MODES
@@ -922,7 +927,8 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
             cells = max(2, int(cells * 0.7))
         if law[0].size > kmax:
             law = None
-    if law is None:
+    coarse = law is None
+    if coarse:
         law = _conditioned(*convex_order_atoms(gparv, n, side), n, upper)
     v, p, scale = law
     split = _zero_split(v, p, n, upper, rtol, enumerate_max)
@@ -939,6 +945,10 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
         # the integral stopped with a large error bound (atoms dominating the tilted law): the
         # evaluator's own default accuracy target, at about 3x the nodes
         value, err, nodes, theta, how = _positive_part(K, n, DEFAULT_RTOL, enumerate_max)
+    elif coarse and rtol_given is None and 0 < nodes <= CONVEX_FINE_NODES:
+        # a narrow bell (large n): a finer law at the evaluator's default accuracy costs little
+        v, p, scale = _conditioned(*convex_order_atoms(gparv, n, side, None, CONVEX_FINE_UNIFORM), n, upper)
+        value, err, nodes, theta, how = _positive_part(LogMgf(v, p), n, DEFAULT_RTOL, enumerate_max)
     value, err = value * scale, err * scale
     d = value + err if upper else max(value - err, 0.0)
     if upper and d <= 0.0:
@@ -946,6 +956,10 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
     return Evaluation(min(d, 1.0) if upper else d, side, err, how, ExactDetail(theta, nodes))
 
 
+#: When the integral of the default law took at most this many nodes (a narrow bell, typically large
+#: n), it is redone with CONVEX_FINE_UNIFORM equal-width cells at the evaluator's default accuracy.
+CONVEX_FINE_NODES = 2000
+CONVEX_FINE_UNIFORM = 512
 #: Below this many atoms the enumeration's law would be too coarse: use the Bromwich integral.
 CONVEX_ENUM_MIN_ATOMS = 12
 #: At most this many atoms in an enumerated law.

@@ -55,6 +55,14 @@ closed form, spectral for the nodes) is an *estimate*; tests check both against 
 quadrature of the density.  :func:`unsupported_reason` says beforehand whether a GPARV can be
 evaluated here (a continuous part needs its closed-form MGF and density).
 
+Continuous parts by convex order (:func:`delta_convex`, the default of the API): the continuous part is
+replaced by a finite law that dominates it in convex order (a mean-preserving spread of each cell onto
+its end points: certified upper bound) or is dominated by it (each cell at its conditional mean:
+certified lower bound), and that finite law is evaluated as atoms: conditioned exactly on the terms
+that can still make the sum positive, split on a heavy atom at 0 (binomial number of other terms),
+enumerated at small n, Bromwich integral otherwise.  The cost no longer depends on how close
+:math:`\varepsilon` is to :math:`\varepsilon_0` or on how small n is.
+
 References
 ----------
 Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
@@ -900,7 +908,7 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
     ----------
     Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via
     Shuffling", IEEE S&P 2026 (arXiv:2504.07414), Theorems 12–13 (δ as a functional of G);
-    M. Shaked, J. G. Shanthikumar, "Stochastic Orders", Springer 2007, Theorem 3.A.12 (convex order
+    M. Shaked, J. G. Shanthikumar, "Stochastic Orders", Springer 2007, Section 3.A (the convex order
     is closed under convolution).
     """
     rtol_given = rtol

@@ -163,3 +163,20 @@ def test_zero_split_against_bruteforce(seed, n):
     assert up is not None and lo is not None
     assert up[0] + up[1] >= want * (1 - 1e-12) and lo[0] - lo[1] <= want * (1 + 1e-12)
     assert (up[0] + up[1]) - (lo[0] - lo[1]) <= 1e-3 * want
+
+
+def test_delta_continuous_dispatch(monkeypatch):
+    """Large n: the continuous-part integral when it fits its short budget, else (remembered per key)
+    the convex-order evaluation; both sides stay ordered against each other."""
+    g = laplace_upper_gparv(1.0, 0.3)
+    n = 2000
+    fast = X.delta_continuous(g, n, "upper", key=("t", 1))
+    assert fast.delta == X.delta_exact(g, n, "upper").delta
+    monkeypatch.setattr(X, "CONTINUOUS_EXACT_TRY_SECONDS", 1e-9)
+    monkeypatch.setattr(X, "_EXACT_TOO_SLOW", set())
+    up = X.delta_continuous(g, n, "upper", key=("t", 2))
+    assert ("t", 2) in X._EXACT_TOO_SLOW
+    assert up.delta == X.delta_convex(g, n, "upper").delta
+    lo = X.delta_continuous(g, n, "lower", key=("t", 2))
+    assert lo.delta == X.delta_convex(g, n, "lower").delta
+    assert lo.delta <= fast.delta and X.delta_exact(g, n, "lower").delta <= up.delta

@@ -77,7 +77,7 @@ import numpy as np
 from numpy.polynomial.legendre import leggauss
 
 from ._ext import kernels
-from ._numerics import LogMgf, check_memory, check_time, current_budget
+from ._numerics import LogMgf, budget, check_memory, check_time, current_budget
 from .decomposition import Decomposition
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .gparv import Gparv
@@ -1079,3 +1079,59 @@ def _zero_split(v: np.ndarray, p: np.ndarray, n: int, upper: bool, rtol: float, 
     if upper:
         err += tail
     return total / n, err / n
+
+
+#: From this n on, :func:`delta_continuous` first tries the continuous-part Bromwich integral of
+#: :func:`delta_exact` (cheap there unless a heavy atom dominates the tilted law) ...
+CONTINUOUS_EXACT_MIN_N = 300
+#: ... within this many seconds (its work cap follows), remembering per (family, n) when it did not fit.
+CONTINUOUS_EXACT_TRY_SECONDS = 0.4
+_EXACT_TOO_SLOW: set = set()
+
+
+def delta_continuous(gparv: Gparv, n: int, mode: str = "upper", key=None) -> Evaluation:
+    r"""Certified :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` of a GPARV with a continuous part: the API's choice.
+
+    For ``n >= CONTINUOUS_EXACT_MIN_N`` the continuous-part Bromwich integral (:func:`delta_exact`) is
+    tried first under a short time budget (``CONTINUOUS_EXACT_TRY_SECONDS``); when it does not fit,
+    or at smaller n, the convex-order evaluation :func:`delta_convex`.  A miss is remembered for
+    ``key`` (e.g. ``(family.law_key(), n)``), so later ε of the same search go straight to
+    :func:`delta_convex`.  Both evaluations are certified on the side of ``mode``.
+
+    Parameters
+    ----------
+    gparv : Gparv
+        Law of G with a continuous part (closed-form CDF; density and MGF for the Bromwich route).
+    n : int
+        Number of users, >= 1.
+    mode : str
+        As in :func:`delta_exact`.
+    key : hashable, optional
+        Identifies the GPARV family and n for the memory of misses (None: no memory).
+
+    Returns
+    -------
+    Evaluation
+        As :func:`delta_exact` / :func:`delta_convex`.
+
+    Raises
+    ------
+    ResourceLimitError
+        The enclosing call's time or memory budget is spent (parameter ``max_seconds`` /
+        ``max_memory_gb``), or :func:`delta_convex` exceeds its work cap.
+    """
+    n = int(n)
+    if (n >= CONTINUOUS_EXACT_MIN_N and unsupported_reason(gparv) is None
+            and (key is None or key not in _EXACT_TOO_SLOW)):
+        outer = current_budget()
+        try:
+            with budget(max_seconds=CONTINUOUS_EXACT_TRY_SECONDS):
+                return delta_exact(gparv, n, mode)
+        except ResourceLimitError as e:
+            if e.parameter == "max_memory_gb" or (outer is not None and outer.remaining() <= 0.0):
+                raise
+            if key is not None:
+                if len(_EXACT_TOO_SLOW) > 4096:
+                    _EXACT_TOO_SLOW.clear()
+                _EXACT_TOO_SLOW.add(key)
+    return delta_convex(gparv, n, mode)

@@ -101,6 +101,15 @@ def _evaluate(f, epsilon: float, n: int, mode: str, rtol: float, max_grid: int, 
     if evaluator == "exact":
         g = None if isinstance(f, Decomposition) else f.gparv(epsilon)
         reason = None if g is None else _exact.unsupported_reason(g)
+        if reason is None and g is not None and g.continuous is not None and g.continuous.mass > 0:
+            # continuous part (Laplace): the continuous-part integral when cheap (large n), else a finite
+            # law in convex order (certified side) evaluated as atoms
+            key = (f.law_key(), int(n)) if hasattr(f, "law_key") else None
+            try:
+                return _exact.delta_continuous(g, n, mode=mode, key=key), None
+            except ResourceLimitError as e:
+                if e.parameter in ("max_seconds", "max_memory_gb"):
+                    raise
         if reason is None and g is not None and g.continuous is not None and n <= CONTINUOUS_FFT_MAX_N:
             # cost model: at small n |psi|^n of a continuous part stays large at high frequencies, so the
             # Bromwich integral needs 1e5+ nodes of hundreds of atoms; the certified FFT engine is cheaper

@@ -1046,8 +1046,9 @@ def laplace_upper_gparv(eps0: float, epsilon: float) -> Gparv:
 
     def F(s):  # CDF of L/gamma including its atoms (right-continuous), valid on [lo, hi)
         s = np.asarray(s, dtype=np.float64)
-        out = np.where(s < mid, 0.5 * np.sqrt(e / np.maximum(1 - s, 1e-300)),
-                       1 - 0.5 / np.sqrt(np.maximum(s + e, 1e-300)))
+        with np.errstate(over="ignore", divide="ignore"):   # the branch not taken may overflow
+            out = np.where(s < mid, 0.5 * np.sqrt(e / np.maximum(1 - s, 1e-300)),
+                           1 - 0.5 / np.sqrt(np.maximum(s + e, 1e-300)))
         return out
 
     def cdf(s):
@@ -1109,7 +1110,8 @@ def laplace_lower_gparv(eps0: float, epsilon: float) -> Gparv:
 
     def cdf(s):
         s = np.clip(np.asarray(s, dtype=np.float64), lo, hi)
-        return np.clip(0.5 - t / (2 * np.sqrt(s + e)), 0.0, 0.5 - 0.5 / E)
+        with np.errstate(divide="ignore"):      # s + e rounds to 0 at lo when 1/E < ulp(e): F = 0 there
+            return np.clip(0.5 - t / (2 * np.sqrt(s + e)), 0.0, 0.5 - 0.5 / E)
 
     def icdf(s):
         s = np.clip(np.asarray(s, dtype=np.float64), lo, hi)

@@ -43,7 +43,7 @@ enumerated exactly (``shuffleamp._ext.kernels.multinomial_positive_part``) inste
 :math:`|\psi|` returns near 1 at many frequencies and enumeration is cheaper.
 
 Moderate ``n`` (evaluator ``"binomial-mixture"``): for a law of at most 7 atoms whose estimated cost
-is within a step budget (about ``5e8 k / n`` window points, i.e. below the Bromwich integral's cost),
+is within a step budget (about ``max(4e5, 5e8 k / (4 n))`` window points, near the Bromwich integral's cost),
 the sum is evaluated exactly by conditioning the multinomial counts level by level (binomial at
 each level; the last atom pair in closed form from binomial tail tables), on windows of the
 Chernoff-tilted binomials (tilt: the saddle point above).  Certified: the tilted mass of every

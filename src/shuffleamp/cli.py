@@ -79,6 +79,7 @@ REPORT_HINT = ("this is a bug in shuffleamp; please report it with the command l
 EVALUATOR_LABELS = {
     "exact": "exact evaluator",
     "enumeration": "exact enumeration",
+    "binomial-mixture": "exact binomial-mixture sums",
     "chernoff": "Chernoff bound",
     "trivial": "trivial bound",
     "none": "exact: no privacy loss above epsilon",

@@ -111,8 +111,8 @@ class Evaluation:
     charged : float
         Error terms charged (added for upper, subtracted for lower bounds), in δ units.
     evaluator : str
-        ``"fft"``, ``"spectral"``, ``"exact"``, ``"enumeration"``, ``"chernoff"``, ``"trivial"`` or
-        ``"none"`` (no positive atom: δ = 0).
+        ``"fft"``, ``"spectral"``, ``"exact"``, ``"enumeration"``, ``"binomial-mixture"``, ``"chernoff"``,
+        ``"trivial"`` or ``"none"`` (no positive atom: δ = 0).
     detail : FftDetail or ExactDetail or None
         Evaluator-specific details.
     """
@@ -372,7 +372,8 @@ class BoundResult:
 
         The requested evaluator (``settings["evaluator"]``) may hand a case to another one: a
         Chernoff bound when δ is below the double range (``"chernoff"``), exact enumeration at
-        small n (``"enumeration"``), the FFT engine as a fallback, or ``"none"`` when δ = 0 exactly.
+        small n (``"enumeration"``), exact nested binomial sums at moderate n (``"binomial-mixture"``),
+        the FFT engine as a fallback, or ``"none"`` when δ = 0 exactly.
 
         Parameters
         ----------

@@ -769,11 +769,84 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
     return up, lo, rec
 
 
+#: Run both ε searches in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
+#: an atomic decomposition and the evaluator is "exact"; False forces the Python search (tests compare both).
+KERNEL_SEARCH = True
+
+
+def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
+    """``max_delta``'s record of one evaluated point of the kernel search (per-family arrays U, L, ...)."""
+    vals = U if upper else L
+    j = 0
+    for i in range(1, len(vals)):     # first maximum, as max_delta
+        if vals[i] > vals[j]:
+            j = i
+    ev = _exact._kernel_evaluation(float(U[j]), float(L[j]), int(St[j]), float(Th[j]), Nd[j], upper)
+    info = ev.as_dict()
+    info["pair"] = labels[j]
+    info["delta_error"] = ev.charged
+    return info
+
+
+def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict):
+    """Both searches by ``kernels.epsilon_search``: ((up, info_u, count_u), (lo, info_l, count_l) or None), or
+    (None, seeds) when the kernel does not handle the case; ``seeds`` are its evaluated points (upper, lower)
+    as ``{eps: (delta, info)}`` for the Python search."""
+    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES)
+    ulab = [getattr(f, "label", "") for f in up_f]
+    llab = [getattr(f, "label", "") for f in lo_f]
+
+    def uinfo(i):
+        return _point_info(r["u_U"][i], r["u_L"][i], r["u_status"][i], r["u_theta"][i], r["u_nodes"][i], ulab, True)
+
+    def linfo(i):
+        return _point_info(r["l_U"][i], r["l_L"][i], r["l_status"][i], r["l_theta"][i], r["l_nodes"][i], llab, False)
+
+    if r["status"] != 0:
+        ok_u = [i for i in range(len(r["u_eps"])) if (r["u_status"][i] >= 0).all()]
+        ok_l = [i for i in range(len(r["l_eps"])) if (r["l_status"][i] >= 0).all()]
+        return None, ({float(r["u_eps"][i]): (float(r["u_value"][i]), uinfo(i)) for i in ok_u},
+                      {float(r["l_eps"][i]): (float(r["l_value"][i]), linfo(i)) for i in ok_l})
+    up = float(r["upper"])
+    info_u = uinfo(r["upper_index"])
+    if r["upper_kind"] == 2:
+        e_bad, e_ok, v_bad, v_ok, eps_e = r["chord"]
+        info_u["chord"] = {"epsilon_infeasible": e_bad, "epsilon_feasible": e_ok, "delta_infeasible": v_bad,
+                           "delta_feasible": v_ok, "epsilon_lowest_root_estimate": eps_e}
+    upper = (up, info_u, len(r["u_eps"]))
+    if not lo_f:
+        return upper, None
+    lo = float(r["lower"])
+    info_l = linfo(r["lower_index"]) if r["lower_index"] >= 0 else None
+    if r["lower_kind"] == 2:
+        e_p, U_p, e_b, L_b = r["secant"]
+        info_l["secant"] = {"epsilon_upper_point": e_p, "delta_upper_point": U_p, "epsilon_lower_point": e_b,
+                            "delta_lower_point": L_b}
+    return upper, (lo, info_l, len(r["l_eps"]))
+
+
 def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
     eps_hi = float(mechanism.eps0)
+    seeds_u, seeds_l = {}, {}
+    if (KERNEL_SEARCH and ctx["evaluator"] == "exact" and up_f
+            and all(isinstance(f, Decomposition) for f in list(up_f) + list(lo_f))):
+        check_time("epsilon search")
+        first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx)
+        if first is not None:
+            up, info_u, cnt_u = first
+            rec = {"upper": info_u, "upper_evaluations": cnt_u}
+            lo = None
+            if second is not None:
+                lo, info_l, cnt_l = second
+                lo = min(lo, up)
+                rec.update(lower=info_l, lower_evaluations=cnt_l)
+                lo = _improve_lower(ctx, n, target, True, up, lo, rec, eps_hi)
+            up, lo = _exact_count_side(ctx, n, target, True, up, lo, rec)
+            return up, lo, rec
+        seeds_u, seeds_l = second
     est_u = estimator(up_f, n)
     walk = _near_hi_walk(target, eps_hi, est_u)
-    up_pts: dict = {}
+    up_pts: dict = dict(seeds_u)
     out = _solve_convex_upper(
         lambda e: max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
         target, eps_hi, ctx["eps_rtol"], est_u, pts=up_pts, walk=walk)
@@ -789,7 +862,8 @@ def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f,
         lo_pts: dict = {}
 
         def fn_lo(e):
-            lo_pts[e] = max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+            lo_pts[e] = seeds_l[e] if e in seeds_l else max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"],
+                                                                  ctx["max_grid"], ctx["evaluator"])
             return lo_pts[e]
         try:
             out = _solve_convex_lower(fn_lo, target, eps_hi, up, ctx["eps_rtol"], up_pts, walk) if walk else None

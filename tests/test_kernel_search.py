@@ -160,3 +160,16 @@ def test_kernel_search_not_zero_at_eps0_is_not_handled():
     up_f = B._families(mech, "optimal", "upper")
     r = X.epsilon_search(up_f, [], 1000, 1e-6, 0.5 * mech.eps0, EPS_RTOL, B.SOFT_GAP, B.EXPENSIVE_NODES)
     assert r["status"] == 1
+
+
+def test_family_cache_is_per_value_and_bounded():
+    """Families are cached per immutable mechanism value (equal frozen dataclasses share them), returned as
+    fresh lists, and the cache stays bounded."""
+    B._FAMILY_CACHE.clear()
+    a = B._cached_families(KRR(1.0, 10), "upper")
+    b = B._cached_families(KRR(1.0, 10), "upper")
+    assert a is not b and len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    assert B._cached_families(KRR(1.5, 10), "upper")[0].a.tolist() != a[0].a.tolist()
+    for i in range(B.FAMILY_CACHE_SIZE + 5):
+        B._cached_families(KRR(1.0 + 0.001 * i, 3), "lower")
+    assert len(B._FAMILY_CACHE) <= B.FAMILY_CACHE_SIZE

@@ -567,9 +567,37 @@ NODES_PER_EVALUATION = 1e3
 EVALUATIONS_PER_SEARCH = 30
 
 
+#: Families of recently used mechanisms: (mechanism, which) -> tuple of families.  Only instances of frozen
+#: dataclasses are cached (immutable: validated once in __post_init__, compared by their fields or, with
+#: eq=False, by identity); a bounded LRU, so a long-running service does not grow without bound.
+_FAMILY_CACHE: dict = {}
+FAMILY_CACHE_SIZE = 128
+
+
+def _cached_families(mechanism, which: str) -> list:
+    """:func:`_families` of the optimal method, cached per (immutable) mechanism."""
+    params = getattr(type(mechanism), "__dataclass_params__", None)
+    key = None
+    if params is not None and params.frozen:
+        key = (type(mechanism), mechanism, which)
+        try:
+            hit = _FAMILY_CACHE.pop(key, None)
+        except TypeError:           # a field that is not hashable: no caching
+            key, hit = None, None
+        if hit is not None:
+            _FAMILY_CACHE[key] = hit          # most recently used last
+            return list(hit)
+    fams = _families(mechanism, "optimal", which)
+    if key is not None:
+        _FAMILY_CACHE[key] = tuple(fams)
+        while len(_FAMILY_CACHE) > FAMILY_CACHE_SIZE:
+            _FAMILY_CACHE.pop(next(iter(_FAMILY_CACHE)))
+    return fams
+
+
 def _optimal_prepare(mechanism, ctx: dict) -> None:
-    ctx["upper_families"] = _families(mechanism, "optimal", "upper")
-    ctx["lower_families"] = _families(mechanism, "optimal", "lower")
+    ctx["upper_families"] = _cached_families(mechanism, "upper")
+    ctx["lower_families"] = _cached_families(mechanism, "lower")
     ctx["binary_rr_eps0"] = _ec.binary_rr_eps0(mechanism)
     atoms = max([f.a.size for f in ctx["upper_families"] + ctx["lower_families"] if isinstance(f, Decomposition)],
                 default=0)

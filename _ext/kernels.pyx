@@ -1365,7 +1365,7 @@ def profile_bromwich(const double[::1] a, const double[::1] b, const double[::1]
 from scipy.special.cython_special cimport log_ndtr
 
 DEF SR_DONE = 0           # both sides found
-DEF SR_NOT_ZERO = 1       # the certified delta at eps_hi is > 0: no chord to (eps_hi, 0)
+DEF SR_NOT_ZERO = 1       # the certified delta at eps_hi is above the target: no feasible point
 DEF SR_EVAL = 2           # an evaluation was not handled by _profile_one (status < 0)
 DEF SR_NO_CONVERGENCE = 3 # no converged bracket within the point cap
 DEF SR_WORK = 4           # the work cap of the whole search was reached
@@ -1652,7 +1652,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     Returns
     -------
     dict
-        ``status`` (0 handled, > 0 not handled: 1 delta(eps_hi) > 0, 2 evaluation not handled, 3 no
+        ``status`` (0 handled, > 0 not handled: 1 delta(eps_hi) > target, 2 evaluation not handled, 3 no
         convergence, 4 work cap), ``upper``, ``lower``, the chord / secant records, and the evaluated points
         of both sides (``u_eps``, ``u_U``, ``u_L``, ``u_status``, ``u_theta``, ``u_nodes`` per family;
         ``l_*`` likewise).
@@ -1707,7 +1707,9 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         nu = 1
         if st < 0:
             status = SR_EVAL
-        elif uV[0] > 0.0:
+        elif uV[0] > target:
+            # (a certified value in (0, target] at eps_hi, e.g. a denormal Chernoff bound of an atom rounded
+            # just above 0, is a feasible chord end like any other: the chord needs convexity, not a zero)
             status = SR_NOT_ZERO
         if status == SR_DONE:
             g = _estimate_root(ua, ub, uc, ubeta, uoff, n, target, eps_hi * (1.0 - 1e-15), v, p, &slope)

@@ -359,7 +359,7 @@ def _kernel_evaluation(u: float, l_: float, st: int, theta: float, nodes, upper:
 
 
 #: ``kernels.epsilon_search`` status -> why the Python search runs instead
-SEARCH_STATUS = {1: "delta(eps0) > 0", 2: "an evaluation the compiled loop does not handle",
+SEARCH_STATUS = {1: "delta(eps0) > target", 2: "an evaluation the compiled loop does not handle",
                  3: "no converged bracket within the point cap", 4: "work cap of the search"}
 
 

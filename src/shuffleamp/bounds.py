@@ -854,6 +854,9 @@ def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict)
 
 
 def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
+    """Upper and lower ε of the optimal method over the given families: the compiled search when every family
+    is an atomic decomposition (:func:`_kernel_epsilon`), else (or when it does not handle the case) the Python
+    search (:func:`_solve_convex_upper`, :func:`solve_epsilon`, :func:`_solve_convex_lower`)."""
     eps_hi = float(mechanism.eps0)
     seeds_u, seeds_l = {}, {}
     if (KERNEL_SEARCH and ctx["evaluator"] == "exact" and up_f
@@ -1292,7 +1295,12 @@ def epsilon(mechanism, n=None, delta=None, *, method: str = "optimal", rtol: flo
     -----
     The search is :func:`shuffleamp._numerics.inverse_monotone` on log δ(ε) over [0, ε0]
     (δ(ε0) = 0 for a pure ε0-LDP randomizer, since shuffling is post-processing), returning the
-    conservative end of the final bracket.
+    conservative end of the final bracket.  For finite mechanisms (atomic decompositions, default
+    evaluator) both searches run in one compiled call (``shuffleamp._ext.kernels.epsilon_search``):
+    a secant on log δ from a saddle-point estimate, the certified chord root of the upper bound
+    (convex in :math:`e^\varepsilon`) checked by a direct evaluation, and the largest ε at which a
+    lower-bound dataset's certified divergence exceeds ``delta`` (or its certified convexity
+    extension); unusual cases fall back to the Python search.
 
     References
     ----------

@@ -1943,3 +1943,34 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
             "u_theta": uT_a[:nu], "u_nodes": uN_a[:nu],
             "l_eps": le_a[:nl], "l_value": lv_a[:nl], "l_U": lU_a[:nl], "l_L": lL_a[:nl], "l_status": lS_a[:nl],
             "l_theta": lT_a[:nl], "l_nodes": lN_a[:nl], "work": work}
+
+
+def estimate_root(const double[::1] a, const double[::1] b, const double[::1] c, const double[::1] beta,
+                  const Py_ssize_t[::1] off, double n, double target, double hi):
+    """Root in (0, hi) of the largest saddle-point estimate of delta over packed atomic families, minus the target.
+
+    The estimate is ``shuffleamp.fft_engine.saddle_estimate`` (uncertified: it only places searches).
+
+    Parameters
+    ----------
+    a, b, c, beta, off : arrays
+        Packed families, as :func:`epsilon_search`.
+    n, target, hi : float
+        Users, target delta, right end of the search.
+
+    Returns
+    -------
+    (float, float)
+        The root (NaN when the estimate does not cross the target in (0, hi)) and -d log estimate / d eps there
+        (NaN if unknown).
+    """
+    cdef Py_ssize_t K = 1, f
+    cdef double g, slope
+    if off.shape[0] != beta.shape[0] + 1 or beta.shape[0] < 1:
+        raise ValueError("estimate_root: inconsistent array lengths")
+    for f in range(beta.shape[0]):
+        K = max(K, off[f + 1] - off[f])
+    cdef double[::1] v = np.zeros(K + 1), p = np.zeros(K + 1)
+    with nogil:
+        g = _estimate_root(a, b, c, beta, off, n, target, hi, v, p, &slope)
+    return g, slope

@@ -173,3 +173,15 @@ def test_family_cache_is_per_value_and_bounded():
     for i in range(B.FAMILY_CACHE_SIZE + 5):
         B._cached_families(KRR(1.0 + 0.001 * i, 3), "lower")
     assert len(B._FAMILY_CACHE) <= B.FAMILY_CACHE_SIZE
+
+
+def test_estimate_root_matches_python_estimator():
+    """The compiled saddle-point estimate's root is the root of the Python estimator (bounds.estimator)."""
+    from scipy.optimize import brentq
+    for mech, n, delta in [(KRR(1.0, 10), 10**6, 1e-8), (OUE(0.5, 8), 300, 1e-6), (BLH(2.0), 10**9, 1e-10)]:
+        fams = B._families(mech, "optimal", "upper")
+        g = X.estimate_root(fams, n, delta, mech.eps0 * (1 - 1e-12))
+        est = B.estimator(fams, n)
+        ref = brentq(lambda e: math.log(max(est(e), 1e-300)) - math.log(delta), 0.0, mech.eps0 * (1 - 1e-12),
+                     xtol=1e-12 * mech.eps0)
+        assert g == pytest.approx(ref, rel=1e-6)

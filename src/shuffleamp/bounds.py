@@ -733,6 +733,9 @@ def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: dict, kee
 
 def _screen_eps(families, n: int, target: float, eps_hi: float) -> float:
     """A screening ε: the saddle-point estimate of the root for the first family (uncertified placement)."""
+    if KERNEL_SEARCH and isinstance(families[0], Decomposition):
+        g = _exact.estimate_root(families[:1], n, target, eps_hi * (1 - 1e-12))
+        return g if 0.0 < g < eps_hi else 0.5 * eps_hi
     from scipy.optimize import brentq
     est = estimator(families[:1], n)
 

@@ -376,6 +376,33 @@ def _pack(families):
             np.array([float(f.beta) for f in families]), off)
 
 
+def estimate_root(families, n: int, target: float, hi: float) -> float:
+    """Uncertified root in (0, ``hi``) of the largest saddle-point estimate of δ over atomic decompositions.
+
+    ``kernels.estimate_root`` of the packed families (the estimate of
+    :func:`shuffleamp.fft_engine.saddle_estimate`, without building GPARV objects); used only to place
+    searches.
+
+    Parameters
+    ----------
+    families : sequence of Decomposition
+        Atomic decompositions (at least one).
+    n : int
+        Number of users, >= 1.
+    target : float
+        Target δ.
+    hi : float
+        Right end of the search (nats).
+
+    Returns
+    -------
+    float
+        The root, or NaN when the estimate does not cross ``target`` in (0, ``hi``).
+    """
+    a, b, c, beta, off = _pack(families)
+    return float(kernels.estimate_root(a, b, c, beta, off, float(n), float(target), float(hi))[0])
+
+
 def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi: float, rel_tol: float,
                    soft_gap: float, expensive: float) -> dict:
     r"""Both ε(δ) searches of the optimal bound for atomic decompositions in one compiled call.

@@ -1419,13 +1419,15 @@ cdef double _estimate_root(const double[::1] A, const double[::1] Bm, const doub
                            const Py_ssize_t[::1] off, double n, double target, double hi, double[::1] v,
                            double[::1] p, double* slope) noexcept nogil:
     """Root in (0, hi) of the log estimate minus log target (Illinois regula falsi, bisection where a side
-    is -inf); NaN when the estimate does not cross.  ``slope`` receives -d log estimate / d eps there."""
+    is -inf); 0 when the estimate is already below the target at 0, NaN when it is above it at ``hi``.  ``slope`` receives -d log estimate / d eps there."""
     cdef double a = 0.0, b = hi, fa, fb, c, fc, lt = log(target)
     cdef int it, side = 0
     slope[0] = NAN
     fa = _log_estimate(A, Bm, C, beta, off, a, n, v, p) - lt
     fb = _log_estimate(A, Bm, C, beta, off, b, n, v, p) - lt
-    if not (fa > 0.0 and fb < 0.0):
+    if fa <= 0.0:
+        return 0.0          # the estimate is below the target already at eps = 0: try eps = 0 first
+    if not (fb < 0.0):
         return NAN
     for it in range(200):
         if isfinite(fa) and isfinite(fb):
@@ -1596,7 +1598,8 @@ cdef double _next_point(const double* E, const double* V, int m, double t, doubl
         else:
             r = r + 0.1 * fabs(r - E[i1])
     if not has_b and r == r and r <= b:
-        r = 0.5 * (b + o)
+        # the secant of log V reaches the target only below the search range: try its left end
+        return b
     if not (r > b and r < o) or stall[0] >= 3:
         # chord root in x between the bracket ends when the feasible end has V = 0, else the midpoint
         r = 0.5 * (b + o)
@@ -1713,7 +1716,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
             status = SR_NOT_ZERO
         if status == SR_DONE:
             g = _estimate_root(ua, ub, uc, ubeta, uoff, n, target, eps_hi * (1.0 - 1e-15), v, p, &slope)
-            if g == g:
+            if g == g and g > 0.0:
                 # near eps_hi (small n, small delta) evaluations cost ~ 1 / (e^{eps_hi} - e^eps): walk in from far,
                 # cheap points first (``bounds._near_hi_walk``)
                 Ebig = exp(eps_hi)
@@ -1766,7 +1769,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                 k += 1
                 if ib >= 0 and io >= 0 and not (x > uE[ib] and x < uE[io]):
                     continue
-            elif nu == 1 and g == g and g > 0.0 and g < eps_hi:
+            elif nu == 1 and g == g and g >= 0.0 and g < eps_hi:
                 x = g
             else:
                 if ib >= 0:
@@ -1961,7 +1964,8 @@ def estimate_root(const double[::1] a, const double[::1] b, const double[::1] c,
     Returns
     -------
     (float, float)
-        The root (NaN when the estimate does not cross the target in (0, hi)) and -d log estimate / d eps there
+        The root (0 when the estimate is below the target at 0, NaN when it is above it at ``hi``) and
+        -d log estimate / d eps there
         (NaN if unknown).
     """
     cdef Py_ssize_t K = 1, f

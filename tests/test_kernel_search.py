@@ -185,3 +185,12 @@ def test_estimate_root_matches_python_estimator():
         ref = brentq(lambda e: math.log(max(est(e), 1e-300)) - math.log(delta), 0.0, mech.eps0 * (1 - 1e-12),
                      xtol=1e-12 * mech.eps0)
         assert g == pytest.approx(ref, rel=1e-6)
+
+
+def test_kernel_search_answer_zero():
+    """δ(0) already below the target (huge n, large δ): ε = 0 is evaluated first and is the answer (both sides)."""
+    mech, n, delta = KRR(1.0, 10), 10**9, 1e-2
+    k, p = _both(mech, n, delta)
+    assert k.upper == p.upper == 0.0 and k.lower == p.lower == 0.0
+    assert k.settings["grid"]["upper_evaluations"] <= 2
+    assert _upper_max(mech, n, 0.0) <= delta

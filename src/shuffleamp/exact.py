@@ -397,7 +397,7 @@ def estimate_root(families, n: int, target: float, hi: float) -> float:
     Returns
     -------
     float
-        The root, or NaN when the estimate does not cross ``target`` in (0, ``hi``).
+        The root; 0 when the estimate is below ``target`` already at 0, NaN when it is above it at ``hi``.
     """
     a, b, c, beta, off = _pack(families)
     return float(kernels.estimate_root(a, b, c, beta, off, float(n), float(target), float(hi))[0])

@@ -437,7 +437,8 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
     K = max([f.a.size for f in list(upper_families) + list(lower_families)], default=1)
     cap = work_cap()
     b = current_budget()
-    total = 10.0 * MAX_WORK if b is None else max(0.5 * WORK_RATE * b.remaining(), 1e5)
+    # the whole search may spend the time left in the call at the conservative rate (it is not interrupted)
+    total = 10.0 * MAX_WORK if b is None else max(WORK_RATE * b.remaining(), 1e5)
     return kernels.epsilon_search(
         ua, ub, uc, ubeta, uoff, la, lb, lc, lbeta, loff, float(n), float(target), float(eps_hi), float(rel_tol),
         _enum_ok(int(n), K, ENUMERATE_MAX), float(DEFAULT_RTOL), _XG, _WG, float(cap), float(TAIL_WORK),

@@ -436,6 +436,9 @@ def multinomial_positive_part(const double[::1] values, const double[::1] probs,
     return tot, pos
 
 
+include "_small_n.pxi"
+
+
 # --------------------------------------------------------------------------- spectral evaluation
 def cf_at(const int64_t[::1] idx, const double[::1] wt, const int64_t[::1] ks, int64_t N, double n,
           int64_t j0, bint power=True):
@@ -807,6 +810,7 @@ DEF ST_CHERNOFF = 1       # certified Chernoff bound (evaluator "chernoff")
 DEF ST_TRIVIAL = 2        # certified E[G_+] (evaluator "trivial")
 DEF ST_CLOSED = 3         # no positive atom, or no negative atom (evaluator "exact", no integral)
 DEF ST_ENUMERATION = 4    # exact multinomial enumeration (evaluator "enumeration")
+DEF ST_SMALL_N = 6         # exact meet-in-the-middle over multisets (evaluator "enumeration")
 DEF ST_FALLBACK = -1      # not handled here: the caller evaluates this epsilon one by one
 DEF ST_RESOURCE = -2      # the work budget would be exceeded: the caller evaluates it one by one (and raises)
 
@@ -1247,6 +1251,13 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
             value += p[j] * v[j]
         err = 4.0 * DBL_EPS * kk * value
         st = ST_CLOSED
+    elif (enum_ok[1] and _small_n_chosen(P.n, kk)       # enum_ok[1]: enumeration allowed at all
+          and _mitm_positive_part(&v[0], &p[0], kk, <int>P.n, SMALL_N_CAP, &value, &err) == 0):
+        # many atoms at small n: exact meet-in-the-middle over multisets (cheaper than enumerating
+        # C(n+k-1, k-1) count vectors or integrating)
+        value = value / P.n
+        err = err / P.n
+        st = ST_SMALL_N
     elif enum_ok[kk]:
         nn = <int>P.n
         for j in range(kk):
@@ -1315,7 +1326,8 @@ def profile_bromwich(const double[::1] a, const double[::1] b, const double[::1]
     upper, lower : float64 ndarray, shape (m,)
         Certified upper and lower bounds on delta (as ``delta_exact(...).delta`` in each mode).
     status : int32 ndarray, shape (m,)
-        0 Bromwich integral, 1 Chernoff bound, 2 trivial bound, 3 closed form, 4 enumeration;
+        0 Bromwich integral, 1 Chernoff bound, 2 trivial bound, 3 closed form, 4 enumeration,
+        6 meet-in-the-middle enumeration of multisets (small n, many atoms);
         -1 not handled here, -2 work budget exceeded (the caller evaluates these one by one).
     theta : float64 ndarray, shape (m,)
         Saddle point (0 where not computed).

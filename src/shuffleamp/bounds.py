@@ -42,7 +42,7 @@ from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, chec
                         epsilon_for_delta, inverse_monotone)
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method)
-from .decomposition import Decomposition, dedupe
+from .decomposition import Decomposition, chernoff_bounds, dedupe
 from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
@@ -657,54 +657,10 @@ LAZY_KEEP = 4
 
 
 def _chernoff_bounds(families, n: int, eps: float) -> np.ndarray:
-    r"""Certified Chernoff bounds :math:`\delta \le e^{nK(\theta)}/(e\theta n)` of many families at one ε.
-
-    Valid for every :math:`\theta > 0` (:math:`s_+ \le e^{\theta s}/(e\theta)`), so the θ found by the
-    vectorised bisection on :math:`nK'(\theta) = 1/\theta` need not be exact; :math:`K` is evaluated in
-    log-sum-exp form and the result is rounded up by a relative margin.  Families that are not atomic
-    decompositions get ``inf`` (no cheap bound).
-    """
-    out = np.full(len(families), np.inf)
-    idx = [i for i, f in enumerate(families) if isinstance(f, Decomposition)]
-    if not idx:
-        return out
-    e = math.exp(eps)
-    kmax = max(families[i].a.size for i in idx) + 1
-    V = np.zeros((len(idx), kmax))
-    Pm = np.zeros((len(idx), kmax))
-    for r, i in enumerate(idx):
-        f = families[i]
-        k = f.a.size
-        V[r, :k] = (f.a - e * f.b) / f.c
-        Pm[r, :k] = f.c
-        Pm[r, k] = f.beta
-    logP = np.log(np.where(Pm > 0, Pm, 1.0))
-    mask = Pm > 0
-
-    def K_and_dK(th):
-        z = np.where(mask, th[:, None] * V + logP, -np.inf)
-        zm = z.max(axis=1)
-        w = np.exp(z - zm[:, None])
-        S = w.sum(axis=1)
-        return zm + np.log(S), (w * V).sum(axis=1) / S
-
-    lo = np.full(len(idx), -40.0)
-    hi = np.full(len(idx), 40.0)
-    for _ in range(70):                 # bisection on log theta of n K'(theta) - 1/theta (increasing)
-        mid = 0.5 * (lo + hi)
-        th = np.exp(mid)
-        _, dK = K_and_dK(th)
-        up = n * dK - 1.0 / th > 0
-        hi = np.where(up, mid, hi)
-        lo = np.where(up, lo, mid)
-    th = np.exp(hi)
-    K, _ = K_and_dK(th)
-    logb = n * K - 1.0 - np.log(th * n)
-    logb = logb + 1e-9 * (1.0 + np.abs(n * K)) + 64 * _DBL_EPS * (1.0 + np.abs(logb))
-    vals = np.exp(np.minimum(logb, 700.0))
-    vals = np.where(V.max(axis=1, where=mask, initial=-np.inf) <= 0.0, 0.0, vals)
-    out[idx] = np.where(np.isfinite(vals), vals, np.inf)
-    return out
+    r"""Certified Chernoff bounds :math:`\delta \le e^{nK(\theta)}/(e\theta n)` of many families at one ε
+    (:func:`shuffleamp.decomposition.chernoff_bounds`: any θ > 0 is valid, found by a vectorised
+    safeguarded Newton search; ``inf`` for families that are not atomic decompositions)."""
+    return chernoff_bounds(families, n, eps)
 
 
 def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: dict, keep: int,

@@ -57,7 +57,7 @@ import numpy as np
 
 from . import _validate
 from ._numerics import check_time, check_work
-from .decomposition import Decomposition, law_key, lower_decomposition, primary_decomposition
+from .decomposition import RATIO_RTOL, Decomposition, law_keys, merge_rows, primary_decomposition, ratio_keys
 from .errors import ParameterError, ResourceLimitError
 from .gparv import ContinuousPart, Gparv
 
@@ -84,9 +84,13 @@ MATRIX_MAX_LOWER = 64
 #: MatrixMechanism: budget (pairs x outputs) for the all-pairs de-duplication of upper decompositions
 #: and for the pairwise total variation of :meth:`MatrixMechanism.variation_ratio_beta`.
 MATRIX_PAIR_BUDGET = 2 ** 28
-#: Seconds per input pair assumed by the up-front cost estimate of a matrix's decompositions (the
-#: call's ``max_seconds`` refuses larger matrices before building anything).
-MATRIX_PAIR_SECONDS = 1.5e-3
+#: Seconds per ordered input pair, and per ordered pair and output, assumed by the up-front cost
+#: estimate of a matrix's decompositions and their screening (the call's ``max_seconds`` refuses
+#: larger matrices before building anything).
+MATRIX_PAIR_SECONDS = 2e-6
+MATRIX_ENTRY_SECONDS = 4e-6
+#: Entries (ordered pairs x outputs) per batch of the vectorised pair construction (bounds its memory).
+MATRIX_BATCH_ENTRIES = 2 ** 18
 
 _FORMS = ("simplified", "primary", "asymptotic")
 
@@ -1315,7 +1319,10 @@ class MatrixMechanism(Mechanism):
     are duplicates when their decompositions have the same
     :func:`~shuffleamp.decomposition.law_key`, and a pair is dropped when it equals another
     pair's swap (the bounds code takes swaps into account). De-duplication is only an
-    optimisation: a missed duplicate costs time, never soundness.
+    optimisation: a missed duplicate costs time, never soundness. The law keys of all ordered pairs
+    are computed in vectorised batches (:func:`~shuffleamp.decomposition.law_keys`), after an
+    up-front cost estimate that refuses too large matrices before anything is built; the upper
+    decompositions are returned simplified (equal ratios merged: the same laws, fewer atoms).
 
     **Lower-bound datasets** (Theorem 14, :math:`x_2 = \dots = x_n`):
 
@@ -1488,63 +1495,147 @@ class MatrixMechanism(Mechanism):
         return dec if form == "primary" else dec.simplified()
 
     @functools.cached_property
-    def _upper_pairs(self) -> tuple:
+    def _columns(self) -> tuple:
+        """(P restricted to its non-zero columns, the blanket c = column minima there, merge keys of P/c).
+
+        A zero column of an LDP matrix is zero in every row, so dropping it changes no law.
+        """
         P = self._P
-        D, Y = P.shape
-        if D * (D - 1) // 2 * Y > MATRIX_PAIR_BUDGET:
+        cmin = P.min(axis=0)
+        cols = cmin > 0
+        Pc = np.ascontiguousarray(P[:, cols])
+        c = cmin[cols]
+        return Pc, c, ratio_keys(Pc, c[None, :], RATIO_RTOL)
+
+    def _check_pair_cost(self) -> None:
+        """Up-front refusal (before building anything) of the all-pairs decompositions and their screening."""
+        D, Y = self._P.shape
+        pairs = D * (D - 1)
+        if pairs // 2 * Y > MATRIX_PAIR_BUDGET:
             raise ResourceLimitError(f"de-duplicating all {D * (D - 1) // 2} input pairs of a {D}x{Y} "
-                                     f"matrix exceeds the budget of {MATRIX_PAIR_BUDGET} operations")
-        # up-front cost (one decomposition and two law keys per pair), then the deadline per row
-        check_work(D * (D - 1) / 2 * (MATRIX_PAIR_SECONDS + 2e-8 * Y),
-                   f"building the blanket decompositions of all {D * (D - 1) // 2} input pairs of a {D}x{Y} matrix")
+                                     f"matrix exceeds the budget of {MATRIX_PAIR_BUDGET} operations",
+                                     parameter="matrix", resource="time")
+        check_work(pairs * (MATRIX_PAIR_SECONDS + Y * MATRIX_ENTRY_SECONDS),
+                   f"building and screening the blanket decompositions of all {D * (D - 1) // 2} input pairs "
+                   f"of a {D}x{Y} matrix")
+
+    @functools.cached_property
+    def _pair_keys(self) -> tuple:
+        """Law keys of the primary decompositions of all ordered pairs, as a dict (x0, x1) -> key.
+
+        Computed in batches of rows with :func:`~shuffleamp.decomposition.law_keys` (vectorised
+        merge and key, no per-pair object).
+        """
+        self._check_pair_cost()
+        Pc, c, K = self._columns
+        D, Y = Pc.shape
+        beta = max(1.0 - float(c.sum()), 0.0)
+        chunk = max(1, MATRIX_BATCH_ENTRIES // max(1, (D - 1) * Y))
+        keys = {}
+        for i0 in range(0, D, chunk):
+            check_time(f"building the decompositions of a {D}x{self._P.shape[1]} matrix")
+            I = np.repeat(np.arange(i0, min(D, i0 + chunk)), D)
+            J = np.tile(np.arange(D), I.size // D)
+            sel = I != J
+            I, J = I[sel], J[sel]
+            C = np.broadcast_to(c, (I.size, Y))
+            ks = law_keys(Pc[I], Pc[J], C, beta, merged=merge_rows(Pc[I], Pc[J], C, keys=(K[I], K[J])))
+            keys.update(zip(zip(I.tolist(), J.tolist()), ks))
+        return keys
+
+    @functools.cached_property
+    def _upper_pairs(self) -> tuple:
+        keys = self._pair_keys
+        D = self._P.shape[0]
         pairs, seen = [], set()
         for x0 in range(D):
-            check_time(f"building the decompositions of a {D}x{Y} matrix")
             for x1 in range(x0 + 1, D):
-                dec = primary_decomposition(P, x0, x1)
-                k = law_key(dec)
+                k = keys[(x0, x1)]
                 if k in seen:
                     continue
                 # the ordered pair (x1, x0) is this pair's swap: always dropped
                 seen.add(k)
-                seen.add(law_key(dec.swapped()))
+                seen.add(keys[(x1, x0)])
                 pairs.append((x0, x1))
         return tuple(pairs)
 
+    def _merged(self, x0s, x1s, x2s=None) -> list:
+        """Simplified decompositions of primary pairs (``x2s`` None) or Theorem-14 triples, built in one batch."""
+        Pc, c, K = self._columns
+        x0s, x1s = np.asarray(x0s, dtype=np.int64), np.asarray(x1s, dtype=np.int64)
+        if x2s is None:
+            C = np.broadcast_to(c, (x0s.size, c.size))
+            keys = (K[x0s], K[x1s])
+            beta = max(1.0 - float(c.sum()), 0.0)
+        else:
+            C = Pc[np.asarray(x2s, dtype=np.int64)]
+            keys = None
+            beta = 0.0
+        merged = merge_rows(Pc[x0s], Pc[x1s], C, keys=keys)
+        row, a, b, cc = merged[:4]
+        m = x0s.size
+        if x2s is None:     # the keys of both orientations were computed with all ordered pairs
+            pk = self._pair_keys
+            ka = [pk[(i, j)] for i, j in zip(x0s.tolist(), x1s.tolist())]
+            kb = [pk[(j, i)] for i, j in zip(x0s.tolist(), x1s.tolist())]
+        else:
+            ka = law_keys(Pc[x0s], Pc[x1s], C, beta, merged=merged)
+            kb = [None] * m
+        bnd = np.searchsorted(row, np.arange(m + 1)).tolist()
+        out = []
+        for r in range(m):
+            s0, s1 = bnd[r], bnd[r + 1]
+            x0, x1 = int(x0s[r]), int(x1s[r])
+            lab = f"pair ({x0}, {x1})" if x2s is None else f"dataset ({x0}|{x1}; others {int(x2s[r])})"
+            out.append(Decomposition._trusted(a[s0:s1], b[s0:s1], cc[s0:s1], beta, label=lab,
+                                              key=ka[r], swap_key=kb[r]))
+        return out
+
     def upper_decompositions(self) -> list:
         """Decompositions whose GPARVs bound every neighbouring pair ([SCW] Theorem 13).
+
+        The blanket decompositions of the de-duplicated pairs, simplified (components with equal
+        ratios merged: the same GPARV law, fewer atoms).
 
         Returns
         -------
         list of GparvFamily
             The upper bound is the maximum over these and their swapped versions.
         """
-        return [primary_decomposition(self._P, x0, x1) for x0, x1 in self._upper_pairs]
+        pairs = self._upper_pairs
+        if not pairs:
+            return []
+        x0s, x1s = zip(*pairs)
+        return self._merged(x0s, x1s)
 
     @functools.cached_property
     def _lower_triples(self) -> tuple:
-        P = self._P
-        D = P.shape[0]
+        Pc = self._columns[0]
+        D = Pc.shape[0]
         if D <= MATRIX_ALL_TRIPLES_MAX_D:
-            cands = ((x0, x1, x2) for x0 in range(D) for x1 in range(D) if x1 != x0
-                     for x2 in range(D))
+            cands = [(x0, x1, x2) for x0 in range(D) for x1 in range(D) if x1 != x0 for x2 in range(D)]
             cap = None
         else:
             oriented = [o for x0, x1 in self._upper_pairs for o in ((x0, x1), (x1, x0))]
             cands = itertools.chain(((o0, o1, x2) for o0, o1 in oriented for x2 in range(D) if x2 != o0),
                                     ((o0, o1, o0) for o0, o1 in oriented))
             cap = MATRIX_MAX_LOWER
+        cands = iter(cands)
         triples, seen = [], set()
-        for j, (x0, x1, x2) in enumerate(cands):
-            if j % 256 == 0:
-                check_time(f"building the lower-bound datasets of a {D}-input matrix")
-            k = law_key(lower_decomposition(P, x0, x1, x2))
-            if k in seen:
-                continue
-            seen.add(k)
-            triples.append((x0, x1, x2))
-            if cap is not None and len(triples) >= cap:
+        while cap is None or len(triples) < cap:
+            check_time(f"building the lower-bound datasets of a {D}-input matrix")
+            batch = list(itertools.islice(cands, 256))
+            if not batch:
                 break
+            T = np.array(batch, dtype=np.int64)
+            ks = law_keys(Pc[T[:, 0]], Pc[T[:, 1]], Pc[T[:, 2]], 0.0)
+            for t, k in zip(batch, ks):
+                if k in seen:
+                    continue
+                seen.add(k)
+                triples.append(t)
+                if cap is not None and len(triples) >= cap:
+                    break
         return tuple(triples)
 
     def lower_decompositions(self) -> list:
@@ -1553,9 +1644,13 @@ class MatrixMechanism(Mechanism):
         Returns
         -------
         list of GparvFamily
-            The lower bound is the maximum over the list.
+            The lower bound is the maximum over the list (simplified decompositions).
         """
-        return [lower_decomposition(self._P, x0, x1, x2).simplified() for x0, x1, x2 in self._lower_triples]
+        T = self._lower_triples
+        if not T:
+            return []
+        x0s, x1s, x2s = zip(*T)
+        return self._merged(x0s, x1s, x2s)
 
     def describe(self) -> dict:
         """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``.

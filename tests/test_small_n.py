@@ -1,0 +1,92 @@
+"""Small n, many atoms: the meet-in-the-middle enumeration over multisets (``kernels.small_n_positive_part``).
+
+Oracles: the long-double multinomial enumeration of ``tests/oracle.py`` (integer multinomial
+coefficients, independent of the kernels) and the brute-force law of the shuffled histogram of a
+concrete dataset pair for the public API.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import oracle
+from shuffleamp import exact
+from shuffleamp._ext import kernels
+from shuffleamp.decomposition import Decomposition
+from shuffleamp.mechanisms import MatrixMechanism
+
+
+def _law(rng, k):
+    v = np.sort(rng.normal(size=k) * rng.uniform(0.1, 5.0) - rng.uniform(-0.5, 1.0))
+    p = rng.random(k) + 1e-3
+    return v, p / p.sum()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_mitm_matches_oracle_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, 7))
+    n = int(rng.integers(1, 7))
+    v, p = _law(rng, k)
+    val, err, status = kernels.small_n_positive_part(v, p, n)
+    assert status == 0
+    truth = n * oracle.gparv_positive_part(v, p, n)        # the oracle divides by n
+    assert abs(val - truth) <= err + 1e-15 * max(truth, 1e-300), (val, truth, err)
+    assert 0.0 <= err <= 1e-10 * (1.0 + float(np.abs(v).max()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(1, 12), n=st.integers(1, 9), seed=st.integers(0, 2 ** 31 - 1))
+def test_mitm_within_error_of_multinomial_enumeration(k, n, seed):
+    """Two different algorithms (count vectors vs. halves of multisets) agree within both error bounds."""
+    rng = np.random.default_rng(seed)
+    v, p = _law(rng, k)
+    if math.comb(n + k - 1, k - 1) > 200_000:
+        return
+    val, err, status = kernels.small_n_positive_part(v, p, n)
+    assert status == 0
+    tot, _pos = kernels.multinomial_positive_part(v, p, n)
+    assert val >= 0.0 and math.isfinite(val)
+    # the enumeration's own bound (as exact._positive_part charges it) is below 1e-12 relative here
+    assert abs(val - tot) <= err + 1e-12 * (1.0 + abs(tot))
+
+
+def test_mitm_refuses_over_cap_without_work():
+    v = np.linspace(-1.0, 1.0, 200)
+    p = np.full(200, 1 / 200)
+    val, err, status = kernels.small_n_positive_part(v, p, 12, cap=1e5)
+    assert status == -1 and val == 0.0 and err == 0.0
+
+
+def test_profile_kernel_takes_the_path_and_stays_certified():
+    """A 40-atom family at n = 4: the compiled profile uses the new path (status 6) and brackets the truth."""
+    rng = np.random.default_rng(7)
+    a = rng.random(40)
+    b = rng.random(40)
+    a, b = a / a.sum(), b / b.sum()
+    c = 0.5 * (a + b)
+    dec = Decomposition(a=a, b=b, c=0.3 * c, beta=0.7)
+    for eps in (0.0, 0.2, 0.6):
+        up, lo, status, _, _ = exact._profile_kernel(dec, 4, np.array([eps]), 1e-3, exact.ENUMERATE_MAX)
+        assert int(status[0]) == 6
+        g = dec.gparv(eps)
+        truth = oracle.gparv_positive_part(g.values, g.probs, 4)
+        assert lo[0] <= truth <= up[0]
+        assert up[0] - lo[0] <= 1e-12
+
+
+def test_public_bounds_bracket_brute_force_matrix_small_n():
+    """A 2 x 12 matrix at n = 4 (the new path runs): upper >= the worst enumerated dataset pair >= ... >= 0."""
+    rng = np.random.default_rng(3)
+    U = rng.random((2, 12))
+    P = np.exp(0.5 * 1.5 * U)
+    P /= P.sum(axis=1, keepdims=True)
+    mech = MatrixMechanism(P)
+    import shuffleamp as sa
+    for eps in (0.05, 0.3):
+        r = sa.delta(mech, 4, eps)
+        truth = oracle.worst_dataset_divergence(P, 4, eps)
+        assert r.lower <= truth + 1e-12
+        assert r.upper >= truth - 1e-15

@@ -1381,3 +1381,627 @@ def profile_bromwich(const double[::1] a, const double[::1] b, const double[::1]
             st[i] = _profile_one(a, b, c, beta, eps[i], enum_ok, &P, V[i], Pm[i], Q[i], D[i],
                                  &up[i], &lo[i], &th[i], &wk[i])
     return up_a, lo_a, st_a, th_a, wk_a
+
+
+# --------------------------------------------------------------------------- epsilon search (issue 15)
+# The epsilon(delta) search of ``shuffleamp.bounds._optimal_epsilon_families`` for atomic decompositions in
+# one nogil call: every certified evaluation is ``_profile_one`` (the compiled exact evaluator), the first
+# point comes from the saddle-point estimate computed here, and the upper answer is the certified chord root
+# of a delta-bound convex in x = e^eps (``shuffleamp.bounds._chord_bracket``).  Anything unusual returns a
+# "not handled" status and the Python search runs (seeded with the points evaluated here).
+from scipy.special.cython_special cimport log_ndtr
+
+DEF SR_DONE = 0           # both sides found
+DEF SR_NOT_ZERO = 1       # the certified delta at eps_hi is above the target: no feasible point
+DEF SR_EVAL = 2           # an evaluation was not handled by _profile_one (status < 0)
+DEF SR_NO_CONVERGENCE = 3 # no converged bracket within the point cap
+DEF SR_WORK = 4           # the work cap of the whole search was reached
+DEF MAX_SEARCH_POINTS = 48
+
+
+cdef double _log_estimate_one(const double[::1] A, const double[::1] Bm, const double[::1] C, double beta,
+                              double eps, double n, double[::1] v, double[::1] p) noexcept nogil:
+    """log of ``shuffleamp.fft_engine.saddle_estimate(dec.gparv(eps), n)`` for an atomic decomposition
+    (-inf without a positive atom, NaN if the atoms are not finite).  An uncertified estimate."""
+    cdef Py_ssize_t kk
+    cdef double th, m1, v1, nK, mu, s2, s, mm, z, inner, log_inner, log_val
+    kk = _gparv_atoms(A, Bm, C, beta, eps, v, p)
+    if kk < 1:
+        return NAN
+    if v[kk - 1] <= 0.0:
+        return -INFINITY
+    _saddle_point(v[:kk], p[:kk], n, &th, &m1, &v1)
+    nK = n * _log_mgf(v[:kk], p[:kk], th)
+    mu = n * m1
+    s2 = n * v1
+    s = sqrt(s2 if s2 > 1e-300 else 1e-300)
+    mm = mu - th * s2
+    z = mm / s
+    if z > -30.0:
+        inner = z * exp(log_ndtr(z)) + exp(-0.5 * z * z) / sqrt(2.0 * M_PI)
+        log_inner = log(inner if inner > 1e-300 else 1e-300)
+    else:
+        log_inner = -0.5 * z * z - 0.5 * log(2.0 * M_PI) - 2.0 * log(-z)
+    log_val = nK - th * mu + 0.5 * th * th * s2 + log(s) + log_inner - log(n)
+    return log_val if log_val < 0.0 else 0.0
+
+
+cdef double _log_estimate(const double[::1] A, const double[::1] Bm, const double[::1] C, const double[::1] beta,
+                          const Py_ssize_t[::1] off, double eps, double n, double[::1] v,
+                          double[::1] p) noexcept nogil:
+    """Largest log saddle-point estimate over the packed families (``bounds.estimator``)."""
+    cdef Py_ssize_t f
+    cdef double best = -INFINITY, x
+    for f in range(beta.shape[0]):
+        x = _log_estimate_one(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f], eps, n,
+                              v, p)
+        if x != x:
+            return NAN
+        if x > best:
+            best = x
+    return best
+
+
+cdef double _estimate_root(const double[::1] A, const double[::1] Bm, const double[::1] C, const double[::1] beta,
+                           const Py_ssize_t[::1] off, double n, double target, double hi, double[::1] v,
+                           double[::1] p, double* slope) noexcept nogil:
+    """Root in (0, hi) of the log estimate minus log target (Illinois regula falsi, bisection where a side
+    is -inf); 0 when the estimate is already below the target at 0, NaN when it is above it at ``hi``.  ``slope`` receives -d log estimate / d eps there."""
+    cdef double a = 0.0, b = hi, fa, fb, c, fc, lt = log(target)
+    cdef int it, side = 0
+    slope[0] = NAN
+    fa = _log_estimate(A, Bm, C, beta, off, a, n, v, p) - lt
+    fb = _log_estimate(A, Bm, C, beta, off, b, n, v, p) - lt
+    if fa <= 0.0:
+        return 0.0          # the estimate is below the target already at eps = 0: try eps = 0 first
+    if not (fb < 0.0):
+        return NAN
+    for it in range(200):
+        if isfinite(fa) and isfinite(fb):
+            c = b - fb * (b - a) / (fb - fa)
+            if not (c > a and c < b):
+                c = 0.5 * (a + b)
+        else:
+            c = 0.5 * (a + b)
+        fc = _log_estimate(A, Bm, C, beta, off, c, n, v, p) - lt
+        if fc != fc:
+            return NAN
+        if fc > 0.0:
+            a, fa = c, fc
+            if side == 1 and isfinite(fb):
+                fb *= 0.5
+            side = 1
+        else:
+            b, fb = c, fc
+            if side == -1 and isfinite(fa):
+                fa *= 0.5
+            side = -1
+        if b - a <= 1e-9 * hi or fc == 0.0:
+            break
+    c = 0.5 * (a + b)
+    # slope from two nearby points (the Illinois halving spoils fa / fb)
+    fa = _log_estimate(A, Bm, C, beta, off, c * (1.0 - 1e-4), n, v, p)
+    fb = _log_estimate(A, Bm, C, beta, off, c * (1.0 + 1e-4), n, v, p)
+    if isfinite(fa) and isfinite(fb) and fa > fb:
+        slope[0] = (fa - fb) / (2e-4 * c)
+    return c
+
+
+cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::1] C, const double[::1] beta,
+                      const Py_ssize_t[::1] off, double eps, const unsigned char[::1] enum_ok, const prof_par* P,
+                      double[::1] v, double[::1] p, double[::1] q, double[::1] d, double[::1] Uf, double[::1] Lf,
+                      int[::1] St, double[::1] Th, double[::1] Nd, int lower_side, double* value,
+                      double* work, double* nodes) noexcept nogil:
+    """Certified delta of every packed family at ``eps`` (``_profile_one``); ``value`` = the maximum of
+    the upper bounds (or of the lower bounds when ``lower_side``), ``nodes`` those of the maximiser (first
+    maximum, as ``bounds.max_delta``).  Returns the first negative ``_profile_one`` status, else 0."""
+    cdef Py_ssize_t f, nf = beta.shape[0]
+    cdef int st
+    cdef double best = 0.0, x
+    for f in range(nf):
+        st = _profile_one(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f], eps,
+                          enum_ok, P, v, p, q, d, &Uf[f], &Lf[f], &Th[f], &Nd[f])
+        St[f] = st
+        work[0] += Nd[f] * (off[f + 1] - off[f] + 1)
+        if st < 0:
+            return st
+        x = Lf[f] if lower_side else Uf[f]
+        if f == 0 or x > best:
+            best = x
+            nodes[0] = Nd[f]
+    value[0] = best
+    return 0
+
+
+cdef void _chord_root(const double* E, const double* V, int m, double t, double* eps_c, double* eps_e,
+                      int* ib_out, int* io_out) noexcept nogil:
+    """``shuffleamp.bounds._chord_bracket`` over the points (E, V): the certified chord root ``eps_c``
+    between the largest infeasible point and the next feasible one, and the estimate ``eps_e`` of the
+    lowest root (secant of the two infeasible points below it extended right, or of the two feasible
+    points above it extended left: both lie below a convex function there).  ib/io = -1 if no bracket."""
+    cdef int i, ib = -1, io = -1, ip = -1, io2 = -1
+    cdef double xb, xo, vb, vo, xc, ec, ee, xp, vp, xe, xo2, vo2
+    for i in range(m):
+        if V[i] > t and (ib < 0 or E[i] > E[ib]):
+            ib = i
+    ib_out[0] = ib
+    io_out[0] = -1
+    if ib < 0:
+        return
+    for i in range(m):
+        if E[i] > E[ib] and V[i] <= t and (io < 0 or E[i] < E[io]):
+            io = i
+    io_out[0] = io
+    if io < 0:
+        return
+    xb = exp(E[ib])
+    xo = exp(E[io])
+    vb = V[ib]
+    vo = V[io]
+    xc = xb + (vb - t) / (vb - vo) * (xo - xb)
+    # rounding of the chord root: move it right (towards the feasible side) by a few ulps of the data
+    xc = xc + 1e-12 * (xo - xb) + 8.0 * DBL_EPS * xo
+    if xc > xo:
+        xc = xo
+    ec = log(xc) * (1.0 + 4.0 * DBL_EPS) + 1e-300
+    if ec > E[io]:
+        ec = E[io]
+    if ec < E[ib]:
+        ec = E[ib]
+    for i in range(m):
+        if E[i] < E[ib] and (ip < 0 or E[i] > E[ip]):
+            ip = i
+        if E[i] > E[io] and (io2 < 0 or E[i] < E[io2]):
+            io2 = i
+    ee = E[ib]
+    if ip >= 0:
+        xp = exp(E[ip])
+        vp = V[ip]
+        if vp > vb:
+            xe = xb + (vb - t) * (xb - xp) / (vp - vb)
+            xe = log(xe)
+            if xe < E[ib]:
+                xe = E[ib]
+            ee = xe if xe < ec else ec
+    if io2 >= 0:
+        xo2 = exp(E[io2])
+        vo2 = V[io2]
+        if vo > vo2:
+            xe = xo - (t - vo) * (xo2 - xo) / (vo - vo2)
+            if xe > 0.0:
+                xe = log(xe)
+                if xe < E[ib]:
+                    xe = E[ib]
+                if xe > ec:
+                    xe = ec
+                if xe > ee:
+                    ee = xe
+    eps_c[0] = ec
+    eps_e[0] = ee
+
+
+cdef double _secant_root(const double* E, const double* V, int m, double t) noexcept nogil:
+    """Root of the secant of log V through the two points whose V is nearest t, when both are within 1% of
+    t (an estimate of the root, used only to decide that the lower search is tight); NaN otherwise."""
+    cdef int i, i1 = -1, i2 = -1
+    cdef double lt = log(t), x
+    for i in range(m):
+        if V[i] > 0.0:
+            x = fabs(log(V[i]) - lt)
+            if i1 < 0 or x < fabs(log(V[i1]) - lt):
+                i2 = i1
+                i1 = i
+            elif i2 < 0 or x < fabs(log(V[i2]) - lt):
+                i2 = i
+    if i1 < 0 or i2 < 0 or fabs(log(V[i2]) - lt) > 0.01 or log(V[i1]) == log(V[i2]):
+        return NAN
+    return E[i1] + (lt - log(V[i1])) * (E[i2] - E[i1]) / (log(V[i2]) - log(V[i1]))
+
+
+cdef double _next_point(const double* E, const double* V, int m, double t, double b, double o, double slope,
+                        double rel_tol, double aim, int* stall, int has_b, int has_o) noexcept nogil:
+    """Next evaluation point inside the bracket (b, o): secant of log V through the two points whose log V
+    is nearest log t, safeguarded by bisection (outside the bracket, or after three steps that did not halve
+    it), nudged by ``aim * rel_tol`` relative towards the side the caller wants and away from duplicates."""
+    cdef int i, i1 = -1, i2 = -1, near = -1
+    cdef double lt = log(t), r, dist, dmin = INFINITY, x, xb, xo
+    for i in range(m):
+        if V[i] > 0.0:
+            x = fabs(log(V[i]) - lt)
+            if i1 < 0 or x < fabs(log(V[i1]) - lt):
+                i2 = i1
+                i1 = i
+            elif i2 < 0 or x < fabs(log(V[i2]) - lt):
+                i2 = i
+    r = NAN
+    if i1 >= 0 and i2 >= 0 and log(V[i1]) != log(V[i2]):
+        r = E[i1] + (lt - log(V[i1])) * (E[i2] - E[i1]) / (log(V[i2]) - log(V[i1]))
+    elif i1 >= 0 and slope > 0.0:
+        r = E[i1] + (log(V[i1]) - lt) / slope
+    if i1 >= 0 and r == r and not (has_b and has_o):
+        # one-sided so far: overshoot the predicted root by 10% of the step, to bracket it
+        if not has_b:
+            r = r - 0.1 * fabs(r - E[i1])
+        else:
+            r = r + 0.1 * fabs(r - E[i1])
+    if not has_b and r == r and r <= b:
+        # the secant of log V reaches the target only below the search range: try its left end
+        return b
+    if not (r > b and r < o) or stall[0] >= 3:
+        # chord root in x between the bracket ends when the feasible end has V = 0, else the midpoint
+        r = 0.5 * (b + o)
+        stall[0] = 0
+    r = r * (1.0 + aim * rel_tol)
+    for i in range(m):
+        dist = fabs(E[i] - r)
+        if dist < dmin:
+            dmin = dist
+            near = i
+    if near >= 0 and dmin < 0.25 * rel_tol * fabs(r):
+        r = E[near] + (0.5 if V[near] > t else -0.5) * rel_tol * fabs(E[near])
+    if not (r > b and r < o):
+        r = 0.5 * (b + o)
+    if not has_b and r < 1e-9 * o:
+        r = 0.0
+    return r
+
+
+def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1] uc, const double[::1] ubeta,
+                   const Py_ssize_t[::1] uoff, const double[::1] la, const double[::1] lb, const double[::1] lc,
+                   const double[::1] lbeta, const Py_ssize_t[::1] loff, double n, double target, double eps_hi,
+                   double rel_tol, const unsigned char[::1] enum_ok, double rtol, const double[::1] xg,
+                   const double[::1] wg, double max_work, double tail_work, double t0_factor, double theta_lo,
+                   double theta_hi, double central_widths, double tail_const, double total_work, double soft_gap,
+                   double expensive):
+    """Certified epsilon(delta) of the optimal bound for atomic decompositions: both searches in one nogil call.
+
+    Upper side: the certified delta* = max over the upper families is convex in x = e^eps and 0 at eps_hi
+    (Su, Cheng, Wang, IEEE S&P 2026, Theorem 12: G = (A - e^eps B)/C with B >= 0), so the chord root between
+    the largest infeasible evaluated point and the next feasible one is a certified epsilon; the search stops
+    when it is within ``rel_tol`` of the estimated lowest root (``shuffleamp.bounds._solve_convex_upper``).
+    Lower side: the largest epsilon at which a lower-bound dataset's certified divergence exceeds the target,
+    or the certified convexity extension (``shuffleamp.bounds._solve_convex_lower``) from its lower bound at
+    one point and an upper bound of its divergence (its own, or the optimal bound's) at a smaller point.
+
+    Parameters
+    ----------
+    ua, ub, uc, ubeta, uoff : arrays
+        Upper families packed: family f has masses ``ua[uoff[f]:uoff[f+1]]`` (same for ub, uc) and
+        left-over mass ``ubeta[f]``.
+    la, lb, lc, lbeta, loff : arrays
+        Lower-bound families, packed the same way (zero families: no lower search).
+    n, target, eps_hi, rel_tol : float
+        Users, target delta, right end (eps0), relative tolerance of the answer.
+    enum_ok, rtol, xg, wg, max_work, tail_work, t0_factor, theta_lo, theta_hi, central_widths, tail_const
+        As :func:`profile_bromwich`.
+    total_work : float
+        Atom x node evaluations the whole search may spend before returning "not handled".
+    soft_gap, expensive : float
+        ``bounds.SOFT_GAP`` and ``bounds.EXPENSIVE_NODES``.
+
+    Returns
+    -------
+    dict
+        ``status`` (0 handled, > 0 not handled: 1 delta(eps_hi) > target, 2 evaluation not handled, 3 no
+        convergence, 4 work cap), ``upper``, ``lower``, the chord / secant records, and the evaluated points
+        of both sides (``u_eps``, ``u_U``, ``u_L``, ``u_status``, ``u_theta``, ``u_nodes`` per family;
+        ``l_*`` likewise).
+    """
+    cdef Py_ssize_t nfu = ubeta.shape[0], nfl = lbeta.shape[0], K = 1, f, i, j
+    cdef prof_par P
+    if xg.shape[0] != wg.shape[0] or uoff.shape[0] != nfu + 1 or loff.shape[0] != nfl + 1 or nfu < 1:
+        raise ValueError("epsilon_search: inconsistent array lengths")
+    for f in range(nfu):
+        K = max(K, uoff[f + 1] - uoff[f])
+    for f in range(nfl):
+        K = max(K, loff[f + 1] - loff[f])
+    if enum_ok.shape[0] < K + 2:
+        raise ValueError("epsilon_search: enum_ok too short")
+    P.n = n
+    P.rtol = rtol
+    P.max_work = max_work
+    P.tail_work = tail_work
+    P.t0_factor = t0_factor
+    P.theta_lo = theta_lo
+    P.theta_hi = theta_hi
+    P.central_widths = central_widths
+    P.tail_const = tail_const
+    P.xg = &xg[0]
+    P.wg = &wg[0]
+    P.gl_nodes = xg.shape[0]
+    cdef int M = MAX_SEARCH_POINTS
+    ue_a = np.zeros(M); uv_a = np.zeros(M); un_a = np.zeros(M)
+    uU_a = np.zeros((M, nfu)); uL_a = np.zeros((M, nfu)); uS_a = np.zeros((M, nfu), dtype=np.int32)
+    uT_a = np.zeros((M, nfu)); uN_a = np.zeros((M, nfu))
+    le_a = np.zeros(M); lv_a = np.zeros(M); ln_a = np.zeros(M)
+    lU_a = np.zeros((M, max(nfl, 1))); lL_a = np.zeros((M, max(nfl, 1)))
+    lS_a = np.zeros((M, max(nfl, 1)), dtype=np.int32)
+    lT_a = np.zeros((M, max(nfl, 1))); lN_a = np.zeros((M, max(nfl, 1)))
+    cdef double[::1] uE = ue_a, uV = uv_a, uN = un_a, lE = le_a, lV = lv_a, lN = ln_a
+    cdef double[:, ::1] uU = uU_a, uL = uL_a, uT = uT_a, uNd = uN_a, lU = lU_a, lL = lL_a, lT = lT_a, lNd = lN_a
+    cdef int[:, ::1] uS = uS_a, lS = lS_a
+    cdef double[::1] v = np.zeros(K + 1), p = np.zeros(K + 1), q = np.zeros(K + 1), d = np.zeros(K + 1)
+    cdef int status = SR_DONE, nu = 0, nl = 0, st, ib = -1, io = -1, stall = 0, ipu, k, nwalk = 0, has_ok
+    cdef double work = 0.0, g = NAN, slope = NAN, gl = NAN, slope_l = NAN, eps_c = NAN, eps_e = NAN
+    cdef double up = NAN, lo = NAN, Ebig, u, ug, x, width, prev_width = INFINITY, lo_best, r_hi, xb, xp
+    cdef double xl, el, Up, Lb, sec_p = NAN, sec_b = NAN, sec_Up = NAN, sec_Lb = NAN, nodes_last = 0.0
+    cdef double chord_b = NAN, chord_o = NAN, chord_vb = NAN, chord_vo = NAN, lb_c = NAN, lb_e = NAN
+    cdef int lo_kind = 0, lo_idx = -1, up_kind = 0, up_idx = -1, conv = 0, ia, ja, checks = 0, verify = 0
+    cdef double walk[64]
+    cdef double abs_tol = 1e-12 * eps_hi
+    with nogil:
+        # ---------------- upper side
+        uE[0] = eps_hi
+        st = _search_eval(ua, ub, uc, ubeta, uoff, eps_hi, enum_ok, &P, v, p, q, d, uU[0], uL[0], uS[0], uT[0],
+                          uNd[0], 0, &uV[0], &work, &uN[0])
+        nu = 1
+        if st < 0:
+            status = SR_EVAL
+        elif uV[0] > target:
+            # (a certified value in (0, target] at eps_hi, e.g. a denormal Chernoff bound of an atom rounded
+            # just above 0, is a feasible chord end like any other: the chord needs convexity, not a zero)
+            status = SR_NOT_ZERO
+        if status == SR_DONE:
+            g = _estimate_root(ua, ub, uc, ubeta, uoff, n, target, eps_hi * (1.0 - 1e-15), v, p, &slope)
+            if g == g and g > 0.0:
+                # near eps_hi (small n, small delta) evaluations cost ~ 1 / (e^{eps_hi} - e^eps): walk in from far,
+                # cheap points first (``bounds._near_hi_walk``)
+                Ebig = exp(eps_hi)
+                ug = Ebig - exp(g)
+                u = 0.02 * Ebig
+                if ug < u:
+                    while u > ug and Ebig - u > 1.0 and nwalk < 64:
+                        walk[nwalk] = log(Ebig - u)
+                        nwalk += 1
+                        u /= 8.0
+        k = 0
+        while status == SR_DONE:
+            # convergence of the chord
+            _chord_root(&uE[0], &uV[0], nu, target, &eps_c, &eps_e, &ib, &io)
+            if ib >= 0:
+                chord_b = uE[ib]
+            if ib >= 0 and io >= 0:
+                if uE[io] - eps_e <= max(rel_tol * uE[io], abs_tol) and uE[io] < eps_hi:
+                    # the feasible end itself is within the tolerance: an evaluated, self-certified answer
+                    up = uE[io]
+                    up_kind = 1
+                    up_idx = io
+                    break
+                if (eps_c - eps_e <= max(rel_tol * eps_c, abs_tol)
+                        or (eps_c - eps_e <= soft_gap * eps_c and nodes_last > expensive)):
+                    # verify the chord root by a direct evaluation while that is cheap, so that the answer is
+                    # an evaluated epsilon whose own certified delta is <= target (``_solve_convex_upper``)
+                    conv = 1
+                    if nodes_last <= expensive and checks < 4:
+                        for i in range(nu):
+                            if uE[i] == eps_c:
+                                conv = 2
+                        if conv == 1:
+                            conv = 0
+                            checks += 1
+                            verify = 1
+                    if conv:
+                        conv = 1
+                        break
+            if nu >= M:
+                status = SR_NO_CONVERGENCE
+                break
+            if work > total_work:
+                status = SR_WORK
+                break
+            if verify:
+                x = eps_c
+            elif k < nwalk:
+                x = walk[k]
+                k += 1
+                if ib >= 0 and io >= 0 and not (x > uE[ib] and x < uE[io]):
+                    continue
+            elif nu == 1 and g == g and g >= 0.0 and g < eps_hi:
+                x = g
+            else:
+                if ib >= 0:
+                    width = uE[io] - uE[ib]
+                    if width > 0.5 * prev_width:
+                        stall += 1
+                    else:
+                        stall = 0
+                    prev_width = width
+                    x = _next_point(&uE[0], &uV[0], nu, target, uE[ib], uE[io], slope, rel_tol, 0.3, &stall, 1, 1)
+                else:
+                    j = 0
+                    for i in range(nu):
+                        if uE[i] < uE[j]:
+                            j = i
+                    x = _next_point(&uE[0], &uV[0], nu, target, 0.0, uE[j], slope, rel_tol, 0.3, &stall, 0, 1)
+                for i in range(nu):
+                    if uE[i] == x:
+                        status = SR_NO_CONVERGENCE
+                if status != SR_DONE:
+                    break
+            uE[nu] = x
+            st = _search_eval(ua, ub, uc, ubeta, uoff, x, enum_ok, &P, v, p, q, d, uU[nu], uL[nu], uS[nu], uT[nu],
+                              uNd[nu], 0, &uV[nu], &work, &uN[nu])
+            nodes_last = uN[nu]
+            nu += 1
+            if st < 0:
+                status = SR_EVAL
+                break
+            if verify and uV[nu - 1] <= target:
+                up = x
+                up_kind = 1
+                up_idx = nu - 1
+                break
+            verify = 0
+            if x == 0.0 and uV[nu - 1] <= target:
+                # feasible at eps = 0: the answer is 0 (an evaluated point)
+                up = 0.0
+                up_kind = 1
+                up_idx = nu - 1
+                break
+        if conv:
+            up = eps_c
+            up_kind = 2
+            chord_o = uE[io]
+            chord_vb = uV[ib]
+            chord_vo = uV[io]
+            up_idx = io
+        # ---------------- lower side
+        if status == SR_DONE and nfl > 0 and up == up:
+            has_ok = 0
+            stall = 0
+            prev_width = INFINITY
+            gl = _estimate_root(la, lb, lc, lbeta, loff, n, target, eps_hi * (1.0 - 1e-15), v, p, &slope_l)
+            if slope_l > 0.0:
+                slope = slope_l
+            x = chord_b if chord_b == chord_b else up      # the largest infeasible upper point: just below the root
+            if gl == gl and g == g and g > 0.0 and gl * (up / g) < x:
+                x = gl * (up / g)       # the lower datasets' estimated root, corrected as the upper one was
+            k = 0
+            while True:
+                lo_best = -1.0
+                ib = -1
+                io = -1
+                for i in range(nl):
+                    if lV[i] > target and (ib < 0 or lE[i] > lE[ib]):
+                        ib = i
+                if ib >= 0:
+                    lo_best = lE[ib]
+                    lo_kind = 1
+                    lo_idx = ib
+                    for i in range(nl):
+                        if lE[i] > lE[ib] and lV[i] <= target and (io < 0 or lE[i] < lE[io]):
+                            io = i
+                    # certified convexity extensions: lower bound L_f at b, an upper bound of the same
+                    # dataset's divergence at p < b (its own upper bound, or the optimal bound's)
+                    for i in range(nl):
+                        for f in range(nfl):
+                            Lb = lL[i, f]
+                            if not (Lb > target):
+                                continue
+                            xb = exp(lE[i])
+                            for j in range(nl + nu):
+                                if j < nl:
+                                    if not (lE[j] < lE[i]):
+                                        continue
+                                    xp = exp(lE[j])
+                                    Up = lU[j, f]
+                                else:
+                                    if not (uE[j - nl] < lE[i]):
+                                        continue
+                                    xp = exp(uE[j - nl])
+                                    Up = uV[j - nl]
+                                if not (Up > Lb):
+                                    continue
+                                xl = xb + (Lb - target) / (Up - Lb) * (xb - xp)
+                                xl = xl - 1e-12 * (xb - xp) - 8.0 * DBL_EPS * xl
+                                if xl < xb:
+                                    xl = xb
+                                el = log(xl) * (1.0 - 4.0 * DBL_EPS)
+                                if el > up:
+                                    el = up
+                                if el > lo_best:
+                                    lo_best = el
+                                    lo_kind = 2
+                                    lo_idx = i
+                                    sec_p = log(xp)
+                                    sec_Up = Up
+                                    sec_b = lE[i]
+                                    sec_Lb = Lb
+                    # tightness: the root of the lower-bound datasets' delta lies below eps_up, and (an
+                    # estimate) below the chord of their lower values between the bracket ends
+                    r_hi = up
+                    if io >= 0:
+                        _chord_root(&lE[0], &lV[0], nl, target, &lb_c, &lb_e, &ia, &ja)
+                        if ia >= 0 and ja >= 0 and lb_c < r_hi:
+                            r_hi = lb_c
+                    x = _secant_root(&lE[0], &lV[0], nl, target)
+                    if x == x and x >= lo_best and x < r_hi:
+                        r_hi = x
+                    if r_hi - lo_best <= max(rel_tol * r_hi, abs_tol) or (
+                            r_hi - lo_best <= soft_gap * r_hi and nodes_last > expensive):
+                        lo = lo_best
+                        break
+                else:
+                    # no evaluated point with a lower delta above the target
+                    for i in range(nl):
+                        if lE[i] == 0.0:
+                            lo = 0.0          # even eps = 0 is not certified infeasible: lower bound 0
+                            lo_kind = 0
+                            lo_idx = i
+                    if lo == lo:
+                        break
+                if nl >= M:
+                    status = SR_NO_CONVERGENCE
+                    break
+                if work > total_work:
+                    status = SR_WORK
+                    break
+                if nl > 0:
+                    if ib >= 0:
+                        xb = up if io < 0 else lE[io]
+                        width = xb - lE[ib]
+                        if width > 0.5 * prev_width:
+                            stall += 1
+                        else:
+                            stall = 0
+                        prev_width = width
+                        x = _next_point(&lE[0], &lV[0], nl, target, lE[ib], xb, slope, rel_tol, -0.3, &stall, 1,
+                                        1 if io >= 0 else 0)
+                    else:
+                        j = 0
+                        for i in range(nl):
+                            if lE[i] < lE[j]:
+                                j = i
+                        x = _next_point(&lE[0], &lV[0], nl, target, 0.0, lE[j], slope, rel_tol, -0.3, &stall, 0, 1)
+                    for i in range(nl):
+                        if lE[i] == x:
+                            status = SR_NO_CONVERGENCE
+                    if status != SR_DONE:
+                        break
+                lE[nl] = x
+                st = _search_eval(la, lb, lc, lbeta, loff, x, enum_ok, &P, v, p, q, d, lU[nl], lL[nl], lS[nl],
+                                  lT[nl], lNd[nl], 1, &lV[nl], &work, &lN[nl])
+                nodes_last = lN[nl]
+                nl += 1
+                if st < 0:
+                    status = SR_EVAL
+                    break
+    return {"status": status, "upper": up, "upper_kind": up_kind, "upper_index": up_idx,
+            "chord": (chord_b, chord_o, chord_vb, chord_vo, eps_e), "lower": lo, "lower_kind": lo_kind,
+            "lower_index": lo_idx, "secant": (sec_p, sec_Up, sec_b, sec_Lb), "estimate": g,
+            "u_eps": ue_a[:nu], "u_value": uv_a[:nu], "u_U": uU_a[:nu], "u_L": uL_a[:nu], "u_status": uS_a[:nu],
+            "u_theta": uT_a[:nu], "u_nodes": uN_a[:nu],
+            "l_eps": le_a[:nl], "l_value": lv_a[:nl], "l_U": lU_a[:nl], "l_L": lL_a[:nl], "l_status": lS_a[:nl],
+            "l_theta": lT_a[:nl], "l_nodes": lN_a[:nl], "work": work}
+
+
+def estimate_root(const double[::1] a, const double[::1] b, const double[::1] c, const double[::1] beta,
+                  const Py_ssize_t[::1] off, double n, double target, double hi):
+    """Root in (0, hi) of the largest saddle-point estimate of delta over packed atomic families, minus the target.
+
+    The estimate is ``shuffleamp.fft_engine.saddle_estimate`` (uncertified: it only places searches).
+
+    Parameters
+    ----------
+    a, b, c, beta, off : arrays
+        Packed families, as :func:`epsilon_search`.
+    n, target, hi : float
+        Users, target delta, right end of the search.
+
+    Returns
+    -------
+    (float, float)
+        The root (0 when the estimate is below the target at 0, NaN when it is above it at ``hi``) and
+        -d log estimate / d eps there
+        (NaN if unknown).
+    """
+    cdef Py_ssize_t K = 1, f
+    cdef double g, slope
+    if off.shape[0] != beta.shape[0] + 1 or beta.shape[0] < 1:
+        raise ValueError("estimate_root: inconsistent array lengths")
+    for f in range(beta.shape[0]):
+        K = max(K, off[f + 1] - off[f])
+    cdef double[::1] v = np.zeros(K + 1), p = np.zeros(K + 1)
+    with nogil:
+        g = _estimate_root(a, b, c, beta, off, n, target, hi, v, p, &slope)
+    return g, slope

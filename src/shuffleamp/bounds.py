@@ -576,9 +576,37 @@ NODES_PER_EVALUATION = 1e3
 EVALUATIONS_PER_SEARCH = 30
 
 
+#: Families of recently used mechanisms: (mechanism, which) -> tuple of families.  Only instances of frozen
+#: dataclasses are cached (immutable: validated once in __post_init__, compared by their fields or, with
+#: eq=False, by identity); a bounded LRU, so a long-running service does not grow without bound.
+_FAMILY_CACHE: dict = {}
+FAMILY_CACHE_SIZE = 128
+
+
+def _cached_families(mechanism, which: str) -> list:
+    """:func:`_families` of the optimal method, cached per (immutable) mechanism."""
+    params = getattr(type(mechanism), "__dataclass_params__", None)
+    key = None
+    if params is not None and params.frozen:
+        key = (type(mechanism), mechanism, which)
+        try:
+            hit = _FAMILY_CACHE.pop(key, None)
+        except TypeError:           # a field that is not hashable: no caching
+            key, hit = None, None
+        if hit is not None:
+            _FAMILY_CACHE[key] = hit          # most recently used last
+            return list(hit)
+    fams = _families(mechanism, "optimal", which)
+    if key is not None:
+        _FAMILY_CACHE[key] = tuple(fams)
+        while len(_FAMILY_CACHE) > FAMILY_CACHE_SIZE:
+            _FAMILY_CACHE.pop(next(iter(_FAMILY_CACHE)))
+    return fams
+
+
 def _optimal_prepare(mechanism, ctx: dict) -> None:
-    ctx["upper_families"] = _families(mechanism, "optimal", "upper")
-    ctx["lower_families"] = _families(mechanism, "optimal", "lower")
+    ctx["upper_families"] = _cached_families(mechanism, "upper")
+    ctx["lower_families"] = _cached_families(mechanism, "lower")
     ctx["binary_rr_eps0"] = _ec.binary_rr_eps0(mechanism)
     atoms = max([f.a.size for f in ctx["upper_families"] + ctx["lower_families"] if isinstance(f, Decomposition)],
                 default=0)
@@ -670,6 +698,9 @@ def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: dict, kee
 
 def _screen_eps(families, n: int, target: float, eps_hi: float) -> float:
     """A screening ε: the saddle-point estimate of the root for the first family (uncertified placement)."""
+    if KERNEL_SEARCH and isinstance(families[0], Decomposition):
+        g = _exact.estimate_root(families[:1], n, target, eps_hi * (1 - 1e-12))
+        return g if 0.0 < g < eps_hi else 0.5 * eps_hi
     from scipy.optimize import brentq
     est = estimator(families[:1], n)
 
@@ -734,11 +765,87 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
     return up, lo, rec
 
 
+#: Run both ε searches in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
+#: an atomic decomposition and the evaluator is "exact"; False forces the Python search (tests compare both).
+KERNEL_SEARCH = True
+
+
+def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
+    """``max_delta``'s record of one evaluated point of the kernel search (per-family arrays U, L, ...)."""
+    vals = U if upper else L
+    j = 0
+    for i in range(1, len(vals)):     # first maximum, as max_delta
+        if vals[i] > vals[j]:
+            j = i
+    ev = _exact._kernel_evaluation(float(U[j]), float(L[j]), int(St[j]), float(Th[j]), Nd[j], upper)
+    info = ev.as_dict()
+    info["pair"] = labels[j]
+    info["delta_error"] = ev.charged
+    return info
+
+
+def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict):
+    """Both searches by ``kernels.epsilon_search``: ((up, info_u, count_u), (lo, info_l, count_l) or None), or
+    (None, seeds) when the kernel does not handle the case; ``seeds`` are its evaluated points (upper, lower)
+    as ``{eps: (delta, info)}`` for the Python search."""
+    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES)
+    ulab = [getattr(f, "label", "") for f in up_f]
+    llab = [getattr(f, "label", "") for f in lo_f]
+
+    def uinfo(i):
+        return _point_info(r["u_U"][i], r["u_L"][i], r["u_status"][i], r["u_theta"][i], r["u_nodes"][i], ulab, True)
+
+    def linfo(i):
+        return _point_info(r["l_U"][i], r["l_L"][i], r["l_status"][i], r["l_theta"][i], r["l_nodes"][i], llab, False)
+
+    if r["status"] != 0:
+        ok_u = [i for i in range(len(r["u_eps"])) if (r["u_status"][i] >= 0).all()]
+        ok_l = [i for i in range(len(r["l_eps"])) if (r["l_status"][i] >= 0).all()]
+        return None, ({float(r["u_eps"][i]): (float(r["u_value"][i]), uinfo(i)) for i in ok_u},
+                      {float(r["l_eps"][i]): (float(r["l_value"][i]), linfo(i)) for i in ok_l})
+    up = float(r["upper"])
+    info_u = uinfo(r["upper_index"])
+    if r["upper_kind"] == 2:
+        e_bad, e_ok, v_bad, v_ok, eps_e = r["chord"]
+        info_u["chord"] = {"epsilon_infeasible": e_bad, "epsilon_feasible": e_ok, "delta_infeasible": v_bad,
+                           "delta_feasible": v_ok, "epsilon_lowest_root_estimate": eps_e}
+    upper = (up, info_u, len(r["u_eps"]))
+    if not lo_f:
+        return upper, None
+    lo = float(r["lower"])
+    info_l = linfo(r["lower_index"]) if r["lower_index"] >= 0 else None
+    if r["lower_kind"] == 2:
+        e_p, U_p, e_b, L_b = r["secant"]
+        info_l["secant"] = {"epsilon_upper_point": e_p, "delta_upper_point": U_p, "epsilon_lower_point": e_b,
+                            "delta_lower_point": L_b}
+    return upper, (lo, info_l, len(r["l_eps"]))
+
+
 def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
+    """Upper and lower ε of the optimal method over the given families: the compiled search when every family
+    is an atomic decomposition (:func:`_kernel_epsilon`), else (or when it does not handle the case) the Python
+    search (:func:`_solve_convex_upper`, :func:`solve_epsilon`, :func:`_solve_convex_lower`)."""
     eps_hi = float(mechanism.eps0)
+    seeds_u, seeds_l = {}, {}
+    if (KERNEL_SEARCH and ctx["evaluator"] == "exact" and up_f
+            and all(isinstance(f, Decomposition) for f in list(up_f) + list(lo_f))):
+        check_time("epsilon search")
+        first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx)
+        if first is not None:
+            up, info_u, cnt_u = first
+            rec = {"upper": info_u, "upper_evaluations": cnt_u}
+            lo = None
+            if second is not None:
+                lo, info_l, cnt_l = second
+                lo = min(lo, up)
+                rec.update(lower=info_l, lower_evaluations=cnt_l)
+                lo = _improve_lower(ctx, n, target, True, up, lo, rec, eps_hi)
+            up, lo = _exact_count_side(ctx, n, target, True, up, lo, rec)
+            return up, lo, rec
+        seeds_u, seeds_l = second
     est_u = estimator(up_f, n)
     walk = _near_hi_walk(target, eps_hi, est_u)
-    up_pts: dict = {}
+    up_pts: dict = dict(seeds_u)
     out = _solve_convex_upper(
         lambda e: max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
         target, eps_hi, ctx["eps_rtol"], est_u, pts=up_pts, walk=walk)
@@ -754,7 +861,8 @@ def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f,
         lo_pts: dict = {}
 
         def fn_lo(e):
-            lo_pts[e] = max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+            lo_pts[e] = seeds_l[e] if e in seeds_l else max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"],
+                                                                  ctx["max_grid"], ctx["evaluator"])
             return lo_pts[e]
         try:
             out = _solve_convex_lower(fn_lo, target, eps_hi, up, ctx["eps_rtol"], up_pts, walk) if walk else None
@@ -1155,7 +1263,12 @@ def epsilon(mechanism, n=None, delta=None, *, method: str = "optimal", rtol: flo
     -----
     The search is :func:`shuffleamp._numerics.inverse_monotone` on log δ(ε) over [0, ε0]
     (δ(ε0) = 0 for a pure ε0-LDP randomizer, since shuffling is post-processing), returning the
-    conservative end of the final bracket.
+    conservative end of the final bracket.  For finite mechanisms (atomic decompositions, default
+    evaluator) both searches run in one compiled call (``shuffleamp._ext.kernels.epsilon_search``):
+    a secant on log δ from a saddle-point estimate, the certified chord root of the upper bound
+    (convex in :math:`e^\varepsilon`) checked by a direct evaluation, and the largest ε at which a
+    lower-bound dataset's certified divergence exceeds ``delta`` (or its certified convexity
+    extension); unusual cases fall back to the Python search.
 
     References
     ----------

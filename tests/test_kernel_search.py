@@ -1,0 +1,196 @@
+"""The compiled ε(δ) search (``kernels.epsilon_search`` via ``bounds._kernel_epsilon``).
+
+Checked against the Python search (``bounds.KERNEL_SEARCH = False``), against re-evaluations of the
+certified δ at the returned points (``exact.delta_exact_family``), and against the brute-force divergence
+of ``tests/oracle.py`` (no GPARV theory) for small n.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import shuffleamp as sa
+from shuffleamp import bounds as B
+from shuffleamp import exact as X
+from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism
+
+import oracle
+
+EPS_RTOL = 1e-7
+
+
+def _both(mech, n, delta):
+    """(kernel result, Python result) of sa.epsilon."""
+    old = B.KERNEL_SEARCH
+    try:
+        B.KERNEL_SEARCH = True
+        k = sa.epsilon(mech, n, delta)
+        B.KERNEL_SEARCH = False
+        p = sa.epsilon(mech, n, delta)
+    finally:
+        B.KERNEL_SEARCH = old
+    return k, p
+
+
+def _upper_max(mech, n, eps):
+    """Certified upper δ (max over the upper families) at eps, re-evaluated one family at a time."""
+    return max(X.delta_exact_family(f, n, eps, "upper").delta for f in B._families(mech, "optimal", "upper"))
+
+
+def _lower_max(mech, n, eps):
+    return max(X.delta_exact_family(f, n, eps, "lower").delta for f in B._families(mech, "optimal", "lower"))
+
+
+def _mech(kind, eps0, k):
+    if kind == "krr":
+        return KRR(eps0, k)
+    if kind == "oue":
+        return OUE(eps0, k)
+    if kind == "blh":
+        return BLH(eps0)
+    if kind == "rappor":
+        return RAPPOR(eps0, k)
+    return HadamardResponse(eps0, 8)
+
+
+def _check_certified(mech, n, delta, r):
+    """The upper ε is certified: its own certified δ <= target, or the chord of two certified values is."""
+    info = r.settings["grid"]["upper"]
+    if r.settings["upper_engine"] != "decomposition":      # binary RR: the exact count law won (its own tests)
+        return
+    up = r.upper
+    chord = info.get("chord")
+    if chord is None:
+        assert up >= mech.eps0 or _upper_max(mech, n, up) <= delta
+        return
+    e_b, e_o = chord["epsilon_infeasible"], chord["epsilon_feasible"]
+    assert e_b <= up <= e_o
+    v_b = _upper_max(mech, n, e_b) if e_b < mech.eps0 else 0.0
+    v_o = _upper_max(mech, n, e_o) if e_o < mech.eps0 else 0.0
+    assert v_b == pytest.approx(chord["delta_infeasible"], rel=1e-12, abs=1e-300)
+    assert v_o == pytest.approx(chord["delta_feasible"], rel=1e-12, abs=1e-300)
+    assert v_o <= delta < v_b
+    x_b, x_o, x = math.exp(e_b), math.exp(e_o), math.exp(up)
+    # δ* is convex in e^ε: below the chord of its certified values, which is <= target at the answer
+    assert v_b + (v_o - v_b) * (x - x_b) / (x_o - x_b) <= delta * (1 + 1e-12)
+
+
+CASES = [(KRR(1.0, 10), 10**8, 1e-8), (KRR(4.0, 100), 10**5, 1e-8), (OUE(0.5, 8), 10**8, 1e-8),
+         (BLH(2.0), 10**6, 1e-6), (RAPPOR(1.0, 4), 10**9, 1e-10), (KRR(0.3, 2), 50, 1e-3),
+         (KRR(2.0, 5), 12, 1e-4), (OUE(1.0, 4), 3000, 1e-8)]
+
+
+@pytest.mark.parametrize("mech,n,delta", CASES)
+def test_kernel_search_matches_python_search(mech, n, delta):
+    k, p = _both(mech, n, delta)
+    assert k.upper == pytest.approx(p.upper, rel=3 * EPS_RTOL)
+    assert k.lower == pytest.approx(p.lower, rel=2 * B.SOFT_GAP)
+    assert 0.0 <= k.lower <= k.upper <= mech.eps0
+    # the two certified intervals overlap (each contains the true ε*)
+    assert k.lower <= p.upper and p.lower <= k.upper
+    _check_certified(mech, n, delta, k)
+    # same record keys as the Python search
+    assert set(k.settings["grid"]) == set(p.settings["grid"])
+    # fewer certified evaluations
+    gk, gp = k.settings["grid"], p.settings["grid"]
+    assert gk["upper_evaluations"] + gk["lower_evaluations"] <= gp["upper_evaluations"] + gp["lower_evaluations"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(["krr", "oue", "blh", "rappor", "hr"]), eps0=st.floats(0.1, 6.0),
+       k=st.integers(2, 12), n=st.one_of(st.integers(2, 8), st.integers(10**5, 10**9)),
+       log_delta=st.floats(-12.0, -2.0))
+def test_kernel_search_properties(kind, eps0, k, n, log_delta):
+    mech = _mech(kind, eps0, k if kind != "oue" else max(k, 2))
+    delta = 10.0 ** log_delta
+    kr, pr = _both(mech, n, delta)
+    assert 0.0 <= kr.lower <= kr.upper <= mech.eps0
+    assert kr.upper == pytest.approx(pr.upper, rel=3 * EPS_RTOL, abs=1e-12 * mech.eps0)
+    assert kr.lower <= pr.upper and pr.lower <= kr.upper
+    _check_certified(mech, n, delta, kr)
+    if kr.lower > 0 and kr.settings["lower_engine"] == "decomposition":
+        # certified lower: some concrete dataset's divergence is >= the target at the lower ε
+        assert _lower_max(mech, n, kr.lower) >= delta * (1 - 1e-9) or "secant" in kr.settings["grid"]["lower"]
+
+
+@pytest.mark.parametrize("mech,n,delta", [(KRR(1.0, 3), 4, 1e-3), (KRR(2.0, 3), 5, 1e-4), (OUE(1.0, 3), 3, 1e-2),
+                                          (MatrixMechanism([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]]),
+                                           4, 1e-3)])
+def test_kernel_search_against_brute_force(mech, n, delta):
+    """Independent oracle (histogram laws of every neighbouring dataset pair): true δ(upper) <= target, and the
+    lower ε is one where a concrete dataset pair's divergence reaches the target."""
+    B.KERNEL_SEARCH = True
+    r = sa.epsilon(mech, n, delta)
+    P = np.asarray(mech.matrix())
+    assert oracle.worst_dataset_divergence(P, n, r.upper) <= delta * (1 + 1e-9)
+    if 0 < r.lower < r.upper:
+        assert oracle.worst_dataset_divergence(P, n, r.lower) >= delta * (1 - 1e-9)
+
+
+def test_kernel_search_status_and_switch(monkeypatch):
+    mech, n, delta = KRR(1.0, 10), 10**6, 1e-8
+    up_f, lo_f = B._families(mech, "optimal", "upper"), B._families(mech, "optimal", "lower")
+    r = X.epsilon_search(up_f, lo_f, n, delta, mech.eps0, EPS_RTOL, B.SOFT_GAP, B.EXPENSIVE_NODES)
+    assert r["status"] == 0 and r["upper_kind"] in (1, 2)
+    # every evaluated point is the compiled evaluator's value
+    for e, v in zip(r["u_eps"], r["u_value"]):
+        assert v == _upper_max(mech, n, float(e))
+    # a "not handled" answer runs the Python search (seeded with the points): the same result as without the kernel
+    calls = []
+    real = X.epsilon_search
+
+    def not_handled(*a, **kw):
+        out = real(*a, **kw)
+        calls.append(out)
+        return dict(out, status=3)
+    monkeypatch.setattr(X, "epsilon_search", not_handled)
+    seeded = sa.epsilon(mech, n, delta)
+    monkeypatch.setattr(B, "KERNEL_SEARCH", False)
+    plain = sa.epsilon(mech, n, delta)
+    assert calls
+    assert seeded.upper == pytest.approx(plain.upper, rel=3 * EPS_RTOL)
+    assert seeded.lower == pytest.approx(plain.lower, rel=3 * EPS_RTOL)
+
+
+def test_kernel_search_not_zero_at_eps0_is_not_handled():
+    """A family whose certified δ at eps_hi exceeds the target (not pure at eps_hi) is left to the Python search."""
+    mech = KRR(1.0, 10)
+    up_f = B._families(mech, "optimal", "upper")
+    r = X.epsilon_search(up_f, [], 1000, 1e-6, 0.02 * mech.eps0, EPS_RTOL, B.SOFT_GAP, B.EXPENSIVE_NODES)
+    assert r["status"] == 1
+
+
+def test_family_cache_is_per_value_and_bounded():
+    """Families are cached per immutable mechanism value (equal frozen dataclasses share them), returned as
+    fresh lists, and the cache stays bounded."""
+    B._FAMILY_CACHE.clear()
+    a = B._cached_families(KRR(1.0, 10), "upper")
+    b = B._cached_families(KRR(1.0, 10), "upper")
+    assert a is not b and len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    assert B._cached_families(KRR(1.5, 10), "upper")[0].a.tolist() != a[0].a.tolist()
+    for i in range(B.FAMILY_CACHE_SIZE + 5):
+        B._cached_families(KRR(1.0 + 0.001 * i, 3), "lower")
+    assert len(B._FAMILY_CACHE) <= B.FAMILY_CACHE_SIZE
+
+
+def test_estimate_root_matches_python_estimator():
+    """The compiled saddle-point estimate's root is the root of the Python estimator (bounds.estimator)."""
+    from scipy.optimize import brentq
+    for mech, n, delta in [(KRR(1.0, 10), 10**6, 1e-8), (OUE(0.5, 8), 300, 1e-6), (BLH(2.0), 10**9, 1e-10)]:
+        fams = B._families(mech, "optimal", "upper")
+        g = X.estimate_root(fams, n, delta, mech.eps0 * (1 - 1e-12))
+        est = B.estimator(fams, n)
+        ref = brentq(lambda e: math.log(max(est(e), 1e-300)) - math.log(delta), 0.0, mech.eps0 * (1 - 1e-12),
+                     xtol=1e-12 * mech.eps0)
+        assert g == pytest.approx(ref, rel=1e-6)
+
+
+def test_kernel_search_answer_zero():
+    """δ(0) already below the target (huge n, large δ): ε = 0 is evaluated first and is the answer (both sides)."""
+    mech, n, delta = KRR(1.0, 10), 10**9, 1e-2
+    k, p = _both(mech, n, delta)
+    assert k.upper == p.upper == 0.0 and k.lower == p.lower == 0.0
+    assert k.settings["grid"]["upper_evaluations"] <= 2
+    assert _upper_max(mech, n, 0.0) <= delta

@@ -607,7 +607,60 @@ def _exact_count_side(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo
     return up, min(lo, up)
 
 
+#: Binary RR in the default method: run the exact count law first and the decomposition only where it can
+#: improve on it (:func:`_binary_rr_point`).  False: both engines always run in full (tests compare them).
+BINARY_RR_FIRST = True
+#: ... and skips the decomposition entirely when the count law's certified bracket is within this relative
+#: width (the decomposition could improve the answer by at most that much).
+SKIP_DECOMPOSITION_RTOL = 1e-9
+
+
+def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: dict):
+    """Binary RR in the default method: the exact count law first, the decomposition only where it can help.
+
+    The count law (:mod:`shuffleamp.exact_count`) brackets the exact worst case over every dataset.
+    When its certified bracket is within :data:`SKIP_DECOMPOSITION_RTOL` (relative; upper within that of a
+    concrete dataset's certified lower), no decomposition bound can improve either side by more, so
+    none is run.  Otherwise
+    only the decomposition's upper runs (it can be below the count law's block bounds, e.g. at small n
+    or near eps0); the decomposition's lower never does: its dataset pairs (user 1's bit flipped, the
+    others all 0 or all 1, both orderings) are the pairs m = 0 and m = n - 1 that the count law
+    evaluates exactly.  Returns None when the count law does not run (n above its limit, or a
+    ResourceLimitError): the usual path then runs unchanged.  Soundness is unaffected either way
+    (upper = min and lower = max of certified bounds).
+    """
+    e0 = ctx["binary_rr_eps0"]
+    if n > _ec.DEFAULT_MAX_N:
+        return None
+    fn = _ec.epsilon_binary_rr if want_eps else _ec.delta_binary_rr
+    try:
+        r = fn(e0, n, x, max_pairs=_ec.DEFAULT_BOUNDS_PAIRS)
+    except ResourceLimitError:
+        return None
+    if r.upper - r.lower > SKIP_DECOMPOSITION_RTOL * r.lower:
+        if want_eps:
+            return _optimal_epsilon_families(mechanism, n, x, ctx, ctx["upper_families"], [])
+        up, info_u = max_delta(ctx["upper_families"], n, x, "spread", ctx["rtol"], ctx["max_grid"],
+                               ctx["evaluator"])
+        rec = {"upper": info_u, "lower": None}
+        return (*_exact_count_side(ctx, n, x, False, up, None, rec), rec)
+    up, lo = r.upper, r.lower
+    if want_eps:
+        up = min(up, float(mechanism.eps0))
+    rec = {"upper": None, "lower": None, "upper_engine": "exact-count", "lower_engine": "exact-count",
+           "exact_count": {"upper": r.upper, "lower": r.lower, "worst_m": int(r.worst_m),
+                           "converged": bool(r.converged),
+                           "pairs": r.settings["pairs_evaluated"]},
+           "decomposition": {"skipped": "the exact count law's bracket is within "
+                                             f"{SKIP_DECOMPOSITION_RTOL:g}: no decomposition bound can improve it"}}
+    return up, min(lo, up), rec
+
+
 def _optimal_delta(mechanism, n: int, eps: float, ctx: dict):
+    if BINARY_RR_FIRST and ctx.get("binary_rr_eps0") is not None:
+        out = _binary_rr_point(mechanism, n, eps, False, ctx)
+        if out is not None:
+            return out
     up, info_u = max_delta(ctx["upper_families"], n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
     lo, info_l = None, None
     rec = {"upper": info_u}
@@ -719,6 +772,10 @@ def _screen_eps(families, n: int, target: float, eps_hi: float) -> float:
 
 
 def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
+    if BINARY_RR_FIRST and ctx.get("binary_rr_eps0") is not None:
+        out = _binary_rr_point(mechanism, n, target, True, ctx)
+        if out is not None:
+            return out
     up_f, lo_f = ctx["upper_families"], ctx["lower_families"]
     if len(up_f) <= LAZY_FAMILIES and len(lo_f) <= LAZY_FAMILIES:
         return _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_f)

@@ -408,9 +408,14 @@ def _block_bound(eps0: float, N: int, a: int, b: int, x: float, want_eps: bool) 
     return min(1.0, _score(eps0, N, a, x, False, law=law)[0] + TAIL_COINS)
 
 
+@functools.lru_cache(maxsize=64)
 def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: float,
             max_pairs: int):
-    """Branch and bound over m for the worst pair; returns (upper, lower, m*, converged, pairs)."""
+    """Branch and bound over m for the worst pair; returns (upper, lower, m*, converged, pairs).
+
+    Deterministic in its arguments, so memoised: the default method of :mod:`shuffleamp.bounds` asks
+    for the same point first (to decide whether the decomposition can improve on it) and again when
+    it combines both engines."""
     N = n - 1
     pairs = 0
     best_lo, best_m = -1.0, 0

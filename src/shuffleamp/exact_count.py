@@ -363,15 +363,36 @@ def _initial_blocks(N: int) -> int:
     return INITIAL_BLOCKS if N >= 10**6 else 2 * INITIAL_BLOCKS if N >= 10**4 else 4 * INITIAL_BLOCKS
 
 
+#: Datasets m = 0..ENDS-1 and N-ENDS+1..N are evaluated exactly and are single-m blocks of the search.
+ENDS = 5
+#: Below this N the blocks next to the exact ends grow geometrically (widths 1, 2, 4, ...) before the
+#: uniform ones: the worst dataset is near an end and a block bound loosens with its width, so narrow
+#: blocks there let the search converge from its initial set alone (laws are cheap at this size).
+GEOMETRIC_MAX_N = 10**5
+#: Below this N every dataset m = 0..N is a single-m block (evaluated exactly: N + 1 cheap pairs).
+SINGLES_MAX_N = 160
+
+
 def _initial_set(N: int):
     """The initial evaluations of the search: exact datasets m = 0..4, N - 4..N, N // 2, and
     mirror-symmetric blocks ([a, b] and [N - b, N - a] share one count law, see ``_law``) covering
-    0..N."""
-    ms = sorted(set(range(min(N, 4) + 1)) | {N // 2} | set(range(max(N - 4, 0), N + 1)))
+    0..N: single-m blocks at the exact ends, then (N < GEOMETRIC_MAX_N) blocks of widths 1, 2, 4, ...
+    and uniform blocks up to the middle.  Depends on N only, so that the ε and δ queries bound the same
+    blocks."""
+    ms = sorted(set(range(min(N, ENDS - 1) + 1)) | {N // 2} | set(range(max(N - ENDS + 1, 0), N + 1)))
+    if N < SINGLES_MAX_N:           # every dataset exactly: the search is complete from its initial set
+        return ms, [(m, m) for m in range(N + 1)]
     h = (N + 1) // 2
+    e = min(ENDS, h)
     half = max(1, _initial_blocks(N) // 2)
-    cuts = sorted(set(np.linspace(0, h, min(h, half) + 1).astype(int).tolist()) | {0, h})
-    blocks = set()
+    cuts = set(np.linspace(e, h, min(h - e, half) + 1).astype(int).tolist()) | {e, h}
+    if N < GEOMETRIC_MAX_N:
+        w = 1
+        while e + w < h and w < (h - e) / half:
+            cuts.add(e + w)
+            w *= 2
+    cuts = sorted(cuts)
+    blocks = {(m, m) for m in range(e)} | {(N - m, N - m) for m in range(e)}
     for a, b1 in zip(cuts[:-1], cuts[1:]):
         if a <= b1 - 1:
             blocks.add((a, b1 - 1))

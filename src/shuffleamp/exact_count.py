@@ -60,8 +60,8 @@ Numerics
 Each binomial is computed on an index window outside which its mass is at most ``tau``
 (Chernoff bound :math:`P(X \le k) \le e^{-N\,\mathrm{KL}(k/N\,\|\,p)}`), by the exact ratio
 recurrence from the mode, normalised on the window.  Short windows are convolved directly
-(relative error per entry), long ones in one FFT product (the package's FFT backend: pyFFTW,
-scipy.fft fallback), whose round-off is charged as a 2-norm bound (a cumulative sum of ``t``
+(relative error per entry), long ones in one FFT product (scipy.fft for small transforms, else the
+package's FFT backend: pyFFTW, scipy.fft fallback), whose round-off is charged as a 2-norm bound (a cumulative sum of ``t``
 entries by :math:`\sqrt t` times it).  All of it — tail mass, normalisation, relative and absolute round-off — enters the certified bands
 of the cumulative laws, so ``upper`` is a certified upper bound and ``lower`` a certified lower
 bound of the exact value.
@@ -87,6 +87,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.fft
 
 from . import _validate, fft_engine
 from ._ext import count as _kern
@@ -102,6 +103,11 @@ TAIL = 1e-25
 MAX_WINDOW = 1 << 21
 #: Direct convolution below this many multiply-adds, FFT above.
 DIRECT_CONV_OPS = 4_000_000
+#: FFT products of at most this many points use :mod:`scipy.fft` directly (pocketfft: at these sizes a
+#: transform takes well under a millisecond, and the first call of the package's FFT backend would import
+#: pyFFTW, ~0.4 s once per process); larger ones go through :mod:`shuffleamp.fft_engine` (pyFFTW with
+#: reused plans, scipy.fft fallback).  The round-off bound of ``_convolve`` holds for either.
+SCIPY_FFT_MAX = 1 << 16
 #: Default relative tolerance of the worst-case search (on δ for delta_binary_rr, on ε for
 #: epsilon_binary_rr) and default budget of count pairs evaluated per query.
 DEFAULT_RTOL = 1e-9
@@ -185,7 +191,8 @@ def _convolve(wins: list):
     """Convolution of nonnegative windows (each summing to <= 1); returns (z, rel_error, abs_error).
 
     Short factors are convolved directly (relative error per entry); the remaining long ones in one
-    FFT product (pyFFTW / scipy.fft through :mod:`shuffleamp.fft_engine`).  FFT round-off bound: for
+    FFT product (scipy.fft up to :data:`SCIPY_FFT_MAX` points, else pyFFTW / scipy.fft through
+    :mod:`shuffleamp.fft_engine`).  FFT round-off bound: for
     probability vectors every spectrum is bounded by 1 in modulus, so with the standard bound
     ``||fl(DFT x) - DFT x||_2 <= c log2(N) eps ||DFT x||_2`` the error of the product of the spectra
     and of the inverse transform is at most ``c (log2 N + 1) eps (sum_i ||x_i||_2 + ||z||_2)`` in
@@ -207,13 +214,20 @@ def _convolve(wins: list):
     facs = [z] + rest
     L = sum(len(x) for x in facs) - len(facs) + 1
     size = _fft_size(L)
-    spec = None
-    for x in facs:
-        xp = np.zeros(size)
-        xp[:len(x)] = x
-        X = fft_engine.rfft(xp, size)
-        spec = X if spec is None else spec * X
-    out = fft_engine.irfft(spec, size)[:L]
+    if size <= SCIPY_FFT_MAX:      # small transforms: scipy.fft (no FFTW planning, no pyFFTW import)
+        spec = None
+        for x in facs:
+            X = scipy.fft.rfft(x, n=size)
+            spec = X if spec is None else spec * X
+        out = scipy.fft.irfft(spec, n=size)[:L]
+    else:
+        spec = None
+        for x in facs:
+            xp = np.zeros(size)
+            xp[:len(x)] = x
+            X = fft_engine.rfft(xp, size)
+            spec = X if spec is None else spec * X
+        out = fft_engine.irfft(spec, size)[:L]
     np.maximum(out, 0.0, out=out)        # the true values are >= 0: clipping only moves closer
     norms = sum(float(np.linalg.norm(x)) for x in facs) + float(np.linalg.norm(out))
     eta = 10.0 * (math.log2(size) + 1) * _EPS * norms

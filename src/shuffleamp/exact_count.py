@@ -114,8 +114,9 @@ DEFAULT_RTOL = 1e-9
 DEFAULT_MAX_PAIRS = 256
 #: Pair budget of the exact-count engine inside :func:`shuffleamp.epsilon` / :func:`shuffleamp.delta`
 #: (method ``"exact-count"`` and the default method for binary RR): the minimum, i.e. only the initial
-#: evaluations (m = 0..4, N - 4..N, N/2 and the mirror-symmetric initial blocks: 8 for n >= 1e6,
-#: 16 for n >= 1e4, else 32), so that the ε and δ queries bound the same blocks and δ(ε_upper) <= δ
+#: evaluations (m = 0..4, N - 4..N, N/2 and the mirror-symmetric initial blocks of ``_initial_set``: 8
+#: uniform ones for n >= 1e6, 16 for n >= 1e4, else 32, plus geometric ones next to the exact ends below
+#: n = 1e5; every m below n = 160), so that the ε and δ queries bound the same blocks and δ(ε_upper) <= δ
 #: holds between them.  Larger budgets split blocks further (tighter, slower).
 DEFAULT_BOUNDS_PAIRS = 8
 #: The default method of :func:`shuffleamp.epsilon` / :func:`shuffleamp.delta` runs the exact count law
@@ -446,7 +447,9 @@ def _block_bound(eps0: float, N: int, a: int, b: int, x: float, want_eps: bool) 
 @functools.lru_cache(maxsize=64)
 def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: float,
             max_pairs: int):
-    """Branch and bound over m for the worst pair; returns (upper, lower, m*, converged, pairs).
+    """Branch and bound over m for the worst pair; returns (upper, lower, m*, converged, pairs, upper of
+    the pair m* alone: its own numerical band, which bounds how much a better evaluation of the same
+    datasets could raise the lower).
 
     Deterministic in its arguments, so memoised: the default method of :mod:`shuffleamp.bounds` asks
     for the same point first (to decide whether the decomposition can improve on it) and again when
@@ -498,7 +501,7 @@ def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: fl
     upper = max(-heap[0][0], best_lo) if heap else best_lo
     # complete: the tolerance is met, or the worst block is one exact m (only its bands remain)
     complete = done(upper) or not heap or heap[0][1] == heap[0][2]
-    return upper, best_lo, best_m, complete, pairs
+    return upper, best_lo, best_m, complete, pairs, exact_seen.get(best_m, upper)
 
 
 # --------------------------------------------------------------------------- public API
@@ -525,7 +528,9 @@ class ExactCountResult:
     eps0, n, epsilon, delta
         The inputs (the quantity asked for is None).
     settings : dict
-        Tail mass, tolerance, pair budget, pairs evaluated, time (s).
+        Tail mass, tolerance, pair budget, pairs evaluated, time (s), and ``worst_pair_upper``: the
+        certified upper of the dataset ``worst_m`` alone (``lower`` is its certified lower; the gap is
+        that pair's numerical band).
     """
 
     quantity: str
@@ -552,11 +557,12 @@ def _run(eps0, n, x, want_eps, rtol, atol, max_pairs, name):
     up = np.empty(nb.shape)
     lo = np.empty(nb.shape)
     wm = np.empty(nb.shape, dtype=np.int64)
+    wu = np.empty(nb.shape)
     conv = np.empty(nb.shape, dtype=bool)
     pairs = 0
     t0 = time.perf_counter()
     for idx in np.ndindex(nb.shape):
-        u, l_, m_, c_, p_ = _search(eps0, int(nb[idx]), float(xb[idx]), want_eps, rtol, atol,
+        u, l_, m_, c_, p_, wu[idx] = _search(eps0, int(nb[idx]), float(xb[idx]), want_eps, rtol, atol,
                                     max_pairs)
         up[idx], lo[idx], wm[idx], conv[idx] = u, l_, m_, c_
         pairs += p_
@@ -567,6 +573,7 @@ def _run(eps0, n, x, want_eps, rtol, atol, max_pairs, name):
 
     settings = {"tail": TAIL, "rtol": rtol, "atol": atol, "max_pairs": max_pairs,
                 "pairs_evaluated": pairs, "seconds": time.perf_counter() - t0,
+                "worst_pair_upper": out(wu),
                 "method": "exact-count"}
     return ExactCountResult(
         quantity="epsilon" if want_eps else "delta", upper=out(up), lower=out(lo),

@@ -576,8 +576,8 @@ def test_default_large_n_above_mpmath_pairs(eps0, n, delta):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("eps0", [0.05, 0.5, 2.0, 6.0])
-@pytest.mark.parametrize("n", [10**6, 10**7, 10**8, 10**9])
+@pytest.mark.parametrize("eps0", [0.05, 2.0, 6.0])
+@pytest.mark.parametrize("n", [10**6, 10**7])       # mpmath sums over +-16 sd: ~1e4 terms at n = 1e7
 def test_default_large_n_above_mpmath_pairs_slow(eps0, n):
     test_default_large_n_above_mpmath_pairs(eps0, n, 1e-8)
 

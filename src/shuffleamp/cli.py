@@ -506,7 +506,8 @@ def _summary(result, mech, args: argparse.Namespace) -> list[str]:
         err = result.delta_error
         err = max(err) if isinstance(err, list) else err
         err_text = f"< {TINY_DELTA:g}" if err is not None and err < TINY_DELTA else f"≤ {_num(err, 3, 'up')}"
-        lines.append(f"  evaluator : {ev}{via}; certified δ error {err_text}, included in the bounds")
+        lines.append(f"  evaluator : {ev}{via}; certified δ error {err_text}, included in the bounds" if err is not None
+                     else f"  evaluator : {ev}{via}; numerical error bands included in the bounds")
     elif ev:
         lines.append(f"  evaluator : {ev}")
     if not result.sound:

@@ -103,6 +103,10 @@ def pair_extremes(const double[::1] f, double q0, double q1, double rho, double 
     """:func:`lower_set_extremes` of the count pair P_b(c) = q_b f(c-1) + (1 - q_b) f(c), b = 0, 1
     (c = 0 .. W, W = len(f)), built on the fly (no arrays): one pass over the window.
 
+    Binary RR: ``q0 + q1 = 1`` (q0 = p0, q1 = p1, each computed without cancellation), and the
+    complement ``1 - q_b`` is taken as the other probability, not computed as ``1.0 - q_b``: that
+    subtraction would be exact for the rounded q_b but would lose up to ``1 / (1 - q_b)`` relative
+    accuracy against the true complement (3e-13 at eps0 = 8), more than the bands allow.
     Each P_b entry is formed with two roundings on top of ``f``'s own error; ``rho`` must include
     them (the caller adds 4 machine epsilons).
     """
@@ -121,8 +125,8 @@ def pair_extremes(const double[::1] f, double q0, double q1, double rho, double 
         fprev = 0.0
         for i in range(W + 1):
             fcur = f[i] if i < W else 0.0
-            a0 = q0 * fprev + (1.0 - q0) * fcur
-            a1 = q1 * fprev + (1.0 - q1) * fcur
+            a0 = q0 * fprev + q1 * fcur       # 1 - q0 = q1 (binary RR): no cancellation
+            a1 = q1 * fprev + q0 * fcur
             fprev = fcur
             F0 += a0
             F1 += a1
@@ -214,7 +218,7 @@ def pair_profile(const double[::1] f, double q0, double q1, double rho, double e
                  const double[::1] xs):
     """Certified (upper, lower) of max over lower sets of F0(t) - x F1(t), for every x in ``xs`` (x >= 1).
 
-    Same pair and bands as :func:`pair_extremes`, for many ε at once: the upper values are the
+    Same pair (``q0 + q1 = 1``) and bands as :func:`pair_extremes`, for many ε at once: the upper values are the
     support function of the points (l1(t), h0(t)) (with l1 replaced by its suffix minimum, which
     only raises the values), the lower values that of (h1(t), l0(t)) (h1 non-decreasing); both by
     the upper convex hull in O(W + K log W).  Upper values carry 8 ulp of the terms against the
@@ -236,8 +240,8 @@ def pair_profile(const double[::1] f, double q0, double q1, double rho, double e
         bl[0] = 0.0
         for i in range(W + 1):
             fcur = f[i] if i < W else 0.0
-            F0 += q0 * fprev + (1.0 - q0) * fcur
-            F1 += q1 * fprev + (1.0 - q1) * fcur
+            F0 += q0 * fprev + q1 * fcur      # 1 - q0 = q1 (binary RR): no cancellation
+            F1 += q1 * fprev + q0 * fcur
             fprev = fcur
             au[i + 1] = F0 * r_hi + eta * sqrt(<double>(i + 1)) + tau
             bu[i + 1] = F1 * r_lo - eta * sqrt(<double>(i + 1))

@@ -176,7 +176,9 @@ def test_clone_is_exact_and_matches_engine():
     assert "exact" in r.settings["evaluator"] and r.lower is None and r.sound
 
 
-def test_stronger_clone_equals_optimal_for_krr():
+def test_stronger_clone_equals_optimal_for_krr(monkeypatch):
+    from shuffleamp import bounds
+    monkeypatch.setattr(bounds, "BINARY_RR_FIRST", False)     # k = 2: the decomposition side in full
     for k in (2, 3, 10):
         m = KRR(1.5, k)
         a = sa.delta(m, 5000, 0.1, method="stronger-clone").upper
@@ -336,9 +338,11 @@ def test_sound_methods_dominate_exact_optimal_hypothesis(eps0, k, n, frac):
         assert v >= min(opt_lo, 1.0) * (1 - 1e-12), (method, v, opt_lo)
 
 
-def test_default_evaluator_sound_at_known_case():
+def test_default_evaluator_sound_at_known_case(monkeypatch):
     """Regression: the spectral evaluator counted some frequencies twice when refined cells overlapped
     (found by the hypothesis test above); fixed in engine._evaluate_spectral."""
+    from shuffleamp import bounds
+    monkeypatch.setattr(bounds, "BINARY_RR_FIRST", False)     # k = 2: the decomposition side in full
     mech = KRR(4.75, 2)
     eps = 4.75 * 0.3125
     for n in (736, 760):

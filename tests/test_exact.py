@@ -176,9 +176,11 @@ def test_api_lower_below_upper_exact(name, mech):
 # ------------------------------------------------------------------ acceptance: n = 1e8 vs an independent exact epsilon
 @pytest.mark.parametrize("eps0", [1.0, 4.0])
 @pytest.mark.parametrize("n", [10**8, pytest.param(10**9, marks=pytest.mark.slow)])
-def test_api_epsilon_matches_independent_exact(eps0, n):
+def test_api_epsilon_matches_independent_exact(eps0, n, monkeypatch):
     """Default API answer at telemetry scale agrees with an independent O(sqrt n) computation of
     the optimal epsilon (bisection on exact_three_atom) to 1e-6 relative, on the right sides."""
+    from shuffleamp import bounds
+    monkeypatch.setattr(bounds, "BINARY_RR_FIRST", False)     # k = 2: the decomposition side in full
     mech = KRR(k=2, eps0=eps0)
     target = 0.01 / n
     fam = _families(mech, "optimal", "upper")
@@ -361,7 +363,9 @@ def test_result_reports_evaluator_and_error():
     assert rf["epsilon_upper"] >= d["epsilon_lower"]
 
 
-def test_cli_default_matches_independent_exact_at_1e8(capsys):
+def test_cli_default_matches_independent_exact_at_1e8(capsys, monkeypatch):
+    from shuffleamp import bounds
+    monkeypatch.setattr(bounds, "BINARY_RR_FIRST", False)     # k = 2: the decomposition side in full
     """`shuffleamp epsilon --json` (default evaluator) at n = 1e8 vs the O(sqrt n) oracle epsilon."""
     from shuffleamp.cli import main
     n, eps0, target = 10**8, 4.0, 1e-10

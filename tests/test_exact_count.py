@@ -227,10 +227,25 @@ def test_pair_matches_mpmath_large_n_slow(eps0, n, m):
 
 
 # ----------------------------------------------------------------------------- issue claims
+def _both_engines(fn, *args, **kwargs):
+    """``fn`` with the default method running the decomposition bound in full next to the count law."""
+    from shuffleamp import bounds
+    saved = bounds.BINARY_RR_FIRST
+    bounds.BINARY_RR_FIRST = False
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        bounds.BINARY_RR_FIRST = saved
+
+
+def _decomposition(mech, n, delta):
+    return _both_engines(shuffleamp.epsilon, mech, n, delta).settings["grid"]["decomposition"]
+
+
 @pytest.mark.parametrize("n", [1_000, 10_000, 100_000])
 def test_exact_is_15_to_20_percent_below_decomposition(n):
     r = epsilon_binary_rr(1.0, n, 1e-6, max_pairs=64)
-    d = shuffleamp.epsilon(KRR(1.0, 2), n, 1e-6).settings["grid"]["decomposition"]
+    d = _decomposition(KRR(1.0, 2), n, 1e-6)
     gap = 1 - r.upper / d["upper"]
     assert 0.14 <= gap <= 0.21
     assert d["lower"] <= r.upper and r.lower <= d["upper"]
@@ -243,9 +258,10 @@ def test_reverse_ordering_beats_todays_lower_bound():
     assert r.worst_m == 0
     b = shuffleamp.epsilon(KRR(0.5, 2), 10_000, 1e-6)
     assert b.lower >= 0.016181 and b.settings["lower_engine"] == "exact-count"
-    assert b.upper <= b.settings["grid"]["decomposition"]["upper"]
+    d = _decomposition(KRR(0.5, 2), 10_000, 1e-6)
+    assert b.upper <= d["upper"]
     # the decomposition side alone now takes both orderings of the documented dataset
-    assert b.settings["grid"]["decomposition"]["lower"] >= 0.016181
+    assert d["lower"] >= 0.016181
 
 
 # ----------------------------------------------------------------------------- properties
@@ -258,14 +274,18 @@ def test_between_decomposition_bounds(eps0, n, log_delta):
     d = 10.0 ** log_delta
     r = epsilon_binary_rr(eps0, n, d, max_pairs=64)
     full = shuffleamp.epsilon(KRR(eps0, 2), n, d)
-    b = full.settings["grid"]["decomposition"]
+    b = _decomposition(KRR(eps0, 2), n, d)
     # truth in [r.lower, r.upper] and in [b_lower, b_upper]: the brackets must intersect.  (r.upper may
     # exceed b_upper by up to r's own certified bracket width near eps0, e.g. eps0=3, n=67, delta=1e-7.)
     assert r.lower <= b["upper"] * (1 + 1e-9) + 1e-12
     assert r.upper >= b["lower"] * (1 - 1e-9) - 1e-12
     assert r.lower <= r.upper
-    # the default combines both: never worse than either engine
-    assert full.upper <= b["upper"] and full.lower >= b["lower"] and full.lower <= full.upper
+    # the default combines both: never worse than either engine, except that it skips the decomposition
+    # where the count law converged (upper within its tolerance rtol = 1e-7 of a certified lower) and its
+    # lower bound always (the same dataset pairs m = 0, n - 1, evaluated exactly by the count law: they
+    # differ by the numerical bands only)
+    assert full.upper <= b["upper"] * (1 + 1e-7) + 1e-12
+    assert full.lower >= b["lower"] * (1 - 1e-7) - 1e-12 and full.lower <= full.upper
 
 
 @settings(max_examples=15, deadline=None)
@@ -333,9 +353,11 @@ def test_exact_count_method_through_the_registry():
 @pytest.mark.parametrize("n,delta", [(1000, 1e-6), (10_000, 1e-6), (10**6, 1e-8)])
 def test_default_method_uses_exact_count_for_binary_rr(n, delta):
     r = shuffleamp.epsilon(KRR(1.0, 2), n, delta)
-    dec = r.settings["grid"]["decomposition"]
+    dec = _decomposition(KRR(1.0, 2), n, delta)
     ec = r.settings["grid"]["exact_count"]
-    assert r.upper == min(dec["upper"], ec["upper"]) and r.lower == max(dec["lower"], ec["lower"])
+    assert r.upper == ec["upper"] and r.lower == ec["lower"]
+    full = _both_engines(shuffleamp.epsilon, KRR(1.0, 2), n, delta)
+    assert full.upper == min(dec["upper"], ec["upper"]) and full.lower == max(dec["lower"], ec["lower"])
     assert r.settings["upper_engine"] == "exact-count"          # 14-17 % below the decomposition here
     assert r.upper < 0.9 * dec["upper"] and r.lower <= r.upper
     # the symmetric 2 x 2 matrix is binary RR too
@@ -349,8 +371,8 @@ def test_default_upper_never_above_decomposition_near_eps0():
     # near eps0 the exact-count upper can exceed the decomposition upper by its bracket: the min is taken
     for eps0, n, delta in [(3.0, 67, 1e-7), (4.0, 100, 1e-6)]:
         r = shuffleamp.epsilon(KRR(eps0, 2), n, delta)
-        dec = r.settings["grid"]["decomposition"]
-        assert r.upper <= dec["upper"] and r.lower >= dec["lower"] and r.lower <= r.upper <= eps0
+        dec = _decomposition(KRR(eps0, 2), n, delta)
+        assert r.upper <= dec["upper"] and r.lower >= dec["lower"] * (1 - 1e-7) and r.lower <= r.upper <= eps0
 
 
 def test_default_delta_and_epsilon_consistent_for_binary_rr():
@@ -461,3 +483,126 @@ def test_profile_brackets_the_worst_case(eps0, n):
         assert lo[i] - 1e-13 <= ref <= up[i] + 1e-13
         # same count laws as the search: same values up to the rounding of e^eps (and the hull slack)
         assert up[i] >= r.upper[i] * (1 - 1e-12) and abs(lo[i] - r.lower[i]) <= 1e-12 * r.lower[i] + 1e-16
+
+
+# ----------------------------------------------------------------------------- default method: count law first
+# The default method runs the count law first and the decomposition only where it can improve on it
+# (bounds._binary_rr_point); the initial set of the count search has exact ends, geometric blocks next to
+# them and every m exact below exact_count.SINGLES_MAX_N.  Checked against independent references:
+# the mpmath worst case over every m and both orderings (n <= 30), the float reference over every m and
+# every count (n <= 2000), and the mpmath law of the pairs m = 0, 1 at large n (a lower bound on the
+# worst case, which every certified upper must exceed).
+def _check_eps_against(worst_delta, r, delta, abs_tol):
+    """r.upper is certified: the reference worst-case delta at r.upper is <= delta; r.lower is a lower
+    bound: the reference at r.lower is >= delta (unless r.lower == 0)."""
+    assert 0.0 <= r.lower <= r.upper
+    if r.upper < r.settings.get("eps0_cap", math.inf):
+        assert worst_delta(r.upper) <= delta * (1 + 1e-9) + abs_tol
+    if r.lower > 0:
+        assert worst_delta(r.lower) >= delta * (1 - 1e-9) - abs_tol
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@given(eps0=st.floats(0.05, 10.0), n=st.integers(2, 24), log_delta=st.floats(-12, -2))
+@example(eps0=0.05, n=24, log_delta=-6.0)
+@example(eps0=10.0, n=2, log_delta=-12.0)
+def test_default_epsilon_brackets_mpmath_worst_case(eps0, n, log_delta):
+    delta = 10.0 ** log_delta
+    r = shuffleamp.epsilon(KRR(eps0, 2), n, delta)
+    assert r.upper <= eps0
+    def worst(e):           # 40 digits: near eps0, delta is a difference of nearly equal terms
+        with mpmath.workdps(40):
+            return float(_mp_worst_delta(eps0, n, e))
+    _check_eps_against(worst, r, delta, 1e-15)
+    d = shuffleamp.delta(KRR(eps0, 2), n, 0.5 * r.upper)
+    ref = worst(0.5 * r.upper)
+    assert d.lower - 1e-15 <= ref <= d.upper + 1e-15
+
+
+def _worst_float_stable(eps0, n, eps):
+    """Float reference for n <= 2000 like ``_worst_float`` (every m, every count, both orderings), with the
+    hockey-stick terms in cancellation-free form: P0(c) - e^eps P1(c) = f(c-1) (p0 - e^eps p1)
+    + f(c) p0 e^eps expm1(eps0 - eps) (p1 - e^eps p0 = p0 (e^eps0 - e^eps)), so that near eps0 the
+    positive terms are not differences of two numbers of size e^eps P1(c)."""
+    E = math.exp(eps0)
+    p1, p0 = E / (E + 1), 1 / (E + 1)
+    N = n - 1
+    e = math.exp(eps)
+    big = p0 * e * math.expm1(eps0 - eps)          # p1 - e^eps p0, >= 0 for eps <= eps0
+    neg = p0 - e * p1                              # < 0
+    best = 0.0
+    for m in range(N + 1):
+        f = np.convolve(binom.pmf(np.arange(m + 1), m, p1), binom.pmf(np.arange(N - m + 1), N - m, p0))
+        a, b = np.concatenate(([0.0], f)), np.concatenate((f, [0.0]))
+        best = max(best, np.maximum(a * neg + b * big, 0).sum(), np.maximum(a * big + b * neg, 0).sum())
+    return best
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@given(eps0=st.floats(0.05, 10.0), n=st.integers(31, 250), log_delta=st.floats(-8, -2))
+@example(eps0=4.0, n=400, log_delta=-8.0)      # geometric blocks: the search converges on its initial set
+@example(eps0=0.06, n=300, log_delta=-10.0)    # the decomposition's upper still runs here
+@example(eps0=0.3, n=159, log_delta=-8.0)      # every m exact
+@example(eps0=8.0, n=31, log_delta=-7.0)       # near eps0: 1 - p1 must not be formed by cancellation
+@example(eps0=9.0, n=31, log_delta=-5.0)
+def test_default_epsilon_brackets_float_worst_case(eps0, n, log_delta):
+    delta = 10.0 ** log_delta
+    r = shuffleamp.epsilon(KRR(eps0, 2), n, delta)
+    _check_eps_against(lambda e: _worst_float_stable(eps0, n, e), r, delta, 1e-14)
+    for eps in (0.5 * r.upper, r.upper):
+        d = shuffleamp.delta(KRR(eps0, 2), n, eps)
+        ref = _worst_float_stable(eps0, n, eps)
+        assert d.lower - 1e-14 <= ref <= d.upper + 1e-14
+
+
+LARGE_N = [(0.05, 10_000, 1e-6), (1.0, 30_000, 1e-8), (4.0, 10**5, 1e-10),
+           (8.0, 20_000, 1e-12),        # near eps0: 1 - p1 must not be formed by cancellation (was 1e-13 above)
+           (10.0, 10**5, 1e-4)]
+
+
+@pytest.mark.parametrize("eps0,n,delta", LARGE_N)
+def test_default_large_n_above_mpmath_pairs(eps0, n, delta):
+    r = shuffleamp.epsilon(KRR(eps0, 2), n, delta)
+    assert 0.0 < r.lower <= r.upper <= eps0
+    for m in (0, 1):
+        # the upper is certified for every dataset, so for the pairs m = 0, 1 too
+        if r.upper < eps0:
+            assert _mp_pair_delta(eps0, n, m, r.upper) <= delta * (1 + 1e-9)
+        d = shuffleamp.delta(KRR(eps0, 2), n, 0.5 * r.upper)
+        assert d.upper >= _mp_pair_delta(eps0, n, m, 0.5 * r.upper) * (1 - 1e-12)
+    if r.settings["exact_count"] and r.settings["grid"]["exact_count"]["worst_m"] in (0, 1):
+        m = r.settings["grid"]["exact_count"]["worst_m"]
+        assert _mp_pair_delta(eps0, n, m, r.lower) >= delta * (1 - 1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps0", [0.05, 2.0, 6.0])
+@pytest.mark.parametrize("n", [10**6, 10**7])       # mpmath sums over +-16 sd: ~1e4 terms at n = 1e7
+def test_default_large_n_above_mpmath_pairs_slow(eps0, n):
+    test_default_large_n_above_mpmath_pairs(eps0, n, 1e-8)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@given(eps0=st.floats(0.05, 10.0), n=st.integers(2, 30), log_delta=st.floats(-12, -2))
+def test_default_epsilon_brackets_mpmath_worst_case_slow(eps0, n, log_delta):
+    test_default_epsilon_brackets_mpmath_worst_case.hypothesis.inner_test(eps0, n, log_delta)
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@given(eps0=st.floats(0.05, 10.0), n=st.integers(31, 1000), log_delta=st.floats(-8, -2))
+def test_default_epsilon_brackets_float_worst_case_slow(eps0, n, log_delta):
+    test_default_epsilon_brackets_float_worst_case.hypothesis.inner_test(eps0, n, log_delta)
+
+
+def test_initial_set_covers_every_m_once():
+    from shuffleamp.exact_count import _initial_set
+    for N in list(range(0, 200)) + [999, 10**4 + 1, 10**5 - 1, 10**5, 10**6 + 1, 10**9 - 1, 10**9]:
+        ms, blocks = _initial_set(N)
+        blocks = sorted(blocks)
+        assert blocks[0][0] == 0 and blocks[-1][1] == N
+        assert all(b1 + 1 == a2 for (_, b1), (a2, _) in zip(blocks[:-1], blocks[1:]))
+        assert set(range(min(N, 4) + 1)) <= set(ms) and all((m, m) in blocks for m in range(min(N, 4) + 1))
+        # mirror symmetry: [a, b] and [N - b, N - a] are both blocks (one count law serves both)
+        assert all((N - b, N - a) in set(blocks) for a, b in blocks)

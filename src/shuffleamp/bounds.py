@@ -644,7 +644,92 @@ def _exact_count_side(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo
     return up, min(lo, up)
 
 
+#: Binary RR in the default method: run the exact count law first and the decomposition only where it can
+#: improve on it (:func:`_binary_rr_point`).  False: both engines always run in full (tests compare them).
+BINARY_RR_FIRST = True
+#: ... and skips the decomposition entirely when the count law's certified bracket is within this relative
+#: width (the decomposition could improve the answer by at most that much).
+SKIP_DECOMPOSITION_RTOL = 1e-9
+#: ... and otherwise runs the decomposition's upper only below this n and this eps0: elsewhere the count law's
+#: initial bracket was below the decomposition's upper in every sampled case (measured over random eps0 in
+#: [0.05, 10], n in [2, 1e5], delta in [1e-12, 1e-2]: the decomposition won only at eps0 < 0.07, n < 500, by
+#: < 0.5 %; see bench/results_exact_count.md), and its search costs 10-200 ms at moderate n.
+DECOMPOSITION_MAX_N = 600
+DECOMPOSITION_MAX_EPS0 = 0.25
+#: The decomposition's lower runs when the count law's worst dataset carries a numerical band wider than
+#: this (relative): at large n and small eps0 (windows of ~1e5 entries) it is then slightly higher.
+LOWER_BAND_RTOL = 1e-6
+
+
+def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: dict):
+    """Binary RR in the default method: the exact count law first, the decomposition only where it can help.
+
+    The count law (:mod:`shuffleamp.exact_count`) brackets the exact worst case over every dataset.
+    When its certified bracket is within :data:`SKIP_DECOMPOSITION_RTOL` (relative; upper within that of a
+    concrete dataset's certified lower), no decomposition bound can improve either side by more, so
+    none is run.  Otherwise only the decomposition's upper runs, and only where it was seen to be below
+    the count law's block bounds (n < :data:`DECOMPOSITION_MAX_N`, eps0 < :data:`DECOMPOSITION_MAX_EPS0`);
+    the decomposition's lower runs only when the count law's own band on its worst dataset is wider than
+    :data:`LOWER_BAND_RTOL` (large n): its dataset pairs (user 1's bit flipped, the others all 0 or all 1,
+    both orderings) are the pairs m = 0 and m = n - 1 that the count law evaluates exactly, but at large
+    n the count law's band is wider than the decomposition's evaluation of them.  Returns None when the count law does not run (n above its limit, or a
+    ResourceLimitError): the usual path then runs unchanged.  Soundness is unaffected either way
+    (upper = min and lower = max of certified bounds).
+    """
+    e0 = ctx["binary_rr_eps0"]
+    if n > _ec.DEFAULT_MAX_N:
+        return None
+    fn = _ec.epsilon_binary_rr if want_eps else _ec.delta_binary_rr
+    try:
+        r = fn(e0, n, x, max_pairs=_ec.DEFAULT_BOUNDS_PAIRS)
+    except ResourceLimitError:
+        return None
+    tight = r.upper - r.lower <= SKIP_DECOMPOSITION_RTOL * r.lower
+    if n < DECOMPOSITION_MAX_N and e0 < DECOMPOSITION_MAX_EPS0 and (not tight or not want_eps):
+        # (a delta query here always takes the decomposition's one evaluation: an epsilon query's upper
+        # may come from it, and delta(epsilon_upper) <= delta must hold between the two queries)
+        if want_eps:
+            return _optimal_epsilon_families(mechanism, n, x, ctx, ctx["upper_families"], [])
+        up, info_u = max_delta(ctx["upper_families"], n, x, "spread", ctx["rtol"], ctx["max_grid"],
+                               ctx["evaluator"])
+        rec = {"upper": info_u, "lower": None}
+        return (*_exact_count_side(ctx, n, x, False, up, None, rec), rec)
+    up, lo = r.upper, r.lower
+    if want_eps:
+        up = min(up, float(mechanism.eps0))
+    rec = {"upper": None, "lower": None}
+    lower_engine = "exact-count"
+    if r.settings["worst_pair_upper"] - r.lower > LOWER_BAND_RTOL * r.lower and ctx["lower_families"]:
+        # at large n the count law's own band (recurrence round-off over ~1e5 entries) is wider than the
+        # decomposition's evaluation of the same datasets (others all 0 / all 1): take the better lower
+        if want_eps:
+            fn_lo = lambda e: max_delta(ctx["lower_families"], n, e, LOWER_MODE, ctx["rtol_lower"],  # noqa: E731
+                                        ctx["max_grid"], ctx["evaluator"])
+            d_lo, info_l, cnt_l = solve_epsilon(fn_lo, x, float(mechanism.eps0), "lower", ctx["eps_rtol"],
+                                                estimator(ctx["lower_families"], n))
+            rec["lower_evaluations"] = cnt_l
+        else:
+            d_lo, info_l = max_delta(ctx["lower_families"], n, x, LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"],
+                                     ctx["evaluator"])
+        rec["lower"] = info_l
+        if d_lo > lo:
+            lo, lower_engine = d_lo, "decomposition"
+    rec.update({"upper_engine": "exact-count", "lower_engine": lower_engine,
+           "exact_count": {"upper": r.upper, "lower": r.lower, "worst_m": int(r.worst_m),
+                           "converged": bool(r.converged),
+                           "pairs": r.settings["pairs_evaluated"]},
+           "decomposition": {"skipped": (f"the exact count law's bracket is within {SKIP_DECOMPOSITION_RTOL:g}"
+                                          if tight else "the exact count law's block bounds are below it here")
+                             + " (bounds.BINARY_RR_FIRST)" + ("" if rec["lower"] is None else
+                                                              "; its lower bound was run")}})
+    return up, min(lo, up), rec
+
+
 def _optimal_delta(mechanism, n: int, eps: float, ctx: dict):
+    if BINARY_RR_FIRST and ctx.get("binary_rr_eps0") is not None:
+        out = _binary_rr_point(mechanism, n, eps, False, ctx)
+        if out is not None:
+            return out
     up, info_u = max_delta(ctx["upper_families"], n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
     lo, info_l = None, None
     rec = {"upper": info_u}
@@ -715,6 +800,10 @@ def _screen_eps(families, n: int, target: float, eps_hi: float) -> float:
 
 
 def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
+    if BINARY_RR_FIRST and ctx.get("binary_rr_eps0") is not None:
+        out = _binary_rr_point(mechanism, n, target, True, ctx)
+        if out is not None:
+            return out
     up_f, lo_f = ctx["upper_families"], ctx["lower_families"]
     if len(up_f) <= LAZY_FAMILIES and len(lo_f) <= LAZY_FAMILIES:
         return _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_f)
@@ -915,9 +1004,10 @@ def _optimal_settings(mechanism, ctx: dict, evals) -> dict:
         s["lower_note"] = notes[0] + ("" if len(notes) == len(recs) else
                                       f" (at {len(notes)} of {len(recs)} points)")
     if ctx.get("binary_rr_eps0") is not None:
-        s["exact_count"] = ("binary randomized response: the exact count law (shuffleamp.exact_count) joins the "
-                            f"decomposition bound, pair budget {_ec.DEFAULT_BOUNDS_PAIRS}; upper = min and lower = max "
-                            "of the two engines (see upper_engine / lower_engine)")
+        s["exact_count"] = ("binary randomized response: the exact count law (shuffleamp.exact_count) runs first, "
+                            f"pair budget {_ec.DEFAULT_BOUNDS_PAIRS}, and the decomposition bound only where it can "
+                            "improve on it (grid: decomposition); upper = min and lower = max of the engines run "
+                            "(see upper_engine / lower_engine)")
     s.update(grid=evals, regime=OPTIMAL_REGIME, source=OPTIMAL_SOURCE)
     return s
 

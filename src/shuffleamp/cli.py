@@ -392,17 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- formatting
 
 
-def _decimal_text(x: float, digits: int, rounding: str | None) -> str:
-    """``x`` with ``digits`` significant digits, rounded up (``"up"``), down (``"down"``) or to nearest."""
-    import math
-    from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
-
-    if not math.isfinite(x) or x == 0:
-        return format(x, "g")
-    d = Decimal(x)
-    mode = {"up": ROUND_CEILING, "down": ROUND_FLOOR}.get(rounding or "", ROUND_HALF_EVEN)
-    q = d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1), rounding=mode)
-    return format(float(q), f".{digits}g")     # the double nearest q prints q's digits
+from .results import decimal_text as _decimal_text  # noqa: E402  (one formatter: cli and the report table)
 
 
 def _num(x: Any, digits: int = 6, rounding: str | None = None) -> str:
@@ -517,7 +507,8 @@ def _summary(result, mech, args: argparse.Namespace) -> list[str]:
         err = result.delta_error
         err = max(err) if isinstance(err, list) else err
         err_text = f"< {TINY_DELTA:g}" if err is not None and err < TINY_DELTA else f"≤ {_num(err, 3, 'up')}"
-        lines.append(f"  evaluator : {ev}{via}; certified δ error {err_text}, included in the bounds")
+        lines.append(f"  evaluator : {ev}{via}; certified δ error {err_text}, included in the bounds" if err is not None
+                     else f"  evaluator : {ev}{via}; numerical error bands included in the bounds")
     elif ev:
         lines.append(f"  evaluator : {ev}")
     if not result.sound:

@@ -97,6 +97,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from . import _validate
 from ._registry import COMPOSED
 from .errors import ComponentError, ParameterError, PlanError, ShuffleampError
+from .results import decimal_text
 
 __all__ = ["Collection", "Plan", "plan_total", "PlanError", "ComponentError", "DEFAULT_PLAN", "COMPOSED", "load_plan", "parse_plan",
            "evaluate_plan", "format_table", "mechanism_from_spec", "parse_component_spec", "from_config",
@@ -1132,11 +1133,15 @@ def plan_total(rows: Sequence[Collection], *, budget: Mapping | None = None, del
     return out
 
 
-def _fmt_float(x: float | None, spec: str = ".4g") -> str:
+def _fmt_float(x: float | None, spec: str = ".4g", rounding: str | None = None) -> str:
+    """A table cell; bounds are rounded outwards (``rounding="up"`` for an upper bound, ``"down"`` for a
+    lower bound) by the command line's formatter, so that a printed bound is still a bound."""
     if x is None:
         return "-"
     if isinstance(x, float) and math.isinf(x):
         return "inf"
+    if rounding is not None and isinstance(x, numbers.Real) and not isinstance(x, bool):
+        return decimal_text(float(x), int(spec.strip(".g")), rounding)
     return format(x, spec)
 
 
@@ -1168,8 +1173,10 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
         tot = res.get("total") or {}
         rounds = f"sched {len(r.schedule)}" if r.schedule is not None else str(r.rounds)
         lines.append((r.name, r.describe_mechanism(), _fmt_float(eps0), str(r.n), _fmt_float(r.delta, ".3g"), rounds,
-                      _fmt_float(res.get("epsilon_upper")), _fmt_float(res.get("epsilon_lower")),
-                      _fmt_float(tot.get("epsilon_upper")), _fmt_float(tot.get("epsilon_lower")), r.comment))
+                      _fmt_float(res.get("epsilon_upper"), rounding="up"),
+                      _fmt_float(res.get("epsilon_lower"), rounding="down"),
+                      _fmt_float(tot.get("epsilon_upper"), rounding="up"),
+                      _fmt_float(tot.get("epsilon_lower"), rounding="down"), r.comment))
         groups = res.get("groups") or []
         for g in groups:          # a population: the row above is the worst group; one line per group
             worst = " (worst)" if g.get("group") == res.get("worst_group") else ""
@@ -1177,8 +1184,8 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
             label = ", ".join(f"{k}={v}" for k, v in mech.items() if k not in ("mechanism", "eps0"))
             lines.append((f"  group {g.get('group')}{worst}", f"{mech.get('mechanism', '?')} ({label})" if label
                           else str(mech.get("mechanism", "?")), _fmt_float(g.get("eps0")), str(g.get("n")),
-                          _fmt_float(r.delta, ".3g"), "", _fmt_float(g.get("epsilon_upper")),
-                          _fmt_float(g.get("epsilon_lower")), "", "", ""))
+                          _fmt_float(r.delta, ".3g"), "", _fmt_float(g.get("epsilon_upper"), rounding="up"),
+                          _fmt_float(g.get("epsilon_lower"), rounding="down"), "", "", ""))
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header[:-1])]
     numeric = {2, 3, 4, 5, 6, 7, 8, 9}
 
@@ -1195,12 +1202,12 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
              if (res.get("total") or {}).get("fresh_rounds")]
     for name, f in fresh:
         text.append(f"gradual release {name!r}: schedule total above; the same eps0 values as fresh k-RR rounds "
-                    f"would total epsilon in [{_fmt_float(f['epsilon_lower'])}, {_fmt_float(f['epsilon_upper'])}]")
+                    f"would total epsilon in [{_fmt_float(f['epsilon_lower'], rounding='down')}, {_fmt_float(f['epsilon_upper'], rounding='up')}]")
     if total is not None:
         text.append("")
         text.append(f"grand total (one user in every collection and round), delta = {total['delta']:.3g}: "
-                    f"epsilon (upper, certified) = {_fmt_float(total['epsilon_upper'])}, "
-                    f"epsilon (lower) = {_fmt_float(total['epsilon_lower'])} nats")
+                    f"epsilon (upper, certified) = {_fmt_float(total['epsilon_upper'], rounding='up')}, "
+                    f"epsilon (lower) = {_fmt_float(total['epsilon_lower'], rounding='down')} nats")
         b = total.get("budget")
         if b is not None:
             verdict = "holds (certified)" if total["holds"] else "EXCEEDED by the certified upper bound"

@@ -60,8 +60,8 @@ Numerics
 Each binomial is computed on an index window outside which its mass is at most ``tau``
 (Chernoff bound :math:`P(X \le k) \le e^{-N\,\mathrm{KL}(k/N\,\|\,p)}`), by the exact ratio
 recurrence from the mode, normalised on the window.  Short windows are convolved directly
-(relative error per entry), long ones in one FFT product (the package's FFT backend: pyFFTW,
-scipy.fft fallback), whose round-off is charged as a 2-norm bound (a cumulative sum of ``t``
+(relative error per entry), long ones in one FFT product (scipy.fft for small transforms, else the
+package's FFT backend: pyFFTW, scipy.fft fallback), whose round-off is charged as a 2-norm bound (a cumulative sum of ``t``
 entries by :math:`\sqrt t` times it).  All of it — tail mass, normalisation, relative and absolute round-off — enters the certified bands
 of the cumulative laws, so ``upper`` is a certified upper bound and ``lower`` a certified lower
 bound of the exact value.
@@ -87,6 +87,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.fft
 
 from . import _validate, fft_engine
 from ._ext import count as _kern
@@ -102,14 +103,20 @@ TAIL = 1e-25
 MAX_WINDOW = 1 << 21
 #: Direct convolution below this many multiply-adds, FFT above.
 DIRECT_CONV_OPS = 4_000_000
+#: FFT products of at most this many points use :mod:`scipy.fft` directly (pocketfft: at these sizes a
+#: transform takes well under a millisecond, and the first call of the package's FFT backend would import
+#: pyFFTW, ~0.4 s once per process); larger ones go through :mod:`shuffleamp.fft_engine` (pyFFTW with
+#: reused plans, scipy.fft fallback).  The round-off bound of ``_convolve`` holds for either.
+SCIPY_FFT_MAX = 1 << 16
 #: Default relative tolerance of the worst-case search (on δ for delta_binary_rr, on ε for
 #: epsilon_binary_rr) and default budget of count pairs evaluated per query.
 DEFAULT_RTOL = 1e-9
 DEFAULT_MAX_PAIRS = 256
 #: Pair budget of the exact-count engine inside :func:`shuffleamp.epsilon` / :func:`shuffleamp.delta`
 #: (method ``"exact-count"`` and the default method for binary RR): the minimum, i.e. only the initial
-#: evaluations (m = 0..4, N - 4..N, N/2 and the mirror-symmetric initial blocks: 8 for n >= 1e6,
-#: 16 for n >= 1e4, else 32), so that the ε and δ queries bound the same blocks and δ(ε_upper) <= δ
+#: evaluations (m = 0..4, N - 4..N, N/2 and the mirror-symmetric initial blocks of ``_initial_set``: 8
+#: uniform ones for n >= 1e6, 16 for n >= 1e4, else 32, plus geometric ones next to the exact ends below
+#: n = 1e5; every m below n = 160), so that the ε and δ queries bound the same blocks and δ(ε_upper) <= δ
 #: holds between them.  Larger budgets split blocks further (tighter, slower).
 DEFAULT_BOUNDS_PAIRS = 8
 #: The default method of :func:`shuffleamp.epsilon` / :func:`shuffleamp.delta` runs the exact count law
@@ -185,7 +192,8 @@ def _convolve(wins: list):
     """Convolution of nonnegative windows (each summing to <= 1); returns (z, rel_error, abs_error).
 
     Short factors are convolved directly (relative error per entry); the remaining long ones in one
-    FFT product (pyFFTW / scipy.fft through :mod:`shuffleamp.fft_engine`).  FFT round-off bound: for
+    FFT product (scipy.fft up to :data:`SCIPY_FFT_MAX` points, else pyFFTW / scipy.fft through
+    :mod:`shuffleamp.fft_engine`).  FFT round-off bound: for
     probability vectors every spectrum is bounded by 1 in modulus, so with the standard bound
     ``||fl(DFT x) - DFT x||_2 <= c log2(N) eps ||DFT x||_2`` the error of the product of the spectra
     and of the inverse transform is at most ``c (log2 N + 1) eps (sum_i ||x_i||_2 + ||z||_2)`` in
@@ -207,13 +215,20 @@ def _convolve(wins: list):
     facs = [z] + rest
     L = sum(len(x) for x in facs) - len(facs) + 1
     size = _fft_size(L)
-    spec = None
-    for x in facs:
-        xp = np.zeros(size)
-        xp[:len(x)] = x
-        X = fft_engine.rfft(xp, size)
-        spec = X if spec is None else spec * X
-    out = fft_engine.irfft(spec, size)[:L]
+    if size <= SCIPY_FFT_MAX:      # small transforms: scipy.fft (no FFTW planning, no pyFFTW import)
+        spec = None
+        for x in facs:
+            X = scipy.fft.rfft(x, n=size)
+            spec = X if spec is None else spec * X
+        out = scipy.fft.irfft(spec, n=size)[:L]
+    else:
+        spec = None
+        for x in facs:
+            xp = np.zeros(size)
+            xp[:len(x)] = x
+            X = fft_engine.rfft(xp, size)
+            spec = X if spec is None else spec * X
+        out = fft_engine.irfft(spec, size)[:L]
     np.maximum(out, 0.0, out=out)        # the true values are >= 0: clipping only moves closer
     norms = sum(float(np.linalg.norm(x)) for x in facs) + float(np.linalg.norm(out))
     eta = 10.0 * (math.log2(size) + 1) * _EPS * norms
@@ -363,15 +378,36 @@ def _initial_blocks(N: int) -> int:
     return INITIAL_BLOCKS if N >= 10**6 else 2 * INITIAL_BLOCKS if N >= 10**4 else 4 * INITIAL_BLOCKS
 
 
+#: Datasets m = 0..ENDS-1 and N-ENDS+1..N are evaluated exactly and are single-m blocks of the search.
+ENDS = 5
+#: Below this N the blocks next to the exact ends grow geometrically (widths 1, 2, 4, ...) before the
+#: uniform ones: the worst dataset is near an end and a block bound loosens with its width, so narrow
+#: blocks there let the search converge from its initial set alone (laws are cheap at this size).
+GEOMETRIC_MAX_N = 10**5
+#: Below this N every dataset m = 0..N is a single-m block (evaluated exactly: N + 1 cheap pairs).
+SINGLES_MAX_N = 160
+
+
 def _initial_set(N: int):
     """The initial evaluations of the search: exact datasets m = 0..4, N - 4..N, N // 2, and
     mirror-symmetric blocks ([a, b] and [N - b, N - a] share one count law, see ``_law``) covering
-    0..N."""
-    ms = sorted(set(range(min(N, 4) + 1)) | {N // 2} | set(range(max(N - 4, 0), N + 1)))
+    0..N: single-m blocks at the exact ends, then (N < GEOMETRIC_MAX_N) blocks of widths 1, 2, 4, ...
+    and uniform blocks up to the middle.  Depends on N only, so that the ε and δ queries bound the same
+    blocks."""
+    ms = sorted(set(range(min(N, ENDS - 1) + 1)) | {N // 2} | set(range(max(N - ENDS + 1, 0), N + 1)))
+    if N < SINGLES_MAX_N:           # every dataset exactly: the search is complete from its initial set
+        return ms, [(m, m) for m in range(N + 1)]
     h = (N + 1) // 2
+    e = min(ENDS, h)
     half = max(1, _initial_blocks(N) // 2)
-    cuts = sorted(set(np.linspace(0, h, min(h, half) + 1).astype(int).tolist()) | {0, h})
-    blocks = set()
+    cuts = set(np.linspace(e, h, min(h - e, half) + 1).astype(int).tolist()) | {e, h}
+    if N < GEOMETRIC_MAX_N:
+        w = 1
+        while e + w < h and w < (h - e) / half:
+            cuts.add(e + w)
+            w *= 2
+    cuts = sorted(cuts)
+    blocks = {(m, m) for m in range(e)} | {(N - m, N - m) for m in range(e)}
     for a, b1 in zip(cuts[:-1], cuts[1:]):
         if a <= b1 - 1:
             blocks.add((a, b1 - 1))
@@ -408,9 +444,16 @@ def _block_bound(eps0: float, N: int, a: int, b: int, x: float, want_eps: bool) 
     return min(1.0, _score(eps0, N, a, x, False, law=law)[0] + TAIL_COINS)
 
 
+@functools.lru_cache(maxsize=64)
 def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: float,
             max_pairs: int):
-    """Branch and bound over m for the worst pair; returns (upper, lower, m*, converged, pairs)."""
+    """Branch and bound over m for the worst pair; returns (upper, lower, m*, converged, pairs, upper of
+    the pair m* alone: its own numerical band, which bounds how much a better evaluation of the same
+    datasets could raise the lower).
+
+    Deterministic in its arguments, so memoised: the default method of :mod:`shuffleamp.bounds` asks
+    for the same point first (to decide whether the decomposition can improve on it) and again when
+    it combines both engines."""
     N = n - 1
     pairs = 0
     best_lo, best_m = -1.0, 0
@@ -458,7 +501,7 @@ def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: fl
     upper = max(-heap[0][0], best_lo) if heap else best_lo
     # complete: the tolerance is met, or the worst block is one exact m (only its bands remain)
     complete = done(upper) or not heap or heap[0][1] == heap[0][2]
-    return upper, best_lo, best_m, complete, pairs
+    return upper, best_lo, best_m, complete, pairs, exact_seen.get(best_m, upper)
 
 
 # --------------------------------------------------------------------------- public API
@@ -485,7 +528,9 @@ class ExactCountResult:
     eps0, n, epsilon, delta
         The inputs (the quantity asked for is None).
     settings : dict
-        Tail mass, tolerance, pair budget, pairs evaluated, time (s).
+        Tail mass, tolerance, pair budget, pairs evaluated, time (s), and ``worst_pair_upper``: the
+        certified upper of the dataset ``worst_m`` alone (``lower`` is its certified lower; the gap is
+        that pair's numerical band).
     """
 
     quantity: str
@@ -512,11 +557,12 @@ def _run(eps0, n, x, want_eps, rtol, atol, max_pairs, name):
     up = np.empty(nb.shape)
     lo = np.empty(nb.shape)
     wm = np.empty(nb.shape, dtype=np.int64)
+    wu = np.empty(nb.shape)
     conv = np.empty(nb.shape, dtype=bool)
     pairs = 0
     t0 = time.perf_counter()
     for idx in np.ndindex(nb.shape):
-        u, l_, m_, c_, p_ = _search(eps0, int(nb[idx]), float(xb[idx]), want_eps, rtol, atol,
+        u, l_, m_, c_, p_, wu[idx] = _search(eps0, int(nb[idx]), float(xb[idx]), want_eps, rtol, atol,
                                     max_pairs)
         up[idx], lo[idx], wm[idx], conv[idx] = u, l_, m_, c_
         pairs += p_
@@ -527,6 +573,7 @@ def _run(eps0, n, x, want_eps, rtol, atol, max_pairs, name):
 
     settings = {"tail": TAIL, "rtol": rtol, "atol": atol, "max_pairs": max_pairs,
                 "pairs_evaluated": pairs, "seconds": time.perf_counter() - t0,
+                "worst_pair_upper": out(wu),
                 "method": "exact-count"}
     return ExactCountResult(
         quantity="epsilon" if want_eps else "delta", upper=out(up), lower=out(lo),

@@ -21,7 +21,7 @@ from . import _validate
 from ._numerics import inverse_monotone
 from ._registry import DEFAULT_EVALUATOR
 from .bounds import delta as _delta
-from .errors import OutOfRegimeError
+from .errors import OutOfRegimeError, ParameterError
 from .results import PlanningResult
 
 __all__ = ["PlanningResult", "max_eps0", "min_n", "with_eps0"]
@@ -46,6 +46,16 @@ def with_eps0(mechanism, eps0: float):
         For matrix or composed mechanisms, whose ε0 is not a free parameter.
     """
     return mechanism.with_eps0(eps0)
+
+
+def _single_mechanism(mechanism):
+    """``mechanism`` if it is one mechanism; a population or any other object is a ParameterError."""
+    if not hasattr(mechanism, "upper_decompositions") and hasattr(mechanism, "describe") \
+            and hasattr(mechanism, "eps0"):
+        raise ParameterError("mechanism", "is a population (per-group eps0 and its own n): planning "
+                             "searches one mechanism's eps0 or n; plan each group's mechanism, or "
+                             "evaluate the population with shuffleamp.epsilon / shuffleamp.delta")
+    return _validate.mechanism(mechanism)
 
 
 def _upper_delta(make: Callable, n_of: Callable, target_epsilon: float, rtol: float):
@@ -95,7 +105,8 @@ def max_eps0(mechanism, n, target_epsilon, delta, *, eps0_max: float = 20.0, rel
     ------
     ParameterError
         Bad ``n``, ``target_epsilon``, ``delta``, ``eps0_max`` or ``rel_tol``; ``'mechanism'`` for a
-        mechanism whose ε0 is not a free parameter (matrix, composed).
+        mechanism whose ε0 is not a free parameter (matrix, composed), a population
+        (:mod:`shuffleamp.personalized`) or anything that is not a mechanism.
 
     Notes
     -----
@@ -107,6 +118,8 @@ def max_eps0(mechanism, n, target_epsilon, delta, *, eps0_max: float = 20.0, rel
     delta = _validate.delta(delta)
     eps0_max = _validate.real("eps0_max", eps0_max, lo=0.0, lo_open=True, hi=_validate.EPS0_MAX)
     rel_tol = _validate.real("rel_tol", rel_tol, lo=1e-9, hi=0.5)
+    if not (callable(mechanism) and not hasattr(mechanism, "describe")):
+        _single_mechanism(mechanism)
     factory: Callable = mechanism if callable(mechanism) and not hasattr(mechanism, "describe") else \
         (lambda e: with_eps0(mechanism, e))
     lo = min(target_epsilon, eps0_max)         # feasible: a shuffled eps0-LDP protocol is eps0-DP
@@ -145,10 +158,12 @@ def min_n(mechanism, target_epsilon, delta, *, n_max: int = 10**12, rtol: float 
     Raises
     ------
     ParameterError
-        Bad ``target_epsilon``, ``delta`` or ``n_max``.
+        Bad ``target_epsilon``, ``delta`` or ``n_max``; ``'mechanism'`` for a population
+        (:mod:`shuffleamp.personalized`: it carries its own n) or anything that is not a mechanism.
     OutOfRegimeError
         If even ``n_max`` users do not meet the target.
     """
+    _single_mechanism(mechanism)
     target_epsilon = _validate.real("target_epsilon", target_epsilon, lo=0.0, lo_open=True)
     delta = _validate.delta(delta)
     n_max = _validate.count(n_max, "n_max", minimum=1)

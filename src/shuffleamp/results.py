@@ -566,3 +566,33 @@ class MethodInfo:
     kind: Literal["upper", "estimate"]
     source: str
     regime: str
+
+
+def decimal_text(x: float, digits: int, rounding: str | None = None) -> str:
+    """``x`` with ``digits`` significant digits, rounded up (``"up"``), down (``"down"``) or to nearest.
+
+    Printed bounds are rounded outwards: an upper bound with ``"up"``, a lower bound with ``"down"``,
+    so that the printed number is still a valid bound (the command line and the report table share it).
+
+    Parameters
+    ----------
+    x : float
+        The number (non-finite values and 0 are printed as by ``format(x, "g")``).
+    digits : int
+        Significant digits (>= 1).
+    rounding : {"up", "down", None}
+        Direction: towards +inf, towards -inf, or to nearest (half even).
+
+    Returns
+    -------
+    str
+    """
+    import math
+    from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+
+    if not math.isfinite(x) or x == 0:
+        return format(x, "g")
+    d = Decimal(x)
+    mode = {"up": ROUND_CEILING, "down": ROUND_FLOOR}.get(rounding or "", ROUND_HALF_EVEN)
+    q = d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1), rounding=mode)
+    return format(float(q), f".{digits}g")     # the double nearest q prints q's digits

@@ -22,15 +22,17 @@ EPS_RTOL = 1e-7
 
 
 def _both(mech, n, delta):
-    """(kernel result, Python result) of sa.epsilon."""
-    old = B.KERNEL_SEARCH
+    """(kernel result, Python result) of sa.epsilon, both on the decomposition search (binary RR's exact
+    count law, which answers first in the default method, is switched off so that the searches compare)."""
+    old, old_rr = B.KERNEL_SEARCH, B.BINARY_RR_FIRST
     try:
+        B.BINARY_RR_FIRST = False
         B.KERNEL_SEARCH = True
         k = sa.epsilon(mech, n, delta)
         B.KERNEL_SEARCH = False
         p = sa.epsilon(mech, n, delta)
     finally:
-        B.KERNEL_SEARCH = old
+        B.KERNEL_SEARCH, B.BINARY_RR_FIRST = old, old_rr
     return k, p
 
 

@@ -491,6 +491,8 @@ def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, e
 MAX_PROJECTION_FAMILIES = 16
 #: The projection fallback runs when the Theorem-14 lower bound is below this fraction of the upper.
 PROJECTION_TRIGGER = 0.5
+#: At most this many count projections are evaluated per point (the best-separated ones first).
+PROJECTION_EVALS = 4
 
 _PROJECTION_NOTE = (
     "weak lower bound: the Theorem-14 evaluation of the lower-bound datasets could not resolve this regime "
@@ -536,12 +538,23 @@ def _projection_sets(families) -> list:
     return out
 
 
+def _projection_score(alpha: float, beta: float, gamma: float, n: int) -> float:
+    """How far apart the two count laws of a projection are, in standard deviations of the other users'
+    count (a deterministic ranking only: the bound of every evaluated projection is certified)."""
+    return abs(alpha - beta) / math.sqrt((n - 1) * gamma * (1.0 - gamma) + 1.0)
+
+
 def _projection_lower(ctx: dict, n: int, x: float, want_eps: bool):
-    """Best certified lower value over the count projections: (value, label) or (0, None)."""
+    """Best certified lower value over the count projections: (value, label) or (0, None).
+
+    Only the :data:`PROJECTION_EVALS` projections with the largest :func:`_projection_score` are
+    evaluated (each costs O(sqrt n)); any subset of concrete dataset pairs gives a valid lower bound.
+    """
     if "projection_sets" not in ctx:
         ctx["projection_sets"] = _projection_sets(ctx["lower_families"])
+    sets = sorted(ctx["projection_sets"], key=lambda t: -_projection_score(t[0], t[1], t[2], n))
     best, lab = 0.0, None
-    for alpha, beta, gamma, label in ctx["projection_sets"]:
+    for alpha, beta, gamma, label in sets[:PROJECTION_EVALS]:
         try:
             lo = _ec.projection_pair_bounds(alpha, beta, gamma, n, x, want_eps)[1]
         except ResourceLimitError:
@@ -555,6 +568,8 @@ def _improve_lower(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo, r
     """Max of the Theorem-14 lower bound and, where that one is weak, the count projections; sets the
     record's ``lower_engine`` / ``lower_note``."""
     lo = 0.0 if lo is None else lo
+    if up <= 0.0:                 # the upper bound is 0: so is the exact value, and the lower 0 is exact
+        return 0.0
     if ctx["lower_families"] and lo <= PROJECTION_TRIGGER * up:
         p, lab = _projection_lower(ctx, n, x, want_eps)
         p = min(p, cap)
@@ -758,20 +773,24 @@ def _chernoff_bounds(families, n: int, eps: float) -> np.ndarray:
 
 
 def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: dict, keep: int,
-            bound_only: bool = False):
+            bound_only: bool = False, max_evals: int | None = None):
     """The ``keep`` families with the largest certified δ at ``eps``, and the certified maximum over all.
 
     Families are visited by decreasing Chernoff bound (:func:`_chernoff_bounds`, certified for upper
     bounds); the exact evaluation stops once the next Chernoff bound is below the ``keep``-th largest
     value found, so the maximum over the families not evaluated is below it.  Returns (kept families,
     certified upper maximum, info of the maximiser) for an upper ``mode``; for a lower mode the
-    Chernoff order only ranks and the maximum is the maximum of the evaluated lower bounds.
+    Chernoff order only ranks and the maximum is the maximum of the evaluated lower bounds;
+    ``max_evals`` (lower modes only: any subset of datasets gives a valid lower bound) caps the number of
+    exact evaluations.
     """
     ch = _chernoff_bounds(families, n, eps)
     order = np.argsort(-ch, kind="stable")
     vals, infos, done = [], [], []
     for i in order:
         if len(vals) >= keep and ch[i] <= sorted(vals)[-keep]:
+            break
+        if max_evals is not None and len(vals) >= max_evals:
             break
         v, info = max_delta((families[i],), n, eps, mode, rtol, ctx["max_grid"], ctx["evaluator"])
         vals.append(v)
@@ -810,7 +829,7 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
     # lazy maximum: search on the families that dominate at a screening ε, then certify the full maximum
     eps_hi = float(mechanism.eps0)
     e_s = _screen_eps(up_f, n, target, eps_hi)
-    lo_sub = _screen(lo_f, n, e_s, LOWER_MODE, ctx["rtol_lower"], ctx, LAZY_KEEP)[0] \
+    lo_sub = _screen(lo_f, n, e_s, LOWER_MODE, ctx["rtol_lower"], ctx, LAZY_KEEP, max_evals=2 * LAZY_KEEP)[0] \
         if len(lo_f) > LAZY_FAMILIES else lo_f   # a subset of the lower-bound datasets: still a lower bound
     up_sub = _screen(up_f, n, e_s, "spread", ctx["rtol"], ctx, LAZY_KEEP)[0] if len(up_f) > LAZY_FAMILIES else up_f
     for _round in range(4):

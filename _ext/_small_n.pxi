@@ -88,12 +88,13 @@ cdef int _mitm_positive_part(const double* v, const double* p, Py_ssize_t k, int
     more for a + b), which bounds both the error of an included term and the value of a term whose sign
     test is wrong; the suffix sums and the outer sum of N terms are within gamma_N = N eps / (1 - N eps) of
     their exact sums relative to the sums of absolute values P_abs = sum_a w_a (|a| P(B > -a) + E[|B|; B > -a]).
-    Hence |computed - exact| <= (rw + gamma_NA + gamma_NB + 4 eps) P_abs (1 + rw) + 2 Eab (1 + rw).
+    Only pairs whose computed sum exceeds -2 Eab can carry a term or sign-test error (mass P_near), hence
+    |computed - exact| <= ((rw + gamma_NA + gamma_NB + 4 eps) P_abs + 2 Eab P_near (1 + 4 gamma + 8 eps)) (1 + rw).
     """
     cdef int na = n - n // 2, nb = n // 2
     cdef double NA = _multisets(<double>na, <double>k), NB = _multisets(<double>nb, <double>k)
     cdef Py_ssize_t ia, ib, mA, mB, lo, hi, mid, j
-    cdef double lmax = 0.0, amax = 0.0, lwa, lwb, rw, Eab, gA, gB, tot = 0.0, pabs = 0.0, a, wa, t0, t1, ta
+    cdef double lmax = 0.0, amax = 0.0, lwa, lwb, rw, Eab, gA, gB, tot = 0.0, pabs = 0.0, pnear = 0.0, a, wa, t0, t1, ta
     cdef double* lp
     cdef double* lgc
     cdef sw_t* A
@@ -140,6 +141,7 @@ cdef int _mitm_positive_part(const double* v, const double* p, Py_ssize_t k, int
         S1[ib] = S1[ib + 1] + B[ib].w * B[ib].s
         SA[ib] = SA[ib + 1] + B[ib].w * fabs(B[ib].s)
         ib -= 1
+    Eab = 2.0 * DBL_EPS * amax * (<double>na * na + <double>nb * nb + n)
     for ia in range(mA):
         a = A[ia].s
         wa = A[ia].w
@@ -159,14 +161,27 @@ cdef int _mitm_positive_part(const double* v, const double* p, Py_ssize_t k, int
             if ta > 0.0:
                 tot += wa * ta
             pabs += wa * (fabs(a) * t0 + SA[lo])
+        # first index with a + B[i].s > -2 Eab: every pair whose term or sign test can be wrong is at or
+        # after it (its computed sum is within Eab of the exact one)
+        hi = lo
+        lo = 0
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if a + B[mid].s > -2.0 * Eab:
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo < mB:
+            pnear += wa * S0[lo]
     lwa = 8.0 * DBL_EPS * (na * lmax + lgamma(na + 1.0) + k)
     lwb = 8.0 * DBL_EPS * (nb * lmax + lgamma(nb + 1.0) + k)
     rw = expm1(lwa + lwb) + 2.0 * DBL_EPS
-    Eab = 2.0 * DBL_EPS * amax * (<double>na * na + <double>nb * nb + n)
     gA = (mA + 2.0) * DBL_EPS / (1.0 - (mA + 2.0) * DBL_EPS)
     gB = (mB + 2.0) * DBL_EPS / (1.0 - (mB + 2.0) * DBL_EPS)
     value[0] = tot
-    err[0] = ((rw + gA + gB + 4.0 * DBL_EPS) * pabs + 2.0 * Eab) * (1.0 + rw)
+    # pnear is itself a sum of mA rounded products of rounded suffix sums: inflate it by (1 + 4 gA + 4 gB)
+    err[0] = ((rw + gA + gB + 4.0 * DBL_EPS) * pabs
+              + 2.0 * Eab * pnear * (1.0 + 4.0 * (gA + gB) + 8.0 * DBL_EPS)) * (1.0 + rw)
     free(lp); free(lgc); free(A); free(B); free(S0); free(S1); free(SA)
     return 0
 

@@ -90,3 +90,40 @@ def test_public_bounds_bracket_brute_force_matrix_small_n():
         truth = oracle.worst_dataset_divergence(P, 4, eps)
         assert r.lower <= truth + 1e-12
         assert r.upper >= truth - 1e-15
+
+
+# ---------------------------------------------------------------- regressions found by the slow fuzz campaign
+FUZZ_SMALL_N = [
+    (("joint", (("krr", 0.73774, 10), ("krr", 0.73774, 10), ("blh", 0.465352, 10))), 4, 1.053681718864417e-12),
+    (("parallel", ((0.1859003053700085, ("blh", 0.325488, 4)), (0.3256398778519966, ("krr", 3.177578, 4)),
+                   (0.488459816777995, ("oue", 1.0, 4)))), 4, 1.000000000000001e-12),
+]
+
+
+@pytest.mark.parametrize("spec,n,delta", FUZZ_SMALL_N)
+def test_delta_at_returned_epsilon_within_target_small_n(spec, n, delta):
+    """At delta ~ 1e-12 the meet-in-the-middle rounding bound used to be charged at full mass, so the
+    certified delta at the returned (chord-certified) epsilon exceeded the target; it is now charged only
+    on the pairs whose computed sum is near or above 0."""
+    import fuzz_strategies as F
+    import shuffleamp as sa
+    mech = F.build(spec)
+    r = sa.epsilon(mech, n, delta)
+    assert 0.0 <= r.lower <= r.upper
+    assert sa.delta(mech, n, r.upper).upper <= delta
+
+
+@pytest.mark.parametrize("eps0,n,delta", [(60.0, 1000, 1e-3), (40.0, 10**6, 1e-3), (100.0, 1000, 1e-8)])
+def test_binary_rr_beyond_count_law_eps0(eps0, n, delta):
+    """Binary RR with eps0 > 36 (1/(1 + e^-eps0) rounds to 1) raised an untyped math domain error in the
+    count law's window; the default method now answers with the decomposition bound, and the count-law
+    entry points refuse with a typed error naming eps0."""
+    import shuffleamp as sa
+    from shuffleamp import exact_count
+    from shuffleamp.errors import ParameterError
+    from shuffleamp.mechanisms import KRR
+    r = sa.epsilon(KRR(eps0, 2), n, delta)
+    assert 0.0 <= r.lower <= r.upper <= eps0
+    with pytest.raises(ParameterError) as exc:
+        exact_count.epsilon_binary_rr(eps0, n, delta)
+    assert exc.value.parameter == "eps0"

@@ -622,7 +622,9 @@ def _cached_families(mechanism, which: str) -> list:
 def _optimal_prepare(mechanism, ctx: dict) -> None:
     ctx["upper_families"] = _cached_families(mechanism, "upper")
     ctx["lower_families"] = _cached_families(mechanism, "lower")
-    ctx["binary_rr_eps0"] = _ec.binary_rr_eps0(mechanism)
+    e0 = _ec.binary_rr_eps0(mechanism)
+    # above the count law's eps0 limit the decomposition bound answers alone
+    ctx["binary_rr_eps0"] = e0 if e0 is not None and e0 <= _ec.MAX_EPS0 else None
     atoms = max([f.a.size for f in ctx["upper_families"] + ctx["lower_families"] if isinstance(f, Decomposition)],
                 default=0)
     check_work(atoms * ATOM_NODE_SECONDS * NODES_PER_EVALUATION * EVALUATIONS_PER_SEARCH,

@@ -91,7 +91,7 @@ import scipy.fft
 
 from . import _validate, fft_engine
 from ._ext import count as _kern
-from .errors import ResourceLimitError
+from .errors import ParameterError, ResourceLimitError
 
 __all__ = ["CountPMFs", "ExactCountResult", "count_pmfs", "delta_binary_rr", "epsilon_binary_rr",
            "binary_rr_eps0", "projection_pair_bounds", "profile_binary_rr", "DEFAULT_BOUNDS_PAIRS",
@@ -137,16 +137,34 @@ def _probs(eps0: float):
     return p0, 1.0 / (1.0 + t)
 
 
-def _kl(x: float, p: float) -> float:
-    """KL(Bern(x) || Bern(p)) in nats, 0 <= x <= 1, 0 < p < 1."""
+def _kl(x: float, p: float, q: float | None = None) -> float:
+    """KL(Bern(x) || Bern(p)) in nats, 0 <= x <= 1, 0 < p < 1; ``q`` = 1 - p when known more accurately
+    than the difference (p close to 1)."""
     a = 0.0 if x == 0 else x * math.log(x / p)
-    b = 0.0 if x == 1 else (1 - x) * (math.log1p(-x) - math.log1p(-p))
+    b = 0.0 if x == 1 else (1 - x) * (math.log1p(-x) - (math.log(q) if q is not None else math.log1p(-p)))
     return a + b
 
 
-def _binom_window(N: int, p: float, tau: float):
-    """Window [lo, hi] of Bin(N, p) with mass <= tau below lo and <= tau above hi (Chernoff)."""
+#: Largest eps0 (nats) of the exact count law: above it 1/(1 + e^-eps0) rounds to 1 in double precision.
+#: The default method then uses the decomposition bound alone; the count-law entry points refuse.
+MAX_EPS0 = 36.0
+
+
+def _check_eps0(eps0: float) -> float:
+    if eps0 > MAX_EPS0:
+        raise ParameterError("eps0", f"the exact count law of binary randomized response supports eps0 <= "
+                                     f"{MAX_EPS0:g} nats (1/(1 + e^-eps0) rounds to 1 above), got {eps0!r}; "
+                                     "the default method uses the decomposition bound there")
+    return eps0
+
+
+def _binom_window(N: int, p: float, tau: float, q: float | None = None):
+    """Window [lo, hi] of Bin(N, p) with mass <= tau below lo and <= tau above hi (Chernoff); ``q`` = 1 - p."""
     if N == 0:
+        return 0, 0
+    if q is None and p >= 1.0:      # a point mass at N (p is exactly 1, not a rounded 1 - q)
+        return N, N
+    if p <= 0.0:
         return 0, 0
     log_tau = math.log(tau)
     mean = N * p
@@ -154,12 +172,12 @@ def _binom_window(N: int, p: float, tau: float):
     def side(k_far: int, k_near: int) -> int:
         # largest |k - mean| between k_near (inclusive, close to the mean) and k_far with
         # exp(-N KL(k/N || p)) <= tau, searching integers; returns the window end.
-        if -N * _kl(k_far / N, p) > log_tau:
+        if -N * _kl(k_far / N, p, q) > log_tau:
             return k_far
         good, bad = k_far, k_near        # good: bound holds; bad: it does not
         while abs(good - bad) > 1:
             mid = (good + bad) // 2
-            if -N * _kl(mid / N, p) <= log_tau:
+            if -N * _kl(mid / N, p, q) <= log_tau:
                 good = mid
             else:
                 bad = mid
@@ -250,8 +268,8 @@ def _law(eps0: float, a: int, c0: int, k0: int):
         r.setflags(write=False)
         return a + c0 + k0 - (start + len(f) - 1), r, rho, eta, tau
     p0, p1 = _probs(eps0)
-    parts = [(a, p1, eps0), (c0, p0, -eps0), (k0, 0.5, 0.0)]
-    wins = [(N, p, lg) + _binom_window(N, p, TAIL) for N, p, lg in parts if N > 0]
+    parts = [(a, p1, eps0, p0), (c0, p0, -eps0, p1), (k0, 0.5, 0.0, 0.5)]
+    wins = [(N, p, lg) + _binom_window(N, p, TAIL, q) for N, p, lg, q in parts if N > 0]
     _check_window(sum(hi - lo for *_, lo, hi in wins) + 1, a + c0 + k0 + 1)
     if not wins:
         f = np.ones(1)
@@ -350,7 +368,7 @@ def count_pmfs(eps0, n, m) -> CountPMFs:
     .. [1] A. Cheu, A. Smith, J. Ullman, D. Zeber, M. Zhilyaev, "Distributed Differential Privacy
        via Shuffling", EUROCRYPT 2019.
     """
-    eps0 = _validate.eps0(eps0)
+    eps0 = _check_eps0(_validate.eps0(eps0))
     n = _validate.count(n, "n")
     m = _validate.count(m, "m", minimum=0)
     if m > n - 1:
@@ -547,7 +565,7 @@ class ExactCountResult:
 
 
 def _run(eps0, n, x, want_eps, rtol, atol, max_pairs, name):
-    eps0 = float(_validate.eps0(eps0))
+    eps0 = _check_eps0(float(_validate.eps0(eps0)))
     n_arr = np.asarray(_validate.count(n, "n"))
     x_arr = np.asarray(_validate.delta(x, name) if want_eps else _validate.epsilon(x, name))
     rtol = float(_validate.real("rtol", rtol, lo=0.0))
@@ -811,7 +829,7 @@ def profile_binary_rr(eps0, n, epsilons):
     .. [1] A. Cheu, A. Smith, J. Ullman, D. Zeber, M. Zhilyaev, "Distributed Differential Privacy
        via Shuffling", EUROCRYPT 2019.
     """
-    eps0 = float(_validate.eps0(eps0))
+    eps0 = _check_eps0(float(_validate.eps0(eps0)))
     n = _validate.count(n, "n")
     eps = np.asarray(_validate.epsilon(epsilons, "epsilons"), dtype=np.float64)
     xs = np.ascontiguousarray(np.exp(eps.ravel()))

@@ -1761,8 +1761,10 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
             if ib >= 0:
                 chord_b = uE[ib]
             if ib >= 0 and io >= 0:
-                if uE[io] - eps_e <= max(rel_tol * uE[io], abs_tol) and uE[io] < eps_hi:
+                if uE[io] - eps_e <= max(rel_tol * uE[io], abs_tol):
                     # the feasible end itself is within the tolerance: an evaluated, self-certified answer
+                    # (also eps_hi, where delta is certified <= target: near eps0 at tiny delta a direct
+                    # evaluation at the chord root can exceed the target by its error bound)
                     up = uE[io]
                     up_kind = 1
                     up_idx = io

@@ -127,3 +127,21 @@ def test_binary_rr_beyond_count_law_eps0(eps0, n, delta):
     with pytest.raises(ParameterError) as exc:
         exact_count.epsilon_binary_rr(eps0, n, delta)
     assert exc.value.parameter == "eps0"
+
+
+NEAR_EPS0 = [(("krr", 6.685894, 7), 2, 2.718281828459048e-12), (("oue", 6.685894, None), 2, 1.000000000000001e-12),
+             (("blh", 5.05337, 12), 5, 1.000000000000001e-12), (("laplace", 2.0), 2, 1.000000000000001e-12)]
+
+
+@pytest.mark.parametrize("spec,n,delta", NEAR_EPS0)
+def test_delta_at_returned_epsilon_within_target_near_eps0(spec, n, delta):
+    """Found by the slow fuzz campaign: near eps0 at tiny delta the chord root (certified by convexity) was
+    returned although a direct evaluation there exceeds the target by its error bound; the search now returns
+    the evaluated feasible end (here eps0, where delta = 0) when it is within the tolerance."""
+    import fuzz_strategies as F
+    import shuffleamp as sa
+    mech = F.build(spec)
+    r = sa.epsilon(mech, n, delta)
+    assert 0.0 <= r.lower <= r.upper <= mech.eps0
+    assert r.upper >= mech.eps0 * (1 - 1e-6)
+    assert sa.delta(mech, n, r.upper).upper <= delta

@@ -384,6 +384,10 @@ def _solve_convex_upper(fn, target: float, eps_hi: float, rel_tol: float, estima
         g, c = gap()
     if c is not None and (feasible is None or c[0] < feasible):
         eps_c, eps_e, e_bad, e_ok = c
+        if e_ok - eps_e <= max(rel_tol * e_ok, abs_tol):
+            # the feasible end is within the tolerance: return that evaluated, self-certified point (a direct
+            # evaluation at the chord root can exceed the target by its error bound, e.g. near eps0)
+            return e_ok, pts[e_ok][1], count[0]
         info = dict(pts[e_ok][1] or {})
         info["chord"] = {"epsilon_infeasible": e_bad, "epsilon_feasible": e_ok,
                          "delta_infeasible": pts[e_bad][0], "delta_feasible": pts[e_ok][0],

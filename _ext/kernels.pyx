@@ -1303,6 +1303,24 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
     return st
 
 
+cdef void _set_par(prof_par* P, double n, double rtol, double max_work, double tail_work, double t0_factor,
+                   double theta_lo, double theta_hi, double central_widths, double tail_const,
+                   const double[::1] xg, const double[::1] wg) noexcept:
+    """The evaluation constants of ``shuffleamp.exact`` (one filling for every entry point)."""
+    P.n = n
+    P.rtol = rtol
+    P.max_work = max_work
+    P.tail_work = tail_work
+    P.t0_factor = t0_factor
+    P.theta_lo = theta_lo
+    P.theta_hi = theta_hi
+    P.central_widths = central_widths
+    P.tail_const = tail_const
+    P.xg = &xg[0]
+    P.wg = &wg[0]
+    P.gl_nodes = xg.shape[0]
+
+
 def profile_bromwich(const double[::1] a, const double[::1] b, const double[::1] c, double beta, double n,
                      const double[::1] eps, const unsigned char[::1] enum_ok, double rtol,
                      const double[::1] xg, const double[::1] wg, double max_work, double tail_work,
@@ -1353,18 +1371,7 @@ def profile_bromwich(const double[::1] a, const double[::1] b, const double[::1]
     cdef prof_par P
     if xg.shape[0] != wg.shape[0] or b.shape[0] != K or c.shape[0] != K or enum_ok.shape[0] < K + 2:
         raise ValueError("profile_bromwich: inconsistent array lengths")
-    P.n = n
-    P.rtol = rtol
-    P.max_work = max_work
-    P.tail_work = tail_work
-    P.t0_factor = t0_factor
-    P.theta_lo = theta_lo
-    P.theta_hi = theta_hi
-    P.central_widths = central_widths
-    P.tail_const = tail_const
-    P.xg = &xg[0]
-    P.wg = &wg[0]
-    P.gl_nodes = xg.shape[0]
+    _set_par(&P, n, rtol, max_work, tail_work, t0_factor, theta_lo, theta_hi, central_widths, tail_const, xg, wg)
     up_a = np.zeros(m, dtype=np.float64)
     lo_a = np.zeros(m, dtype=np.float64)
     st_a = np.zeros(m, dtype=np.int32)
@@ -1697,18 +1704,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         K = max(K, loff[f + 1] - loff[f])
     if enum_ok.shape[0] < K + 2:
         raise ValueError("epsilon_search: enum_ok too short")
-    P.n = n
-    P.rtol = rtol
-    P.max_work = max_work
-    P.tail_work = tail_work
-    P.t0_factor = t0_factor
-    P.theta_lo = theta_lo
-    P.theta_hi = theta_hi
-    P.central_widths = central_widths
-    P.tail_const = tail_const
-    P.xg = &xg[0]
-    P.wg = &wg[0]
-    P.gl_nodes = xg.shape[0]
+    _set_par(&P, n, rtol, max_work, tail_work, t0_factor, theta_lo, theta_hi, central_widths, tail_const, xg, wg)
     cdef int M = MAX_SEARCH_POINTS
     ue_a = np.zeros(M); uv_a = np.zeros(M); un_a = np.zeros(M)
     uU_a = np.zeros((M, nfu)); uL_a = np.zeros((M, nfu)); uS_a = np.zeros((M, nfu), dtype=np.int32)

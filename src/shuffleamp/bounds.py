@@ -635,26 +635,40 @@ def _optimal_prepare(mechanism, ctx: dict) -> None:
                f"evaluating GPARVs of {atoms} atoms (a mechanism with fewer distinct output ratios is cheaper)")
 
 
+def _count_law(ctx: dict, n: int, x: float, want_eps: bool):
+    """Binary RR's exact count law at one point (ε at δ = x, or δ at ε = x): (result, None), or (None, the
+    reason it did not run: n above its default limit, or a ResourceLimitError)."""
+    if n > _ec.DEFAULT_MAX_N:
+        return None, (f"n > {_ec.DEFAULT_MAX_N:.0e}: decomposition only (method='exact-count' runs the count law "
+                      "up to its memory limit)")
+    fn = _ec.epsilon_binary_rr if want_eps else _ec.delta_binary_rr
+    try:
+        return fn(ctx["binary_rr_eps0"], n, x, max_pairs=_ec.DEFAULT_BOUNDS_PAIRS), None
+    except ResourceLimitError as exc:
+        return None, str(exc)
+
+
+def _ec_summary(r, error: bool = False) -> dict:
+    """The record of an exact-count result (with its error bound when ``error``)."""
+    out = {"upper": r.upper, "lower": r.lower}
+    if error:
+        out["error"] = r.error
+    out.update(worst_m=int(r.worst_m), converged=bool(r.converged), pairs=r.settings["pairs_evaluated"])
+    return out
+
+
 def _exact_count_side(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo, rec: dict):
     """Binary RR inside the default method: upper = min(exact-count, decomposition) upper and
     lower = max of both lowers; each side's engine is recorded."""
     rec["upper_engine"] = "decomposition"
     rec["lower_engine"] = rec.get("lower_engine", "decomposition")
-    e0 = ctx.get("binary_rr_eps0")
-    if e0 is None:
+    if ctx.get("binary_rr_eps0") is None:
         return up, lo
-    if n > _ec.DEFAULT_MAX_N:
-        rec["exact_count"] = {"skipped": f"n > {_ec.DEFAULT_MAX_N:.0e}: decomposition only (method='exact-count' "
-                                         "runs the count law up to its memory limit)"}
+    r, skipped = _count_law(ctx, n, x, want_eps)
+    if r is None:
+        rec["exact_count"] = {"skipped": skipped}
         return up, lo
-    fn = _ec.epsilon_binary_rr if want_eps else _ec.delta_binary_rr
-    try:
-        r = fn(e0, n, x, max_pairs=_ec.DEFAULT_BOUNDS_PAIRS)
-    except ResourceLimitError as exc:
-        rec["exact_count"] = {"skipped": str(exc)}
-        return up, lo
-    rec["exact_count"] = {"upper": r.upper, "lower": r.lower, "worst_m": int(r.worst_m),
-                          "converged": bool(r.converged), "pairs": r.settings["pairs_evaluated"]}
+    rec["exact_count"] = _ec_summary(r)
     rec["decomposition"] = {"upper": up, "lower": lo}
     if r.upper < up:
         up, rec["upper_engine"] = r.upper, "exact-count"
@@ -698,12 +712,8 @@ def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: dict):
     (upper = min and lower = max of certified bounds).
     """
     e0 = ctx["binary_rr_eps0"]
-    if n > _ec.DEFAULT_MAX_N:
-        return None
-    fn = _ec.epsilon_binary_rr if want_eps else _ec.delta_binary_rr
-    try:
-        r = fn(e0, n, x, max_pairs=_ec.DEFAULT_BOUNDS_PAIRS)
-    except ResourceLimitError:
+    r, _skipped = _count_law(ctx, n, x, want_eps)
+    if r is None:
         return None
     tight = r.upper - r.lower <= SKIP_DECOMPOSITION_RTOL * r.lower
     if n < DECOMPOSITION_MAX_N and e0 < DECOMPOSITION_MAX_EPS0 and (not tight or not want_eps):
@@ -736,9 +746,7 @@ def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: dict):
         if d_lo > lo:
             lo, lower_engine = d_lo, "decomposition"
     rec.update({"upper_engine": "exact-count", "lower_engine": lower_engine,
-           "exact_count": {"upper": r.upper, "lower": r.lower, "worst_m": int(r.worst_m),
-                           "converged": bool(r.converged),
-                           "pairs": r.settings["pairs_evaluated"]},
+           "exact_count": _ec_summary(r),
            "decomposition": {"skipped": (f"the exact count law's bracket is within {SKIP_DECOMPOSITION_RTOL:g}"
                                           if tight else "the exact count law's block bounds are below it here")
                              + " (bounds.BINARY_RR_FIRST)" + ("" if rec["lower"] is None else
@@ -946,16 +954,7 @@ def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f,
         check_time("epsilon search")
         first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx)
         if first is not None:
-            up, info_u, cnt_u = first
-            rec = {"upper": info_u, "upper_evaluations": cnt_u}
-            lo = None
-            if second is not None:
-                lo, info_l, cnt_l = second
-                lo = min(lo, up)
-                rec.update(lower=info_l, lower_evaluations=cnt_l)
-                lo = _improve_lower(ctx, n, target, True, up, lo, rec, eps_hi)
-            up, lo = _exact_count_side(ctx, n, target, True, up, lo, rec)
-            return up, lo, rec
+            return _finish_epsilon(ctx, n, target, eps_hi, first, second)
         seeds_u, seeds_l = second
     est_u = estimator(up_f, n)
     walk = _near_hi_walk(target, eps_hi, est_u)
@@ -968,9 +967,8 @@ def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f,
             lambda e: up_pts[e] if e in up_pts else
             max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
             target, eps_hi, "upper", ctx["eps_rtol"], est_u)
-    up, info_u, cnt_u = out
-    rec = {"upper": info_u, "upper_evaluations": cnt_u}
-    lo = None
+    upper, lower = out, None
+    up = upper[0]
     if lo_f:
         lo_pts: dict = {}
 
@@ -992,8 +990,18 @@ def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f,
             info = dict(lo_pts[e_l][1] or {}) if above else {}
             info["budget_exhausted"] = True
             out = (e_l, info, len(lo_pts))
-        lo, info_l, cnt_l = out
-        lo = min(lo, up)
+        lower = out
+    return _finish_epsilon(ctx, n, target, eps_hi, upper, lower)
+
+
+def _finish_epsilon(ctx: dict, n: int, target: float, eps_hi: float, upper, lower):
+    """The record of both ε searches ((ε, info, evaluations) each; ``lower`` None without lower-bound
+    datasets), the count-projection fallback of the lower and binary RR's count law: (up, lo, record)."""
+    up, info_u, cnt_u = upper
+    rec = {"upper": info_u, "upper_evaluations": cnt_u}
+    lo = None
+    if lower is not None:
+        lo, info_l, cnt_l = lower
         rec.update(lower=info_l, lower_evaluations=cnt_l)
         lo = _improve_lower(ctx, n, target, True, up, min(lo, up), rec, eps_hi)
     up, lo = _exact_count_side(ctx, n, target, True, up, lo, rec)
@@ -1051,8 +1059,7 @@ def _ec_prepare(mechanism, ctx: dict) -> None:
 
 
 def _ec_record(r) -> dict:
-    return {"upper": r.upper, "lower": r.lower, "error": r.error, "worst_m": int(r.worst_m),
-            "converged": bool(r.converged), "pairs": r.settings["pairs_evaluated"]}
+    return _ec_summary(r, error=True)
 
 
 def _ec_delta(mechanism, n: int, eps: float, ctx: dict):

@@ -146,6 +146,15 @@ def unsupported_reason(gparv: Gparv) -> str | None:
     return None
 
 
+def _is_upper(mode: str) -> bool:
+    """True for an upper-bound ``mode``, False for a lower-bound one; ParameterError('mode') otherwise."""
+    if mode in UPPER_MODES:
+        return True
+    if mode not in LOWER_MODES:
+        raise ParameterError("mode", f"must be one of {UPPER_MODES + LOWER_MODES}, got {mode!r}")
+    return False
+
+
 def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = None,
                 enumerate_max: int | None = None) -> Evaluation:
     r"""Exact :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` for a finite-support GPARV, with an error bound.
@@ -196,9 +205,7 @@ def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = 
     """
     rtol = DEFAULT_RTOL if rtol is None else rtol
     enumerate_max = ENUMERATE_MAX if enumerate_max is None else enumerate_max
-    upper = mode in UPPER_MODES
-    if not upper and mode not in LOWER_MODES:
-        raise ParameterError("mode", f"must be one of {UPPER_MODES + LOWER_MODES}, got {mode!r}")
+    upper = _is_upper(mode)
     reason = unsupported_reason(gparv)
     if reason is not None:
         raise UnsupportedGparvError(f"exact evaluator: {reason}")
@@ -357,9 +364,7 @@ def delta_exact_family(family, n: int, epsilon: float, mode: str = "upper") -> E
     UnsupportedGparvError, ParameterError, ResourceLimitError
         As :func:`delta_exact`.
     """
-    upper = mode in UPPER_MODES
-    if not upper and mode not in LOWER_MODES:
-        raise ParameterError("mode", f"must be one of {UPPER_MODES + LOWER_MODES}, got {mode!r}")
+    upper = _is_upper(mode)
     if isinstance(family, Decomposition):
         cap = work_cap()
         up, lo, status, theta, nodes = _profile_kernel(family, int(n), np.array([float(epsilon)]), DEFAULT_RTOL,
@@ -1032,9 +1037,7 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
     rtol_given = rtol
     rtol = CONVEX_RTOL if rtol is None else rtol
     enumerate_max = ENUMERATE_MAX if enumerate_max is None else enumerate_max
-    upper = mode in UPPER_MODES
-    if not upper and mode not in LOWER_MODES:
-        raise ParameterError("mode", f"must be one of {UPPER_MODES + LOWER_MODES}, got {mode!r}")
+    upper = _is_upper(mode)
     n = int(n)
     if gparv.continuous is None or gparv.continuous.mass <= 0:
         return delta_exact(gparv, n, mode, rtol, enumerate_max)

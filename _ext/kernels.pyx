@@ -1587,11 +1587,10 @@ cdef void _chord_root(const double* E, const double* V, int m, double t, double*
     eps_e[0] = ee
 
 
-cdef double _secant_root(const double* E, const double* V, int m, double t) noexcept nogil:
-    """Root of the secant of log V through the two points whose V is nearest t, when both are within 1% of
-    t (an estimate of the root, used only to decide that the lower search is tight); NaN otherwise."""
+cdef void _nearest_two(const double* V, int m, double lt, int* j1, int* j2) noexcept nogil:
+    """Indices of the two positive values of V whose log is nearest ``lt`` (nearest first; -1 if missing)."""
     cdef int i, i1 = -1, i2 = -1
-    cdef double lt = log(t), x
+    cdef double x
     for i in range(m):
         if V[i] > 0.0:
             x = fabs(log(V[i]) - lt)
@@ -1600,6 +1599,16 @@ cdef double _secant_root(const double* E, const double* V, int m, double t) noex
                 i1 = i
             elif i2 < 0 or x < fabs(log(V[i2]) - lt):
                 i2 = i
+    j1[0] = i1
+    j2[0] = i2
+
+
+cdef double _secant_root(const double* E, const double* V, int m, double t) noexcept nogil:
+    """Root of the secant of log V through the two points whose V is nearest t, when both are within 1% of
+    t (an estimate of the root, used only to decide that the lower search is tight); NaN otherwise."""
+    cdef int i1 = -1, i2 = -1
+    cdef double lt = log(t)
+    _nearest_two(V, m, lt, &i1, &i2)
     if i1 < 0 or i2 < 0 or fabs(log(V[i2]) - lt) > 0.01 or log(V[i1]) == log(V[i2]):
         return NAN
     return E[i1] + (lt - log(V[i1])) * (E[i2] - E[i1]) / (log(V[i2]) - log(V[i1]))
@@ -1612,14 +1621,7 @@ cdef double _next_point(const double* E, const double* V, int m, double t, doubl
     it), nudged by ``aim * rel_tol`` relative towards the side the caller wants and away from duplicates."""
     cdef int i, i1 = -1, i2 = -1, near = -1
     cdef double lt = log(t), r, dist, dmin = INFINITY, x, xb, xo
-    for i in range(m):
-        if V[i] > 0.0:
-            x = fabs(log(V[i]) - lt)
-            if i1 < 0 or x < fabs(log(V[i1]) - lt):
-                i2 = i1
-                i1 = i
-            elif i2 < 0 or x < fabs(log(V[i2]) - lt):
-                i2 = i
+    _nearest_two(V, m, lt, &i1, &i2)
     r = NAN
     if i1 >= 0 and i2 >= 0 and log(V[i1]) != log(V[i2]):
         r = E[i1] + (lt - log(V[i1])) * (E[i2] - E[i1]) / (log(V[i2]) - log(V[i1]))

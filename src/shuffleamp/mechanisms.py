@@ -64,7 +64,7 @@ from .gparv import ContinuousPart, Gparv
 __all__ = [
     "Mechanism", "KRR", "BLH", "RAPPOR", "OUE", "HadamardResponse", "Laplace",
     "MatrixMechanism", "MECHANISMS", "make", "LaplaceFamily", "laplace_upper_gparv",
-    "laplace_lower_gparv", "inv_sqrt_mgf",
+    "laplace_lower_gparv", "inv_sqrt_mgf", "inv_sqrt_mgf_scaled",
     "MAX_MATRIX_ENTRIES", "MAX_BIT_DOMAIN", "EPS0_MAX",
 ]
 
@@ -1002,18 +1002,65 @@ def inv_sqrt_mgf(c, a: float, b: float):
     Returns
     -------
     I, J : ndarray of complex128
-        Same shape as ``c``.
+        Same shape as ``c`` (``inf`` where the integrals leave the double range; see
+        :func:`inv_sqrt_mgf_scaled` for the overflow-free form).
+    """
+    I, J, shift = inv_sqrt_mgf_scaled(c, a, b)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = np.exp(shift)
+        return I * f, J * f
+
+
+def inv_sqrt_mgf_scaled(c, a: float, b: float):
+    r"""The integrals of :func:`inv_sqrt_mgf` scaled by :math:`e^{-s}`, with :math:`s` the larger of
+    :math:`ca, cb` in real part (so no intermediate exponential exceeds 1 in modulus).
+
+    Parameters
+    ----------
+    c : array_like of complex
+        Exponent, ``c != 0``.
+    a, b : float
+        Integration limits, ``0 < a < b``.
+
+    Returns
+    -------
+    I, J : ndarray of complex128
+        :math:`I e^{-s}` and :math:`J e^{-s}`, same shape as ``c``.
+    shift : ndarray of complex128
+        :math:`s` (``ca`` or ``cb`` elementwise); the caller multiplies by :math:`e^{s}` together with its
+        own prefactors, in one exponential.
     """
     from scipy.special import wofz
 
     c = np.asarray(c, dtype=np.complex128)
     k = np.sqrt(-c)
     sa, sb = math.sqrt(a), math.sqrt(b)
-    ea, eb = np.exp(c * a), np.exp(c * b)
+    ca, cb = c * a, c * b
+    shift = np.where(ca.real >= cb.real, ca, cb)
+    ea, eb = np.exp(ca - shift), np.exp(cb - shift)
     diff = ea * wofz(1j * k * sa) - eb * wofz(1j * k * sb)
     J = math.sqrt(math.pi) / k * diff
     I = 2.0 * ea / sa - 2.0 * eb / sb - 2.0 * math.sqrt(math.pi) * k * diff
-    return I, J
+    return I, J, shift
+
+
+def _scaled_product(x, log_factor):
+    """``x * exp(log_factor)`` elementwise (complex arrays) without an intermediate overflow: the modulus of
+    ``x`` joins the exponent (``inf`` only where the product itself leaves the double range)."""
+    x = np.asarray(x, dtype=np.complex128)
+    lf = np.broadcast_to(np.asarray(log_factor, dtype=np.complex128), x.shape)
+    m = np.abs(x)
+    out = np.zeros_like(x)
+    nz = m > 0.0
+    with np.errstate(over="ignore"):
+        mod = np.exp(lf[nz].real + np.log(m[nz]))            # inf where the product leaves the range
+    u = np.exp(1j * lf[nz].imag) * (x[nz] / m[nz])             # unit phase
+    # real and imaginary parts separately, so that an infinite modulus never meets a 0 (inf * 0 = NaN)
+    re = np.where(u.real == 0.0, 0.0, mod * np.where(u.real == 0.0, 1.0, u.real))
+    im = np.where(u.imag == 0.0, 0.0, mod * np.where(u.imag == 0.0, 1.0, u.imag))
+    out.real[nz] = re
+    out.imag[nz] = im
+    return out
 
 
 def laplace_upper_gparv(eps0: float, epsilon: float) -> Gparv:
@@ -1073,12 +1120,14 @@ def laplace_upper_gparv(eps0: float, epsilon: float) -> Gparv:
     def mgf(z):
         # s < mid: u = 1 - s in [e, E e]; s > mid: w = s + e in [1, E]
         z = np.asarray(z, dtype=np.complex128)
-        I1, J1 = inv_sqrt_mgf(-z, e, E * e)
-        I2, J2 = inv_sqrt_mgf(z, 1.0, E)
-        c1 = gamma * 0.25 * math.sqrt(e) * np.exp(z)
-        c2 = gamma * 0.25 * np.exp(-z * e)
-        M = c1 * I1 + c2 * I2
-        dM = c1 * (I1 - J1) + c2 * (J2 - e * I2)
+        I1, J1, s1 = inv_sqrt_mgf_scaled(-z, e, E * e)
+        I2, J2, s2 = inv_sqrt_mgf_scaled(z, 1.0, E)
+        # prefactors, the scales of the integrals and the integrals' moduli in one exponential each: no
+        # intermediate overflow when M(z) itself is in range (e^{zE} alone overflows at eps0 ~ 30)
+        l1 = math.log(gamma * 0.25 * math.sqrt(e)) + z + s1
+        l2 = math.log(gamma * 0.25) - z * e + s2
+        M = _scaled_product(I1, l1) + _scaled_product(I2, l2)
+        dM = _scaled_product(I1 - J1, l1) + _scaled_product(J2 - e * I2, l2)
         return M, dM
 
     cont = ContinuousPart(lo, hi, gamma * (1 - t), cdf, icdf, density, (mid,), mgf, ((1.0,), (-e,)))
@@ -1122,9 +1171,9 @@ def laplace_lower_gparv(eps0: float, epsilon: float) -> Gparv:
 
     def mgf(z):
         z = np.asarray(z, dtype=np.complex128)
-        I, J = inv_sqrt_mgf(z, 1.0 / E, E)      # w = s + e in [1/E, E]
-        c = 0.25 * t * np.exp(-z * e)
-        return c * I, c * (J - e * I)
+        I, J, sh = inv_sqrt_mgf_scaled(z, 1.0 / E, E)      # w = s + e in [1/E, E]
+        lc = math.log(0.25 * t) - z * e + sh
+        return _scaled_product(I, lc), _scaled_product(J - e * I, lc)
 
     cont = ContinuousPart(lo, hi, 0.5 - 0.5 / E, cdf, icdf, density, (), mgf, ((-e,),))
     return Gparv(np.array([lo, hi]), np.array([0.5, 0.5 / E]), cont)

@@ -832,19 +832,59 @@ def _screen_eps(families, n: int, target: float, eps_hi: float) -> float:
     return 0.5 * eps_hi
 
 
+#: The lower ε search runs on at most this many lower-bound datasets (families), those with the largest
+#: saddle-point estimate of δ near the root (:func:`_lower_subset`): any subset of concrete datasets gives a
+#: certified lower bound, and the best one or two decide it.  None: every family.
+LOWER_KEEP = 2
+#: ... the second one only when its estimate is within this factor of the best one's.
+LOWER_KEEP_RATIO = 0.5
+
+
+def _lower_subset(lo_f, n: int, eps: float) -> list:
+    """The lower-bound families the lower ε search evaluates: the :data:`LOWER_KEEP` with the largest
+    saddle-point estimate of δ at ``eps`` (an uncertified ranking: a subset of the concrete datasets still
+    gives a certified lower bound, only possibly a looser one).  All of them when ranking is not possible
+    (not atomic decompositions, no finite estimate, or ``eps`` not in (0, inf))."""
+    if (LOWER_KEEP is None or len(lo_f) <= 1 or not (0.0 < eps < math.inf)
+            or not all(isinstance(f, Decomposition) for f in lo_f)):
+        return list(lo_f)
+    from ._ext import kernels
+    a, b, c, beta, off = _exact._pack(lo_f)
+    est = kernels.log_estimates(a, b, c, beta, off, float(eps), float(n))
+    if not np.isfinite(est).any() or np.isnan(est).any():
+        return list(lo_f)
+    order = np.argsort(-est, kind="stable")
+    keep = [int(order[0])]
+    for j in order[1:LOWER_KEEP]:
+        if est[j] >= est[order[0]] + math.log(LOWER_KEEP_RATIO):
+            keep.append(int(j))
+    return [lo_f[j] for j in sorted(keep)]
+
+
 def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
     if BINARY_RR_FIRST and ctx.get("binary_rr_eps0") is not None:
         out = _binary_rr_point(mechanism, n, target, True, ctx)
         if out is not None:
             return out
     up_f, lo_f = ctx["upper_families"], ctx["lower_families"]
-    if len(up_f) <= LAZY_FAMILIES and len(lo_f) <= LAZY_FAMILIES:
-        return _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_f)
-    # lazy maximum: search on the families that dominate at a screening ε, then certify the full maximum
     eps_hi = float(mechanism.eps0)
+    if len(up_f) <= LAZY_FAMILIES:
+        lo_sub = lo_f
+        if len(lo_f) > 1 and LOWER_KEEP is not None and len(lo_f) > LOWER_KEEP:
+            e_r = 0.0
+            if all(isinstance(f, Decomposition) for f in up_f):   # the estimated root of the upper bound
+                e_r = _exact.estimate_root(up_f, n, target, eps_hi * (1 - 1e-12))
+            lo_sub = _lower_subset(lo_f, n, e_r)
+        if len(lo_sub) <= LAZY_FAMILIES:
+            up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_sub)
+            if len(lo_sub) < len(lo_f):
+                rec["lower_families"] = {"used": len(lo_sub), "total": len(lo_f)}
+            return up, lo, rec
+    # lazy maximum: search on the families that dominate at a screening ε, then certify the full maximum
     e_s = _screen_eps(up_f, n, target, eps_hi)
-    lo_sub = _screen(lo_f, n, e_s, LOWER_MODE, ctx["rtol_lower"], ctx, LAZY_KEEP, max_evals=2 * LAZY_KEEP)[0] \
-        if len(lo_f) > LAZY_FAMILIES else lo_f   # a subset of the lower-bound datasets: still a lower bound
+    lo_sub = _lower_subset(lo_f, n, e_s)
+    if len(lo_sub) > LAZY_FAMILIES:   # a subset of the lower-bound datasets: still a lower bound
+        lo_sub = _screen(lo_f, n, e_s, LOWER_MODE, ctx["rtol_lower"], ctx, LAZY_KEEP, max_evals=2 * LAZY_KEEP)[0]
     up_sub = _screen(up_f, n, e_s, "spread", ctx["rtol"], ctx, LAZY_KEEP)[0] if len(up_f) > LAZY_FAMILIES else up_f
     for _round in range(4):
         up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_sub, lo_sub if _round == 0 else [])

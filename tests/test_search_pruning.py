@@ -128,3 +128,20 @@ def test_lower_subset_ranks_by_estimate():
     assert max(X.delta_exact_family(f, n, eps, "lower").delta for f in sub) == max(vals)
     # not rankable: every family
     assert B._lower_subset(lo_f, n, 0.0) == list(lo_f)
+
+
+def test_lazy_subset_missing_the_maximum_is_certified_over_every_family(monkeypatch):
+    """The lazy maximum searches on an estimated subset; when the subset misses the dominating family, the
+    certification over every family (``_certify_max``) catches it and the search is repeated."""
+    m, n, delta = MatrixMechanism(_random_matrix(8, 6, 1.0, seed=1)), 300, 1e-6
+    up_f = B._families(m, "optimal", "upper")
+    assert len(up_f) > B.LAZY_FAMILIES
+    ref = sa.epsilon(m, n, delta)
+    e_s = 0.5 * m.eps0
+    worst = min(up_f, key=lambda f: X.delta_exact_family(f, n, e_s, "upper").delta)
+    monkeypatch.setattr(B, "_upper_subset", lambda *a: (e_s, [worst]))
+    r = sa.epsilon(m, n, delta)
+    assert r.upper == pytest.approx(ref.upper, rel=1e-6)
+    assert sa.delta(m, n, r.upper).upper <= delta * (1 + 1e-9)       # every family at the answer
+    assert r.settings["grid"]["lazy_families"]["upper"] > 1           # the dominating families were added
+    assert r.lower <= r.upper

@@ -861,6 +861,58 @@ def _lower_subset(lo_f, n: int, eps: float) -> list:
     return [lo_f[j] for j in sorted(keep)]
 
 
+#: The lazy maximum (more than :data:`LAZY_FAMILIES` upper families) searches on the UPPER_KEEP families
+#: with the largest saddle-point estimate near the estimated root (:func:`_upper_subset`) ...
+UPPER_KEEP = 2
+#: ... picked among the UPPER_RANK largest estimates at the first family's estimated root.
+UPPER_RANK = 8
+
+
+def _log_estimates(families, n: int, eps: float) -> np.ndarray:
+    """log saddle-point estimate of δ at ``eps`` of each atomic decomposition (uncertified; ranks families)."""
+    from ._ext import kernels
+    a, b, c, beta, off = _exact._pack(families)
+    return kernels.log_estimates(a, b, c, beta, off, float(eps), float(n))
+
+
+def _upper_subset(up_f, n: int, target: float, eps_hi: float):
+    """(screening ε, families) of the lazy maximum: the :data:`UPPER_KEEP` upper families with the largest
+    saddle-point estimate of δ at the estimated root of the :data:`UPPER_RANK` best-ranked ones (an
+    uncertified choice: the answer is certified over every family afterwards).  Families None when ranking
+    is not possible (the certified screen :func:`_screen` then chooses)."""
+    e0 = _screen_eps(up_f, n, target, eps_hi)
+    if len(up_f) <= LAZY_FAMILIES or not all(isinstance(f, Decomposition) for f in up_f):
+        return e0, None
+    est = _log_estimates(up_f, n, e0)
+    if np.isnan(est).any() or not np.isfinite(est).any():
+        return e0, None
+    top = [up_f[int(i)] for i in np.argsort(-est, kind="stable")[:UPPER_RANK]]
+    e1 = _exact.estimate_root(top, n, target, eps_hi * (1 - 1e-12))
+    e_s = e1 if 0.0 < e1 < eps_hi else e0
+    est = _log_estimates(top, n, e_s)
+    if np.isnan(est).any() or not np.isfinite(est).any():
+        return e0, None
+    return e_s, [top[int(i)] for i in sorted(np.argsort(-est, kind="stable")[:UPPER_KEEP])]
+
+
+def _certify_max(families, done: set, n: int, eps: float, v_sub: float, info_sub, ctx: dict):
+    """Certified maximum of the upper δ over ``families`` at ``eps``, given ``v_sub``, the certified maximum
+    over those whose ``id`` is in ``done`` (and its record ``info_sub``): the others are evaluated by
+    decreasing certified Chernoff bound (:func:`_chernoff_bounds`) while that bound exceeds the maximum so far
+    (the rest are below it).  Returns (maximum, record of the maximiser)."""
+    ch = _chernoff_bounds(families, n, eps)
+    best, info = float(v_sub), info_sub
+    for i in np.argsort(-ch, kind="stable"):
+        if ch[i] <= best:
+            break
+        if id(families[i]) in done:
+            continue
+        v, inf_ = max_delta((families[i],), n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
+        if v > best or info is None:
+            best, info = max(best, v), inf_
+    return best, info
+
+
 def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
     if BINARY_RR_FIRST and ctx.get("binary_rr_eps0") is not None:
         out = _binary_rr_point(mechanism, n, target, True, ctx)
@@ -880,26 +932,31 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
             if len(lo_sub) < len(lo_f):
                 rec["lower_families"] = {"used": len(lo_sub), "total": len(lo_f)}
             return up, lo, rec
-    # lazy maximum: search on the families that dominate at a screening ε, then certify the full maximum
-    e_s = _screen_eps(up_f, n, target, eps_hi)
+    # lazy maximum: search on the families estimated to dominate near the root, then certify the full maximum
+    e_s, up_sub = _upper_subset(up_f, n, target, eps_hi)
     lo_sub = _lower_subset(lo_f, n, e_s)
     if len(lo_sub) > LAZY_FAMILIES:   # a subset of the lower-bound datasets: still a lower bound
         lo_sub = _screen(lo_f, n, e_s, LOWER_MODE, ctx["rtol_lower"], ctx, LAZY_KEEP, max_evals=2 * LAZY_KEEP)[0]
-    up_sub = _screen(up_f, n, e_s, "spread", ctx["rtol"], ctx, LAZY_KEEP)[0] if len(up_f) > LAZY_FAMILIES else up_f
+    if up_sub is None:
+        up_sub = _screen(up_f, n, e_s, "spread", ctx["rtol"], ctx, LAZY_KEEP)[0] if len(up_f) > LAZY_FAMILIES \
+            else up_f
     for _round in range(4):
         up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_sub, lo_sub if _round == 0 else [])
         if _round == 0:
             lo_first, lo_rec = lo, {k: rec[k] for k in ("lower", "lower_evaluations") if k in rec}
         info = rec["upper"] or {}
         chord = info.get("chord")
-        def full(e):    # certified maximum over all families (Chernoff-pruned)
-            _, v, i_ = _screen(up_f, n, e, "spread", ctx["rtol"], ctx, 1)
-            return v, i_
+        done = {id(f) for f in up_sub}
+
+        def full(e, v_sub, i_sub):
+            # certified maximum over all families: the subset's certified maximum at e (from the search) and
+            # every other family whose certified Chernoff bound exceeds it
+            return _certify_max(up_f, done, n, e, v_sub, i_sub, ctx)
         if chord is not None:
             e_bad, e_ok = chord["epsilon_infeasible"], chord["epsilon_feasible"]
-            v_ok, i_ok = full(e_ok) if e_ok < eps_hi else (0.0, info)
+            v_ok, i_ok = full(e_ok, chord["delta_feasible"], info) if e_ok < eps_hi else (0.0, info)
             if v_ok <= target:
-                v_bad = full(e_bad)[0]
+                v_bad = full(e_bad, chord["delta_infeasible"], None)[0]
                 pts = {e_bad: (v_bad, None), e_ok: (v_ok, i_ok)}
                 eps_c, eps_e, _, _ = _chord_bracket(pts, target)
                 info = dict(i_ok or {})
@@ -911,7 +968,7 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
             e_chk = e_ok
         else:
             e_chk = up
-            v, i_chk = full(up) if up < eps_hi else (0.0, info)
+            v, i_chk = full(up, info.get("delta", math.inf), info) if up < eps_hi else (0.0, info)
             if v <= target:
                 rec["upper"] = i_chk
                 break

@@ -49,21 +49,28 @@ def test_slope_bound_of_a_family(mech, n):
                 assert lo1 <= up2 + (math.exp(e2) - math.exp(e1)) * sb
 
 
-def _search(mech, n, delta, skip):
+def _search(mech, n, delta, skip, prior=False):
     up_f = B._families(mech, "optimal", "upper")
     eps_hi = float(mech.eps0)
+    pr = None
+    if prior:
+        pr = B._search_prior(up_f, n, X.estimate_root(up_f, n, delta, eps_hi * (1 - 1e-12)))
+        assert pr is not None
     orig = X.kernels.epsilon_search
     try:
         X.kernels.epsilon_search = functools.partial(orig, skip=skip)
-        return X.epsilon_search(up_f, [], n, delta, eps_hi, 1e-7, B.SOFT_GAP, B.EXPENSIVE_NODES)
+        return X.epsilon_search(up_f, [], n, delta, eps_hi, 1e-7, B.SOFT_GAP, B.EXPENSIVE_NODES, prior=pr)
     finally:
         X.kernels.epsilon_search = orig
 
 
+@pytest.mark.parametrize("prior", [False, True])
 @pytest.mark.parametrize("mech,n,delta", JOINTS)
-def test_skipped_families_give_the_same_certified_upper(mech, n, delta):
+def test_skipped_families_give_the_same_certified_upper(mech, n, delta, prior):
+    """Same certified upper with and without the skip rule (with prior Chernoff bounds: also at the first
+    point of the search)."""
     full = _search(mech, n, delta, 0)
-    fast = _search(mech, n, delta, 1)
+    fast = _search(mech, n, delta, 1, prior)
     assert full["status"] == fast["status"] == 0
     assert (full["u_status"] != 20).all()
     assert fast["upper"] == pytest.approx(full["upper"], rel=1e-12)

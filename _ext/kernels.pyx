@@ -1502,10 +1502,13 @@ cdef double _slope_bound(const double[::1] Bm, const double[::1] C, double beta)
 
     delta(x) = E[(G_1 + ... + G_n)_+] / n with G = (a_j - x b_j) / c_j w.p. c_j / s (s = sum c + beta, the
     normalisation of ``_gparv_atoms``) and 0 otherwise; lowering x by h raises each G_i by h b_J / c_J >= 0,
-    so (S + h T)_+ <= S_+ + h T gives delta(x - h) <= delta(x) + h E[T] / n = delta(x) + h sum_j b_j / s."""
+    so (S + h T)_+ <= S_+ + h T gives delta(x - h) <= delta(x) + h E[T] / n = delta(x) + h sum_j b_j / s.
+    NaN when some b_j < 0 (delta need not be monotone then: no skipping for that family)."""
     cdef Py_ssize_t j
     cdef double sb = 0.0, sc = beta
     for j in range(Bm.shape[0]):
+        if not (Bm[j] >= 0.0) or not (C[j] > 0.0):
+            return NAN
         sb += Bm[j]
         sc += C[j]
     return sb / sc * (1.0 + 64.0 * DBL_EPS * (Bm.shape[0] + 2))
@@ -1521,6 +1524,8 @@ cdef double _family_bound(const double[:, ::1] Uh, const double* Eh, int mh, Py_
     e^eps_i)."""
     cdef int i
     cdef double best = INFINITY, x = exp(eps), xi, y, ei
+    if sb != sb:
+        return INFINITY
     for i in range(mh + 1):
         if i < mh:
             y = Uh[i, f]

@@ -840,23 +840,59 @@ LOWER_KEEP = 2
 LOWER_KEEP_RATIO = 0.5
 
 
-def _lower_subset(lo_f, n: int, eps: float) -> list:
+#: Passes (one saddle-point estimate per family each) of the root search that places the ranking of
+#: :func:`_lower_subset`, and its relative bracket width.
+LOWER_RANK_PASSES = 12
+LOWER_RANK_RTOL = 1e-2
+
+
+def _lower_subset(lo_f, n: int, target: float, eps_hi: float, e_guess=None) -> list:
     """The lower-bound families the lower ε search evaluates: the :data:`LOWER_KEEP` with the largest
-    saddle-point estimate of δ at ``eps`` (an uncertified ranking: a subset of the concrete datasets still
-    gives a certified lower bound, only possibly a looser one).  All of them when ranking is not possible
-    (not atomic decompositions, no finite estimate, or ``eps`` not in (0, inf))."""
-    if (LOWER_KEEP is None or len(lo_f) <= 1 or not (0.0 < eps < math.inf)
+    saddle-point estimate of δ near the estimated root of the largest estimate (a root search of a few
+    vectorised passes, started at ``e_guess``).  An uncertified ranking: a subset of the concrete datasets
+    still gives a certified lower bound, only possibly a looser one; the family with the largest estimated
+    root has the largest estimate there.  All of them when ranking is not possible (not atomic
+    decompositions, non-finite estimates)."""
+    if (LOWER_KEEP is None or len(lo_f) <= LOWER_KEEP
             or not all(isinstance(f, Decomposition) for f in lo_f)):
         return list(lo_f)
     from ._ext import kernels
-    a, b, c, beta, off = _exact._pack(lo_f)
-    est = kernels.log_estimates(a, b, c, beta, off, float(eps), float(n))
-    if not np.isfinite(est).any() or np.isnan(est).any():
+    packed = _exact._pack(lo_f)
+    lt = math.log(target)
+
+    def pas(e):
+        est = kernels.log_estimates(*packed, float(e), float(n))
+        return est, (float(np.max(est)) - lt if not np.isnan(est).any() else math.nan)
+    hi = eps_hi * (1 - 1e-12)
+    a, b, va, vb = 0.0, hi, math.nan, math.nan
+    e = e_guess if e_guess is not None and 0.0 < e_guess < hi else 0.5 * hi
+    rank = None            # estimates at the largest point found with max estimate > target
+    for _ in range(LOWER_RANK_PASSES):
+        est, v = pas(e)
+        if math.isnan(v):
+            return list(lo_f)
+        if v > 0.0:
+            a, va, rank = e, v, est
+        else:
+            b, vb = e, v
+        if b - a <= LOWER_RANK_RTOL * b:
+            break
+        if a == 0.0:
+            e = 0.25 * b                  # no point above the target yet: the lower root may be far below
+        elif b >= hi:
+            e = 0.5 * (a + hi)
+        else:
+            e = a + va * (b - a) / (va - vb) if math.isfinite(vb) else 0.5 * (a + b)
+            w = b - a                     # secant of the log estimate, kept off the bracket ends
+            e = min(max(e, a + 0.1 * w), b - 0.1 * w)
+    if rank is None:
+        rank = pas(a)[0] if a > 0.0 else pas(0.0)[0]
+    if np.isnan(rank).any() or not np.isfinite(rank).any():
         return list(lo_f)
-    order = np.argsort(-est, kind="stable")
+    order = np.argsort(-rank, kind="stable")
     keep = [int(order[0])]
     for j in order[1:LOWER_KEEP]:
-        if est[j] >= est[order[0]] + math.log(LOWER_KEEP_RATIO):
+        if rank[j] >= rank[order[0]] + math.log(LOWER_KEEP_RATIO):
             keep.append(int(j))
     return [lo_f[j] for j in sorted(keep)]
 
@@ -925,7 +961,7 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
         if len(lo_f) > 1 and LOWER_KEEP is not None and len(lo_f) > LOWER_KEEP:
             if all(isinstance(f, Decomposition) for f in up_f):   # the estimated root of the upper bound
                 e_r = _exact.estimate_root(up_f, n, target, eps_hi * (1 - 1e-12))
-            lo_sub = _lower_subset(lo_f, n, 0.0 if e_r is None else e_r)
+            lo_sub = _lower_subset(lo_f, n, target, eps_hi, e_r)
         if len(lo_sub) <= LAZY_FAMILIES:
             up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_sub, e_r)
             if len(lo_sub) < len(lo_f):
@@ -933,7 +969,7 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
             return up, lo, rec
     # lazy maximum: search on the families estimated to dominate near the root, then certify the full maximum
     e_s, up_sub = _upper_subset(up_f, n, target, eps_hi)
-    lo_sub = _lower_subset(lo_f, n, e_s)
+    lo_sub = _lower_subset(lo_f, n, target, eps_hi, e_s)
     if len(lo_sub) > LAZY_FAMILIES:   # a subset of the lower-bound datasets: still a lower bound
         lo_sub = _screen(lo_f, n, e_s, LOWER_MODE, ctx["rtol_lower"], ctx, LAZY_KEEP, max_evals=2 * LAZY_KEEP)[0]
     if up_sub is None:

@@ -1495,6 +1495,7 @@ cdef double _estimate_root(const double[::1] A, const double[::1] Bm, const doub
 
 
 DEF ST_SKIPPED = 20       # epsilon_search: not evaluated, certified below the maximum (_family_bound)
+DEF SKIP_CHERNOFF_MAX_N = 1e4   # epsilon_search: Chernoff bounds in the skip rule below this n
 
 
 cdef double _slope_bound(const double[::1] Bm, const double[::1] C, double beta) noexcept nogil:
@@ -1514,27 +1515,50 @@ cdef double _slope_bound(const double[::1] Bm, const double[::1] C, double beta)
     return sb / sc * (1.0 + 64.0 * DBL_EPS * (Bm.shape[0] + 2))
 
 
+cdef double _chernoff_family(const double[::1] A, const double[::1] Bm, const double[::1] C, double beta,
+                             double eps, double n, double[::1] v, double[::1] p) noexcept nogil:
+    """Certified Chernoff bound on one family's delta at ``eps``: E[S_+] / n <= e^{n K(theta)} / (e theta n) for
+    every theta > 0 (s_+ <= e^{theta s - 1} / theta), at the saddle point of :func:`_saddle_point`; 0 without a
+    positive atom; +inf when not available.  Rounded up: the exponent gets 16 (k + 4) ulps of
+    1 + |n K| + n theta max|v| + |log(theta n)| (the rounding of ``_log_mgf`` is a few ulps of theta max|v| per
+    atom)."""
+    cdef Py_ssize_t kk, j
+    cdef double th, m1, m2, K, lb, vmax = 0.0, x
+    kk = _gparv_atoms(A, Bm, C, beta, eps, v, p)
+    if kk < 1:
+        return INFINITY
+    if v[kk - 1] <= 0.0:
+        return 0.0
+    if v[0] >= 0.0:
+        return INFINITY           # no negative atom: closed form, evaluated directly
+    _saddle_point(v[:kk], p[:kk], n, &th, &m1, &m2)
+    if not (th > 0.0 and isfinite(th)):
+        return INFINITY
+    for j in range(kk):
+        vmax = max(vmax, fabs(v[j]))
+    K = _log_mgf(v[:kk], p[:kk], th)
+    lb = n * K - 1.0 - log(th * n)
+    if not isfinite(lb):
+        return INFINITY
+    lb += 16.0 * DBL_EPS * (kk + 4) * (1.0 + fabs(n * K) + n * th * vmax + fabs(log(th * n)))
+    x = exp(lb)
+    return x if x < 1.0 else 1.0
+
+
 cdef double _family_bound(const double[:, ::1] Uh, const double* Eh, int mh, Py_ssize_t f, double eps,
-                          double sb, double pe, double pu) noexcept nogil:
+                          double sb) noexcept nogil:
     """Certified upper bound on family f's delta at ``eps`` from its certified upper bounds ``Uh[i, f]`` at
     the evaluated points ``Eh[i]`` (i < mh): delta is non-increasing in eps (points below eps give
     Uh[i, f]) and, above eps, delta(x) <= delta(x_i) + (x_i - x) sb (:func:`_slope_bound`, x = e^eps).
-    A prior point (``pe`` not NaN: a certified upper bound ``pu`` at ``pe``, e.g. a Chernoff bound) counts
-    as one more evaluated point.  +inf without history.  Rounded up (relative 1e-12 and a few ulps of
+    +inf without history.  Rounded up (relative 1e-12 and a few ulps of
     e^eps_i)."""
     cdef int i
     cdef double best = INFINITY, x = exp(eps), xi, y, ei
     if sb != sb:
         return INFINITY
-    for i in range(mh + 1):
-        if i < mh:
-            y = Uh[i, f]
-            ei = Eh[i]
-        elif pe == pe:
-            y = pu
-            ei = pe
-        else:
-            break
+    for i in range(mh):
+        y = Uh[i, f]
+        ei = Eh[i]
         if not (y >= 0.0):
             continue
         if ei > eps:
@@ -1552,26 +1576,31 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
                       double[::1] v, double[::1] p, double[::1] q, double[::1] d, double[::1] Uf, double[::1] Lf,
                       int[::1] St, double[::1] Th, double[::1] Nd, int lower_side, double* value,
                       double* work, double* nodes, const double[:, ::1] Uh, const double* Eh, int mh,
-                      const double[::1] sb, double[::1] bnd, Py_ssize_t[::1] order, double pe,
-                      const double[::1] pu) noexcept nogil:
+                      const double[::1] sb, double[::1] bnd, Py_ssize_t[::1] order,
+                      int chernoff) noexcept nogil:
     """Certified delta of every packed family at ``eps`` (``_profile_one``); ``value`` = the maximum of
     the upper bounds (or of the lower bounds when ``lower_side``), ``nodes`` those of the maximiser (first
     maximum, as ``bounds.max_delta``).  Returns the first negative ``_profile_one`` status, else 0.
 
-    Upper side with a history (``mh`` > 0 earlier points ``Eh`` of the same families, upper bounds ``Uh``;
-    and/or a prior point ``pe`` with certified bounds ``pu``, not NaN):
-    families are evaluated by decreasing :func:`_family_bound`, and a family whose certified bound is below
-    the largest value evaluated so far is not evaluated (status ``ST_SKIPPED``, ``Uf`` = that bound, ``Lf``
-    = 0): it cannot be the maximum, so ``value`` is the certified maximum over every family."""
+    Upper side with a history (``mh`` > 0 earlier points ``Eh`` of the same families, upper bounds ``Uh``)
+    and/or ``chernoff`` (certified Chernoff bounds at ``eps``, :func:`_chernoff_family`): families are
+    evaluated by decreasing certified bound (:func:`_family_bound`, the smaller of both), and a family whose
+    bound is below the largest value evaluated so far is not evaluated (status ``ST_SKIPPED``, ``Uf`` = that
+    bound, ``Lf`` = 0): it cannot be the maximum, so ``value`` is the certified maximum over every family."""
     cdef Py_ssize_t f, nf = beta.shape[0], i, j, t
     cdef int st, have = 0
     cdef Py_ssize_t ibest = -1
     cdef double best = 0.0, x
     for f in range(nf):
-        if lower_side or (mh == 0 and pe != pe):
-            bnd[f] = INFINITY
-        else:
-            bnd[f] = _family_bound(Uh, Eh, mh, f, eps, sb[f], pe, pu[f] if pe == pe else NAN)
+        bnd[f] = INFINITY
+        if not lower_side and nf > 1:
+            if mh > 0:
+                bnd[f] = _family_bound(Uh, Eh, mh, f, eps, sb[f])
+            if chernoff:
+                x = _chernoff_family(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f],
+                                     eps, P.n, v, p)
+                if x < bnd[f]:
+                    bnd[f] = x
         # insertion sort by decreasing bound (stable: index order among equal bounds, e.g. no history)
         i = f
         while i > 0 and bnd[order[i - 1]] < bnd[f]:
@@ -1747,7 +1776,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                    double rel_tol, const unsigned char[::1] enum_ok, double rtol, const double[::1] xg,
                    const double[::1] wg, double max_work, double tail_work, double t0_factor, double theta_lo,
                    double theta_hi, double central_widths, double tail_const, double total_work, double soft_gap,
-                   double expensive, int skip=1, double prior_eps=NAN, prior_upper=None):
+                   double expensive, int skip=1):
     """Certified epsilon(delta) of the optimal bound for atomic decompositions: both searches in one nogil call.
 
     Upper side: the certified delta* = max over the upper families is convex in x = e^eps and 0 at eps_hi
@@ -1778,9 +1807,9 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         (:func:`_family_bound`: delta non-increasing in eps, slope in e^eps at most sum b / s) is below the
         largest value evaluated there is not evaluated (status 20 in ``u_status``, ``u_U`` holds the bound);
         the maximum is the same certified number.  0: every family at every point.
-    prior_eps, prior_upper : float, float64[::1] of shape (F,), optional
-        Certified upper bounds on each upper family's delta at ``prior_eps`` (e.g. Chernoff bounds), used by
-        the skip rule as one more evaluated point (also at the first point of the search).
+        With ``skip`` and n < ``SKIP_CHERNOFF_MAX_N`` (1e4, where one evaluation costs 1e4+ integration nodes)
+        the bound is also the family's certified Chernoff bound at the point (:func:`_chernoff_family`), also
+        at the first point of the search.
 
     Returns
     -------
@@ -1813,15 +1842,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef double[:, ::1] uU = uU_a, uL = uL_a, uT = uT_a, uNd = uN_a, lU = lU_a, lL = lL_a, lT = lT_a, lNd = lN_a
     cdef int[:, ::1] uS = uS_a, lS = lS_a
     cdef double[::1] v = np.zeros(K + 1), p = np.zeros(K + 1), q = np.zeros(K + 1), d = np.zeros(K + 1)
-    cdef double[::1] usb = np.zeros(nfu), bnd = np.zeros(max(nfu, nfl)), pu
-    cdef double pe = NAN
-    if prior_upper is not None and prior_eps == prior_eps and skip:
-        pu = np.ascontiguousarray(prior_upper, dtype=np.float64)
-        if pu.shape[0] != nfu:
-            raise ValueError("epsilon_search: prior_upper has the wrong length")
-        pe = prior_eps
-    else:
-        pu = np.zeros(nfu)
+    cdef double[::1] usb = np.zeros(nfu), bnd = np.zeros(max(nfu, nfl))
+    cdef int use_ch = 1 if (skip and n < SKIP_CHERNOFF_MAX_N) else 0
     cdef Py_ssize_t[::1] order = np.zeros(max(nfu, nfl), dtype=np.intp)
     cdef int status = SR_DONE, nu = 0, nl = 0, st, ib = -1, io = -1, stall = 0, ipu, k, nwalk = 0, has_ok
     cdef double work = 0.0, g = NAN, slope = NAN, gl = NAN, slope_l = NAN, eps_c = NAN, eps_e = NAN
@@ -1837,7 +1859,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         # ---------------- upper side
         uE[0] = eps_hi
         st = _search_eval(ua, ub, uc, ubeta, uoff, eps_hi, enum_ok, &P, v, p, q, d, uU[0], uL[0], uS[0], uT[0],
-                          uNd[0], 0, &uV[0], &work, &uN[0], uU, &uE[0], 0, usb, bnd, order, pe, pu)
+                          uNd[0], 0, &uV[0], &work, &uN[0], uU, &uE[0], 0, usb, bnd, order, use_ch)
         nu = 1
         if st < 0:
             status = SR_EVAL
@@ -1927,7 +1949,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
             uE[nu] = x
             st = _search_eval(ua, ub, uc, ubeta, uoff, x, enum_ok, &P, v, p, q, d, uU[nu], uL[nu], uS[nu], uT[nu],
                               uNd[nu], 0, &uV[nu], &work, &uN[nu], uU, &uE[0], nu if skip else 0, usb, bnd,
-                              order, pe, pu)
+                              order, use_ch)
             nodes_last = uN[nu]
             nu += 1
             if st < 0:
@@ -2067,8 +2089,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                         break
                 lE[nl] = x
                 st = _search_eval(la, lb, lc, lbeta, loff, x, enum_ok, &P, v, p, q, d, lU[nl], lL[nl], lS[nl],
-                                  lT[nl], lNd[nl], 1, &lV[nl], &work, &lN[nl], lU, &lE[0], 0, usb, bnd, order, NAN,
-                                  pu)
+                                  lT[nl], lNd[nl], 1, &lV[nl], &work, &lN[nl], lU, &lE[0], 0, usb, bnd, order, 0)
                 nodes_last = lN[nl]
                 nl += 1
                 if st < 0:

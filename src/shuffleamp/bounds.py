@@ -832,6 +832,10 @@ def _screen_eps(families, n: int, target: float, eps_hi: float) -> float:
     return 0.5 * eps_hi
 
 
+#: Below this n (where one certified evaluation costs 1e4+ integration nodes) the families of the ε search
+#: are chosen by saddle-point estimates (:func:`_lower_subset`, :func:`_upper_subset`); above it the lazy
+#: maximum screens them by certified evaluations (cheap there) and every lower-bound family is searched.
+PRUNE_MAX_N = 10**4
 #: The lower ε search runs on at most this many lower-bound datasets (families), those with the largest
 #: saddle-point estimate of δ near the root (:func:`_lower_subset`): any subset of concrete datasets gives a
 #: certified lower bound, and the best one or two decide it.  None: every family.
@@ -956,20 +960,25 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
             return out
     up_f, lo_f = ctx["upper_families"], ctx["lower_families"]
     eps_hi = float(mechanism.eps0)
+    small = n < PRUNE_MAX_N
     if len(up_f) <= LAZY_FAMILIES:
-        lo_sub, e_r = lo_f, None
-        if len(lo_f) > 1 and LOWER_KEEP is not None and len(lo_f) > LOWER_KEEP:
-            if all(isinstance(f, Decomposition) for f in up_f):   # the estimated root of the upper bound
-                e_r = _exact.estimate_root(up_f, n, target, eps_hi * (1 - 1e-12))
+        lo_sub = lo_f
+        if small and LOWER_KEEP is not None and len(lo_f) > LOWER_KEEP:
+            e_r = _screen_eps(up_f, n, target, eps_hi) if all(isinstance(f, Decomposition) for f in up_f) \
+                else None                                   # a start: the first family's estimated root
             lo_sub = _lower_subset(lo_f, n, target, eps_hi, e_r)
         if len(lo_sub) <= LAZY_FAMILIES:
-            up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_sub, e_r)
+            up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_sub)
             if len(lo_sub) < len(lo_f):
                 rec["lower_families"] = {"used": len(lo_sub), "total": len(lo_f)}
             return up, lo, rec
-    # lazy maximum: search on the families estimated to dominate near the root, then certify the full maximum
-    e_s, up_sub = _upper_subset(up_f, n, target, eps_hi)
-    lo_sub = _lower_subset(lo_f, n, target, eps_hi, e_s)
+    # lazy maximum: search on the families that dominate near the root (below PRUNE_MAX_N: estimated, else
+    # screened by certified evaluations, cheap there), then certify the full maximum
+    if small:
+        e_s, up_sub = _upper_subset(up_f, n, target, eps_hi)
+        lo_sub = _lower_subset(lo_f, n, target, eps_hi, e_s)
+    else:
+        e_s, up_sub, lo_sub = _screen_eps(up_f, n, target, eps_hi), None, lo_f
     if len(lo_sub) > LAZY_FAMILIES:   # a subset of the lower-bound datasets: still a lower bound
         lo_sub = _screen(lo_f, n, e_s, LOWER_MODE, ctx["rtol_lower"], ctx, LAZY_KEEP, max_evals=2 * LAZY_KEEP)[0]
     if up_sub is None:
@@ -1038,32 +1047,11 @@ def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
     return info
 
 
-#: With at least PRIOR_FAMILIES upper families and n below PRIOR_MAX_N (where one evaluation costs 1e4+ nodes),
-#: the kernel search gets the families' certified Chernoff bounds at PRIOR_SHIFT (relative) below the estimated
-#: root: every family whose bound there is below the maximum evaluated at a larger ε is not evaluated there.
-PRIOR_FAMILIES = 3
-PRIOR_MAX_N = 10**4
-PRIOR_SHIFT = 1e-3
-
-
-def _search_prior(up_f, n: int, e_ref) -> tuple | None:
-    """(ε, certified Chernoff bounds of every upper family there) for the kernel's skip rule, or None."""
-    if (e_ref is None or len(up_f) < PRIOR_FAMILIES or n >= PRIOR_MAX_N or not (0.0 < e_ref < math.inf)):
-        return None
-    e_p = e_ref * (1.0 - PRIOR_SHIFT)
-    ch = _chernoff_bounds(up_f, n, e_p)
-    if not np.isfinite(ch).any():
-        return None
-    return e_p, np.where(np.isfinite(ch), ch, np.inf)
-
-
-def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict, e_ref=None):
+def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict):
     """Both searches by ``kernels.epsilon_search``: ((up, info_u, count_u), (lo, info_l, count_l) or None), or
     (None, seeds) when the kernel does not handle the case; ``seeds`` are its evaluated points (upper, lower)
-    as ``{eps: (delta, info)}`` for the Python search.  ``e_ref``: the estimated root (for the prior bounds of
-    :func:`_search_prior`)."""
-    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES,
-                              prior=_search_prior(up_f, n, e_ref))
+    as ``{eps: (delta, info)}`` for the Python search."""
+    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES)
     ulab = [getattr(f, "label", "") for f in up_f]
     llab = [getattr(f, "label", "") for f in lo_f]
 
@@ -1096,7 +1084,7 @@ def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict,
     return upper, (lo, info_l, len(r["l_eps"]))
 
 
-def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f, e_ref=None):
+def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
     """Upper and lower ε of the optimal method over the given families: the compiled search when every family
     is an atomic decomposition (:func:`_kernel_epsilon`), else (or when it does not handle the case) the Python
     search (:func:`_solve_convex_upper`, :func:`solve_epsilon`, :func:`_solve_convex_lower`)."""
@@ -1105,9 +1093,7 @@ def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f,
     if (KERNEL_SEARCH and ctx["evaluator"] == "exact" and up_f
             and all(isinstance(f, Decomposition) for f in list(up_f) + list(lo_f))):
         check_time("epsilon search")
-        if e_ref is None and len(up_f) >= PRIOR_FAMILIES and n < PRIOR_MAX_N:
-            e_ref = _exact.estimate_root(up_f, n, target, eps_hi * (1 - 1e-12))
-        first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx, e_ref)
+        first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx)
         if first is not None:
             return _finish_epsilon(ctx, n, target, eps_hi, first, second)
         seeds_u, seeds_l = second

@@ -431,7 +431,7 @@ def estimate_root(families, n: int, target: float, hi: float) -> float:
 
 
 def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi: float, rel_tol: float,
-                   soft_gap: float, expensive: float, prior=None) -> dict:
+                   soft_gap: float, expensive: float) -> dict:
     r"""Both ε(δ) searches of the optimal bound for atomic decompositions in one compiled call.
 
     A thin wrapper of ``kernels.epsilon_search`` (see its docstring for the certified logic: chord root of
@@ -453,9 +453,6 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
         Relative tolerance of the answer (``eps_rtol``).
     soft_gap, expensive : float
         Looser gap accepted after an evaluation of more than ``expensive`` nodes.
-    prior : (float, ndarray) or None
-        (ε, certified upper bounds on each upper family's δ there): lets the search skip families certified
-        below the maximum (``kernels.epsilon_search`` ``prior_eps`` / ``prior_upper``).
 
     Returns
     -------
@@ -473,8 +470,7 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
         ua, ub, uc, ubeta, uoff, la, lb, lc, lbeta, loff, float(n), float(target), float(eps_hi), float(rel_tol),
         _enum_ok(int(n), K, ENUMERATE_MAX), float(DEFAULT_RTOL), _XG, _WG, float(cap), float(TAIL_WORK),
         float(T0_FACTOR), float(THETA_RANGE[0]), float(THETA_RANGE[1]), float(CENTRAL_WIDTHS), float(TAIL_CONST),
-        float(total), float(soft_gap), float(expensive),
-        **({} if prior is None else {"prior_eps": float(prior[0]), "prior_upper": prior[1]}))
+        float(total), float(soft_gap), float(expensive))
 
 
 def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int):

@@ -105,11 +105,12 @@ def test_lower_subset_is_a_certified_lower_bound(mech, n, delta):
     r = sa.epsilon(mech, n, delta)
     assert 0.0 <= r.lower <= r.upper
     sub = B._lower_subset(lo_f, n, delta, mech.eps0, r.upper)
-    assert 1 <= len(sub) <= B.LOWER_KEEP
-    if len(lo_f) > B.LOWER_KEEP:
+    keep = B.LOWER_KEEP if n >= B.LOWER_SMALL_N else B.LOWER_KEEP_SMALL
+    assert 1 <= len(sub) <= keep
+    if len(lo_f) > keep:
         g = r.settings["grid"]
         used = g["lower_families"]["used"] if "lower_families" in g else g["lazy_families"]["lower"]
-        assert used <= B.LOWER_KEEP
+        assert used <= keep
     if r.lower > 0 and "secant" not in r.settings["grid"]["lower"]:
         # some concrete dataset's certified divergence is above the target at the lower ε
         assert max(X.delta_exact_family(f, n, r.lower, "lower").delta for f in lo_f) >= delta * (1 - 1e-9)
@@ -126,7 +127,9 @@ def test_lower_subset_is_a_certified_lower_bound(mech, n, delta):
 
 @pytest.mark.parametrize("mech,n,delta", [(sa.joint(BLH(0.2), HadamardResponse(0.2, 8), KRR(0.2, 5)), 40, 1e-6),
                                           (MatrixMechanism(_random_matrix(16, 2, 0.37, seed=3)), 243, 2.4e-6),
-                                          (MatrixMechanism(_random_matrix(8, 5, 2.0, seed=4)), 11, 4.6e-7)])
+                                          (MatrixMechanism(_random_matrix(8, 5, 2.0, seed=4)), 11, 4.6e-7),
+                                          (sa.joint(BLH(0.0565), HadamardResponse(0.0565, 64),
+                                                    HadamardResponse(0.0565, 64)), 4, 2.2e-9)])
 def test_lower_subset_ranks_by_estimate(mech, n, delta):
     """The kept datasets include the one whose certified lower δ is largest near the lower ε of the search
     over every dataset (the ranking is placed at the lower-bound datasets' own estimated root, which can be
@@ -139,7 +142,7 @@ def test_lower_subset_ranks_by_estimate(mech, n, delta):
     finally:
         B.LOWER_KEEP = old
     sub = B._lower_subset(lo_f, n, delta, mech.eps0, r_all.upper)
-    assert 1 <= len(sub) <= B.LOWER_KEEP
+    assert 1 <= len(sub) <= (B.LOWER_KEEP if n >= B.LOWER_SMALL_N else B.LOWER_KEEP_SMALL)
     eps = r_all.lower
     vals = [X.delta_exact_family(f, n, eps, "lower").delta for f in lo_f]
     best = max(X.delta_exact_family(f, n, eps, "lower").delta for f in sub)

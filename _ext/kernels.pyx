@@ -1494,18 +1494,131 @@ cdef double _estimate_root(const double[::1] A, const double[::1] Bm, const doub
     return c
 
 
+DEF ST_SKIPPED = 20       # epsilon_search: not evaluated, certified below the maximum (_family_bound)
+DEF SKIP_CHERNOFF_MAX_N = 1e4   # epsilon_search: Chernoff bounds in the skip rule below this n
+
+
+cdef double _slope_bound(const double[::1] Bm, const double[::1] C, double beta) noexcept nogil:
+    """Upper bound on -d delta / d x (x = e^eps) of one family: (sum_j b_j) / (sum_j c_j + beta), rounded up.
+
+    delta(x) = E[(G_1 + ... + G_n)_+] / n with G = (a_j - x b_j) / c_j w.p. c_j / s (s = sum c + beta, the
+    normalisation of ``_gparv_atoms``) and 0 otherwise; lowering x by h raises each G_i by h b_J / c_J >= 0,
+    so (S + h T)_+ <= S_+ + h T gives delta(x - h) <= delta(x) + h E[T] / n = delta(x) + h sum_j b_j / s.
+    NaN when some b_j < 0 (delta need not be monotone then: no skipping for that family)."""
+    cdef Py_ssize_t j
+    cdef double sb = 0.0, sc = beta
+    for j in range(Bm.shape[0]):
+        if not (Bm[j] >= 0.0) or not (C[j] > 0.0):
+            return NAN
+        sb += Bm[j]
+        sc += C[j]
+    return sb / sc * (1.0 + 64.0 * DBL_EPS * (Bm.shape[0] + 2))
+
+
+cdef double _chernoff_family(const double[::1] A, const double[::1] Bm, const double[::1] C, double beta,
+                             double eps, double n, double[::1] v, double[::1] p) noexcept nogil:
+    """Certified Chernoff bound on one family's delta at ``eps``: E[S_+] / n <= e^{n K(theta)} / (e theta n) for
+    every theta > 0 (s_+ <= e^{theta s - 1} / theta), at the saddle point of :func:`_saddle_point`; 0 without a
+    positive atom; +inf when not available.  Rounded up: the exponent gets 16 (k + 4) ulps of
+    1 + |n K| + n theta max|v| + |log(theta n)| (the rounding of ``_log_mgf`` is a few ulps of theta max|v| per
+    atom)."""
+    cdef Py_ssize_t kk, j
+    cdef double th, m1, m2, K, lb, vmax = 0.0, x
+    kk = _gparv_atoms(A, Bm, C, beta, eps, v, p)
+    if kk < 1:
+        return INFINITY
+    if v[kk - 1] <= 0.0:
+        return 0.0
+    if v[0] >= 0.0:
+        return INFINITY           # no negative atom: closed form, evaluated directly
+    _saddle_point(v[:kk], p[:kk], n, &th, &m1, &m2)
+    if not (th > 0.0 and isfinite(th)):
+        return INFINITY
+    for j in range(kk):
+        vmax = max(vmax, fabs(v[j]))
+    K = _log_mgf(v[:kk], p[:kk], th)
+    lb = n * K - 1.0 - log(th * n)
+    if not isfinite(lb):
+        return INFINITY
+    lb += 16.0 * DBL_EPS * (kk + 4) * (1.0 + fabs(n * K) + n * th * vmax + fabs(log(th * n)))
+    x = exp(lb)
+    return x if x < 1.0 else 1.0
+
+
+cdef double _family_bound(const double[:, ::1] Uh, const double* Eh, int mh, Py_ssize_t f, double eps,
+                          double sb) noexcept nogil:
+    """Certified upper bound on family f's delta at ``eps`` from its certified upper bounds ``Uh[i, f]`` at
+    the evaluated points ``Eh[i]`` (i < mh): delta is non-increasing in eps (points below eps give
+    Uh[i, f]) and, above eps, delta(x) <= delta(x_i) + (x_i - x) sb (:func:`_slope_bound`, x = e^eps).
+    +inf without history.  Rounded up (relative 1e-12 and a few ulps of
+    e^eps_i)."""
+    cdef int i
+    cdef double best = INFINITY, x = exp(eps), xi, y, ei
+    if sb != sb:
+        return INFINITY
+    for i in range(mh):
+        y = Uh[i, f]
+        ei = Eh[i]
+        if not (y >= 0.0):
+            continue
+        if ei > eps:
+            xi = exp(ei)
+            y = y + ((xi - x) + 8.0 * DBL_EPS * xi) * sb
+        if y < best:
+            best = y
+    if best < INFINITY:
+        best = best * (1.0 + 1e-12) + 1e-300
+    return best
+
+
 cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::1] C, const double[::1] beta,
                       const Py_ssize_t[::1] off, double eps, const unsigned char[::1] enum_ok, const prof_par* P,
                       double[::1] v, double[::1] p, double[::1] q, double[::1] d, double[::1] Uf, double[::1] Lf,
                       int[::1] St, double[::1] Th, double[::1] Nd, int lower_side, double* value,
-                      double* work, double* nodes) noexcept nogil:
+                      double* work, double* nodes, const double[:, ::1] Uh, const double* Eh, int mh,
+                      const double[::1] sb, double[::1] bnd, Py_ssize_t[::1] order,
+                      int chernoff) noexcept nogil:
     """Certified delta of every packed family at ``eps`` (``_profile_one``); ``value`` = the maximum of
     the upper bounds (or of the lower bounds when ``lower_side``), ``nodes`` those of the maximiser (first
-    maximum, as ``bounds.max_delta``).  Returns the first negative ``_profile_one`` status, else 0."""
-    cdef Py_ssize_t f, nf = beta.shape[0]
-    cdef int st
+    maximum, as ``bounds.max_delta``).  Returns the first negative ``_profile_one`` status, else 0.
+
+    Upper side with a history (``mh`` > 0 earlier points ``Eh`` of the same families, upper bounds ``Uh``)
+    and/or ``chernoff`` (certified Chernoff bounds at ``eps``, :func:`_chernoff_family`): families are
+    evaluated by decreasing certified bound (:func:`_family_bound`, the smaller of both), and a family whose
+    bound is below the largest value evaluated so far is not evaluated (status ``ST_SKIPPED``, ``Uf`` = that
+    bound, ``Lf`` = 0): it cannot be the maximum, so ``value`` is the certified maximum over every family."""
+    cdef Py_ssize_t f, nf = beta.shape[0], i, j, t
+    cdef int st, have = 0
+    cdef Py_ssize_t ibest = -1
     cdef double best = 0.0, x
     for f in range(nf):
+        bnd[f] = INFINITY
+        if not lower_side and nf > 1:
+            if mh > 0:
+                bnd[f] = _family_bound(Uh, Eh, mh, f, eps, sb[f])
+            if chernoff:
+                x = _chernoff_family(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f],
+                                     eps, P.n, v, p)
+                if x < bnd[f]:
+                    bnd[f] = x
+        # insertion sort by decreasing bound (stable: index order among equal bounds, e.g. no history)
+        i = f
+        while i > 0 and bnd[order[i - 1]] < bnd[f]:
+            order[i] = order[i - 1]
+            i -= 1
+        order[i] = f
+    for t in range(nf):
+        f = order[t]
+        if have and bnd[f] < best:
+            # certified: delta_f(eps) <= bnd[f] < best (and so for the remaining families, in this order)
+            for j in range(t, nf):
+                f = order[j]
+                Uf[f] = bnd[f]
+                Lf[f] = 0.0
+                St[f] = ST_SKIPPED
+                Th[f] = 0.0
+                Nd[f] = 0.0
+            break
         st = _profile_one(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f], eps,
                           enum_ok, P, v, p, q, d, &Uf[f], &Lf[f], &Th[f], &Nd[f])
         St[f] = st
@@ -1513,9 +1626,11 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
         if st < 0:
             return st
         x = Lf[f] if lower_side else Uf[f]
-        if f == 0 or x > best:
+        if not have or x > best or (x == best and f < ibest):
             best = x
+            ibest = f
             nodes[0] = Nd[f]
+        have = 1
     value[0] = best
     return 0
 
@@ -1661,7 +1776,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                    double rel_tol, const unsigned char[::1] enum_ok, double rtol, const double[::1] xg,
                    const double[::1] wg, double max_work, double tail_work, double t0_factor, double theta_lo,
                    double theta_hi, double central_widths, double tail_const, double total_work, double soft_gap,
-                   double expensive):
+                   double expensive, int skip=1):
     """Certified epsilon(delta) of the optimal bound for atomic decompositions: both searches in one nogil call.
 
     Upper side: the certified delta* = max over the upper families is convex in x = e^eps and 0 at eps_hi
@@ -1687,6 +1802,14 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         Atom x node evaluations the whole search may spend before returning "not handled".
     soft_gap, expensive : float
         ``bounds.SOFT_GAP`` and ``bounds.EXPENSIVE_NODES``.
+    skip : int
+        1 (default): at an upper point, a family whose certified bound from its earlier points
+        (:func:`_family_bound`: delta non-increasing in eps, slope in e^eps at most sum b / s) is below the
+        largest value evaluated there is not evaluated (status 20 in ``u_status``, ``u_U`` holds the bound);
+        the maximum is the same certified number.  0: every family at every point.
+        With ``skip`` and n < ``SKIP_CHERNOFF_MAX_N`` (1e4, where one evaluation costs 1e4+ integration nodes)
+        the bound is also the family's certified Chernoff bound at the point (:func:`_chernoff_family`), also
+        at the first point of the search.
 
     Returns
     -------
@@ -1719,6 +1842,9 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef double[:, ::1] uU = uU_a, uL = uL_a, uT = uT_a, uNd = uN_a, lU = lU_a, lL = lL_a, lT = lT_a, lNd = lN_a
     cdef int[:, ::1] uS = uS_a, lS = lS_a
     cdef double[::1] v = np.zeros(K + 1), p = np.zeros(K + 1), q = np.zeros(K + 1), d = np.zeros(K + 1)
+    cdef double[::1] usb = np.zeros(nfu), bnd = np.zeros(max(nfu, nfl))
+    cdef int use_ch = 1 if (skip and n < SKIP_CHERNOFF_MAX_N) else 0
+    cdef Py_ssize_t[::1] order = np.zeros(max(nfu, nfl), dtype=np.intp)
     cdef int status = SR_DONE, nu = 0, nl = 0, st, ib = -1, io = -1, stall = 0, ipu, k, nwalk = 0, has_ok
     cdef double work = 0.0, g = NAN, slope = NAN, gl = NAN, slope_l = NAN, eps_c = NAN, eps_e = NAN
     cdef double up = NAN, lo = NAN, Ebig, u, ug, x, width, prev_width = INFINITY, lo_best, r_hi, xb, xp
@@ -1727,11 +1853,13 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef int lo_kind = 0, lo_idx = -1, up_kind = 0, up_idx = -1, conv = 0, ia, ja, checks = 0, verify = 0
     cdef double walk[64]
     cdef double abs_tol = 1e-12 * eps_hi
+    for f in range(nfu):
+        usb[f] = _slope_bound(ub[uoff[f]:uoff[f + 1]], uc[uoff[f]:uoff[f + 1]], ubeta[f])
     with nogil:
         # ---------------- upper side
         uE[0] = eps_hi
         st = _search_eval(ua, ub, uc, ubeta, uoff, eps_hi, enum_ok, &P, v, p, q, d, uU[0], uL[0], uS[0], uT[0],
-                          uNd[0], 0, &uV[0], &work, &uN[0])
+                          uNd[0], 0, &uV[0], &work, &uN[0], uU, &uE[0], 0, usb, bnd, order, use_ch)
         nu = 1
         if st < 0:
             status = SR_EVAL
@@ -1820,7 +1948,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                     break
             uE[nu] = x
             st = _search_eval(ua, ub, uc, ubeta, uoff, x, enum_ok, &P, v, p, q, d, uU[nu], uL[nu], uS[nu], uT[nu],
-                              uNd[nu], 0, &uV[nu], &work, &uN[nu])
+                              uNd[nu], 0, &uV[nu], &work, &uN[nu], uU, &uE[0], nu if skip else 0, usb, bnd,
+                              order, use_ch)
             nodes_last = uN[nu]
             nu += 1
             if st < 0:
@@ -1960,7 +2089,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                         break
                 lE[nl] = x
                 st = _search_eval(la, lb, lc, lbeta, loff, x, enum_ok, &P, v, p, q, d, lU[nl], lL[nl], lS[nl],
-                                  lT[nl], lNd[nl], 1, &lV[nl], &work, &lN[nl])
+                                  lT[nl], lNd[nl], 1, &lV[nl], &work, &lN[nl], lU, &lE[0], 0, usb, bnd, order, 0)
                 nodes_last = lN[nl]
                 nl += 1
                 if st < 0:
@@ -2005,3 +2134,34 @@ def estimate_root(const double[::1] a, const double[::1] b, const double[::1] c,
     with nogil:
         g = _estimate_root(a, b, c, beta, off, n, target, hi, v, p, &slope)
     return g, slope
+
+
+def log_estimates(const double[::1] a, const double[::1] b, const double[::1] c, const double[::1] beta,
+                  const Py_ssize_t[::1] off, double eps, double n):
+    """log saddle-point estimate of delta of each packed atomic family at one eps (uncertified; ranks families).
+
+    Parameters
+    ----------
+    a, b, c, beta, off : arrays
+        Packed families, as :func:`epsilon_search`.
+    eps, n : float
+        Central epsilon (nats) and users.
+
+    Returns
+    -------
+    float64 ndarray, shape (F,)
+        log of ``shuffleamp.fft_engine.saddle_estimate(dec.gparv(eps), n)`` per family (-inf without a
+        positive atom, NaN if the atoms are not finite).
+    """
+    cdef Py_ssize_t F = beta.shape[0], K = 1, f
+    if off.shape[0] != F + 1:
+        raise ValueError("log_estimates: inconsistent array lengths")
+    for f in range(F):
+        K = max(K, off[f + 1] - off[f])
+    out_a = np.empty(F)
+    cdef double[::1] out = out_a, v = np.zeros(K + 1), p = np.zeros(K + 1)
+    with nogil:
+        for f in range(F):
+            out[f] = _log_estimate_one(a[off[f]:off[f + 1]], b[off[f]:off[f + 1]], c[off[f]:off[f + 1]], beta[f],
+                                       eps, n, v, p)
+    return out_a

@@ -832,34 +832,183 @@ def _screen_eps(families, n: int, target: float, eps_hi: float) -> float:
     return 0.5 * eps_hi
 
 
+#: Below this n (where one certified evaluation costs 1e4+ integration nodes) the families of the ε search
+#: are chosen by saddle-point estimates (:func:`_lower_subset`, :func:`_upper_subset`); above it the lazy
+#: maximum screens them by certified evaluations (cheap there) and every lower-bound family is searched.
+PRUNE_MAX_N = 10**4
+#: The lower ε search runs on at most this many lower-bound datasets (families), those with the largest
+#: saddle-point estimate of δ near the root (:func:`_lower_subset`): any subset of concrete datasets gives a
+#: certified lower bound, and the best one or two decide it.  None: every family.
+LOWER_KEEP = 2
+#: ... the second one only when its estimate is within this factor of the best one's (a near tie that the
+#: estimate could rank wrongly: its relative error differs between families by < 1% in the suite's cases).
+LOWER_KEEP_RATIO = 0.97
+#: Below LOWER_SMALL_N the saddle-point estimate is off by tens of percent (n = 4: 20-40 %, reordering the
+#: datasets): up to LOWER_KEEP_SMALL families within LOWER_KEEP_RATIO_SMALL of the best estimate are kept.
+LOWER_SMALL_N = 100
+LOWER_KEEP_SMALL = 4
+LOWER_KEEP_RATIO_SMALL = 0.5
+
+
+#: Passes (one saddle-point estimate per family each) of the root search that places the ranking of
+#: :func:`_lower_subset`, and its relative bracket width.
+LOWER_RANK_PASSES = 12
+LOWER_RANK_RTOL = 1e-2
+
+
+def _lower_subset(lo_f, n: int, target: float, eps_hi: float, e_guess=None) -> list:
+    """The lower-bound families the lower ε search evaluates: the :data:`LOWER_KEEP` with the largest
+    saddle-point estimate of δ near the estimated root of the largest estimate (a root search of a few
+    vectorised passes, started at ``e_guess``).  An uncertified ranking: a subset of the concrete datasets
+    still gives a certified lower bound, only possibly a looser one; the family with the largest estimated
+    root has the largest estimate there.  All of them when ranking is not possible (not atomic
+    decompositions, non-finite estimates)."""
+    keep_max, ratio = ((LOWER_KEEP, LOWER_KEEP_RATIO) if n >= LOWER_SMALL_N or LOWER_KEEP is None
+                       else (max(LOWER_KEEP, LOWER_KEEP_SMALL), LOWER_KEEP_RATIO_SMALL))
+    if (LOWER_KEEP is None or len(lo_f) <= keep_max
+            or not all(isinstance(f, Decomposition) for f in lo_f)):
+        return list(lo_f)
+    from ._ext import kernels
+    packed = _exact._pack(lo_f)
+    lt = math.log(target)
+
+    def pas(e):
+        est = kernels.log_estimates(*packed, float(e), float(n))
+        return est, (float(np.max(est)) - lt if not np.isnan(est).any() else math.nan)
+    hi = eps_hi * (1 - 1e-12)
+    a, b, va, vb = 0.0, hi, math.nan, math.nan
+    e = e_guess if e_guess is not None and 0.0 < e_guess < hi else 0.5 * hi
+    rank = None            # estimates at the largest point found with max estimate > target
+    for _ in range(LOWER_RANK_PASSES):
+        est, v = pas(e)
+        if math.isnan(v):
+            return list(lo_f)
+        if v > 0.0:
+            a, va, rank = e, v, est
+        else:
+            b, vb = e, v
+        if b - a <= LOWER_RANK_RTOL * b:
+            break
+        if a == 0.0:
+            e = 0.25 * b                  # no point above the target yet: the lower root may be far below
+        elif b >= hi:
+            e = 0.5 * (a + hi)
+        else:
+            e = a + va * (b - a) / (va - vb) if math.isfinite(vb) else 0.5 * (a + b)
+            w = b - a                     # secant of the log estimate, kept off the bracket ends
+            e = min(max(e, a + 0.1 * w), b - 0.1 * w)
+    if rank is None:
+        rank = pas(a)[0] if a > 0.0 else pas(0.0)[0]
+    if np.isnan(rank).any() or not np.isfinite(rank).any():
+        return list(lo_f)
+    order = np.argsort(-rank, kind="stable")
+    keep = [int(order[0])]
+    for j in order[1:keep_max]:
+        if rank[j] >= rank[order[0]] + math.log(ratio):
+            keep.append(int(j))
+    return [lo_f[j] for j in sorted(keep)]
+
+
+#: The lazy maximum (more than :data:`LAZY_FAMILIES` upper families) searches on the UPPER_KEEP families
+#: with the largest saddle-point estimate near the estimated root (:func:`_upper_subset`) ...
+UPPER_KEEP = 2
+#: ... picked among the UPPER_RANK largest estimates at the first family's estimated root.
+UPPER_RANK = 8
+
+
+def _log_estimates(families, n: int, eps: float) -> np.ndarray:
+    """log saddle-point estimate of δ at ``eps`` of each atomic decomposition (uncertified; ranks families)."""
+    from ._ext import kernels
+    a, b, c, beta, off = _exact._pack(families)
+    return kernels.log_estimates(a, b, c, beta, off, float(eps), float(n))
+
+
+def _upper_subset(up_f, n: int, target: float, eps_hi: float):
+    """(screening ε, families) of the lazy maximum: the :data:`UPPER_KEEP` upper families with the largest
+    saddle-point estimate of δ at the estimated root of the :data:`UPPER_RANK` best-ranked ones (an
+    uncertified choice: the answer is certified over every family afterwards).  Families None when ranking
+    is not possible (the certified screen :func:`_screen` then chooses)."""
+    e0 = _screen_eps(up_f, n, target, eps_hi)
+    if len(up_f) <= LAZY_FAMILIES or not all(isinstance(f, Decomposition) for f in up_f):
+        return e0, None
+    est = _log_estimates(up_f, n, e0)
+    if np.isnan(est).any() or not np.isfinite(est).any():
+        return e0, None
+    top = [up_f[int(i)] for i in np.argsort(-est, kind="stable")[:UPPER_RANK]]
+    e1 = _exact.estimate_root(top, n, target, eps_hi * (1 - 1e-12))
+    e_s = e1 if 0.0 < e1 < eps_hi else e0
+    est = _log_estimates(top, n, e_s)
+    if np.isnan(est).any() or not np.isfinite(est).any():
+        return e0, None
+    return e_s, [top[int(i)] for i in sorted(np.argsort(-est, kind="stable")[:UPPER_KEEP])]
+
+
+def _certify_max(families, done: set, n: int, eps: float, v_sub: float, info_sub, ctx: dict):
+    """Certified maximum of the upper δ over ``families`` at ``eps``, given ``v_sub``, the certified maximum
+    over those whose ``id`` is in ``done`` (and its record ``info_sub``): the others are evaluated by
+    decreasing certified Chernoff bound (:func:`_chernoff_bounds`) while that bound exceeds the maximum so far
+    (the rest are below it).  Returns (maximum, record of the maximiser)."""
+    ch = _chernoff_bounds(families, n, eps)
+    best, info = float(v_sub), info_sub
+    for i in np.argsort(-ch, kind="stable"):
+        if ch[i] <= best:
+            break
+        if id(families[i]) in done:
+            continue
+        v, inf_ = max_delta((families[i],), n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
+        if v > best or info is None:
+            best, info = max(best, v), inf_
+    return best, info
+
+
 def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
     if BINARY_RR_FIRST and ctx.get("binary_rr_eps0") is not None:
         out = _binary_rr_point(mechanism, n, target, True, ctx)
         if out is not None:
             return out
     up_f, lo_f = ctx["upper_families"], ctx["lower_families"]
-    if len(up_f) <= LAZY_FAMILIES and len(lo_f) <= LAZY_FAMILIES:
-        return _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_f)
-    # lazy maximum: search on the families that dominate at a screening ε, then certify the full maximum
     eps_hi = float(mechanism.eps0)
-    e_s = _screen_eps(up_f, n, target, eps_hi)
-    lo_sub = _screen(lo_f, n, e_s, LOWER_MODE, ctx["rtol_lower"], ctx, LAZY_KEEP, max_evals=2 * LAZY_KEEP)[0] \
-        if len(lo_f) > LAZY_FAMILIES else lo_f   # a subset of the lower-bound datasets: still a lower bound
-    up_sub = _screen(up_f, n, e_s, "spread", ctx["rtol"], ctx, LAZY_KEEP)[0] if len(up_f) > LAZY_FAMILIES else up_f
+    small = n < PRUNE_MAX_N
+    if len(up_f) <= LAZY_FAMILIES:
+        lo_sub = lo_f
+        if small and LOWER_KEEP is not None and len(lo_f) > LOWER_KEEP:
+            e_r = _screen_eps(up_f, n, target, eps_hi) if all(isinstance(f, Decomposition) for f in up_f) \
+                else None                                   # a start: the first family's estimated root
+            lo_sub = _lower_subset(lo_f, n, target, eps_hi, e_r)
+        if len(lo_sub) <= LAZY_FAMILIES:
+            up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_sub)
+            if len(lo_sub) < len(lo_f):
+                rec["lower_families"] = {"used": len(lo_sub), "total": len(lo_f)}
+            return up, lo, rec
+    # lazy maximum: search on the families that dominate near the root (below PRUNE_MAX_N: estimated, else
+    # screened by certified evaluations, cheap there), then certify the full maximum
+    if small:
+        e_s, up_sub = _upper_subset(up_f, n, target, eps_hi)
+        lo_sub = _lower_subset(lo_f, n, target, eps_hi, e_s)
+    else:
+        e_s, up_sub, lo_sub = _screen_eps(up_f, n, target, eps_hi), None, lo_f
+    if len(lo_sub) > LAZY_FAMILIES:   # a subset of the lower-bound datasets: still a lower bound
+        lo_sub = _screen(lo_f, n, e_s, LOWER_MODE, ctx["rtol_lower"], ctx, LAZY_KEEP, max_evals=2 * LAZY_KEEP)[0]
+    if up_sub is None:
+        up_sub = _screen(up_f, n, e_s, "spread", ctx["rtol"], ctx, LAZY_KEEP)[0] if len(up_f) > LAZY_FAMILIES \
+            else up_f
     for _round in range(4):
         up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_sub, lo_sub if _round == 0 else [])
         if _round == 0:
             lo_first, lo_rec = lo, {k: rec[k] for k in ("lower", "lower_evaluations") if k in rec}
         info = rec["upper"] or {}
         chord = info.get("chord")
-        def full(e):    # certified maximum over all families (Chernoff-pruned)
-            _, v, i_ = _screen(up_f, n, e, "spread", ctx["rtol"], ctx, 1)
-            return v, i_
+        done = {id(f) for f in up_sub}
+
+        def full(e, v_sub, i_sub):
+            # certified maximum over all families: the subset's certified maximum at e (from the search) and
+            # every other family whose certified Chernoff bound exceeds it
+            return _certify_max(up_f, done, n, e, v_sub, i_sub, ctx)
         if chord is not None:
             e_bad, e_ok = chord["epsilon_infeasible"], chord["epsilon_feasible"]
-            v_ok, i_ok = full(e_ok) if e_ok < eps_hi else (0.0, info)
+            v_ok, i_ok = full(e_ok, chord["delta_feasible"], info) if e_ok < eps_hi else (0.0, info)
             if v_ok <= target:
-                v_bad = full(e_bad)[0]
+                v_bad = full(e_bad, chord["delta_infeasible"], None)[0]
                 pts = {e_bad: (v_bad, None), e_ok: (v_ok, i_ok)}
                 eps_c, eps_e, _, _ = _chord_bracket(pts, target)
                 info = dict(i_ok or {})
@@ -871,7 +1020,7 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
             e_chk = e_ok
         else:
             e_chk = up
-            v, i_chk = full(up) if up < eps_hi else (0.0, info)
+            v, i_chk = full(up, info.get("delta", math.inf), info) if up < eps_hi else (0.0, info)
             if v <= target:
                 rec["upper"] = i_chk
                 break

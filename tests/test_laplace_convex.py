@@ -121,7 +121,10 @@ def test_delta_decreases_in_epsilon():
 
 REPRODUCERS = [(1.0, 10, 1e-8), (1.0, 2, 1e-6), (5.0, 5, 1e-8), (0.2197874749112497, 3, 2.8384578618040706e-11),
                (0.35650201837120554, 134, 2.0745871356178815e-11), (1.7520280907085986, 105, 1.5334824858103428e-3),
-               (0.22778029401697306, 178, 3.9092863372479814e-4), (15.0, 10 ** 6, 1e-8), (8.0, 1138, 1e-8)]
+               (0.22778029401697306, 178, 3.9092863372479814e-4), (15.0, 10 ** 6, 1e-8), (8.0, 1138, 1e-8),
+               # the slowest Laplace cases of bench/bench_latency.py's suite (ids 488, 1762, 106)
+               (7.3729473070774105, 26, 1.4211313074809834e-10), (8.49886411837531, 12, 3.436939764331285e-12),
+               (7.226674306794751, 140, 5.460758983338833e-05)]
 
 
 @pytest.mark.parametrize("eps0,n,target", REPRODUCERS)
@@ -166,17 +169,112 @@ def test_zero_split_against_bruteforce(seed, n):
 
 
 def test_delta_continuous_dispatch(monkeypatch):
-    """Large n: the continuous-part integral when it fits its short budget, else (remembered per key)
-    the convex-order evaluation; both sides stay ordered against each other."""
+    """Large n: the continuous-part integral when its estimated work fits CONTINUOUS_EXACT_WORK, else the
+    convex-order evaluation; the rule depends on (G, n) only (no memory of earlier calls, no clock); both
+    sides stay ordered against each other."""
     g = laplace_upper_gparv(1.0, 0.3)
     n = 2000
-    fast = X.delta_continuous(g, n, "upper", key=("t", 1))
+    assert X._bromwich_work(X._MixedLaw(g, n)) <= X.CONTINUOUS_EXACT_WORK
+    fast = X.delta_continuous(g, n, "upper")
     assert fast.delta == X.delta_exact(g, n, "upper").delta
-    monkeypatch.setattr(X, "CONTINUOUS_EXACT_TRY_SECONDS", 1e-9)
-    monkeypatch.setattr(X, "_EXACT_TOO_SLOW", set())
+    monkeypatch.setattr(X, "CONTINUOUS_EXACT_WORK", 1.0)
     up = X.delta_continuous(g, n, "upper", key=("t", 2))
-    assert ("t", 2) in X._EXACT_TOO_SLOW
     assert up.delta == X.delta_convex(g, n, "upper").delta
-    lo = X.delta_continuous(g, n, "lower", key=("t", 2))
+    assert X.delta_continuous(g, n, "upper").delta == up.delta
+    lo = X.delta_continuous(g, n, "lower")
     assert lo.delta == X.delta_convex(g, n, "lower").delta
     assert lo.delta <= fast.delta and X.delta_exact(g, n, "lower").delta <= up.delta
+
+
+def test_bromwich_work_cap_is_deterministic():
+    """A work cap below the central panels' estimate refuses before integrating; with the cap the refusal is
+    a ResourceLimitError that is not about the call's time or memory budget."""
+    from shuffleamp.errors import ResourceLimitError
+    g = laplace_lower_gparv(7.3729473070774105, 5.4997)
+    v, p, _ = X._conditioned(*X.convex_order_atoms(g, 26, "lower"), 26, False)
+    K = X.LogMgf(v, p)
+    w = X._bromwich_work(X._AtomLaw(K, 26))
+    assert w > 0
+    with pytest.raises(ResourceLimitError) as ei:
+        X._positive_part(K, 26, 1e-4, 0, max_work=0.5 * w)
+    assert ei.value.parameter not in ("max_seconds", "max_memory_gb")
+    with pytest.raises(ResourceLimitError):        # the integral itself needs more than the cost rule's cap
+        X._positive_part(K, 26, 1e-4, 0, max_work=X.CONVEX_FINE_WORK)
+
+
+#: (eps0, eps, n): the large-eps0 small-n regime of the latency suite (a heavy atom in the lower dataset).
+COARSE_CASES = [(7.3729473070774105, 5.4997, 26), (8.49886411837531, 7.3654, 12), (9.911005710454754, 6.9968, 26),
+                (7.226674306794751, 6.5, 140), (2.0, 1.5, 5), (0.5, 0.3, 40)]
+
+
+@pytest.mark.parametrize("which", ["upper", "lower"])
+@pytest.mark.parametrize("eps0,eps,n", COARSE_CASES)
+def test_coarse_laws_keep_the_mean(which, eps0, eps, n):
+    """Explicit coarse cells (one cell per piece spans many log-distances to the density's pole): the laws'
+    masses and means come from the graded sub-cells, so both keep the GPARV's mean 1 - e^eps and its support
+    (a mean-preserving spread / a conditional expectation on any partition)."""
+    g = FAMILIES[which](eps0, eps)
+    lo_s, hi_s = g.support
+    for ko, cells in X.CONVEX_COARSE_MIXTURE + tuple((None, c) for c in X.CONVEX_COARSE_CELLS):
+        for mode in ("upper", "lower"):
+            v, p = X.convex_order_atoms(g, n, mode, cells, cells, ko)
+            assert np.all(p > 0) and abs(p.sum() - 1.0) <= 1e-12
+            assert v.min() >= lo_s and v.max() <= hi_s
+            mean = math.fsum(v * p)
+            assert abs(mean - (-math.expm1(eps))) <= 1e-12 * max(1.0, float(np.max(np.abs(v)))), (ko, cells, mode)
+
+
+@pytest.mark.parametrize("which", ["upper", "lower"])
+@pytest.mark.parametrize("eps0,eps", CASES_12)
+def test_coarse_convex_against_quadrature(which, eps0, eps):
+    """The coarse exact evaluation brackets the quadrature oracle at n = 2 (upper >= truth >= lower)."""
+    g = FAMILIES[which](eps0, eps)
+    want = _oracle(g, 2)
+    up, lo = X._coarse_convex(g, 2, True), X._coarse_convex(g, 2, False)
+    assert up is not None and lo is not None
+    assert lo[0] <= want * (1 + 1e-9) + 1e-300 and up[0] >= want * (1 - 1e-9), (lo, want, up)
+
+
+@pytest.mark.parametrize("n", [3, 5])
+@pytest.mark.parametrize("eps0,eps", [(4.0, 1.0), (7.0, 5.0), (1.0, 0.5)])
+def test_coarse_convex_finite_laws_against_bruteforce(n, eps0, eps):
+    """Each coarse law's exact evaluation (binomial-mixture sums, meet in the middle) against the brute-force
+    enumeration of tests/oracle.py on the same finite law: the kernels' certified intervals contain it."""
+    from oracle import gparv_positive_part
+    from shuffleamp._ext import kernels
+    for which, gf in FAMILIES.items():
+        g = gf(eps0, eps)
+        for upper in (True, False):
+            side = "upper" if upper else "lower"
+            for ko, cells in X.CONVEX_COARSE_MIXTURE:
+                v, p = X.convex_order_atoms(g, n, side, cells, cells, ko)
+                if v.size > 7 or v.max() <= 0:
+                    continue
+                want = gparv_positive_part(v, p / p.sum(), n)
+                ok, val, err, _ = kernels.mixture_positive_part(v, p / p.sum(), float(n), 1e-3, X.CONVEX_COARSE_STEPS,
+                                                                True)
+                if ok:
+                    assert val - err <= want * (1 + 1e-12) and val + err >= want * (1 - 1e-12)
+            v, p = X.convex_order_atoms(g, n, side, 2, 2)
+            if v.max() > 0 and math.comb(n + v.size - 1, v.size - 1) <= 2e5:
+                want = gparv_positive_part(v, p / p.sum(), n)
+                tot, err, st = kernels.small_n_positive_part(v, p / p.sum(), n, X.CONVEX_COARSE_POINTS)
+                assert st == 0 and (tot - err) / n <= want * (1 + 1e-12) and (tot + err) / n >= want * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("eps0,eps,n", [
+    (8.49886411837531, 7.3654, 12), (7.226674306794751, 3.33, 140),
+    pytest.param(7.3729473070774105, 5.4997, 26, marks=pytest.mark.slow),
+    pytest.param(9.911005710454754, 6.9968, 26, marks=pytest.mark.slow)])
+def test_cost_rule_brackets_the_fine_evaluation(monkeypatch, eps0, eps, n):
+    """Where the default law's evaluation exceeds CONVEX_FINE_WORK, delta_convex answers from the coarse laws;
+    against the fine evaluation (the cap lifted) of the same GPARV, certified sides stay ordered (coarse
+    lower <= fine upper, coarse upper >= fine lower) and the coarse lower keeps at least 80 % of the fine lower
+    (the design target of the coarse laws near the answer; at n = 140 they lose 13 %)."""
+    g = laplace_lower_gparv(eps0, eps)
+    up, lo = X.delta_convex(g, n, "upper"), X.delta_convex(g, n, "lower")
+    assert lo.detail.nodes == 0 and up.detail.nodes == 0      # the coarse laws, evaluated exactly
+    monkeypatch.setattr(X, "CONVEX_FINE_WORK", None)
+    f_up, f_lo = X.delta_convex(g, n, "upper"), X.delta_convex(g, n, "lower")
+    assert lo.delta <= f_up.delta and up.delta >= f_lo.delta, (lo, up, f_lo, f_up)
+    assert lo.delta >= 0.8 * f_lo.delta

@@ -267,13 +267,13 @@ def test_coarse_convex_finite_laws_against_bruteforce(n, eps0, eps):
     pytest.param(7.3729473070774105, 5.4997, 26, marks=pytest.mark.slow),
     pytest.param(9.911005710454754, 6.9968, 26, marks=pytest.mark.slow)])
 def test_cost_rule_brackets_the_fine_evaluation(monkeypatch, eps0, eps, n):
-    """Where the default law's evaluation exceeds CONVEX_FINE_WORK, delta_convex answers from the coarse laws;
+    """Where the default law's evaluation exceeds CONVEX_FINE_WORK, delta_convex answers from the medium / coarse
+    laws;
     against the fine evaluation (the cap lifted) of the same GPARV, certified sides stay ordered (coarse
     lower <= fine upper, coarse upper >= fine lower) and the coarse lower keeps at least 80 % of the fine lower
     (the design target of the coarse laws near the answer; at n = 140 they lose 13 %)."""
     g = laplace_lower_gparv(eps0, eps)
     up, lo = X.delta_convex(g, n, "upper"), X.delta_convex(g, n, "lower")
-    assert lo.detail.nodes == 0 and up.detail.nodes == 0      # the coarse laws, evaluated exactly
     monkeypatch.setattr(X, "CONVEX_FINE_WORK", None)
     f_up, f_lo = X.delta_convex(g, n, "upper"), X.delta_convex(g, n, "lower")
     assert lo.delta <= f_up.delta and up.delta >= f_lo.delta, (lo, up, f_lo, f_up)

@@ -797,7 +797,7 @@ def _bromwich(law, n, rtol, max_work=None):
     nc = max(1, int(math.ceil(CENTRAL_WIDTHS * s0 / (2.0 * hp))))
     if max_work is not None and float(nc) * GL_NODES * k > max_work:
         raise ResourceLimitError(f"exact evaluator: the central panels alone exceed {max_work:.0e} atom-frequency "
-                                 f"evaluations (n={n}, {k} atoms)")
+                                 f"evaluations (n={n}, {law.size} atoms)")
     edges = 2.0 * hp * np.arange(nc + 1)
     total, glsum, rosum = panels(edges[:-1], edges[1:])
     scale_I = max(abs(total), 1e-300)
@@ -831,7 +831,7 @@ def _bromwich(law, n, rtol, max_work=None):
             if small.any():
                 if max_work is not None and (work[0] + float(small.sum()) * GL_NODES) * k > cap:
                     raise ResourceLimitError(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
-                                             f"(n={n}, {k} atoms)")
+                                             f"(n={n}, {law.size} atoms)")
                 seg_a.append(a[small]); seg_b.append(b[small]); seg_m.append((b[small] - a[small]) * rn[small])
                 val, gl, ro = panels(a[small], b[small])
                 total += val
@@ -1143,10 +1143,23 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
     except ResourceLimitError as e:
         if e.parameter in ("max_seconds", "max_memory_gb"):
             raise
+    best = None
     small = _coarse_convex(gparv, n, upper)
     if small is not None:
         d, err, how = small
-        return Evaluation(d, side, err, how, ExactDetail(0.0, 0))
+        best = Evaluation(d, side, err, how, ExactDetail(0.0, 0))
+    medium = _conditioned(*convex_order_atoms(gparv, n, side, CONVEX_MEDIUM_CELLS, CONVEX_MEDIUM_CELLS), n, upper)
+    if medium[0].size < law[0].size:
+        # a law of CONVEX_MEDIUM_CELLS cells per piece (a few dozen atoms) within the same work cap
+        try:
+            ev = _convex_fine(gparv, n, medium, side, upper, False, rtol, rtol_given, enumerate_max, CONVEX_FINE_WORK)
+            if best is None or (ev.delta < best.delta if upper else ev.delta > best.delta):
+                best = ev
+        except ResourceLimitError as e:
+            if e.parameter in ("max_seconds", "max_memory_gb"):
+                raise
+    if best is not None:
+        return best
     return _convex_fine(gparv, n, law, side, upper, coarse, rtol, rtol_given, enumerate_max, None)
 
 
@@ -1181,8 +1194,11 @@ def _convex_fine(gparv, n, law, side, upper, coarse, rtol, rtol_given, enumerate
 
 #: The cost rule of :func:`delta_convex`: the default law's evaluation runs within this many atom-frequency
 #: evaluations (a deterministic count; enumerations weighted by WORK_PER_MITM_POINT / WORK_PER_COUNT_VECTOR);
-#: beyond, the coarse laws of :func:`_coarse_convex` are evaluated exactly instead (when they are).
+#: beyond, a medium law and the coarse laws of :func:`_coarse_convex` (evaluated exactly) instead.
 CONVEX_FINE_WORK = 1.5e6
+#: Beyond that cap, the better of a law of this many cells per piece (and as many equal-width cells),
+#: evaluated within the same cap, and of the coarse laws below.
+CONVEX_MEDIUM_CELLS = 12
 #: Coarse laws for the binomial-mixture sums (at most 7 atoms): (kink order, cells) of
 #: :func:`convex_order_atoms` ...
 CONVEX_COARSE_MIXTURE = ((2, 1), (1, 2), (1, 1), (0, 2), (0, 1))
@@ -1232,7 +1248,7 @@ def _coarse_convex(gparv: Gparv, n: int, upper: bool):
             consider(0.0, 0.0, "exact")
             continue
         ok, value, err, _ = kernels.mixture_positive_part(
-            np.ascontiguousarray(v), np.ascontiguousarray(p / p.sum()), float(n), 1e-3, CONVEX_COARSE_STEPS, True)
+            np.ascontiguousarray(v), np.ascontiguousarray(p / p.sum()), float(n), 1.0, CONVEX_COARSE_STEPS, True)
         if ok:
             consider(*finish(value, err, scale), "binomial-mixture")
     if 2 <= n <= CONVEX_COARSE_MITM_N:

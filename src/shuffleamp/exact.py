@@ -73,7 +73,12 @@ its end points: certified upper bound) or is dominated by it (each cell at its c
 certified lower bound), and that finite law is evaluated as atoms: conditioned exactly on the terms
 that can still make the sum positive, split on a heavy atom at 0 (binomial number of other terms),
 enumerated at small n, Bromwich integral otherwise.  The cost no longer depends on how close
-:math:`\varepsilon` is to :math:`\varepsilon_0` or on how small n is.
+:math:`\varepsilon` is to :math:`\varepsilon_0` or on how small n is.  A deterministic cost rule bounds
+it: the default law is evaluated within ``CONVEX_FINE_WORK`` atom-frequency evaluations; beyond (small n
+at large :math:`\varepsilon_0`, where a heavy atom keeps the integrand from decaying) the answer is the
+better of a medium law within the same cap and a few coarse laws evaluated exactly (binomial-mixture
+sums, meet in the middle) at an a-priori bounded cost: looser by a few per cent of δ, never unsound.
+Coarse cells' masses and conditional means are always computed on graded sub-cells.
 
 References
 ----------
@@ -1074,6 +1079,12 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
     fine uniform grids of the FFT engine and the continuous-part quadrature of :func:`delta_exact`,
     whose cost explodes at small n and near :math:`\varepsilon \approx \varepsilon_0`.
 
+    Cost rule (deterministic, independent of the machine's load): the default law's evaluation runs within
+    :data:`CONVEX_FINE_WORK` atom-frequency evaluations; when it needs more, the result is the better
+    certified value of a law of :data:`CONVEX_MEDIUM_CELLS` cells per piece (same cap) and of the coarse
+    laws of :func:`_coarse_convex` (exact sums at an a-priori bounded cost); only when neither is available
+    does the default law run uncapped.
+
     Parameters
     ----------
     gparv : Gparv
@@ -1241,11 +1252,16 @@ def _coarse_convex(gparv: Gparv, n: int, upper: bool):
         return (min(d, 1.0) if upper else d), err
 
     for ko, cells in CONVEX_COARSE_MIXTURE:
-        v, p, scale = _conditioned(*convex_order_atoms(gparv, n, side, cells, cells, ko), n, upper)
+        v, p, scale = _conditioned(*convex_order_atoms(gparv, n, side, cells, cells, ko), n, upper, True)
         if v.size > 7:
             continue
         if float(v.max()) <= 0.0:           # S <= 0 surely: E[S_+] = 0 (both sides)
             consider(0.0, 0.0, "exact")
+            continue
+        if float(v.min()) >= 0.0:           # S >= 0 surely: E[S_+] / n = E[G]
+            pn = p / p.sum()
+            m = float(pn @ v)
+            consider(*finish(m, 4.0 * _DBL_EPS * v.size * m, scale), "exact")
             continue
         ok, value, err, _ = kernels.mixture_positive_part(
             np.ascontiguousarray(v), np.ascontiguousarray(p / p.sum()), float(n), 1.0, CONVEX_COARSE_STEPS, True)
@@ -1253,7 +1269,7 @@ def _coarse_convex(gparv: Gparv, n: int, upper: bool):
             consider(*finish(value, err, scale), "binomial-mixture")
     if 2 <= n <= CONVEX_COARSE_MITM_N:
         for cells in CONVEX_COARSE_CELLS:
-            v, p, scale = _conditioned(*convex_order_atoms(gparv, n, side, cells, cells), n, upper)
+            v, p, scale = _conditioned(*convex_order_atoms(gparv, n, side, cells, cells), n, upper, True)
             if _small_n_points(n, v.size) > CONVEX_COARSE_POINTS:
                 continue
             if float(v.max()) <= 0.0:
@@ -1286,17 +1302,18 @@ def _enum_atoms(n: int, enumerate_max: int) -> int:
     return k
 
 
-def _conditioned(v: np.ndarray, p: np.ndarray, n: int, upper: bool):
+def _conditioned(v: np.ndarray, p: np.ndarray, n: int, upper: bool, always: bool = False):
     r"""``(values, probs, scale)`` with :math:`E[(\sum_{i\le n} G_i)_+] = 	ext{scale}\cdot E[(\sum G'_i)_+]`.
 
     An atom :math:`v \le a = -(n-1)\max G` forces :math:`\sum G_i \le a + (n-1)\max G \le 0`, so only
     samples with every term above ``a`` contribute: :math:`E[S_+] = q^n E[S'_+]` with
     :math:`q = P(G > a)` and :math:`G' = G \mid G > a` (exact).  ``scale`` is :math:`q^n` rounded up
-    (``upper``) or down.  The law is returned unchanged (scale 1) when :math:`E[G'] \ge 0`.
+    (``upper``) or down.  The law is returned unchanged (scale 1) when :math:`E[G'] \ge 0` (the Bromwich
+    integral needs a saddle point), unless ``always`` (for the exact sums, which do not).
     """
     top = float(v.max())
     keep = v > -(n - 1) * top
-    if keep.all() or float(v[keep] @ p[keep]) >= 0.0:
+    if keep.all() or not keep.any() or (not always and float(v[keep] @ p[keep]) >= 0.0):
         # nothing to drop, or the conditioned law has a non-negative mean (no saddle point for the
         # Bromwich integral): keep the law as it is
         return v, p, 1.0

@@ -124,7 +124,7 @@ REPRODUCERS = [(1.0, 10, 1e-8), (1.0, 2, 1e-6), (5.0, 5, 1e-8), (0.2197874749112
                (0.22778029401697306, 178, 3.9092863372479814e-4), (15.0, 10 ** 6, 1e-8), (8.0, 1138, 1e-8),
                # the slowest Laplace cases of bench/bench_latency.py's suite (ids 488, 1762, 106)
                (7.3729473070774105, 26, 1.4211313074809834e-10), (8.49886411837531, 12, 3.436939764331285e-12),
-               (7.226674306794751, 140, 5.460758983338833e-05)]
+               (7.226674306794751, 140, 5.460758983338833e-05), (12.0, 1200, 1e-8)]
 
 
 @pytest.mark.parametrize("eps0,n,target", REPRODUCERS)
@@ -278,3 +278,35 @@ def test_cost_rule_brackets_the_fine_evaluation(monkeypatch, eps0, eps, n):
     f_up, f_lo = X.delta_convex(g, n, "upper"), X.delta_convex(g, n, "lower")
     assert lo.delta <= f_up.delta and up.delta >= f_lo.delta, (lo, up, f_lo, f_up)
     assert lo.delta >= 0.8 * f_lo.delta
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_conditioning_always_against_bruteforce(seed):
+    """Dropping the atoms at or below -(n-1) max G is exact even when the kept law has a non-negative mean
+    (``always=True``, used before the exact sums): scale x E[S'_+] equals the brute-force E[S_+] of
+    tests/oracle.py, with the scale rounded to the certified side."""
+    from oracle import gparv_positive_part
+    rng = np.random.default_rng(seed)
+    n = 4
+    v = np.sort(np.concatenate([[-50.0], rng.normal(0.2, 1.0, 5)]))
+    p = rng.random(6) + 0.1
+    p /= p.sum()
+    want = gparv_positive_part(v, p, n)
+    for upper in (True, False):
+        v2, p2, sc = X._conditioned(v, p, n, upper, True)
+        assert v2.size == 5 and 0.0 < sc < 1.0
+        got = sc * gparv_positive_part(v2, p2 / p2.sum(), n)
+        assert (got >= want * (1 - 1e-12)) if upper else (got <= want * (1 + 1e-12))
+        assert abs(got - want) <= 1e-12 * want
+
+
+def test_coarse_convex_next_to_eps0():
+    """Next to eps0 at moderate n the upper GPARV's lowest atom is far below -(n-1) max G: the coarse laws are
+    conditioned on the other terms and evaluated exactly (certified, above the coarse lower of the same GPARV),
+    where the Bromwich integral of the default law only returns its error bound."""
+    g = laplace_upper_gparv(12.0, 12.0 - 1e-9)
+    n = 1200
+    up, lo = X._coarse_convex(g, n, True), X._coarse_convex(g, n, False)
+    assert up is not None and lo is not None
+    assert 0.0 < lo[0] <= up[0] <= 1.01 * lo[0]
+    assert lo[0] <= X.delta_convex(g, n, "upper").delta <= up[0]

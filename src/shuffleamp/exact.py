@@ -1415,6 +1415,8 @@ CONTINUOUS_EXACT_MIN_N = 300
 #: ... when its estimated central work (:func:`_bromwich_work`) is at most this many atom-frequency
 #: evaluations, and within that work cap (a deterministic rule: the same answer on a loaded machine).
 CONTINUOUS_EXACT_WORK = 1e6
+#: ... and when theta x (width of the continuous part) is at most this (the closed-form MGF's exponent).
+CONTINUOUS_EXACT_EXPONENT = 600.0
 
 
 def delta_continuous(gparv: Gparv, n: int, mode: str = "upper", key=None) -> Evaluation:
@@ -1422,7 +1424,8 @@ def delta_continuous(gparv: Gparv, n: int, mode: str = "upper", key=None) -> Eva
 
     For ``n >= CONTINUOUS_EXACT_MIN_N`` the continuous-part Bromwich integral (:func:`delta_exact`) runs
     when its central work estimate (:func:`_bromwich_work`, from the saddle point and the bell width) is at
-    most ``CONTINUOUS_EXACT_WORK`` atom-frequency evaluations, capped at that work; otherwise, when it
+    most ``CONTINUOUS_EXACT_WORK`` atom-frequency evaluations and the closed-form MGF stays in range (tilt
+    times width at most ``CONTINUOUS_EXACT_EXPONENT``), capped at that work; otherwise, when it
     exceeds the cap, or at smaller n, the convex-order evaluation :func:`delta_convex`.  The rule depends
     only on (G, n), never on the machine's load.  Both evaluations are certified on the side of ``mode``.
 
@@ -1449,8 +1452,15 @@ def delta_continuous(gparv: Gparv, n: int, mode: str = "upper", key=None) -> Eva
         ``max_memory_gb``), or :func:`delta_convex` exceeds its work cap.
     """
     n = int(n)
-    if (n >= CONTINUOUS_EXACT_MIN_N and unsupported_reason(gparv) is None and gparv.support[1] > 0.0
-            and _bromwich_work(_MixedLaw(gparv, n)) <= CONTINUOUS_EXACT_WORK):
+    if n >= CONTINUOUS_EXACT_MIN_N and unsupported_reason(gparv) is None and gparv.support[1] > 0.0:
+        law = _MixedLaw(gparv, n)
+        c = gparv.continuous
+        # the closed-form MGF at the tilt overflows beyond exp(theta x width) ~ e^600: not this route
+        cheap = (math.isfinite(law.theta) and law.theta * (float(c.hi) - float(c.lo)) <= CONTINUOUS_EXACT_EXPONENT
+                 and _bromwich_work(law) <= CONTINUOUS_EXACT_WORK)
+    else:
+        cheap = False
+    if cheap:
         try:
             return delta_exact(gparv, n, mode, max_work=CONTINUOUS_EXACT_WORK)
         except ResourceLimitError as e:

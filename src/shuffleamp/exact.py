@@ -225,8 +225,14 @@ def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = 
     else:
         K = LogMgf(gparv.values, gparv.probs)
         value, err, nodes, theta, how = _positive_part(K, int(n), rtol, enumerate_max)
+    return _exact_result(value, err, nodes, theta, how, upper, gparv.support[1] > 0.0)
+
+
+def _exact_result(value, err, nodes, theta, how, upper: bool, positive: bool) -> Evaluation:
+    """The Evaluation of :func:`delta_exact` from the evaluator's (value, error bound, ...): error added (upper)
+    or subtracted (lower, floored at 0); an upper of a GPARV with a positive atom is kept above 0."""
     d = value + err if upper else max(value - err, 0.0)
-    if upper and d <= 0.0 and gparv.support[1] > 0.0:
+    if upper and d <= 0.0 and positive:
         d = float(np.nextafter(0.0, 1.0))       # true value positive but below the float range
     return Evaluation(min(d, 1.0) if upper else d, "upper" if upper else "lower", err, how,
                       ExactDetail(theta, nodes))
@@ -593,6 +599,7 @@ CONT_NODES = 24
 CONT_SWITCH = 20.0
 #: Relative accuracy assumed for the closed-form MGF (scipy.special.wofz): an estimate.
 MGF_REL = 1e-13
+_XC, _WC = leggauss(CONT_NODES)
 
 
 def _sub_pieces(c):
@@ -640,7 +647,7 @@ class _MixedLaw(_AtomLaw):
         c = g.continuous
         xs, ws = [], []
         len_max, gap = 0.0, 0.0
-        x, w = leggauss(CONT_NODES)
+        x, w = _XC, _WC
         for a, b in _sub_pieces(c):
             h = 0.5 * (b - a)
             s = 0.5 * (a + b) + h * x
@@ -1461,8 +1468,8 @@ def delta_continuous(gparv: Gparv, n: int, mode: str = "upper", key=None) -> Eva
     else:
         cheap = False
     if cheap:
-        try:
-            return delta_exact(gparv, n, mode, max_work=CONTINUOUS_EXACT_WORK)
+        try:        # delta_exact's continuous branch on the law built above
+            return _exact_result(*_bromwich(law, n, DEFAULT_RTOL, CONTINUOUS_EXACT_WORK), _is_upper(mode), True)
         except ResourceLimitError as e:
             if e.parameter in ("max_seconds", "max_memory_gb"):
                 raise

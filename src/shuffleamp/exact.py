@@ -758,6 +758,14 @@ def _small_n_points(n: int, k: int) -> int:
     return math.comb(na + k - 1, k - 1) + math.comb(nb + k - 1, k - 1)
 
 
+def _work_error(message: str, nodes: float) -> ResourceLimitError:
+    """The refusal of a Bromwich integral over its explicit work cap, carrying a lower bound on the integrand
+    nodes it needed (``nodes_needed``: a law of fewer atoms on the same tilt needs about as many)."""
+    err = ResourceLimitError(message)
+    err.nodes_needed = float(nodes)
+    return err
+
+
 def _bromwich(law, n, rtol, max_work=None):
     """(value, error bound, node count, theta, how) of E[S_+]/n for ``law`` (_AtomLaw/_MixedLaw); ``max_work``
     (atom x frequency evaluations) lowers the work cap of :func:`work_cap`."""
@@ -808,8 +816,8 @@ def _bromwich(law, n, rtol, max_work=None):
 
     nc = max(1, int(math.ceil(CENTRAL_WIDTHS * s0 / (2.0 * hp))))
     if max_work is not None and float(nc) * GL_NODES * k > max_work:
-        raise ResourceLimitError(f"exact evaluator: the central panels alone exceed {max_work:.0e} atom-frequency "
-                                 f"evaluations (n={n}, {law.size} atoms)")
+        raise _work_error(f"exact evaluator: the central panels alone exceed {max_work:.0e} atom-frequency "
+                          f"evaluations (n={n}, {law.size} atoms)", float(nc) * GL_NODES)
     edges = 2.0 * hp * np.arange(nc + 1)
     total, glsum, rosum = panels(edges[:-1], edges[1:])
     scale_I = max(abs(total), 1e-300)
@@ -842,8 +850,8 @@ def _bromwich(law, n, rtol, max_work=None):
             small = (b - a) <= 2.0 * hp * (1.0 + 1e-9)
             if small.any():
                 if max_work is not None and (work[0] + float(small.sum()) * GL_NODES) * k > cap:
-                    raise ResourceLimitError(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
-                                             f"(n={n}, {law.size} atoms)")
+                    raise _work_error(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
+                                      f"(n={n}, {law.size} atoms)", work[0] + float(small.sum()) * GL_NODES)
                 seg_a.append(a[small]); seg_b.append(b[small]); seg_m.append((b[small] - a[small]) * rn[small])
                 val, gl, ro = panels(a[small], b[small])
                 total += val
@@ -1161,14 +1169,16 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
     except ResourceLimitError as e:
         if e.parameter in ("max_seconds", "max_memory_gb"):
             raise
+        need = getattr(e, "nodes_needed", 0.0)
     best = None
     small = _coarse_convex(gparv, n, upper)
     if small is not None:
         d, err, how = small
         best = Evaluation(d, side, err, how, ExactDetail(0.0, 0))
     medium = _conditioned(*convex_order_atoms(gparv, n, side, CONVEX_MEDIUM_CELLS, CONVEX_MEDIUM_CELLS), n, upper)
-    if medium[0].size < law[0].size:
-        # a law of CONVEX_MEDIUM_CELLS cells per piece (a few dozen atoms) within the same work cap
+    if medium[0].size < law[0].size and need * medium[0].size <= CONVEX_FINE_WORK:
+        # a law of CONVEX_MEDIUM_CELLS cells per piece (a few dozen atoms) within the same work cap (skipped
+        # when the nodes the default law needed already exceed it: the node count hardly depends on the atoms)
         try:
             ev = _convex_fine(gparv, n, medium, side, upper, False, rtol, rtol_given, enumerate_max, CONVEX_FINE_WORK)
             if best is None or (ev.delta < best.delta if upper else ev.delta > best.delta):

@@ -66,6 +66,7 @@ CASES_12 = [(0.5, 0.2), (1.0, 0.5), (1.0, 0.999), (4.0, 1.0), (4.0, 3.9)]
 @pytest.mark.parametrize("which", ["upper", "lower"])
 @pytest.mark.parametrize("eps0,eps", CASES_12)
 def test_n1_n2_against_quadrature(which, eps0, eps):
+    """Default laws at n = 1, 2 and the coarse exact laws at n = 2 against the quadrature oracle."""
     g = FAMILIES[which](eps0, eps)
     for n in (1, 2):
         want = _oracle(g, n)
@@ -74,6 +75,10 @@ def test_n1_n2_against_quadrature(which, eps0, eps):
         assert lo <= want * (1 + 1e-9) + 1e-300, (n, lo, want)
         assert up >= want * (1 - 1e-9), (n, up, want)
         assert up - lo <= 1e-3 * want + 1e-300, (n, up, lo, want)
+        if n == 2:      # the coarse laws of the cost rule, evaluated exactly, bracket it too
+            c_up, c_lo = X._coarse_convex(g, n, True), X._coarse_convex(g, n, False)
+            assert c_up is not None and c_lo is not None
+            assert c_lo[0] <= want * (1 + 1e-9) + 1e-300 and c_up[0] >= want * (1 - 1e-9), (c_lo, want, c_up)
 
 
 @pytest.mark.parametrize("which", ["upper", "lower"])
@@ -222,17 +227,6 @@ def test_coarse_laws_keep_the_mean(which, eps0, eps, n):
             assert v.min() >= lo_s and v.max() <= hi_s
             mean = math.fsum(v * p)
             assert abs(mean - (-math.expm1(eps))) <= 1e-12 * max(1.0, float(np.max(np.abs(v)))), (ko, cells, mode)
-
-
-@pytest.mark.parametrize("which", ["upper", "lower"])
-@pytest.mark.parametrize("eps0,eps", CASES_12)
-def test_coarse_convex_against_quadrature(which, eps0, eps):
-    """The coarse exact evaluation brackets the quadrature oracle at n = 2 (upper >= truth >= lower)."""
-    g = FAMILIES[which](eps0, eps)
-    want = _oracle(g, 2)
-    up, lo = X._coarse_convex(g, 2, True), X._coarse_convex(g, 2, False)
-    assert up is not None and lo is not None
-    assert lo[0] <= want * (1 + 1e-9) + 1e-300 and up[0] >= want * (1 - 1e-9), (lo, want, up)
 
 
 @pytest.mark.parametrize("n", [3, 5])

@@ -102,6 +102,18 @@ def report(specs, recs, trees, args, started, finished):
         for l in labs:
             cells += list(_summary([recs[l][i] for i in ids if i in recs[l]]))
         lines.append(f"| {g} | {len(ids)} | " + " | ".join(cells) + " |")
+    if len(labs) == 2:
+        a, b = labs
+        lines += ["", f"## Answers: `{b}` against `{a}` (cases ok in both)\n",
+                  "| side | cases changed (rel > 1e-12) | largest increase | largest decrease |", "|---|---|---|---|"]
+        for side in ("upper", "lower"):
+            rel = []
+            for sp in specs:
+                ra, rb = recs[a].get(sp["id"], {}), recs[b].get(sp["id"], {})
+                if ra.get("outcome") == rb.get("outcome") == "ok" and ra.get(side) and rb.get(side) is not None:
+                    rel.append((rb[side] - ra[side]) / ra[side])
+            ch = [x for x in rel if abs(x) > 1e-12]
+            lines.append(f"| {side} | {len(ch)} of {len(rel)} | {max(ch, default=0.0):+.3%} | {min(ch, default=0.0):+.3%} |")
     lines += ["", "## Per case (reproducers, then the 25 slowest suite cases of the first tree)\n",
               "| eps0 | n | delta | " + " | ".join(f"{l}: ms | {l}: upper | {l}: lower" for l in labs) + " |",
               "|---|---|---|" + "---|---|---|" * len(labs)]

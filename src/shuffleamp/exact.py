@@ -73,7 +73,12 @@ its end points: certified upper bound) or is dominated by it (each cell at its c
 certified lower bound), and that finite law is evaluated as atoms: conditioned exactly on the terms
 that can still make the sum positive, split on a heavy atom at 0 (binomial number of other terms),
 enumerated at small n, Bromwich integral otherwise.  The cost no longer depends on how close
-:math:`\varepsilon` is to :math:`\varepsilon_0` or on how small n is.
+:math:`\varepsilon` is to :math:`\varepsilon_0` or on how small n is.  A deterministic cost rule bounds
+it: the default law is evaluated within ``CONVEX_FINE_WORK`` atom-frequency evaluations; beyond (small n
+at large :math:`\varepsilon_0`, where a heavy atom keeps the integrand from decaying) the answer is the
+better of a medium law within the same cap and a few coarse laws evaluated exactly (binomial-mixture
+sums, meet in the middle) at an a-priori bounded cost: looser by a few per cent of δ, never unsound.
+Coarse cells' masses and conditional means are always computed on graded sub-cells.
 
 References
 ----------
@@ -89,7 +94,7 @@ import numpy as np
 from numpy.polynomial.legendre import leggauss
 
 from ._ext import kernels
-from ._numerics import LogMgf, budget, check_memory, check_time, current_budget
+from ._numerics import LogMgf, check_memory, check_time, current_budget
 from .decomposition import Decomposition
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .gparv import Gparv
@@ -156,7 +161,7 @@ def _is_upper(mode: str) -> bool:
 
 
 def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = None,
-                enumerate_max: int | None = None) -> Evaluation:
+                enumerate_max: int | None = None, max_work: float | None = None) -> Evaluation:
     r"""Exact :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` for a finite-support GPARV, with an error bound.
 
     Parameters
@@ -178,6 +183,9 @@ def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = 
         Enumerate the multinomial sum when it has at most this many terms; default
         ``ENUMERATE_MAX``.  0 disables both combinatorial evaluators (enumeration and the
         binomial-mixture sums), forcing the Bromwich integral.
+    max_work : float, optional
+        Lower cap on the atom-frequency evaluations of a GPARV with a continuous part (a deterministic
+        work limit; default: :func:`work_cap` only).
 
     Returns
     -------
@@ -195,7 +203,7 @@ def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = 
         Unknown ``mode``.
     ResourceLimitError
         The integration would need more than ``MAX_WORK`` atom-frequency evaluations (fewer when
-        the enclosing call's time budget leaves less, see :func:`work_cap`), or the call's
+        the enclosing call's time budget leaves less, see :func:`work_cap`, or ``max_work``), or the call's
         time / memory budget is spent (parameter ``max_seconds`` / ``max_memory_gb``).
 
     References
@@ -213,12 +221,18 @@ def delta_exact(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = 
         if gparv.support[1] <= 0.0:
             value, err, nodes, theta, how = 0.0, 0.0, 0, 0.0, "exact"
         else:
-            value, err, nodes, theta, how = _bromwich(_MixedLaw(gparv, int(n)), int(n), rtol)
+            value, err, nodes, theta, how = _bromwich(_MixedLaw(gparv, int(n)), int(n), rtol, max_work)
     else:
         K = LogMgf(gparv.values, gparv.probs)
         value, err, nodes, theta, how = _positive_part(K, int(n), rtol, enumerate_max)
+    return _exact_result(value, err, nodes, theta, how, upper, gparv.support[1] > 0.0)
+
+
+def _exact_result(value, err, nodes, theta, how, upper: bool, positive: bool) -> Evaluation:
+    """The Evaluation of :func:`delta_exact` from the evaluator's (value, error bound, ...): error added (upper)
+    or subtracted (lower, floored at 0); an upper of a GPARV with a positive atom is kept above 0."""
     d = value + err if upper else max(value - err, 0.0)
-    if upper and d <= 0.0 and gparv.support[1] > 0.0:
+    if upper and d <= 0.0 and positive:
         d = float(np.nextafter(0.0, 1.0))       # true value positive but below the float range
     return Evaluation(min(d, 1.0) if upper else d, "upper" if upper else "lower", err, how,
                       ExactDetail(theta, nodes))
@@ -473,8 +487,9 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
         float(total), float(soft_gap), float(expensive))
 
 
-def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int):
-    """(value, error bound, node count, theta, how) of E[S_+]/n for the finite law of ``K``."""
+def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int, max_work: float | None = None):
+    """(value, error bound, node count, theta, how) of E[S_+]/n for the finite law of ``K``; ``max_work`` caps
+    the Bromwich integral's atom-frequency evaluations (ResourceLimitError beyond, see :func:`_bromwich`)."""
     v, p = K.x, K.p
     vmax, vmin = float(v.max()), float(v.min())
     if vmax <= 0.0:
@@ -502,7 +517,7 @@ def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int):
         s_err = 2.0 * _DBL_EPS * n * float(np.max(np.abs(v))) * (k + 1)
         err = tot * math.expm1(lw_err) + s_err * pos
         return tot / n, err / n, 0, 0.0, "enumeration"
-    return _bromwich(_AtomLaw(K, n), n, rtol)
+    return _bromwich(_AtomLaw(K, n), n, rtol, max_work)
 
 
 class _AtomLaw:
@@ -584,6 +599,7 @@ CONT_NODES = 24
 CONT_SWITCH = 20.0
 #: Relative accuracy assumed for the closed-form MGF (scipy.special.wofz): an estimate.
 MGF_REL = 1e-13
+_XC, _WC = leggauss(CONT_NODES)
 
 
 def _sub_pieces(c):
@@ -631,7 +647,7 @@ class _MixedLaw(_AtomLaw):
         c = g.continuous
         xs, ws = [], []
         len_max, gap = 0.0, 0.0
-        x, w = leggauss(CONT_NODES)
+        x, w = _XC, _WC
         for a, b in _sub_pieces(c):
             h = 0.5 * (b - a)
             s = 0.5 * (a + b) + h * x
@@ -700,8 +716,59 @@ class _MixedLaw(_AtomLaw):
         return out
 
 
-def _bromwich(law, n, rtol):
-    """(value, error bound, node count, theta, how) of E[S_+]/n for ``law`` (_AtomLaw/_MixedLaw)."""
+def _bromwich_work(law) -> float:
+    """Atom x frequency evaluations of the central panels of :func:`_bromwich` on ``law`` (its minimum work
+    once it integrates; 0 when it returns a Chernoff / trivial bound before integrating).  Deterministic: it
+    reads only the law's saddle point and bell width, the quantities that place those panels."""
+    theta = law.theta
+    if not math.isfinite(theta) or not (THETA_RANGE[0] < theta < THETA_RANGE[1]):
+        return 0.0
+    Kth = law.log_mgf(theta)
+    nK = law.outer_log(Kth)
+    log_chernoff = nK - 1.0 - math.log(theta * law.norm)
+    if not math.isfinite(log_chernoff) or log_chernoff < -700.0 or nK - math.log(math.pi * law.norm) > 700.0:
+        return 0.0
+    s0 = law.bell_width()
+    hp = min(0.5 * theta, s0)
+    nc = max(1, int(math.ceil(CENTRAL_WIDTHS * s0 / (2.0 * hp))))
+    return float(nc) * GL_NODES * law.size
+
+
+#: Work of one meet-in-the-middle point and of one enumerated count vector, in atom-frequency evaluations
+#: of the Bromwich integral (for the work caps of :func:`_zero_split`).
+WORK_PER_MITM_POINT = 20.0
+WORK_PER_COUNT_VECTOR = 2.0
+
+
+def _enumeration_work(v: np.ndarray, n: int, enumerate_max: int) -> float:
+    """Work of :func:`_positive_part` on ``v`` at ``n`` when it enumerates (meet in the middle or count vectors),
+    in atom-frequency evaluations; 0 when it integrates or the answer is immediate."""
+    if float(v.max()) <= 0.0 or float(v.min()) >= 0.0 or not enumerate_max:
+        return 0.0
+    k = v.size
+    if kernels.small_n_chosen(float(n), k):
+        return WORK_PER_MITM_POINT * _small_n_points(n, k)
+    cnt = math.comb(n + k - 1, k - 1)
+    return WORK_PER_COUNT_VECTOR * cnt if cnt <= enumerate_max else 0.0
+
+
+def _small_n_points(n: int, k: int) -> int:
+    """Points of both halves of the meet-in-the-middle enumeration (``kernels.small_n_positive_part``)."""
+    na, nb = n - n // 2, n // 2
+    return math.comb(na + k - 1, k - 1) + math.comb(nb + k - 1, k - 1)
+
+
+def _work_error(message: str, nodes: float) -> ResourceLimitError:
+    """The refusal of a Bromwich integral over its explicit work cap, carrying a lower bound on the integrand
+    nodes it needed (``nodes_needed``: a law of fewer atoms on the same tilt needs about as many)."""
+    err = ResourceLimitError(message)
+    err.nodes_needed = float(nodes)
+    return err
+
+
+def _bromwich(law, n, rtol, max_work=None):
+    """(value, error bound, node count, theta, how) of E[S_+]/n for ``law`` (_AtomLaw/_MixedLaw); ``max_work``
+    (atom x frequency evaluations) lowers the work cap of :func:`work_cap`."""
     theta, L1 = law.theta, law.L1
     # (sum G_i)_+ <= sum (G_i)_+: delta <= E[G_+], a certified fallback for degenerate tilts
     trivial = law.positive_mean()
@@ -726,7 +793,7 @@ def _bromwich(law, n, rtol):
     hp = beta                                      # panel half-width: Bernstein rho = 1 + sqrt 2
     work = [0]
     k = law.size
-    cap = work_cap()
+    cap = work_cap() if max_work is None else min(work_cap(), float(max_work))
 
     def panels(a, b):
         c = 0.5 * (a + b)
@@ -748,6 +815,9 @@ def _bromwich(law, n, rtol):
         return law.rho(np.ascontiguousarray(0.5 * (a + b)), np.ascontiguousarray(0.5 * (b - a)))
 
     nc = max(1, int(math.ceil(CENTRAL_WIDTHS * s0 / (2.0 * hp))))
+    if max_work is not None and float(nc) * GL_NODES * k > max_work:
+        raise _work_error(f"exact evaluator: the central panels alone exceed {max_work:.0e} atom-frequency "
+                          f"evaluations (n={n}, {law.size} atoms)", float(nc) * GL_NODES)
     edges = 2.0 * hp * np.arange(nc + 1)
     total, glsum, rosum = panels(edges[:-1], edges[1:])
     scale_I = max(abs(total), 1e-300)
@@ -779,6 +849,9 @@ def _bromwich(law, n, rtol):
             a, b, rn = a[~ok], b[~ok], rn[~ok]
             small = (b - a) <= 2.0 * hp * (1.0 + 1e-9)
             if small.any():
+                if max_work is not None and (work[0] + float(small.sum()) * GL_NODES) * k > cap:
+                    raise _work_error(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
+                                      f"(n={n}, {law.size} atoms)", work[0] + float(small.sum()) * GL_NODES)
                 seg_a.append(a[small]); seg_b.append(b[small]); seg_m.append((b[small] - a[small]) * rn[small])
                 val, gl, ro = panels(a[small], b[small])
                 total += val
@@ -868,7 +941,7 @@ def _piece_edges(a: float, b: float, poles, cells: int | None) -> np.ndarray:
 
 
 def convex_order_atoms(gparv: Gparv, n: int, mode: str, cells_piece: int | None = None,
-                       cells_uniform: int | None = None):
+                       cells_uniform: int | None = None, kink_order: int | None = None):
     r"""Finite atomic law bounding ``gparv`` in convex order (upper) or bounded by it (lower).
 
     The continuous part is cut into cells :math:`(e_i, e_{i+1}]`: their masses :math:`m_i` come from
@@ -903,6 +976,8 @@ def convex_order_atoms(gparv: Gparv, n: int, mode: str, cells_piece: int | None 
         Cells per analytic piece (default: :data:`CONVEX_CELLS_PIECE`, more when the piece spans
         more than :data:`CONVEX_CELL_LOG_RATIO` per cell in log-distance to its pole, at most
         :data:`CONVEX_CELLS_MAX`) and equal-width cells (default :data:`CONVEX_CELLS_UNIFORM`).
+    kink_order : int, optional
+        Largest :math:`j + k` of the kinks made cell edges (default :data:`CONVEX_KINK_ORDER`).
 
     Returns
     -------
@@ -922,19 +997,23 @@ def convex_order_atoms(gparv: Gparv, n: int, mode: str, cells_piece: int | None 
     a = min(a, chi)
     pts = [clo, *c.breaks, chi]
     edges = [np.array([clo, a, chi])]
+    graded = []         # the default grading: sub-cells on which the quadrature of the means is accurate
     for i, (u, w) in enumerate(zip(pts[:-1], pts[1:])):
         u2 = max(u, a)
         poles = c.poles[i] if i < len(c.poles) else ()
         if w > u2:
             edges.append(_piece_edges(u2, w, poles, cells_piece))
+            if cells_piece is not None:
+                graded.append(_piece_edges(u2, w, poles, None))
         if u < a:       # below a: merged into one cell later; graded here only for its mean's quadrature
             edges.append(_piece_edges(u, min(w, a), poles, None))
     edges.append(np.linspace(a, chi, (CONVEX_CELLS_UNIFORM if cells_uniform is None else cells_uniform) + 1))
     kinks = [0.0]
     pos = float(vals.max()) if vals.size else 0.0
     neg = float(vals.min()) if vals.size else 0.0
-    for j in range(CONVEX_KINK_ORDER + 1):
-        for k in range(CONVEX_KINK_ORDER + 1 - j):
+    ko = CONVEX_KINK_ORDER if kink_order is None else int(kink_order)
+    for j in range(ko + 1):
+        for k in range(ko + 1 - j):
             if 0 < j + k <= n - 1:
                 kinks.append(-(j * pos + k * neg))
     edges.append(np.array(kinks))
@@ -942,6 +1021,14 @@ def convex_order_atoms(gparv: Gparv, n: int, mode: str, cells_piece: int | None 
     e = e[(e >= clo) & (e <= chi)]
     if e.size < 2:
         e = np.array([clo, chi])
+    req = None
+    if graded:
+        # coarse cells: masses and means are computed on the finer graded sub-cells (a cell spanning many
+        # log-distances to the density's pole defeats the cell's Gauss-Legendre quadrature) and aggregated
+        sub = np.unique(np.concatenate([e, *graded]))
+        sub = sub[(sub >= clo) & (sub <= chi)]
+        if sub.size > e.size:
+            req, e = e, sub
     # F(lo) = 0 and F(hi) = mass by definition: pin them, so that the rounding of the closed form near
     # the ends cannot lose mass (a defect eta of the total would scale E[S_+] by about (1 + eta)^n)
     F = np.maximum.accumulate(np.clip(c.cdf(e), 0.0, c.mass))
@@ -963,6 +1050,15 @@ def convex_order_atoms(gparv: Gparv, n: int, mode: str, cells_piece: int | None 
         I = c.icdf(e)
         mom = (np.diff(e * F) - np.diff(I))[ok]
         mean = np.clip(mom / m, L, R)
+    if req is not None:
+        # aggregate the sub-cells into the requested cells: mass and first moment add up
+        idx = np.clip(np.searchsorted(req, L, side="right") - 1, 0, req.size - 2)
+        mm = np.bincount(idx, weights=m, minlength=req.size - 1)
+        mo = np.bincount(idx, weights=m * (mean - req[idx]), minlength=req.size - 1)
+        okr = mm > 0.0
+        Lr, Rr = req[:-1][okr], req[1:][okr]
+        m, L, R = mm[okr], Lr, Rr
+        mean = np.clip(Lr + mo[okr] / m, Lr, Rr)
     low = R <= a
     if low.sum() > 1:      # cells at or below a = -(n-1) max G: one cell, its mass and conditional mean
         mb = math.fsum(m[low])
@@ -997,6 +1093,12 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
     step only moves δ in the certified direction, so upper >= δ >= lower.  This avoids both the
     fine uniform grids of the FFT engine and the continuous-part quadrature of :func:`delta_exact`,
     whose cost explodes at small n and near :math:`\varepsilon \approx \varepsilon_0`.
+
+    Cost rule (deterministic, independent of the machine's load): the default law's evaluation runs within
+    :data:`CONVEX_FINE_WORK` atom-frequency evaluations; when it needs more, the result is the better
+    certified value of a law of :data:`CONVEX_MEDIUM_CELLS` cells per piece (same cap) and of the coarse
+    laws of :func:`_coarse_convex` (exact sums at an a-priori bounded cost); only when neither is available
+    does the default law run uncapped.
 
     Parameters
     ----------
@@ -1059,8 +1161,41 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
     coarse = law is None
     if coarse:
         law = _conditioned(*convex_order_atoms(gparv, n, side), n, upper)
+    try:
+        # the cost rule: the default law is evaluated within CONVEX_FINE_WORK atom-frequency evaluations
+        # (a heavy atom or a wide support keeps the integrand from decaying at small n and large eps0);
+        # beyond, a few coarse laws evaluated exactly (cost bounded a priori)
+        return _convex_fine(gparv, n, law, side, upper, coarse, rtol, rtol_given, enumerate_max, CONVEX_FINE_WORK)
+    except ResourceLimitError as e:
+        if e.parameter in ("max_seconds", "max_memory_gb"):
+            raise
+        need = getattr(e, "nodes_needed", 0.0)
+    best = None
+    small = _coarse_convex(gparv, n, upper)
+    if small is not None:
+        d, err, how = small
+        best = Evaluation(d, side, err, how, ExactDetail(0.0, 0))
+    medium = _conditioned(*convex_order_atoms(gparv, n, side, CONVEX_MEDIUM_CELLS, CONVEX_MEDIUM_CELLS), n, upper)
+    if medium[0].size < law[0].size and need * medium[0].size <= CONVEX_FINE_WORK:
+        # a law of CONVEX_MEDIUM_CELLS cells per piece (a few dozen atoms) within the same work cap (skipped
+        # when the nodes the default law needed already exceed it: the node count hardly depends on the atoms)
+        try:
+            ev = _convex_fine(gparv, n, medium, side, upper, False, rtol, rtol_given, enumerate_max, CONVEX_FINE_WORK)
+            if best is None or (ev.delta < best.delta if upper else ev.delta > best.delta):
+                best = ev
+        except ResourceLimitError as e:
+            if e.parameter in ("max_seconds", "max_memory_gb"):
+                raise
+    if best is not None:
+        return best
+    return _convex_fine(gparv, n, law, side, upper, coarse, rtol, rtol_given, enumerate_max, None)
+
+
+def _convex_fine(gparv, n, law, side, upper, coarse, rtol, rtol_given, enumerate_max, max_work):
+    """The evaluation of :func:`delta_convex` on the law ``law`` (zero split, else the finite law's
+    evaluator, its retry and its refinement), each Bromwich integral capped at ``max_work``."""
     v, p, scale = law
-    split = _zero_split(v, p, n, upper, rtol, enumerate_max)
+    split = _zero_split(v, p, n, upper, rtol, enumerate_max, max_work)
     if split is not None:
         value, err = split
         value, err = value * scale, err * scale
@@ -1069,20 +1204,100 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
             d = float(np.nextafter(0.0, 1.0))
         return Evaluation(min(d, 1.0) if upper else d, side, err, "enumeration", ExactDetail(0.0, 0))
     K = LogMgf(v, p)
-    value, err, nodes, theta, how = _positive_part(K, n, rtol, enumerate_max)
+    value, err, nodes, theta, how = _positive_part(K, n, rtol, enumerate_max, max_work)
     if nodes and err > CONVEX_RETRY_ERR * value and rtol > DEFAULT_RTOL:
         # the integral stopped with a large error bound (atoms dominating the tilted law): the
         # evaluator's own default accuracy target, at about 3x the nodes
-        value, err, nodes, theta, how = _positive_part(K, n, DEFAULT_RTOL, enumerate_max)
+        value, err, nodes, theta, how = _positive_part(K, n, DEFAULT_RTOL, enumerate_max, max_work)
     elif coarse and rtol_given is None and 0 < nodes <= CONVEX_FINE_NODES:
         # a narrow bell (large n): a finer law at the evaluator's default accuracy costs little
         v, p, scale = _conditioned(*convex_order_atoms(gparv, n, side, None, CONVEX_FINE_UNIFORM), n, upper)
-        value, err, nodes, theta, how = _positive_part(LogMgf(v, p), n, DEFAULT_RTOL, enumerate_max)
+        value, err, nodes, theta, how = _positive_part(LogMgf(v, p), n, DEFAULT_RTOL, enumerate_max, max_work)
     value, err = value * scale, err * scale
     d = value + err if upper else max(value - err, 0.0)
     if upper and d <= 0.0:
         d = float(np.nextafter(0.0, 1.0))
     return Evaluation(min(d, 1.0) if upper else d, side, err, how, ExactDetail(theta, nodes))
+
+
+#: The cost rule of :func:`delta_convex`: the default law's evaluation runs within this many atom-frequency
+#: evaluations (a deterministic count; enumerations weighted by WORK_PER_MITM_POINT / WORK_PER_COUNT_VECTOR);
+#: beyond, a medium law and the coarse laws of :func:`_coarse_convex` (evaluated exactly) instead.
+CONVEX_FINE_WORK = 1.5e6
+#: Beyond that cap, the better of a law of this many cells per piece (and as many equal-width cells),
+#: evaluated within the same cap, and of the coarse laws below.
+CONVEX_MEDIUM_CELLS = 12
+#: Coarse laws for the binomial-mixture sums (at most 7 atoms): (kink order, cells) of
+#: :func:`convex_order_atoms` ...
+CONVEX_COARSE_MIXTURE = ((2, 1), (1, 2), (1, 1), (0, 2), (0, 1))
+#: ... each within this many steps of the mixture sums ...
+CONVEX_COARSE_STEPS = 2e6
+#: ... and, for n <= CONVEX_COARSE_MITM_N, the finest of these cell counts whose law the meet-in-the-middle
+#: enumeration evaluates within CONVEX_COARSE_POINTS points.
+CONVEX_COARSE_CELLS = (16, 12, 8, 6, 4, 3, 2, 1)
+CONVEX_COARSE_MITM_N = 64
+CONVEX_COARSE_POINTS = 2.5e5
+
+
+def _coarse_convex(gparv: Gparv, n: int, upper: bool):
+    r"""Best certified :math:`\tfrac1n E[(\sum G_i)_+]` over a few coarse convex-order laws evaluated exactly:
+    ``(delta, error charged, evaluator)`` or None when none of them is evaluated.
+
+    Every law of :func:`convex_order_atoms` is on the certified side for any cells (a mean-preserving spread
+    for ``upper``, cell conditional means otherwise; Jensen's inequality applies to any partition of the
+    support, atoms included), so the minimum (upper) or maximum (lower) over several is certified.  The
+    laws are conditioned as in :func:`_conditioned` and evaluated by the exact binomial-mixture sums (at most
+    7 atoms, ``kernels.mixture_positive_part``) or, for ``n <= CONVEX_COARSE_MITM_N``, by the
+    meet-in-the-middle enumeration (``kernels.small_n_positive_part``), both with their rounding charged;
+    their cost is bounded a priori (CONVEX_COARSE_STEPS, CONVEX_COARSE_POINTS), independent of the load.
+    The coarse cells cost tightness (a few per cent of δ near the answer, more far below the target), never
+    soundness.
+    """
+    side = "upper" if upper else "lower"
+    best = None
+
+    def consider(d, err, how):
+        nonlocal best
+        if best is None or (d < best[0] if upper else d > best[0]):
+            best = (d, err, how)
+
+    def finish(value, err, scale):
+        value, err = value * scale, err * scale
+        d = value + err if upper else max(value - err, 0.0)
+        if upper and d <= 0.0:
+            d = float(np.nextafter(0.0, 1.0))
+        return (min(d, 1.0) if upper else d), err
+
+    for ko, cells in CONVEX_COARSE_MIXTURE:
+        v, p, scale = _conditioned(*convex_order_atoms(gparv, n, side, cells, cells, ko), n, upper, True)
+        if v.size > 7:
+            continue
+        if float(v.max()) <= 0.0:           # S <= 0 surely: E[S_+] = 0 (both sides)
+            consider(0.0, 0.0, "exact")
+            continue
+        if float(v.min()) >= 0.0:           # S >= 0 surely: E[S_+] / n = E[G]
+            pn = p / p.sum()
+            m = float(pn @ v)
+            consider(*finish(m, 4.0 * _DBL_EPS * v.size * m, scale), "exact")
+            continue
+        ok, value, err, _ = kernels.mixture_positive_part(
+            np.ascontiguousarray(v), np.ascontiguousarray(p / p.sum()), float(n), 1.0, CONVEX_COARSE_STEPS, True)
+        if ok:
+            consider(*finish(value, err, scale), "binomial-mixture")
+    if 2 <= n <= CONVEX_COARSE_MITM_N:
+        for cells in CONVEX_COARSE_CELLS:
+            v, p, scale = _conditioned(*convex_order_atoms(gparv, n, side, cells, cells), n, upper, True)
+            if _small_n_points(n, v.size) > CONVEX_COARSE_POINTS:
+                continue
+            if float(v.max()) <= 0.0:
+                consider(0.0, 0.0, "exact")
+                break
+            tot, err, status = kernels.small_n_positive_part(
+                np.ascontiguousarray(v), np.ascontiguousarray(p / p.sum()), int(n), CONVEX_COARSE_POINTS)
+            if status == 0:
+                consider(*finish(tot / n, err / n, scale), "enumeration")
+            break
+    return best
 
 
 #: When the integral of the default law took at most this many nodes (a narrow bell, typically large
@@ -1104,17 +1319,18 @@ def _enum_atoms(n: int, enumerate_max: int) -> int:
     return k
 
 
-def _conditioned(v: np.ndarray, p: np.ndarray, n: int, upper: bool):
+def _conditioned(v: np.ndarray, p: np.ndarray, n: int, upper: bool, always: bool = False):
     r"""``(values, probs, scale)`` with :math:`E[(\sum_{i\le n} G_i)_+] = 	ext{scale}\cdot E[(\sum G'_i)_+]`.
 
     An atom :math:`v \le a = -(n-1)\max G` forces :math:`\sum G_i \le a + (n-1)\max G \le 0`, so only
     samples with every term above ``a`` contribute: :math:`E[S_+] = q^n E[S'_+]` with
     :math:`q = P(G > a)` and :math:`G' = G \mid G > a` (exact).  ``scale`` is :math:`q^n` rounded up
-    (``upper``) or down.  The law is returned unchanged (scale 1) when :math:`E[G'] \ge 0`.
+    (``upper``) or down.  The law is returned unchanged (scale 1) when :math:`E[G'] \ge 0` (the Bromwich
+    integral needs a saddle point), unless ``always`` (for the exact sums, which do not).
     """
     top = float(v.max())
     keep = v > -(n - 1) * top
-    if keep.all() or float(v[keep] @ p[keep]) >= 0.0:
+    if keep.all() or not keep.any() or (not always and float(v[keep] @ p[keep]) >= 0.0):
         # nothing to drop, or the conditioned law has a non-negative mean (no saddle point for the
         # Bromwich integral): keep the law as it is
         return v, p, 1.0
@@ -1134,7 +1350,8 @@ ZERO_SPLIT_MASS = 0.5
 ZERO_SPLIT_TERMS = 24
 
 
-def _zero_split(v: np.ndarray, p: np.ndarray, n: int, upper: bool, rtol: float, enumerate_max: int):
+def _zero_split(v: np.ndarray, p: np.ndarray, n: int, upper: bool, rtol: float, enumerate_max: int,
+                max_work: float | None = None):
     r"""``(value, error)`` of :math:`E[S_+]/n` by the number :math:`J \sim \mathrm{Bin}(n, \pi)` of terms off the
     heaviest atom :math:`x_0` (mass :math:`1 - \pi`), or None unless that atom is at :math:`x_0 = 0` (then the
     shifts below vanish and cost no rounding) with mass >= ZERO_SPLIT_MASS and few other terms are expected.
@@ -1146,7 +1363,8 @@ def _zero_split(v: np.ndarray, p: np.ndarray, n: int, upper: bool, rtol: float, 
     to the upper bound by :math:`E[((n-j)x_0 + T_j)_+] \le E[(T_j)_+] \le j E[Y_+]`, i.e.
     :math:`E[Y_+]\,E[J; J > j^*] = E[Y_+]\,n\pi\,P(\mathrm{Bin}(n-1, \pi) \ge j^*)`; the lower bound drops
     them.  A heavy atom dominates the tilted law of the Bromwich integral (whose integrand then barely
-    decays); the split removes it.
+    decays); the split removes it.  ``max_work`` caps the atom-frequency evaluations of all its terms
+    together (ResourceLimitError beyond, as :func:`_bromwich`).
     """
     from scipy.special import bdtrc
 
@@ -1171,7 +1389,7 @@ def _zero_split(v: np.ndarray, p: np.ndarray, n: int, upper: bool, rtol: float, 
         return 0.0, 0.0
     ymax = float(np.max(np.abs(y)))
     rel = 1e-12                           # relative accuracy allowed for the binomial pmf / tail
-    total, err = 0.0, 0.0
+    total, err, work = 0.0, 0.0, 0.0
     j = 0
     bj = math.exp(n * math.log1p(-pi))    # P(J = 0), then P(J = j) by the ratio recursion
     odds = pi / p0
@@ -1188,7 +1406,13 @@ def _zero_split(v: np.ndarray, p: np.ndarray, n: int, upper: bool, rtol: float, 
             if yj.max() <= 0.0:
                 vj, ej = 0.0, 0.0
             else:
-                vj, ej, _, _, _ = _positive_part(LogMgf(yj, w), j, rtol, enumerate_max)
+                if max_work is not None:
+                    work += _enumeration_work(yj, j, enumerate_max)
+                    if work > max_work:
+                        raise ResourceLimitError(f"zero split: more than {max_work:.0e} units of work (n={n})")
+                cap = None if max_work is None else max(max_work - work, 1.0)
+                vj, ej, nodes, _, _ = _positive_part(LogMgf(yj, w), j, rtol, enumerate_max, cap)
+                work += float(nodes) * yj.size
                 vj, ej = j * vj, j * ej + shift_err
         total += bj * vj
         err += bj * ej + rel * bj * (vj + ej)
@@ -1205,19 +1429,22 @@ def _zero_split(v: np.ndarray, p: np.ndarray, n: int, upper: bool, rtol: float, 
 #: From this n on, :func:`delta_continuous` first tries the continuous-part Bromwich integral of
 #: :func:`delta_exact` (cheap there unless a heavy atom dominates the tilted law) ...
 CONTINUOUS_EXACT_MIN_N = 300
-#: ... within this many seconds (its work cap follows), remembering per (family, n) when it did not fit.
-CONTINUOUS_EXACT_TRY_SECONDS = 0.4
-_EXACT_TOO_SLOW: set = set()
+#: ... when its estimated central work (:func:`_bromwich_work`) is at most this many atom-frequency
+#: evaluations, and within that work cap (a deterministic rule: the same answer on a loaded machine).
+CONTINUOUS_EXACT_WORK = 1e6
+#: ... and when theta x (width of the continuous part) is at most this (the closed-form MGF's exponent).
+CONTINUOUS_EXACT_EXPONENT = 600.0
 
 
 def delta_continuous(gparv: Gparv, n: int, mode: str = "upper", key=None) -> Evaluation:
     r"""Certified :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` of a GPARV with a continuous part: the API's choice.
 
-    For ``n >= CONTINUOUS_EXACT_MIN_N`` the continuous-part Bromwich integral (:func:`delta_exact`) is
-    tried first under a short time budget (``CONTINUOUS_EXACT_TRY_SECONDS``); when it does not fit,
-    or at smaller n, the convex-order evaluation :func:`delta_convex`.  A miss is remembered for
-    ``key`` (e.g. ``(family.law_key(), n)``), so later ε of the same search go straight to
-    :func:`delta_convex`.  Both evaluations are certified on the side of ``mode``.
+    For ``n >= CONTINUOUS_EXACT_MIN_N`` the continuous-part Bromwich integral (:func:`delta_exact`) runs
+    when its central work estimate (:func:`_bromwich_work`, from the saddle point and the bell width) is at
+    most ``CONTINUOUS_EXACT_WORK`` atom-frequency evaluations and the closed-form MGF stays in range (tilt
+    times width at most ``CONTINUOUS_EXACT_EXPONENT``), capped at that work; otherwise, when it
+    exceeds the cap, or at smaller n, the convex-order evaluation :func:`delta_convex`.  The rule depends
+    only on (G, n), never on the machine's load.  Both evaluations are certified on the side of ``mode``.
 
     Parameters
     ----------
@@ -1228,7 +1455,7 @@ def delta_continuous(gparv: Gparv, n: int, mode: str = "upper", key=None) -> Eva
     mode : str
         As in :func:`delta_exact`.
     key : hashable, optional
-        Identifies the GPARV family and n for the memory of misses (None: no memory).
+        Ignored (kept for compatibility: the choice no longer depends on earlier calls).
 
     Returns
     -------
@@ -1242,17 +1469,18 @@ def delta_continuous(gparv: Gparv, n: int, mode: str = "upper", key=None) -> Eva
         ``max_memory_gb``), or :func:`delta_convex` exceeds its work cap.
     """
     n = int(n)
-    if (n >= CONTINUOUS_EXACT_MIN_N and unsupported_reason(gparv) is None
-            and (key is None or key not in _EXACT_TOO_SLOW)):
-        outer = current_budget()
-        try:
-            with budget(max_seconds=CONTINUOUS_EXACT_TRY_SECONDS):
-                return delta_exact(gparv, n, mode)
+    if n >= CONTINUOUS_EXACT_MIN_N and unsupported_reason(gparv) is None and gparv.support[1] > 0.0:
+        law = _MixedLaw(gparv, n)
+        c = gparv.continuous
+        # the closed-form MGF at the tilt overflows beyond exp(theta x width) ~ e^600: not this route
+        cheap = (math.isfinite(law.theta) and law.theta * (float(c.hi) - float(c.lo)) <= CONTINUOUS_EXACT_EXPONENT
+                 and _bromwich_work(law) <= CONTINUOUS_EXACT_WORK)
+    else:
+        cheap = False
+    if cheap:
+        try:        # delta_exact's continuous branch on the law built above
+            return _exact_result(*_bromwich(law, n, DEFAULT_RTOL, CONTINUOUS_EXACT_WORK), _is_upper(mode), True)
         except ResourceLimitError as e:
-            if e.parameter == "max_memory_gb" or (outer is not None and outer.remaining() <= 0.0):
+            if e.parameter in ("max_seconds", "max_memory_gb"):
                 raise
-            if key is not None:
-                if len(_EXACT_TOO_SLOW) > 4096:
-                    _EXACT_TOO_SLOW.clear()
-                _EXACT_TOO_SLOW.add(key)
     return delta_convex(gparv, n, mode)

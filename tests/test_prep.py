@@ -1,0 +1,190 @@
+"""Cheap family construction (issue 15, latency): the fast paths give the same families as the old path.
+
+The fast paths are the plain-Python merge / law key of small batches (``decomposition._merge_rows_small``,
+``_law_keys_small``), the stacked validation of :class:`Decomposition` (``_set_clean``) and the in-place
+``ratio_keys``.  The oracle is the old path itself: the vectorised ``merge_rows`` / ``law_keys`` (forced
+with ``SMALL_MERGE = -1``), the per-array validation (``_validate_slow``) and the ratio key written as
+before (``round(clip(log(max(num/den, 1e-300)), -800, 800) / rtol)``).  Families and the certified ε of
+every kind of mechanism must be identical (bit for bit) with and without the fast paths.
+
+No test asserts a duration.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import shuffleamp as sa
+from shuffleamp import bounds, compose, decomposition as D, mechanisms as M
+from shuffleamp.errors import NotLDPError, ParameterError
+
+
+def _old_ratio_keys(num, den, rtol=D.RATIO_RTOL):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        lr = np.log(np.maximum(num / den, 1e-300))
+    return np.round(np.clip(lr, -800.0, 800.0) / rtol).astype(np.int64)
+
+
+def _old_decomposition(a, b, c, beta=None, label=""):
+    """The per-array validation as before (the slow path, run on its own)."""
+    d = object.__new__(D.Decomposition)
+    for name, v in (("a", a), ("b", b), ("c", c), ("beta", beta), ("label", label)):
+        object.__setattr__(d, name, v)
+    d._validate_slow()
+    return d
+
+
+@pytest.fixture
+def old_path(monkeypatch):
+    """Run the old (vectorised, per-array validated) construction everywhere."""
+    monkeypatch.setattr(D, "SMALL_MERGE", -1)
+
+    def post_init(self):
+        self._validate_slow()
+
+    monkeypatch.setattr(D.Decomposition, "__post_init__", post_init)
+    bounds._FAMILY_CACHE.clear()
+    yield
+    bounds._FAMILY_CACHE.clear()
+
+
+def _batch(rng, m, k, ties):
+    """m decompositions of k components; with ties, some columns are copies / multiples (equal ratios)."""
+    A, B, C = rng.random((3, m, k)) ** 2 + 1e-3
+    if ties and k > 1:
+        j = rng.integers(0, k, size=k // 2)
+        f = rng.choice([1.0, 0.5, 3.0], size=j.size)
+        A[:, : j.size], B[:, : j.size], C[:, : j.size] = A[:, j] * f, B[:, j] * f, C[:, j] * f
+    return A, B, C
+
+
+def _same(x, y):
+    assert len(x) == len(y)
+    for u, v in zip(x, y):
+        assert u.dtype == v.dtype
+        np.testing.assert_array_equal(u, v)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_merge_rows_small_equals_vectorised(seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    for m, k in [(1, 1), (1, 4), (1, 9), (3, 5), (8, 8), (2, 0), (1, 64), (4, 16)]:
+        for ties in (False, True):
+            A, B, C = _batch(rng, m, k, ties)
+            fast = D.merge_rows(A, B, C)
+            monkeypatch.setattr(D, "SMALL_MERGE", -1)
+            slow = D.merge_rows(A, B, C)
+            monkeypatch.undo()
+            _same(fast, slow)
+            if ties and k > 1:
+                assert fast[1].size < m * k          # the ties were merged
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_law_keys_small_equals_vectorised(seed, monkeypatch):
+    rng = np.random.default_rng(100 + seed)
+    for m, k in [(1, 1), (1, 5), (3, 4), (6, 7), (1, 40)]:
+        for ties in (False, True):
+            A, B, C = _batch(rng, m, k, ties)
+            for beta in (0.0, 0.123456789012345, rng.random(m)):
+                for swapped in (False, True):
+                    fast = D.law_keys(A, B, C, beta, swapped=swapped)
+                    monkeypatch.setattr(D, "SMALL_MERGE", -1)
+                    slow = D.law_keys(A, B, C, beta, swapped=swapped)
+                    monkeypatch.undo()
+                    assert fast == slow
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(1e-300, 1e300), min_size=1, max_size=12),
+       st.lists(st.floats(1e-300, 1e300), min_size=1, max_size=12))
+def test_ratio_keys_and_rounding_as_before(num, den):
+    k = min(len(num), len(den))
+    x, y = np.array(num[:k]), np.array(den[:k])
+    np.testing.assert_array_equal(D.ratio_keys(x, y), _old_ratio_keys(x, y))
+    for v in (x / y).tolist() + num:
+        assert D._round12(v) == np.round(np.array([v]), D.LAW_KEY_DIGITS)[0]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_round12_edges():
+    for v in [0.0, -0.0, 0.5e-12, 1.5e-12, 2.5e-12, 4503599627370495.5e-12, 1e296, 1e300, math.inf, -2.5e-12]:
+        assert D._round12(v) == np.round(np.array([v]), 12)[0]
+
+
+@pytest.mark.parametrize("case", [
+    ([0.5, 0.5], [0.25, 0.75], [0.2, 0.3], None),
+    ([0.5, 0.5, 0.0], [0.25, 0.75, 0.0], [0.2, 0.3, 0.0], None),          # a dropped empty component
+    ([0.5, 0.5, 0.0], [0.25, 0.75, 0.0], [0.2, 0.3, 0.1], 0.4),           # c-only component kept
+    ([0.5, 0.5 + 1e-17, -1e-16], [0.25, 0.75, 0.0], [0.2, 0.3, 0.0], None),  # tiny negative: slow path
+    ([[0.1, 0.9]], [[0.9, 0.1]], [[0.1, 0.1]], 0.8),                       # 2-D input is ravelled
+])
+def test_decomposition_validation_as_before(case):
+    a, b, c, beta = case
+    new = D.Decomposition(a, b, c, beta, label="x")
+    old = _old_decomposition(a, b, c, beta, label="x")
+    for name in ("a", "b", "c"):
+        u, v = getattr(new, name), getattr(old, name)
+        np.testing.assert_array_equal(u, v)
+        assert u.dtype == np.float64 and not u.flags.writeable
+    assert new.beta == old.beta and type(new.beta) is type(old.beta)
+
+
+@pytest.mark.parametrize("case, err, param", [
+    (([0.5, 0.5], [0.5, 0.5], [0.5, np.nan]), ParameterError, "c"),
+    (([0.5, 0.6], [0.5, 0.5], [0.2, 0.2]), ParameterError, "a"),
+    (([0.5, 0.5], [0.5, 0.4], [0.2, 0.2]), ParameterError, "b"),
+    (([0.5, 0.5], [0.5, 0.5], [0.7, 0.7]), ParameterError, "c"),
+    (([0.5, 0.5], [0.5, 0.5], [0.5, -0.1]), ParameterError, "c"),
+    (([0.5, 0.5], [0.5, 0.5], [0.5]), ParameterError, "decomposition"),
+    (([0.5, 0.5], [0.5, 0.5], [0.5, 0.0]), NotLDPError, "decomposition"),
+])
+def test_decomposition_errors_as_before(case, err, param):
+    with pytest.raises(err) as e:
+        D.Decomposition(*case)
+    assert e.value.parameter == param
+
+
+def _mechanisms():
+    out = [M.KRR(0.7, 10), M.KRR(3.1, 2), M.KRR(9.0, 700), M.BLH(0.4, None), M.BLH(2.5, 7), M.RAPPOR(1.2, None),
+           M.RAPPOR(0.3, 5), M.OUE(1.9, None), M.OUE(0.6, 9), M.HadamardResponse(1.1, 16),
+           M.HadamardResponse(4.2, 256)]
+    out += [compose.parallel([(0.3, M.KRR(1.0, 12)), (0.7, M.KRR(2.5, 12))]),
+            compose.subsample(M.BLH(1.4, 6), 0.2), compose.subsample(M.HadamardResponse(0.8, 8), 0.05),
+            compose.joint(M.KRR(0.5, 5), M.RAPPOR(0.5, None)),
+            compose.joint(M.BLH(0.3, None), M.HadamardResponse(0.3, 4), M.OUE(0.3, 3))]
+    g = np.random.default_rng(5)
+    for D_, Y in [(3, 4), (9, 4), (6, 11)]:
+        P = np.exp(0.5 * 2.0 * g.random((D_, Y)))
+        out.append(M.MatrixMechanism(P / P.sum(axis=1, keepdims=True)))
+    return out
+
+
+def _family_arrays(fams):
+    out = []
+    for f in fams:
+        if isinstance(f, D.Decomposition):
+            out.append((f.a.tobytes(), f.b.tobytes(), f.c.tobytes(), f.beta, D.law_key(f)))
+        else:
+            out.append((D.law_key(f),))
+    return out
+
+
+@pytest.mark.parametrize("index", range(len(_mechanisms())))
+def test_families_and_epsilon_as_before(index, request):
+    build = lambda: _mechanisms()[index]                       # noqa: E731  fresh objects, no caches
+    bounds._FAMILY_CACHE.clear()
+    new = {w: _family_arrays(bounds._families(build(), "optimal", w)) for w in ("upper", "lower")}
+    n, delta = 1000, 1e-6
+    r_new = sa.epsilon(build(), n, delta)
+    request.getfixturevalue("old_path")
+    old = {w: _family_arrays(bounds._families(build(), "optimal", w)) for w in ("upper", "lower")}
+    r_old = sa.epsilon(build(), n, delta)
+    assert new == old
+    assert (r_new.upper, r_new.lower) == (r_old.upper, r_old.lower)

@@ -188,8 +188,8 @@ class Decomposition:
         b = np.asarray(self.b, dtype=np.float64).ravel()
         c = np.asarray(self.c, dtype=np.float64).ravel()
         if a.shape == b.shape == c.shape:
-            X = np.stack((a, b, c))                # a copy
-            if np.isfinite(X).all() and (X >= 0).all() and self._set_clean(X):
+            X = np.array((a, b, c))                # a copy, shape (3, k)
+            if X.size and X.min() >= 0 and X.max() < math.inf and self._set_clean(X):
                 return
         self._validate_slow()
 
@@ -428,7 +428,10 @@ def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_
         ``(k0, k1)`` (strictly increasing).
     """
     m, k = A.shape
-    K0, K1 = (ratio_keys(A, C, rtol), ratio_keys(B, C, rtol)) if keys is None else keys
+    if keys is None:
+        K0, K1 = ratio_keys(np.array((A, B)), C, rtol)        # one elementwise pass over both
+    else:
+        K0, K1 = keys
     if 0 < m * k <= SMALL_MERGE:
         return _merge_rows_small(A, B, C, K0, K1)
     order = np.lexsort((K1, K0), axis=-1)

@@ -39,15 +39,82 @@ def _old_decomposition(a, b, c, beta=None, label=""):
     return d
 
 
+def _old_law_key(self, digits=D.LAW_KEY_DIGITS):
+    if digits == D.LAW_KEY_DIGITS:
+        k = self.__dict__.get("_law_key")
+        if k is None:
+            k = D.law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta)[0]
+            object.__setattr__(self, "_law_key", k)
+        return k
+    return D.law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta, digits=digits)[0]
+
+
+def _old_trusted(cls, a, b, c, beta, label="", key=None, swap_key=None):
+    self = object.__new__(cls)
+    for name, arr in (("a", a), ("b", b), ("c", c)):
+        arr = np.array(arr, dtype=np.float64)
+        arr.setflags(write=False)
+        object.__setattr__(self, name, arr)
+    object.__setattr__(self, "beta", float(beta))
+    object.__setattr__(self, "label", label)
+    if key is not None:
+        object.__setattr__(self, "_law_key", key)
+    if swap_key is not None:
+        object.__setattr__(self, "_swap_key", swap_key)
+    return self
+
+
+def _old_swapped(self):
+    return D.Decomposition._trusted(self.b, self.a, self.c, self.beta, label=self.label + " (swapped)",
+                                    key=self.__dict__.get("_swap_key"), swap_key=self.__dict__.get("_law_key"))
+
+
+def _old_simplified(self, rtol=D.RATIO_RTOL):
+    a, b, c = D.merge_by_ratio(self.a, self.b, self.c, rtol)
+    return D.Decomposition(a, b, c, self.beta, label=self.label)
+
+
+def _old_product(factors, label="", memo=None):
+    a = b = c = np.ones(1)
+    for f in factors:
+        s = f.simplified()
+        a = np.multiply.outer(a, s.a).ravel()
+        b = np.multiply.outer(b, s.b).ravel()
+        c = np.multiply.outer(c, s.c).ravel()
+        a, b, c = D.merge_by_ratio(a, b, c)
+    return D.Decomposition(a, b, c, None, label=label)
+
+
+def _old_lower_swap_keys(monkeypatch):
+    """MatrixMechanism._merged without the batched swap keys of the lower triples (computed per family)."""
+    orig = M.MatrixMechanism._merged
+
+    def merged(self, x0s, x1s, x2s=None):
+        out = orig(self, x0s, x1s, x2s)
+        if x2s is not None:
+            for f in out:
+                f.__dict__.pop("_swap_key", None)
+        return out
+
+    monkeypatch.setattr(M.MatrixMechanism, "_merged", merged)
+
+
 @pytest.fixture
 def old_path(monkeypatch):
-    """Run the old (vectorised, per-array validated) construction everywhere."""
+    """Run the old construction everywhere: vectorised merge / keys, per-array validation, no caches."""
     monkeypatch.setattr(D, "SMALL_MERGE", -1)
 
     def post_init(self):
         self._validate_slow()
 
     monkeypatch.setattr(D.Decomposition, "__post_init__", post_init)
+    monkeypatch.setattr(D.Decomposition, "law_key", _old_law_key)
+    monkeypatch.setattr(D.Decomposition, "_trusted", classmethod(_old_trusted))
+    monkeypatch.setattr(D.Decomposition, "swapped", _old_swapped)
+    monkeypatch.setattr(D.Decomposition, "simplified", _old_simplified)
+    monkeypatch.setattr(D, "product_decomposition", _old_product)
+    monkeypatch.setattr(compose, "product_decomposition", _old_product)
+    _old_lower_swap_keys(monkeypatch)
     bounds._FAMILY_CACHE.clear()
     yield
     bounds._FAMILY_CACHE.clear()
@@ -158,7 +225,9 @@ def _mechanisms():
     out += [compose.parallel([(0.3, M.KRR(1.0, 12)), (0.7, M.KRR(2.5, 12))]),
             compose.subsample(M.BLH(1.4, 6), 0.2), compose.subsample(M.HadamardResponse(0.8, 8), 0.05),
             compose.joint(M.KRR(0.5, 5), M.RAPPOR(0.5, None)),
-            compose.joint(M.BLH(0.3, None), M.HadamardResponse(0.3, 4), M.OUE(0.3, 3))]
+            compose.joint(M.BLH(0.3, None), M.HadamardResponse(0.3, 4), M.OUE(0.3, 3)),
+            compose.joint(M.BLH(0.0331, 7), M.HadamardResponse(0.0331, 16), M.HadamardResponse(0.0331, 8)),
+            compose.joint(M.KRR(0.9, 6), M.KRR(0.9, 6), M.RAPPOR(0.9, 4))]
     g = np.random.default_rng(5)
     for D_, Y in [(3, 4), (9, 4), (6, 11)]:
         P = np.exp(0.5 * 2.0 * g.random((D_, Y)))

@@ -482,10 +482,10 @@ class Joint(Mechanism):
 
     @functools.cached_property
     def _upper(self) -> list:
-        out = []
+        out, memo = [], {}
         for d, factors, differ in self._cases(self._diff, self._same, "joint upper bound"):
             lab = self._case_label("", d, factors, differ, self._diff, self._same)
-            out.append(product_decomposition(factors, label=lab))
+            out.append(product_decomposition(factors, label=lab, memo=memo))
         return dedupe(out)
 
     def upper_decompositions(self) -> list:
@@ -530,6 +530,7 @@ class Joint(Mechanism):
                     break
                 cap = max(1, cap // 2)
         lows = [L[:cap] for L in lows]
+        memo = {}
         for d, factors, differ in cases:
             agree_idx = [i for i in range(m) if i not in differ]
             lab = f"joint lower hamming {d}/{m}: differ {_fmt_set(differ)}"
@@ -540,7 +541,7 @@ class Joint(Mechanism):
                 lab += f" [{labels[0]}]"
             else:
                 lab += " [" + "; ".join(f"{i + 1}: {factors[i].label}" for i in differ) + "]"
-            out.append(product_decomposition(factors, label=lab))
+            out.append(product_decomposition(factors, label=lab, memo=memo))
         return dedupe(out)
 
     def lower_decompositions(self) -> list:

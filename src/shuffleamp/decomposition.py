@@ -133,6 +133,17 @@ def merge_by_ratio(a: np.ndarray, b: np.ndarray, c: np.ndarray, rtol: float = RA
     return a, b, c
 
 
+def _frozen(arr) -> bool:
+    """True for a read-only float64 ndarray whose bases are all read-only (no one can write its memory)."""
+    if type(arr) is not np.ndarray or arr.dtype != np.float64:
+        return False
+    while arr is not None:
+        if not isinstance(arr, np.ndarray) or arr.flags.writeable:
+            return False
+        arr = arr.base
+    return True
+
+
 # ----------------------------------------------------------------------------- the one GPARV map
 def _gparv_values(a, b, c, e: float):
     """GPARV atom values ``(a - e b) / c`` with ``e = exp(epsilon)`` ([SCW] Theorem 12), element-wise."""
@@ -279,10 +290,20 @@ class Decomposition:
         if digits == LAW_KEY_DIGITS:
             k = self.__dict__.get("_law_key")
             if k is None:
-                k = law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta)[0]
+                k = law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta,
+                             merged=self._merge())[0]
                 object.__setattr__(self, "_law_key", k)
             return k
         return law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta, digits=digits)[0]
+
+    def _merge(self) -> tuple:
+        """``merge_rows(a[None], b[None], c[None])`` at the default ``rtol`` (cached): the one merge behind
+        :meth:`law_key` and :meth:`simplified`, and (reordered) behind those of :meth:`swapped`."""
+        mg = self.__dict__.get("_merged")
+        if mg is None:
+            mg = merge_rows(self.a[None, :], self.b[None, :], self.c[None, :])
+            object.__setattr__(self, "_merged", mg)
+        return mg
 
     @classmethod
     def _trusted(cls, a, b, c, beta: float, label: str = "", key=None, swap_key=None) -> "Decomposition":
@@ -291,11 +312,14 @@ class Decomposition:
         The caller guarantees what :meth:`__post_init__` checks: equal shapes, finite masses >= 0,
         ``c > 0`` on every component, ``sum(a) = sum(b) = 1`` and ``sum(c) + beta = 1``.  ``key`` /
         ``swap_key`` are this law's and the swapped law's :func:`law_keys` (cached when given).
+        Read-only float64 arrays whose memory no one can write (another decomposition's) are shared,
+        others copied.
         """
         self = object.__new__(cls)
         for name, arr in (("a", a), ("b", b), ("c", c)):
-            arr = np.array(arr, dtype=np.float64)
-            arr.setflags(write=False)
+            if not _frozen(arr):
+                arr = np.array(arr, dtype=np.float64)
+                arr.setflags(write=False)
             object.__setattr__(self, name, arr)
         object.__setattr__(self, "beta", float(beta))
         object.__setattr__(self, "label", label)
@@ -313,8 +337,16 @@ class Decomposition:
         Decomposition
             The family with the roles of :math:`x_1^0` and :math:`x_1^1` exchanged (may be ``self``).
         """
-        return Decomposition._trusted(self.b, self.a, self.c, self.beta, label=self.label + " (swapped)",
-                                      key=self.__dict__.get("_swap_key"), swap_key=self.__dict__.get("_law_key"))
+        sw = Decomposition._trusted(self.b, self.a, self.c, self.beta, label=self.label + " (swapped)",
+                                    key=self.__dict__.get("_swap_key"), swap_key=self.__dict__.get("_law_key"))
+        mg = self.__dict__.get("_merged")
+        if mg is not None:
+            # merge_rows(b, a, c) has the same groups (keys (k1, k0)), summed in the same order, sorted by
+            # (k1, k0): this merge's components reordered (the keys are unique within the row)
+            row, a, b, c, k0, k1 = mg
+            order = np.lexsort((k0, k1))
+            object.__setattr__(sw, "_merged", (row, b[order], a[order], c[order], k1[order], k0[order]))
+        return sw
 
     def simplified(self, rtol: float = RATIO_RTOL) -> "Decomposition":
         """Merge components with equal ratios (a_j/c_j, b_j/c_j) with :func:`merge_by_ratio`.
@@ -329,8 +361,19 @@ class Decomposition:
         Decomposition
             Same GPARV law at every ε, fewer components ([SCW] Theorem 7, Algorithm 6).
         """
-        a, b, c = merge_by_ratio(self.a, self.b, self.c, rtol)
-        return Decomposition(a, b, c, self.beta, label=self.label)
+        if rtol != RATIO_RTOL:
+            a, b, c = merge_by_ratio(self.a, self.b, self.c, rtol)
+            return Decomposition(a, b, c, self.beta, label=self.label)
+        out = self.__dict__.get("_simplified")
+        if out is None:
+            if self.a.size > 1 and (self.c > 0).all():
+                # merge_by_ratio drops nothing here (c > 0) and runs exactly this merge
+                a, b, c = self._merge()[1:4]
+            else:
+                a, b, c = merge_by_ratio(self.a, self.b, self.c, rtol)
+            out = Decomposition(a, b, c, self.beta, label=self.label)
+            object.__setattr__(self, "_simplified", out)
+        return out
 
     def gparv(self, epsilon: float) -> Gparv:
         r"""The GPARV :math:`G_\varepsilon` of this decomposition ([SCW] Theorem 12).
@@ -467,8 +510,7 @@ def _merge_rows_small(A, B, C, K0, K1):
     for r in range(m):
         kr0, kr1, ar, br, cr = k0l[r], k1l[r], al[r], bl[r], cl[r]
         prev0 = prev1 = None
-        for j in sorted(idx, key=lambda j: (kr0[j], kr1[j])):
-            q0, q1 = kr0[j], kr1[j]
+        for q0, q1, j in sorted(zip(kr0, kr1, idx)):        # = the stable sort by (k0, k1)
             if q0 == prev0 and q1 == prev1:
                 ao[-1] += ar[j]
                 bo[-1] += br[j]
@@ -776,7 +818,7 @@ def dedupe(families) -> list:
 
 
 # ----------------------------------------------------------------------------- products and mixtures
-def product_decomposition(factors: Sequence[Decomposition], label: str = "") -> Decomposition:
+def product_decomposition(factors: Sequence[Decomposition], label: str = "", memo: dict | None = None) -> Decomposition:
     r"""Cartesian product of decompositions (joint composition, [SCW] Theorem 9).
 
     Parameters
@@ -786,6 +828,9 @@ def product_decomposition(factors: Sequence[Decomposition], label: str = "") -> 
         :math:`(u, u)` decompositions of an agreeing one, or Theorem-14 decompositions (``beta = 0``).
     label : str
         Label of the result.
+    memo : dict, optional
+        Partial products already computed, keyed by the identities of their leading factors (several
+        products over the same factor objects share their prefixes; the same arrays as recomputing).
 
     Returns
     -------
@@ -795,12 +840,20 @@ def product_decomposition(factors: Sequence[Decomposition], label: str = "") -> 
         residual :math:`\beta = 1 - \prod_i (1 - \beta_i)`.
     """
     a = b = c = np.ones(1)
-    for f in factors:
+    prefix = ()
+    for i, f in enumerate(factors):
+        prefix += (id(f),)
+        hit = memo.get(prefix) if memo is not None else None
+        if hit is not None:
+            a, b, c = hit[0]
+            continue
         s = f.simplified()
         a = np.multiply.outer(a, s.a).ravel()
         b = np.multiply.outer(b, s.b).ravel()
         c = np.multiply.outer(c, s.c).ravel()
         a, b, c = merge_by_ratio(a, b, c)
+        if memo is not None:
+            memo[prefix] = ((a, b, c), tuple(factors[: i + 1]))      # the factors kept alive: ids stay unique
     return Decomposition(a, b, c, None, label=label)
 
 

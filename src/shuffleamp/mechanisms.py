@@ -1575,14 +1575,16 @@ class MatrixMechanism(Mechanism):
             beta = 0.0
         merged = merge_rows(Pc[x0s], Pc[x1s], C, keys=keys)
         row, a, b, cc = merged[:4]
+        for x in (a, b, cc):
+            x.setflags(write=False)         # the decompositions below share slices of these
         m = x0s.size
         if x2s is None:     # the keys of both orientations were computed with all ordered pairs
             pk = self._pair_keys
             ka = [pk[(i, j)] for i, j in zip(x0s.tolist(), x1s.tolist())]
             kb = [pk[(j, i)] for i, j in zip(x0s.tolist(), x1s.tolist())]
-        else:
+        else:               # both orientations from the one merge (the swap exchanges a and b)
             ka = law_keys(Pc[x0s], Pc[x1s], C, beta, merged=merged)
-            kb = [None] * m
+            kb = law_keys(Pc[x0s], Pc[x1s], C, beta, swapped=True, merged=merged)
         bnd = np.searchsorted(row, np.arange(m + 1)).tolist()
         out = []
         for r in range(m):

@@ -1,11 +1,12 @@
 """Cheap family construction (issue 15, latency): the fast paths give the same families as the old path.
 
-The fast paths are the plain-Python merge / law key of small batches (``decomposition._merge_rows_small``,
-``_law_keys_small``), the stacked validation of :class:`Decomposition` (``_set_clean``) and the in-place
-``ratio_keys``.  The oracle is the old path itself: the vectorised ``merge_rows`` / ``law_keys`` (forced
-with ``SMALL_MERGE = -1``), the per-array validation (``_validate_slow``) and the ratio key written as
-before (``round(clip(log(max(num/den, 1e-300)), -800, 800) / rtol)``).  Families and the certified ε of
-every kind of mechanism must be identical (bit for bit) with and without the fast paths.
+The fast paths: the plain-Python merge / law key of small batches (``decomposition._merge_rows_small``,
+``_law_keys_small``), the leaner vectorised ``merge_rows`` / ``law_keys`` / ``ratio_keys``, the stacked
+validation of :class:`Decomposition` (``_set_clean``), the cached merge behind ``law_key`` /
+``simplified`` / ``swapped``, shared read-only arrays in ``_trusted``, the prefix memo of
+``product_decomposition`` and the batched swap keys of matrix lower triples.  The oracle is the old code
+itself, copied here verbatim (``_old_*``): the families of every kind of mechanism (arrays, β and law
+keys) and the certified ε must be identical, bit for bit, with and without the fast paths.
 
 No test asserts a duration.
 """
@@ -28,6 +29,48 @@ def _old_ratio_keys(num, den, rtol=D.RATIO_RTOL):
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lr = np.log(np.maximum(num / den, 1e-300))
     return np.round(np.clip(lr, -800.0, 800.0) / rtol).astype(np.int64)
+
+
+def _old_merge_rows(A, B, C, rtol=D.RATIO_RTOL, keys=None):
+    """merge_rows as before (vectorised, per-array keys)."""
+    m, k = A.shape
+    K0, K1 = (_old_ratio_keys(A, C, rtol), _old_ratio_keys(B, C, rtol)) if keys is None else keys
+    order = np.lexsort((K1, K0), axis=-1)
+    K0 = np.take_along_axis(K0, order, axis=1)
+    K1 = np.take_along_axis(K1, order, axis=1)
+    new = np.ones((m, k), dtype=bool)
+    if k > 1:
+        new[:, 1:] = (K0[:, 1:] != K0[:, :-1]) | (K1[:, 1:] != K1[:, :-1])
+    seg = np.cumsum(new.ravel()) - 1
+    s = int(seg[-1]) + 1 if seg.size else 0
+    a = np.bincount(seg, np.take_along_axis(A, order, axis=1).ravel(), s)
+    b = np.bincount(seg, np.take_along_axis(B, order, axis=1).ravel(), s)
+    c = np.bincount(seg, np.take_along_axis(C, order, axis=1).ravel(), s)
+    row = np.repeat(np.arange(m, dtype=np.int64), new.sum(axis=1))
+    first = new.ravel()
+    return row, a, b, c, K0.ravel()[first], K1.ravel()[first]
+
+
+def _old_law_keys(A, B, C, beta, digits=D.LAW_KEY_DIGITS, swapped=False, merged=None):
+    """law_keys as before (vectorised)."""
+    m = A.shape[0]
+    row, a, b, c, k0, k1 = _old_merge_rows(A, B, C) if merged is None else merged
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        r0 = np.round(a / c, digits)
+        r1 = np.round(b / c, digits)
+    cr = np.round(c, digits)
+    if swapped:
+        r0, r1 = r1, r0
+        order = np.lexsort((k0, k1, row))
+        r0, r1, cr = r0[order], r1[order], cr[order]
+    rows = np.empty((r0.size, 3))
+    rows[:, 0], rows[:, 1], rows[:, 2] = r0, r1, cr
+    rows += 0.0
+    buf = rows.tobytes()
+    bounds_ = np.searchsorted(row, np.arange(m + 1)) * 24
+    betas = np.broadcast_to(np.round(np.asarray(beta, dtype=np.float64), digits), (m,)).tolist()
+    bl = bounds_.tolist()
+    return [(betas[i], buf[bl[i]:bl[i + 1]]) for i in range(m)]
 
 
 def _old_decomposition(a, b, c, beta=None, label=""):
@@ -102,7 +145,11 @@ def _old_lower_swap_keys(monkeypatch):
 @pytest.fixture
 def old_path(monkeypatch):
     """Run the old construction everywhere: vectorised merge / keys, per-array validation, no caches."""
-    monkeypatch.setattr(D, "SMALL_MERGE", -1)
+    monkeypatch.setattr(D, "merge_rows", _old_merge_rows)
+    monkeypatch.setattr(M, "merge_rows", _old_merge_rows)
+    monkeypatch.setattr(D, "law_keys", _old_law_keys)
+    monkeypatch.setattr(M, "law_keys", _old_law_keys)
+    monkeypatch.setattr(M, "ratio_keys", _old_ratio_keys)
 
     def post_init(self):
         self._validate_slow()
@@ -140,14 +187,16 @@ def _same(x, y):
 @pytest.mark.parametrize("seed", range(6))
 def test_merge_rows_small_equals_vectorised(seed, monkeypatch):
     rng = np.random.default_rng(seed)
-    for m, k in [(1, 1), (1, 4), (1, 9), (3, 5), (8, 8), (2, 0), (1, 64), (4, 16)]:
+    for m, k in [(1, 1), (1, 4), (1, 9), (3, 5), (8, 8), (2, 0), (1, 64), (4, 16), (30, 7)]:
         for ties in (False, True):
             A, B, C = _batch(rng, m, k, ties)
             fast = D.merge_rows(A, B, C)
             monkeypatch.setattr(D, "SMALL_MERGE", -1)
-            slow = D.merge_rows(A, B, C)
+            vec = D.merge_rows(A, B, C)
             monkeypatch.undo()
-            _same(fast, slow)
+            old = _old_merge_rows(A, B, C)
+            _same(fast, old)
+            _same(vec, old)
             if ties and k > 1:
                 assert fast[1].size < m * k          # the ties were merged
 
@@ -155,16 +204,18 @@ def test_merge_rows_small_equals_vectorised(seed, monkeypatch):
 @pytest.mark.parametrize("seed", range(6))
 def test_law_keys_small_equals_vectorised(seed, monkeypatch):
     rng = np.random.default_rng(100 + seed)
-    for m, k in [(1, 1), (1, 5), (3, 4), (6, 7), (1, 40)]:
+    for m, k in [(1, 1), (1, 5), (3, 4), (6, 7), (1, 40), (40, 9)]:
         for ties in (False, True):
             A, B, C = _batch(rng, m, k, ties)
             for beta in (0.0, 0.123456789012345, rng.random(m)):
                 for swapped in (False, True):
                     fast = D.law_keys(A, B, C, beta, swapped=swapped)
                     monkeypatch.setattr(D, "SMALL_MERGE", -1)
-                    slow = D.law_keys(A, B, C, beta, swapped=swapped)
+                    monkeypatch.setattr(D, "SMALL_KEYS", -1)
+                    vec = D.law_keys(A, B, C, beta, swapped=swapped)
                     monkeypatch.undo()
-                    assert fast == slow
+                    old = _old_law_keys(A, B, C, beta, swapped=swapped)
+                    assert fast == old and vec == old
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -217,12 +217,12 @@ class Decomposition:
         beta = max(beta, 0.0)
         if abs(sa - 1) > 1e-9 or abs(sb - 1) > 1e-9 or abs(sc + beta - 1) > 1e-9:
             return False
-        pos = X > 0
-        ab = pos[0] | pos[1]
-        if (ab & ~pos[2]).any():
-            return False
-        keep = ab | pos[2]
-        if not keep.all():
+        if not (X[2] > 0).all():                # else every component is kept and none has c_j = 0
+            pos = X > 0
+            ab = pos[0] | pos[1]
+            if (ab & ~pos[2]).any():
+                return False
+            keep = ab | pos[2]
             X = X[:, keep]
         X.setflags(write=False)
         for i, name in enumerate(("a", "b", "c")):
@@ -498,6 +498,8 @@ def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_
 #: numpy calls); both give bit-identical results to the vectorised path (same keys, same stable order,
 #: same sequential sums, same rounding), which the tests check.
 SMALL_MERGE = 64
+#: Merged batches of at most this many components are law-keyed by :func:`_law_keys_small`.
+SMALL_KEYS = 12
 
 
 def _merge_rows_small(A, B, C, K0, K1):
@@ -594,24 +596,24 @@ def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LA
     """
     m = A.shape[0]
     row, a, b, c, k0, k1 = merge_rows(A, B, C) if merged is None else merged
-    if digits == LAW_KEY_DIGITS and row.size <= SMALL_MERGE and (c > 0).all():
+    if digits == LAW_KEY_DIGITS and row.size <= SMALL_KEYS and (c > 0).all():
         return _law_keys_small(m, row, a, b, c, k0, k1, beta, swapped)
+    rows = np.empty((row.size, 3))
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        r0 = np.round(a / c, digits)
-        r1 = np.round(b / c, digits)
-    cr = np.round(c, digits)
+        np.divide(a, c, out=rows[:, 0])
+        np.divide(b, c, out=rows[:, 1])
+    rows[:, 2] = c
+    np.round(rows, digits, out=rows)                # element-wise: the same as rounding each column
     # canonical order: the merged components' (unique) merge keys, already sorted within each row
     if swapped:
-        r0, r1 = r1, r0
-        order = np.lexsort((k0, k1, row))
-        r0, r1, cr = r0[order], r1[order], cr[order]
-    rows = np.empty((r0.size, 3))
-    rows[:, 0], rows[:, 1], rows[:, 2] = r0, r1, cr
+        rows = rows[np.lexsort((k0, k1, row))][:, [1, 0, 2]]
     rows += 0.0                                     # no -0.0
     buf = rows.tobytes()
-    bounds = np.searchsorted(row, np.arange(m + 1)) * 24
+    if m == 1:
+        bl = [0, len(buf)]
+    else:
+        bl = (np.searchsorted(row, np.arange(m + 1)) * 24).tolist()
     betas = np.broadcast_to(np.round(np.asarray(beta, dtype=np.float64), digits), (m,)).tolist()
-    bl = bounds.tolist()
     return [(betas[i], buf[bl[i]:bl[i + 1]]) for i in range(m)]
 
 

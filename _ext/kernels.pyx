@@ -2005,3 +2005,6 @@ def estimate_root(const double[::1] a, const double[::1] b, const double[::1] c,
     with nogil:
         g = _estimate_root(a, b, c, beta, off, n, target, hi, v, p, &slope)
     return g, slope
+
+
+include "_families.pxi"

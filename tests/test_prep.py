@@ -1,7 +1,7 @@
 """Cheap family construction (issue 15, latency): the fast paths give the same families as the old path.
 
-The fast paths: the plain-Python merge / law key of small batches (``decomposition._merge_rows_small``,
-``_law_keys_small``), the leaner vectorised ``merge_rows`` / ``law_keys`` / ``ratio_keys``, the stacked
+The fast paths: the compiled merge of short rows (``kernels.merge_sorted``), the plain-Python law key of
+small batches (``_law_keys_small``), the leaner vectorised ``merge_rows`` / ``law_keys`` / ``ratio_keys``, the stacked
 validation of :class:`Decomposition` (``_set_clean``), the cached merge behind ``law_key`` /
 ``simplified`` / ``swapped``, shared read-only arrays in ``_trusted``, the prefix memo of
 ``product_decomposition`` and the batched swap keys of matrix lower triples.  The oracle is the old code
@@ -92,7 +92,7 @@ def _old_law_key(self, digits=D.LAW_KEY_DIGITS):
     return D.law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta, digits=digits)[0]
 
 
-def _old_trusted(cls, a, b, c, beta, label="", key=None, swap_key=None):
+def _old_trusted(cls, a, b, c, beta, label="", key=None, swap_key=None, share=False):
     self = object.__new__(cls)
     for name, arr in (("a", a), ("b", b), ("c", c)):
         arr = np.array(arr, dtype=np.float64)
@@ -187,7 +187,7 @@ def _same(x, y):
 @pytest.mark.parametrize("seed", range(6))
 def test_merge_rows_small_equals_vectorised(seed, monkeypatch):
     rng = np.random.default_rng(seed)
-    for m, k in [(1, 1), (1, 4), (1, 9), (3, 5), (8, 8), (2, 0), (1, 64), (4, 16), (30, 7)]:
+    for m, k in [(1, 1), (1, 4), (1, 9), (3, 5), (8, 8), (2, 0), (1, 64), (4, 16), (30, 7), (3, 65), (2, 100)]:
         for ties in (False, True):
             A, B, C = _batch(rng, m, k, ties)
             fast = D.merge_rows(A, B, C)

@@ -47,6 +47,7 @@ from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ._ext import kernels
 from .errors import NotLDPError, ParameterError
 from .gparv import ContinuousPart, Gparv
 
@@ -306,18 +307,19 @@ class Decomposition:
         return mg
 
     @classmethod
-    def _trusted(cls, a, b, c, beta: float, label: str = "", key=None, swap_key=None) -> "Decomposition":
+    def _trusted(cls, a, b, c, beta: float, label: str = "", key=None, swap_key=None,
+                 share: bool = False) -> "Decomposition":
         """Build without validation from arrays the caller has already checked (batch constructors).
 
         The caller guarantees what :meth:`__post_init__` checks: equal shapes, finite masses >= 0,
         ``c > 0`` on every component, ``sum(a) = sum(b) = 1`` and ``sum(c) + beta = 1``.  ``key`` /
         ``swap_key`` are this law's and the swapped law's :func:`law_keys` (cached when given).
         Read-only float64 arrays whose memory no one can write (another decomposition's) are shared,
-        others copied.
+        others copied; ``share=True`` asserts that all three are such arrays.
         """
         self = object.__new__(cls)
         for name, arr in (("a", a), ("b", b), ("c", c)):
-            if not _frozen(arr):
+            if not (share or _frozen(arr)):
                 arr = np.array(arr, dtype=np.float64)
                 arr.setflags(write=False)
             object.__setattr__(self, name, arr)
@@ -337,9 +339,10 @@ class Decomposition:
         Decomposition
             The family with the roles of :math:`x_1^0` and :math:`x_1^1` exchanged (may be ``self``).
         """
+        d = self.__dict__
         sw = Decomposition._trusted(self.b, self.a, self.c, self.beta, label=self.label + " (swapped)",
-                                    key=self.__dict__.get("_swap_key"), swap_key=self.__dict__.get("_law_key"))
-        mg = self.__dict__.get("_merged")
+                                    key=d.get("_swap_key"), swap_key=d.get("_law_key"), share=True)
+        mg = d.get("_merged")
         if mg is not None:
             # merge_rows(b, a, c) has the same groups (keys (k1, k0)), summed in the same order, sorted by
             # (k1, k0): this merge's components reordered (the keys are unique within the row)
@@ -475,8 +478,11 @@ def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_
         K0, K1 = ratio_keys(np.array((A, B)), C, rtol)        # one elementwise pass over both
     else:
         K0, K1 = keys
-    if 0 < m * k <= SMALL_MERGE:
-        return _merge_rows_small(A, B, C, K0, K1)
+    if m and 0 < k <= SMALL_MERGE:
+        f, i = np.float64, np.int64
+        return kernels.merge_sorted(np.ascontiguousarray(A, f), np.ascontiguousarray(B, f),
+                                    np.ascontiguousarray(C, f), np.ascontiguousarray(K0, i),
+                                    np.ascontiguousarray(K1, i))
     order = np.lexsort((K1, K0), axis=-1)
     K0 = np.take_along_axis(K0, order, axis=1)
     K1 = np.take_along_axis(K1, order, axis=1)
@@ -493,41 +499,13 @@ def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_
     return row, a, b, c, K0.ravel()[first], K1.ravel()[first]
 
 
-#: Batches of at most this many components (rows x components) are merged and keyed by the plain-Python
-#: loops :func:`_merge_rows_small` / :func:`_law_keys_small` (a few microseconds instead of tens of
-#: numpy calls); both give bit-identical results to the vectorised path (same keys, same stable order,
-#: same sequential sums, same rounding), which the tests check.
+#: Rows of at most this many components are merged by the compiled ``kernels.merge_sorted`` (stable
+#: insertion sort by the keys, sequential sums: the same order and sums as ``np.lexsort`` +
+#: ``np.bincount``, bit-identical, which the tests check); longer rows by the vectorised numpy path.
 SMALL_MERGE = 64
-#: Merged batches of at most this many components are law-keyed by :func:`_law_keys_small`.
+#: Merged batches of at most this many components are law-keyed by the plain-Python :func:`_law_keys_small`
+#: (a few microseconds instead of tens of numpy calls; the same rounding and bytes).
 SMALL_KEYS = 12
-
-
-def _merge_rows_small(A, B, C, K0, K1):
-    """:func:`merge_rows` for small batches: same stable (k0, k1) order and the same sequential sums as
-    ``np.lexsort`` + ``np.bincount`` (each merged mass is ``0.0 + x_1 + x_2 + ...`` in sorted order)."""
-    m, k = A.shape
-    al, bl, cl, k0l, k1l = A.tolist(), B.tolist(), C.tolist(), K0.tolist(), K1.tolist()
-    row, ao, bo, co, ko0, ko1 = [], [], [], [], [], []
-    idx = range(k)
-    for r in range(m):
-        kr0, kr1, ar, br, cr = k0l[r], k1l[r], al[r], bl[r], cl[r]
-        prev0 = prev1 = None
-        for q0, q1, j in sorted(zip(kr0, kr1, idx)):        # = the stable sort by (k0, k1)
-            if q0 == prev0 and q1 == prev1:
-                ao[-1] += ar[j]
-                bo[-1] += br[j]
-                co[-1] += cr[j]
-            else:
-                row.append(r)
-                ao.append(0.0 + ar[j])
-                bo.append(0.0 + br[j])
-                co.append(0.0 + cr[j])
-                ko0.append(q0)
-                ko1.append(q1)
-                prev0, prev1 = q0, q1
-    f, i = np.float64, np.int64
-    return (np.array(row, dtype=i), np.array(ao, dtype=f), np.array(bo, dtype=f), np.array(co, dtype=f),
-            np.array(ko0, dtype=i), np.array(ko1, dtype=i))
 
 
 def _round12(x: float) -> float:

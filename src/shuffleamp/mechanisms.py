@@ -1575,6 +1575,7 @@ class MatrixMechanism(Mechanism):
             beta = 0.0
         merged = merge_rows(Pc[x0s], Pc[x1s], C, keys=keys)
         row, a, b, cc = merged[:4]
+        a, b, cc = np.array(a), np.array(b), np.array(cc)     # own copies: nothing else can write them
         for x in (a, b, cc):
             x.setflags(write=False)         # the decompositions below share slices of these
         m = x0s.size
@@ -1592,7 +1593,7 @@ class MatrixMechanism(Mechanism):
             x0, x1 = int(x0s[r]), int(x1s[r])
             lab = f"pair ({x0}, {x1})" if x2s is None else f"dataset ({x0}|{x1}; others {int(x2s[r])})"
             out.append(Decomposition._trusted(a[s0:s1], b[s0:s1], cc[s0:s1], beta, label=lab,
-                                              key=ka[r], swap_key=kb[r]))
+                                              key=ka[r], swap_key=kb[r], share=True))
         return out
 
     def upper_decompositions(self) -> list:

@@ -162,6 +162,7 @@ def old_path(monkeypatch):
     monkeypatch.setattr(D, "product_decomposition", _old_product)
     monkeypatch.setattr(compose, "product_decomposition", _old_product)
     _old_lower_swap_keys(monkeypatch)
+    monkeypatch.setattr(compose.Silent, "_dec", lambda self: D.Decomposition([1.0], [1.0], [1.0], 0.0, label="⊥"))
     bounds._FAMILY_CACHE.clear()
     yield
     bounds._FAMILY_CACHE.clear()
@@ -228,6 +229,14 @@ def test_ratio_keys_and_rounding_as_before(num, den):
     np.testing.assert_array_equal(D.ratio_keys(x, y), _old_ratio_keys(x, y))
     for v in (x / y).tolist() + num:
         assert D._round12(v) == np.round(np.array([v]), D.LAW_KEY_DIGITS)[0]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_ratio_keys_edges_as_before():
+    vals = np.array([0.0, 5e-324, 1e-300, 1e-200, 0.5, 1.0, 3.0, 1e200, 1e308, np.inf, np.nan])
+    num, den = np.meshgrid(vals, vals)
+    np.testing.assert_array_equal(D.ratio_keys(num, den), _old_ratio_keys(num, den))
+    np.testing.assert_array_equal(D.ratio_keys(num, den, 1e-6), _old_ratio_keys(num, den, 1e-6))
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

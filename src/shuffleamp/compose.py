@@ -205,6 +205,12 @@ def _check_mechanism(index: int, m):
 
 
 # ----------------------------------------------------------------------------- ⊥
+@functools.lru_cache(maxsize=1)
+def _silent_decomposition() -> Decomposition:
+    """The one decomposition of ⊥ (immutable, so shared: its merge, law key and swap are computed once)."""
+    return Decomposition([1.0], [1.0], [1.0], 0.0, label="⊥")
+
+
 class Silent(Mechanism):
     r"""The "⊥" randomizer: every input reports the same symbol (0-LDP).
 
@@ -234,7 +240,7 @@ class Silent(Mechanism):
         return self._domain
 
     def _dec(self) -> Decomposition:
-        return Decomposition([1.0], [1.0], [1.0], 0.0, label="⊥")
+        return _silent_decomposition()
 
     def matrix(self) -> np.ndarray:
         """Matrix form of ⊥: a single all-ones column (every input gives the same output).

@@ -440,10 +440,10 @@ def ratio_keys(num: np.ndarray, den: np.ndarray, rtol: float = RATIO_RTOL) -> np
     """
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lr = np.divide(num, den)
-    # the same ufuncs as log(maximum(.)), clip(., -800, 800), round(. / rtol), in place (fewer temporaries)
+    # the same ufuncs as log(maximum(.)), clip(., -800, 800), round(. / rtol), in place (fewer temporaries);
+    # the lower clip is a no-op after the floor (log(1e-300) > -691; NaN stays NaN), so it is not run
     np.maximum(lr, 1e-300, out=lr)
     np.log(lr, out=lr)
-    np.maximum(lr, -800.0, out=lr)
     np.minimum(lr, 800.0, out=lr)
     np.divide(lr, rtol, out=lr)
     np.rint(lr, out=lr)

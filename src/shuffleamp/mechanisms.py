@@ -110,6 +110,8 @@ def _form(form) -> str:
 def _popcount(x: np.ndarray) -> np.ndarray:
     """Bit count of non-negative int64 entries (works on numpy < 2 as well)."""
     x = np.asarray(x, dtype=np.int64)
+    if hasattr(np, "bitwise_count"):            # numpy >= 2.0: one ufunc
+        return np.bitwise_count(x).astype(np.int64)
     out = np.zeros_like(x)
     while True:
         nz = x != 0

@@ -317,3 +317,23 @@ def test_families_and_epsilon_as_before(index, request):
     r_old = sa.epsilon(build(), n, delta)
     assert new == old
     assert (r_new.upper, r_new.lower) == (r_old.upper, r_old.lower)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_law_key_pair_and_lazy_swap_merge_as_before(seed):
+    rng = np.random.default_rng(300 + seed)
+    for k in (1, 2, 5, 12, 13, 30):
+        A, B, C = _batch(rng, 1, k, ties=bool(seed % 2))
+        a, b, c = A[0] / A[0].sum(), B[0] / B[0].sum(), C[0] / C[0].sum() * 0.7
+        d = D.Decomposition(a, b, c)
+        want = _old_law_keys(d.a[None], d.b[None], d.c[None], d.beta)[0]
+        want_sw = _old_law_keys(d.a[None], d.b[None], d.c[None], d.beta, swapped=True)[0]
+        assert d.law_key() == want                                  # computes the pair
+        sw = d.swapped()
+        assert sw.law_key() == want_sw
+        _same(sw._merge(), _old_merge_rows(d.b[None], d.a[None], d.c[None]))    # derived lazily
+        s2 = sw.simplified()
+        old = _old_decomposition(*D.merge_by_ratio(d.b, d.a, d.c), d.beta)
+        for name in ("a", "b", "c"):
+            np.testing.assert_array_equal(getattr(s2, name), getattr(old, name))
+        assert sw.swapped().law_key() == want

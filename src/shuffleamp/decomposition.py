@@ -289,10 +289,16 @@ class Decomposition:
             :func:`law_keys`; cached).
         """
         if digits == LAW_KEY_DIGITS:
-            k = self.__dict__.get("_law_key")
+            d = self.__dict__
+            k = d.get("_law_key")
             if k is None:
-                k = law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta,
-                             merged=self._merge())[0]
+                mg = self._merge()
+                if mg[0].size <= SMALL_KEYS and (mg[3] > 0).all():
+                    k, sk = _law_key_pair(mg, self.beta)      # this law's key and its swap's, one pass
+                    if "_swap_key" not in d:
+                        object.__setattr__(self, "_swap_key", sk)
+                else:
+                    k = law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta, merged=mg)[0]
                 object.__setattr__(self, "_law_key", k)
             return k
         return law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta, digits=digits)[0]
@@ -300,9 +306,19 @@ class Decomposition:
     def _merge(self) -> tuple:
         """``merge_rows(a[None], b[None], c[None])`` at the default ``rtol`` (cached): the one merge behind
         :meth:`law_key` and :meth:`simplified`, and (reordered) behind those of :meth:`swapped`."""
-        mg = self.__dict__.get("_merged")
+        d = self.__dict__
+        mg = d.get("_merged")
         if mg is None:
-            mg = merge_rows(self.a[None, :], self.b[None, :], self.c[None, :])
+            src = d.get("_swap_of")
+            smg = None if src is None else src.__dict__.get("_merged")
+            if smg is not None:
+                # merge_rows(b, a, c) has the same groups (keys (k1, k0)), summed in the same order, sorted
+                # by (k1, k0): the source's merge reordered (the keys are unique within the row)
+                row, a, b, c, k0, k1 = smg
+                order = np.lexsort((k0, k1))
+                mg = (row, b[order], a[order], c[order], k1[order], k0[order])
+            else:
+                mg = merge_rows(self.a[None, :], self.b[None, :], self.c[None, :])
             object.__setattr__(self, "_merged", mg)
         return mg
 
@@ -342,13 +358,7 @@ class Decomposition:
         d = self.__dict__
         sw = Decomposition._trusted(self.b, self.a, self.c, self.beta, label=self.label + " (swapped)",
                                     key=d.get("_swap_key"), swap_key=d.get("_law_key"), share=True)
-        mg = d.get("_merged")
-        if mg is not None:
-            # merge_rows(b, a, c) has the same groups (keys (k1, k0)), summed in the same order, sorted by
-            # (k1, k0): this merge's components reordered (the keys are unique within the row)
-            row, a, b, c, k0, k1 = mg
-            order = np.lexsort((k0, k1))
-            object.__setattr__(sw, "_merged", (row, b[order], a[order], c[order], k1[order], k0[order]))
+        object.__setattr__(sw, "_swap_of", self)        # its merge, when needed, is this one's reordered
         return sw
 
     def simplified(self, rtol: float = RATIO_RTOL) -> "Decomposition":
@@ -546,6 +556,24 @@ def _law_keys_small(m, row, a, b, c, k0, k1, beta, swapped):
         out.append((betas[i], buf[pos:end]))
         pos = end
     return out
+
+
+def _law_key_pair(merged, beta) -> tuple:
+    """The law keys of one small merged decomposition and of its swap (``law_keys`` without and with
+    ``swapped=True``; the same values and bytes), sharing the rounding."""
+    from array import array
+    _, a, b, c, k0, k1 = merged
+    al, bl, cl = a.tolist(), b.tolist(), c.tolist()
+    r0 = [_round12(x / y) + 0.0 for x, y in zip(al, cl)]          # + 0.0: no -0.0
+    r1 = [_round12(x / y) + 0.0 for x, y in zip(bl, cl)]
+    cr = [_round12(x) + 0.0 for x in cl]
+    flat, sflat = [], []
+    for i in range(len(cl)):
+        flat += (r0[i], r1[i], cr[i])
+    for _, _, i in sorted(zip(k1.tolist(), k0.tolist(), range(len(cl)))):
+        sflat += (r1[i], r0[i], cr[i])
+    bt = _round12(float(beta))
+    return (bt, array("d", flat).tobytes()), (bt, array("d", sflat).tobytes())
 
 
 def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LAW_KEY_DIGITS,

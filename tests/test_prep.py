@@ -337,3 +337,20 @@ def test_law_key_pair_and_lazy_swap_merge_as_before(seed):
         for name in ("a", "b", "c"):
             np.testing.assert_array_equal(getattr(s2, name), getattr(old, name))
         assert sw.swapped().law_key() == want
+
+
+@pytest.mark.parametrize("build", [
+    lambda: compose.joint(M.KRR(0.5, 5), M.RAPPOR(0.5, None)),
+    lambda: compose.parallel([(0.4, M.KRR(1.0, 6)), (0.6, M.KRR(2.0, 6))]),
+    lambda: compose.subsample(M.OUE(1.0, 4), 0.3),
+])
+def test_composed_families_cached_on_the_instance(build):
+    m = build()
+    r1 = sa.epsilon(m, 5000, 1e-7)
+    cache = m.__dict__["_families_cache"]
+    assert set(cache) == {"upper", "lower"}
+    fams = {w: cache[w] for w in cache}
+    r2 = sa.epsilon(m, 5000, 1e-7)
+    assert all(m.__dict__["_families_cache"][w] is fams[w] for w in fams)      # not rebuilt
+    r3 = sa.epsilon(build(), 5000, 1e-7)                                       # a fresh instance: same numbers
+    assert (r1.upper, r1.lower) == (r2.upper, r2.lower) == (r3.upper, r3.lower)

@@ -353,6 +353,7 @@ class Joint(Mechanism):
     """
 
     name = "joint"
+    _families_cacheable = True
     eps0_is_parameter = False
 
     def __init__(self, components: Sequence[Mechanism], distances=None):
@@ -697,6 +698,7 @@ class Parallel(Mechanism):
     """
 
     name = "parallel"
+    _families_cacheable = True
     eps0_is_parameter = False
 
     def __init__(self, weighted: Sequence[tuple[float, Mechanism]]):

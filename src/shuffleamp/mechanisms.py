@@ -189,6 +189,9 @@ class Mechanism(abc.ABC):
     parameters: ClassVar[tuple[str, ...]] = ()
     defaults: ClassVar[Mapping[str, Any]] = {}
     eps0_is_parameter: ClassVar[bool] = True
+    #: Whether instances are immutable after construction although not frozen dataclasses (the composed
+    #: mechanisms), so the bounds code may cache their GPARV families on the instance.
+    _families_cacheable: ClassVar[bool] = False
     eps0: float
 
     def __init_subclass__(cls, **kwargs):

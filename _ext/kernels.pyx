@@ -2165,3 +2165,6 @@ def log_estimates(const double[::1] a, const double[::1] b, const double[::1] c,
             out[f] = _log_estimate_one(a[off[f]:off[f + 1]], b[off[f]:off[f + 1]], c[off[f]:off[f + 1]], beta[f],
                                        eps, n, v, p)
     return out_a
+
+
+include "_families.pxi"

@@ -596,8 +596,9 @@ EVALUATIONS_PER_SEARCH = 30
 
 
 #: Families of recently used mechanisms: (mechanism, which) -> tuple of families.  Only instances of frozen
-#: dataclasses are cached (immutable: validated once in __post_init__, compared by their fields or, with
-#: eq=False, by identity); a bounded LRU, so a long-running service does not grow without bound.
+#: dataclasses are cached here (immutable: validated once in __post_init__, compared by their fields or, with
+#: eq=False, by identity); a bounded LRU, so a long-running service does not grow without bound.  Composed
+#: mechanisms (``_families_cacheable``) keep theirs on the instance.
 _FAMILY_CACHE: dict = {}
 FAMILY_CACHE_SIZE = 128
 
@@ -615,6 +616,13 @@ def _cached_families(mechanism, which: str) -> list:
         if hit is not None:
             _FAMILY_CACHE[key] = hit          # most recently used last
             return list(hit)
+    elif getattr(type(mechanism), "_families_cacheable", False):
+        # immutable composed mechanisms: cached on the instance (lives and dies with it)
+        cache = mechanism.__dict__.setdefault("_families_cache", {})
+        hit = cache.get(which)
+        if hit is None:
+            hit = cache[which] = tuple(_families(mechanism, "optimal", which))
+        return list(hit)
     fams = _families(mechanism, "optimal", which)
     if key is not None:
         _FAMILY_CACHE[key] = tuple(fams)

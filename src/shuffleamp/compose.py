@@ -205,6 +205,12 @@ def _check_mechanism(index: int, m):
 
 
 # ----------------------------------------------------------------------------- ⊥
+@functools.lru_cache(maxsize=1)
+def _silent_decomposition() -> Decomposition:
+    """The one decomposition of ⊥ (immutable, so shared: its merge, law key and swap are computed once)."""
+    return Decomposition([1.0], [1.0], [1.0], 0.0, label="⊥")
+
+
 class Silent(Mechanism):
     r"""The "⊥" randomizer: every input reports the same symbol (0-LDP).
 
@@ -234,7 +240,7 @@ class Silent(Mechanism):
         return self._domain
 
     def _dec(self) -> Decomposition:
-        return Decomposition([1.0], [1.0], [1.0], 0.0, label="⊥")
+        return _silent_decomposition()
 
     def matrix(self) -> np.ndarray:
         """Matrix form of ⊥: a single all-ones column (every input gives the same output).
@@ -347,6 +353,7 @@ class Joint(Mechanism):
     """
 
     name = "joint"
+    _families_cacheable = True
     eps0_is_parameter = False
 
     def __init__(self, components: Sequence[Mechanism], distances=None):
@@ -482,10 +489,10 @@ class Joint(Mechanism):
 
     @functools.cached_property
     def _upper(self) -> list:
-        out = []
+        out, memo = [], {}
         for d, factors, differ in self._cases(self._diff, self._same, "joint upper bound"):
             lab = self._case_label("", d, factors, differ, self._diff, self._same)
-            out.append(product_decomposition(factors, label=lab))
+            out.append(product_decomposition(factors, label=lab, memo=memo))
         return dedupe(out)
 
     def upper_decompositions(self) -> list:
@@ -530,6 +537,7 @@ class Joint(Mechanism):
                     break
                 cap = max(1, cap // 2)
         lows = [L[:cap] for L in lows]
+        memo = {}
         for d, factors, differ in cases:
             agree_idx = [i for i in range(m) if i not in differ]
             lab = f"joint lower hamming {d}/{m}: differ {_fmt_set(differ)}"
@@ -540,7 +548,7 @@ class Joint(Mechanism):
                 lab += f" [{labels[0]}]"
             else:
                 lab += " [" + "; ".join(f"{i + 1}: {factors[i].label}" for i in differ) + "]"
-            out.append(product_decomposition(factors, label=lab))
+            out.append(product_decomposition(factors, label=lab, memo=memo))
         return dedupe(out)
 
     def lower_decompositions(self) -> list:
@@ -690,6 +698,7 @@ class Parallel(Mechanism):
     """
 
     name = "parallel"
+    _families_cacheable = True
     eps0_is_parameter = False
 
     def __init__(self, weighted: Sequence[tuple[float, Mechanism]]):

@@ -47,6 +47,7 @@ from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ._ext import kernels
 from .errors import NotLDPError, ParameterError
 from .gparv import ContinuousPart, Gparv
 
@@ -133,6 +134,17 @@ def merge_by_ratio(a: np.ndarray, b: np.ndarray, c: np.ndarray, rtol: float = RA
     return a, b, c
 
 
+def _frozen(arr) -> bool:
+    """True for a read-only float64 ndarray whose bases are all read-only (no one can write its memory)."""
+    if type(arr) is not np.ndarray or arr.dtype != np.float64:
+        return False
+    while arr is not None:
+        if not isinstance(arr, np.ndarray) or arr.flags.writeable:
+            return False
+        arr = arr.base
+    return True
+
+
 # ----------------------------------------------------------------------------- the one GPARV map
 def _gparv_values(a, b, c, e: float):
     """GPARV atom values ``(a - e b) / c`` with ``e = exp(epsilon)`` ([SCW] Theorem 12), element-wise."""
@@ -184,6 +196,42 @@ class Decomposition:
     label: str = ""
 
     def __post_init__(self):
+        a = np.asarray(self.a, dtype=np.float64).ravel()
+        b = np.asarray(self.b, dtype=np.float64).ravel()
+        c = np.asarray(self.c, dtype=np.float64).ravel()
+        if a.shape == b.shape == c.shape:
+            X = np.array((a, b, c))                # a copy, shape (3, k)
+            if X.size and X.min() >= 0 and X.max() < math.inf and self._set_clean(X):
+                return
+        self._validate_slow()
+
+    def _set_clean(self, X) -> bool:
+        """The checks and normalisation of :meth:`_validate_slow` for finite masses >= 0, on the stacked
+        ``(3, k)`` copy ``X`` (same values: the row sums of a contiguous array are summed as the 1-D sums);
+        False when a check fails (the slow path then raises the error)."""
+        np.maximum(X, 0, out=X)
+        S = X.sum(axis=1)
+        sa, sb, sc = S[0], S[1], S[2]
+        beta = 1.0 - sc if self.beta is None else float(self.beta)
+        if beta < -1e-12:
+            return False
+        beta = max(beta, 0.0)
+        if abs(sa - 1) > 1e-9 or abs(sb - 1) > 1e-9 or abs(sc + beta - 1) > 1e-9:
+            return False
+        if not (X[2] > 0).all():                # else every component is kept and none has c_j = 0
+            pos = X > 0
+            ab = pos[0] | pos[1]
+            if (ab & ~pos[2]).any():
+                return False
+            keep = ab | pos[2]
+            X = X[:, keep]
+        X.setflags(write=False)
+        for i, name in enumerate(("a", "b", "c")):
+            object.__setattr__(self, name, X[i])
+        object.__setattr__(self, "beta", beta)
+        return True
+
+    def _validate_slow(self):
         a = np.asarray(self.a, dtype=np.float64).ravel().copy()
         b = np.asarray(self.b, dtype=np.float64).ravel().copy()
         c = np.asarray(self.c, dtype=np.float64).ravel().copy()
@@ -241,25 +289,55 @@ class Decomposition:
             :func:`law_keys`; cached).
         """
         if digits == LAW_KEY_DIGITS:
-            k = self.__dict__.get("_law_key")
+            d = self.__dict__
+            k = d.get("_law_key")
             if k is None:
-                k = law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta)[0]
+                mg = self._merge()
+                if mg[0].size <= SMALL_KEYS and (mg[3] > 0).all():
+                    k, sk = _law_key_pair(mg, self.beta)      # this law's key and its swap's, one pass
+                    if "_swap_key" not in d:
+                        object.__setattr__(self, "_swap_key", sk)
+                else:
+                    k = law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta, merged=mg)[0]
                 object.__setattr__(self, "_law_key", k)
             return k
         return law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta, digits=digits)[0]
 
+    def _merge(self) -> tuple:
+        """``merge_rows(a[None], b[None], c[None])`` at the default ``rtol`` (cached): the one merge behind
+        :meth:`law_key` and :meth:`simplified`, and (reordered) behind those of :meth:`swapped`."""
+        d = self.__dict__
+        mg = d.get("_merged")
+        if mg is None:
+            src = d.get("_swap_of")
+            smg = None if src is None else src.__dict__.get("_merged")
+            if smg is not None:
+                # merge_rows(b, a, c) has the same groups (keys (k1, k0)), summed in the same order, sorted
+                # by (k1, k0): the source's merge reordered (the keys are unique within the row)
+                row, a, b, c, k0, k1 = smg
+                order = np.lexsort((k0, k1))
+                mg = (row, b[order], a[order], c[order], k1[order], k0[order])
+            else:
+                mg = merge_rows(self.a[None, :], self.b[None, :], self.c[None, :])
+            object.__setattr__(self, "_merged", mg)
+        return mg
+
     @classmethod
-    def _trusted(cls, a, b, c, beta: float, label: str = "", key=None, swap_key=None) -> "Decomposition":
+    def _trusted(cls, a, b, c, beta: float, label: str = "", key=None, swap_key=None,
+                 share: bool = False) -> "Decomposition":
         """Build without validation from arrays the caller has already checked (batch constructors).
 
         The caller guarantees what :meth:`__post_init__` checks: equal shapes, finite masses >= 0,
         ``c > 0`` on every component, ``sum(a) = sum(b) = 1`` and ``sum(c) + beta = 1``.  ``key`` /
         ``swap_key`` are this law's and the swapped law's :func:`law_keys` (cached when given).
+        Read-only float64 arrays whose memory no one can write (another decomposition's) are shared,
+        others copied; ``share=True`` asserts that all three are such arrays.
         """
         self = object.__new__(cls)
         for name, arr in (("a", a), ("b", b), ("c", c)):
-            arr = np.array(arr, dtype=np.float64)
-            arr.setflags(write=False)
+            if not (share or _frozen(arr)):
+                arr = np.array(arr, dtype=np.float64)
+                arr.setflags(write=False)
             object.__setattr__(self, name, arr)
         object.__setattr__(self, "beta", float(beta))
         object.__setattr__(self, "label", label)
@@ -277,8 +355,11 @@ class Decomposition:
         Decomposition
             The family with the roles of :math:`x_1^0` and :math:`x_1^1` exchanged (may be ``self``).
         """
-        return Decomposition._trusted(self.b, self.a, self.c, self.beta, label=self.label + " (swapped)",
-                                      key=self.__dict__.get("_swap_key"), swap_key=self.__dict__.get("_law_key"))
+        d = self.__dict__
+        sw = Decomposition._trusted(self.b, self.a, self.c, self.beta, label=self.label + " (swapped)",
+                                    key=d.get("_swap_key"), swap_key=d.get("_law_key"), share=True)
+        object.__setattr__(sw, "_swap_of", self)        # its merge, when needed, is this one's reordered
+        return sw
 
     def simplified(self, rtol: float = RATIO_RTOL) -> "Decomposition":
         """Merge components with equal ratios (a_j/c_j, b_j/c_j) with :func:`merge_by_ratio`.
@@ -293,8 +374,19 @@ class Decomposition:
         Decomposition
             Same GPARV law at every ε, fewer components ([SCW] Theorem 7, Algorithm 6).
         """
-        a, b, c = merge_by_ratio(self.a, self.b, self.c, rtol)
-        return Decomposition(a, b, c, self.beta, label=self.label)
+        if rtol != RATIO_RTOL:
+            a, b, c = merge_by_ratio(self.a, self.b, self.c, rtol)
+            return Decomposition(a, b, c, self.beta, label=self.label)
+        out = self.__dict__.get("_simplified")
+        if out is None:
+            if self.a.size > 1 and (self.c > 0).all():
+                # merge_by_ratio drops nothing here (c > 0) and runs exactly this merge
+                a, b, c = self._merge()[1:4]
+            else:
+                a, b, c = merge_by_ratio(self.a, self.b, self.c, rtol)
+            out = Decomposition(a, b, c, self.beta, label=self.label)
+            object.__setattr__(self, "_simplified", out)
+        return out
 
     def gparv(self, epsilon: float) -> Gparv:
         r"""The GPARV :math:`G_\varepsilon` of this decomposition ([SCW] Theorem 12).
@@ -357,9 +449,15 @@ def ratio_keys(num: np.ndarray, den: np.ndarray, rtol: float = RATIO_RTOL) -> np
         Equal keys mean ratios equal to relative precision ``rtol`` (log-ratios clipped to [-800, 800]).
     """
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        lr = np.log(np.maximum(num / den, 1e-300))
-    lr = np.clip(lr, -800.0, 800.0)
-    return np.round(lr / rtol).astype(np.int64)
+        lr = np.divide(num, den)
+    # the same ufuncs as log(maximum(.)), clip(., -800, 800), round(. / rtol), in place (fewer temporaries);
+    # the lower clip is a no-op after the floor (log(1e-300) > -691; NaN stays NaN), so it is not run
+    np.maximum(lr, 1e-300, out=lr)
+    np.log(lr, out=lr)
+    np.minimum(lr, 800.0, out=lr)
+    np.divide(lr, rtol, out=lr)
+    np.rint(lr, out=lr)
+    return lr.astype(np.int64)
 
 
 def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_RTOL, keys=None):
@@ -386,7 +484,15 @@ def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_
         ``(k0, k1)`` (strictly increasing).
     """
     m, k = A.shape
-    K0, K1 = (ratio_keys(A, C, rtol), ratio_keys(B, C, rtol)) if keys is None else keys
+    if keys is None:
+        K0, K1 = ratio_keys(np.array((A, B)), C, rtol)        # one elementwise pass over both
+    else:
+        K0, K1 = keys
+    if m and 0 < k <= SMALL_MERGE:
+        f, i = np.float64, np.int64
+        return kernels.merge_sorted(np.ascontiguousarray(A, f), np.ascontiguousarray(B, f),
+                                    np.ascontiguousarray(C, f), np.ascontiguousarray(K0, i),
+                                    np.ascontiguousarray(K1, i))
     order = np.lexsort((K1, K0), axis=-1)
     K0 = np.take_along_axis(K0, order, axis=1)
     K1 = np.take_along_axis(K1, order, axis=1)
@@ -401,6 +507,73 @@ def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_
     row = np.repeat(np.arange(m, dtype=np.int64), new.sum(axis=1))
     first = new.ravel()
     return row, a, b, c, K0.ravel()[first], K1.ravel()[first]
+
+
+#: Rows of at most this many components are merged by the compiled ``kernels.merge_sorted`` (stable
+#: insertion sort by the keys, sequential sums: the same order and sums as ``np.lexsort`` +
+#: ``np.bincount``, bit-identical, which the tests check); longer rows by the vectorised numpy path.
+SMALL_MERGE = 64
+#: Merged batches of at most this many components are law-keyed by the plain-Python :func:`_law_keys_small`
+#: (a few microseconds instead of tens of numpy calls; the same rounding and bytes).
+SMALL_KEYS = 12
+
+
+def _round12(x: float) -> float:
+    """``np.round(x, LAW_KEY_DIGITS)`` for one float: ``rint(x * 1e12) / 1e12`` (round half to even), as numpy."""
+    y = x * 1e12
+    if -4503599627370496.0 < y < 4503599627370496.0:      # |y| < 2**52 (larger floats are integers)
+        return round(y) / 1e12
+    return y / 1e12
+
+
+def _law_keys_small(m, row, a, b, c, k0, k1, beta, swapped):
+    """:func:`law_keys` at the default digits for small merged batches (same values and bytes)."""
+    from array import array
+    rl, al, bl, cl = row.tolist(), a.tolist(), b.tolist(), c.tolist()
+    s = len(rl)
+    r0 = [_round12(x / y) for x, y in zip(al, cl)]
+    r1 = [_round12(x / y) for x, y in zip(bl, cl)]
+    cr = [_round12(x) for x in cl]
+    order = range(s)
+    if swapped:
+        r0, r1 = r1, r0
+        kl0, kl1 = k0.tolist(), k1.tolist()
+        order = sorted(order, key=lambda i: (rl[i], kl1[i], kl0[i]))
+    flat = []
+    for i in order:
+        flat += (r0[i] + 0.0, r1[i] + 0.0, cr[i] + 0.0)      # no -0.0
+    buf = array("d", flat).tobytes()
+    if isinstance(beta, (float, int)):
+        betas = [_round12(float(beta))] * m
+    else:
+        betas = np.broadcast_to(np.round(np.asarray(beta, dtype=np.float64), LAW_KEY_DIGITS), (m,)).tolist()
+    counts = [0] * (m + 1)
+    for r in rl:
+        counts[r + 1] += 1
+    out, pos = [], 0
+    for i in range(m):
+        end = pos + counts[i + 1] * 24
+        out.append((betas[i], buf[pos:end]))
+        pos = end
+    return out
+
+
+def _law_key_pair(merged, beta) -> tuple:
+    """The law keys of one small merged decomposition and of its swap (``law_keys`` without and with
+    ``swapped=True``; the same values and bytes), sharing the rounding."""
+    from array import array
+    _, a, b, c, k0, k1 = merged
+    al, bl, cl = a.tolist(), b.tolist(), c.tolist()
+    r0 = [_round12(x / y) + 0.0 for x, y in zip(al, cl)]          # + 0.0: no -0.0
+    r1 = [_round12(x / y) + 0.0 for x, y in zip(bl, cl)]
+    cr = [_round12(x) + 0.0 for x in cl]
+    flat, sflat = [], []
+    for i in range(len(cl)):
+        flat += (r0[i], r1[i], cr[i])
+    for _, _, i in sorted(zip(k1.tolist(), k0.tolist(), range(len(cl)))):
+        sflat += (r1[i], r0[i], cr[i])
+    bt = _round12(float(beta))
+    return (bt, array("d", flat).tobytes()), (bt, array("d", sflat).tobytes())
 
 
 def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LAW_KEY_DIGITS,
@@ -429,22 +602,24 @@ def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LA
     """
     m = A.shape[0]
     row, a, b, c, k0, k1 = merge_rows(A, B, C) if merged is None else merged
+    if digits == LAW_KEY_DIGITS and row.size <= SMALL_KEYS and (c > 0).all():
+        return _law_keys_small(m, row, a, b, c, k0, k1, beta, swapped)
+    rows = np.empty((row.size, 3))
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        r0 = np.round(a / c, digits)
-        r1 = np.round(b / c, digits)
-    cr = np.round(c, digits)
+        np.divide(a, c, out=rows[:, 0])
+        np.divide(b, c, out=rows[:, 1])
+    rows[:, 2] = c
+    np.round(rows, digits, out=rows)                # element-wise: the same as rounding each column
     # canonical order: the merged components' (unique) merge keys, already sorted within each row
     if swapped:
-        r0, r1 = r1, r0
-        order = np.lexsort((k0, k1, row))
-        r0, r1, cr = r0[order], r1[order], cr[order]
-    rows = np.empty((r0.size, 3))
-    rows[:, 0], rows[:, 1], rows[:, 2] = r0, r1, cr
+        rows = rows[np.lexsort((k0, k1, row))][:, [1, 0, 2]]
     rows += 0.0                                     # no -0.0
     buf = rows.tobytes()
-    bounds = np.searchsorted(row, np.arange(m + 1)) * 24
+    if m == 1:
+        bl = [0, len(buf)]
+    else:
+        bl = (np.searchsorted(row, np.arange(m + 1)) * 24).tolist()
     betas = np.broadcast_to(np.round(np.asarray(beta, dtype=np.float64), digits), (m,)).tolist()
-    bl = bounds.tolist()
     return [(betas[i], buf[bl[i]:bl[i + 1]]) for i in range(m)]
 
 
@@ -651,7 +826,7 @@ def dedupe(families) -> list:
 
 
 # ----------------------------------------------------------------------------- products and mixtures
-def product_decomposition(factors: Sequence[Decomposition], label: str = "") -> Decomposition:
+def product_decomposition(factors: Sequence[Decomposition], label: str = "", memo: dict | None = None) -> Decomposition:
     r"""Cartesian product of decompositions (joint composition, [SCW] Theorem 9).
 
     Parameters
@@ -661,6 +836,9 @@ def product_decomposition(factors: Sequence[Decomposition], label: str = "") -> 
         :math:`(u, u)` decompositions of an agreeing one, or Theorem-14 decompositions (``beta = 0``).
     label : str
         Label of the result.
+    memo : dict, optional
+        Partial products already computed, keyed by the identities of their leading factors (several
+        products over the same factor objects share their prefixes; the same arrays as recomputing).
 
     Returns
     -------
@@ -670,12 +848,20 @@ def product_decomposition(factors: Sequence[Decomposition], label: str = "") -> 
         residual :math:`\beta = 1 - \prod_i (1 - \beta_i)`.
     """
     a = b = c = np.ones(1)
-    for f in factors:
+    prefix = ()
+    for i, f in enumerate(factors):
+        prefix += (id(f),)
+        hit = memo.get(prefix) if memo is not None else None
+        if hit is not None:
+            a, b, c = hit[0]
+            continue
         s = f.simplified()
         a = np.multiply.outer(a, s.a).ravel()
         b = np.multiply.outer(b, s.b).ravel()
         c = np.multiply.outer(c, s.c).ravel()
         a, b, c = merge_by_ratio(a, b, c)
+        if memo is not None:
+            memo[prefix] = ((a, b, c), tuple(factors[: i + 1]))      # the factors kept alive: ids stay unique
     return Decomposition(a, b, c, None, label=label)
 
 

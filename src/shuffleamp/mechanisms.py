@@ -110,6 +110,8 @@ def _form(form) -> str:
 def _popcount(x: np.ndarray) -> np.ndarray:
     """Bit count of non-negative int64 entries (works on numpy < 2 as well)."""
     x = np.asarray(x, dtype=np.int64)
+    if hasattr(np, "bitwise_count"):            # numpy >= 2.0: one ufunc
+        return np.bitwise_count(x).astype(np.int64)
     out = np.zeros_like(x)
     while True:
         nz = x != 0
@@ -187,6 +189,9 @@ class Mechanism(abc.ABC):
     parameters: ClassVar[tuple[str, ...]] = ()
     defaults: ClassVar[Mapping[str, Any]] = {}
     eps0_is_parameter: ClassVar[bool] = True
+    #: Whether instances are immutable after construction although not frozen dataclasses (the composed
+    #: mechanisms), so the bounds code may cache their GPARV families on the instance.
+    _families_cacheable: ClassVar[bool] = False
     eps0: float
 
     def __init_subclass__(cls, **kwargs):
@@ -1624,14 +1629,17 @@ class MatrixMechanism(Mechanism):
             beta = 0.0
         merged = merge_rows(Pc[x0s], Pc[x1s], C, keys=keys)
         row, a, b, cc = merged[:4]
+        a, b, cc = np.array(a), np.array(b), np.array(cc)     # own copies: nothing else can write them
+        for x in (a, b, cc):
+            x.setflags(write=False)         # the decompositions below share slices of these
         m = x0s.size
         if x2s is None:     # the keys of both orientations were computed with all ordered pairs
             pk = self._pair_keys
             ka = [pk[(i, j)] for i, j in zip(x0s.tolist(), x1s.tolist())]
             kb = [pk[(j, i)] for i, j in zip(x0s.tolist(), x1s.tolist())]
-        else:
+        else:               # both orientations from the one merge (the swap exchanges a and b)
             ka = law_keys(Pc[x0s], Pc[x1s], C, beta, merged=merged)
-            kb = [None] * m
+            kb = law_keys(Pc[x0s], Pc[x1s], C, beta, swapped=True, merged=merged)
         bnd = np.searchsorted(row, np.arange(m + 1)).tolist()
         out = []
         for r in range(m):
@@ -1639,7 +1647,7 @@ class MatrixMechanism(Mechanism):
             x0, x1 = int(x0s[r]), int(x1s[r])
             lab = f"pair ({x0}, {x1})" if x2s is None else f"dataset ({x0}|{x1}; others {int(x2s[r])})"
             out.append(Decomposition._trusted(a[s0:s1], b[s0:s1], cc[s0:s1], beta, label=lab,
-                                              key=ka[r], swap_key=kb[r]))
+                                              key=ka[r], swap_key=kb[r], share=True))
         return out
 
     def upper_decompositions(self) -> list:

@@ -1269,6 +1269,14 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
             value = value / P.n
             err = err / P.n
             st = ST_SMALL_N
+        elif (st == ST_FALLBACK and enum_ok[1] and not enum_ok[kk] and _pruned_chosen(P.n, kk)
+                and _mitm_positive_part(&v[0], &p[0], kk, <int>P.n, PRUNED_CAP, &value, &err, True) == 0):
+            # otherwise the integral: the pruned meet in the middle when the multisets that can reach a
+            # positive sum are few (exact; abandoned within its step cap otherwise)
+            work[0] = 0.0
+            value = value / P.n
+            err = err / P.n
+            st = ST_SMALL_N
         elif st == ST_FALLBACK and enum_ok[kk]:
             work[0] = 0.0
             nn = <int>P.n

@@ -502,6 +502,12 @@ def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int):
         s_err = 2.0 * _DBL_EPS * n * float(np.max(np.abs(v))) * (k + 1)
         err = tot * math.expm1(lw_err) + s_err * pos
         return tot / n, err / n, 0, 0.0, "enumeration"
+    if enumerate_max and kernels.pruned_chosen(float(n), k) and bool(np.all(v[1:] > v[:-1])):
+        # the pruned meet in the middle: only the multisets that can reach a positive sum (exact; the
+        # compiled profile tries it at the same place; abandoned within its step cap -> the integral)
+        tot, err, status = kernels.small_n_positive_part(v, p, int(n), kernels.PRUNED_POINT_CAP, True)
+        if status == 0:
+            return tot / n, err / n, 0, 0.0, "enumeration"
     return _bromwich(_AtomLaw(K, n), n, rtol)
 
 

@@ -153,7 +153,8 @@ cdef int _mitm_positive_part(const double* v, const double* p, Py_ssize_t k, int
     half sum (or a branch's largest completion) is within Eab/2 of its exact value, so every pair cut
     has exact a + b < 0 and contributes exactly 0; the kept pairs are merged and charged as below (mA, mB
     the kept counts).  Returns -1 (abandoned, nothing computed) beyond ``cap`` kept points in all or
-    PRUNED_CALLS recursion steps.
+    PRUNED_CALLS recursion steps, or at once when a lower bound on the kept points (the multisets drawn only
+    from atoms above -(na/nb) v_max, resp. -(nb/na) v_max) exceeds ``cap``.
 
     Rounding (eps = 2^-52, all bounds absolute and added to ``err``): a point's log-weight carries
     8 eps (m max|log p| + log m! + k) (as in the multinomial enumeration), so the product of the two
@@ -170,6 +171,7 @@ cdef int _mitm_positive_part(const double* v, const double* p, Py_ssize_t k, int
     cdef Py_ssize_t ia, ib, mA, mB, lo, hi, mid, j
     cdef prune_t R
     cdef double bmax
+    cdef Py_ssize_t ka, kb
     mA = -1
     cdef double lmax = 0.0, amax = 0.0, lwa, lwb, rw, Eab, gA, gB, tot = 0.0, pabs = 0.0, pnear = 0.0, a, wa, t0, t1, ta
     cdef double* lp
@@ -182,6 +184,18 @@ cdef int _mitm_positive_part(const double* v, const double* p, Py_ssize_t k, int
     value[0] = 0.0
     err[0] = 0.0
     if pruned:
+        # a lower bound on the kept points without enumerating: every multiset of B drawn only from atoms
+        # above -(na/nb) v_max is kept (its sum exceeds -na v_max), likewise for A (-(nb/na) v_max)
+        kb = 0
+        ka = 0
+        for j in range(k):
+            if v[j] > -(<double>na / nb) * v[k - 1] if nb > 0 else True:
+                kb += 1
+            if v[j] > -(<double>nb / na) * v[k - 1]:
+                ka += 1
+        if (_multisets(<double>nb, <double>kb) if kb > 0 else 0.0) + (
+                _multisets(<double>na, <double>ka) if ka > 0 else 0.0) > cap:
+            return -1
         NA = NA if NA < cap else cap
         NB = NB if NB < cap else cap
     elif NA + NB > cap:

@@ -786,7 +786,8 @@ def _bromwich(law, n, rtol):
             small = (b - a) <= 2.0 * hp * (1.0 + 1e-9)
             if small.any():
                 seg_a.append(a[small]); seg_b.append(b[small]); seg_m.append((b[small] - a[small]) * rn[small])
-                val, gl, ro = panels(a[small], b[small])
+                # consecutive kept cells share panels of width <= 2 hp (same rule as the compiled profile)
+                val, gl, ro = panels(*kernels.merge_panels(a[small], b[small], 2.0 * hp * (1.0 + 1e-9)))
                 total += val
                 glsum += gl
                 rosum += ro

@@ -1306,10 +1306,12 @@ cdef int _bromwich_atoms(const double[::1] v, const double[::1] p, double[::1] q
                         if _dpush(&B.na, x) or _dpush(&B.nb, x + wn):
                             return ST_FALLBACK
             if B.sa.n:
+                # work is counted per cell (GL_NODES each) as before the merge, so that the work caps and
+                # the widening of [0, T] decide as they did (the merge only makes each unit cheaper)
+                work += B.sa.n * P.gl_nodes
                 B.sa.n = _merge_runs(B.sa.x, B.sb.x, B.sa.n, twohp * (1.0 + 1e-9))
                 if _panels(q, d, nmu, theta, beta, log_ell, B.sa.x, B.sb.x, B.sa.n, P, &B.tmp, &val, &gl, &ro):
                     return ST_FALLBACK
-                work += B.sa.n * P.gl_nodes
                 total += val
                 glsum += gl
                 rosum += ro

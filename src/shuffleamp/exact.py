@@ -734,11 +734,12 @@ def _bromwich(law, n, rtol):
     k = law.size
     cap = work_cap()
 
-    def panels(a, b):
+    def panels(a, b, cells=None):
         c = 0.5 * (a + b)
         h = 0.5 * (b - a)
         t = np.ascontiguousarray((c[:, None] + h[:, None] * _XG[None, :]).ravel())
-        work[0] += t.size
+        # work counts GL_NODES per integration cell, merged or not (as the compiled profile)
+        work[0] += t.size if cells is None else cells * GL_NODES
         gr, ag, rel = law.nodes(t)
         W = (h[:, None] * _WG[None, :]).ravel()
         rB = beta / h + np.sqrt(1.0 + (beta / h) ** 2)
@@ -787,7 +788,8 @@ def _bromwich(law, n, rtol):
             if small.any():
                 seg_a.append(a[small]); seg_b.append(b[small]); seg_m.append((b[small] - a[small]) * rn[small])
                 # consecutive kept cells share panels of width <= 2 hp (same rule as the compiled profile)
-                val, gl, ro = panels(*kernels.merge_panels(a[small], b[small], 2.0 * hp * (1.0 + 1e-9)))
+                val, gl, ro = panels(*kernels.merge_panels(a[small], b[small], 2.0 * hp * (1.0 + 1e-9)),
+                                     cells=int(np.count_nonzero(small)))
                 total += val
                 glsum += gl
                 rosum += ro

@@ -31,6 +31,15 @@ cdef double _multisets(double m, double k) noexcept nogil:
 #: most SMALL_N_CAP points (about 0.2-0.4 us each, so <= ~20 ms); above, the Bromwich integral runs.
 DEF SMALL_N_MAX_N = 64
 DEF SMALL_N_CAP = 2.5e5
+#: Where the Bromwich integral would run otherwise (n <= PRUNED_MAX_N), the same merge is tried with both
+#: halves PRUNED: only multisets whose sum can still make a + b > 0 are enumerated (atoms in decreasing
+#: order, a branch is cut when its largest completion cannot reach the threshold; every pair cut has
+#: a + b < 0 exactly, so its term is exactly 0).  Abandoned (status -1, Bromwich) beyond PRUNED_CAP
+#: points or PRUNED_CALLS recursion steps (<= ~2 ms), so it pays where the positive region is a small
+#: corner of the multisets (few positive atoms, large tilt: where the integral needs 1e5+ nodes).
+DEF PRUNED_MAX_N = 128
+DEF PRUNED_CAP = 1.2e5
+DEF PRUNED_CALLS = 4e5
 
 
 cdef double small_n_points(double n, Py_ssize_t k) noexcept nogil:
@@ -74,12 +83,78 @@ cdef Py_ssize_t _half(const double* v, const double* lp, const double* lgc, Py_s
     return pos
 
 
+cdef bint _pruned_chosen(double n, Py_ssize_t k) noexcept nogil:
+    """Whether the pruned meet in the middle is tried before the Bromwich integral (same rule in exact.py)."""
+    return 2.0 <= n <= PRUNED_MAX_N and k >= 2
+
+
+def pruned_chosen(double n, Py_ssize_t k):
+    """Whether the exact evaluators try the pruned meet in the middle before integrating (``k`` atoms, ``n``)."""
+    return bool(_pruned_chosen(n, k))
+
+
+cdef struct prune_t:
+    const double* v
+    const double* lp
+    const double* lgc
+    double thr          # keep a multiset only if its (computed) sum exceeds thr
+    sw_t* out
+    Py_ssize_t cap      # at most this many kept points
+    double calls        # recursion steps left
+
+
+cdef Py_ssize_t _half_pruned(prune_t* R, Py_ssize_t j, int rem, double s, double lw, Py_ssize_t pos) noexcept nogil:
+    """Multisets of ``rem`` more atoms from atoms j, j-1, ..., 0 (values increasing with the index) whose
+    sum exceeds R.thr, written into R.out[pos:] as (sum, log-weight); -1 when over R.cap or out of steps.
+    A branch is cut when s + c v_j + (rem - c) v_{j-1}, the largest sum any completion can reach, is at
+    most R.thr (fewer draws of atom j only lower it: the loop over c stops there)."""
+    cdef int c
+    cdef double s2, lw2
+    R.calls -= 1.0
+    if R.calls < 0.0:
+        return -1
+    if j == 0 or rem == 0:
+        c = rem
+        if c > 0 and R.lp[j] == -INFINITY:
+            return pos
+        s2 = s + c * R.v[j]
+        if not (s2 > R.thr):
+            return pos
+        if pos >= R.cap:
+            return -1
+        R.out[pos].s = s2
+        R.out[pos].w = lw + (c * R.lp[j] if c > 0 else 0.0) - R.lgc[c]
+        return pos + 1
+    c = rem
+    while c >= 0:
+        if c > 0 and R.lp[j] == -INFINITY:
+            c -= 1
+            continue
+        s2 = s + c * R.v[j]
+        if not (s2 + (rem - c) * R.v[j - 1] > R.thr):
+            break
+        lw2 = lw + (c * R.lp[j] if c > 0 else 0.0) - R.lgc[c]
+        pos = _half_pruned(R, j - 1, rem - c, s2, lw2, pos)
+        if pos < 0:
+            return -1
+        c -= 1
+    return pos
+
+
 cdef int _mitm_positive_part(const double* v, const double* p, Py_ssize_t k, int n, double cap,
-                             double* value, double* err) noexcept nogil:
+                             double* value, double* err, bint pruned=False) noexcept nogil:
     """E[(G_1+...+G_n)_+] (NOT divided by n) of the law (v, p) (masses summing to one) and its error bound.
 
     Returns 0, or -1 when the two halves would hold more than ``cap`` points (nothing is computed),
     -2 if memory could not be allocated.
+
+    ``pruned``: the values must be increasing (``_gparv_atoms`` order); B keeps only the multisets with
+    computed sum > -(na max v) - 4 Eab, A only those with sum > -(largest kept b) - 4 Eab.  A computed
+    half sum (or a branch's largest completion) is within Eab/2 of its exact value, so every pair cut
+    has exact a + b < 0 and contributes exactly 0; the kept pairs are merged and charged as below (mA, mB
+    the kept counts).  Returns -1 (abandoned, nothing computed) beyond ``cap`` kept points in all or
+    PRUNED_CALLS recursion steps, or at once when a lower bound on the kept points (the multisets drawn only
+    from atoms above -(na/nb) v_max, resp. -(nb/na) v_max) exceeds ``cap``.
 
     Rounding (eps = 2^-52, all bounds absolute and added to ``err``): a point's log-weight carries
     8 eps (m max|log p| + log m! + k) (as in the multinomial enumeration), so the product of the two
@@ -94,6 +169,10 @@ cdef int _mitm_positive_part(const double* v, const double* p, Py_ssize_t k, int
     cdef int na = n - n // 2, nb = n // 2
     cdef double NA = _multisets(<double>na, <double>k), NB = _multisets(<double>nb, <double>k)
     cdef Py_ssize_t ia, ib, mA, mB, lo, hi, mid, j
+    cdef prune_t R
+    cdef double bmax
+    cdef Py_ssize_t ka, kb
+    mA = -1
     cdef double lmax = 0.0, amax = 0.0, lwa, lwb, rw, Eab, gA, gB, tot = 0.0, pabs = 0.0, pnear = 0.0, a, wa, t0, t1, ta
     cdef double* lp
     cdef double* lgc
@@ -104,7 +183,22 @@ cdef int _mitm_positive_part(const double* v, const double* p, Py_ssize_t k, int
     cdef double* SA
     value[0] = 0.0
     err[0] = 0.0
-    if NA + NB > cap:
+    if pruned:
+        # a lower bound on the kept points without enumerating: every multiset of B drawn only from atoms
+        # above -(na/nb) v_max is kept (its sum exceeds -na v_max), likewise for A (-(nb/na) v_max)
+        kb = 0
+        ka = 0
+        for j in range(k):
+            if v[j] > -(<double>na / nb) * v[k - 1] if nb > 0 else True:
+                kb += 1
+            if v[j] > -(<double>nb / na) * v[k - 1]:
+                ka += 1
+        if (_multisets(<double>nb, <double>kb) if kb > 0 else 0.0) + (
+                _multisets(<double>na, <double>ka) if ka > 0 else 0.0) > cap:
+            return -1
+        NA = NA if NA < cap else cap
+        NB = NB if NB < cap else cap
+    elif NA + NB > cap:
         return -1
     lp = <double*>malloc(k * sizeof(double))
     lgc = <double*>malloc((n + 2) * sizeof(double))
@@ -124,8 +218,36 @@ cdef int _mitm_positive_part(const double* v, const double* p, Py_ssize_t k, int
             lmax = fabs(lp[j])
         if fabs(v[j]) > amax:
             amax = fabs(v[j])
-    mA = _half(v, lp, lgc, k, 0, na, 0.0, lgc[na], A, 0)
-    mB = _half(v, lp, lgc, k, 0, nb, 0.0, lgc[nb], B, 0)
+    Eab = 2.0 * DBL_EPS * amax * (<double>na * na + <double>nb * nb + n)
+    if pruned:
+        R.v = v
+        R.lp = lp
+        R.lgc = lgc
+        R.calls = PRUNED_CALLS
+        # B first (the smaller half): b can meet a + b > 0 only if b > -(na v_max)
+        R.out = B
+        R.cap = <Py_ssize_t>NB
+        R.thr = -(na * v[k - 1]) - 4.0 * Eab
+        mB = _half_pruned(&R, k - 1, nb, 0.0, lgc[nb], 0) if nb > 0 else 0
+        if nb == 0:
+            B[0].s = 0.0
+            B[0].w = 0.0
+            mB = 1
+        if mB > 0:
+            bmax = B[0].s
+            for ib in range(mB):
+                if B[ib].s > bmax:
+                    bmax = B[ib].s
+            R.out = A
+            R.cap = <Py_ssize_t>(cap - mB) if cap - mB < NA else <Py_ssize_t>NA
+            R.thr = -bmax - 4.0 * Eab
+            mA = _half_pruned(&R, k - 1, na, 0.0, lgc[na], 0)
+        if mB <= 0 or mA < 0:
+            free(lp); free(lgc); free(A); free(B); free(S0); free(S1); free(SA)
+            return -1
+    else:
+        mA = _half(v, lp, lgc, k, 0, na, 0.0, lgc[na], A, 0)
+        mB = _half(v, lp, lgc, k, 0, nb, 0.0, lgc[nb], B, 0)
     for ia in range(mA):
         A[ia].w = exp(A[ia].w)
     for ib in range(mB):
@@ -141,7 +263,6 @@ cdef int _mitm_positive_part(const double* v, const double* p, Py_ssize_t k, int
         S1[ib] = S1[ib + 1] + B[ib].w * B[ib].s
         SA[ib] = SA[ib + 1] + B[ib].w * fabs(B[ib].s)
         ib -= 1
-    Eab = 2.0 * DBL_EPS * amax * (<double>na * na + <double>nb * nb + n)
     for ia in range(mA):
         a = A[ia].s
         wa = A[ia].w
@@ -186,7 +307,8 @@ cdef int _mitm_positive_part(const double* v, const double* p, Py_ssize_t k, int
     return 0
 
 
-def small_n_positive_part(const double[::1] values, const double[::1] probs, int n, double cap=4e6):
+def small_n_positive_part(const double[::1] values, const double[::1] probs, int n, double cap=4e6,
+                          bint pruned=False):
     """E[(G_1+...+G_n)_+] of a finite law by meet-in-the-middle over multisets, with its error bound.
 
     Exact up to rounding; the returned error bounds it (see ``_mitm_positive_part``).  Cost:
@@ -199,7 +321,10 @@ def small_n_positive_part(const double[::1] values, const double[::1] probs, int
     n : int
         Number of summands, >= 1.
     cap : float
-        Largest number of points of the two halves together.
+        Largest number of points of the two halves together (kept points when ``pruned``).
+    pruned : bool
+        Enumerate only the multisets that can meet a positive sum (``values`` must be increasing); the
+        status is -1 also when PRUNED_CALLS recursion steps do not suffice.
 
     Returns
     -------
@@ -210,8 +335,17 @@ def small_n_positive_part(const double[::1] values, const double[::1] probs, int
     cdef double val = 0.0, er = 0.0
     cdef int st
     cdef Py_ssize_t k = values.shape[0]
+    cdef Py_ssize_t j
     if probs.shape[0] != k or k < 1 or n < 1:
         raise ValueError("small_n_positive_part: bad arguments")
+    if pruned:
+        for j in range(1, k):
+            if not (values[j] > values[j - 1]):
+                raise ValueError("small_n_positive_part: pruned needs increasing values")
     with nogil:
-        st = _mitm_positive_part(&values[0], &probs[0], k, n, cap, &val, &er)
+        st = _mitm_positive_part(&values[0], &probs[0], k, n, cap, &val, &er, pruned)
     return val, er, st
+
+
+#: Kept-point cap of the pruned meet in the middle (``exact._positive_part`` passes it as ``cap``).
+PRUNED_POINT_CAP = PRUNED_CAP

@@ -774,10 +774,100 @@ cdef void _modulus_bound(const double[::1] q, const double[::1] d, double s2, do
     out[0] = r if r < 1.0 else 1.0
 
 
+#: Cells per run of ``_modulus_run`` (one anchor of sin/cos per atom at most every MOD_RUN cells).
+DEF MOD_RUN = 32
+MODULUS_RUN = MOD_RUN
+
+
+cdef void _modulus_run(const double[::1] q, const double[::1] d, double s2, const double* c, const double* h,
+                       Py_ssize_t m, double* out) noexcept nogil:
+    """``_modulus_bound`` of m cells (centres c, half-widths h) with psi advanced by rotation along runs.
+
+    Where the centres are equally spaced (|c_i - (c_0 + s D)| <= 1e-6 h_i, D = c_1 - c_0 of the run), psi and
+    psi' at t' = c_0 + s D (exact real) are formed from z_j = e^{i c_0 d_j} multiplied s times by
+    rho_j = e^{i D d_j}: k complex products per cell instead of k sin/cos pairs; a cell off the run starts a new
+    one.  Rounding (eps = 2^-52): each anchor/step value is within 2 eps of the exact unit complex number of
+    its rounded angle and each product adds 3 eps, the rounded angles are within eps |d_j| (|c_0| + s |D|) of
+    t' d_j, and the two sums of k terms add k eps each, so with L1 = sum q_j |d_j|
+        |psi_computed - psi(t')| <= E = eps ((|c_0| + s |D|) L1 + 6 + 8 s + 2 k) (1 + 1e-6),
+    and |psi'| is within max|d_j| E.  The Taylor bound is taken around t' over half-width h_i + dl with
+    dl >= |c_i - t'|, which contains [c_i - h_i, c_i + h_i]."""
+    cdef Py_ssize_t k = q.shape[0], i, j, i0 = 0, st
+    cdef double L1 = 0.0, dmax = 0.0, c0 = 0.0, D = 0.0, a, x, y, sr, si, pr, pi_, E, dl, hh, r, tp = 0.0
+    cdef bint anchor
+    cdef double* zr = <double*>malloc(4 * k * sizeof(double))
+    cdef double* zi
+    cdef double* rr
+    cdef double* ri
+    if zr == NULL:
+        for i in range(m):
+            _modulus_bound(q, d, s2, c[i], h[i], &out[i])
+        return
+    zi = zr + k
+    rr = zr + 2 * k
+    ri = zr + 3 * k
+    for j in range(k):
+        L1 += q[j] * fabs(d[j])
+        if fabs(d[j]) > dmax:
+            dmax = fabs(d[j])
+    for i in range(m):
+        anchor = i == 0
+        if not anchor:
+            tp = c0 + (i - i0) * D
+            anchor = not (fabs(c[i] - tp) <= 1e-6 * h[i])
+        if anchor:
+            i0 = i
+            c0 = c[i]
+            tp = c0
+            D = c[i + 1] - c[i] if i + 1 < m else 0.0
+            for j in range(k):
+                a = c0 * d[j]
+                zr[j] = cos(a)
+                zi[j] = sin(a)
+                a = D * d[j]
+                rr[j] = cos(a)
+                ri[j] = sin(a)
+        else:
+            for j in range(k):
+                x = zr[j] * rr[j] - zi[j] * ri[j]
+                y = zr[j] * ri[j] + zi[j] * rr[j]
+                zr[j] = x
+                zi[j] = y
+        sr = 0.0
+        si = 0.0
+        pr = 0.0
+        pi_ = 0.0
+        for j in range(k):
+            sr += q[j] * zr[j]
+            si += q[j] * zi[j]
+            pr += (q[j] * d[j]) * zr[j]
+            pi_ += (q[j] * d[j]) * zi[j]
+        st = i - i0
+        E = DBL_EPS * ((fabs(c0) + st * fabs(D)) * L1 + 6.0 + 8.0 * st + 2.0 * k) * (1.0 + 1e-6)
+        dl = fabs(c[i] - tp) + 2.0 * DBL_EPS * (fabs(c0) + st * fabs(D))
+        hh = (h[i] + dl) * (1.0 + 1e-12)
+        r = sqrt(sr * sr + si * si) + E + 4.0 * DBL_EPS
+        r = r + (sqrt(pr * pr + pi_ * pi_) + dmax * E) * (1.0 + 1e-12) * hh + 0.5 * s2 * (1.0 + 1e-12) * hh * hh
+        out[i] = r if r < 1.0 else 1.0
+    free(zr)
+
+
+cdef void _modulus_cells(const double[::1] q, const double[::1] d, double s2, const double* c, const double* h,
+                         Py_ssize_t m, double* out) noexcept nogil:
+    """``_modulus_run`` over consecutive runs of MOD_RUN cells (the runs of ``cf_modulus_bound``)."""
+    cdef Py_ssize_t i0 = 0
+    while i0 < m:
+        _modulus_run(q, d, s2, c + i0, h + i0, m - i0 if m - i0 < MOD_RUN else MOD_RUN, out + i0)
+        i0 += MOD_RUN
+
+
 def cf_modulus_bound(const double[::1] q, const double[::1] d, double s2, const double[::1] c,
                      const double[::1] h, double[::1] out):
     """Certified bound on max |psi(t)| over [c_i - h_i, c_i + h_i]:
     |psi(c)| + |psi'(c)| h + s2 h^2 / 2 (Taylor; |psi''| <= E_q (V - mu)^2 = s2), capped at 1.
+
+    Cells are taken in runs of ``MODULUS_RUN``; along equally spaced centres psi is advanced by rotation
+    (``_modulus_run``, its rounding charged), so the bound of a cell depends on its run, never on threads.
 
     Parameters
     ----------
@@ -794,11 +884,16 @@ def cf_modulus_bound(const double[::1] q, const double[::1] d, double s2, const 
     -------
     None
     """
-    cdef Py_ssize_t i, m = c.shape[0]
-    cdef int nt = _num_threads(<double>m * <double>q.shape[0])
+    cdef Py_ssize_t i, m = c.shape[0], nr = (m + MOD_RUN - 1) // MOD_RUN
+    cdef int nt = _num_threads(<double>m * <double>q.shape[0] / 8.0)
+    if h.shape[0] != m or out.shape[0] != m:
+        raise ValueError("cf_modulus_bound: c, h and out differ in length")
+    if m == 0:
+        return
     with nogil:
-        for i in prange(m, schedule="static", num_threads=nt):
-            _modulus_bound(q, d, s2, c[i], h[i], &out[i])
+        for i in prange(nr, schedule="static", num_threads=nt):
+            _modulus_run(q, d, s2, &c[i * MOD_RUN], &h[i * MOD_RUN],
+                         m - i * MOD_RUN if m - i * MOD_RUN < MOD_RUN else MOD_RUN, &out[i * MOD_RUN])
 
 
 # --------------------------------------------------------------------------- batched privacy profile
@@ -937,6 +1032,57 @@ cdef double _tail_bound(svec* segs, double T, double tail_const, dvec* tmp) noex
             if _dpush(tmp, A * log(bb / segs.x[i].a)):
                 return NAN
     return tail_const / (T * T) * _pairwise_sum(tmp.x, tmp.n) * (1.0 + 1e-9)
+
+
+cdef Py_ssize_t _merge_runs(double* a, double* b, Py_ssize_t m, double width) noexcept nogil:
+    """Merge consecutive cells [a_i, b_i] (increasing) into panels no wider than ``width``, in place.
+
+    Cell i joins the open panel [A, B] when it starts where the panel ends (|a_i - B| <= 4e-16 max(1, |B|):
+    the ends of neighbouring cells are computed separately and may differ by an ulp) and b_i - A <= width;
+    the panel is then [A, b_i].  A panel covers exactly the union of its cells (closing ulp gaps, counting
+    ulp overlaps once).  Returns the number of panels (written to a[:m'], b[:m'])."""
+    cdef Py_ssize_t i, out = 0
+    cdef double tol
+    for i in range(m):
+        if out > 0:
+            tol = 4e-16 * (fabs(b[out - 1]) if fabs(b[out - 1]) > 1.0 else 1.0)
+            if fabs(a[i] - b[out - 1]) <= tol and b[i] - a[out - 1] <= width:
+                b[out - 1] = b[i]
+                continue
+        a[out] = a[i]
+        b[out] = b[i]
+        out += 1
+    return out
+
+
+def merge_panels(const double[::1] a, const double[::1] b, double width):
+    """Consecutive integration cells [a_i, b_i] merged into panels of width <= ``width`` (``_merge_runs``).
+
+    The one rule of ``shuffleamp.exact._bromwich`` and the compiled profile: a Gauss–Legendre panel of
+    width <= 2 beta keeps its certified error bound (Bernstein ellipse rho >= 1 + sqrt 2), so the cells
+    kept after refinement (often 4-8 times narrower) need not cost GL_NODES nodes each.
+
+    Parameters
+    ----------
+    a, b : float64[::1], shape (m,)
+        Left and right ends of the cells, increasing.
+    width : float
+        Largest panel width.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Left and right ends of the panels.
+    """
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("merge_panels: a and b differ in length")
+    oa = np.array(a, dtype=np.float64)
+    ob = np.array(b, dtype=np.float64)
+    cdef double[::1] A = oa, Bv = ob
+    cdef Py_ssize_t m = 0
+    if oa.shape[0]:
+        m = _merge_runs(&A[0], &Bv[0], oa.shape[0], width)
+    return oa[:m], ob[:m]
 
 
 cdef int _panels(const double[::1] q, const double[::1] d, double nmu, double theta, double beta,
@@ -1082,9 +1228,16 @@ cdef int _bromwich_atoms(const double[::1] v, const double[::1] p, double[::1] q
     tau = P.rtol * scale_I
     B.tmp.n = 0
     B.segs.n = 0
+    B.sa.n = 0
+    B.sb.n = 0
+    B.r.n = 0
     for i in range(nc):
-        _modulus_bound(q, d, s2, 0.5 * (B.na.x[i] + B.na.x[i + 1]), 0.5 * (B.na.x[i + 1] - B.na.x[i]), &x)
-        x = (B.na.x[i + 1] - B.na.x[i]) * pow(x, n)
+        if (_dpush(&B.sa, 0.5 * (B.na.x[i] + B.na.x[i + 1])) or _dpush(&B.sb, 0.5 * (B.na.x[i + 1] - B.na.x[i]))
+                or _dpush(&B.r, 0.0)):
+            return ST_FALLBACK
+    _modulus_cells(q, d, s2, B.sa.x, B.sb.x, nc, B.r.x)
+    for i in range(nc):
+        x = (B.na.x[i + 1] - B.na.x[i]) * pow(B.r.x[i], n)
         if _spush(&B.segs, B.na.x[i], B.na.x[i + 1], x) or _dpush(&B.tmp, x):
             return ST_FALLBACK
     work += nc
@@ -1111,10 +1264,13 @@ cdef int _bromwich_atoms(const double[::1] v, const double[::1] p, double[::1] q
             if work * k > P.max_work:
                 return ST_RESOURCE
             B.r.n = 0
+            B.sa.n = 0
+            B.sb.n = 0
             for i in range(B.ca.n):
-                _modulus_bound(q, d, s2, 0.5 * (B.ca.x[i] + B.cb.x[i]), 0.5 * (B.cb.x[i] - B.ca.x[i]), &x)
-                if _dpush(&B.r, x):
+                if (_dpush(&B.sa, 0.5 * (B.ca.x[i] + B.cb.x[i])) or _dpush(&B.sb, 0.5 * (B.cb.x[i] - B.ca.x[i]))
+                        or _dpush(&B.r, 0.0)):
                     return ST_FALLBACK
+            _modulus_cells(q, d, s2, B.sa.x, B.sb.x, B.ca.n, B.r.x)
             work += B.ca.n
             B.tmp.n = 0
             B.ka.n = 0
@@ -1150,9 +1306,12 @@ cdef int _bromwich_atoms(const double[::1] v, const double[::1] p, double[::1] q
                         if _dpush(&B.na, x) or _dpush(&B.nb, x + wn):
                             return ST_FALLBACK
             if B.sa.n:
+                # work is counted per cell (GL_NODES each) as before the merge, so that the work caps and
+                # the widening of [0, T] decide as they did (the merge only makes each unit cheaper)
+                work += B.sa.n * P.gl_nodes
+                B.sa.n = _merge_runs(B.sa.x, B.sb.x, B.sa.n, twohp * (1.0 + 1e-9))
                 if _panels(q, d, nmu, theta, beta, log_ell, B.sa.x, B.sb.x, B.sa.n, P, &B.tmp, &val, &gl, &ro):
                     return ST_FALLBACK
-                work += B.sa.n * P.gl_nodes
                 total += val
                 glsum += gl
                 rosum += ro
@@ -1265,6 +1424,14 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
                 and _mitm_positive_part(&v[0], &p[0], kk, <int>P.n, SMALL_N_CAP, &value, &err) == 0):
             # many atoms at small n: exact meet-in-the-middle over multisets (cheaper than enumerating
             # C(n+k-1, k-1) count vectors or integrating)
+            work[0] = 0.0
+            value = value / P.n
+            err = err / P.n
+            st = ST_SMALL_N
+        elif (st == ST_FALLBACK and enum_ok[1] and not enum_ok[kk] and _pruned_chosen(P.n, kk)
+                and _mitm_positive_part(&v[0], &p[0], kk, <int>P.n, PRUNED_CAP, &value, &err, True) == 0):
+            # otherwise the integral: the pruned meet in the middle when the multisets that can reach a
+            # positive sum are few (exact; abandoned within its step cap otherwise)
             work[0] = 0.0
             value = value / P.n
             err = err / P.n

@@ -416,3 +416,62 @@ def test_prop_bromwich_brackets_bruteforce(atoms, n):
     assert math.isfinite(up.delta) and math.isfinite(lo.delta)
     assert up.delta >= min(want, 1.0) * (1 - ORACLE_REL) - 1e-300
     assert lo.delta <= want * (1 + ORACLE_REL) + 1e-300
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_many_atom_small_n_kernel_equals_python_and_brackets_fft(seed):
+    """26 spread atoms at n = 60 (the integral is widened several times: ~1e4 nodes): the compiled profile and the Python
+    evaluator agree, and their interval meets the certified FFT interval (discretised ceil / floor laws, an
+    independent algorithm)."""
+    from shuffleamp.decomposition import Decomposition
+    rng = np.random.default_rng(300 + seed)
+    k, n = 26, 60
+    b = rng.random(k) + 0.2
+    b /= b.sum()
+    c = 0.5 * b
+    x = rng.normal(size=k) * 0.4
+    x -= (c @ x) / c.sum()
+    dec = Decomposition(a=b + c * x, b=b, c=c, beta=0.5)
+    eps = 0.1                      # delta ~ 1e-6, about 1e4 nodes
+    up, lo, status, _, _ = X._profile_kernel(dec, n, np.array([eps]), X.DEFAULT_RTOL, X.ENUMERATE_MAX)
+    assert int(status[0]) == 0
+    g = dec.gparv(eps)
+    ru = X.delta_exact(g, n, "upper").delta
+    rl = X.delta_exact(g, n, "lower").delta
+    assert abs(up[0] - ru) <= 1e-9 * ru and abs(lo[0] - rl) <= 1e-9 * ru
+    assert 0.0 < lo[0] <= up[0] <= lo[0] * (1 + 1e-4)
+    fu = delta_fft(g, n, "ceil", rtol=1e-2).delta
+    fl = delta_fft(g, n, "floor", rtol=1e-2).delta
+    assert lo[0] <= fu and fl <= up[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_modulus_bound_by_rotation_covers_sampled_psi(seed):
+    """``cf_modulus_bound`` advances psi by rotation along equally spaced centres (runs of MODULUS_RUN cells,
+    re-anchored off the run): it still bounds |psi| sampled densely on every cell (numpy, independent), and
+    equals the Taylor bound formed from numpy's psi at the centres up to rounding."""
+    from shuffleamp._ext import kernels
+    rng = np.random.default_rng(400 + seed)
+    k = int(rng.integers(3, 40))
+    q = rng.random(k) + 0.01
+    q /= q.sum()
+    d = rng.normal(size=k) * rng.uniform(0.05, 2.0)
+    d -= q @ d
+    s2 = float(q @ d ** 2)
+    w = 0.5 / float(q @ np.abs(d))
+    t0 = rng.uniform(0.0, 1e4)
+    # a regular run (70 cells: three runs), a refined stretch (8 sub-cells of 5 parents) and irregular cells
+    a = np.concatenate([t0 + w * np.arange(70),
+                        ((t0 + 80 * w + 3 * w * np.arange(5))[:, None] + (w / 8) * np.arange(8)[None, :]).ravel(),
+                        t0 + 100 * w + np.cumsum(rng.uniform(0.1, 1.0, 9) * w)])
+    b = np.concatenate([a[:70] + w, a[70:110] + w / 8, a[110:] + 0.3 * w])
+    c, h = 0.5 * (a + b), 0.5 * (b - a)
+    out = np.empty(c.size)
+    kernels.cf_modulus_bound(q, d, s2, c, h, out)
+    tt = a[:, None] + (b - a)[:, None] * np.linspace(0.0, 1.0, 41)[None, :]
+    psi = np.abs(np.exp(1j * tt[..., None] * d) @ q)
+    assert np.all(out >= psi.max(axis=1) - 1e-13)
+    pc = np.exp(1j * c[:, None] * d) @ q
+    dp = np.exp(1j * c[:, None] * d) @ (q * d)
+    taylor = np.minimum(np.abs(pc) + np.abs(dp) * h + 0.5 * s2 * h * h, 1.0)
+    assert np.all(np.abs(out - taylor) <= 1e-9)

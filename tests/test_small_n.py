@@ -145,3 +145,81 @@ def test_delta_at_returned_epsilon_within_target_near_eps0(spec, n, delta):
     assert 0.0 <= r.lower <= r.upper <= mech.eps0
     assert r.upper >= mech.eps0 * (1 - 1e-6)
     assert sa.delta(mech, n, r.upper).upper <= delta
+
+
+# ---------------------------------------------------------------- the pruned meet in the middle (before integrating)
+def _corner_law(rng, k, npos):
+    """k distinct atoms, ``npos`` of them positive (the positive region a small corner of the multisets)."""
+    neg = -np.abs(rng.normal(size=k - npos)) * rng.uniform(0.2, 3.0) - 1e-3
+    pos = np.abs(rng.normal(size=npos)) * rng.uniform(0.05, 1.0) + 1e-3
+    v = np.unique(np.concatenate([neg, pos]))
+    p = rng.random(v.size) + 1e-3
+    return v, p / p.sum()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_pruned_mitm_matches_oracle_enumeration(seed):
+    """Exact against the long-double multinomial enumeration (independent of the kernels)."""
+    rng = np.random.default_rng(100 + seed)
+    k = int(rng.integers(2, 8))
+    n = int(rng.integers(2, 7))
+    v, p = _corner_law(rng, k, int(rng.integers(1, k + 1)))
+    val, err, status = kernels.small_n_positive_part(v, p, n, 1e5, True)
+    assert status == 0
+    truth = n * oracle.gparv_positive_part(v, p, n)
+    assert abs(val - truth) <= err + 1e-15 * max(truth, 1e-300), (val, truth, err)
+    assert 0.0 <= err <= 1e-10 * (1.0 + float(np.abs(v).max()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(2, 14), n=st.integers(2, 10), npos=st.integers(1, 4), seed=st.integers(0, 2 ** 31 - 1))
+def test_pruned_mitm_within_error_of_full_mitm(k, n, npos, seed):
+    """Pruning drops only pairs with a + b < 0: the full and the pruned merge agree within both bounds."""
+    rng = np.random.default_rng(seed)
+    v, p = _corner_law(rng, k, min(npos, k))
+    full, ef, sf = kernels.small_n_positive_part(v, p, n)
+    pr, ep, sp = kernels.small_n_positive_part(v, p, n, 1e5, True)
+    assert sf == 0
+    if sp != 0:
+        return
+    assert pr >= 0.0 and math.isfinite(pr)
+    assert abs(full - pr) <= ef + ep + 1e-300, (full, pr, ef, ep)
+
+
+def test_pruned_mitm_abandons_dense_laws():
+    """Half the atoms positive at n = 40: far too many multisets reach a positive sum; status -1, nothing set."""
+    v = np.linspace(-1.0, 1.0, 30)
+    p = np.full(30, 1 / 30)
+    val, err, status = kernels.small_n_positive_part(v, p, 40, 1e5, True)
+    assert status == -1 and val == 0.0 and err == 0.0
+    with pytest.raises(ValueError):
+        kernels.small_n_positive_part(v[::-1].copy(), p, 4, 1e5, True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pruned_path_brackets_the_bromwich_integral(seed):
+    """n = 20, 25 atoms, 1 or 2 positive (beyond the full meet in the middle): the compiled profile takes the pruned
+    path (status 6), the Python evaluator the same; both bracket an independent algorithm's certified
+    interval (the Bromwich integral)."""
+    from shuffleamp._numerics import LogMgf
+    rng = np.random.default_rng(200 + seed)
+    n, k = 20, 24
+    assert not kernels.small_n_chosen(float(n), k + 1) and kernels.pruned_chosen(float(n), k + 1)
+    # gparv values (a - e^eps b)/c = x - (e^eps - 1)/0.6: eps puts the largest just above 0 (1 or 2 positive)
+    b = rng.random(k) + 0.2
+    b /= b.sum()
+    c = 0.6 * b
+    x = np.concatenate([-rng.uniform(0.05, 1.0, k - 2), rng.uniform(0.3, 0.7, 2)])
+    x[-2:] *= -(c[:-2] @ x[:-2]) / (c[-2:] @ x[-2:])
+    dec = Decomposition(a=b + c * x, b=b, c=c, beta=0.4)
+    eps = math.log1p(0.6 * (x.max() - 0.3))
+    up, lo, status, _, _ = exact._profile_kernel(dec, n, np.array([eps]), 1e-5, exact.ENUMERATE_MAX)
+    assert int(status[0]) == 6
+    g = dec.gparv(eps)
+    val, err, _, _, how = exact._positive_part(LogMgf(g.values, g.probs), n, 1e-5, exact.ENUMERATE_MAX)
+    assert how == "enumeration"
+    assert abs((val + err) - up[0]) <= 1e-12 * up[0] and abs(max(val - err, 0.0) - lo[0]) <= 1e-12 * up[0]
+    bv, be, _, _, bhow = exact._bromwich(exact._AtomLaw(LogMgf(g.values, g.probs), n), n, 1e-6)
+    assert bhow == "exact"
+    assert lo[0] <= bv + be and bv - be <= up[0]
+    assert up[0] - lo[0] <= 1e-10 * up[0]

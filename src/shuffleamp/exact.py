@@ -517,6 +517,12 @@ def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int, max_work:
         s_err = 2.0 * _DBL_EPS * n * float(np.max(np.abs(v))) * (k + 1)
         err = tot * math.expm1(lw_err) + s_err * pos
         return tot / n, err / n, 0, 0.0, "enumeration"
+    if enumerate_max and kernels.pruned_chosen(float(n), k) and bool(np.all(v[1:] > v[:-1])):
+        # the pruned meet in the middle: only the multisets that can reach a positive sum (exact; the
+        # compiled profile tries it at the same place; abandoned within its step cap -> the integral)
+        tot, err, status = kernels.small_n_positive_part(v, p, int(n), kernels.PRUNED_POINT_CAP, True)
+        if status == 0:
+            return tot / n, err / n, 0, 0.0, "enumeration"
     return _bromwich(_AtomLaw(K, n), n, rtol, max_work)
 
 
@@ -795,11 +801,12 @@ def _bromwich(law, n, rtol, max_work=None):
     k = law.size
     cap = work_cap() if max_work is None else min(work_cap(), float(max_work))
 
-    def panels(a, b):
+    def panels(a, b, cells=None):
         c = 0.5 * (a + b)
         h = 0.5 * (b - a)
         t = np.ascontiguousarray((c[:, None] + h[:, None] * _XG[None, :]).ravel())
-        work[0] += t.size
+        # work counts GL_NODES per integration cell, merged or not (as the compiled profile)
+        work[0] += t.size if cells is None else cells * GL_NODES
         gr, ag, rel = law.nodes(t)
         W = (h[:, None] * _WG[None, :]).ravel()
         rB = beta / h + np.sqrt(1.0 + (beta / h) ** 2)
@@ -853,7 +860,9 @@ def _bromwich(law, n, rtol, max_work=None):
                     raise _work_error(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
                                       f"(n={n}, {law.size} atoms)", work[0] + float(small.sum()) * GL_NODES)
                 seg_a.append(a[small]); seg_b.append(b[small]); seg_m.append((b[small] - a[small]) * rn[small])
-                val, gl, ro = panels(a[small], b[small])
+                # consecutive kept cells share panels of width <= 2 hp (same rule as the compiled profile)
+                val, gl, ro = panels(*kernels.merge_panels(a[small], b[small], 2.0 * hp * (1.0 + 1e-9)),
+                                     cells=int(np.count_nonzero(small)))
                 total += val
                 glsum += gl
                 rosum += ro

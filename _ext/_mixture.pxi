@@ -11,6 +11,11 @@
 # reused by every outer node, so the cost is about (outer windows) x window_L x window_X / 4 plus
 # the building of about window_L + (outer windows) windows.
 #
+# Memory is O(window sizes) at any n (no n + 1 buffers): each level's pmf buffer holds its current
+# window only (indexed by count - lo, grown to the longest window), and the window caches of X and Y
+# are indexed by count - base over the range of counts that occur (grown by doubling).  A window longer
+# than the steps left in the budget aborts the evaluation before anything of its length is allocated.
+#
 # Certification (everything charged to the error, added to upper bounds, subtracted from lower ones):
 # * truncation (Chernoff-tilted windows): for any theta > 0, s_+ <= e^{theta s} / (e theta), so a node
 #   (weight w, partial sum s0, m users left on atoms with log-MGF K) contributes at most its "tilted
@@ -20,16 +25,25 @@
 #   of a log-concave pmf: sum_{j>k} pmf(j) <= pmf(k+1) / (1 - r_k), r_k = pmf(k+1)/pmf(k) < 1); the
 #   dropped tilted mass is charged.  theta is the saddle point of n K(theta) - 2 log theta, so the
 #   windows sit where E[S_+] comes from; the untilted pmf is evaluated on them;
-# * pmf rounding: the mode pmf (``_binom_pmf``, relative accuracy ~1e-14, charged 1e-13) and the
-#   ratio recurrence (6 eps per step from the mode), per level, relative to the sum;
+# * pmf rounding, per level, relative to the sum: the starting pmf (``_binom_pmf``, relative accuracy
+#   ~1e-14 near the mode, charged 1e-13, plus 8 eps of the terms of each ``_bd0`` it evaluates in the
+#   cancelling direct form when the window lies far from the untilted mode: ``_pmf_rel``), the ratio
+#   recurrence (6 eps per step from the start), and the rounding of q itself (a ratio of masses, (k + 4)
+#   eps relative, which moves log pmf(x) by that times |x - m q| / (1 - q)); all bounded by the window
+#   sizes (O(sqrt n)), not by n;
+# * the dropped tilted mass is rounded up: the tail ratios (qt rounded to ``qt_err``) by
+#   exp((distance + 2 + r/(1-r)) rho), the node's tilted mass by 8 eps of its exponent's terms plus
+#   m x (rounding of K per user);
 # * rounding of S: each partial sum s is off by at most 8 eps n max|v| (first order), charged on the
-#   weight of the terms whose computed S exceeds -(that error) ("pos"); sums of non-negative terms:
-#   (number of terms) eps relative; weights that leave the normal range: 1e-300 n max|v| per term.
+#   weight of the terms whose computed S exceeds -(that error) ("pos"): relative to delta that is
+#   ~8 eps (k + 2) n max|v| / E[S | S > 0], which grows like sqrt(n) only (<= 1e-6 at n = 1e9 for the
+#   laws of the latency suite; the rtol test declines the rest); sums of non-negative terms: (number of
+#   terms + window lengths) eps relative; weights that leave the normal range: 1e-300 n max|v| per term.
 # Rounding parts are first-order estimates (as for the multinomial enumeration), not interval
-# arithmetic.  A run whose a-priori step estimate exceeds its budget (``_mix_budget``, about the
-# Bromwich integral's cost at this n), that exceeds twice the budget, or whose error bound exceeds
-# rtol x value after one refinement of ``eta``, returns ST_FALLBACK (the caller uses the Bromwich
-# integral).
+# arithmetic.  A run whose a-priori step estimate exceeds its budget (``_mix_budget``: the estimated
+# cost of the Bromwich integral for this law, the one dispatch rule of ``_profile_one`` and
+# ``exact._positive_part``), that exceeds twice the budget, or whose error bound exceeds rtol x value
+# after one refinement of ``eta``, returns ST_FALLBACK (the caller uses the Bromwich integral).
 #
 # Needs (kernels.pyx): floor, ceil, exp, log, log1p, sqrt, fabs, lgamma, isfinite; malloc, free;
 # betainc, betaincc.
@@ -49,16 +63,28 @@ DEF MIX_BUDGET_N = 5e8
 DEF MIX_BUDGET_CAP = 5e6
 #: a meet-in-the-middle point (``_small_n.pxi``) costs about this many steps
 DEF MIX_MITM_RATIO = 30.0
+#: a Bromwich node (k atoms x ~45 ns) costs about this many mixture steps (~4-9 ns), k = 3..5
+DEF MIX_NODE_STEPS = 30.0
+#: a law whose tilted law puts qmax >= MIX_DOM_MASS on one atom: its integral takes about
+#: MIX_DOM_NODES (1 + log10(0.25 / (1 - qmax))) more nodes (bench/results_mixture_large_n.md)
+DEF MIX_DOM_MASS = 0.75
+DEF MIX_DOM_NODES = 30000.0
 #: multinomial enumeration (when allowed) is preferred up to this many count vectors
 DEF MIX_ENUM_FIRST = 50000.0
-#: largest n (buffers of n + 2 doubles per level)
-DEF MIX_MAX_N = 200000.0
+#: largest n (counts exact in doubles; the buffers hold the windows only, not n + 1 counts)
+DEF MIX_MAX_N = 1125899906842624.0
+#: first buffer length per level (grown to the longest window)
+DEF MIX_BUF0 = 256
 #: first relative truncation tolerance of a window (tilted mass dropped / node's tilted mass)
 DEF MIX_ETA0 = 1e-11
 
 
 cdef struct wcache_t:
-    long* lo                     # per count c: window [lo, hi], offset into the pool (-1: not built)
+    # per count c in [base, base + size): window [lo, hi], offset into the pool (-1: not built); the
+    # count range grows (doubling) to the counts that occur, so memory is O(range x window), not O(n)
+    long base
+    long size
+    long* lo
     long* hi
     long* off
     double* drop                 # tilted mass dropped by the window
@@ -67,31 +93,76 @@ cdef struct wcache_t:
     long cap
 
 
-cdef int _wc_init(wcache_t* C, long n) noexcept nogil:
-    cdef long c
-    C.lo = <long*>malloc((n + 1) * sizeof(long))
-    C.hi = <long*>malloc((n + 1) * sizeof(long))
-    C.off = <long*>malloc((n + 1) * sizeof(long))
-    C.drop = <double*>malloc((n + 1) * sizeof(double))
+cdef void _wc_init(wcache_t* C) noexcept nogil:
+    C.base = 0
+    C.size = 0
+    C.lo = NULL
+    C.hi = NULL
+    C.off = NULL
+    C.drop = NULL
     C.pool = NULL
     C.used = 0
     C.cap = 0
-    if C.lo == NULL or C.hi == NULL or C.off == NULL or C.drop == NULL:
-        return -1
-    for c in range(n + 1):
-        C.off[c] = -1
-    return 0
 
 
-cdef void _wc_reset(wcache_t* C, long n) noexcept nogil:
+cdef void _wc_reset(wcache_t* C) noexcept nogil:
     cdef long c
-    for c in range(n + 1):
+    for c in range(C.size):
         C.off[c] = -1
     C.used = 0
 
 
 cdef void _wc_free(wcache_t* C) noexcept nogil:
     free(C.lo); free(C.hi); free(C.off); free(C.drop); free(C.pool)
+    _wc_init(C)
+
+
+cdef long _wc_slot(wcache_t* C, long c) noexcept nogil:
+    """Slot of count ``c`` (the range grown to hold it), or -1 if out of memory."""
+    cdef long nlo, nhi, ns, ext, i, sh
+    cdef long* lo
+    cdef long* hi
+    cdef long* off
+    cdef double* dr
+    if c >= C.base and c < C.base + C.size:
+        return c - C.base
+    if C.size == 0:
+        nlo = c - 32
+        nhi = c + 32
+    else:
+        nlo = C.base
+        nhi = C.base + C.size - 1
+        ext = C.size if C.size > 32 else 32
+        if c < nlo:
+            nlo = c - ext
+        if c > nhi:
+            nhi = c + ext
+    if nlo < 0:
+        nlo = 0
+    ns = nhi - nlo + 1
+    lo = <long*>malloc(ns * sizeof(long))
+    hi = <long*>malloc(ns * sizeof(long))
+    off = <long*>malloc(ns * sizeof(long))
+    dr = <double*>malloc(ns * sizeof(double))
+    if lo == NULL or hi == NULL or off == NULL or dr == NULL:
+        free(lo); free(hi); free(off); free(dr)
+        return -1
+    for i in range(ns):
+        off[i] = -1
+    sh = C.base - nlo
+    for i in range(C.size):
+        lo[i + sh] = C.lo[i]
+        hi[i + sh] = C.hi[i]
+        off[i + sh] = C.off[i]
+        dr[i + sh] = C.drop[i]
+    free(C.lo); free(C.hi); free(C.off); free(C.drop)
+    C.lo = lo
+    C.hi = hi
+    C.off = off
+    C.drop = dr
+    C.base = nlo
+    C.size = ns
+    return c - C.base
 
 
 cdef long _wc_alloc(wcache_t* C, long size) noexcept nogil:
@@ -122,6 +193,7 @@ cdef struct mix_t:
     double qtL                   # tilted probabilities of the last four: pair {a, b}, b in {a, b}, d in {c, d}
     double qtX
     double qtY
+    double qtP                   # tilted probability of the upper atom of the last pair (k = 2, 3)
     double kab                   # log E[e^{theta G} | G in {a, b}], same for {c, d}
     double kcd
     double theta
@@ -129,7 +201,13 @@ cdef struct mix_t:
     int k
     double eta
     double e_abs                 # rounding bound of a partial sum S
-    double* buf[MIX_MAX_ATOMS + 1]
+    double* buf[MIX_MAX_ATOMS + 1]   # pmf of the current window of each level, by count - lo
+    long bcap[MIX_MAX_ATOMS + 1]
+    double prel[MIX_MAX_ATOMS + 1]   # largest relative error bound of a starting pmf (_pmf_rel), per level
+    double qrel[MIX_MAX_ATOMS + 1]   # largest max|x - m q| / (1 - q) over the windows (rounding of q)
+    long wmax[MIX_MAX_ATOMS + 1]     # longest window per level
+    double qt_err                # relative rounding bound of the tilted probabilities
+    double kerr                  # absolute rounding bound of krem, kab, kcd (per user)
     double total                 # sum of weight x E[S_+ | node] (S, not S/n)
     double charge                # truncation charge (S units)
     double pos                   # weight of terms whose S may be positive (rounding charge)
@@ -143,29 +221,60 @@ cdef struct mix_t:
     wcache_t cy                  # windows of Y = N_d | m - L (tail tables T0, T1), by m - L
 
 
+cdef double _pmf_rel(long k, long m, double p) noexcept nogil:
+    """Relative error bound of ``_binom_pmf(k, m, p)``: 1e-13 (its accuracy near the mode) plus, for each
+    ``_bd0`` evaluated in its direct form x log(x/np) + np - x (|x - np| >= 0.1 (x + np), away from the
+    mode, where it cancels), 8 eps times the size of its terms; for k = 0 or m, 4 eps |log pmf|."""
+    cdef double x, y, r = 1e-13
+    if k == 0:
+        return r + 4.0 * DBL_EPS * (1.0 + fabs(m * log1p(-p)))
+    if k == m:
+        return r + 4.0 * DBL_EPS * (1.0 + fabs(m * log(p)))
+    x = <double>k
+    y = m * p
+    if not (fabs(x - y) < 0.1 * (x + y)):
+        r += 8.0 * DBL_EPS * (x * fabs(log(x / y)) + x + y)
+    x = <double>(m - k)
+    y = m * (1.0 - p)
+    if not (fabs(x - y) < 0.1 * (x + y)):
+        r += 8.0 * DBL_EPS * (x * fabs(log(x / y)) + x + y)
+    return r
+
+
 cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, long* lo, long* hi) noexcept nogil:
-    """pmf of Bin(m, q) into M.buf[lev][lo..hi] (indexed by the count) over the window of the tilted
+    """pmf of Bin(m, q) into M.buf[lev][0..hi-lo] (the count lo + i at i) over the window of the tilted
     Bin(m, qt) that drops tilted mass <= eta on each side; returns the tilted mass dropped (bound).
 
     Both pmfs are log-concave: beyond a point where the ratio r = pmf(k+1)/pmf(k) < 1 the tail is at
-    most pmf(k+1) / (1 - r).
+    most pmf(k+1) / (1 - r).  The buffer holds the window only (grown as needed); a window longer than
+    the steps left in the budget (or out of memory) aborts the evaluation (empty window, M.abort).
     """
-    cdef double* b = M.buf[lev]
-    cdef double pk, pn, r, rq, drop = 0.0
-    cdef long mode, k, a, c
-    if q <= 0.0 or m == 0 or q >= 1.0:
-        c = m if q >= 1.0 else 0
-        b[c] = 1.0
-        lo[0] = c
-        hi[0] = c
+    cdef double* b
+    cdef double pk, pn, r, rq, drop = 0.0, lim, rho, x
+    cdef long mode, k, a, c, ln
+    if m == 0:
+        b = M.buf[lev]
+        b[0] = 1.0
+        lo[0] = 0
+        hi[0] = 0
         return 0.0
+    if not (q > 0.0 and q < 1.0):
+        # both atoms have positive mass: q in {0, 1} only by rounding (a mass below eps of the other)
+        M.abort = 1
+        lo[0] = 0
+        hi[0] = -1
+        return 0.0
+    lim = M.max_steps - M.steps + 64.0
     # window of the tilted law: from its mode outwards, with pmf(mode) <= 1 standing in for the mode's
-    # pmf (so pk bounds the pmf from above and the geometric tail bounds stay bounds)
+    # pmf (so pk bounds the pmf from above and the geometric tail bounds stay bounds); rho bounds the
+    # relative rounding of one ratio (qt from the tilt, rq = qt/(1-qt), the ratio itself), and the
+    # dropped tail (distance d from the mode, then / (1 - r)) is inflated by exp((d + 1 + r/(1-r)) rho)
     if qt <= 0.0 or qt >= 1.0 or qt != qt:
         lo[0] = 0
         hi[0] = m
     else:
         rq = qt / (1.0 - qt)
+        rho = 1.01 * ((M.qt_err + 2.0 * DBL_EPS) / (1.0 - qt) + 4.0 * DBL_EPS)
         mode = <long>floor((m + 1) * qt)
         if mode > m:
             mode = m
@@ -175,10 +284,13 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
             r = (<double>(m - k) / <double>(k + 1)) * rq
             pn = pk * r
             if r < 1.0 and pn / (1.0 - r) <= M.eta:
-                drop += pn / (1.0 - r) * (1.0 + 1e-10) + 1e-300
+                x = exp((<double>(k - mode) + 2.0 + r / (1.0 - r)) * rho)
+                drop += pn / (1.0 - r) * (1.0 + 1e-10) * x + 1e-300
                 break
             k += 1
             pk = pn
+            if <double>(k - mode) > lim:
+                break
         hi[0] = k
         pk = 1.0
         k = mode
@@ -186,11 +298,33 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
             r = (<double>k / <double>(m - k + 1)) / rq
             pn = pk * r
             if r < 1.0 and pn / (1.0 - r) <= M.eta:
-                drop += pn / (1.0 - r) * (1.0 + 1e-10) + 1e-300
+                x = exp((<double>(mode - k) + 2.0 + r / (1.0 - r)) * rho)
+                drop += pn / (1.0 - r) * (1.0 + 1e-10) * x + 1e-300
                 break
             k -= 1
             pk = pn
+            if <double>(mode - k) > lim:
+                break
         lo[0] = k
+    ln = hi[0] - lo[0] + 1
+    if <double>ln > lim:
+        M.abort = 1
+        lo[0] = 0
+        hi[0] = -1
+        return 0.0
+    if ln > M.bcap[lev]:
+        c = 2 * M.bcap[lev] if 2 * M.bcap[lev] > ln else ln
+        b = <double*>realloc(M.buf[lev], c * sizeof(double))
+        if b == NULL:
+            M.abort = 1
+            lo[0] = 0
+            hi[0] = -1
+            return 0.0
+        M.buf[lev] = b
+        M.bcap[lev] = c
+    b = M.buf[lev] - lo[0]       # b[count], count in [lo, hi]
+    if ln > M.wmax[lev]:
+        M.wmax[lev] = ln
     # the untilted pmf over [lo, hi], by the ratio recurrence from the point nearest its mode
     rq = q / (1.0 - q)
     mode = <long>floor((m + 1) * q)
@@ -199,6 +333,15 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
     if mode < lo[0]:
         mode = lo[0]
     pk = _binom_pmf(mode, m, q)
+    x = _pmf_rel(mode, m, q)
+    if x > M.prel[lev]:
+        M.prel[lev] = x
+    # q is the ratio of the masses up to (k + 4) eps: the pmf's log moves by that times (x - m q) / (1 - q)
+    x = fabs(<double>lo[0] - m * q)
+    r = fabs(<double>hi[0] - m * q)
+    x = (x if x > r else r) / (1.0 - q)
+    if x > M.qrel[lev]:
+        M.qrel[lev] = x
     b[mode] = pk
     for k in range(mode, hi[0]):
         pk = pk * ((<double>(m - k) / <double>(k + 1)) * rq)
@@ -212,13 +355,19 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
     a = hi[0] - mode if hi[0] - mode > mode - lo[0] else mode - lo[0]
     if a > M.dmax[lev]:
         M.dmax[lev] = a
-    M.steps += 2.0 * <double>(hi[0] - lo[0] + 1)
+    M.steps += 2.0 * <double>ln
     return drop
 
 
-cdef inline double _mix_tilted(mix_t* M, double w, double s0, double mK) noexcept nogil:
-    """Tilted mass of a node: w e^{theta s0 + m K} / (e theta) >= E[S_+ 1{node}] (Chernoff)."""
-    cdef double x = log(w) + M.theta * s0 + mK + M.lc if w > 0.0 else -INFINITY
+cdef inline double _mix_tilted(mix_t* M, double w, double s0, double m, double mK) noexcept nogil:
+    """Tilted mass of a node: w e^{theta s0 + m K} / (e theta) >= E[S_+ 1{node}] (Chernoff), rounded up
+    (the exponent's terms to 8 eps of their size, m K to m kerr)."""
+    cdef double x, e
+    if not (w > 0.0):
+        return 0.0
+    x = log(w) + M.theta * s0 + mK + M.lc
+    e = 8.0 * DBL_EPS * (fabs(log(w)) + fabs(M.theta * s0) + fabs(mK) + fabs(M.lc) + 1.0) + m * M.kerr
+    x += e
     return exp(x) if x < 700.0 else INFINITY
 
 
@@ -228,10 +377,10 @@ cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double w) noexcept nog
     cdef long lo, hi, y
     cdef double* b
     s = s0 + m * va
-    drop = _mix_window(M, lev, m, M.p[lev + 1] / M.remp[lev], M.qt[lev + 1], &lo, &hi)
+    drop = _mix_window(M, lev, m, M.p[lev + 1] / M.remp[lev], M.qtP, &lo, &hi)
     if drop > 0.0:
-        M.charge += drop * _mix_tilted(M, w, s0, m * M.krem[lev])
-    b = M.buf[lev]
+        M.charge += drop * _mix_tilted(M, w, s0, m, m * M.krem[lev])
+    b = M.buf[lev] - lo
     for y in range(lo, hi + 1):
         x = s + y * d
         if x > -M.e_abs:
@@ -248,16 +397,18 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
     cdef double dX = vb - va, dY = vd - vc, qL = (pa + pb) / M.remp[lev], qX = pb / (pa + pb), qY = pd / (pc + pd)
     cdef double dropL, dropX, dropY, wl, base, smax, s, x, sub, pos, thr
     cdef long loL, hiL, L, loX, hiX, loY, hiY, xx, y, j0, mx, my, xs
-    cdef double* bL = M.buf[lev]
-    cdef double* bX = M.buf[lev + 1]
-    cdef double* bY = M.buf[lev + 2]
+    cdef double* bL
+    cdef double* bX
+    cdef double* bY
     cdef double* T0
     cdef double* T1
     cdef double* pX
     cdef long o
+    cdef long ix, iy
     dropL = _mix_window(M, lev, m, qL, M.qtL, &loL, &hiL)
     if dropL > 0.0:
-        M.charge += dropL * _mix_tilted(M, w, s0, m * M.krem[lev])
+        M.charge += dropL * _mix_tilted(M, w, s0, m, m * M.krem[lev])
+    bL = M.buf[lev] - loL
     for L in range(loL, hiL + 1):
         if M.steps > M.max_steps:
             M.abort = 1
@@ -275,8 +426,16 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
             M.nterms += 1.0
             continue
         # windows of X (pmf) and Y (tail tables) depend on L resp. m - L only: built once, reused
-        if M.cy.off[my] < 0:
+        iy = _wc_slot(&M.cy, my)
+        ix = _wc_slot(&M.cx, mx)
+        if iy < 0 or ix < 0:
+            M.abort = 1
+            return
+        if M.cy.off[iy] < 0:
             dropY = _mix_window(M, lev + 2, my, qY, M.qtY, &loY, &hiY)
+            if M.abort:
+                return
+            bY = M.buf[lev + 2] - loY
             o = _wc_alloc(&M.cy, 2 * (hiY - loY + 1))
             if o < 0:
                 M.abort = 1
@@ -290,34 +449,37 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
                 T1[y] = T1[y + 1] + T0[y + 1]
                 T0[y] = T0[y + 1] + bY[y]
                 y -= 1
-            M.cy.off[my] = o
-            M.cy.lo[my] = loY
-            M.cy.hi[my] = hiY
-            M.cy.drop[my] = dropY
+            M.cy.off[iy] = o
+            M.cy.lo[iy] = loY
+            M.cy.hi[iy] = hiY
+            M.cy.drop[iy] = dropY
             M.steps += <double>(hiY - loY + 1)
-        if M.cx.off[mx] < 0:
+        if M.cx.off[ix] < 0:
             dropX = _mix_window(M, lev + 1, mx, qX, M.qtX, &loX, &hiX)
+            if M.abort:
+                return
+            bX = M.buf[lev + 1] - loX
             o = _wc_alloc(&M.cx, hiX - loX + 1)
             if o < 0:
                 M.abort = 1
                 return
             for xx in range(loX, hiX + 1):
                 M.cx.pool[o + xx - loX] = bX[xx]
-            M.cx.off[mx] = o
-            M.cx.lo[mx] = loX
-            M.cx.hi[mx] = hiX
-            M.cx.drop[mx] = dropX
-        loY = M.cy.lo[my]
-        hiY = M.cy.hi[my]
-        dropY = M.cy.drop[my]
-        T0 = M.cy.pool + M.cy.off[my] - loY
+            M.cx.off[ix] = o
+            M.cx.lo[ix] = loX
+            M.cx.hi[ix] = hiX
+            M.cx.drop[ix] = dropX
+        loY = M.cy.lo[iy]
+        hiY = M.cy.hi[iy]
+        dropY = M.cy.drop[iy]
+        T0 = M.cy.pool + M.cy.off[iy] - loY
         T1 = T0 + (hiY - loY + 1)
-        loX = M.cx.lo[mx]
-        hiX = M.cx.hi[mx]
-        dropX = M.cx.drop[mx]
-        pX = M.cx.pool + M.cx.off[mx] - loX
+        loX = M.cx.lo[ix]
+        hiX = M.cx.hi[ix]
+        dropX = M.cx.drop[ix]
+        pX = M.cx.pool + M.cx.off[ix] - loX
         if dropX + dropY > 0.0:
-            M.charge += (dropX + dropY) * _mix_tilted(M, wl, s0, mx * M.kab + my * M.kcd)
+            M.charge += (dropX + dropY) * _mix_tilted(M, wl, s0, m, mx * M.kab + my * M.kcd)
         # smallest x with base + x dX + hiY dY > -e_abs
         thr = -M.e_abs - base - hiY * dY
         xs = loX
@@ -391,8 +553,8 @@ cdef void _mix_node(mix_t* M, int lev, long m, double s0, double w) noexcept nog
         return
     drop = _mix_window(M, lev, m, M.p[lev] / M.remp[lev], M.qt[lev], &lo, &hi)
     if drop > 0.0:
-        M.charge += drop * _mix_tilted(M, w, s0, m * M.krem[lev])
-    b = M.buf[lev]
+        M.charge += drop * _mix_tilted(M, w, s0, m, m * M.krem[lev])
+    b = M.buf[lev] - lo
     for j in range(lo, hi + 1):
         _mix_node(M, lev + 1, m - j, s0 + j * M.v[lev], w * b[j])
         if M.abort:
@@ -475,6 +637,20 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         M.krem[j] = lse[j] - log(M.remp[j])
         M.qt[j] = exp(log(M.p[j]) + theta * M.v[j] - lse[j])
     M.krem[k] = 0.0
+    # rounding of the tilt's quantities: log p + theta v - lse to 8 eps of its terms' size (qt relative),
+    # K's per user (krem, kab, kcd: differences of such logs) likewise
+    x = 0.0
+    for j in range(<int>k):
+        wl = fabs(log(M.p[j])) + fabs(theta * M.v[j]) + fabs(lse[j]) + fabs(log(M.remp[j]))
+        if wl > x:
+            x = wl
+    M.qt_err = 8.0 * DBL_EPS * (x + 2.0)
+    M.kerr = 8.0 * DBL_EPS * (x + 2.0)
+    M.qtP = 0.5
+    if k - nout == 2:
+        la = log(M.p[nout]) + theta * M.v[nout]
+        lb = log(M.p[nout + 1]) + theta * M.v[nout + 1]
+        M.qtP = exp(lb - _lse2(la, lb))
     i = nout
     if k - nout == 4:
         la = log(M.p[i]) + theta * M.v[i]
@@ -502,17 +678,29 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         wy = _mix_width(m_rem * (1.0 - M.qtL), M.qtY)
         e = e * 0.5 * wl * (0.25 * wx + 2.0) + (0.5 * wl + ww) * 1.25 * (wx + wy)
     elif k - nout == 2:
-        e *= _mix_width(m_rem, M.qt[i + 1])
+        e *= _mix_width(m_rem, M.qtP)
     est[0] = e
     return 0
 
 
-cdef inline double _mix_budget(double n, Py_ssize_t k, bint enum_allowed) noexcept nogil:
-    """Step budget of one evaluation at n users and k atoms (see MIX_BUDGET_N); where the meet-in-the-middle
-    path of ``_small_n.pxi`` is chosen, at most MIX_MITM_RATIO steps per point of its halves."""
+cdef inline double _mix_budget(double n, Py_ssize_t k, bint enum_allowed, double qmax) noexcept nogil:
+    """The dispatch rule (one source of truth for ``_profile_one`` and ``exact._positive_part``): the step
+    budget of the mixture sums, i.e. the estimated cost of the Bromwich integral in mixture steps.
+
+    The integral costs about (nodes) x k x ~45 ns, a mixture step ~4-9 ns (k = 3..5), so a node is worth
+    MIX_NODE_STEPS steps.  Nodes: about MIX_BUDGET_N k / (4 n MIX_NODE_STEPS) at small n (|psi|^n decays
+    slowly), capped, plus MIX_DOM_NODES (1 + log10((1 - MIX_DOM_MASS) / (1 - qmax))) when one atom
+    holds qmax >= MIX_DOM_MASS of the tilted law (|psi| then returns close to 1 on a near-lattice:
+    2e4-2e5 nodes measured at n = 5e2..2e7, median ~6e4 at qmax >= 0.98;
+    bench/results_mixture_large_n.md); the mixture runs when its a-priori step estimate is within
+    the budget, or below MIX_MAX_STEPS (~2 ms) anyway.  Where the meet-in-the-middle path of
+    ``_small_n.pxi`` is chosen, at most MIX_MITM_RATIO steps per point of its halves."""
     cdef double b = MIX_BUDGET_N * k / (4.0 * n), c
-    b = b if b > MIX_MAX_STEPS else MIX_MAX_STEPS
     b = b if b < MIX_BUDGET_CAP else MIX_BUDGET_CAP
+    if qmax >= MIX_DOM_MASS:
+        c = (1.0 - MIX_DOM_MASS) / (1.0 - qmax) if qmax < 1.0 else 1e8
+        b += MIX_NODE_STEPS * MIX_DOM_NODES * (1.0 + log10(c if c < 1e8 else 1e8))
+    b = b if b > MIX_MAX_STEPS else MIX_MAX_STEPS
     if enum_allowed and _small_n_chosen(n, k):
         c = MIX_MITM_RATIO * small_n_points(n, k)
         b = b if b < c else c
@@ -552,20 +740,33 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
     if not (isfinite(theta) and theta > 1e-300 and theta < 1e300):
         return ST_FALLBACK
     _mix_setup(v, p, k, n, theta, &M, &est)
+    if max_steps < 0.0:
+        # the production budget (-1: enumeration paths allowed, -2: not): by the largest tilted mass
+        x = -INFINITY
+        for j in range(k):
+            mu = log(p[j]) + theta * v[j]
+            if mu > x:
+                x = mu
+        var = 0.0
+        for j in range(k):
+            var += exp(log(p[j]) + theta * v[j] - x)
+        max_steps = _mix_budget(n, k, max_steps > -1.5, 1.0 / var)
     if not (est <= MIX_EST_FACTOR * max_steps):
         steps[0] = -est                   # declined a priori: minus the estimate
         return ST_FALLBACK
     nn = <long>n
     for lev in range(MIX_MAX_ATOMS + 1):
         M.buf[lev] = NULL
+        M.bcap[lev] = 0
     nlev = <int>k
     for lev in range(nlev + 1):
-        M.buf[lev] = <double*>malloc((nn + 2) * sizeof(double))
+        M.buf[lev] = <double*>malloc(MIX_BUF0 * sizeof(double))
         if M.buf[lev] == NULL:
             break
-    j = _wc_init(&M.cx, nn)
-    j += _wc_init(&M.cy, nn)
-    if j == 0 and M.buf[nlev] != NULL:
+        M.bcap[lev] = MIX_BUF0
+    _wc_init(&M.cx)
+    _wc_init(&M.cy)
+    if M.buf[nlev] != NULL:
         for attempt in range(2):
             M.eta = eta
             M.e_abs = 8.0 * DBL_EPS * n * amax * (k + 2)
@@ -579,18 +780,24 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
             M.abort = 0
             for lev in range(MIX_MAX_ATOMS + 1):
                 M.dmax[lev] = 0
-            _wc_reset(&M.cx, nn)
-            _wc_reset(&M.cy, nn)
+                M.wmax[lev] = 0
+                M.prel[lev] = 0.0
+                M.qrel[lev] = 0.0
+            _wc_reset(&M.cx)
+            _wc_reset(&M.cy)
             _mix_node(&M, 0, nn, 0.0, 1.0)
             steps[0] += M.steps
             if M.abort:
                 break
-            # relative error of the weights: mode pmf 1e-13 and 6 eps per recurrence step, per level;
-            # the sums of non-negative terms: (number of terms + window lengths) eps
-            rel = (k - 1) * 1e-13
+            # relative error of the weights, per level: the starting pmf (_pmf_rel, 1e-13 near the mode),
+            # 6 eps per recurrence step, the rounding of q ((k + 4) eps relative, moving the pmf's log by
+            # that times |x - m q| / (1 - q)); the sums of non-negative terms: (number of terms + window
+            # lengths) eps -- all of them bounded by the window sizes, not by n
+            rel = 0.0
             for lev in range(nlev + 1):
-                rel += 6.0 * DBL_EPS * M.dmax[lev]
-            rel += DBL_EPS * (M.nterms + 4.0 * nn + 16.0)
+                rel += M.prel[lev] + 6.0 * DBL_EPS * M.dmax[lev] + (k + 4) * DBL_EPS * M.qrel[lev]
+                rel += 4.0 * DBL_EPS * M.wmax[lev]
+            rel += DBL_EPS * (M.nterms + 16.0)
             e_round = M.e_abs * (M.pos + M.closed)
             val = M.total / n
             # products of weights below the normal range (each term <= 1e-300 n max|v| then)
@@ -623,12 +830,13 @@ def mixture_positive_part(const double[::1] values, const double[::1] probs, dou
     values, probs : float64[::1]
         Atoms (sorted increasingly, distinct) and their masses (positive, summing to 1).
     n : float
-        Number of summands (an integer value).
+        Number of summands (an integer value, any size up to 2**50: memory is O(window sizes)).
     rtol : float
         The error bound must be at most ``rtol`` x value, else the evaluation is declined.
     max_steps : float
         Step budget (window points); beyond it the evaluation is declined.  Default (negative): the
-        production budget at this n and number of atoms (as in ``profile_bromwich``).
+        production budget, the estimated cost of the Bromwich integral for this law (``_mix_budget``,
+        as in ``profile_bromwich``).
     enum_allowed : bool
         Whether the enumeration paths are allowed (then the default budget also stays below the
         meet-in-the-middle cost where that path is chosen), as ``enum_ok[1]`` of ``profile_bromwich``.
@@ -645,7 +853,7 @@ def mixture_positive_part(const double[::1] values, const double[::1] probs, dou
     if values.shape[0] != probs.shape[0]:
         raise ValueError("mixture_positive_part: inconsistent array lengths")
     if max_steps < 0.0:
-        max_steps = _mix_budget(n, values.shape[0], enum_allowed)
+        max_steps = -1.0 if enum_allowed else -2.0
     with nogil:
         st = _mixture(values, probs, n, rtol, max_steps, &val, &er, &stp)
     return st == ST_MIXTURE, val, er, stp
@@ -653,3 +861,5 @@ def mixture_positive_part(const double[::1] values, const double[::1] probs, dou
 
 #: multinomial enumeration (when allowed) is preferred to the mixture sums up to this many count vectors
 MIXTURE_ENUM_FIRST = MIX_ENUM_FIRST
+#: mixture steps per Bromwich node (the dispatch's cost ratio; evaluations report steps / this as nodes)
+MIXTURE_NODE_STEPS = MIX_NODE_STEPS

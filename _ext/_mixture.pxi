@@ -186,6 +186,8 @@ cdef struct mix_t:
     double p[MIX_MAX_ATOMS]
     double vmaxr[MIX_MAX_ATOMS]  # max of v[j:] (remaining atoms)
     double vminr[MIX_MAX_ATOMS]  # min of v[j:]
+    double vabsr[MIX_MAX_ATOMS]  # max of |v[j:]|
+    double amag                  # bound of |every partial sum| formed (largest a0 + m vabsr at a node)
     double mpr[MIX_MAX_ATOMS]    # sum_{i>=j} p_i v_i
     double remp[MIX_MAX_ATOMS]   # sum_{i>=j} p_i
     double krem[MIX_MAX_ATOMS + 1]   # log E[e^{theta G} | G among atoms j..k-1]
@@ -371,7 +373,13 @@ cdef inline double _mix_tilted(mix_t* M, double w, double s0, double m, double m
     return exp(x) if x < 700.0 else INFINITY
 
 
-cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double w) noexcept nogil:
+cdef inline void _mix_amag(mix_t* M, double a) noexcept nogil:
+    """Records a bound of the size of the partial sums formed (their rounding is charged on it)."""
+    if a > M.amag:
+        M.amag = a
+
+
+cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double a0, double w) noexcept nogil:
     """Two atoms left (a < b): S = s0 + m v_a + Y (v_b - v_a), Y ~ Bin(m, p_b / (p_a + p_b))."""
     cdef double va = M.v[lev], vb = M.v[lev + 1], d = vb - va, s, x, drop
     cdef long lo, hi, y
@@ -381,6 +389,7 @@ cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double w) noexcept nog
     if drop > 0.0:
         M.charge += drop * _mix_tilted(M, w, s0, m, m * M.krem[lev])
     b = M.buf[lev] - lo
+    _mix_amag(M, a0 + m * fabs(va) + hi * d)
     for y in range(lo, hi + 1):
         x = s + y * d
         if x > -M.e_abs:
@@ -390,7 +399,7 @@ cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double w) noexcept nog
                 M.nterms += 1.0
 
 
-cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nogil:
+cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) noexcept nogil:
     """Four atoms left: pairs (a<b) and (c<d); L users on {a, b}, X = N_b | L, Y = N_d | m - L."""
     cdef double va = M.v[lev], vb = M.v[lev + 1], vc = M.v[lev + 2], vd = M.v[lev + 3]
     cdef double pa = M.p[lev], pb = M.p[lev + 1], pc = M.p[lev + 2], pd = M.p[lev + 3]
@@ -422,6 +431,7 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
             continue
         if base >= M.e_abs:           # S > 0 on the whole node: E[S] in closed form
             M.total += wl * (base + mx * qX * dX + my * qY * dY)
+            _mix_amag(M, a0 + mx * fabs(va) + my * fabs(vc) + mx * dX + my * dY)
             M.closed += wl
             M.nterms += 1.0
             continue
@@ -480,6 +490,7 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
         pX = M.cx.pool + M.cx.off[ix] - loX
         if dropX + dropY > 0.0:
             M.charge += (dropX + dropY) * _mix_tilted(M, wl, s0, m, mx * M.kab + my * M.kcd)
+        _mix_amag(M, a0 + mx * fabs(va) + my * fabs(vc) + hiX * dX + hiY * dY)
         # smallest x with base + x dX + hiY dY > -e_abs
         thr = -M.e_abs - base - hiY * dY
         xs = loX
@@ -521,8 +532,8 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
         M.nterms += <double>(hiX - xs + 1) + <double>(hiY - loY + 1)
 
 
-cdef void _mix_node(mix_t* M, int lev, long m, double s0, double w) noexcept nogil:
-    """Adds the node (m users left on atoms lev..k-1, partial sum s0, weight w) to M."""
+cdef void _mix_node(mix_t* M, int lev, long m, double s0, double a0, double w) noexcept nogil:
+    """Adds the node (m users left on atoms lev..k-1, partial sum s0 of absolute terms a0, weight w) to M."""
     cdef int r = M.k - lev
     cdef double x, drop
     cdef long lo, hi, j
@@ -536,27 +547,29 @@ cdef void _mix_node(mix_t* M, int lev, long m, double s0, double w) noexcept nog
     if m == 0 or r == 1 or x <= -M.e_abs:
         if x > -M.e_abs:
             M.pos += w
+            _mix_amag(M, a0 + m * M.vabsr[lev])      # the sum formed: s0 + m v_last (or s0)
         if x > 0.0:
             M.total += w * x          # m == 0 (x = s0) or one atom left
             M.nterms += 1.0
         return
     if s0 + m * M.vminr[lev] >= M.e_abs:     # S > 0 on the whole node
         M.total += w * (s0 + m * (M.mpr[lev] / M.remp[lev]))
+        _mix_amag(M, a0 + m * M.vabsr[lev])
         M.closed += w
         M.nterms += 1.0
         return
     if r == 2:
-        _mix_pair(M, lev, m, s0, w)
+        _mix_pair(M, lev, m, s0, a0, w)
         return
     if r == 4:
-        _mix_quad(M, lev, m, s0, w)
+        _mix_quad(M, lev, m, s0, a0, w)
         return
     drop = _mix_window(M, lev, m, M.p[lev] / M.remp[lev], M.qt[lev], &lo, &hi)
     if drop > 0.0:
         M.charge += drop * _mix_tilted(M, w, s0, m, m * M.krem[lev])
     b = M.buf[lev] - lo
     for j in range(lo, hi + 1):
-        _mix_node(M, lev + 1, m - j, s0 + j * M.v[lev], w * b[j])
+        _mix_node(M, lev + 1, m - j, s0 + j * M.v[lev], a0 + j * fabs(M.v[lev]), w * b[j])
         if M.abort:
             return
 
@@ -575,6 +588,51 @@ cdef inline double _lse2(double a, double b) noexcept nogil:
     if a < b:
         a, b = b, a
     return a + log1p(exp(b - a))
+
+
+cdef void _quad_order(const double[::1] v, const double* lw, double lmax, double tot, double n,
+                      int* ix) noexcept nogil:
+    """Pairs (a < b), (c < d) of the last four atoms ``ix`` (sorted by value): of the three pairings, each
+    way round, the one of smallest step estimate among those whose partial sums (L v_a + (m - L) v_c +
+    X (v_b - v_a) + Y (v_d - v_c) at the tilted means: their rounding is charged on their size) are
+    within 4x the smallest (a dominant atom paired as the upper one of its pair multiplies its count
+    by the other's value)."""
+    cdef int P[6][4]
+    cdef int o, i, bo = 0
+    cdef double q[4]
+    cdef double m4 = 0.0, qL, qX, qY, wl, wx, wy, mL, mY, cost[6], mag[6], mmin = INFINITY, cmin = INFINITY
+    cdef int[4] r
+    for i in range(4):
+        q[i] = exp(lw[ix[i]] - lmax) / tot
+        m4 += q[i]
+    m4 *= n
+    P[0][0], P[0][1], P[0][2], P[0][3] = 0, 1, 2, 3
+    P[1][0], P[1][1], P[1][2], P[1][3] = 0, 2, 1, 3
+    P[2][0], P[2][1], P[2][2], P[2][3] = 0, 3, 1, 2
+    for o in range(3):
+        P[o + 3][0], P[o + 3][1], P[o + 3][2], P[o + 3][3] = P[o][2], P[o][3], P[o][0], P[o][1]
+    for o in range(6):
+        qL = (q[P[o][0]] + q[P[o][1]]) / (q[0] + q[1] + q[2] + q[3])
+        qX = q[P[o][1]] / (q[P[o][0]] + q[P[o][1]])
+        qY = q[P[o][3]] / (q[P[o][2]] + q[P[o][3]])
+        wl = _mix_width(m4, qL)
+        wx = _mix_width(m4 * qL, qX)
+        wy = _mix_width(m4 * (1.0 - qL), qY)
+        cost[o] = 0.5 * wl * (0.25 * wx + 2.0) + 0.5 * wl * 1.25 * (wx + wy)
+        mL = m4 * qL
+        mY = m4 - mL
+        mag[o] = (mL * fabs(v[ix[P[o][0]]]) + mY * fabs(v[ix[P[o][2]]])
+                  + mL * qX * (v[ix[P[o][1]]] - v[ix[P[o][0]]]) + mY * qY * (v[ix[P[o][3]]] - v[ix[P[o][2]]]))
+        if mag[o] < mmin:
+            mmin = mag[o]
+    for o in range(6):
+        if mag[o] <= 4.0 * mmin and cost[o] < cmin:
+            cmin = cost[o]
+            bo = o
+    for i in range(4):
+        r[i] = ix[P[bo][i]]
+    for i in range(4):
+        ix[i] = r[i]
 
 
 cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, double n, double theta, mix_t* M,
@@ -613,6 +671,8 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         if not used[i]:
             idx[c] = i
             c += 1
+    if k - nout == 4:
+        _quad_order(v, lw, lmax, tot, n, &idx[nout])
     for i in range(<int>k):
         M.v[i] = v[idx[i]]
         M.p[i] = p[idx[i]]
@@ -622,6 +682,7 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
     j = <int>k - 1
     M.vmaxr[j] = M.v[j]
     M.vminr[j] = M.v[j]
+    M.vabsr[j] = fabs(M.v[j])
     M.mpr[j] = M.p[j] * M.v[j]
     M.remp[j] = M.p[j]
     lse[j] = log(M.p[j]) + theta * M.v[j]
@@ -630,6 +691,7 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         j -= 1
         M.vmaxr[j] = M.v[j] if M.v[j] > M.vmaxr[j + 1] else M.vmaxr[j + 1]
         M.vminr[j] = M.v[j] if M.v[j] < M.vminr[j + 1] else M.vminr[j + 1]
+        M.vabsr[j] = fabs(M.v[j]) if fabs(M.v[j]) > M.vabsr[j + 1] else M.vabsr[j + 1]
         M.mpr[j] = M.mpr[j + 1] + M.p[j] * M.v[j]
         M.remp[j] = M.remp[j + 1] + M.p[j]
         lse[j] = _lse2(log(M.p[j]) + theta * M.v[j], lse[j + 1])
@@ -785,7 +847,8 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
                 M.qrel[lev] = 0.0
             _wc_reset(&M.cx)
             _wc_reset(&M.cy)
-            _mix_node(&M, 0, nn, 0.0, 1.0)
+            M.amag = 0.0
+            _mix_node(&M, 0, nn, 0.0, 0.0, 1.0)
             steps[0] += M.steps
             if M.abort:
                 break
@@ -798,7 +861,11 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
                 rel += M.prel[lev] + 6.0 * DBL_EPS * M.dmax[lev] + (k + 4) * DBL_EPS * M.qrel[lev]
                 rel += 4.0 * DBL_EPS * M.wmax[lev]
             rel += DBL_EPS * (M.nterms + 16.0)
-            e_round = M.e_abs * (M.pos + M.closed)
+            # the pruning used e_abs (8 eps (k + 2) n max|v|, a priori); the partial sums actually formed
+            # are at most amag <= n max|v| in size, so their rounding is at most e_abs amag / (n max|v|)
+            # (terms dropped as <= -e_abs are still <= 0, and pos counts a superset of the others)
+            x = M.e_abs * (M.amag / (n * amax)) if M.amag < n * amax else M.e_abs
+            e_round = x * (M.pos + M.closed)
             val = M.total / n
             # products of weights below the normal range (each term <= 1e-300 n max|v| then)
             e_under = (M.nterms + M.steps) * 1e-300 * n * amax

@@ -73,6 +73,8 @@ DEF MIX_DOM_NODES = 30000.0
 DEF MIX_ENUM_FIRST = 50000.0
 #: largest n (counts exact in doubles; the buffers hold the windows only, not n + 1 counts)
 DEF MIX_MAX_N = 1125899906842624.0
+#: windows of a tilted binomial with a larger standard deviation are bounded in closed form (no walk)
+DEF MIX_DIRECT_SD = 16.0
 #: first buffer length per level (grown to the longest window)
 DEF MIX_BUF0 = 256
 #: first relative truncation tolerance of a window (tilted mass dropped / node's tilted mass)
@@ -243,6 +245,65 @@ cdef double _pmf_rel(long k, long m, double p) noexcept nogil:
     return r
 
 
+cdef inline double _mix_tail(mix_t* M, long m, double qt, long j, double r) noexcept nogil:
+    """Upper bound of pmf(j) / (1 - r) for the tilted Bin(m, qt) (r < 1 the ratio bounding the tail's
+    ratios): ``_binom_pmf`` rounded up by ``_pmf_rel``, by the rounding of qt (qt_err relative, moving
+    log pmf(j) by that times |j - m qt| / (1 - qt)) and of r."""
+    cdef double pj = _binom_pmf(j, m, qt), rho, e
+    if not (pj > 0.0):
+        return 1e-300
+    rho = (M.qt_err + 4.0 * DBL_EPS) / (1.0 - qt) + 4.0 * DBL_EPS
+    e = _pmf_rel(j, m, qt) + (M.qt_err + 2.0 * DBL_EPS) * fabs(<double>j - m * qt) / (1.0 - qt) + r / (1.0 - r) * rho
+    return pj / (1.0 - r) * exp(1.01 * e) * (1.0 + 1e-10) + 1e-300
+
+
+cdef bint _mix_bounds(mix_t* M, long m, double qt, long* lo, long* hi, double* drop) noexcept nogil:
+    """The window of the tilted Bin(m, qt) directly (wide windows, sd > MIX_DIRECT_SD): from the mode
+    +- z sd (z from eta), widened by sd until the closed-form tail bound of each side (``_mix_tail``
+    of the first dropped point, log-concave pmf) is <= eta.  Sets ``drop`` (their sum); False if it
+    does not settle in a few steps (the caller walks)."""
+    cdef double sd = sqrt(m * qt * (1.0 - qt)), z = sqrt(2.0 * log(1.0 / M.eta)) + 0.5, r, b, d = 0.0
+    cdef long mode, k, step, it
+    mode = <long>floor((m + 1) * qt)
+    if mode > m:
+        mode = m
+    step = <long>ceil(sd)
+    k = mode + <long>ceil(z * sd)
+    it = 0
+    while k < m:                   # drop (k, m]: pmf(k + 1) / (1 - r), r = pmf(k + 1) / pmf(k)
+        r = (<double>(m - k) / <double>(k + 1)) * (qt / (1.0 - qt))
+        if r < 1.0:
+            b = _mix_tail(M, m, qt, k + 1, r)
+            if b <= M.eta:
+                d += b
+                break
+        k += step
+        it += 1
+        if it > 32:
+            return False
+    if k >= m:
+        k = m
+    hi[0] = k
+    k = mode - <long>ceil(z * sd)
+    it = 0
+    while k > 0:                   # drop [0, k): pmf(k - 1) / (1 - r), r = pmf(k - 1) / pmf(k)
+        r = (<double>k / <double>(m - k + 1)) / (qt / (1.0 - qt))
+        if r < 1.0:
+            b = _mix_tail(M, m, qt, k - 1, r)
+            if b <= M.eta:
+                d += b
+                break
+        k -= step
+        it += 1
+        if it > 32:
+            return False
+    if k <= 0:
+        k = 0
+    lo[0] = k
+    drop[0] = d
+    return True
+
+
 cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, long* lo, long* hi) noexcept nogil:
     """pmf of Bin(m, q) into M.buf[lev][0..hi-lo] (the count lo + i at i) over the window of the tilted
     Bin(m, qt) that drops tilted mass <= eta on each side; returns the tilted mass dropped (bound).
@@ -254,6 +315,7 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
     cdef double* b
     cdef double pk, pn, r, rq, drop = 0.0, lim, rho, x
     cdef long mode, k, a, c, ln
+    cdef int direct
     if m == 0:
         b = M.buf[lev]
         b[0] = 1.0
@@ -271,9 +333,12 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
     # pmf (so pk bounds the pmf from above and the geometric tail bounds stay bounds); rho bounds the
     # relative rounding of one ratio (qt from the tilt, rq = qt/(1-qt), the ratio itself), and the
     # dropped tail (distance d from the mode, then / (1 - r)) is inflated by exp((d + 1 + r/(1-r)) rho)
+    direct = 0
     if qt <= 0.0 or qt >= 1.0 or qt != qt:
         lo[0] = 0
         hi[0] = m
+    elif m * qt * (1.0 - qt) > MIX_DIRECT_SD * MIX_DIRECT_SD and _mix_bounds(M, m, qt, lo, hi, &drop):
+        direct = 1
     else:
         rq = qt / (1.0 - qt)
         rho = 1.01 * ((M.qt_err + 2.0 * DBL_EPS) / (1.0 - qt) + 4.0 * DBL_EPS)
@@ -357,7 +422,7 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
     a = hi[0] - mode if hi[0] - mode > mode - lo[0] else mode - lo[0]
     if a > M.dmax[lev]:
         M.dmax[lev] = a
-    M.steps += 2.0 * <double>ln
+    M.steps += <double>ln + 16.0 if direct else 2.0 * <double>ln
     return drop
 
 
@@ -574,13 +639,22 @@ cdef void _mix_node(mix_t* M, int lev, long m, double s0, double a0, double w) n
             return
 
 
-cdef inline double _mix_width(double m, double q) noexcept nogil:
-    """A-priori window length of Bin(m, q) at eta ~1e-11 (about +-7.5 sd), twice (two passes)."""
+cdef inline double _mix_len(double m, double q) noexcept nogil:
+    """A-priori window length of Bin(m, q) at eta ~1e-11 (about +-7.5 sd)."""
     cdef double w
     if q <= 0.0 or q >= 1.0 or m <= 0.0:
         return 1.0
     w = 15.5 * sqrt(m * q * (1.0 - q)) + 3.0
-    return 2.0 * (w if w < m + 1.0 else m + 1.0)
+    return w if w < m + 1.0 else m + 1.0
+
+
+cdef inline double _mix_width(double m, double q) noexcept nogil:
+    """A-priori cost of building that window: twice its length (the walk and the pmf), once (plus the
+    closed-form bounds) when its sd exceeds MIX_DIRECT_SD."""
+    cdef double w = _mix_len(m, q)
+    if q > 0.0 and q < 1.0 and m * q * (1.0 - q) > MIX_DIRECT_SD * MIX_DIRECT_SD:
+        return w + 16.0
+    return 2.0 * w
 
 
 cdef inline double _lse2(double a, double b) noexcept nogil:
@@ -600,7 +674,9 @@ cdef void _quad_order(const double[::1] v, const double* lw, double lmax, double
     cdef int P[6][4]
     cdef int o, i, bo = 0
     cdef double q[4]
-    cdef double m4 = 0.0, qL, qX, qY, wl, wx, wy, mL, mY, cost[6], mag[6], mmin = INFINITY, cmin = INFINITY
+    cdef double m4 = 0.0, qL, qX, qY, wl, wx, wy, mL, mY, mmin = INFINITY, cmin = INFINITY
+    cdef double cost[6]
+    cdef double mag[6]
     cdef int[4] r
     for i in range(4):
         q[i] = exp(lw[ix[i]] - lmax) / tot
@@ -615,10 +691,10 @@ cdef void _quad_order(const double[::1] v, const double* lw, double lmax, double
         qL = (q[P[o][0]] + q[P[o][1]]) / (q[0] + q[1] + q[2] + q[3])
         qX = q[P[o][1]] / (q[P[o][0]] + q[P[o][1]])
         qY = q[P[o][3]] / (q[P[o][2]] + q[P[o][3]])
-        wl = _mix_width(m4, qL)
+        wl = _mix_len(m4, qL)
         wx = _mix_width(m4 * qL, qX)
         wy = _mix_width(m4 * (1.0 - qL), qY)
-        cost[o] = 0.5 * wl * (0.25 * wx + 2.0) + 0.5 * wl * 1.25 * (wx + wy)
+        cost[o] = wl * (0.5 * _mix_len(m4 * qL, qX) + 2.0) + wl * 1.25 * (wx + wy)
         mL = m4 * qL
         mY = m4 - mL
         mag[o] = (mL * fabs(v[ix[P[o][0]]]) + mY * fabs(v[ix[P[o][2]]])
@@ -729,16 +805,16 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
     ww = 0.0
     for i in range(nout):
         q = M.qt[i]
-        x = _mix_width(m_rem, q)
-        e *= 0.5 * x
-        ww += 0.5 * x
+        x = _mix_len(m_rem, q)
+        e *= x
+        ww += x
         m_rem -= m_rem * q
     i = nout
     if k - nout == 4:
-        wl = _mix_width(m_rem, M.qtL)
+        wl = _mix_len(m_rem, M.qtL)
         wx = _mix_width(m_rem * M.qtL, M.qtX)
         wy = _mix_width(m_rem * (1.0 - M.qtL), M.qtY)
-        e = e * 0.5 * wl * (0.25 * wx + 2.0) + (0.5 * wl + ww) * 1.25 * (wx + wy)
+        e = e * wl * (0.5 * _mix_len(m_rem * M.qtL, M.qtX) + 2.0) + (wl + ww) * 1.25 * (wx + wy)
     elif k - nout == 2:
         e *= _mix_width(m_rem, M.qtP)
     est[0] = e

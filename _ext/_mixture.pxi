@@ -198,6 +198,11 @@ cdef struct mix_t:
     double qtX
     double qtY
     double qtP                   # tilted probability of the upper atom of the last pair (k = 2, 3)
+    double lq[MIX_MAX_ATOMS]     # the same as log-odds (qt / (1 - qt), formed from the logs: no 1 - qt)
+    double lqL
+    double lqX
+    double lqY
+    double lqP
     double kab                   # log E[e^{theta G} | G in {a, b}], same for {c, d}
     double kcd
     double theta
@@ -304,16 +309,17 @@ cdef bint _mix_bounds(mix_t* M, long m, double qt, long* lo, long* hi, double* d
     return True
 
 
-cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, long* lo, long* hi) noexcept nogil:
+cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double lqt, long* lo, long* hi) noexcept nogil:
     """pmf of Bin(m, q) into M.buf[lev][0..hi-lo] (the count lo + i at i) over the window of the tilted
-    Bin(m, qt) that drops tilted mass <= eta on each side; returns the tilted mass dropped (bound).
+    Bin(m, qt), log(qt / (1 - qt)) = lqt, that drops tilted mass <= eta on each side; returns the tilted
+    mass dropped (bound).
 
     Both pmfs are log-concave: beyond a point where the ratio r = pmf(k+1)/pmf(k) < 1 the tail is at
     most pmf(k+1) / (1 - r).  The buffer holds the window only (grown as needed); a window longer than
     the steps left in the budget (or out of memory) aborts the evaluation (empty window, M.abort).
     """
     cdef double* b
-    cdef double pk, pn, r, rq, drop = 0.0, lim, rho, x
+    cdef double pk, pn, r, rq, drop = 0.0, lim, rho, x, qt
     cdef long mode, k, a, c, ln
     cdef int direct
     if m == 0:
@@ -331,17 +337,26 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
     lim = M.max_steps - M.steps + 64.0
     # window of the tilted law: from its mode outwards, with pmf(mode) <= 1 standing in for the mode's
     # pmf (so pk bounds the pmf from above and the geometric tail bounds stay bounds); rho bounds the
-    # relative rounding of one ratio (qt from the tilt, rq = qt/(1-qt), the ratio itself), and the
-    # dropped tail (distance d from the mode, then / (1 - r)) is inflated by exp((d + 1 + r/(1-r)) rho)
+    # relative rounding of one ratio (rq = e^lqt from the logs of the tilt, the ratio itself), and the
+    # dropped tail (distance d from the mode, then / (1 - r)) is inflated by exp((d + 1 + r/(1-r)) rho).
+    # |lqt| > 700 is clamped (the window then ends at the mode, moved towards the centre: more mass
+    # is counted as dropped, not less)
     direct = 0
-    if qt <= 0.0 or qt >= 1.0 or qt != qt:
+    if lqt != lqt:
         lo[0] = 0
         hi[0] = m
+        qt = 0.5
+    else:
+        lqt = lqt if lqt < 700.0 else 700.0
+        lqt = lqt if lqt > -700.0 else -700.0
+        rq = exp(lqt)
+        qt = rq / (1.0 + rq)
+    if lqt != lqt:
+        pass
     elif m * qt * (1.0 - qt) > MIX_DIRECT_SD * MIX_DIRECT_SD and _mix_bounds(M, m, qt, lo, hi, &drop):
         direct = 1
     else:
-        rq = qt / (1.0 - qt)
-        rho = 1.01 * ((M.qt_err + 2.0 * DBL_EPS) / (1.0 - qt) + 4.0 * DBL_EPS)
+        rho = 1.01 * (M.qt_err + 8.0 * DBL_EPS)
         mode = <long>floor((m + 1) * qt)
         if mode > m:
             mode = m
@@ -450,7 +465,7 @@ cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double a0, double w) n
     cdef long lo, hi, y
     cdef double* b
     s = s0 + m * va
-    drop = _mix_window(M, lev, m, M.p[lev + 1] / M.remp[lev], M.qtP, &lo, &hi)
+    drop = _mix_window(M, lev, m, M.p[lev + 1] / M.remp[lev], M.lqP, &lo, &hi)
     if drop > 0.0:
         M.charge += drop * _mix_tilted(M, w, s0, m, m * M.krem[lev])
     b = M.buf[lev] - lo
@@ -479,7 +494,7 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) n
     cdef double* pX
     cdef long o
     cdef long ix, iy
-    dropL = _mix_window(M, lev, m, qL, M.qtL, &loL, &hiL)
+    dropL = _mix_window(M, lev, m, qL, M.lqL, &loL, &hiL)
     if dropL > 0.0:
         M.charge += dropL * _mix_tilted(M, w, s0, m, m * M.krem[lev])
     bL = M.buf[lev] - loL
@@ -507,7 +522,7 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) n
             M.abort = 1
             return
         if M.cy.off[iy] < 0:
-            dropY = _mix_window(M, lev + 2, my, qY, M.qtY, &loY, &hiY)
+            dropY = _mix_window(M, lev + 2, my, qY, M.lqY, &loY, &hiY)
             if M.abort:
                 return
             bY = M.buf[lev + 2] - loY
@@ -530,7 +545,7 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) n
             M.cy.drop[iy] = dropY
             M.steps += <double>(hiY - loY + 1)
         if M.cx.off[ix] < 0:
-            dropX = _mix_window(M, lev + 1, mx, qX, M.qtX, &loX, &hiX)
+            dropX = _mix_window(M, lev + 1, mx, qX, M.lqX, &loX, &hiX)
             if M.abort:
                 return
             bX = M.buf[lev + 1] - loX
@@ -629,7 +644,7 @@ cdef void _mix_node(mix_t* M, int lev, long m, double s0, double a0, double w) n
     if r == 4:
         _mix_quad(M, lev, m, s0, a0, w)
         return
-    drop = _mix_window(M, lev, m, M.p[lev] / M.remp[lev], M.qt[lev], &lo, &hi)
+    drop = _mix_window(M, lev, m, M.p[lev] / M.remp[lev], M.lq[lev], &lo, &hi)
     if drop > 0.0:
         M.charge += drop * _mix_tilted(M, w, s0, m, m * M.krem[lev])
     b = M.buf[lev] - lo
@@ -774,6 +789,7 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
     for j in range(<int>k):
         M.krem[j] = lse[j] - log(M.remp[j])
         M.qt[j] = exp(log(M.p[j]) + theta * M.v[j] - lse[j])
+        M.lq[j] = log(M.p[j]) + theta * M.v[j] - lse[j + 1] if j + 1 < k else INFINITY
     M.krem[k] = 0.0
     # rounding of the tilt's quantities: log p + theta v - lse to 8 eps of its terms' size (qt relative),
     # K's per user (krem, kab, kcd: differences of such logs) likewise
@@ -789,6 +805,7 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         la = log(M.p[nout]) + theta * M.v[nout]
         lb = log(M.p[nout + 1]) + theta * M.v[nout + 1]
         M.qtP = exp(lb - _lse2(la, lb))
+        M.lqP = lb - la
     i = nout
     if k - nout == 4:
         la = log(M.p[i]) + theta * M.v[i]
@@ -800,6 +817,9 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         M.qtL = exp(_lse2(la, lb) - lse[i])
         M.qtX = exp(lb - _lse2(la, lb))
         M.qtY = exp(ld - _lse2(lc_, ld))
+        M.lqL = _lse2(la, lb) - _lse2(lc_, ld)
+        M.lqX = lb - la
+        M.lqY = ld - lc_
     # step estimate: outer windows (at the tilted mean remaining count) x inner cost; the windows of
     # the last four atoms are built once per count (cached) and their loop covers about half of X's
     ww = 0.0

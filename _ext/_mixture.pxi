@@ -63,11 +63,12 @@ DEF MIX_BUDGET_N = 5e8
 DEF MIX_BUDGET_CAP = 5e6
 #: a meet-in-the-middle point (``_small_n.pxi``) costs about this many steps
 DEF MIX_MITM_RATIO = 30.0
-#: a Bromwich node (k atoms x ~45 ns) costs about this many mixture steps (~4-9 ns), k = 3..5
+#: work of a mixture evaluation is reported as steps / MIX_NODE_STEPS Bromwich-node equivalents
 DEF MIX_NODE_STEPS = 30.0
-#: a law whose tilted law puts qmax >= MIX_DOM_MASS on one atom: its integral takes about
-#: MIX_DOM_NODES (1 + log10(0.25 / (1 - qmax))) more nodes (bench/results_mixture_large_n.md)
-DEF MIX_DOM_MASS = 0.75
+#: a law whose tilted law puts qmax >= MIX_DOM_MASS on one atom (or >= 0.75 with n (1 - qmax) <=
+#: MIX_DOM_NEFF): its integral takes about MIX_DOM_NODES (1 + log10(0.03 / (1 - qmax))) more nodes
+DEF MIX_DOM_MASS = 0.97
+DEF MIX_DOM_NEFF = 500.0
 DEF MIX_DOM_NODES = 30000.0
 #: multinomial enumeration (when allowed) is preferred up to this many count vectors
 DEF MIX_ENUM_FIRST = 50000.0
@@ -845,24 +846,37 @@ cdef inline double _mix_budget(double n, Py_ssize_t k, bint enum_allowed, double
     """The dispatch rule (one source of truth for ``_profile_one`` and ``exact._positive_part``): the step
     budget of the mixture sums, i.e. the estimated cost of the Bromwich integral in mixture steps.
 
-    The integral costs about (nodes) x k x ~45 ns, a mixture step ~4-9 ns (k = 3..5), so a node is worth
-    MIX_NODE_STEPS steps.  Nodes: about MIX_BUDGET_N k / (4 n MIX_NODE_STEPS) at small n (|psi|^n decays
-    slowly), capped, plus MIX_DOM_NODES (1 + log10((1 - MIX_DOM_MASS) / (1 - qmax))) when one atom
-    holds qmax >= MIX_DOM_MASS of the tilted law (|psi| then returns close to 1 on a near-lattice:
-    2e4-2e5 nodes measured at n = 5e2..2e7, median ~6e4 at qmax >= 0.98;
-    bench/results_mixture_large_n.md); the mixture runs when its a-priori step estimate is within
-    the budget, or below MIX_MAX_STEPS (~2 ms) anyway.  Where the meet-in-the-middle path of
-    ``_small_n.pxi`` is chosen, at most MIX_MITM_RATIO steps per point of its halves."""
-    cdef double b = MIX_BUDGET_N * k / (4.0 * n), c
+    Small n: MIX_BUDGET_N k / (4 n) steps, capped (|psi|^n decays slowly; as measured in session 5).
+    A dominant atom (tilted mass qmax): |psi| returns close to 1 on a near-lattice and the integral takes
+    2e4-2e5 nodes (measured over the latency suite at n = 5e2..2e7, bench/results_mixture_large_n.md)
+    when qmax >= MIX_DOM_MASS, or qmax >= 0.75 with n (1 - qmax) <= MIX_DOM_NEFF; about
+    MIX_DOM_NODES (1 + log10((1 - MIX_DOM_MASS) / (1 - qmax))) nodes are added then, each worth
+    ``_node_steps(k)`` mixture steps.  The mixture runs when its a-priori step estimate is within the
+    budget, or below MIX_MAX_STEPS (~2 ms) anyway.  Where the meet-in-the-middle path of ``_small_n.pxi``
+    is chosen, at most MIX_MITM_RATIO steps per point of its halves."""
+    cdef double b = MIX_BUDGET_N * k / (4.0 * n), c, nd = 0.0
     b = b if b < MIX_BUDGET_CAP else MIX_BUDGET_CAP
     if qmax >= MIX_DOM_MASS:
         c = (1.0 - MIX_DOM_MASS) / (1.0 - qmax) if qmax < 1.0 else 1e8
-        b += MIX_NODE_STEPS * MIX_DOM_NODES * (1.0 + log10(c if c < 1e8 else 1e8))
+        nd = MIX_DOM_NODES * (1.0 + log10(c if c < 1e8 else 1e8))
+    elif qmax >= 0.75 and n * (1.0 - qmax) <= MIX_DOM_NEFF:
+        nd = MIX_DOM_NODES
+    b += _node_steps(k) * nd
     b = b if b > MIX_MAX_STEPS else MIX_MAX_STEPS
     if enum_allowed and _small_n_chosen(n, k):
         c = MIX_MITM_RATIO * small_n_points(n, k)
         b = b if b < c else c
     return b
+
+
+cdef inline double _node_steps(Py_ssize_t k) noexcept nogil:
+    """Mixture steps worth one Bromwich node of a k-atom law (node: k x ~60-110 ns in the compiled loop;
+    step: ~8 ns for 2-3 atoms (short pair windows), ~3.5 ns for the quad (k = 4), ~9 ns above)."""
+    if k <= 3:
+        return 10.0
+    if k == 4:
+        return 80.0
+    return 40.0
 
 
 cdef inline double _enum_leaves(double n, Py_ssize_t k) noexcept nogil:

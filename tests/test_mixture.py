@@ -249,3 +249,23 @@ def test_hypothesis_large_n_dominant_vs_mpmath(n, neff, seed, k):
     slack = ORACLE_REL * truth + 1e-300
     assert val - err - slack <= truth and truth + tail <= val + err + slack, (v, p, n, val, err, truth, tail)
     assert err <= 1e-7 * val
+
+
+def test_strongly_tilted_law_overlaps_bromwich():
+    """k-RR(2.792, 3) at n = 191 and eps = 2.656 (latency-suite case 1972, delta ~ 4e-10): the tilt puts
+    nearly all of a pair's tilted mass on one atom.  The windows are built from the tilted log-odds (no
+    1 - qt), so their rounding inflation stays small and the mixture evaluates (an intermediate version
+    declined it and fell back to a 1.4e5-node integral); its interval overlaps the Bromwich integral's."""
+    from shuffleamp.gparv import Gparv
+    mech = KRR(eps0=2.792031101360514, k=3)
+    g = mech.decomposition().gparv(2.656)
+    v, p = np.ascontiguousarray(g.values, dtype=float), np.ascontiguousarray(g.probs, dtype=float)
+    assert v.size == 4
+    ok, val, err = _mix(v, p, 191)
+    assert ok and err <= 1e-9 * val
+    okp, valp, errp, _ = kernels.mixture_positive_part(v, p, 191.0, RTOL)        # the production budget
+    assert okp and valp == val
+    gg = Gparv(v, p)
+    bu = X.delta_exact(gg, 191, "upper", enumerate_max=0)
+    bl = X.delta_exact(gg, 191, "lower", enumerate_max=0)
+    assert val - err <= bu.delta and bl.delta <= val + err

@@ -65,17 +65,19 @@ DEF MIX_BUDGET_CAP = 5e6
 DEF MIX_MITM_RATIO = 30.0
 #: work of a mixture evaluation is reported as steps / MIX_NODE_STEPS Bromwich-node equivalents
 DEF MIX_NODE_STEPS = 30.0
-#: a law whose tilted law puts qmax >= MIX_DOM_MASS on one atom (or >= 0.75 with n (1 - qmax) <=
-#: MIX_DOM_NEFF): its integral takes about MIX_DOM_NODES (1 + log10(0.03 / (1 - qmax))) more nodes
+#: a law whose tilted law puts qmax >= MIX_DOM_MASS on one atom: its integral takes about
+#: MIX_DOM_NODES (1 + log10(0.03 / (1 - qmax))) more nodes; the steps added are capped at MIX_DOM_CAP
 DEF MIX_DOM_MASS = 0.97
-DEF MIX_DOM_NEFF = 500.0
 DEF MIX_DOM_NODES = 30000.0
+DEF MIX_DOM_CAP = 2000000.0
 #: multinomial enumeration (when allowed) is preferred up to this many count vectors
 DEF MIX_ENUM_FIRST = 50000.0
 #: largest n (counts exact in doubles; the buffers hold the windows only, not n + 1 counts)
 DEF MIX_MAX_N = 1125899906842624.0
 #: windows of a tilted binomial with a larger standard deviation are bounded in closed form (no walk)
 DEF MIX_DIRECT_SD = 16.0
+#: fixed cost of building a window (start pmf, its error bound, tilted mass, bounds), in steps
+DEF MIX_WINDOW_STEPS = 64.0
 #: first buffer length per level (grown to the longest window)
 DEF MIX_BUF0 = 256
 #: first relative truncation tolerance of a window (tilted mass dropped / node's tilted mass)
@@ -438,7 +440,7 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double lqt, 
     a = hi[0] - mode if hi[0] - mode > mode - lo[0] else mode - lo[0]
     if a > M.dmax[lev]:
         M.dmax[lev] = a
-    M.steps += <double>ln + 16.0 if direct else 2.0 * <double>ln
+    M.steps += (<double>ln + 16.0 if direct else 2.0 * <double>ln) + MIX_WINDOW_STEPS
     return drop
 
 
@@ -669,8 +671,8 @@ cdef inline double _mix_width(double m, double q) noexcept nogil:
     closed-form bounds) when its sd exceeds MIX_DIRECT_SD."""
     cdef double w = _mix_len(m, q)
     if q > 0.0 and q < 1.0 and m * q * (1.0 - q) > MIX_DIRECT_SD * MIX_DIRECT_SD:
-        return w + 16.0
-    return 2.0 * w
+        return w + 16.0 + MIX_WINDOW_STEPS
+    return 2.0 * w + MIX_WINDOW_STEPS
 
 
 cdef inline double _lse2(double a, double b) noexcept nogil:
@@ -835,7 +837,7 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         wl = _mix_len(m_rem, M.qtL)
         wx = _mix_width(m_rem * M.qtL, M.qtX)
         wy = _mix_width(m_rem * (1.0 - M.qtL), M.qtY)
-        e = e * wl * (0.5 * _mix_len(m_rem * M.qtL, M.qtX) + 2.0) + (wl + ww) * 1.25 * (wx + wy)
+        e = e * (wl * (0.5 * _mix_len(m_rem * M.qtL, M.qtX) + 2.0) + MIX_WINDOW_STEPS) + (wl + ww) * 1.25 * (wx + wy)
     elif k - nout == 2:
         e *= _mix_width(m_rem, M.qtP)
     est[0] = e
@@ -848,10 +850,10 @@ cdef inline double _mix_budget(double n, Py_ssize_t k, bint enum_allowed, double
 
     Small n: MIX_BUDGET_N k / (4 n) steps, capped (|psi|^n decays slowly; as measured in session 5).
     A dominant atom (tilted mass qmax): |psi| returns close to 1 on a near-lattice and the integral takes
-    2e4-2e5 nodes (measured over the latency suite at n = 5e2..2e7, bench/results_mixture_large_n.md)
-    when qmax >= MIX_DOM_MASS, or qmax >= 0.75 with n (1 - qmax) <= MIX_DOM_NEFF; about
-    MIX_DOM_NODES (1 + log10((1 - MIX_DOM_MASS) / (1 - qmax))) nodes are added then, each worth
-    ``_node_steps(k)`` mixture steps.  The mixture runs when its a-priori step estimate is within the
+    often 2e4-2e5 nodes when qmax >= MIX_DOM_MASS (measured over the latency suite at n = 5e2..2e7,
+    bench/results_mixture_large_n.md; but some such laws take only ~5e3); about MIX_DOM_NODES
+    (1 + log10((1 - MIX_DOM_MASS) / (1 - qmax))) nodes are added then, each worth ``_node_steps(k)``
+    mixture steps, at most MIX_DOM_CAP steps (~5-10 ms: a wrong guess costs at most that).  The mixture runs when its a-priori step estimate is within the
     budget, or below MIX_MAX_STEPS (~2 ms) anyway.  Where the meet-in-the-middle path of ``_small_n.pxi``
     is chosen, at most MIX_MITM_RATIO steps per point of its halves."""
     cdef double b = MIX_BUDGET_N * k / (4.0 * n), c, nd = 0.0
@@ -859,9 +861,8 @@ cdef inline double _mix_budget(double n, Py_ssize_t k, bint enum_allowed, double
     if qmax >= MIX_DOM_MASS:
         c = (1.0 - MIX_DOM_MASS) / (1.0 - qmax) if qmax < 1.0 else 1e8
         nd = MIX_DOM_NODES * (1.0 + log10(c if c < 1e8 else 1e8))
-    elif qmax >= 0.75 and n * (1.0 - qmax) <= MIX_DOM_NEFF:
-        nd = MIX_DOM_NODES
-    b += _node_steps(k) * nd
+        c = _node_steps(k) * nd
+        b += c if c < MIX_DOM_CAP else MIX_DOM_CAP
     b = b if b > MIX_MAX_STEPS else MIX_MAX_STEPS
     if enum_allowed and _small_n_chosen(n, k):
         c = MIX_MITM_RATIO * small_n_points(n, k)

@@ -63,8 +63,6 @@ DEF MIX_BUDGET_N = 5e8
 DEF MIX_BUDGET_CAP = 5e6
 #: a meet-in-the-middle point (``_small_n.pxi``) costs about this many steps
 DEF MIX_MITM_RATIO = 30.0
-#: work of a mixture evaluation is reported as steps / MIX_NODE_STEPS Bromwich-node equivalents
-DEF MIX_NODE_STEPS = 30.0
 #: a law whose tilted law puts qmax >= MIX_DOM_MASS on one atom: its integral takes about
 #: MIX_DOM_NODES (1 + log10(0.03 / (1 - qmax))) more nodes; the steps added are capped at MIX_DOM_CAP
 DEF MIX_DOM_MASS = 0.97
@@ -77,7 +75,7 @@ DEF MIX_MAX_N = 1125899906842624.0
 #: windows of a tilted binomial with a larger standard deviation are bounded in closed form (no walk)
 DEF MIX_DIRECT_SD = 16.0
 #: fixed cost of building a window (start pmf, its error bound, tilted mass, bounds), in steps
-DEF MIX_WINDOW_STEPS = 64.0
+DEF MIX_WINDOW_STEPS = 16.0
 #: first buffer length per level (grown to the longest window)
 DEF MIX_BUF0 = 256
 #: first relative truncation tolerance of a window (tilted mass dropped / node's tilted mass)
@@ -765,7 +763,7 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         if not used[i]:
             idx[c] = i
             c += 1
-    if k - nout == 4:
+    if k == 4:     # (with outer levels the value order is kept: its estimate is the calibrated one)
         _quad_order(v, lw, lmax, tot, n, &idx[nout])
     for i in range(<int>k):
         M.v[i] = v[idx[i]]
@@ -853,12 +851,13 @@ cdef inline double _mix_budget(double n, Py_ssize_t k, bint enum_allowed, double
     often 2e4-2e5 nodes when qmax >= MIX_DOM_MASS (measured over the latency suite at n = 5e2..2e7,
     bench/results_mixture_large_n.md; but some such laws take only ~5e3); about MIX_DOM_NODES
     (1 + log10((1 - MIX_DOM_MASS) / (1 - qmax))) nodes are added then, each worth ``_node_steps(k)``
-    mixture steps, at most MIX_DOM_CAP steps (~5-10 ms: a wrong guess costs at most that).  The mixture runs when its a-priori step estimate is within the
+    mixture steps, at most MIX_DOM_CAP steps (~5-10 ms: a wrong guess costs at most that); for k <= 4
+    only (with more atoms the outer levels' many short windows make a step several times dearer).  The mixture runs when its a-priori step estimate is within the
     budget, or below MIX_MAX_STEPS (~2 ms) anyway.  Where the meet-in-the-middle path of ``_small_n.pxi``
     is chosen, at most MIX_MITM_RATIO steps per point of its halves."""
     cdef double b = MIX_BUDGET_N * k / (4.0 * n), c, nd = 0.0
     b = b if b < MIX_BUDGET_CAP else MIX_BUDGET_CAP
-    if qmax >= MIX_DOM_MASS:
+    if qmax >= MIX_DOM_MASS and k <= 4:
         c = (1.0 - MIX_DOM_MASS) / (1.0 - qmax) if qmax < 1.0 else 1e8
         nd = MIX_DOM_NODES * (1.0 + log10(c if c < 1e8 else 1e8))
         c = _node_steps(k) * nd
@@ -872,12 +871,8 @@ cdef inline double _mix_budget(double n, Py_ssize_t k, bint enum_allowed, double
 
 cdef inline double _node_steps(Py_ssize_t k) noexcept nogil:
     """Mixture steps worth one Bromwich node of a k-atom law (node: k x ~60-110 ns in the compiled loop;
-    step: ~8 ns for 2-3 atoms (short pair windows), ~3.5 ns for the quad (k = 4), ~9 ns above)."""
-    if k <= 3:
-        return 10.0
-    if k == 4:
-        return 80.0
-    return 40.0
+    step: ~8 ns for 2-3 atoms (short pair windows), ~3.5 ns for the quad (k = 4))."""
+    return 10.0 if k <= 3 else 80.0
 
 
 cdef inline double _enum_leaves(double n, Py_ssize_t k) noexcept nogil:
@@ -1039,5 +1034,3 @@ def mixture_positive_part(const double[::1] values, const double[::1] probs, dou
 
 #: multinomial enumeration (when allowed) is preferred to the mixture sums up to this many count vectors
 MIXTURE_ENUM_FIRST = MIX_ENUM_FIRST
-#: mixture steps per Bromwich node (the dispatch's cost ratio; evaluations report steps / this as nodes)
-MIXTURE_NODE_STEPS = MIX_NODE_STEPS

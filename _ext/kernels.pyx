@@ -1261,7 +1261,6 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
         if (kk <= MIX_MAX_ATOMS and enum_ok[1]
                 and not (enum_ok[kk] and _enum_leaves(P.n, kk) <= MIX_ENUM_FIRST)):
             st = _mixture(v[:kk], p[:kk], P.n, P.rtol, -1.0, &value, &err, work)   # -1: the budget of _mix_budget
-            work[0] = work[0] / MIX_NODE_STEPS     # reported in Bromwich-node equivalents (search's cost tests)
         if (st == ST_FALLBACK and enum_ok[1] and _small_n_chosen(P.n, kk)     # enum_ok[1]: enumeration allowed
                 and _mitm_positive_part(&v[0], &p[0], kk, <int>P.n, SMALL_N_CAP, &value, &err) == 0):
             # many atoms at small n: exact meet-in-the-middle over multisets (cheaper than enumerating

@@ -489,8 +489,8 @@ def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int):
     if enumerate_max and not (enum and math.comb(n + k - 1, k - 1) <= kernels.MIXTURE_ENUM_FIRST):
         # exact binomial-mixture sums within their step budget (the kernel path's branch, status 5)
         ok, value, err, steps = kernels.mixture_positive_part(v, p, float(n), float(rtol), -1.0, True)
-        if ok:   # work in Bromwich-node equivalents, as the compiled profile reports it
-            return value, err, int(steps / kernels.MIXTURE_NODE_STEPS), 0.0, "binomial-mixture"
+        if ok:
+            return value, err, int(steps), 0.0, "binomial-mixture"
     if enumerate_max and kernels.small_n_chosen(float(n), k):
         # many atoms at small n: exact meet-in-the-middle over multisets (the compiled profile takes the
         # same branch by the same rule); its error bound charges every rounding

@@ -516,17 +516,14 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) n
             M.closed += wl
             M.nterms += 1.0
             continue
-        # windows of X (pmf) and Y (tail tables) depend on L resp. m - L only: built once, reused
-        iy = _wc_slot(&M.cy, my)
-        ix = _wc_slot(&M.cx, mx)
-        if iy < 0 or ix < 0:
-            M.abort = 1
-            return
-        if M.cy.off[iy] < 0:
+        if lev == 0:
+            # the quad at the root: every L once, nothing to reuse -- X's pmf stays in its level buffer
+            # and Y's tail tables go to scratch space (no copies, no cache slots)
             dropY = _mix_window(M, lev + 2, my, qY, M.lqY, &loY, &hiY)
             if M.abort:
                 return
             bY = M.buf[lev + 2] - loY
+            M.cy.used = 0
             o = _wc_alloc(&M.cy, 2 * (hiY - loY + 1))
             if o < 0:
                 M.abort = 1
@@ -540,35 +537,65 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) n
                 T1[y] = T1[y + 1] + T0[y + 1]
                 T0[y] = T0[y + 1] + bY[y]
                 y -= 1
-            M.cy.off[iy] = o
-            M.cy.lo[iy] = loY
-            M.cy.hi[iy] = hiY
-            M.cy.drop[iy] = dropY
             M.steps += <double>(hiY - loY + 1)
-        if M.cx.off[ix] < 0:
             dropX = _mix_window(M, lev + 1, mx, qX, M.lqX, &loX, &hiX)
             if M.abort:
                 return
-            bX = M.buf[lev + 1] - loX
-            o = _wc_alloc(&M.cx, hiX - loX + 1)
-            if o < 0:
+            pX = M.buf[lev + 1] - loX
+        else:
+            # windows of X (pmf) and Y (tail tables) depend on L resp. m - L only: built once, reused
+            iy = _wc_slot(&M.cy, my)
+            ix = _wc_slot(&M.cx, mx)
+            if iy < 0 or ix < 0:
                 M.abort = 1
                 return
-            for xx in range(loX, hiX + 1):
-                M.cx.pool[o + xx - loX] = bX[xx]
-            M.cx.off[ix] = o
-            M.cx.lo[ix] = loX
-            M.cx.hi[ix] = hiX
-            M.cx.drop[ix] = dropX
-        loY = M.cy.lo[iy]
-        hiY = M.cy.hi[iy]
-        dropY = M.cy.drop[iy]
-        T0 = M.cy.pool + M.cy.off[iy] - loY
-        T1 = T0 + (hiY - loY + 1)
-        loX = M.cx.lo[ix]
-        hiX = M.cx.hi[ix]
-        dropX = M.cx.drop[ix]
-        pX = M.cx.pool + M.cx.off[ix] - loX
+            if M.cy.off[iy] < 0:
+                dropY = _mix_window(M, lev + 2, my, qY, M.lqY, &loY, &hiY)
+                if M.abort:
+                    return
+                bY = M.buf[lev + 2] - loY
+                o = _wc_alloc(&M.cy, 2 * (hiY - loY + 1))
+                if o < 0:
+                    M.abort = 1
+                    return
+                T0 = M.cy.pool + o - loY
+                T1 = T0 + (hiY - loY + 1)
+                T0[hiY] = bY[hiY]
+                T1[hiY] = 0.0
+                y = hiY - 1
+                while y >= loY:
+                    T1[y] = T1[y + 1] + T0[y + 1]
+                    T0[y] = T0[y + 1] + bY[y]
+                    y -= 1
+                M.cy.off[iy] = o
+                M.cy.lo[iy] = loY
+                M.cy.hi[iy] = hiY
+                M.cy.drop[iy] = dropY
+                M.steps += <double>(hiY - loY + 1)
+            if M.cx.off[ix] < 0:
+                dropX = _mix_window(M, lev + 1, mx, qX, M.lqX, &loX, &hiX)
+                if M.abort:
+                    return
+                bX = M.buf[lev + 1] - loX
+                o = _wc_alloc(&M.cx, hiX - loX + 1)
+                if o < 0:
+                    M.abort = 1
+                    return
+                for xx in range(loX, hiX + 1):
+                    M.cx.pool[o + xx - loX] = bX[xx]
+                M.cx.off[ix] = o
+                M.cx.lo[ix] = loX
+                M.cx.hi[ix] = hiX
+                M.cx.drop[ix] = dropX
+            loY = M.cy.lo[iy]
+            hiY = M.cy.hi[iy]
+            dropY = M.cy.drop[iy]
+            T0 = M.cy.pool + M.cy.off[iy] - loY
+            T1 = T0 + (hiY - loY + 1)
+            loX = M.cx.lo[ix]
+            hiX = M.cx.hi[ix]
+            dropX = M.cx.drop[ix]
+            pX = M.cx.pool + M.cx.off[ix] - loX
         if dropX + dropY > 0.0:
             M.charge += (dropX + dropY) * _mix_tilted(M, wl, s0, m, mx * M.kab + my * M.kcd)
         _mix_amag(M, a0 + mx * fabs(va) + my * fabs(vc) + hiX * dX + hiY * dY)

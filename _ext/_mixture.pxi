@@ -11,6 +11,11 @@
 # reused by every outer node, so the cost is about (outer windows) x window_L x window_X / 4 plus
 # the building of about window_L + (outer windows) windows.
 #
+# Memory is O(window sizes) at any n (no n + 1 buffers): each level's pmf buffer holds its current
+# window only (indexed by count - lo, grown to the longest window), and the window caches of X and Y
+# are indexed by count - base over the range of counts that occur (grown by doubling).  A window longer
+# than the steps left in the budget aborts the evaluation before anything of its length is allocated.
+#
 # Certification (everything charged to the error, added to upper bounds, subtracted from lower ones):
 # * truncation (Chernoff-tilted windows): for any theta > 0, s_+ <= e^{theta s} / (e theta), so a node
 #   (weight w, partial sum s0, m users left on atoms with log-MGF K) contributes at most its "tilted
@@ -20,16 +25,25 @@
 #   of a log-concave pmf: sum_{j>k} pmf(j) <= pmf(k+1) / (1 - r_k), r_k = pmf(k+1)/pmf(k) < 1); the
 #   dropped tilted mass is charged.  theta is the saddle point of n K(theta) - 2 log theta, so the
 #   windows sit where E[S_+] comes from; the untilted pmf is evaluated on them;
-# * pmf rounding: the mode pmf (``_binom_pmf``, relative accuracy ~1e-14, charged 1e-13) and the
-#   ratio recurrence (6 eps per step from the mode), per level, relative to the sum;
+# * pmf rounding, per level, relative to the sum: the starting pmf (``_binom_pmf``, relative accuracy
+#   ~1e-14 near the mode, charged 1e-13, plus 8 eps of the terms of each ``_bd0`` it evaluates in the
+#   cancelling direct form when the window lies far from the untilted mode: ``_pmf_rel``), the ratio
+#   recurrence (6 eps per step from the start), and the rounding of q itself (a ratio of masses, (k + 4)
+#   eps relative, which moves log pmf(x) by that times |x - m q| / (1 - q)); all bounded by the window
+#   sizes (O(sqrt n)), not by n;
+# * the dropped tilted mass is rounded up: the tail ratios (qt rounded to ``qt_err``) by
+#   exp((distance + 2 + r/(1-r)) rho), the node's tilted mass by 8 eps of its exponent's terms plus
+#   m x (rounding of K per user);
 # * rounding of S: each partial sum s is off by at most 8 eps n max|v| (first order), charged on the
-#   weight of the terms whose computed S exceeds -(that error) ("pos"); sums of non-negative terms:
-#   (number of terms) eps relative; weights that leave the normal range: 1e-300 n max|v| per term.
+#   weight of the terms whose computed S exceeds -(that error) ("pos"): relative to delta that is
+#   ~8 eps (k + 2) n max|v| / E[S | S > 0], which grows like sqrt(n) only (<= 1e-6 at n = 1e9 for the
+#   laws of the latency suite; the rtol test declines the rest); sums of non-negative terms: (number of
+#   terms + window lengths) eps relative; weights that leave the normal range: 1e-300 n max|v| per term.
 # Rounding parts are first-order estimates (as for the multinomial enumeration), not interval
-# arithmetic.  A run whose a-priori step estimate exceeds its budget (``_mix_budget``, about the
-# Bromwich integral's cost at this n), that exceeds twice the budget, or whose error bound exceeds
-# rtol x value after one refinement of ``eta``, returns ST_FALLBACK (the caller uses the Bromwich
-# integral).
+# arithmetic.  A run whose a-priori step estimate exceeds its budget (``_mix_budget``: the estimated
+# cost of the Bromwich integral for this law, the one dispatch rule of ``_profile_one`` and
+# ``exact._positive_part``), that exceeds twice the budget, or whose error bound exceeds rtol x value
+# after one refinement of ``eta``, returns ST_FALLBACK (the caller uses the Bromwich integral).
 #
 # Needs (kernels.pyx): floor, ceil, exp, log, log1p, sqrt, fabs, lgamma, isfinite; malloc, free;
 # betainc, betaincc.
@@ -49,16 +63,31 @@ DEF MIX_BUDGET_N = 5e8
 DEF MIX_BUDGET_CAP = 5e6
 #: a meet-in-the-middle point (``_small_n.pxi``) costs about this many steps
 DEF MIX_MITM_RATIO = 30.0
+#: a law whose tilted law puts qmax >= MIX_DOM_MASS on one atom: its integral takes about
+#: MIX_DOM_NODES (1 + log10(0.03 / (1 - qmax))) more nodes; the steps added are capped at MIX_DOM_CAP
+DEF MIX_DOM_MASS = 0.97
+DEF MIX_DOM_NODES = 30000.0
+DEF MIX_DOM_CAP = 2000000.0
 #: multinomial enumeration (when allowed) is preferred up to this many count vectors
 DEF MIX_ENUM_FIRST = 50000.0
-#: largest n (buffers of n + 2 doubles per level)
-DEF MIX_MAX_N = 200000.0
+#: largest n (counts exact in doubles; the buffers hold the windows only, not n + 1 counts)
+DEF MIX_MAX_N = 1125899906842624.0
+#: windows of a tilted binomial with a larger standard deviation are bounded in closed form (no walk)
+DEF MIX_DIRECT_SD = 16.0
+#: fixed cost of building a window (start pmf, its error bound, tilted mass, bounds), in steps
+DEF MIX_WINDOW_STEPS = 16.0
+#: first buffer length per level (grown to the longest window)
+DEF MIX_BUF0 = 256
 #: first relative truncation tolerance of a window (tilted mass dropped / node's tilted mass)
 DEF MIX_ETA0 = 1e-11
 
 
 cdef struct wcache_t:
-    long* lo                     # per count c: window [lo, hi], offset into the pool (-1: not built)
+    # per count c in [base, base + size): window [lo, hi], offset into the pool (-1: not built); the
+    # count range grows (doubling) to the counts that occur, so memory is O(range x window), not O(n)
+    long base
+    long size
+    long* lo
     long* hi
     long* off
     double* drop                 # tilted mass dropped by the window
@@ -67,31 +96,76 @@ cdef struct wcache_t:
     long cap
 
 
-cdef int _wc_init(wcache_t* C, long n) noexcept nogil:
-    cdef long c
-    C.lo = <long*>malloc((n + 1) * sizeof(long))
-    C.hi = <long*>malloc((n + 1) * sizeof(long))
-    C.off = <long*>malloc((n + 1) * sizeof(long))
-    C.drop = <double*>malloc((n + 1) * sizeof(double))
+cdef void _wc_init(wcache_t* C) noexcept nogil:
+    C.base = 0
+    C.size = 0
+    C.lo = NULL
+    C.hi = NULL
+    C.off = NULL
+    C.drop = NULL
     C.pool = NULL
     C.used = 0
     C.cap = 0
-    if C.lo == NULL or C.hi == NULL or C.off == NULL or C.drop == NULL:
-        return -1
-    for c in range(n + 1):
-        C.off[c] = -1
-    return 0
 
 
-cdef void _wc_reset(wcache_t* C, long n) noexcept nogil:
+cdef void _wc_reset(wcache_t* C) noexcept nogil:
     cdef long c
-    for c in range(n + 1):
+    for c in range(C.size):
         C.off[c] = -1
     C.used = 0
 
 
 cdef void _wc_free(wcache_t* C) noexcept nogil:
     free(C.lo); free(C.hi); free(C.off); free(C.drop); free(C.pool)
+    _wc_init(C)
+
+
+cdef long _wc_slot(wcache_t* C, long c) noexcept nogil:
+    """Slot of count ``c`` (the range grown to hold it), or -1 if out of memory."""
+    cdef long nlo, nhi, ns, ext, i, sh
+    cdef long* lo
+    cdef long* hi
+    cdef long* off
+    cdef double* dr
+    if c >= C.base and c < C.base + C.size:
+        return c - C.base
+    if C.size == 0:
+        nlo = c - 32
+        nhi = c + 32
+    else:
+        nlo = C.base
+        nhi = C.base + C.size - 1
+        ext = C.size if C.size > 32 else 32
+        if c < nlo:
+            nlo = c - ext
+        if c > nhi:
+            nhi = c + ext
+    if nlo < 0:
+        nlo = 0
+    ns = nhi - nlo + 1
+    lo = <long*>malloc(ns * sizeof(long))
+    hi = <long*>malloc(ns * sizeof(long))
+    off = <long*>malloc(ns * sizeof(long))
+    dr = <double*>malloc(ns * sizeof(double))
+    if lo == NULL or hi == NULL or off == NULL or dr == NULL:
+        free(lo); free(hi); free(off); free(dr)
+        return -1
+    for i in range(ns):
+        off[i] = -1
+    sh = C.base - nlo
+    for i in range(C.size):
+        lo[i + sh] = C.lo[i]
+        hi[i + sh] = C.hi[i]
+        off[i + sh] = C.off[i]
+        dr[i + sh] = C.drop[i]
+    free(C.lo); free(C.hi); free(C.off); free(C.drop)
+    C.lo = lo
+    C.hi = hi
+    C.off = off
+    C.drop = dr
+    C.base = nlo
+    C.size = ns
+    return c - C.base
 
 
 cdef long _wc_alloc(wcache_t* C, long size) noexcept nogil:
@@ -115,6 +189,8 @@ cdef struct mix_t:
     double p[MIX_MAX_ATOMS]
     double vmaxr[MIX_MAX_ATOMS]  # max of v[j:] (remaining atoms)
     double vminr[MIX_MAX_ATOMS]  # min of v[j:]
+    double vabsr[MIX_MAX_ATOMS]  # max of |v[j:]|
+    double amag                  # bound of |every partial sum| formed (largest a0 + m vabsr at a node)
     double mpr[MIX_MAX_ATOMS]    # sum_{i>=j} p_i v_i
     double remp[MIX_MAX_ATOMS]   # sum_{i>=j} p_i
     double krem[MIX_MAX_ATOMS + 1]   # log E[e^{theta G} | G among atoms j..k-1]
@@ -122,6 +198,12 @@ cdef struct mix_t:
     double qtL                   # tilted probabilities of the last four: pair {a, b}, b in {a, b}, d in {c, d}
     double qtX
     double qtY
+    double qtP                   # tilted probability of the upper atom of the last pair (k = 2, 3)
+    double lq[MIX_MAX_ATOMS]     # the same as log-odds (qt / (1 - qt), formed from the logs: no 1 - qt)
+    double lqL
+    double lqX
+    double lqY
+    double lqP
     double kab                   # log E[e^{theta G} | G in {a, b}], same for {c, d}
     double kcd
     double theta
@@ -129,7 +211,13 @@ cdef struct mix_t:
     int k
     double eta
     double e_abs                 # rounding bound of a partial sum S
-    double* buf[MIX_MAX_ATOMS + 1]
+    double* buf[MIX_MAX_ATOMS + 1]   # pmf of the current window of each level, by count - lo
+    long bcap[MIX_MAX_ATOMS + 1]
+    double prel[MIX_MAX_ATOMS + 1]   # largest relative error bound of a starting pmf (_pmf_rel), per level
+    double qrel[MIX_MAX_ATOMS + 1]   # largest max|x - m q| / (1 - q) over the windows (rounding of q)
+    long wmax[MIX_MAX_ATOMS + 1]     # longest window per level
+    double qt_err                # relative rounding bound of the tilted probabilities
+    double kerr                  # absolute rounding bound of krem, kab, kcd (per user)
     double total                 # sum of weight x E[S_+ | node] (S, not S/n)
     double charge                # truncation charge (S units)
     double pos                   # weight of terms whose S may be positive (rounding charge)
@@ -143,29 +231,133 @@ cdef struct mix_t:
     wcache_t cy                  # windows of Y = N_d | m - L (tail tables T0, T1), by m - L
 
 
-cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, long* lo, long* hi) noexcept nogil:
-    """pmf of Bin(m, q) into M.buf[lev][lo..hi] (indexed by the count) over the window of the tilted
-    Bin(m, qt) that drops tilted mass <= eta on each side; returns the tilted mass dropped (bound).
+cdef double _pmf_rel(long k, long m, double p) noexcept nogil:
+    """Relative error bound of ``_binom_pmf(k, m, p)``: 1e-13 (its accuracy near the mode) plus, for each
+    ``_bd0`` evaluated in its direct form x log(x/np) + np - x (|x - np| >= 0.1 (x + np), away from the
+    mode, where it cancels), 8 eps times the size of its terms; for k = 0 or m, 4 eps |log pmf|."""
+    cdef double x, y, r = 1e-13
+    if k == 0:
+        return r + 4.0 * DBL_EPS * (1.0 + fabs(m * log1p(-p)))
+    if k == m:
+        return r + 4.0 * DBL_EPS * (1.0 + fabs(m * log(p)))
+    x = <double>k
+    y = m * p
+    if not (fabs(x - y) < 0.1 * (x + y)):
+        r += 8.0 * DBL_EPS * (x * fabs(log(x / y)) + x + y)
+    x = <double>(m - k)
+    y = m * (1.0 - p)
+    if not (fabs(x - y) < 0.1 * (x + y)):
+        r += 8.0 * DBL_EPS * (x * fabs(log(x / y)) + x + y)
+    return r
+
+
+cdef inline double _mix_tail(mix_t* M, long m, double qt, long j, double r) noexcept nogil:
+    """Upper bound of pmf(j) / (1 - r) for the tilted Bin(m, qt) (r < 1 the ratio bounding the tail's
+    ratios): ``_binom_pmf`` rounded up by ``_pmf_rel``, by the rounding of qt (qt_err relative, moving
+    log pmf(j) by that times |j - m qt| / (1 - qt)) and of r."""
+    cdef double pj = _binom_pmf(j, m, qt), rho, e
+    if not (pj > 0.0):
+        return 1e-300
+    rho = (M.qt_err + 4.0 * DBL_EPS) / (1.0 - qt) + 4.0 * DBL_EPS
+    e = _pmf_rel(j, m, qt) + (M.qt_err + 2.0 * DBL_EPS) * fabs(<double>j - m * qt) / (1.0 - qt) + r / (1.0 - r) * rho
+    return pj / (1.0 - r) * exp(1.01 * e) * (1.0 + 1e-10) + 1e-300
+
+
+cdef bint _mix_bounds(mix_t* M, long m, double qt, long* lo, long* hi, double* drop) noexcept nogil:
+    """The window of the tilted Bin(m, qt) directly (wide windows, sd > MIX_DIRECT_SD): from the mode
+    +- z sd (z from eta), widened by sd until the closed-form tail bound of each side (``_mix_tail``
+    of the first dropped point, log-concave pmf) is <= eta.  Sets ``drop`` (their sum); False if it
+    does not settle in a few steps (the caller walks)."""
+    cdef double sd = sqrt(m * qt * (1.0 - qt)), z = sqrt(2.0 * log(1.0 / M.eta)) + 0.5, r, b, d = 0.0
+    cdef long mode, k, step, it
+    mode = <long>floor((m + 1) * qt)
+    if mode > m:
+        mode = m
+    step = <long>ceil(sd)
+    k = mode + <long>ceil(z * sd)
+    it = 0
+    while k < m:                   # drop (k, m]: pmf(k + 1) / (1 - r), r = pmf(k + 1) / pmf(k)
+        r = (<double>(m - k) / <double>(k + 1)) * (qt / (1.0 - qt))
+        if r < 1.0:
+            b = _mix_tail(M, m, qt, k + 1, r)
+            if b <= M.eta:
+                d += b
+                break
+        k += step
+        it += 1
+        if it > 32:
+            return False
+    if k >= m:
+        k = m
+    hi[0] = k
+    k = mode - <long>ceil(z * sd)
+    it = 0
+    while k > 0:                   # drop [0, k): pmf(k - 1) / (1 - r), r = pmf(k - 1) / pmf(k)
+        r = (<double>k / <double>(m - k + 1)) / (qt / (1.0 - qt))
+        if r < 1.0:
+            b = _mix_tail(M, m, qt, k - 1, r)
+            if b <= M.eta:
+                d += b
+                break
+        k -= step
+        it += 1
+        if it > 32:
+            return False
+    if k <= 0:
+        k = 0
+    lo[0] = k
+    drop[0] = d
+    return True
+
+
+cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double lqt, long* lo, long* hi) noexcept nogil:
+    """pmf of Bin(m, q) into M.buf[lev][0..hi-lo] (the count lo + i at i) over the window of the tilted
+    Bin(m, qt), log(qt / (1 - qt)) = lqt, that drops tilted mass <= eta on each side; returns the tilted
+    mass dropped (bound).
 
     Both pmfs are log-concave: beyond a point where the ratio r = pmf(k+1)/pmf(k) < 1 the tail is at
-    most pmf(k+1) / (1 - r).
+    most pmf(k+1) / (1 - r).  The buffer holds the window only (grown as needed); a window longer than
+    the steps left in the budget (or out of memory) aborts the evaluation (empty window, M.abort).
     """
-    cdef double* b = M.buf[lev]
-    cdef double pk, pn, r, rq, drop = 0.0
-    cdef long mode, k, a, c
-    if q <= 0.0 or m == 0 or q >= 1.0:
-        c = m if q >= 1.0 else 0
-        b[c] = 1.0
-        lo[0] = c
-        hi[0] = c
+    cdef double* b
+    cdef double pk, pn, r, rq, drop = 0.0, lim, rho, x, qt
+    cdef long mode, k, a, c, ln
+    cdef int direct
+    if m == 0:
+        b = M.buf[lev]
+        b[0] = 1.0
+        lo[0] = 0
+        hi[0] = 0
         return 0.0
+    if not (q > 0.0 and q < 1.0):
+        # both atoms have positive mass: q in {0, 1} only by rounding (a mass below eps of the other)
+        M.abort = 1
+        lo[0] = 0
+        hi[0] = -1
+        return 0.0
+    lim = M.max_steps - M.steps + 64.0
     # window of the tilted law: from its mode outwards, with pmf(mode) <= 1 standing in for the mode's
-    # pmf (so pk bounds the pmf from above and the geometric tail bounds stay bounds)
-    if qt <= 0.0 or qt >= 1.0 or qt != qt:
+    # pmf (so pk bounds the pmf from above and the geometric tail bounds stay bounds); rho bounds the
+    # relative rounding of one ratio (rq = e^lqt from the logs of the tilt, the ratio itself), and the
+    # dropped tail (distance d from the mode, then / (1 - r)) is inflated by exp((d + 1 + r/(1-r)) rho).
+    # |lqt| > 700 is clamped (the window then ends at the mode, moved towards the centre: more mass
+    # is counted as dropped, not less)
+    direct = 0
+    if lqt != lqt:
         lo[0] = 0
         hi[0] = m
+        qt = 0.5
     else:
-        rq = qt / (1.0 - qt)
+        lqt = lqt if lqt < 700.0 else 700.0
+        lqt = lqt if lqt > -700.0 else -700.0
+        rq = exp(lqt)
+        qt = rq / (1.0 + rq)
+    if lqt != lqt:
+        pass
+    elif m * qt * (1.0 - qt) > MIX_DIRECT_SD * MIX_DIRECT_SD and _mix_bounds(M, m, qt, lo, hi, &drop):
+        direct = 1
+    else:
+        rho = 1.01 * (M.qt_err + 8.0 * DBL_EPS)
         mode = <long>floor((m + 1) * qt)
         if mode > m:
             mode = m
@@ -175,10 +367,13 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
             r = (<double>(m - k) / <double>(k + 1)) * rq
             pn = pk * r
             if r < 1.0 and pn / (1.0 - r) <= M.eta:
-                drop += pn / (1.0 - r) * (1.0 + 1e-10) + 1e-300
+                x = exp((<double>(k - mode) + 2.0 + r / (1.0 - r)) * rho)
+                drop += pn / (1.0 - r) * (1.0 + 1e-10) * x + 1e-300
                 break
             k += 1
             pk = pn
+            if <double>(k - mode) > lim:
+                break
         hi[0] = k
         pk = 1.0
         k = mode
@@ -186,11 +381,33 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
             r = (<double>k / <double>(m - k + 1)) / rq
             pn = pk * r
             if r < 1.0 and pn / (1.0 - r) <= M.eta:
-                drop += pn / (1.0 - r) * (1.0 + 1e-10) + 1e-300
+                x = exp((<double>(mode - k) + 2.0 + r / (1.0 - r)) * rho)
+                drop += pn / (1.0 - r) * (1.0 + 1e-10) * x + 1e-300
                 break
             k -= 1
             pk = pn
+            if <double>(mode - k) > lim:
+                break
         lo[0] = k
+    ln = hi[0] - lo[0] + 1
+    if <double>ln > lim:
+        M.abort = 1
+        lo[0] = 0
+        hi[0] = -1
+        return 0.0
+    if ln > M.bcap[lev]:
+        c = 2 * M.bcap[lev] if 2 * M.bcap[lev] > ln else ln
+        b = <double*>realloc(M.buf[lev], c * sizeof(double))
+        if b == NULL:
+            M.abort = 1
+            lo[0] = 0
+            hi[0] = -1
+            return 0.0
+        M.buf[lev] = b
+        M.bcap[lev] = c
+    b = M.buf[lev] - lo[0]       # b[count], count in [lo, hi]
+    if ln > M.wmax[lev]:
+        M.wmax[lev] = ln
     # the untilted pmf over [lo, hi], by the ratio recurrence from the point nearest its mode
     rq = q / (1.0 - q)
     mode = <long>floor((m + 1) * q)
@@ -199,6 +416,15 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
     if mode < lo[0]:
         mode = lo[0]
     pk = _binom_pmf(mode, m, q)
+    x = _pmf_rel(mode, m, q)
+    if x > M.prel[lev]:
+        M.prel[lev] = x
+    # q is the ratio of the masses up to (k + 4) eps: the pmf's log moves by that times (x - m q) / (1 - q)
+    x = fabs(<double>lo[0] - m * q)
+    r = fabs(<double>hi[0] - m * q)
+    x = (x if x > r else r) / (1.0 - q)
+    if x > M.qrel[lev]:
+        M.qrel[lev] = x
     b[mode] = pk
     for k in range(mode, hi[0]):
         pk = pk * ((<double>(m - k) / <double>(k + 1)) * rq)
@@ -212,26 +438,39 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double qt, l
     a = hi[0] - mode if hi[0] - mode > mode - lo[0] else mode - lo[0]
     if a > M.dmax[lev]:
         M.dmax[lev] = a
-    M.steps += 2.0 * <double>(hi[0] - lo[0] + 1)
+    M.steps += (<double>ln + 16.0 if direct else 2.0 * <double>ln) + MIX_WINDOW_STEPS
     return drop
 
 
-cdef inline double _mix_tilted(mix_t* M, double w, double s0, double mK) noexcept nogil:
-    """Tilted mass of a node: w e^{theta s0 + m K} / (e theta) >= E[S_+ 1{node}] (Chernoff)."""
-    cdef double x = log(w) + M.theta * s0 + mK + M.lc if w > 0.0 else -INFINITY
+cdef inline double _mix_tilted(mix_t* M, double w, double s0, double m, double mK) noexcept nogil:
+    """Tilted mass of a node: w e^{theta s0 + m K} / (e theta) >= E[S_+ 1{node}] (Chernoff), rounded up
+    (the exponent's terms to 8 eps of their size, m K to m kerr)."""
+    cdef double x, e
+    if not (w > 0.0):
+        return 0.0
+    x = log(w) + M.theta * s0 + mK + M.lc
+    e = 8.0 * DBL_EPS * (fabs(log(w)) + fabs(M.theta * s0) + fabs(mK) + fabs(M.lc) + 1.0) + m * M.kerr
+    x += e
     return exp(x) if x < 700.0 else INFINITY
 
 
-cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double w) noexcept nogil:
+cdef inline void _mix_amag(mix_t* M, double a) noexcept nogil:
+    """Records a bound of the size of the partial sums formed (their rounding is charged on it)."""
+    if a > M.amag:
+        M.amag = a
+
+
+cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double a0, double w) noexcept nogil:
     """Two atoms left (a < b): S = s0 + m v_a + Y (v_b - v_a), Y ~ Bin(m, p_b / (p_a + p_b))."""
     cdef double va = M.v[lev], vb = M.v[lev + 1], d = vb - va, s, x, drop
     cdef long lo, hi, y
     cdef double* b
     s = s0 + m * va
-    drop = _mix_window(M, lev, m, M.p[lev + 1] / M.remp[lev], M.qt[lev + 1], &lo, &hi)
+    drop = _mix_window(M, lev, m, M.p[lev + 1] / M.remp[lev], M.lqP, &lo, &hi)
     if drop > 0.0:
-        M.charge += drop * _mix_tilted(M, w, s0, m * M.krem[lev])
-    b = M.buf[lev]
+        M.charge += drop * _mix_tilted(M, w, s0, m, m * M.krem[lev])
+    b = M.buf[lev] - lo
+    _mix_amag(M, a0 + m * fabs(va) + hi * d)
     for y in range(lo, hi + 1):
         x = s + y * d
         if x > -M.e_abs:
@@ -241,23 +480,25 @@ cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double w) noexcept nog
                 M.nterms += 1.0
 
 
-cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nogil:
+cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) noexcept nogil:
     """Four atoms left: pairs (a<b) and (c<d); L users on {a, b}, X = N_b | L, Y = N_d | m - L."""
     cdef double va = M.v[lev], vb = M.v[lev + 1], vc = M.v[lev + 2], vd = M.v[lev + 3]
     cdef double pa = M.p[lev], pb = M.p[lev + 1], pc = M.p[lev + 2], pd = M.p[lev + 3]
     cdef double dX = vb - va, dY = vd - vc, qL = (pa + pb) / M.remp[lev], qX = pb / (pa + pb), qY = pd / (pc + pd)
     cdef double dropL, dropX, dropY, wl, base, smax, s, x, sub, pos, thr
     cdef long loL, hiL, L, loX, hiX, loY, hiY, xx, y, j0, mx, my, xs
-    cdef double* bL = M.buf[lev]
-    cdef double* bX = M.buf[lev + 1]
-    cdef double* bY = M.buf[lev + 2]
+    cdef double* bL
+    cdef double* bX
+    cdef double* bY
     cdef double* T0
     cdef double* T1
     cdef double* pX
     cdef long o
-    dropL = _mix_window(M, lev, m, qL, M.qtL, &loL, &hiL)
+    cdef long ix, iy
+    dropL = _mix_window(M, lev, m, qL, M.lqL, &loL, &hiL)
     if dropL > 0.0:
-        M.charge += dropL * _mix_tilted(M, w, s0, m * M.krem[lev])
+        M.charge += dropL * _mix_tilted(M, w, s0, m, m * M.krem[lev])
+    bL = M.buf[lev] - loL
     for L in range(loL, hiL + 1):
         if M.steps > M.max_steps:
             M.abort = 1
@@ -271,12 +512,18 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
             continue
         if base >= M.e_abs:           # S > 0 on the whole node: E[S] in closed form
             M.total += wl * (base + mx * qX * dX + my * qY * dY)
+            _mix_amag(M, a0 + mx * fabs(va) + my * fabs(vc) + mx * dX + my * dY)
             M.closed += wl
             M.nterms += 1.0
             continue
-        # windows of X (pmf) and Y (tail tables) depend on L resp. m - L only: built once, reused
-        if M.cy.off[my] < 0:
-            dropY = _mix_window(M, lev + 2, my, qY, M.qtY, &loY, &hiY)
+        if lev == 0:
+            # the quad at the root: every L once, nothing to reuse -- X's pmf stays in its level buffer
+            # and Y's tail tables go to scratch space (no copies, no cache slots)
+            dropY = _mix_window(M, lev + 2, my, qY, M.lqY, &loY, &hiY)
+            if M.abort:
+                return
+            bY = M.buf[lev + 2] - loY
+            M.cy.used = 0
             o = _wc_alloc(&M.cy, 2 * (hiY - loY + 1))
             if o < 0:
                 M.abort = 1
@@ -290,34 +537,68 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
                 T1[y] = T1[y + 1] + T0[y + 1]
                 T0[y] = T0[y + 1] + bY[y]
                 y -= 1
-            M.cy.off[my] = o
-            M.cy.lo[my] = loY
-            M.cy.hi[my] = hiY
-            M.cy.drop[my] = dropY
             M.steps += <double>(hiY - loY + 1)
-        if M.cx.off[mx] < 0:
-            dropX = _mix_window(M, lev + 1, mx, qX, M.qtX, &loX, &hiX)
-            o = _wc_alloc(&M.cx, hiX - loX + 1)
-            if o < 0:
+            dropX = _mix_window(M, lev + 1, mx, qX, M.lqX, &loX, &hiX)
+            if M.abort:
+                return
+            pX = M.buf[lev + 1] - loX
+        else:
+            # windows of X (pmf) and Y (tail tables) depend on L resp. m - L only: built once, reused
+            iy = _wc_slot(&M.cy, my)
+            ix = _wc_slot(&M.cx, mx)
+            if iy < 0 or ix < 0:
                 M.abort = 1
                 return
-            for xx in range(loX, hiX + 1):
-                M.cx.pool[o + xx - loX] = bX[xx]
-            M.cx.off[mx] = o
-            M.cx.lo[mx] = loX
-            M.cx.hi[mx] = hiX
-            M.cx.drop[mx] = dropX
-        loY = M.cy.lo[my]
-        hiY = M.cy.hi[my]
-        dropY = M.cy.drop[my]
-        T0 = M.cy.pool + M.cy.off[my] - loY
-        T1 = T0 + (hiY - loY + 1)
-        loX = M.cx.lo[mx]
-        hiX = M.cx.hi[mx]
-        dropX = M.cx.drop[mx]
-        pX = M.cx.pool + M.cx.off[mx] - loX
+            if M.cy.off[iy] < 0:
+                dropY = _mix_window(M, lev + 2, my, qY, M.lqY, &loY, &hiY)
+                if M.abort:
+                    return
+                bY = M.buf[lev + 2] - loY
+                o = _wc_alloc(&M.cy, 2 * (hiY - loY + 1))
+                if o < 0:
+                    M.abort = 1
+                    return
+                T0 = M.cy.pool + o - loY
+                T1 = T0 + (hiY - loY + 1)
+                T0[hiY] = bY[hiY]
+                T1[hiY] = 0.0
+                y = hiY - 1
+                while y >= loY:
+                    T1[y] = T1[y + 1] + T0[y + 1]
+                    T0[y] = T0[y + 1] + bY[y]
+                    y -= 1
+                M.cy.off[iy] = o
+                M.cy.lo[iy] = loY
+                M.cy.hi[iy] = hiY
+                M.cy.drop[iy] = dropY
+                M.steps += <double>(hiY - loY + 1)
+            if M.cx.off[ix] < 0:
+                dropX = _mix_window(M, lev + 1, mx, qX, M.lqX, &loX, &hiX)
+                if M.abort:
+                    return
+                bX = M.buf[lev + 1] - loX
+                o = _wc_alloc(&M.cx, hiX - loX + 1)
+                if o < 0:
+                    M.abort = 1
+                    return
+                for xx in range(loX, hiX + 1):
+                    M.cx.pool[o + xx - loX] = bX[xx]
+                M.cx.off[ix] = o
+                M.cx.lo[ix] = loX
+                M.cx.hi[ix] = hiX
+                M.cx.drop[ix] = dropX
+            loY = M.cy.lo[iy]
+            hiY = M.cy.hi[iy]
+            dropY = M.cy.drop[iy]
+            T0 = M.cy.pool + M.cy.off[iy] - loY
+            T1 = T0 + (hiY - loY + 1)
+            loX = M.cx.lo[ix]
+            hiX = M.cx.hi[ix]
+            dropX = M.cx.drop[ix]
+            pX = M.cx.pool + M.cx.off[ix] - loX
         if dropX + dropY > 0.0:
-            M.charge += (dropX + dropY) * _mix_tilted(M, wl, s0, mx * M.kab + my * M.kcd)
+            M.charge += (dropX + dropY) * _mix_tilted(M, wl, s0, m, mx * M.kab + my * M.kcd)
+        _mix_amag(M, a0 + mx * fabs(va) + my * fabs(vc) + hiX * dX + hiY * dY)
         # smallest x with base + x dX + hiY dY > -e_abs
         thr = -M.e_abs - base - hiY * dY
         xs = loX
@@ -359,8 +640,8 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double w) noexcept nog
         M.nterms += <double>(hiX - xs + 1) + <double>(hiY - loY + 1)
 
 
-cdef void _mix_node(mix_t* M, int lev, long m, double s0, double w) noexcept nogil:
-    """Adds the node (m users left on atoms lev..k-1, partial sum s0, weight w) to M."""
+cdef void _mix_node(mix_t* M, int lev, long m, double s0, double a0, double w) noexcept nogil:
+    """Adds the node (m users left on atoms lev..k-1, partial sum s0 of absolute terms a0, weight w) to M."""
     cdef int r = M.k - lev
     cdef double x, drop
     cdef long lo, hi, j
@@ -374,38 +655,49 @@ cdef void _mix_node(mix_t* M, int lev, long m, double s0, double w) noexcept nog
     if m == 0 or r == 1 or x <= -M.e_abs:
         if x > -M.e_abs:
             M.pos += w
+            _mix_amag(M, a0 + m * M.vabsr[lev])      # the sum formed: s0 + m v_last (or s0)
         if x > 0.0:
             M.total += w * x          # m == 0 (x = s0) or one atom left
             M.nterms += 1.0
         return
     if s0 + m * M.vminr[lev] >= M.e_abs:     # S > 0 on the whole node
         M.total += w * (s0 + m * (M.mpr[lev] / M.remp[lev]))
+        _mix_amag(M, a0 + m * M.vabsr[lev])
         M.closed += w
         M.nterms += 1.0
         return
     if r == 2:
-        _mix_pair(M, lev, m, s0, w)
+        _mix_pair(M, lev, m, s0, a0, w)
         return
     if r == 4:
-        _mix_quad(M, lev, m, s0, w)
+        _mix_quad(M, lev, m, s0, a0, w)
         return
-    drop = _mix_window(M, lev, m, M.p[lev] / M.remp[lev], M.qt[lev], &lo, &hi)
+    drop = _mix_window(M, lev, m, M.p[lev] / M.remp[lev], M.lq[lev], &lo, &hi)
     if drop > 0.0:
-        M.charge += drop * _mix_tilted(M, w, s0, m * M.krem[lev])
-    b = M.buf[lev]
+        M.charge += drop * _mix_tilted(M, w, s0, m, m * M.krem[lev])
+    b = M.buf[lev] - lo
     for j in range(lo, hi + 1):
-        _mix_node(M, lev + 1, m - j, s0 + j * M.v[lev], w * b[j])
+        _mix_node(M, lev + 1, m - j, s0 + j * M.v[lev], a0 + j * fabs(M.v[lev]), w * b[j])
         if M.abort:
             return
 
 
-cdef inline double _mix_width(double m, double q) noexcept nogil:
-    """A-priori window length of Bin(m, q) at eta ~1e-11 (about +-7.5 sd), twice (two passes)."""
+cdef inline double _mix_len(double m, double q) noexcept nogil:
+    """A-priori window length of Bin(m, q) at eta ~1e-11 (about +-7.5 sd)."""
     cdef double w
     if q <= 0.0 or q >= 1.0 or m <= 0.0:
         return 1.0
     w = 15.5 * sqrt(m * q * (1.0 - q)) + 3.0
-    return 2.0 * (w if w < m + 1.0 else m + 1.0)
+    return w if w < m + 1.0 else m + 1.0
+
+
+cdef inline double _mix_width(double m, double q) noexcept nogil:
+    """A-priori cost of building that window: twice its length (the walk and the pmf), once (plus the
+    closed-form bounds) when its sd exceeds MIX_DIRECT_SD."""
+    cdef double w = _mix_len(m, q)
+    if q > 0.0 and q < 1.0 and m * q * (1.0 - q) > MIX_DIRECT_SD * MIX_DIRECT_SD:
+        return w + 16.0 + MIX_WINDOW_STEPS
+    return 2.0 * w + MIX_WINDOW_STEPS
 
 
 cdef inline double _lse2(double a, double b) noexcept nogil:
@@ -413,6 +705,53 @@ cdef inline double _lse2(double a, double b) noexcept nogil:
     if a < b:
         a, b = b, a
     return a + log1p(exp(b - a))
+
+
+cdef void _quad_order(const double[::1] v, const double* lw, double lmax, double tot, double n,
+                      int* ix) noexcept nogil:
+    """Pairs (a < b), (c < d) of the last four atoms ``ix`` (sorted by value): of the three pairings, each
+    way round, the one of smallest step estimate among those whose partial sums (L v_a + (m - L) v_c +
+    X (v_b - v_a) + Y (v_d - v_c) at the tilted means: their rounding is charged on their size) are
+    within 4x the smallest (a dominant atom paired as the upper one of its pair multiplies its count
+    by the other's value)."""
+    cdef int P[6][4]
+    cdef int o, i, bo = 0
+    cdef double q[4]
+    cdef double m4 = 0.0, qL, qX, qY, wl, wx, wy, mL, mY, mmin = INFINITY, cmin = INFINITY
+    cdef double cost[6]
+    cdef double mag[6]
+    cdef int[4] r
+    for i in range(4):
+        q[i] = exp(lw[ix[i]] - lmax) / tot
+        m4 += q[i]
+    m4 *= n
+    P[0][0], P[0][1], P[0][2], P[0][3] = 0, 1, 2, 3
+    P[1][0], P[1][1], P[1][2], P[1][3] = 0, 2, 1, 3
+    P[2][0], P[2][1], P[2][2], P[2][3] = 0, 3, 1, 2
+    for o in range(3):
+        P[o + 3][0], P[o + 3][1], P[o + 3][2], P[o + 3][3] = P[o][2], P[o][3], P[o][0], P[o][1]
+    for o in range(6):
+        qL = (q[P[o][0]] + q[P[o][1]]) / (q[0] + q[1] + q[2] + q[3])
+        qX = q[P[o][1]] / (q[P[o][0]] + q[P[o][1]])
+        qY = q[P[o][3]] / (q[P[o][2]] + q[P[o][3]])
+        wl = _mix_len(m4, qL)
+        wx = _mix_width(m4 * qL, qX)
+        wy = _mix_width(m4 * (1.0 - qL), qY)
+        cost[o] = wl * (0.5 * _mix_len(m4 * qL, qX) + 2.0) + wl * 1.25 * (wx + wy)
+        mL = m4 * qL
+        mY = m4 - mL
+        mag[o] = (mL * fabs(v[ix[P[o][0]]]) + mY * fabs(v[ix[P[o][2]]])
+                  + mL * qX * (v[ix[P[o][1]]] - v[ix[P[o][0]]]) + mY * qY * (v[ix[P[o][3]]] - v[ix[P[o][2]]]))
+        if mag[o] < mmin:
+            mmin = mag[o]
+    for o in range(6):
+        if mag[o] <= 4.0 * mmin and cost[o] < cmin:
+            cmin = cost[o]
+            bo = o
+    for i in range(4):
+        r[i] = ix[P[bo][i]]
+    for i in range(4):
+        ix[i] = r[i]
 
 
 cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, double n, double theta, mix_t* M,
@@ -451,6 +790,8 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         if not used[i]:
             idx[c] = i
             c += 1
+    if k == 4:     # (with outer levels the value order is kept: its estimate is the calibrated one)
+        _quad_order(v, lw, lmax, tot, n, &idx[nout])
     for i in range(<int>k):
         M.v[i] = v[idx[i]]
         M.p[i] = p[idx[i]]
@@ -460,6 +801,7 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
     j = <int>k - 1
     M.vmaxr[j] = M.v[j]
     M.vminr[j] = M.v[j]
+    M.vabsr[j] = fabs(M.v[j])
     M.mpr[j] = M.p[j] * M.v[j]
     M.remp[j] = M.p[j]
     lse[j] = log(M.p[j]) + theta * M.v[j]
@@ -468,13 +810,30 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         j -= 1
         M.vmaxr[j] = M.v[j] if M.v[j] > M.vmaxr[j + 1] else M.vmaxr[j + 1]
         M.vminr[j] = M.v[j] if M.v[j] < M.vminr[j + 1] else M.vminr[j + 1]
+        M.vabsr[j] = fabs(M.v[j]) if fabs(M.v[j]) > M.vabsr[j + 1] else M.vabsr[j + 1]
         M.mpr[j] = M.mpr[j + 1] + M.p[j] * M.v[j]
         M.remp[j] = M.remp[j + 1] + M.p[j]
         lse[j] = _lse2(log(M.p[j]) + theta * M.v[j], lse[j + 1])
     for j in range(<int>k):
         M.krem[j] = lse[j] - log(M.remp[j])
         M.qt[j] = exp(log(M.p[j]) + theta * M.v[j] - lse[j])
+        M.lq[j] = log(M.p[j]) + theta * M.v[j] - lse[j + 1] if j + 1 < k else INFINITY
     M.krem[k] = 0.0
+    # rounding of the tilt's quantities: log p + theta v - lse to 8 eps of its terms' size (qt relative),
+    # K's per user (krem, kab, kcd: differences of such logs) likewise
+    x = 0.0
+    for j in range(<int>k):
+        wl = fabs(log(M.p[j])) + fabs(theta * M.v[j]) + fabs(lse[j]) + fabs(log(M.remp[j]))
+        if wl > x:
+            x = wl
+    M.qt_err = 8.0 * DBL_EPS * (x + 2.0)
+    M.kerr = 8.0 * DBL_EPS * (x + 2.0)
+    M.qtP = 0.5
+    if k - nout == 2:
+        la = log(M.p[nout]) + theta * M.v[nout]
+        lb = log(M.p[nout + 1]) + theta * M.v[nout + 1]
+        M.qtP = exp(lb - _lse2(la, lb))
+        M.lqP = lb - la
     i = nout
     if k - nout == 4:
         la = log(M.p[i]) + theta * M.v[i]
@@ -486,37 +845,61 @@ cdef int _mix_setup(const double[::1] v, const double[::1] p, Py_ssize_t k, doub
         M.qtL = exp(_lse2(la, lb) - lse[i])
         M.qtX = exp(lb - _lse2(la, lb))
         M.qtY = exp(ld - _lse2(lc_, ld))
+        M.lqL = _lse2(la, lb) - _lse2(lc_, ld)
+        M.lqX = lb - la
+        M.lqY = ld - lc_
     # step estimate: outer windows (at the tilted mean remaining count) x inner cost; the windows of
     # the last four atoms are built once per count (cached) and their loop covers about half of X's
     ww = 0.0
     for i in range(nout):
         q = M.qt[i]
-        x = _mix_width(m_rem, q)
-        e *= 0.5 * x
-        ww += 0.5 * x
+        x = _mix_len(m_rem, q)
+        e *= x
+        ww += x
         m_rem -= m_rem * q
     i = nout
     if k - nout == 4:
-        wl = _mix_width(m_rem, M.qtL)
+        wl = _mix_len(m_rem, M.qtL)
         wx = _mix_width(m_rem * M.qtL, M.qtX)
         wy = _mix_width(m_rem * (1.0 - M.qtL), M.qtY)
-        e = e * 0.5 * wl * (0.25 * wx + 2.0) + (0.5 * wl + ww) * 1.25 * (wx + wy)
+        e = e * (wl * (0.5 * _mix_len(m_rem * M.qtL, M.qtX) + 2.0) + MIX_WINDOW_STEPS) + (wl + ww) * 1.25 * (wx + wy)
     elif k - nout == 2:
-        e *= _mix_width(m_rem, M.qt[i + 1])
+        e *= _mix_width(m_rem, M.qtP)
     est[0] = e
     return 0
 
 
-cdef inline double _mix_budget(double n, Py_ssize_t k, bint enum_allowed) noexcept nogil:
-    """Step budget of one evaluation at n users and k atoms (see MIX_BUDGET_N); where the meet-in-the-middle
-    path of ``_small_n.pxi`` is chosen, at most MIX_MITM_RATIO steps per point of its halves."""
-    cdef double b = MIX_BUDGET_N * k / (4.0 * n), c
-    b = b if b > MIX_MAX_STEPS else MIX_MAX_STEPS
+cdef inline double _mix_budget(double n, Py_ssize_t k, bint enum_allowed, double qmax) noexcept nogil:
+    """The dispatch rule (one source of truth for ``_profile_one`` and ``exact._positive_part``): the step
+    budget of the mixture sums, i.e. the estimated cost of the Bromwich integral in mixture steps.
+
+    Small n: MIX_BUDGET_N k / (4 n) steps, capped (|psi|^n decays slowly; as measured in session 5).
+    A dominant atom (tilted mass qmax): |psi| returns close to 1 on a near-lattice and the integral takes
+    often 2e4-2e5 nodes when qmax >= MIX_DOM_MASS (measured over the latency suite at n = 5e2..2e7,
+    bench/results_mixture_large_n.md; but some such laws take only ~5e3); about MIX_DOM_NODES
+    (1 + log10((1 - MIX_DOM_MASS) / (1 - qmax))) nodes are added then, each worth ``_node_steps(k)``
+    mixture steps, at most MIX_DOM_CAP steps (~5-10 ms: a wrong guess costs at most that); for k <= 4
+    only (with more atoms the outer levels' many short windows make a step several times dearer).  The mixture runs when its a-priori step estimate is within the
+    budget, or below MIX_MAX_STEPS (~2 ms) anyway.  Where the meet-in-the-middle path of ``_small_n.pxi``
+    is chosen, at most MIX_MITM_RATIO steps per point of its halves."""
+    cdef double b = MIX_BUDGET_N * k / (4.0 * n), c, nd = 0.0
     b = b if b < MIX_BUDGET_CAP else MIX_BUDGET_CAP
+    if qmax >= MIX_DOM_MASS and k <= 4:
+        c = (1.0 - MIX_DOM_MASS) / (1.0 - qmax) if qmax < 1.0 else 1e8
+        nd = MIX_DOM_NODES * (1.0 + log10(c if c < 1e8 else 1e8))
+        c = _node_steps(k) * nd
+        b += c if c < MIX_DOM_CAP else MIX_DOM_CAP
+    b = b if b > MIX_MAX_STEPS else MIX_MAX_STEPS
     if enum_allowed and _small_n_chosen(n, k):
         c = MIX_MITM_RATIO * small_n_points(n, k)
         b = b if b < c else c
     return b
+
+
+cdef inline double _node_steps(Py_ssize_t k) noexcept nogil:
+    """Mixture steps worth one Bromwich node of a k-atom law (node: k x ~60-110 ns in the compiled loop;
+    step: ~8 ns for 2-3 atoms (short pair windows), ~3.5 ns for the quad (k = 4))."""
+    return 10.0 if k <= 3 else 80.0
 
 
 cdef inline double _enum_leaves(double n, Py_ssize_t k) noexcept nogil:
@@ -552,20 +935,33 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
     if not (isfinite(theta) and theta > 1e-300 and theta < 1e300):
         return ST_FALLBACK
     _mix_setup(v, p, k, n, theta, &M, &est)
+    if max_steps < 0.0:
+        # the production budget (-1: enumeration paths allowed, -2: not): by the largest tilted mass
+        x = -INFINITY
+        for j in range(k):
+            mu = log(p[j]) + theta * v[j]
+            if mu > x:
+                x = mu
+        var = 0.0
+        for j in range(k):
+            var += exp(log(p[j]) + theta * v[j] - x)
+        max_steps = _mix_budget(n, k, max_steps > -1.5, 1.0 / var)
     if not (est <= MIX_EST_FACTOR * max_steps):
         steps[0] = -est                   # declined a priori: minus the estimate
         return ST_FALLBACK
     nn = <long>n
     for lev in range(MIX_MAX_ATOMS + 1):
         M.buf[lev] = NULL
+        M.bcap[lev] = 0
     nlev = <int>k
     for lev in range(nlev + 1):
-        M.buf[lev] = <double*>malloc((nn + 2) * sizeof(double))
+        M.buf[lev] = <double*>malloc(MIX_BUF0 * sizeof(double))
         if M.buf[lev] == NULL:
             break
-    j = _wc_init(&M.cx, nn)
-    j += _wc_init(&M.cy, nn)
-    if j == 0 and M.buf[nlev] != NULL:
+        M.bcap[lev] = MIX_BUF0
+    _wc_init(&M.cx)
+    _wc_init(&M.cy)
+    if M.buf[nlev] != NULL:
         for attempt in range(2):
             M.eta = eta
             M.e_abs = 8.0 * DBL_EPS * n * amax * (k + 2)
@@ -579,19 +975,30 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
             M.abort = 0
             for lev in range(MIX_MAX_ATOMS + 1):
                 M.dmax[lev] = 0
-            _wc_reset(&M.cx, nn)
-            _wc_reset(&M.cy, nn)
-            _mix_node(&M, 0, nn, 0.0, 1.0)
+                M.wmax[lev] = 0
+                M.prel[lev] = 0.0
+                M.qrel[lev] = 0.0
+            _wc_reset(&M.cx)
+            _wc_reset(&M.cy)
+            M.amag = 0.0
+            _mix_node(&M, 0, nn, 0.0, 0.0, 1.0)
             steps[0] += M.steps
             if M.abort:
                 break
-            # relative error of the weights: mode pmf 1e-13 and 6 eps per recurrence step, per level;
-            # the sums of non-negative terms: (number of terms + window lengths) eps
-            rel = (k - 1) * 1e-13
+            # relative error of the weights, per level: the starting pmf (_pmf_rel, 1e-13 near the mode),
+            # 6 eps per recurrence step, the rounding of q ((k + 4) eps relative, moving the pmf's log by
+            # that times |x - m q| / (1 - q)); the sums of non-negative terms: (number of terms + window
+            # lengths) eps -- all of them bounded by the window sizes, not by n
+            rel = 0.0
             for lev in range(nlev + 1):
-                rel += 6.0 * DBL_EPS * M.dmax[lev]
-            rel += DBL_EPS * (M.nterms + 4.0 * nn + 16.0)
-            e_round = M.e_abs * (M.pos + M.closed)
+                rel += M.prel[lev] + 6.0 * DBL_EPS * M.dmax[lev] + (k + 4) * DBL_EPS * M.qrel[lev]
+                rel += 4.0 * DBL_EPS * M.wmax[lev]
+            rel += DBL_EPS * (M.nterms + 16.0)
+            # the pruning used e_abs (8 eps (k + 2) n max|v|, a priori); the partial sums actually formed
+            # are at most amag <= n max|v| in size, so their rounding is at most e_abs amag / (n max|v|)
+            # (terms dropped as <= -e_abs are still <= 0, and pos counts a superset of the others)
+            x = M.e_abs * (M.amag / (n * amax)) if M.amag < n * amax else M.e_abs
+            e_round = x * (M.pos + M.closed)
             val = M.total / n
             # products of weights below the normal range (each term <= 1e-300 n max|v| then)
             e_under = (M.nterms + M.steps) * 1e-300 * n * amax
@@ -623,12 +1030,13 @@ def mixture_positive_part(const double[::1] values, const double[::1] probs, dou
     values, probs : float64[::1]
         Atoms (sorted increasingly, distinct) and their masses (positive, summing to 1).
     n : float
-        Number of summands (an integer value).
+        Number of summands (an integer value, any size up to 2**50: memory is O(window sizes)).
     rtol : float
         The error bound must be at most ``rtol`` x value, else the evaluation is declined.
     max_steps : float
         Step budget (window points); beyond it the evaluation is declined.  Default (negative): the
-        production budget at this n and number of atoms (as in ``profile_bromwich``).
+        production budget, the estimated cost of the Bromwich integral for this law (``_mix_budget``,
+        as in ``profile_bromwich``).
     enum_allowed : bool
         Whether the enumeration paths are allowed (then the default budget also stays below the
         meet-in-the-middle cost where that path is chosen), as ``enum_ok[1]`` of ``profile_bromwich``.
@@ -645,7 +1053,7 @@ def mixture_positive_part(const double[::1] values, const double[::1] probs, dou
     if values.shape[0] != probs.shape[0]:
         raise ValueError("mixture_positive_part: inconsistent array lengths")
     if max_steps < 0.0:
-        max_steps = _mix_budget(n, values.shape[0], enum_allowed)
+        max_steps = -1.0 if enum_allowed else -2.0
     with nogil:
         st = _mixture(values, probs, n, rtol, max_steps, &val, &er, &stp)
     return st == ST_MIXTURE, val, er, stp

@@ -20,7 +20,7 @@ IEEE S&P 2026 (arXiv:2504.07414): the GPARV functional E[(G_1+...+G_n)_+]/n eval
 """
 
 import numpy as np
-from libc.math cimport (ceil, floor, exp, log, log1p, sqrt, cos, sin, atan2, fabs, lgamma,
+from libc.math cimport (ceil, floor, exp, log, log1p, log10, sqrt, cos, sin, atan2, fabs, lgamma,
                         fmod, expm1, pow, isfinite, M_PI, INFINITY, NAN)
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free, realloc
@@ -1419,7 +1419,7 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
         # enum_ok[1] == 0 (enumerate_max = 0) disables every combinatorial path, as in exact._positive_part
         if (kk <= MIX_MAX_ATOMS and enum_ok[1]
                 and not (enum_ok[kk] and _enum_leaves(P.n, kk) <= MIX_ENUM_FIRST)):
-            st = _mixture(v[:kk], p[:kk], P.n, P.rtol, _mix_budget(P.n, kk, enum_ok[1]), &value, &err, work)
+            st = _mixture(v[:kk], p[:kk], P.n, P.rtol, -1.0, &value, &err, work)   # -1: the budget of _mix_budget
         if (st == ST_FALLBACK and enum_ok[1] and _small_n_chosen(P.n, kk)     # enum_ok[1]: enumeration allowed
                 and _mitm_positive_part(&v[0], &p[0], kk, <int>P.n, SMALL_N_CAP, &value, &err) == 0):
             # many atoms at small n: exact meet-in-the-middle over multisets (cheaper than enumerating

@@ -392,3 +392,69 @@ def positive_part_mp(values, probs, n: int, dps: int = 40) -> float:
                 if s > 0:
                     total += w1 * mp.binomial(m, j2) * q2 ** j2 * (1 - q2) ** (m - j2) * s
         return float(total / n)
+
+
+def positive_part_dominant_mp(values, probs, n: int, dom: int, m_max: int, dps: int = 30):
+    r"""``(1/n) E[(G_1 + ... + G_n)_+]`` for a law with one dominant atom ``values[dom] <= 0``, by exact sums in
+    mpmath over M = the number of users NOT on the dominant atom (M ~ Bin(n, 1 - p_dom), exact binomial
+    pmf at ``dps`` digits even for n ~ 1e9) and, given M, over every composition of M among the other
+    2 or 3 atoms (multinomial).  M is summed over 0..m_max; the rest is bounded: with v_dom <= 0,
+    S_+ <= M max_j (v_j)_+, and the terms M pmf(M) decrease geometrically beyond m_max (ratio at most
+    rho = r(m_max + 1) (m_max + 2) / (m_max + 1) < 1, r the pmf ratio), so the tail is at most
+    (m_max + 1) pmf(m_max + 1) max(v)_+ / (1 - rho).
+
+    Returns
+    -------
+    (value, tail) : (float, float)
+        The sum over M <= m_max (divided by n) and the bound of the rest (divided by n): the truth is in
+        [value, value + tail] up to the float conversion.
+    """
+    import mpmath as mp
+
+    with mp.workdps(dps):
+        v = [mp.mpf(float(x)) for x in values]
+        p = [mp.mpf(float(x)) for x in probs]
+        tot = sum(p)
+        p = [x / tot for x in p]
+        if v[dom] > 0:
+            raise ValueError("positive_part_dominant_mp: the dominant atom must be <= 0")
+        others = [j for j in range(len(v)) if j != dom]
+        if len(others) not in (2, 3):
+            raise ValueError("positive_part_dominant_mp: 3 or 4 atoms")
+        q = 1 - p[dom]
+        r = [p[j] / q for j in others]
+        vo = [v[j] for j in others]
+        fact = [mp.mpf(1)]
+        for i in range(1, m_max + 2):
+            fact.append(fact[-1] * i)
+        pw = [[rr ** i for i in range(m_max + 1)] for rr in r]
+
+        def pmf(M):
+            return mp.binomial(n, M) * q ** M * (1 - q) ** (n - M)
+
+        total = mp.mpf(0)
+        for M in range(min(m_max, n) + 1):
+            base = v[dom] * (n - M)
+            inner = mp.mpf(0)
+            if len(others) == 2:
+                for i in range(M + 1):
+                    s = base + i * vo[0] + (M - i) * vo[1]
+                    if s > 0:
+                        inner += fact[M] / (fact[i] * fact[M - i]) * pw[0][i] * pw[1][M - i] * s
+            else:
+                for i in range(M + 1):
+                    for j in range(M - i + 1):
+                        s = base + i * vo[0] + j * vo[1] + (M - i - j) * vo[2]
+                        if s > 0:
+                            inner += (fact[M] / (fact[i] * fact[j] * fact[M - i - j])
+                                      * pw[0][i] * pw[1][j] * pw[2][M - i - j] * s)
+            if inner > 0:
+                total += pmf(M) * inner
+        vpos = max(max(vo), mp.mpf(0))
+        a = m_max + 1
+        ratio = (n - a) / mp.mpf(a + 1) * q / (1 - q)
+        rho = ratio * (a + 1) / a
+        if not rho < 1:
+            raise ValueError("positive_part_dominant_mp: m_max too small for a geometric tail bound")
+        tail = a * pmf(a) * vpos / (1 - rho)
+        return float(total / n), float(tail / n)

@@ -168,3 +168,104 @@ def test_random_laws_vs_bruteforce_n60(k):
         truth = O.gparv_positive_part(v, p, n)
         ok, val, err = _mix(v, p, n)
         assert ok and _inside(val, err, truth), (k, val, err, truth)
+
+
+# ----------------------------------------------------------------------------- large n (windowed buffers)
+def _dominant_law(values, rest, n, neff, dom):
+    """Atoms ``values``; the atom ``dom`` holds 1 - neff/n, the others share neff/n in the ratios ``rest``."""
+    p = np.asarray(rest, dtype=float)
+    p = p / p.sum() * (neff / n)
+    return np.asarray(values, dtype=float), np.insert(p, dom, 1.0 - neff / n)
+
+
+LARGE_N = [
+    # 3 atoms, blanket at 0 (n(1 - c) = 50): tilted windows of ~1e2 counts at n = 1e6 and 1e9
+    ([-1.0, 0.0, 1.3], [0.55, 0.45], 10**6, 50, 1, 220),
+    ([-1.0, 0.0, 1.3], [0.55, 0.45], 10**9, 50, 1, 220),
+    # 4 atoms shaped like k-RR's GPARV (dominant atom slightly below 0, blanket at 0): delta ~ 1e-12 and 1e-9
+    ([-0.15, -2e-6, 0.0, 0.15], [0.4, 0.2, 0.4], 10**6, 12, 1, 60),
+    ([-1.0, -1e-8, 0.0, 1.0], [0.45, 0.1, 0.45], 2 * 10**8, 12, 1, 60),
+]
+
+
+@pytest.mark.parametrize("v,rest,n,neff,dom,m_max", LARGE_N, ids=["3at-1e6", "3at-1e9", "krr4-1e6", "krr4-2e8"])
+def test_large_n_vs_mpmath_dominant_atom(v, rest, n, neff, dom, m_max):
+    """n up to 1e9 (the buffers hold the windows only; before, n > 2e5 was declined): the certified
+    interval contains the exact mpmath sum over the users off the dominant atom (its tail bounded),
+    and the production budget takes the mixture (a dominant atom: the integral would need many nodes)."""
+    v, p = _dominant_law(v, rest, n, neff, dom)
+    truth, tail = O.positive_part_dominant_mp(v, p, n, dom, m_max)
+    assert tail <= 1e-14 * truth                  # the oracle is decisive at the level of the checks
+    ok, val, err = _mix(v, p, n)
+    assert ok
+    slack = ORACLE_REL * truth
+    assert val - err - slack <= truth and truth + tail <= val + err + slack, (val, err, truth, tail)
+    assert err <= 1e-9 * val                     # the rounding charges stay bounded at large n
+    okp, valp, errp, _ = kernels.mixture_positive_part(v, p, float(n), RTOL)     # production budget
+    assert okp and valp == val and errp == err
+
+
+def test_large_n_profile_kernel_takes_the_mixture_and_overlaps_bromwich():
+    """k-RR(0.1354, 950) at n = 223654 (latency-suite case 1898, dominant atom): the compiled profile and
+    delta_exact take the mixture (status 5) beyond the old n <= 2e5 limit; the certified intervals overlap
+    the Bromwich integral's."""
+    mech = KRR(eps0=0.13536285861763198, k=950)
+    dec = mech.decomposition()
+    n = 223654
+    eps = np.array([3.0e-5, 3.845e-5])
+    up, lo, status, _, nodes = X._profile_kernel(dec, n, eps, RTOL, X.ENUMERATE_MAX)
+    assert list(status) == [5, 5]
+    for i, e in enumerate(eps):
+        g = dec.gparv(float(e))
+        u = X.delta_exact(g, n, "upper")
+        assert u.evaluator == "binomial-mixture" and u.delta == pytest.approx(up[i], rel=1e-12)
+        bu = X.delta_exact(g, n, "upper", enumerate_max=0)
+        bl = X.delta_exact(g, n, "lower", enumerate_max=0)
+        assert bu.evaluator == "exact"
+        assert lo[i] <= bu.delta and bl.delta <= up[i]
+        assert up[i] - lo[i] <= 1e-9 * up[i]
+
+
+@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(n=st.floats(5.0, 9.0).map(lambda x: int(10.0 ** x)), neff=st.floats(3.0, 12.0), seed=st.integers(0, 2**31 - 1),
+       k=st.integers(3, 4))
+def test_hypothesis_large_n_dominant_vs_mpmath(n, neff, seed, k):
+    """Random 3-4 atom laws with a dominant atom at or slightly below 0, n in 1e5..1e9: the mixture's
+    interval contains the mpmath sum (upper >= truth >= lower); its charges stay <= 1e-7 relative (mostly
+    the truncation's eta x Chernoff bound, large against delta in tail events)."""
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0.05, 3.0)
+    vals = sorted([-a * rng.uniform(0.5, 1.5), a * rng.uniform(0.5, 1.5)] + ([0.0] if k == 4 else []))
+    vdom = -rng.uniform(0.0, 3.0) / n                     # the dominant atom: n |v_dom| ~ O(1)
+    vals = sorted(vals + [vdom])
+    dom = vals.index(vdom)
+    rest = rng.dirichlet(np.ones(k - 1))
+    v, p = _dominant_law(vals, rest, n, neff, dom)
+    ok, val, err = _mix(v, p, n)
+    if not ok:                                            # below the double range: the Chernoff bound answers
+        return
+    m_max = int(neff + 10.0 * math.sqrt(neff) + 30)
+    truth, tail = O.positive_part_dominant_mp(v, p, n, dom, m_max)
+    slack = ORACLE_REL * truth + 1e-300
+    assert val - err - slack <= truth and truth + tail <= val + err + slack, (v, p, n, val, err, truth, tail)
+    assert err <= 1e-7 * val
+
+
+def test_strongly_tilted_law_overlaps_bromwich():
+    """k-RR(2.792, 3) at n = 191 and eps = 2.656 (latency-suite case 1972, delta ~ 4e-10): the tilt puts
+    nearly all of a pair's tilted mass on one atom.  The windows are built from the tilted log-odds (no
+    1 - qt), so their rounding inflation stays small and the mixture evaluates (an intermediate version
+    declined it and fell back to a 1.4e5-node integral); its interval overlaps the Bromwich integral's."""
+    from shuffleamp.gparv import Gparv
+    mech = KRR(eps0=2.792031101360514, k=3)
+    g = mech.decomposition().gparv(2.656)
+    v, p = np.ascontiguousarray(g.values, dtype=float), np.ascontiguousarray(g.probs, dtype=float)
+    assert v.size == 4
+    ok, val, err = _mix(v, p, 191)
+    assert ok and err <= 1e-9 * val
+    okp, valp, errp, _ = kernels.mixture_positive_part(v, p, 191.0, RTOL)        # the production budget
+    assert okp and valp == val
+    gg = Gparv(v, p)
+    bu = X.delta_exact(gg, 191, "upper", enumerate_max=0)
+    bl = X.delta_exact(gg, 191, "lower", enumerate_max=0)
+    assert val - err <= bu.delta and bl.delta <= val + err

@@ -109,7 +109,11 @@ def test_kernel_search_properties(kind, eps0, k, n, log_delta):
     delta = 10.0 ** log_delta
     kr, pr = _both(mech, n, delta)
     assert 0.0 <= kr.lower <= kr.upper <= mech.eps0
-    assert kr.upper == pytest.approx(pr.upper, rel=3 * EPS_RTOL, abs=1e-12 * mech.eps0)
+    # both searches stop within eps_rtol, or within the documented SOFT_GAP once an evaluation cost more
+    # than EXPENSIVE_NODES (e.g. binomial-mixture sums of ~6e5 steps at n = 1e5)
+    cost = max(float(r.settings["grid"].get("upper", {}).get("N", 0) or 0) for r in (kr, pr))
+    rel = B.SOFT_GAP if cost > B.EXPENSIVE_NODES else 3 * EPS_RTOL
+    assert kr.upper == pytest.approx(pr.upper, rel=rel, abs=1e-12 * mech.eps0)
     assert kr.lower <= pr.upper and pr.lower <= kr.upper
     _check_certified(mech, n, delta, kr)
     if kr.lower > 0 and kr.settings["lower_engine"] == "decomposition":

@@ -1047,6 +1047,11 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
 #: Run both ε searches in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
 #: an atomic decomposition and the evaluator is "exact"; False forces the Python search (tests compare both).
 KERNEL_SEARCH = True
+#: The compiled search evaluates a converged chord root directly (True) so that the upper answer is an
+#: evaluated ε, or returns it as the certified chord root (False, default): the same number (the chord of
+#: two certified values of the convex δ* lies above δ*), one evaluation fewer; the record then carries the
+#: ``chord`` (as the Python search's when its check is skipped).
+KERNEL_VERIFY_CHORD = False
 
 
 def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
@@ -1067,7 +1072,8 @@ def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict)
     """Both searches by ``kernels.epsilon_search``: ((up, info_u, count_u), (lo, info_l, count_l) or None), or
     (None, seeds) when the kernel does not handle the case; ``seeds`` are its evaluated points (upper, lower)
     as ``{eps: (delta, info)}`` for the Python search."""
-    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES)
+    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES,
+                              KERNEL_VERIFY_CHORD)
     ulab = [getattr(f, "label", "") for f in up_f]
     llab = [getattr(f, "label", "") for f in lo_f]
 

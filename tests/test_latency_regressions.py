@@ -161,3 +161,28 @@ def test_lazy_maximum_matches_full_maximum():
     d = sa.delta(m, 2000, r.upper)                  # evaluates every family at the answer
     assert d.upper <= 1e-6 * (1 + 1e-9)
     assert r.lower <= r.upper
+
+
+@pytest.mark.parametrize("value", [1.0, 0.0, -0.0, -1.0, 2, 0, -3, 2 ** 62, 2 ** 70, 5e-324, 1e308, 0.5,
+                                   float("nan"), float("inf"), -float("inf"), np.float64(2.5), np.float64("nan")])
+def test_validate_real_scalar_path_matches_array_path(value):
+    """``_validate.real``'s scalar fast path (Python / numpy floats, plain ints) gives the value, type and error
+    message of its array path (the same value as a 0-d array)."""
+    from shuffleamp import _validate as V
+    from shuffleamp.errors import ParameterError
+
+    def run(v, **kw):
+        try:
+            out = V.real("x", v, **kw)
+            return "ok", out, type(out)
+        except ParameterError as exc:
+            return "error", str(exc), exc.parameter
+    for kw in [{}, dict(lo=0.0, lo_open=True), dict(lo=0, hi=1), dict(hi=1, hi_open=True, allow_inf=True),
+               dict(allow_inf=True, lo=-1.0), dict(lo=-2, hi=2, lo_open=True, hi_open=True)]:
+        got = run(value, **kw)
+        ref = run(np.asarray(value, dtype=np.float64), **kw)
+        if got[0] == "ok" and ref[0] == "ok":
+            assert got[1] == ref[1] and type(got[1]) is float and type(ref[1]) is float
+            assert math.copysign(1.0, got[1]) == math.copysign(1.0, ref[1])
+        else:
+            assert got == ref

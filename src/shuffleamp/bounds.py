@@ -73,6 +73,7 @@ def _families(mechanism, method: str, which: str) -> list:
         fams = []
         for d in mechanism.upper_decompositions():
             fams.append(d)
+            _key_first(d)
             s = d.swapped()
             if s is not d:
                 fams.append(s)
@@ -82,10 +83,18 @@ def _families(mechanism, method: str, which: str) -> list:
     fams = []
     for d in mechanism.lower_decompositions():
         fams.append(d)
+        _key_first(d)
         s = getattr(d, "swapped", lambda: d)()
         if s is not d:
             fams.append(s)
     return dedupe(fams)
+
+
+def _key_first(d) -> None:
+    """Compute a decomposition's law key before its swap is built: the key pass also yields the swap's key
+    (``Decomposition.law_key``), which ``swapped`` then carries, so ``dedupe`` keys the swap for free."""
+    if isinstance(d, Decomposition):
+        d.law_key()
 
 
 # ---------------------------------------------------------------------------- evaluator dispatch

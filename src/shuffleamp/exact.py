@@ -489,7 +489,7 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
         ua, ub, uc, ubeta, uoff, la, lb, lc, lbeta, loff, float(n), float(target), float(eps_hi), float(rel_tol),
         _enum_ok(int(n), K, ENUMERATE_MAX), float(DEFAULT_RTOL), _XG, _WG, float(cap), float(TAIL_WORK),
         float(T0_FACTOR), float(THETA_RANGE[0]), float(THETA_RANGE[1]), float(CENTRAL_WIDTHS), float(TAIL_CONST),
-        float(total), float(soft_gap), float(expensive), 1, 1 if verify else 0)
+        float(total), float(soft_gap), float(expensive), verify_root=1 if verify else 0)
 
 
 def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int, max_work: float | None = None):

@@ -1324,13 +1324,18 @@ def _run_budgeted(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> B
     point = m.epsilon if quantity == "epsilon" else m.delta
     given = "delta" if quantity == "epsilon" else "epsilon"
     label = f"{quantity}_upper" if m.name == "optimal" else f"{m.name} {quantity}"
-    scalar, nb, ob = _broadcast(n, other)
-    ups = np.empty(nb.shape)
-    los = np.empty(nb.shape)
+    if type(n) is int and type(other) in (float, int):
+        # one point given as Python scalars (the common call): no broadcasting arrays
+        scalar, shape, pts = True, (), [((), n, float(other))]
+    else:
+        scalar, nb, ob = _broadcast(n, other)
+        shape = nb.shape
+        pts = ((i, int(nb[i]), float(ob[i])) for i in np.ndindex(shape))
+    ups = np.empty(shape)
+    los = np.empty(shape)
     has_lower = True
     evals = []
-    for i in np.ndindex(nb.shape):
-        ni, oi = int(nb[i]), float(ob[i])
+    for i, ni, oi in pts:
         try:
             up, lo, rec = point(mechanism, ni, oi, ctx)
         except OutOfRegimeError as exc:

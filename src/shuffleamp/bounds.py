@@ -1010,7 +1010,8 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
         up_sub = _screen(up_f, n, e_s, "spread", ctx["rtol"], ctx, LAZY_KEEP)[0] if len(up_f) > LAZY_FAMILIES \
             else up_f
     for _round in range(4):
-        up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_sub, lo_sub if _round == 0 else [])
+        up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_sub, lo_sub if _round == 0 else [],
+                                                verify=True)
         if _round == 0:
             lo_first, lo_rec = lo, {k: rec[k] for k in ("lower", "lower_evaluations") if k in rec}
         info = rec["upper"] or {}
@@ -1059,7 +1060,9 @@ KERNEL_SEARCH = True
 #: The compiled search evaluates a converged chord root directly (True) so that the upper answer is an
 #: evaluated ε, or returns it as the certified chord root (False, default): the same number (the chord of
 #: two certified values of the convex δ* lies above δ*), one evaluation fewer; the record then carries the
-#: ``chord`` (as the Python search's when its check is skipped).
+#: ``chord`` (as the Python search's when its check is skipped).  The lazy maximum over many families keeps
+#: the check (its certification of the other families then runs at one point, the answer, not at both chord
+#: ends).
 KERNEL_VERIFY_CHORD = False
 
 
@@ -1077,12 +1080,12 @@ def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
     return info
 
 
-def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict):
+def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict, verify: bool | None = None):
     """Both searches by ``kernels.epsilon_search``: ((up, info_u, count_u), (lo, info_l, count_l) or None), or
     (None, seeds) when the kernel does not handle the case; ``seeds`` are its evaluated points (upper, lower)
     as ``{eps: (delta, info)}`` for the Python search."""
     r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES,
-                              KERNEL_VERIFY_CHORD)
+                              KERNEL_VERIFY_CHORD if verify is None else verify)
     ulab = [getattr(f, "label", "") for f in up_f]
     llab = [getattr(f, "label", "") for f in lo_f]
 
@@ -1115,7 +1118,7 @@ def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict)
     return upper, (lo, info_l, len(r["l_eps"]))
 
 
-def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
+def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f, verify: bool | None = None):
     """Upper and lower ε of the optimal method over the given families: the compiled search when every family
     is an atomic decomposition (:func:`_kernel_epsilon`), else (or when it does not handle the case) the Python
     search (:func:`_solve_convex_upper`, :func:`solve_epsilon`, :func:`_solve_convex_lower`)."""
@@ -1124,7 +1127,7 @@ def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f,
     if (KERNEL_SEARCH and ctx["evaluator"] == "exact" and up_f
             and all(isinstance(f, Decomposition) for f in list(up_f) + list(lo_f))):
         check_time("epsilon search")
-        first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx)
+        first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx, verify)
         if first is not None:
             return _finish_epsilon(ctx, n, target, eps_hi, first, second)
         seeds_u, seeds_l = second

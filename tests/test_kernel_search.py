@@ -202,7 +202,7 @@ def test_kernel_search_answer_zero():
 @pytest.mark.parametrize("mech,n,delta", [(KRR(2.95, 4), 10471, 1.3e-6), (KRR(1.75, 25), 814796, 1e-11),
                                           (OUE(0.5, 8), 10**8, 1e-8), (BLH(2.0), 10**6, 1e-6)])
 def test_kernel_search_unverified_chord_root(mech, n, delta):
-    """Without the direct check of a converged chord root (``verify=False``, the default of ``bounds``) the
+    """Without the direct check of a converged chord root (``verify=False``, ``bounds.KERNEL_VERIFY_CHORD``) the
     kernel returns the same upper number with at most as many evaluations; a chord answer is certified by
     re-evaluating both chord ends (convexity of δ* in e^ε), an evaluated answer by its own certified δ."""
     up_f, lo_f = B._families(mech, "optimal", "upper"), B._families(mech, "optimal", "lower")

@@ -1057,13 +1057,12 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
 #: Run both ε searches in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
 #: an atomic decomposition and the evaluator is "exact"; False forces the Python search (tests compare both).
 KERNEL_SEARCH = True
-#: The compiled search evaluates a converged chord root directly (True) so that the upper answer is an
-#: evaluated ε, or returns it as the certified chord root (False, default): the same number (the chord of
-#: two certified values of the convex δ* lies above δ*), one evaluation fewer; the record then carries the
-#: ``chord`` (as the Python search's when its check is skipped).  The lazy maximum over many families keeps
-#: the check (its certification of the other families then runs at one point, the answer, not at both chord
-#: ends).
-KERNEL_VERIFY_CHORD = False
+#: The compiled search evaluates a converged chord root directly (True, default) so that the upper answer is
+#: an evaluated ε whose own certified δ is <= target (``delta(mechanism, n, epsilon_upper) <= delta`` holds
+#: between the two queries), or returns it as the certified chord root (False): the same number (the chord of
+#: two certified values of the convex δ* lies above δ*), one evaluation fewer, but a direct evaluation there
+#: can exceed the target by its error bound.  The lazy maximum over many families always keeps the check.
+KERNEL_VERIFY_CHORD = True
 
 
 def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:

@@ -1943,7 +1943,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                    double rel_tol, const unsigned char[::1] enum_ok, double rtol, const double[::1] xg,
                    const double[::1] wg, double max_work, double tail_work, double t0_factor, double theta_lo,
                    double theta_hi, double central_widths, double tail_const, double total_work, double soft_gap,
-                   double expensive, int skip=1):
+                   double expensive, int skip=1, int verify_root=1):
     """Certified epsilon(delta) of the optimal bound for atomic decompositions: both searches in one nogil call.
 
     Upper side: the certified delta* = max over the upper families is convex in x = e^eps and 0 at eps_hi
@@ -1977,6 +1977,14 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         With ``skip`` and n < ``SKIP_CHERNOFF_MAX_N`` (1e4, where one evaluation costs 1e4+ integration nodes)
         the bound is also the family's certified Chernoff bound at the point (:func:`_chernoff_family`), also
         at the first point of the search.
+    verify_root : int
+        1 (default): a converged chord root is evaluated directly while evaluations are cheap (at most
+        ``expensive`` nodes), so that the upper answer is an evaluated epsilon whose own certified delta is
+        <= target (``upper_kind`` 1; a failed check becomes a new infeasible end).  0: the converged chord
+        root is returned as it is (``upper_kind`` 2); it is certified by the convexity of delta* in e^eps
+        (the chord of two certified upper values lies above delta*), and it is the same number as the
+        verified root (one evaluation fewer; the lower search never uses the point at the root, which lies
+        above every lower point).
 
     Returns
     -------
@@ -2067,7 +2075,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                     # verify the chord root by a direct evaluation while that is cheap, so that the answer is
                     # an evaluated epsilon whose own certified delta is <= target (``_solve_convex_upper``)
                     conv = 1
-                    if nodes_last <= expensive and checks < 4:
+                    if verify_root and nodes_last <= expensive and checks < 4:
                         for i in range(nu):
                             if uE[i] == eps_c:
                                 conv = 2

@@ -69,8 +69,9 @@ def _check_certified(mech, n, delta, r):
         return
     e_b, e_o = chord["epsilon_infeasible"], chord["epsilon_feasible"]
     assert e_b <= up <= e_o
-    v_b = _upper_max(mech, n, e_b) if e_b < mech.eps0 else 0.0
-    v_o = _upper_max(mech, n, e_o) if e_o < mech.eps0 else 0.0
+    # (at eps0 the certified value may be a tiny positive bound rather than 0: re-evaluated like any point)
+    v_b = _upper_max(mech, n, e_b)
+    v_o = _upper_max(mech, n, e_o)
     assert v_b == pytest.approx(chord["delta_infeasible"], rel=1e-12, abs=1e-300)
     assert v_o == pytest.approx(chord["delta_feasible"], rel=1e-12, abs=1e-300)
     assert v_o <= delta < v_b
@@ -200,3 +201,28 @@ def test_kernel_search_answer_zero():
     assert k.upper == p.upper == 0.0 and k.lower == p.lower == 0.0
     assert k.settings["grid"]["upper_evaluations"] <= 2
     assert _upper_max(mech, n, 0.0) <= delta
+
+
+@pytest.mark.parametrize("mech,n,delta", [(KRR(2.95, 4), 10471, 1.3e-6), (KRR(1.75, 25), 814796, 1e-11),
+                                          (OUE(0.5, 8), 10**8, 1e-8), (BLH(2.0), 10**6, 1e-6)])
+def test_kernel_search_unverified_chord_root(mech, n, delta):
+    """Without the direct check of a converged chord root (``verify=False``, ``bounds.KERNEL_VERIFY_CHORD``) the
+    kernel returns the same upper number with at most as many evaluations; a chord answer is certified by
+    re-evaluating both chord ends (convexity of δ* in e^ε), an evaluated answer by its own certified δ."""
+    up_f, lo_f = B._families(mech, "optimal", "upper"), B._families(mech, "optimal", "lower")
+    args = (up_f, lo_f, n, delta, mech.eps0, EPS_RTOL, B.SOFT_GAP, B.EXPENSIVE_NODES)
+    rv, ru = X.epsilon_search(*args, verify=True), X.epsilon_search(*args, verify=False)
+    assert rv["status"] == ru["status"] == 0
+    assert ru["upper"] == rv["upper"]
+    assert len(ru["u_eps"]) <= len(rv["u_eps"])
+    if ru["upper_kind"] == 2:
+        e_b, e_o, v_b, v_o, _ = ru["chord"]
+        assert v_b == _upper_max(mech, n, e_b) and v_o == _upper_max(mech, n, e_o)
+        x_b, x_o, x = math.exp(e_b), math.exp(e_o), math.exp(ru["upper"])
+        assert v_o <= delta < v_b and e_b <= ru["upper"] <= e_o
+        assert v_b + (v_o - v_b) * (x - x_b) / (x_o - x_b) <= delta * (1 + 1e-12)
+    else:
+        assert _upper_max(mech, n, ru["upper"]) <= delta
+    # the certified interval from the default search contains the brute-force-free truth of the verified one
+    r = sa.epsilon(mech, n, delta)
+    assert r.lower <= rv["upper"] and r.upper == pytest.approx(rv["upper"], rel=3 * EPS_RTOL)

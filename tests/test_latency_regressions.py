@@ -161,3 +161,85 @@ def test_lazy_maximum_matches_full_maximum():
     d = sa.delta(m, 2000, r.upper)                  # evaluates every family at the answer
     assert d.upper <= 1e-6 * (1 + 1e-9)
     assert r.lower <= r.upper
+
+
+@pytest.mark.parametrize("value", [1.0, 0.0, -0.0, -1.0, 2, 0, -3, 2 ** 62, 2 ** 70, 5e-324, 1e308, 0.5,
+                                   float("nan"), float("inf"), -float("inf"), np.float64(2.5), np.float64("nan")])
+def test_validate_real_scalar_path_matches_array_path(value):
+    """``_validate.real``'s scalar fast path (Python / numpy floats, plain ints) gives the value, type and error
+    message of its array path (the same value as a 0-d array)."""
+    from shuffleamp import _validate as V
+    from shuffleamp.errors import ParameterError
+
+    def run(v, **kw):
+        try:
+            out = V.real("x", v, **kw)
+            return "ok", out, type(out)
+        except ParameterError as exc:
+            return "error", str(exc), exc.parameter
+    for kw in [{}, dict(lo=0.0, lo_open=True), dict(lo=0, hi=1), dict(hi=1, hi_open=True, allow_inf=True),
+               dict(allow_inf=True, lo=-1.0), dict(lo=-2, hi=2, lo_open=True, hi_open=True)]:
+        got = run(value, **kw)
+        ref = run(np.asarray(value, dtype=np.float64), **kw)
+        if got[0] == "ok" and ref[0] == "ok":
+            assert got[1] == ref[1] and type(got[1]) is float and type(ref[1]) is float
+            assert math.copysign(1.0, got[1]) == math.copysign(1.0, ref[1])
+        else:
+            assert got == ref
+
+
+def _oriented_reference(mech):
+    """``compose._oriented`` written out plainly: every upper decomposition simplified, and its swap, de-duplicated
+    by an explicit law-key set."""
+    from shuffleamp.decomposition import Decomposition, law_key
+    out, seen = [], set()
+    for d in mech.upper_decompositions():
+        for f in (d, d.swapped()):
+            f = f.simplified() if isinstance(f, Decomposition) else f
+            k = law_key(f)
+            if k not in seen:
+                seen.add(k)
+                out.append(f)
+    return out
+
+
+@pytest.mark.parametrize("mech", [KRR(1.0, 5), KRR(0.5, 2), BLH(1.0), RAPPOR(1.0, 4), OUE(1.0, 4),
+                                  HadamardResponse(1.0, 8), MatrixMechanism(_random_matrix(3, 4, 1.0, seed=3)),
+                                  MatrixMechanism(_random_matrix(4, 3, 2.0, seed=5)), Laplace(1.0)])
+def test_oriented_families_skip_only_equal_swaps(mech):
+    """``_oriented`` skips a swapped pair only when its law key equals the pair's own, and ``dedupe`` of at most
+    one family computes no key: the same families (by law key) as the plain definition."""
+    from shuffleamp import compose
+    from shuffleamp.decomposition import dedupe, law_key
+    got, ref = compose._oriented(mech), _oriented_reference(mech)
+    assert [law_key(f) for f in got] == [law_key(f) for f in ref]
+    assert dedupe([]) == [] and dedupe(iter(got[:1])) == got[:1]
+
+
+@pytest.mark.parametrize("mech", [
+    sa.compose.parallel([(0.3, KRR(1.0, 5)), (0.7, KRR(0.4, 5))]),
+    sa.compose.parallel([(0.5, KRR(1.0, 2)), (0.5, KRR(2.0, 2))]),
+    sa.compose.subsample(OUE(1.0, 4), 0.2), sa.compose.subsample(BLH(2.0, 3), 0.05),
+    sa.compose.subsample(HadamardResponse(1.0, 8), 0.5)])
+def test_parallel_families_match_plain_construction(mech):
+    """The parallel / subsample upper and lower families equal (by law key) mixtures built from the plainly
+    oriented components, and the certified interval holds against the brute-force divergence at small n."""
+    from shuffleamp.decomposition import law_key, mixture
+    import itertools
+    parts = mech._parts()
+    ws = [w for w, _ in parts]
+    if mech._exact is None:
+        ref = {law_key(mixture(list(zip(ws, combo))))
+               for combo in itertools.product(*[_oriented_reference(c) for _, c in parts])}
+        assert {law_key(f) for f in mech.upper_decompositions()} == ref
+    low = mech.lower_cases()
+    assert len({(p, law_key(f)) for p, f in low}) == len(low) >= 1
+    P = np.asarray(mech.matrix())
+    if P.shape[0] <= 4 and P.shape[1] <= 8:
+        r = sa.epsilon(mech, 4, 1e-3)
+        assert oracle_worst(P, 4, r.upper) <= 1e-3 * (1 + 1e-9)
+
+
+def oracle_worst(P, n, eps):
+    from oracle import worst_dataset_divergence
+    return worst_dataset_divergence(P, n, eps)

@@ -86,6 +86,22 @@ def real(name: str, value, *, lo=None, hi=None, lo_open=False, hi_open=False, al
         Naming ``name``, if ``value`` is None, a string, a boolean, not real, empty, NaN,
         infinite (unless ``allow_inf``) or outside the interval.
     """
+    if isinstance(value, float) or type(value) is int:
+        # a Python (or numpy) float or a plain int: the same checks and messages without numpy arrays
+        try:
+            x = float(value)
+        except OverflowError:
+            x = None                     # an int beyond float range: the array path reports it
+        if x is not None:
+            if x != x:
+                raise ParameterError(name, "must not be NaN")
+            if not allow_inf and math.isinf(x):
+                raise ParameterError(name, "must be finite")
+            if lo is not None and (x <= lo if lo_open else x < lo):
+                raise ParameterError(name, f"must be {'>' if lo_open else '>='} {lo}, got {x!r}")
+            if hi is not None and (x >= hi if hi_open else x > hi):
+                raise ParameterError(name, f"must be {'<' if hi_open else '<='} {hi}, got {x!r}")
+            return x
     arr = _as_float_array(name, value)
     if not allow_inf and np.isinf(arr).any():
         raise ParameterError(name, "must be finite")

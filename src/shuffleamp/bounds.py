@@ -73,6 +73,7 @@ def _families(mechanism, method: str, which: str) -> list:
         fams = []
         for d in mechanism.upper_decompositions():
             fams.append(d)
+            _key_first(d)
             s = d.swapped()
             if s is not d:
                 fams.append(s)
@@ -82,10 +83,18 @@ def _families(mechanism, method: str, which: str) -> list:
     fams = []
     for d in mechanism.lower_decompositions():
         fams.append(d)
+        _key_first(d)
         s = getattr(d, "swapped", lambda: d)()
         if s is not d:
             fams.append(s)
     return dedupe(fams)
+
+
+def _key_first(d) -> None:
+    """Compute a decomposition's law key before its swap is built: the key pass also yields the swap's key
+    (``Decomposition.law_key``), which ``swapped`` then carries, so ``dedupe`` keys the swap for free."""
+    if isinstance(d, Decomposition):
+        d.law_key()
 
 
 # ---------------------------------------------------------------------------- evaluator dispatch
@@ -1001,7 +1010,8 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
         up_sub = _screen(up_f, n, e_s, "spread", ctx["rtol"], ctx, LAZY_KEEP)[0] if len(up_f) > LAZY_FAMILIES \
             else up_f
     for _round in range(4):
-        up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_sub, lo_sub if _round == 0 else [])
+        up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_sub, lo_sub if _round == 0 else [],
+                                                verify=True)
         if _round == 0:
             lo_first, lo_rec = lo, {k: rec[k] for k in ("lower", "lower_evaluations") if k in rec}
         info = rec["upper"] or {}
@@ -1047,6 +1057,12 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
 #: Run both ε searches in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
 #: an atomic decomposition and the evaluator is "exact"; False forces the Python search (tests compare both).
 KERNEL_SEARCH = True
+#: The compiled search evaluates a converged chord root directly (True, default) so that the upper answer is
+#: an evaluated ε whose own certified δ is <= target (``delta(mechanism, n, epsilon_upper) <= delta`` holds
+#: between the two queries), or returns it as the certified chord root (False): the same number (the chord of
+#: two certified values of the convex δ* lies above δ*), one evaluation fewer, but a direct evaluation there
+#: can exceed the target by its error bound.  The lazy maximum over many families always keeps the check.
+KERNEL_VERIFY_CHORD = True
 
 
 def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
@@ -1063,11 +1079,12 @@ def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
     return info
 
 
-def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict):
+def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict, verify: bool | None = None):
     """Both searches by ``kernels.epsilon_search``: ((up, info_u, count_u), (lo, info_l, count_l) or None), or
     (None, seeds) when the kernel does not handle the case; ``seeds`` are its evaluated points (upper, lower)
     as ``{eps: (delta, info)}`` for the Python search."""
-    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES)
+    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES,
+                              KERNEL_VERIFY_CHORD if verify is None else verify)
     ulab = [getattr(f, "label", "") for f in up_f]
     llab = [getattr(f, "label", "") for f in lo_f]
 
@@ -1100,7 +1117,7 @@ def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict)
     return upper, (lo, info_l, len(r["l_eps"]))
 
 
-def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
+def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f, verify: bool | None = None):
     """Upper and lower ε of the optimal method over the given families: the compiled search when every family
     is an atomic decomposition (:func:`_kernel_epsilon`), else (or when it does not handle the case) the Python
     search (:func:`_solve_convex_upper`, :func:`solve_epsilon`, :func:`_solve_convex_lower`)."""
@@ -1109,7 +1126,7 @@ def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f,
     if (KERNEL_SEARCH and ctx["evaluator"] == "exact" and up_f
             and all(isinstance(f, Decomposition) for f in list(up_f) + list(lo_f))):
         check_time("epsilon search")
-        first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx)
+        first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx, verify)
         if first is not None:
             return _finish_epsilon(ctx, n, target, eps_hi, first, second)
         seeds_u, seeds_l = second
@@ -1309,13 +1326,18 @@ def _run_budgeted(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> B
     point = m.epsilon if quantity == "epsilon" else m.delta
     given = "delta" if quantity == "epsilon" else "epsilon"
     label = f"{quantity}_upper" if m.name == "optimal" else f"{m.name} {quantity}"
-    scalar, nb, ob = _broadcast(n, other)
-    ups = np.empty(nb.shape)
-    los = np.empty(nb.shape)
+    if type(n) is int and type(other) in (float, int):
+        # one point given as Python scalars (the common call): no broadcasting arrays
+        scalar, shape, pts = True, (), [((), n, float(other))]
+    else:
+        scalar, nb, ob = _broadcast(n, other)
+        shape = nb.shape
+        pts = ((i, int(nb[i]), float(ob[i])) for i in np.ndindex(shape))
+    ups = np.empty(shape)
+    los = np.empty(shape)
     has_lower = True
     evals = []
-    for i in np.ndindex(nb.shape):
-        ni, oi = int(nb[i]), float(ob[i])
+    for i, ni, oi in pts:
         try:
             up, lo, rec = point(mechanism, ni, oi, ctx)
         except OutOfRegimeError as exc:

@@ -154,6 +154,10 @@ def _oriented(mech: Mechanism) -> list:
     fams = []
     for d in mech.upper_decompositions():
         fams.append(d.simplified() if isinstance(d, Decomposition) else d)
+        if isinstance(d, Decomposition) and d.law_key() == d.__dict__.get("_swap_key"):
+            # the swapped pair has the same law key (e.g. the symmetric (p, q, r) forms): ``dedupe`` would
+            # drop it, so it is not built (the key pair comes from the merge ``simplified`` already ran)
+            continue
         s = d.swapped()
         if s is not d:
             fams.append(s.simplified() if isinstance(s, Decomposition) else s)
@@ -834,12 +838,16 @@ class Parallel(Mechanism):
             per = max(1, int(MAX_LOWER_CASES ** (1.0 / len(lists))))
             lists = [L[:per] for L in lists]
         out, seen = [], set()
-        for combo in itertools.product(*lists):
+        combos = list(itertools.product(*lists))
+        for combo in combos:
             pat = _combine_patterns([p for p, _ in combo])
             if pat is None:
                 continue
             lab = "parallel lower: " + " + ".join(f"{w:g}*[{f.label}]" for w, (_, f) in zip(ws, combo))
             fam = mixture([(w, f) for w, (_, f) in zip(ws, combo)], label=lab)
+            if len(combos) == 1:            # one dataset: nothing to de-duplicate (no law key needed)
+                out.append((pat, fam))
+                break
             k = (pat, law_key(fam))
             if k not in seen:
                 seen.add(k)

@@ -816,6 +816,9 @@ def dedupe(families) -> list:
     -------
     list
     """
+    families = list(families)
+    if len(families) <= 1:
+        return families                 # nothing to compare: no law key is computed
     out, seen = [], set()
     for f in families:
         k = law_key(f)

@@ -411,6 +411,11 @@ def _pack(families):
     if not families:
         z = np.zeros(0)
         return z, z, z, z, np.zeros(1, dtype=np.intp)
+    if len(families) == 1:              # one family: its own arrays (the same values as the concatenation)
+        f = families[0]
+        return (np.ascontiguousarray(f.a, dtype=np.float64), np.ascontiguousarray(f.b, dtype=np.float64),
+                np.ascontiguousarray(f.c, dtype=np.float64), np.array([float(f.beta)]),
+                np.array([0, f.a.size], dtype=np.intp))
     off = np.zeros(len(families) + 1, dtype=np.intp)
     off[1:] = np.cumsum([f.a.size for f in families])
     return (np.ascontiguousarray(np.concatenate([f.a for f in families]), dtype=np.float64),
@@ -447,7 +452,7 @@ def estimate_root(families, n: int, target: float, hi: float) -> float:
 
 
 def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi: float, rel_tol: float,
-                   soft_gap: float, expensive: float) -> dict:
+                   soft_gap: float, expensive: float, verify: bool = True) -> dict:
     r"""Both ε(δ) searches of the optimal bound for atomic decompositions in one compiled call.
 
     A thin wrapper of ``kernels.epsilon_search`` (see its docstring for the certified logic: chord root of
@@ -469,6 +474,9 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
         Relative tolerance of the answer (``eps_rtol``).
     soft_gap, expensive : float
         Looser gap accepted after an evaluation of more than ``expensive`` nodes.
+    verify : bool, optional
+        Evaluate a converged chord root directly (True, default) or return it as the certified chord root
+        (False: the same number, one evaluation fewer; see the kernel's ``verify_root``).
 
     Returns
     -------
@@ -486,7 +494,7 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
         ua, ub, uc, ubeta, uoff, la, lb, lc, lbeta, loff, float(n), float(target), float(eps_hi), float(rel_tol),
         _enum_ok(int(n), K, ENUMERATE_MAX), float(DEFAULT_RTOL), _XG, _WG, float(cap), float(TAIL_WORK),
         float(T0_FACTOR), float(THETA_RANGE[0]), float(THETA_RANGE[1]), float(CENTRAL_WIDTHS), float(TAIL_CONST),
-        float(total), float(soft_gap), float(expensive))
+        float(total), float(soft_gap), float(expensive), verify_root=1 if verify else 0)
 
 
 def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int, max_work: float | None = None):

@@ -635,7 +635,8 @@ def chernoff_bounds(families, n: int, epsilon: float) -> np.ndarray:
     With :math:`K(\theta) = \log E[e^{\theta G_\varepsilon}]`: since
     :math:`s_+ \le e^{\theta s}/(e\theta)` for every :math:`\theta > 0`,
     :math:`\delta = \tfrac1n E[(G_1 + \dots + G_n)_+] \le e^{nK(\theta)}/(e\theta n)` for **every**
-    θ > 0, so the θ need not be optimal: it is found by a vectorised safeguarded Newton search on
+    θ > 0, so the θ need not be optimal: it is found by a compiled safeguarded Newton search
+    (``kernels.chernoff_log_theta``, one family at a time) on
     :math:`nK'(\theta) = 1/\theta` in :math:`\log\theta` (bracket [-40, 40], increasing function,
     bisection when a step leaves the bracket), a handful of iterations instead of a fixed bisection.
     At that θ the factor :math:`1/(e\theta)` is replaced by the Berry-Esseen refinement of
@@ -666,63 +667,43 @@ def chernoff_bounds(families, n: int, epsilon: float) -> np.ndarray:
     idx = [i for i, f in enumerate(families) if isinstance(f, Decomposition)]
     if not idx:
         return out
+    decs = [families[i] for i in idx]
+    sizes = np.array([f.a.size for f in decs], dtype=np.int64)
+    off = np.zeros(len(decs) + 1, dtype=np.intp)
+    off[1:] = np.cumsum(sizes)
+    n = float(n)
+    # the θ search (any θ > 0 is valid): compiled, one family at a time; families without a positive atom
+    # (δ = 0) are flagged and skipped
+    u, positive = kernels.chernoff_log_theta(
+        np.ascontiguousarray(np.concatenate([f.a for f in decs]), dtype=np.float64),
+        np.ascontiguousarray(np.concatenate([f.b for f in decs]), dtype=np.float64),
+        np.ascontiguousarray(np.concatenate([f.c for f in decs]), dtype=np.float64),
+        np.array([float(f.beta) for f in decs]), off, float(epsilon), n, CHERNOFF_ITERATIONS)
+    out[idx] = 0.0
+    sel = np.flatnonzero(positive)
+    if sel.size == 0:
+        return out
+    idx = [idx[i] for i in sel.tolist()]
+    decs = [decs[i] for i in sel.tolist()]
+    sizes = sizes[sel]
     e = math.exp(float(epsilon))
-    sizes = np.array([families[i].a.size for i in idx], dtype=np.int64)
     F, kmax = len(idx), int(sizes.max()) + 1
-    a = np.concatenate([families[i].a for i in idx])
-    b = np.concatenate([families[i].b for i in idx])
-    c = np.concatenate([families[i].c for i in idx])
+    a = np.concatenate([f.a for f in decs])
+    b = np.concatenate([f.b for f in decs])
+    c = np.concatenate([f.c for f in decs])
     rows = np.repeat(np.arange(F), sizes)
     cols = np.arange(a.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     V = np.zeros((F, kmax))
     Pm = np.zeros((F, kmax))
     V[rows, cols] = _gparv_values(a, b, c, e)
     Pm[rows, cols] = c
-    Pm[np.arange(F), sizes] = [families[i].beta for i in idx]
+    Pm[np.arange(F), sizes] = [f.beta for f in decs]
     mask = Pm > 0
     logP = np.log(np.where(mask, Pm, 1.0))
-    n = float(n)
-
-    def moments(u, r):
-        th = np.exp(u)
-        z = np.where(mask[r], th[:, None] * V[r] + logP[r], -np.inf)
-        zm = z.max(axis=1)
-        w = np.exp(z - zm[:, None])
-        S = w.sum(axis=1)
-        wv = w * V[r]
-        m1 = wv.sum(axis=1) / S
-        m2 = (wv * V[r]).sum(axis=1) / S
-        return th, zm + np.log(S), m1, np.maximum(m2 - m1 * m1, 0.0)
-
-    # start: the Gaussian approximation n(mu + theta var) = 1/theta of the root
-    allr = np.arange(F)
-    _, _, mu, var = moments(np.zeros(F), allr)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        th0 = (-n * mu + np.sqrt((n * mu) ** 2 + 4 * n * var)) / (2 * n * var)
-    u = np.where(np.isfinite(th0) & (th0 > 0), np.log(np.where(th0 > 0, th0, 1.0)), 0.0)
-    u = np.clip(u, -39.0, 39.0)
-    lo = np.full(F, -40.0)
-    hi = np.full(F, 40.0)
-    act = allr
-    for _ in range(CHERNOFF_ITERATIONS):
-        ua = u[act]
-        th, K, m1, var = moments(ua, act)
-        h = n * m1 - 1.0 / th                       # increasing in u
-        small = n * K - 1.0 - np.log(th * n) < -800.0  # bound already underflows: this θ will do
-        pos = h > 0
-        hi[act] = np.where(pos, ua, hi[act])
-        lo[act] = np.where(pos, lo[act], ua)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            un = ua - h / (n * th * var + 1.0 / th)
-        bad = ~np.isfinite(un) | (un <= lo[act]) | (un >= hi[act])
-        un = np.where(bad, 0.5 * (lo[act] + hi[act]), un)
-        un = np.where(small, ua, un)
-        u[act] = un
-        keep = (np.abs(un - ua) >= 1e-4) & (hi[act] - lo[act] >= 1e-4) & ~small
-        act = act[keep]
-        if act.size == 0:
-            break
-    th, K, _, _ = moments(u, allr)
+    th = np.exp(u[sel])
+    z = np.where(mask, th[:, None] * V + logP, -np.inf)
+    zm = z.max(axis=1)
+    K = zm + np.log(np.exp(z - zm[:, None]).sum(axis=1))
     logb = n * K + _log_tilted_factor(th, V, logP, mask, n) - math.log(n)
     logb = logb + 1e-9 * (1.0 + np.abs(n * K)) + 64 * _DBL_EPS * (1.0 + np.abs(logb))
     vals = np.exp(np.minimum(logb, 700.0))

@@ -1,0 +1,49 @@
+"""Certified screening of many families (hscreen): the compiled Chernoff θ search and the batched maxima."""
+import math
+
+import numpy as np
+import pytest
+
+from shuffleamp.decomposition import Decomposition, chernoff_bounds
+from shuffleamp.mechanisms import MatrixMechanism
+
+
+def _random_matrix(D, Y, eps0, seed):
+    g = np.random.default_rng(seed)
+    L = g.uniform(0.0, eps0, size=(D, Y))
+    P = np.exp(L)
+    return P / P.sum(axis=1, keepdims=True)
+
+
+def _families(m):
+    return [f for d in m.upper_decompositions() for f in (d, d.swapped())] + m.lower_decompositions()
+
+
+def test_chernoff_theta_flags_families_without_positive_atom():
+    """kernels.chernoff_log_theta flags exactly the families whose GPARV has no positive atom (δ = 0, checked
+    on the GPARV itself), and chernoff_bounds gives them 0 and the others a positive bound >= the exact δ
+    (multinomial enumeration, tests/oracle.py)."""
+    from oracle import gparv_positive_part
+    from shuffleamp import exact
+    from shuffleamp._ext import kernels
+    m = MatrixMechanism(_random_matrix(7, 5, 4.0, 3))
+    fams = _families(m)
+    n = 5
+    for q in (0.05, 0.5, 0.9):
+        eps = q * m.eps0
+        u, pos = kernels.chernoff_log_theta(*exact._pack(fams), eps, float(n), 40)
+        ch = chernoff_bounds(fams, n, eps)
+        assert np.isfinite(u).all() and (np.abs(u) <= 40).all()
+        for f, p, b in zip(fams, pos, ch):
+            g = f.gparv(eps)
+            assert bool(p) == bool(g.values.max() > 0)
+            assert (b == 0.0) == (not p)
+            assert b >= gparv_positive_part(g.values, g.probs, n) * (1 - 1e-12)
+
+
+def test_chernoff_bounds_non_decomposition_gets_inf():
+    class Other:
+        pass
+    d = Decomposition(np.array([0.7, 0.3]), np.array([0.2, 0.8]), np.array([0.2, 0.3]), 0.5)
+    ch = chernoff_bounds([Other(), d], 10, 0.1)
+    assert ch[0] == math.inf and 0.0 < ch[1] < math.inf

@@ -5,6 +5,8 @@
 # rounding margins) is evaluated by decomposition.chernoff_bounds at the returned θ, and it is valid for
 # EVERY θ > 0, so this search decides tightness, never soundness.
 
+from libc.float cimport DBL_EPSILON
+
 
 cdef void _chernoff_moments(const double[::1] v, const double[::1] lp, Py_ssize_t k, double th,
                             double* K, double* m1, double* var) noexcept nogil:
@@ -52,6 +54,12 @@ def chernoff_log_theta(const double[::1] a, const double[::1] b, const double[::
         non-finite atoms): any θ > 0 gives a valid bound.
     positive : int8 ndarray, shape (F,)
         0 for the families whose atoms (of positive mass) are all finite and <= 0 (their δ is 0), else 1.
+    stats : float64 ndarray, shape (F, 6)
+        At θ = exp(u) of the families with ``positive``: K(θ) = log E[e^{θV}] (log-sum-exp form), under
+        the tilted law the mean, variance, third absolute central moment and mean of |V| (the inputs of
+        the certified bound, which ``chernoff_bounds`` evaluates with rounding margins), and a bound on
+        the absolute rounding error of K (the cancellation in max + log-sum); K is NaN for a family with
+        a non-finite atom, the row is 0 for families without ``positive``.
     """
     cdef Py_ssize_t F = beta.shape[0], K = 1, f, j, k, s, it
     if off.shape[0] != F + 1:
@@ -64,6 +72,8 @@ def chernoff_log_theta(const double[::1] a, const double[::1] b, const double[::
     cdef bint small, finite
     pos_a = np.zeros(F, dtype=np.int8)
     cdef signed char[::1] pos = pos_a
+    stats_a = np.zeros((F, 6))
+    cdef double[:, ::1] stats = stats_a
     with nogil:
         for f in range(F):
             k = 0
@@ -85,6 +95,7 @@ def chernoff_log_theta(const double[::1] a, const double[::1] b, const double[::
                 k += 1
             if not finite:
                 pos[f] = 1          # no search: the caller's bound is inf
+                stats[f, 0] = NAN
                 continue
             if k == 0 or vmax <= 0.0:
                 continue            # no positive atom: delta = 0, no search
@@ -115,5 +126,40 @@ def chernoff_log_theta(const double[::1] a, const double[::1] b, const double[::
                     u = un
                     break
                 u = un
-            out[f] = u if isfinite(u) else 0.0
-    return out_a, pos_a
+            if not isfinite(u):
+                u = 0.0
+            out[f] = u
+            _chernoff_tilted(v, lp, k, exp(u), &stats[f, 0])
+    return out_a, pos_a, stats_a
+
+
+cdef void _chernoff_tilted(const double[::1] v, const double[::1] lp, Py_ssize_t k, double th,
+                           double* st) noexcept nogil:
+    """At θ: st = (K(θ) = log E[e^{θV}], and under the tilted law the mean, the central second and third
+    absolute moments and the mean of |V|), two passes (the central moments about the computed mean)."""
+    cdef Py_ssize_t j
+    cdef double zm = -INFINITY, z, w, S = 0.0, s1 = 0.0, m, d, s2 = 0.0, s3 = 0.0, sa = 0.0, sz = 0.0
+    for j in range(k):
+        z = th * v[j] + lp[j]
+        if z > zm:
+            zm = z
+    for j in range(k):
+        w = exp(th * v[j] + lp[j] - zm)
+        S += w
+        s1 += w * v[j]
+        sa += w * fabs(v[j])
+        sz += w * (fabs(th * v[j]) + fabs(lp[j]) + fabs(zm))
+    m = s1 / S
+    for j in range(k):
+        w = exp(th * v[j] + lp[j] - zm)
+        d = v[j] - m
+        s2 += w * d * d
+        s3 += w * fabs(d) * d * d
+    st[0] = zm + log(S)
+    st[1] = m
+    st[2] = s2 / S
+    st[3] = s3 / S
+    st[4] = sa / S
+    # rounding of K: each z_j - zm (relative error of its weight <= a few ulps of |θv_j| + |lp_j| + |zm|,
+    # weighted), the sum of k weights, the log and the final addition; a factor 8 over the ulp count
+    st[5] = 8.0 * DBL_EPSILON * (fabs(zm) + fabs(log(S)) + sz / S + <double>k + 2.0)

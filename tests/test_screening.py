@@ -1,8 +1,8 @@
 """Certified screening of many families (hscreen): the compiled Chernoff θ search and the batched maxima."""
 import math
 
+import mpmath
 import numpy as np
-import pytest
 
 from shuffleamp.decomposition import Decomposition, chernoff_bounds
 from shuffleamp.mechanisms import MatrixMechanism
@@ -31,11 +31,18 @@ def test_chernoff_theta_flags_families_without_positive_atom():
     n = 5
     for q in (0.05, 0.5, 0.9):
         eps = q * m.eps0
-        u, pos = kernels.chernoff_log_theta(*exact._pack(fams), eps, float(n), 40)
+        u, pos, st = kernels.chernoff_log_theta(*exact._pack(fams), eps, float(n), 40)
         ch = chernoff_bounds(fams, n, eps)
         assert np.isfinite(u).all() and (np.abs(u) <= 40).all()
-        for f, p, b in zip(fams, pos, ch):
+        for f, p, b, t, row in zip(fams, pos, ch, np.exp(u), st):
             g = f.gparv(eps)
+            if p:       # K(θ) and the tilted mean against a direct (mpmath) evaluation, within its error bound
+                w = [mpmath.mpf(float(q)) * mpmath.exp(mpmath.mpf(float(t)) * float(x))
+                     for x, q in zip(g.values, g.probs)]
+                S = mpmath.fsum(w)
+                assert abs(float(mpmath.log(S)) - row[0]) <= row[5] + 1e-15
+                mu = float(mpmath.fsum(wi * float(x) for wi, x in zip(w, g.values)) / S)
+                assert abs(mu - row[1]) <= 1e-12 * (1 + row[4])
             assert bool(p) == bool(g.values.max() > 0)
             assert (b == 0.0) == (not p)
             assert b >= gparv_positive_part(g.values, g.probs, n) * (1 - 1e-12)

@@ -54,7 +54,7 @@ from .gparv import ContinuousPart, Gparv
 __all__ = ["Decomposition", "GparvFamily", "MixtureFamily", "law_key", "dedupe", "merge_by_ratio",
            "product_decomposition", "mixture", "primary_decomposition", "lower_decomposition",
            "clone_decomposition", "RATIO_RTOL", "LAW_KEY_DIGITS", "law_keys", "merge_rows", "ratio_keys",
-           "chernoff_bounds"]
+           "chernoff_bounds", "pack"]
 
 #: Relative precision at which likelihood ratios are considered equal when merging components.
 RATIO_RTOL = 1e-10
@@ -624,12 +624,36 @@ def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LA
 
 
 # ----------------------------------------------------------------------------- certified screening
+def pack(families) -> tuple:
+    """Concatenated (a, b, c), betas and offsets of atomic decompositions (the kernels' packed layout).
+
+    Parameters
+    ----------
+    families : sequence of Decomposition
+
+    Returns
+    -------
+    (a, b, c, beta, off)
+        Contiguous float64 arrays ``a, b, c`` (all components, family after family), ``beta`` of shape
+        (F,), and ``off`` (intp, shape (F + 1,)): family ``f`` holds components ``off[f]:off[f + 1]``.
+    """
+    if not families:
+        z = np.zeros(0)
+        return z, z, z, z, np.zeros(1, dtype=np.intp)
+    off = np.zeros(len(families) + 1, dtype=np.intp)
+    off[1:] = np.cumsum([f.a.size for f in families])
+    return (np.ascontiguousarray(np.concatenate([f.a for f in families]), dtype=np.float64),
+            np.ascontiguousarray(np.concatenate([f.b for f in families]), dtype=np.float64),
+            np.ascontiguousarray(np.concatenate([f.c for f in families]), dtype=np.float64),
+            np.array([float(f.beta) for f in families]), off)
+
+
 #: Iteration cap of the safeguarded Newton search for the Chernoff θ of :func:`chernoff_bounds`.
 CHERNOFF_ITERATIONS = 40
 _DBL_EPS = float(np.finfo(np.float64).eps)
 
 
-def chernoff_bounds(families, n: int, epsilon: float) -> np.ndarray:
+def chernoff_bounds(families, n: int, epsilon: float, packed=None) -> np.ndarray:
     r"""Certified Chernoff bounds :math:`\delta \le e^{nK(\theta)}/(e\theta n)` of many families at one ε.
 
     With :math:`K(\theta) = \log E[e^{\theta G_\varepsilon}]`: since
@@ -653,6 +677,8 @@ def chernoff_bounds(families, n: int, epsilon: float) -> np.ndarray:
         Number of users, >= 1.
     epsilon : float
         Central ε in nats.
+    packed : tuple, optional
+        ``pack(families)`` if already computed (then every family must be a :class:`Decomposition`).
 
     Returns
     -------
@@ -664,50 +690,27 @@ def chernoff_bounds(families, n: int, epsilon: float) -> np.ndarray:
     [SCW] Theorem 12 (the functional); the Chernoff bound is standard.
     """
     out = np.full(len(families), np.inf)
-    idx = [i for i, f in enumerate(families) if isinstance(f, Decomposition)]
-    if not idx:
-        return out
-    decs = [families[i] for i in idx]
-    sizes = np.array([f.a.size for f in decs], dtype=np.int64)
-    off = np.zeros(len(decs) + 1, dtype=np.intp)
-    off[1:] = np.cumsum(sizes)
+    if packed is None:
+        idx = [i for i, f in enumerate(families) if isinstance(f, Decomposition)]
+        if not idx:
+            return out
+        packed = pack([families[i] for i in idx])
+    else:
+        idx = slice(None)
+    a, b, c, beta, off = packed
     n = float(n)
-    # the θ search (any θ > 0 is valid): compiled, one family at a time; families without a positive atom
-    # (δ = 0) are flagged and skipped
-    u, positive = kernels.chernoff_log_theta(
-        np.ascontiguousarray(np.concatenate([f.a for f in decs]), dtype=np.float64),
-        np.ascontiguousarray(np.concatenate([f.b for f in decs]), dtype=np.float64),
-        np.ascontiguousarray(np.concatenate([f.c for f in decs]), dtype=np.float64),
-        np.array([float(f.beta) for f in decs]), off, float(epsilon), n, CHERNOFF_ITERATIONS)
-    out[idx] = 0.0
-    sel = np.flatnonzero(positive)
-    if sel.size == 0:
-        return out
-    idx = [idx[i] for i in sel.tolist()]
-    decs = [decs[i] for i in sel.tolist()]
-    sizes = sizes[sel]
-    e = math.exp(float(epsilon))
-    F, kmax = len(idx), int(sizes.max()) + 1
-    a = np.concatenate([f.a for f in decs])
-    b = np.concatenate([f.b for f in decs])
-    c = np.concatenate([f.c for f in decs])
-    rows = np.repeat(np.arange(F), sizes)
-    cols = np.arange(a.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    V = np.zeros((F, kmax))
-    Pm = np.zeros((F, kmax))
-    V[rows, cols] = _gparv_values(a, b, c, e)
-    Pm[rows, cols] = c
-    Pm[np.arange(F), sizes] = [f.beta for f in decs]
-    mask = Pm > 0
-    logP = np.log(np.where(mask, Pm, 1.0))
-    th = np.exp(u[sel])
-    z = np.where(mask, th[:, None] * V + logP, -np.inf)
-    zm = z.max(axis=1)
-    K = zm + np.log(np.exp(z - zm[:, None]).sum(axis=1))
-    logb = n * K + _log_tilted_factor(th, V, logP, mask, n) - math.log(n)
-    logb = logb + 1e-9 * (1.0 + np.abs(n * K)) + 64 * _DBL_EPS * (1.0 + np.abs(logb))
-    vals = np.exp(np.minimum(logb, 700.0))
-    vals = np.where(V.max(axis=1, where=mask, initial=-np.inf) <= 0.0, 0.0, vals)
+    # the θ search (any θ > 0 is valid) and the tilted statistics at θ: compiled, one family at a time;
+    # families without a positive atom (δ = 0) are flagged
+    u, positive, st = kernels.chernoff_log_theta(a, b, c, beta, off, float(epsilon), n, CHERNOFF_ITERATIONS)
+    K = st[:, 0]
+    kmax = int(np.max(np.diff(off), initial=0)) + 1     # terms of the sums (atoms and residual), for margins
+    with np.errstate(invalid="ignore", over="ignore"):
+        logb = n * K + _log_tilted_factor(np.exp(u), st[:, 1], st[:, 2], st[:, 3], st[:, 4], kmax, n) - math.log(n)
+        # rounding: of K (absolute, from the kernel: the cancellation in max + log-sum, times n), then a
+        # relative margin on nK and on the sum
+        logb = logb + n * st[:, 5] + 1e-9 * (1.0 + np.abs(n * K)) + 64 * _DBL_EPS * (1.0 + np.abs(logb))
+        vals = np.exp(np.minimum(logb, 700.0))
+    vals = np.where(positive == 0, 0.0, vals)
     out[idx] = np.where(np.isfinite(vals), vals, np.inf)
     return out
 
@@ -718,7 +721,7 @@ def chernoff_bounds(families, n: int, epsilon: float) -> np.ndarray:
 BERRY_ESSEEN_C = 0.4748
 
 
-def _log_tilted_factor(th, V, logP, mask, n: float) -> np.ndarray:
+def _log_tilted_factor(th, m1, var, rho, absm, k: int, n: float) -> np.ndarray:
     r"""Upper bound on :math:`\log E_\theta[S_+ e^{-\theta S}]` for the sum S of n i.i.d. tilted GPARVs.
 
     :math:`E[S_+] = e^{nK(\theta)} E_\theta[h(S)]` with :math:`h(s) = s_+ e^{-\theta s} \le 1/(e\theta)`
@@ -730,20 +733,12 @@ def _log_tilted_factor(th, V, logP, mask, n: float) -> np.ndarray:
     :math:`x = (m - \theta s^2)/s`, and for :math:`x < -2` the Mills-ratio bound
     :math:`x\Phi(x) + \varphi(x) \le \varphi(x)/(1 + x^2)`.  The smaller of the two factors is
     returned, with margins for the rounding of the tilted moments.
+    ``m1, var, rho, absm`` are the tilted mean, variance, third absolute central moment and mean of |V| of
+    one GPARV (per family), computed as sums of at most ``k`` terms each.
     """
     from scipy.special import ndtr
 
     chern = -1.0 - np.log(th)
-    z = np.where(mask, th[:, None] * V + logP, -np.inf)
-    zm = z.max(axis=1)
-    w = np.exp(z - zm[:, None])
-    pt = w / w.sum(axis=1)[:, None]
-    m1 = (pt * V).sum(axis=1)
-    d = np.where(mask, V - m1[:, None], 0.0)
-    var = (pt * d * d).sum(axis=1)
-    rho = (pt * np.abs(d) ** 3).sum(axis=1)
-    absm = (pt * np.abs(V)).sum(axis=1)
-    k = V.shape[1]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         s = np.sqrt(n * var)
         m = n * m1

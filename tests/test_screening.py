@@ -54,3 +54,18 @@ def test_chernoff_bounds_non_decomposition_gets_inf():
     d = Decomposition(np.array([0.7, 0.3]), np.array([0.2, 0.8]), np.array([0.2, 0.3]), 0.5)
     ch = chernoff_bounds([Other(), d], 10, 0.1)
     assert ch[0] == math.inf and 0.0 < ch[1] < math.inf
+
+
+def test_packed_cache_matches_pack_and_is_read_only():
+    """bounds._packed: the same arrays as decomposition.pack, read-only, and a different list (other ids) is
+    packed afresh; the screening bounds through it equal the direct ones."""
+    from shuffleamp import bounds
+    from shuffleamp.decomposition import pack
+    m = MatrixMechanism(_random_matrix(5, 4, 2.0, 7))
+    fams = _families(m)
+    for sub in (fams, fams[::-1], fams[:3]):
+        p, q = bounds._packed(sub), pack(sub)
+        for x, y in zip(p, q):
+            assert np.array_equal(x, y) and not x.flags.writeable
+        assert bounds._packed(list(sub)) is p
+        assert np.array_equal(bounds._chernoff_bounds(sub, 50, 0.3), chernoff_bounds(list(sub), 50, 0.3))

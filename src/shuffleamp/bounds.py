@@ -787,10 +787,34 @@ LAZY_FAMILIES = 12
 LAZY_KEEP = 4
 
 
+#: Packed layouts (:func:`shuffleamp.decomposition.pack`) of the last few family lists screened, keyed by the
+#: families' ids (the entry holds the families, so the ids stay theirs): one ε search screens the same list
+#: several times.
+_PACK_CACHE: dict = {}
+PACK_CACHE_SIZE = 8
+
+
+def _packed(families):
+    """``pack(families)`` of atomic decompositions, cached (read-only arrays)."""
+    key = tuple(map(id, families))
+    hit = _PACK_CACHE.pop(key, None)
+    if hit is None:
+        p = _exact._pack(families)
+        for x in p:
+            x.setflags(write=False)
+        hit = (tuple(families), p)
+    _PACK_CACHE[key] = hit                  # most recently used last
+    while len(_PACK_CACHE) > PACK_CACHE_SIZE:
+        _PACK_CACHE.pop(next(iter(_PACK_CACHE)))
+    return hit[1]
+
+
 def _chernoff_bounds(families, n: int, eps: float) -> np.ndarray:
     r"""Certified Chernoff bounds :math:`\delta \le e^{nK(\theta)}/(e\theta n)` of many families at one ε
-    (:func:`shuffleamp.decomposition.chernoff_bounds`: any θ > 0 is valid, found by a vectorised
-    safeguarded Newton search; ``inf`` for families that are not atomic decompositions)."""
+    (:func:`shuffleamp.decomposition.chernoff_bounds`: any θ > 0 is valid, found by a compiled safeguarded
+    Newton search; ``inf`` for families that are not atomic decompositions)."""
+    if families and all(isinstance(f, Decomposition) for f in families):
+        return chernoff_bounds(families, n, eps, packed=_packed(families))
     return chernoff_bounds(families, n, eps)
 
 
@@ -877,7 +901,7 @@ def _lower_subset(lo_f, n: int, target: float, eps_hi: float, e_guess=None) -> l
             or not all(isinstance(f, Decomposition) for f in lo_f)):
         return list(lo_f)
     from ._ext import kernels
-    packed = _exact._pack(lo_f)
+    packed = _packed(lo_f)
     lt = math.log(target)
 
     def pas(e):
@@ -927,7 +951,7 @@ UPPER_RANK = 8
 def _log_estimates(families, n: int, eps: float) -> np.ndarray:
     """log saddle-point estimate of δ at ``eps`` of each atomic decomposition (uncertified; ranks families)."""
     from ._ext import kernels
-    a, b, c, beta, off = _exact._pack(families)
+    a, b, c, beta, off = _packed(families)
     return kernels.log_estimates(a, b, c, beta, off, float(eps), float(n))
 
 

@@ -31,7 +31,8 @@ cdef void _chernoff_moments(const double[::1] v, const double[::1] lp, Py_ssize_
 
 
 def chernoff_log_theta(const double[::1] a, const double[::1] b, const double[::1] c, const double[::1] beta,
-                       const Py_ssize_t[::1] off, double eps, double n, int iterations):
+                       const Py_ssize_t[::1] off, double eps, double n, int iterations,
+                       double log_stop=-INFINITY):
     """log θ of the Chernoff bound of each packed atomic family at one ε (see ``chernoff_bounds``).
 
     The safeguarded Newton search of ``decomposition.chernoff_bounds`` on n K'(θ) = 1/θ in u = log θ
@@ -46,6 +47,10 @@ def chernoff_log_theta(const double[::1] a, const double[::1] b, const double[::
         Central epsilon (nats) and users.
     iterations : int
         Iteration cap.
+    log_stop : float, optional
+        Stop a family's search as soon as its plain Chernoff bound n K(θ) - 1 - log(θ n) (with a relative
+        margin) is below ``log_stop``: the caller only needs to know that the bound is below it (any θ is
+        valid, so the bound then computed at that θ is certified, only not the tightest).
 
     Returns
     -------
@@ -68,7 +73,7 @@ def chernoff_log_theta(const double[::1] a, const double[::1] b, const double[::
         K = max(K, off[f + 1] - off[f])
     out_a = np.zeros(F)
     cdef double[::1] out = out_a, v = np.zeros(K + 1), lp = np.zeros(K + 1)
-    cdef double e = exp(eps), u, lo, hi, th, Kv, m1, var, th0, h, un, vmax
+    cdef double e = exp(eps), u, lo, hi, th, Kv, m1, var, th0, h, un, vmax, lb
     cdef bint small, finite
     pos_a = np.zeros(F, dtype=np.int8)
     cdef signed char[::1] pos = pos_a
@@ -112,7 +117,8 @@ def chernoff_log_theta(const double[::1] a, const double[::1] b, const double[::
                 th = exp(u)
                 _chernoff_moments(v, lp, k, th, &Kv, &m1, &var)
                 h = n * m1 - 1.0 / th
-                small = n * Kv - 1.0 - log(th * n) < -800.0
+                lb = n * Kv - 1.0 - log(th * n)
+                small = lb < -800.0 or lb + 1e-6 * (1.0 + fabs(n * Kv)) < log_stop
                 if h > 0.0:
                     hi = u
                 else:

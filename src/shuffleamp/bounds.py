@@ -809,13 +809,14 @@ def _packed(families):
     return hit[1]
 
 
-def _chernoff_bounds(families, n: int, eps: float) -> np.ndarray:
+def _chernoff_bounds(families, n: int, eps: float, stop: float = 0.0) -> np.ndarray:
     r"""Certified Chernoff bounds :math:`\delta \le e^{nK(\theta)}/(e\theta n)` of many families at one ε
     (:func:`shuffleamp.decomposition.chernoff_bounds`: any θ > 0 is valid, found by a compiled safeguarded
-    Newton search; ``inf`` for families that are not atomic decompositions)."""
+    Newton search, stopped early once a bound is below ``stop``; ``inf`` for families that are not atomic
+    decompositions)."""
     if families and all(isinstance(f, Decomposition) for f in families):
-        return chernoff_bounds(families, n, eps, packed=_packed(families))
-    return chernoff_bounds(families, n, eps)
+        return chernoff_bounds(families, n, eps, packed=_packed(families), stop=stop)
+    return chernoff_bounds(families, n, eps, stop=stop)
 
 
 def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: dict, keep: int,
@@ -980,7 +981,7 @@ def _certify_max(families, done: set, n: int, eps: float, v_sub: float, info_sub
     over those whose ``id`` is in ``done`` (and its record ``info_sub``): the others are evaluated by
     decreasing certified Chernoff bound (:func:`_chernoff_bounds`) while that bound exceeds the maximum so far
     (the rest are below it).  Returns (maximum, record of the maximiser)."""
-    ch = _chernoff_bounds(families, n, eps)
+    ch = _chernoff_bounds(families, n, eps, stop=float(v_sub))   # only bounds above v_sub matter
     best, info = float(v_sub), info_sub
     for i in np.argsort(-ch, kind="stable"):
         if ch[i] <= best:

@@ -653,7 +653,7 @@ CHERNOFF_ITERATIONS = 40
 _DBL_EPS = float(np.finfo(np.float64).eps)
 
 
-def chernoff_bounds(families, n: int, epsilon: float, packed=None) -> np.ndarray:
+def chernoff_bounds(families, n: int, epsilon: float, packed=None, stop: float = 0.0) -> np.ndarray:
     r"""Certified Chernoff bounds :math:`\delta \le e^{nK(\theta)}/(e\theta n)` of many families at one ε.
 
     With :math:`K(\theta) = \log E[e^{\theta G_\varepsilon}]`: since
@@ -679,6 +679,10 @@ def chernoff_bounds(families, n: int, epsilon: float, packed=None) -> np.ndarray
         Central ε in nats.
     packed : tuple, optional
         ``pack(families)`` if already computed (then every family must be a :class:`Decomposition`).
+    stop : float, optional
+        A family's θ search stops as soon as its plain Chernoff bound is below ``stop`` (its returned
+        bound is still certified, usually below ``stop``, but not the tightest): for callers that only
+        compare the bounds with ``stop``.  0 (default): every search runs to convergence.
 
     Returns
     -------
@@ -701,7 +705,8 @@ def chernoff_bounds(families, n: int, epsilon: float, packed=None) -> np.ndarray
     n = float(n)
     # the θ search (any θ > 0 is valid) and the tilted statistics at θ: compiled, one family at a time;
     # families without a positive atom (δ = 0) are flagged
-    u, positive, st = kernels.chernoff_log_theta(a, b, c, beta, off, float(epsilon), n, CHERNOFF_ITERATIONS)
+    u, positive, st = kernels.chernoff_log_theta(a, b, c, beta, off, float(epsilon), n, CHERNOFF_ITERATIONS,
+                                                 math.log(stop) if stop > 0.0 else -math.inf)
     K = st[:, 0]
     kmax = int(np.max(np.diff(off), initial=0)) + 1     # terms of the sums (atoms and residual), for margins
     with np.errstate(invalid="ignore", over="ignore"):

@@ -3,9 +3,11 @@ import math
 
 import mpmath
 import numpy as np
+import pytest
 
 from shuffleamp.decomposition import Decomposition, chernoff_bounds
-from shuffleamp.mechanisms import MatrixMechanism
+from shuffleamp import joint
+from shuffleamp.mechanisms import KRR, OUE, MatrixMechanism
 
 
 def _random_matrix(D, Y, eps0, seed):
@@ -86,3 +88,34 @@ def test_chernoff_stop_keeps_bounds_certified_and_order_above_stop():
         assert b1 >= gparv_positive_part(g.values, g.probs, n) * (1 - 1e-12)
         if b0 > stop * 1.01:        # above the early-stop margin (1e-6 relative in log)
             assert b1 == b0
+
+
+def _reference_with_swaps(decs):
+    from shuffleamp.decomposition import dedupe
+    fams = []
+    for d in decs:
+        fams.append(d)
+        s = d.swapped()
+        if s is not d:
+            fams.append(s)
+    return dedupe(fams)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: MatrixMechanism(_random_matrix(7, 5, 2.0, 1)),
+    lambda: MatrixMechanism(np.array([[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6], [0.6, 0.2, 0.2]])),
+    lambda: KRR(1.0, 5),
+    lambda: joint([KRR(0.5, 3), OUE(0.5, 4), KRR(0.5, 3)]),
+])
+def test_upper_families_with_swaps_equal_dedupe(make):
+    """bounds._with_swaps (swaps built only when their law is new) gives the list of the plain
+    'every family and its swap, de-duplicated by law key' (labels, arrays, β and keys, in order)."""
+    from shuffleamp import bounds
+    from shuffleamp.decomposition import law_key
+    got = bounds._with_swaps(make().upper_decompositions())
+    ref = _reference_with_swaps(make().upper_decompositions())
+    assert [f.label for f in got] == [f.label for f in ref]
+    assert [law_key(f) for f in got] == [law_key(f) for f in ref]
+    for f, g in zip(got, ref):
+        assert np.array_equal(f.a, g.a) and np.array_equal(f.b, g.b) and np.array_equal(f.c, g.c)
+        assert f.beta == g.beta

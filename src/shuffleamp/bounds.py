@@ -42,7 +42,7 @@ from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, chec
                         epsilon_for_delta, inverse_monotone)
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method)
-from .decomposition import Decomposition, chernoff_bounds, dedupe
+from .decomposition import Decomposition, chernoff_bounds, dedupe, law_key
 from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
@@ -70,13 +70,7 @@ def _families(mechanism, method: str, which: str) -> list:
     in the reverse ordering), de-duplicated by law.
     """
     if which == "upper":
-        fams = []
-        for d in mechanism.upper_decompositions():
-            fams.append(d)
-            s = d.swapped()
-            if s is not d:
-                fams.append(s)
-        return dedupe(fams)
+        return _with_swaps(mechanism.upper_decompositions())
     # both orderings of every lower-bound dataset: H(M(X0)||M(X1)) and H(M(X1)||M(X0)) are both
     # divergences of a concrete neighbouring pair (the swap exchanges a and b)
     fams = []
@@ -86,6 +80,36 @@ def _families(mechanism, method: str, which: str) -> list:
         if s is not d:
             fams.append(s)
     return dedupe(fams)
+
+
+def _with_swaps(decs) -> list:
+    """``dedupe([d0, d0.swapped(), d1, d1.swapped(), ...])`` (the same list), without building the swaps
+    that it would drop: a decomposition whose swapped law key is known (``_swap_key``, set by the batch
+    constructors and by :meth:`Decomposition.law_key`) is swapped only when that key is new."""
+    out, seen = [], set()
+    for d in decs:
+        if type(d) is Decomposition:
+            key = law_key(d)                       # ("dec", d.law_key()): caches _swap_key when cheap
+            if key not in seen:
+                seen.add(key)
+                out.append(d)
+            sk = d.__dict__.get("_swap_key")
+            if sk is not None:
+                skey = ("dec", sk)
+                if skey not in seen:              # law_key(d.swapped()) == skey: the swap is built with it
+                    seen.add(skey)
+                    out.append(d.swapped())
+                continue
+            todo = (d.swapped(),)
+        else:
+            s = d.swapped()
+            todo = (d, s) if s is not d else (d,)
+        for f in todo:
+            k = law_key(f)
+            if k not in seen:
+                seen.add(k)
+                out.append(f)
+    return out
 
 
 # ---------------------------------------------------------------------------- evaluator dispatch

@@ -134,6 +134,13 @@ def merge_by_ratio(a: np.ndarray, b: np.ndarray, c: np.ndarray, rtol: float = RA
     return a, b, c
 
 
+def _read_only_copy(arr) -> np.ndarray:
+    """A read-only float64 copy of ``arr``."""
+    arr = np.array(arr, dtype=np.float64)
+    arr.setflags(write=False)
+    return arr
+
+
 def _frozen(arr) -> bool:
     """True for a read-only float64 ndarray whose bases are all read-only (no one can write its memory)."""
     if type(arr) is not np.ndarray or arr.dtype != np.float64:
@@ -334,17 +341,14 @@ class Decomposition:
         others copied; ``share=True`` asserts that all three are such arrays.
         """
         self = object.__new__(cls)
-        for name, arr in (("a", a), ("b", b), ("c", c)):
-            if not (share or _frozen(arr)):
-                arr = np.array(arr, dtype=np.float64)
-                arr.setflags(write=False)
-            object.__setattr__(self, name, arr)
-        object.__setattr__(self, "beta", float(beta))
-        object.__setattr__(self, "label", label)
+        if not share:
+            a, b, c = (arr if _frozen(arr) else _read_only_copy(arr) for arr in (a, b, c))
+        d = self.__dict__                   # frozen dataclass: the fields set directly, as object.__setattr__
+        d["a"], d["b"], d["c"], d["beta"], d["label"] = a, b, c, float(beta), label
         if key is not None:
-            object.__setattr__(self, "_law_key", key)
+            d["_law_key"] = key
         if swap_key is not None:
-            object.__setattr__(self, "_swap_key", swap_key)
+            d["_swap_key"] = swap_key
         return self
 
     def swapped(self) -> "Decomposition":

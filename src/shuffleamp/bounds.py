@@ -828,8 +828,11 @@ def _packed(families):
             x.setflags(write=False)
         hit = (tuple(families), p)
     _PACK_CACHE[key] = hit                  # most recently used last
-    while len(_PACK_CACHE) > PACK_CACHE_SIZE:
-        _PACK_CACHE.pop(next(iter(_PACK_CACHE)))
+    try:
+        while len(_PACK_CACHE) > PACK_CACHE_SIZE:
+            _PACK_CACHE.pop(next(iter(_PACK_CACHE)), None)
+    except (RuntimeError, StopIteration):   # pragma: no cover - another thread resized it: trimmed next time
+        pass
     return hit[1]
 
 

@@ -669,7 +669,9 @@ def chernoff_bounds(families, n: int, epsilon: float, packed=None, stop: float =
     bisection when a step leaves the bracket), a handful of iterations instead of a fixed bisection.
     At that θ the factor :math:`1/(e\theta)` is replaced by the Berry-Esseen refinement of
     :func:`_log_tilted_factor` when it is smaller (it gains a factor of order :math:`1/\sqrt n`).
-    :math:`K` is evaluated in log-sum-exp form and the result is rounded up by a relative margin.
+    :math:`K` and the tilted moments are evaluated in C in log-sum-exp form; the result is rounded up by
+    n times a bound on the absolute rounding error of K (the cancellation between the largest exponent and
+    the log of the sum, which dominates at large n) and by a relative margin.
     A family whose atoms are all <= 0 gets 0 (its δ is 0); families that are not
     :class:`Decomposition` get ``inf`` (no cheap bound).
 

@@ -2343,3 +2343,4 @@ def log_estimates(const double[::1] a, const double[::1] b, const double[::1] c,
 
 
 include "_families.pxi"
+include "_screening.pxi"

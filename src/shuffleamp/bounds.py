@@ -42,7 +42,7 @@ from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, chec
                         epsilon_for_delta, inverse_monotone)
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method)
-from .decomposition import Decomposition, chernoff_bounds, dedupe
+from .decomposition import Decomposition, chernoff_bounds, dedupe, law_key
 from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
@@ -70,14 +70,7 @@ def _families(mechanism, method: str, which: str) -> list:
     in the reverse ordering), de-duplicated by law.
     """
     if which == "upper":
-        fams = []
-        for d in mechanism.upper_decompositions():
-            fams.append(d)
-            _key_first(d)
-            s = d.swapped()
-            if s is not d:
-                fams.append(s)
-        return dedupe(fams)
+        return _with_swaps(mechanism.upper_decompositions())
     # both orderings of every lower-bound dataset: H(M(X0)||M(X1)) and H(M(X1)||M(X0)) are both
     # divergences of a concrete neighbouring pair (the swap exchanges a and b)
     fams = []
@@ -95,6 +88,36 @@ def _key_first(d) -> None:
     (``Decomposition.law_key``), which ``swapped`` then carries, so ``dedupe`` keys the swap for free."""
     if isinstance(d, Decomposition):
         d.law_key()
+
+
+def _with_swaps(decs) -> list:
+    """``dedupe([d0, d0.swapped(), d1, d1.swapped(), ...])`` (the same list), without building the swaps
+    that it would drop: a decomposition whose swapped law key is known (``_swap_key``, set by the batch
+    constructors and by :meth:`Decomposition.law_key`) is swapped only when that key is new."""
+    out, seen = [], set()
+    for d in decs:
+        if type(d) is Decomposition:
+            key = law_key(d)                       # ("dec", d.law_key()): caches _swap_key when cheap
+            if key not in seen:
+                seen.add(key)
+                out.append(d)
+            sk = d.__dict__.get("_swap_key")
+            if sk is not None:
+                skey = ("dec", sk)
+                if skey not in seen:              # law_key(d.swapped()) == skey: the swap is built with it
+                    seen.add(skey)
+                    out.append(d.swapped())
+                continue
+            todo = (d.swapped(),)
+        else:
+            s = d.swapped()
+            todo = (d, s) if s is not d else (d,)
+        for f in todo:
+            k = law_key(f)
+            if k not in seen:
+                seen.add(k)
+                out.append(f)
+    return out
 
 
 # ---------------------------------------------------------------------------- evaluator dispatch
@@ -796,11 +819,39 @@ LAZY_FAMILIES = 12
 LAZY_KEEP = 4
 
 
-def _chernoff_bounds(families, n: int, eps: float) -> np.ndarray:
+#: Packed layouts (:func:`shuffleamp.decomposition.pack`) of the last few family lists screened, keyed by the
+#: families' ids (the entry holds the families, so the ids stay theirs): one ε search screens the same list
+#: several times.
+_PACK_CACHE: dict = {}
+PACK_CACHE_SIZE = 8
+
+
+def _packed(families):
+    """``pack(families)`` of atomic decompositions, cached (read-only arrays)."""
+    key = tuple(map(id, families))
+    hit = _PACK_CACHE.pop(key, None)
+    if hit is None:
+        p = _exact._pack(families)
+        for x in p:
+            x.setflags(write=False)
+        hit = (tuple(families), p)
+    _PACK_CACHE[key] = hit                  # most recently used last
+    try:
+        while len(_PACK_CACHE) > PACK_CACHE_SIZE:
+            _PACK_CACHE.pop(next(iter(_PACK_CACHE)), None)
+    except (RuntimeError, StopIteration):   # pragma: no cover - another thread resized it: trimmed next time
+        pass
+    return hit[1]
+
+
+def _chernoff_bounds(families, n: int, eps: float, stop: float = 0.0) -> np.ndarray:
     r"""Certified Chernoff bounds :math:`\delta \le e^{nK(\theta)}/(e\theta n)` of many families at one ε
-    (:func:`shuffleamp.decomposition.chernoff_bounds`: any θ > 0 is valid, found by a vectorised
-    safeguarded Newton search; ``inf`` for families that are not atomic decompositions)."""
-    return chernoff_bounds(families, n, eps)
+    (:func:`shuffleamp.decomposition.chernoff_bounds`: any θ > 0 is valid, found by a compiled safeguarded
+    Newton search, stopped early once a bound is below ``stop``; ``inf`` for families that are not atomic
+    decompositions)."""
+    if families and all(isinstance(f, Decomposition) for f in families):
+        return chernoff_bounds(families, n, eps, packed=_packed(families), stop=stop)
+    return chernoff_bounds(families, n, eps, stop=stop)
 
 
 def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: dict, keep: int,
@@ -886,7 +937,7 @@ def _lower_subset(lo_f, n: int, target: float, eps_hi: float, e_guess=None) -> l
             or not all(isinstance(f, Decomposition) for f in lo_f)):
         return list(lo_f)
     from ._ext import kernels
-    packed = _exact._pack(lo_f)
+    packed = _packed(lo_f)
     lt = math.log(target)
 
     def pas(e):
@@ -936,7 +987,7 @@ UPPER_RANK = 8
 def _log_estimates(families, n: int, eps: float) -> np.ndarray:
     """log saddle-point estimate of δ at ``eps`` of each atomic decomposition (uncertified; ranks families)."""
     from ._ext import kernels
-    a, b, c, beta, off = _exact._pack(families)
+    a, b, c, beta, off = _packed(families)
     return kernels.log_estimates(a, b, c, beta, off, float(eps), float(n))
 
 
@@ -965,7 +1016,7 @@ def _certify_max(families, done: set, n: int, eps: float, v_sub: float, info_sub
     over those whose ``id`` is in ``done`` (and its record ``info_sub``): the others are evaluated by
     decreasing certified Chernoff bound (:func:`_chernoff_bounds`) while that bound exceeds the maximum so far
     (the rest are below it).  Returns (maximum, record of the maximiser)."""
-    ch = _chernoff_bounds(families, n, eps)
+    ch = _chernoff_bounds(families, n, eps, stop=float(v_sub))   # only bounds above v_sub matter
     best, info = float(v_sub), info_sub
     for i in np.argsort(-ch, kind="stable"):
         if ch[i] <= best:

@@ -54,7 +54,7 @@ from .gparv import ContinuousPart, Gparv
 __all__ = ["Decomposition", "GparvFamily", "MixtureFamily", "law_key", "dedupe", "merge_by_ratio",
            "product_decomposition", "mixture", "primary_decomposition", "lower_decomposition",
            "clone_decomposition", "RATIO_RTOL", "LAW_KEY_DIGITS", "law_keys", "merge_rows", "ratio_keys",
-           "chernoff_bounds"]
+           "chernoff_bounds", "pack"]
 
 #: Relative precision at which likelihood ratios are considered equal when merging components.
 RATIO_RTOL = 1e-10
@@ -132,6 +132,13 @@ def merge_by_ratio(a: np.ndarray, b: np.ndarray, c: np.ndarray, rtol: float = RA
         return a, b, c
     _, a, b, c, _, _ = merge_rows(a[None, :], b[None, :], c[None, :], rtol)
     return a, b, c
+
+
+def _read_only_copy(arr) -> np.ndarray:
+    """A read-only float64 copy of ``arr``."""
+    arr = np.array(arr, dtype=np.float64)
+    arr.setflags(write=False)
+    return arr
 
 
 def _frozen(arr) -> bool:
@@ -334,17 +341,14 @@ class Decomposition:
         others copied; ``share=True`` asserts that all three are such arrays.
         """
         self = object.__new__(cls)
-        for name, arr in (("a", a), ("b", b), ("c", c)):
-            if not (share or _frozen(arr)):
-                arr = np.array(arr, dtype=np.float64)
-                arr.setflags(write=False)
-            object.__setattr__(self, name, arr)
-        object.__setattr__(self, "beta", float(beta))
-        object.__setattr__(self, "label", label)
+        if not share:
+            a, b, c = (arr if _frozen(arr) else _read_only_copy(arr) for arr in (a, b, c))
+        d = self.__dict__                   # frozen dataclass: the fields set directly, as object.__setattr__
+        d["a"], d["b"], d["c"], d["beta"], d["label"] = a, b, c, float(beta), label
         if key is not None:
-            object.__setattr__(self, "_law_key", key)
+            d["_law_key"] = key
         if swap_key is not None:
-            object.__setattr__(self, "_swap_key", swap_key)
+            d["_swap_key"] = swap_key
         return self
 
     def swapped(self) -> "Decomposition":
@@ -624,23 +628,50 @@ def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LA
 
 
 # ----------------------------------------------------------------------------- certified screening
+def pack(families) -> tuple:
+    """Concatenated (a, b, c), betas and offsets of atomic decompositions (the kernels' packed layout).
+
+    Parameters
+    ----------
+    families : sequence of Decomposition
+
+    Returns
+    -------
+    (a, b, c, beta, off)
+        Contiguous float64 arrays ``a, b, c`` (all components, family after family), ``beta`` of shape
+        (F,), and ``off`` (intp, shape (F + 1,)): family ``f`` holds components ``off[f]:off[f + 1]``.
+    """
+    if not families:
+        z = np.zeros(0)
+        return z, z, z, z, np.zeros(1, dtype=np.intp)
+    off = np.zeros(len(families) + 1, dtype=np.intp)
+    off[1:] = np.cumsum([f.a.size for f in families])
+    return (np.ascontiguousarray(np.concatenate([f.a for f in families]), dtype=np.float64),
+            np.ascontiguousarray(np.concatenate([f.b for f in families]), dtype=np.float64),
+            np.ascontiguousarray(np.concatenate([f.c for f in families]), dtype=np.float64),
+            np.array([float(f.beta) for f in families]), off)
+
+
 #: Iteration cap of the safeguarded Newton search for the Chernoff θ of :func:`chernoff_bounds`.
 CHERNOFF_ITERATIONS = 40
 _DBL_EPS = float(np.finfo(np.float64).eps)
 
 
-def chernoff_bounds(families, n: int, epsilon: float) -> np.ndarray:
+def chernoff_bounds(families, n: int, epsilon: float, packed=None, stop: float = 0.0) -> np.ndarray:
     r"""Certified Chernoff bounds :math:`\delta \le e^{nK(\theta)}/(e\theta n)` of many families at one ε.
 
     With :math:`K(\theta) = \log E[e^{\theta G_\varepsilon}]`: since
     :math:`s_+ \le e^{\theta s}/(e\theta)` for every :math:`\theta > 0`,
     :math:`\delta = \tfrac1n E[(G_1 + \dots + G_n)_+] \le e^{nK(\theta)}/(e\theta n)` for **every**
-    θ > 0, so the θ need not be optimal: it is found by a vectorised safeguarded Newton search on
+    θ > 0, so the θ need not be optimal: it is found by a compiled safeguarded Newton search
+    (``kernels.chernoff_log_theta``, one family at a time) on
     :math:`nK'(\theta) = 1/\theta` in :math:`\log\theta` (bracket [-40, 40], increasing function,
     bisection when a step leaves the bracket), a handful of iterations instead of a fixed bisection.
     At that θ the factor :math:`1/(e\theta)` is replaced by the Berry-Esseen refinement of
     :func:`_log_tilted_factor` when it is smaller (it gains a factor of order :math:`1/\sqrt n`).
-    :math:`K` is evaluated in log-sum-exp form and the result is rounded up by a relative margin.
+    :math:`K` and the tilted moments are evaluated in C in log-sum-exp form; the result is rounded up by
+    n times a bound on the absolute rounding error of K (the cancellation between the largest exponent and
+    the log of the sum, which dominates at large n) and by a relative margin.
     A family whose atoms are all <= 0 gets 0 (its δ is 0); families that are not
     :class:`Decomposition` get ``inf`` (no cheap bound).
 
@@ -652,6 +683,12 @@ def chernoff_bounds(families, n: int, epsilon: float) -> np.ndarray:
         Number of users, >= 1.
     epsilon : float
         Central ε in nats.
+    packed : tuple, optional
+        ``pack(families)`` if already computed (then every family must be a :class:`Decomposition`).
+    stop : float, optional
+        A family's θ search stops as soon as its plain Chernoff bound is below ``stop`` (its returned
+        bound is still certified, usually below ``stop``, but not the tightest): for callers that only
+        compare the bounds with ``stop``.  0 (default): every search runs to convergence.
 
     Returns
     -------
@@ -663,70 +700,28 @@ def chernoff_bounds(families, n: int, epsilon: float) -> np.ndarray:
     [SCW] Theorem 12 (the functional); the Chernoff bound is standard.
     """
     out = np.full(len(families), np.inf)
-    idx = [i for i, f in enumerate(families) if isinstance(f, Decomposition)]
-    if not idx:
-        return out
-    e = math.exp(float(epsilon))
-    sizes = np.array([families[i].a.size for i in idx], dtype=np.int64)
-    F, kmax = len(idx), int(sizes.max()) + 1
-    a = np.concatenate([families[i].a for i in idx])
-    b = np.concatenate([families[i].b for i in idx])
-    c = np.concatenate([families[i].c for i in idx])
-    rows = np.repeat(np.arange(F), sizes)
-    cols = np.arange(a.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    V = np.zeros((F, kmax))
-    Pm = np.zeros((F, kmax))
-    V[rows, cols] = _gparv_values(a, b, c, e)
-    Pm[rows, cols] = c
-    Pm[np.arange(F), sizes] = [families[i].beta for i in idx]
-    mask = Pm > 0
-    logP = np.log(np.where(mask, Pm, 1.0))
+    if packed is None:
+        idx = [i for i, f in enumerate(families) if isinstance(f, Decomposition)]
+        if not idx:
+            return out
+        packed = pack([families[i] for i in idx])
+    else:
+        idx = slice(None)
+    a, b, c, beta, off = packed
     n = float(n)
-
-    def moments(u, r):
-        th = np.exp(u)
-        z = np.where(mask[r], th[:, None] * V[r] + logP[r], -np.inf)
-        zm = z.max(axis=1)
-        w = np.exp(z - zm[:, None])
-        S = w.sum(axis=1)
-        wv = w * V[r]
-        m1 = wv.sum(axis=1) / S
-        m2 = (wv * V[r]).sum(axis=1) / S
-        return th, zm + np.log(S), m1, np.maximum(m2 - m1 * m1, 0.0)
-
-    # start: the Gaussian approximation n(mu + theta var) = 1/theta of the root
-    allr = np.arange(F)
-    _, _, mu, var = moments(np.zeros(F), allr)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        th0 = (-n * mu + np.sqrt((n * mu) ** 2 + 4 * n * var)) / (2 * n * var)
-    u = np.where(np.isfinite(th0) & (th0 > 0), np.log(np.where(th0 > 0, th0, 1.0)), 0.0)
-    u = np.clip(u, -39.0, 39.0)
-    lo = np.full(F, -40.0)
-    hi = np.full(F, 40.0)
-    act = allr
-    for _ in range(CHERNOFF_ITERATIONS):
-        ua = u[act]
-        th, K, m1, var = moments(ua, act)
-        h = n * m1 - 1.0 / th                       # increasing in u
-        small = n * K - 1.0 - np.log(th * n) < -800.0  # bound already underflows: this θ will do
-        pos = h > 0
-        hi[act] = np.where(pos, ua, hi[act])
-        lo[act] = np.where(pos, lo[act], ua)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            un = ua - h / (n * th * var + 1.0 / th)
-        bad = ~np.isfinite(un) | (un <= lo[act]) | (un >= hi[act])
-        un = np.where(bad, 0.5 * (lo[act] + hi[act]), un)
-        un = np.where(small, ua, un)
-        u[act] = un
-        keep = (np.abs(un - ua) >= 1e-4) & (hi[act] - lo[act] >= 1e-4) & ~small
-        act = act[keep]
-        if act.size == 0:
-            break
-    th, K, _, _ = moments(u, allr)
-    logb = n * K + _log_tilted_factor(th, V, logP, mask, n) - math.log(n)
-    logb = logb + 1e-9 * (1.0 + np.abs(n * K)) + 64 * _DBL_EPS * (1.0 + np.abs(logb))
-    vals = np.exp(np.minimum(logb, 700.0))
-    vals = np.where(V.max(axis=1, where=mask, initial=-np.inf) <= 0.0, 0.0, vals)
+    # the θ search (any θ > 0 is valid) and the tilted statistics at θ: compiled, one family at a time;
+    # families without a positive atom (δ = 0) are flagged
+    u, positive, st = kernels.chernoff_log_theta(a, b, c, beta, off, float(epsilon), n, CHERNOFF_ITERATIONS,
+                                                 math.log(stop) if stop > 0.0 else -math.inf)
+    K = st[:, 0]
+    kmax = int(np.max(np.diff(off), initial=0)) + 1     # terms of the sums (atoms and residual), for margins
+    with np.errstate(invalid="ignore", over="ignore"):
+        logb = n * K + _log_tilted_factor(np.exp(u), st[:, 1], st[:, 2], st[:, 3], st[:, 4], kmax, n) - math.log(n)
+        # rounding: of K (absolute, from the kernel: the cancellation in max + log-sum, times n), then a
+        # relative margin on nK and on the sum
+        logb = logb + n * st[:, 5] + 1e-9 * (1.0 + np.abs(n * K)) + 64 * _DBL_EPS * (1.0 + np.abs(logb))
+        vals = np.exp(np.minimum(logb, 700.0))
+    vals = np.where(positive == 0, 0.0, vals)
     out[idx] = np.where(np.isfinite(vals), vals, np.inf)
     return out
 
@@ -737,7 +732,7 @@ def chernoff_bounds(families, n: int, epsilon: float) -> np.ndarray:
 BERRY_ESSEEN_C = 0.4748
 
 
-def _log_tilted_factor(th, V, logP, mask, n: float) -> np.ndarray:
+def _log_tilted_factor(th, m1, var, rho, absm, k: int, n: float) -> np.ndarray:
     r"""Upper bound on :math:`\log E_\theta[S_+ e^{-\theta S}]` for the sum S of n i.i.d. tilted GPARVs.
 
     :math:`E[S_+] = e^{nK(\theta)} E_\theta[h(S)]` with :math:`h(s) = s_+ e^{-\theta s} \le 1/(e\theta)`
@@ -749,20 +744,12 @@ def _log_tilted_factor(th, V, logP, mask, n: float) -> np.ndarray:
     :math:`x = (m - \theta s^2)/s`, and for :math:`x < -2` the Mills-ratio bound
     :math:`x\Phi(x) + \varphi(x) \le \varphi(x)/(1 + x^2)`.  The smaller of the two factors is
     returned, with margins for the rounding of the tilted moments.
+    ``m1, var, rho, absm`` are the tilted mean, variance, third absolute central moment and mean of |V| of
+    one GPARV (per family), computed as sums of at most ``k`` terms each.
     """
     from scipy.special import ndtr
 
     chern = -1.0 - np.log(th)
-    z = np.where(mask, th[:, None] * V + logP, -np.inf)
-    zm = z.max(axis=1)
-    w = np.exp(z - zm[:, None])
-    pt = w / w.sum(axis=1)[:, None]
-    m1 = (pt * V).sum(axis=1)
-    d = np.where(mask, V - m1[:, None], 0.0)
-    var = (pt * d * d).sum(axis=1)
-    rho = (pt * np.abs(d) ** 3).sum(axis=1)
-    absm = (pt * np.abs(V)).sum(axis=1)
-    k = V.shape[1]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         s = np.sqrt(n * var)
         m = n * m1

@@ -97,7 +97,7 @@ from numpy.polynomial.legendre import leggauss
 
 from ._ext import kernels
 from ._numerics import LogMgf, check_memory, check_time, current_budget
-from .decomposition import Decomposition
+from .decomposition import Decomposition, pack
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .gparv import Gparv
 from .results import Evaluation, ExactDetail
@@ -407,21 +407,14 @@ SEARCH_STATUS = {1: "delta(eps0) > target", 2: "an evaluation the compiled loop 
 
 
 def _pack(families):
-    """Concatenated (a, b, c), betas and offsets of atomic decompositions (the kernels' packed layout)."""
-    if not families:
-        z = np.zeros(0)
-        return z, z, z, z, np.zeros(1, dtype=np.intp)
-    if len(families) == 1:              # one family: its own arrays (the same values as the concatenation)
+    """Concatenated (a, b, c), betas and offsets of atomic decompositions (the kernels' packed layout):
+    :func:`shuffleamp.decomposition.pack`, or one family's own arrays (the same values)."""
+    if len(families) == 1:
         f = families[0]
         return (np.ascontiguousarray(f.a, dtype=np.float64), np.ascontiguousarray(f.b, dtype=np.float64),
                 np.ascontiguousarray(f.c, dtype=np.float64), np.array([float(f.beta)]),
                 np.array([0, f.a.size], dtype=np.intp))
-    off = np.zeros(len(families) + 1, dtype=np.intp)
-    off[1:] = np.cumsum([f.a.size for f in families])
-    return (np.ascontiguousarray(np.concatenate([f.a for f in families]), dtype=np.float64),
-            np.ascontiguousarray(np.concatenate([f.b for f in families]), dtype=np.float64),
-            np.ascontiguousarray(np.concatenate([f.c for f in families]), dtype=np.float64),
-            np.array([float(f.beta) for f in families]), off)
+    return pack(families)
 
 
 def estimate_root(families, n: int, target: float, hi: float) -> float:

@@ -43,7 +43,12 @@
 # arithmetic.  A run whose a-priori step estimate exceeds its budget (``_mix_budget``: the estimated
 # cost of the Bromwich integral for this law, the one dispatch rule of ``_profile_one`` and
 # ``exact._positive_part``), that exceeds twice the budget, or whose error bound exceeds rtol x value
-# after one refinement of ``eta``, returns ST_FALLBACK (the caller uses the Bromwich integral).
+# after one refinement of ``eta``, returns ST_FALLBACK (the caller uses the Bromwich integral).  For
+# k >= 6 atoms the a-priori estimate (full outer windows) is often 10-100x high, so a cost model
+# (``_mix_dry``: the same recursion and sign pruning on a-priori windows, no pmf, at most MIX_DRY_ITERS
+# nodes) decides instead: the run starts when the model's steps are within MIX_TRIAL_STEPS and the
+# budget, and aborts beyond twice the model's steps (+1e5).  The choice only selects the evaluator:
+# every accepted evaluation carries the certified error bound above.
 #
 # Needs (kernels.pyx): floor, ceil, exp, log, log1p, sqrt, fabs, lgamma, isfinite; malloc, free;
 # betainc, betaincc.
@@ -68,6 +73,16 @@ DEF MIX_MITM_RATIO = 30.0
 DEF MIX_DOM_MASS = 0.97
 DEF MIX_DOM_NODES = 30000.0
 DEF MIX_DOM_CAP = 2000000.0
+#: a law of k >= 6 atoms whose a-priori estimate exceeds the budget: the cost model ``_mix_dry`` (the
+#: recursion's sign pruning replayed on a-priori windows, at most MIX_DRY_ITERS nodes) decides instead;
+#: the mixture runs when the model's steps are at most MIX_TRIAL_STEPS and the budget (a 7-atom law's
+#: Bromwich integral takes about 0.5-2e6 steps' time at n = 50..5000; at 1.5e6 a parallel k-RR at n = 86
+#: (suite case 1604) ran slower, bench/results_mixture_cost_model.md).
+#: ``_mix_trial_steps`` holds it at run time (benchmark hook ``kernels._set_mixture_trial``)
+DEF MIX_TRIAL_STEPS = 800000.0
+DEF MIX_DRY_ITERS = 100000.0
+cdef double _mix_trial_steps = MIX_TRIAL_STEPS
+cdef double _mix_model_last[3]      # the last cost model's steps, nodes and abort flag (benchmark hook)
 #: multinomial enumeration (when allowed) is preferred up to this many count vectors
 DEF MIX_ENUM_FIRST = 50000.0
 #: largest n (counts exact in doubles; the buffers hold the windows only, not n + 1 counts)
@@ -640,6 +655,97 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) n
         M.nterms += <double>(hiX - xs + 1) + <double>(hiY - loY + 1)
 
 
+cdef struct dry_t:
+    double steps                 # estimated steps of the real run
+    double iters                 # work of the dry run itself (nodes + L values visited)
+    double max_iters
+    double max_steps             # the model stops (declines) beyond this many steps
+    long xlo, xhi, ylo, yhi      # counts whose X / Y windows were already counted (cached in the real run)
+    int abort
+
+
+cdef inline void _dry_window(double m, double qt, double z, long* lo, long* hi) noexcept nogil:
+    """A-priori window of the tilted Bin(m, qt): mode +- (z sd + 2), clipped (a cost model only)."""
+    cdef double sd = sqrt(m * qt * (1.0 - qt)), c = floor((m + 1.0) * qt), h = ceil(z * sd) + 2.0
+    lo[0] = <long>(c - h if c - h > 0.0 else 0.0)
+    hi[0] = <long>(c + h if c + h < m else m)
+
+
+cdef inline double _dry_cost(double ln, double m, double qt) noexcept nogil:
+    """Steps of building a window of length ln (as ``_mix_window`` counts them)."""
+    if m * qt * (1.0 - qt) > MIX_DIRECT_SD * MIX_DIRECT_SD:
+        return ln + 16.0 + MIX_WINDOW_STEPS
+    return 2.0 * ln + MIX_WINDOW_STEPS
+
+
+cdef void _mix_dry(mix_t* M, dry_t* D, int lev, long m, double s0, double z) noexcept nogil:
+    """Cost model of ``_mix_node`` (same recursion, same sign pruning, no pmf): adds its estimated steps
+    to D.steps; the windows are the a-priori ones (mode +- z sd).  Used only to choose the evaluator."""
+    cdef int r = M.k - lev
+    cdef long lo, hi, j, L, loX, hiX, hiY, xs, mx, my, loY
+    cdef double base, smax, thr, x, dX, dY
+    if D.abort:
+        return
+    D.iters += 1.0
+    if D.iters > D.max_iters or D.steps > D.max_steps:
+        D.abort = 1
+        return
+    x = s0 + m * M.vmaxr[lev]
+    if m == 0 or r == 1 or x <= -M.e_abs:
+        return
+    if s0 + m * M.vminr[lev] >= M.e_abs:
+        return
+    if r == 2:
+        _dry_window(m, M.qtP, z, &lo, &hi)
+        D.steps += _dry_cost(hi - lo + 1.0, m, M.qtP) + (hi - lo + 1.0)
+        return
+    if r == 4:
+        dX = M.v[lev + 1] - M.v[lev]
+        dY = M.v[lev + 3] - M.v[lev + 2]
+        _dry_window(m, M.qtL, z, &lo, &hi)
+        D.steps += _dry_cost(hi - lo + 1.0, m, M.qtL)
+        D.iters += <double>(hi - lo + 1)
+        for L in range(lo, hi + 1):
+            mx = L
+            my = m - L
+            base = s0 + mx * M.v[lev] + my * M.v[lev + 2]
+            smax = base + mx * dX + my * dY
+            if smax <= -M.e_abs or base >= M.e_abs:
+                continue
+            _dry_window(mx, M.qtX, z, &loX, &hiX)
+            _dry_window(my, M.qtY, z, &loY, &hiY)
+            if lev == 0 or mx < D.xlo or mx > D.xhi:
+                D.steps += _dry_cost(hiX - loX + 1.0, mx, M.qtX)
+                if lev > 0:
+                    D.steps += hiX - loX + 1.0
+                    D.xlo = mx if mx < D.xlo else D.xlo
+                    D.xhi = mx if mx > D.xhi else D.xhi
+            if lev == 0 or my < D.ylo or my > D.yhi:
+                D.steps += _dry_cost(hiY - loY + 1.0, my, M.qtY) + (hiY - loY + 1.0)
+                if lev > 0:
+                    D.ylo = my if my < D.ylo else D.ylo
+                    D.yhi = my if my > D.yhi else D.yhi
+            thr = -M.e_abs - base - hiY * dY
+            xs = loX
+            if thr >= 0.0:
+                x = floor(thr / dX) + 1.0
+                if x > <double>hiX:
+                    continue
+                if x > <double>xs:
+                    xs = <long>x
+            D.steps += <double>(hiX - xs + 2)
+            if D.steps > D.max_steps:
+                D.abort = 1
+                return
+        return
+    _dry_window(m, M.qt[lev], z, &lo, &hi)
+    D.steps += _dry_cost(hi - lo + 1.0, m, M.qt[lev])
+    for j in range(lo, hi + 1):
+        _mix_dry(M, D, lev + 1, m - j, s0 + j * M.v[lev], z)
+        if D.abort:
+            return
+
+
 cdef void _mix_node(mix_t* M, int lev, long m, double s0, double a0, double w) noexcept nogil:
     """Adds the node (m users left on atoms lev..k-1, partial sum s0 of absolute terms a0, weight w) to M."""
     cdef int r = M.k - lev
@@ -918,6 +1024,9 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
     cdef double est, amax = 0.0, rel, e_round, e_under, eta = MIX_ETA0, val, er, x, theta, mu, var
     cdef long nn, lev
     cdef int attempt, nlev, st = ST_FALLBACK
+    cdef bint production
+    cdef dry_t D
+    cdef double cap
     value[0] = 0.0
     err[0] = 0.0
     steps[0] = 0.0
@@ -935,7 +1044,8 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
     if not (isfinite(theta) and theta > 1e-300 and theta < 1e300):
         return ST_FALLBACK
     _mix_setup(v, p, k, n, theta, &M, &est)
-    if max_steps < 0.0:
+    production = max_steps < 0.0
+    if production:
         # the production budget (-1: enumeration paths allowed, -2: not): by the largest tilted mass
         x = -INFINITY
         for j in range(k):
@@ -946,9 +1056,36 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
         for j in range(k):
             var += exp(log(p[j]) + theta * v[j] - x)
         max_steps = _mix_budget(n, k, max_steps > -1.5, 1.0 / var)
+    cap = 2.0 * max_steps                 # the estimate may be low: abort at twice the budget
     if not (est <= MIX_EST_FACTOR * max_steps):
-        steps[0] = -est                   # declined a priori: minus the estimate
-        return ST_FALLBACK
+        # with two or more outer levels (k >= 6) the estimate (product of full outer windows) is often
+        # 10-100x high: the sign pruning closes most outer nodes.  The cost model decides instead
+        # (within MIX_TRIAL_STEPS and the budget); the run aborts beyond twice the model's steps
+        x = _mix_trial_steps if _mix_trial_steps < max_steps else max_steps
+        if k >= 6 and production and x > 0.0:
+            # the cost model: the recursion's sign pruning replayed on a-priori windows (no pmf)
+            D.steps = 0.0
+            D.iters = 0.0
+            D.max_iters = MIX_DRY_ITERS
+            D.max_steps = x
+            D.abort = 0
+            D.xlo = 1
+            D.xhi = 0
+            D.ylo = 1
+            D.yhi = 0
+            M.e_abs = 8.0 * DBL_EPS * n * amax * (k + 2)
+            _mix_dry(&M, &D, 0, <long>n, 0.0, sqrt(2.0 * log(1.0 / MIX_ETA0)) + 0.5)
+            _mix_model_last[0] = D.steps
+            _mix_model_last[1] = D.iters
+            _mix_model_last[2] = D.abort
+            if D.abort or not (D.steps <= x):
+                steps[0] = -(D.steps if D.steps > est else est)
+                return ST_FALLBACK
+            cap = 2.0 * D.steps + 100000.0       # the model may be low: abort beyond that
+            cap = cap if cap < 2.0 * max_steps else 2.0 * max_steps
+        else:
+            steps[0] = -est                   # declined a priori: minus the estimate
+            return ST_FALLBACK
     nn = <long>n
     for lev in range(MIX_MAX_ATOMS + 1):
         M.buf[lev] = NULL
@@ -971,7 +1108,7 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
             M.closed = 0.0
             M.nterms = 0.0
             M.steps = 0.0
-            M.max_steps = 2.0 * max_steps       # the estimate may be low: abort at twice the budget
+            M.max_steps = cap
             M.abort = 0
             for lev in range(MIX_MAX_ATOMS + 1):
                 M.dmax[lev] = 0
@@ -984,6 +1121,8 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
             _mix_node(&M, 0, nn, 0.0, 0.0, 1.0)
             steps[0] += M.steps
             if M.abort:
+                if cap < 2.0 * max_steps:
+                    steps[0] = -est           # the trial run aborted: minus the estimate, as declined
                 break
             # relative error of the weights, per level: the starting pmf (_pmf_rel, 1e-13 near the mode),
             # 6 eps per recurrence step, the rounding of q ((k + 4) eps relative, moving the pmf's log by
@@ -1061,3 +1200,16 @@ def mixture_positive_part(const double[::1] values, const double[::1] probs, dou
 
 #: multinomial enumeration (when allowed) is preferred to the mixture sums up to this many count vectors
 MIXTURE_ENUM_FIRST = MIX_ENUM_FIRST
+
+
+def _set_mixture_trial(double steps):
+    """Benchmark hook: the trial-run step cap of laws of >= 6 atoms (0 disables the trial); returns the old."""
+    global _mix_trial_steps
+    cdef double old = _mix_trial_steps
+    _mix_trial_steps = steps
+    return old
+
+
+def _mixture_model_last():
+    """Benchmark hook: (model steps, model nodes, aborted) of the last cost-model run (``_mix_dry``)."""
+    return _mix_model_last[0], _mix_model_last[1], _mix_model_last[2]

@@ -269,3 +269,70 @@ def test_strongly_tilted_law_overlaps_bromwich():
     bu = X.delta_exact(gg, 191, "upper", enumerate_max=0)
     bl = X.delta_exact(gg, 191, "lower", enumerate_max=0)
     assert val - err <= bu.delta and bl.delta <= val + err
+
+
+#: the 7-atom lower-bound law of OUE(eps0 = 0.3056047111385526, default d) at eps = 0.08891097701928813
+#: (pair "dataset (0 | 1; others 2)", latency-suite case 1801, n = 45)
+_OUE7_V = [-0.4836654601379005, -0.356305588935914, -0.1262198427892097, -0.09298335135939886,
+           -0.06849876722207882, 0.19482347035443623, 0.264462265989292]
+_OUE7_P = [0.12212626577653926, 0.12212626577653926, 0.08996770420539678, 0.2557474684469214,
+           0.16577976424152466, 0.12212626577653926, 0.12212626577653926]
+
+
+def test_seven_atom_cost_model_takes_mixture_and_overlaps_bromwich():
+    """A 7-atom law whose a-priori step estimate (product of full outer windows, ~9e6) exceeds the
+    production budget: the cost model (``_mix_dry``: the sign pruning replayed) predicts ~2e5 steps, so
+    the production dispatch runs the mixture (kernel and Python paths alike); with the cost model off it
+    declines as before.  Its interval holds the brute-force enumeration at small n and overlaps the
+    Bromwich integral's at n = 45."""
+    from shuffleamp.gparv import Gparv
+    v, p = np.array(_OUE7_V), np.array(_OUE7_P)
+    for n in (3, 6):
+        truth = O.gparv_positive_part(v, p, n)
+        ok, val, err, _ = kernels.mixture_positive_part(v, p, float(n), RTOL)
+        assert ok and _inside(val, err, truth)
+    n = 45
+    ok, val, err, steps = kernels.mixture_positive_part(v, p, float(n), RTOL)
+    assert ok and 0 < steps < 1e6 and err <= 1e-9 * val
+    old = kernels._set_mixture_trial(0.0)
+    try:
+        ok0, _, _, steps0 = kernels.mixture_positive_part(v, p, float(n), RTOL)
+    finally:
+        kernels._set_mixture_trial(old)
+    assert not ok0 and -steps0 > 10 * steps                  # declined on the a-priori estimate
+    g = Gparv(v, p)
+    u = X.delta_exact(g, n, "upper")
+    assert u.evaluator == "binomial-mixture"
+    bu = X.delta_exact(g, n, "upper", enumerate_max=0)
+    bl = X.delta_exact(g, n, "lower", enumerate_max=0)
+    assert bu.evaluator == "exact"
+    assert val - err <= bu.delta and bl.delta <= val + err
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_seven_atom_cost_model_decisions_are_certified(seed):
+    """Perturbed copies of that law (values x 0.7..1.4 each, masses jittered) at n = 30..90 through the
+    production dispatch: every evaluation the cost model accepts (declined on the a-priori estimate alone)
+    has an interval that overlaps the Bromwich integral's; at least one such evaluation per seed."""
+    from shuffleamp.gparv import Gparv
+    rng = np.random.default_rng(700 + seed)
+    taken = 0
+    for _ in range(4):
+        v = np.sort(np.array(_OUE7_V) * rng.uniform(0.7, 1.4, 7))
+        p = np.array(_OUE7_P) * rng.uniform(0.7, 1.4, 7)
+        p /= p.sum()
+        n = int(rng.integers(30, 90))
+        ok, val, err, _ = kernels.mixture_positive_part(v, p, float(n), RTOL)
+        old = kernels._set_mixture_trial(0.0)
+        try:
+            ok0 = kernels.mixture_positive_part(v, p, float(n), RTOL)[0]
+        finally:
+            kernels._set_mixture_trial(old)
+        if not ok or ok0:
+            continue
+        taken += 1
+        g = Gparv(v, p)
+        bu = X.delta_exact(g, n, "upper", enumerate_max=0)
+        bl = X.delta_exact(g, n, "lower", enumerate_max=0)
+        assert val - err <= bu.delta and bl.delta <= val + err
+    assert taken >= 1

@@ -45,7 +45,8 @@ enumerated exactly (``shuffleamp._ext.kernels.multinomial_positive_part``) inste
 Binomial-mixture sums (evaluator ``"binomial-mixture"``, any ``n``): for a law of at most 7 atoms whose
 estimated cost is below the Bromwich integral's estimated cost (``kernels.mixture_positive_part``'s
 default budget: about ``5e8 k / (4 n)`` window points at small ``n``, more when one atom holds most of
-the tilted law, where the integral needs many nodes; at least ``4e5``),
+the tilted law, where the integral needs many nodes; at least ``4e5``; for 6-7 atoms the estimate is
+a cost model that replays the evaluator's sign pruning, within ``8e5`` window points),
 the sum is evaluated exactly by conditioning the multinomial counts level by level (binomial at
 each level; the last atom pair in closed form from binomial tail tables), on windows of the
 Chernoff-tilted binomials (tilt: the saddle point above).  Certified: the tilted mass of every

@@ -78,7 +78,7 @@ def test_n1_n2_against_quadrature(which, eps0, eps):
         if n == 2:      # the coarse laws of the cost rule, evaluated exactly, bracket it too
             c_up, c_lo = X._coarse_convex(g, n, True), X._coarse_convex(g, n, False)
             assert c_up is not None and c_lo is not None
-            assert c_lo[0] <= want * (1 + 1e-9) + 1e-300 and c_up[0] >= want * (1 - 1e-9), (c_lo, want, c_up)
+            assert c_lo.delta <= want * (1 + 1e-9) + 1e-300 and c_up.delta >= want * (1 - 1e-9), (c_lo, want, c_up)
 
 
 @pytest.mark.parametrize("which", ["upper", "lower"])
@@ -302,5 +302,5 @@ def test_coarse_convex_next_to_eps0():
     n = 1200
     up, lo = X._coarse_convex(g, n, True), X._coarse_convex(g, n, False)
     assert up is not None and lo is not None
-    assert 0.0 < lo[0] <= up[0] <= 1.01 * lo[0]
-    assert lo[0] <= X.delta_convex(g, n, "upper").delta <= up[0]
+    assert 0.0 < lo.delta <= up.delta <= 1.01 * lo.delta
+    assert lo.delta <= X.delta_convex(g, n, "upper").delta <= up.delta

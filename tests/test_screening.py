@@ -5,7 +5,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from shuffleamp.decomposition import Decomposition, chernoff_bounds
+from shuffleamp.decomposition import Decomposition, chernoff_bounds, pack
 from shuffleamp import joint
 from shuffleamp.mechanisms import KRR, OUE, MatrixMechanism
 
@@ -26,14 +26,13 @@ def test_chernoff_theta_flags_families_without_positive_atom():
     on the GPARV itself), and chernoff_bounds gives them 0 and the others a positive bound >= the exact δ
     (multinomial enumeration, tests/oracle.py)."""
     from oracle import gparv_positive_part
-    from shuffleamp import exact
     from shuffleamp._ext import kernels
     m = MatrixMechanism(_random_matrix(7, 5, 4.0, 3))
     fams = _families(m)
     n = 5
     for q in (0.05, 0.5, 0.9):
         eps = q * m.eps0
-        u, pos, st = kernels.chernoff_log_theta(*exact._pack(fams), eps, float(n), 40)
+        u, pos, st = kernels.chernoff_log_theta(*pack(fams), eps, float(n), 40)
         ch = chernoff_bounds(fams, n, eps)
         assert np.isfinite(u).all() and (np.abs(u) <= 40).all()
         for f, p, b, t, row in zip(fams, pos, ch, np.exp(u), st):
@@ -62,7 +61,6 @@ def test_packed_cache_matches_pack_and_is_read_only():
     """bounds._packed: the same arrays as decomposition.pack, read-only, and a different list (other ids) is
     packed afresh; the screening bounds through it equal the direct ones."""
     from shuffleamp import bounds
-    from shuffleamp.decomposition import pack
     m = MatrixMechanism(_random_matrix(5, 4, 2.0, 7))
     fams = _families(m)
     for sub in (fams, fams[::-1], fams[:3]):

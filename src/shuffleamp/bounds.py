@@ -42,7 +42,7 @@ from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, chec
                         epsilon_for_delta, inverse_monotone)
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method)
-from .decomposition import Decomposition, chernoff_bounds, dedupe, law_key
+from .decomposition import Decomposition, chernoff_bounds, dedupe, law_key, pack
 from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
@@ -73,21 +73,7 @@ def _families(mechanism, method: str, which: str) -> list:
         return _with_swaps(mechanism.upper_decompositions())
     # both orderings of every lower-bound dataset: H(M(X0)||M(X1)) and H(M(X1)||M(X0)) are both
     # divergences of a concrete neighbouring pair (the swap exchanges a and b)
-    fams = []
-    for d in mechanism.lower_decompositions():
-        fams.append(d)
-        _key_first(d)
-        s = getattr(d, "swapped", lambda: d)()
-        if s is not d:
-            fams.append(s)
-    return dedupe(fams)
-
-
-def _key_first(d) -> None:
-    """Compute a decomposition's law key before its swap is built: the key pass also yields the swap's key
-    (``Decomposition.law_key``), which ``swapped`` then carries, so ``dedupe`` keys the swap for free."""
-    if isinstance(d, Decomposition):
-        d.law_key()
+    return _with_swaps(mechanism.lower_decompositions())
 
 
 def _with_swaps(decs) -> list:
@@ -110,7 +96,7 @@ def _with_swaps(decs) -> list:
                 continue
             todo = (d.swapped(),)
         else:
-            s = d.swapped()
+            s = getattr(d, "swapped", lambda: d)()
             todo = (d, s) if s is not d else (d,)
         for f in todo:
             k = law_key(f)
@@ -831,7 +817,7 @@ def _packed(families):
     key = tuple(map(id, families))
     hit = _PACK_CACHE.pop(key, None)
     if hit is None:
-        p = _exact._pack(families)
+        p = pack(families)
         for x in p:
             x.setflags(write=False)
         hit = (tuple(families), p)
@@ -936,12 +922,10 @@ def _lower_subset(lo_f, n: int, target: float, eps_hi: float, e_guess=None) -> l
     if (LOWER_KEEP is None or len(lo_f) <= keep_max
             or not all(isinstance(f, Decomposition) for f in lo_f)):
         return list(lo_f)
-    from ._ext import kernels
-    packed = _packed(lo_f)
     lt = math.log(target)
 
     def pas(e):
-        est = kernels.log_estimates(*packed, float(e), float(n))
+        est = _log_estimates(lo_f, n, e)
         return est, (float(np.max(est)) - lt if not np.isnan(est).any() else math.nan)
     hi = eps_hi * (1 - 1e-12)
     a, b, va, vb = 0.0, hi, math.nan, math.nan

@@ -644,6 +644,11 @@ def pack(families) -> tuple:
     if not families:
         z = np.zeros(0)
         return z, z, z, z, np.zeros(1, dtype=np.intp)
+    if len(families) == 1:              # one family: its own arrays (the same values as the concatenation)
+        f = families[0]
+        return (np.ascontiguousarray(f.a, dtype=np.float64), np.ascontiguousarray(f.b, dtype=np.float64),
+                np.ascontiguousarray(f.c, dtype=np.float64), np.array([float(f.beta)]),
+                np.array([0, f.a.size], dtype=np.intp))
     off = np.zeros(len(families) + 1, dtype=np.intp)
     off[1:] = np.cumsum([f.a.size for f in families])
     return (np.ascontiguousarray(np.concatenate([f.a for f in families]), dtype=np.float64),

@@ -407,17 +407,6 @@ SEARCH_STATUS = {1: "delta(eps0) > target", 2: "an evaluation the compiled loop 
                  3: "no converged bracket within the point cap", 4: "work cap of the search"}
 
 
-def _pack(families):
-    """Concatenated (a, b, c), betas and offsets of atomic decompositions (the kernels' packed layout):
-    :func:`shuffleamp.decomposition.pack`, or one family's own arrays (the same values)."""
-    if len(families) == 1:
-        f = families[0]
-        return (np.ascontiguousarray(f.a, dtype=np.float64), np.ascontiguousarray(f.b, dtype=np.float64),
-                np.ascontiguousarray(f.c, dtype=np.float64), np.array([float(f.beta)]),
-                np.array([0, f.a.size], dtype=np.intp))
-    return pack(families)
-
-
 def estimate_root(families, n: int, target: float, hi: float) -> float:
     """Uncertified root in (0, ``hi``) of the largest saddle-point estimate of δ over atomic decompositions.
 
@@ -441,7 +430,7 @@ def estimate_root(families, n: int, target: float, hi: float) -> float:
     float
         The root; 0 when the estimate is below ``target`` already at 0, NaN when it is above it at ``hi``.
     """
-    a, b, c, beta, off = _pack(families)
+    a, b, c, beta, off = pack(families)
     return float(kernels.estimate_root(a, b, c, beta, off, float(n), float(target), float(hi))[0])
 
 
@@ -477,8 +466,8 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
     dict
         The kernel's record (``status`` 0 when handled; see ``SEARCH_STATUS`` otherwise).
     """
-    ua, ub, uc, ubeta, uoff = _pack(upper_families)
-    la, lb, lc, lbeta, loff = _pack(lower_families)
+    ua, ub, uc, ubeta, uoff = pack(upper_families)
+    la, lb, lc, lbeta, loff = pack(lower_families)
     K = max([f.a.size for f in list(upper_families) + list(lower_families)], default=1)
     cap = work_cap()
     b = current_budget()
@@ -1183,11 +1172,7 @@ def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None =
         if e.parameter in ("max_seconds", "max_memory_gb"):
             raise
         need = getattr(e, "nodes_needed", 0.0)
-    best = None
-    small = _coarse_convex(gparv, n, upper)
-    if small is not None:
-        d, err, how = small
-        best = Evaluation(d, side, err, how, ExactDetail(0.0, 0))
+    best = _coarse_convex(gparv, n, upper)
     medium = _conditioned(*convex_order_atoms(gparv, n, side, CONVEX_MEDIUM_CELLS, CONVEX_MEDIUM_CELLS), n, upper)
     if medium[0].size < law[0].size and need * medium[0].size <= CONVEX_FINE_WORK:
         # a law of CONVEX_MEDIUM_CELLS cells per piece (a few dozen atoms) within the same work cap (skipped
@@ -1254,7 +1239,8 @@ CONVEX_COARSE_POINTS = 2.5e5
 
 def _coarse_convex(gparv: Gparv, n: int, upper: bool):
     r"""Best certified :math:`\tfrac1n E[(\sum G_i)_+]` over a few coarse convex-order laws evaluated exactly:
-    ``(delta, error charged, evaluator)`` or None when none of them is evaluated.
+    an :class:`Evaluation` (as :func:`delta_exact` builds it, :func:`_exact_result`), or None when none of
+    them is evaluated.
 
     Every law of :func:`convex_order_atoms` is on the certified side for any cells (a mean-preserving spread
     for ``upper``, cell conditional means otherwise; Jensen's inequality applies to any partition of the
@@ -1269,46 +1255,41 @@ def _coarse_convex(gparv: Gparv, n: int, upper: bool):
     side = "upper" if upper else "lower"
     best = None
 
-    def consider(d, err, how):
+    def consider(value, err, how, positive=True):
+        # error added (upper) / subtracted (lower) as delta_exact does; positive: an upper stays above 0
         nonlocal best
-        if best is None or (d < best[0] if upper else d > best[0]):
-            best = (d, err, how)
-
-    def finish(value, err, scale):
-        value, err = value * scale, err * scale
-        d = value + err if upper else max(value - err, 0.0)
-        if upper and d <= 0.0:
-            d = float(np.nextafter(0.0, 1.0))
-        return (min(d, 1.0) if upper else d), err
+        ev = _exact_result(value, err, 0, 0.0, how, upper, positive)
+        if best is None or (ev.delta < best.delta if upper else ev.delta > best.delta):
+            best = ev
 
     for ko, cells in CONVEX_COARSE_MIXTURE:
         v, p, scale = _conditioned(*convex_order_atoms(gparv, n, side, cells, cells, ko), n, upper, True)
         if v.size > 7:
             continue
         if float(v.max()) <= 0.0:           # S <= 0 surely: E[S_+] = 0 (both sides)
-            consider(0.0, 0.0, "exact")
+            consider(0.0, 0.0, "exact", positive=False)
             continue
         if float(v.min()) >= 0.0:           # S >= 0 surely: E[S_+] / n = E[G]
             pn = p / p.sum()
             m = float(pn @ v)
-            consider(*finish(m, 4.0 * _DBL_EPS * v.size * m, scale), "exact")
+            consider(m * scale, 4.0 * _DBL_EPS * v.size * m * scale, "exact")
             continue
         ok, value, err, _ = kernels.mixture_positive_part(
             np.ascontiguousarray(v), np.ascontiguousarray(p / p.sum()), float(n), 1.0, CONVEX_COARSE_STEPS, True)
         if ok:
-            consider(*finish(value, err, scale), "binomial-mixture")
+            consider(value * scale, err * scale, "binomial-mixture")
     if 2 <= n <= CONVEX_COARSE_MITM_N:
         for cells in CONVEX_COARSE_CELLS:
             v, p, scale = _conditioned(*convex_order_atoms(gparv, n, side, cells, cells), n, upper, True)
             if _small_n_points(n, v.size) > CONVEX_COARSE_POINTS:
                 continue
             if float(v.max()) <= 0.0:
-                consider(0.0, 0.0, "exact")
+                consider(0.0, 0.0, "exact", positive=False)
                 break
             tot, err, status = kernels.small_n_positive_part(
                 np.ascontiguousarray(v), np.ascontiguousarray(p / p.sum()), int(n), CONVEX_COARSE_POINTS)
             if status == 0:
-                consider(*finish(tot / n, err / n, scale), "enumeration")
+                consider(tot / n * scale, err / n * scale, "enumeration")
             break
     return best
 

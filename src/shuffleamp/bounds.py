@@ -42,7 +42,7 @@ from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, chec
                         epsilon_for_delta, inverse_monotone)
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method)
-from .decomposition import Decomposition, chernoff_bounds, dedupe, law_key, pack
+from .decomposition import Decomposition, PackedFamilies, chernoff_bounds, dedupe, law_key, pack
 from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
@@ -70,7 +70,8 @@ def _families(mechanism, method: str, which: str) -> list:
     in the reverse ordering), de-duplicated by law.
     """
     if which == "upper":
-        return _with_swaps(mechanism.upper_decompositions())
+        packed = getattr(mechanism, "_upper_packed", None)      # many families: objects built on access
+        return _with_swaps(packed() if packed is not None else mechanism.upper_decompositions())
     # both orderings of every lower-bound dataset: H(M(X0)||M(X1)) and H(M(X1)||M(X0)) are both
     # divergences of a concrete neighbouring pair (the swap exchanges a and b)
     return _with_swaps(mechanism.lower_decompositions())
@@ -79,7 +80,11 @@ def _families(mechanism, method: str, which: str) -> list:
 def _with_swaps(decs) -> list:
     """``dedupe([d0, d0.swapped(), d1, d1.swapped(), ...])`` (the same list), without building the swaps
     that it would drop: a decomposition whose swapped law key is known (``_swap_key``, set by the batch
-    constructors and by :meth:`Decomposition.law_key`) is swapped only when that key is new."""
+    constructors and by :meth:`Decomposition.law_key`) is swapped only when that key is new.  A
+    :class:`~shuffleamp.decomposition.PackedFamilies` of base decompositions gives the same entries as a
+    :class:`~shuffleamp.decomposition.PackedFamilies` (:func:`_with_swaps_packed`: objects built on access)."""
+    if isinstance(decs, PackedFamilies):
+        return _with_swaps_packed(decs)
     out, seen = [], set()
     for d in decs:
         if type(d) is Decomposition:
@@ -104,6 +109,31 @@ def _with_swaps(decs) -> list:
                 seen.add(k)
                 out.append(f)
     return out
+
+
+def _with_swaps_packed(decs: PackedFamilies) -> PackedFamilies:
+    """:func:`_with_swaps` of a :class:`~shuffleamp.decomposition.PackedFamilies` of base decompositions (each
+    with its law key and swap key): the same entries in the same order, from the keys alone."""
+    pos, swapped, seen = [], [], set()
+    for e, p in enumerate(decs.pos):
+        key, skey = ("dec", decs.keys[p]), ("dec", decs.swap_keys[p])   # law_key(d), law_key(d.swapped())
+        sw = decs.swapped[e]
+        if sw:
+            key, skey = skey, key
+        if key not in seen:
+            seen.add(key)
+            pos.append(p)
+            swapped.append(sw)
+        if skey not in seen:
+            seen.add(skey)
+            pos.append(p)
+            swapped.append(not sw)
+    return decs.with_entries(pos, swapped)
+
+
+def _atomic(families) -> bool:
+    """Whether every family is a :class:`Decomposition` (the kernels' packed layout applies)."""
+    return isinstance(families, PackedFamilies) or all(isinstance(f, Decomposition) for f in families)
 
 
 # ---------------------------------------------------------------------------- evaluator dispatch
@@ -633,7 +663,7 @@ def _cached_families(mechanism, which: str) -> list:
             key, hit = None, None
         if hit is not None:
             _FAMILY_CACHE[key] = hit          # most recently used last
-            return list(hit)
+            return hit if isinstance(hit, PackedFamilies) else list(hit)
     elif getattr(type(mechanism), "_families_cacheable", False):
         # immutable composed mechanisms: cached on the instance (lives and dies with it)
         cache = mechanism.__dict__.setdefault("_families_cache", {})
@@ -642,8 +672,11 @@ def _cached_families(mechanism, which: str) -> list:
             hit = cache[which] = tuple(_families(mechanism, "optimal", which))
         return list(hit)
     fams = _families(mechanism, "optimal", which)
+    if isinstance(fams, PackedFamilies) and len(fams) <= LAZY_FAMILIES:
+        fams = list(fams)                 # few families: the plain list (searched in full)
     if key is not None:
-        _FAMILY_CACHE[key] = tuple(fams)
+        # a PackedFamilies is read-only (its entries' objects are built once, on access): cached as it is
+        _FAMILY_CACHE[key] = fams if isinstance(fams, PackedFamilies) else tuple(fams)
         while len(_FAMILY_CACHE) > FAMILY_CACHE_SIZE:
             _FAMILY_CACHE.pop(next(iter(_FAMILY_CACHE)))
     return fams
@@ -655,8 +688,10 @@ def _optimal_prepare(mechanism, ctx: dict) -> None:
     e0 = _ec.binary_rr_eps0(mechanism)
     # above the count law's eps0 limit the decomposition bound answers alone
     ctx["binary_rr_eps0"] = e0 if e0 is not None and e0 <= _ec.MAX_EPS0 else None
-    atoms = max([f.a.size for f in ctx["upper_families"] + ctx["lower_families"] if isinstance(f, Decomposition)],
-                default=0)
+    atoms = max([f.a.size for fams in (ctx["upper_families"], ctx["lower_families"])
+                 if not isinstance(fams, PackedFamilies) for f in fams if isinstance(f, Decomposition)]
+                + [fams.max_atoms for fams in (ctx["upper_families"], ctx["lower_families"])
+                   if isinstance(fams, PackedFamilies)], default=0)
     check_work(atoms * ATOM_NODE_SECONDS * NODES_PER_EVALUATION * EVALUATIONS_PER_SEARCH,
                f"evaluating GPARVs of {atoms} atoms (a mechanism with fewer distinct output ratios is cheaper)")
 
@@ -814,6 +849,8 @@ PACK_CACHE_SIZE = 8
 
 def _packed(families):
     """``pack(families)`` of atomic decompositions, cached (read-only arrays)."""
+    if isinstance(families, PackedFamilies):
+        return families.packed
     key = tuple(map(id, families))
     hit = _PACK_CACHE.pop(key, None)
     if hit is None:
@@ -835,7 +872,7 @@ def _chernoff_bounds(families, n: int, eps: float, stop: float = 0.0) -> np.ndar
     (:func:`shuffleamp.decomposition.chernoff_bounds`: any θ > 0 is valid, found by a compiled safeguarded
     Newton search, stopped early once a bound is below ``stop``; ``inf`` for families that are not atomic
     decompositions)."""
-    if families and all(isinstance(f, Decomposition) for f in families):
+    if families and _atomic(families):
         return chernoff_bounds(families, n, eps, packed=_packed(families), stop=stop)
     return chernoff_bounds(families, n, eps, stop=stop)
 
@@ -981,7 +1018,7 @@ def _upper_subset(up_f, n: int, target: float, eps_hi: float):
     uncertified choice: the answer is certified over every family afterwards).  Families None when ranking
     is not possible (the certified screen :func:`_screen` then chooses)."""
     e0 = _screen_eps(up_f, n, target, eps_hi)
-    if len(up_f) <= LAZY_FAMILIES or not all(isinstance(f, Decomposition) for f in up_f):
+    if len(up_f) <= LAZY_FAMILIES or not _atomic(up_f):
         return e0, None
     est = _log_estimates(up_f, n, e0)
     if np.isnan(est).any() or not np.isfinite(est).any():

@@ -54,7 +54,7 @@ from .gparv import ContinuousPart, Gparv
 __all__ = ["Decomposition", "GparvFamily", "MixtureFamily", "law_key", "dedupe", "merge_by_ratio",
            "product_decomposition", "mixture", "primary_decomposition", "lower_decomposition",
            "clone_decomposition", "RATIO_RTOL", "LAW_KEY_DIGITS", "law_keys", "merge_rows", "ratio_keys",
-           "chernoff_bounds", "pack"]
+           "chernoff_bounds", "pack", "PackedFamilies"]
 
 #: Relative precision at which likelihood ratios are considered equal when merging components.
 RATIO_RTOL = 1e-10
@@ -1068,3 +1068,100 @@ def clone_decomposition(eps0: float) -> Decomposition:
     E = math.exp(eps0)
     return Decomposition([E / (E + 1), 1 / (E + 1)], [1 / (E + 1), E / (E + 1)],
                          [1 / (2 * E), 1 / (2 * E)], 1 - 1 / E, label="standard clone")
+
+
+# ----------------------------------------------------------------------------- packed family lists
+from collections.abc import Sequence as _AbcSequence  # noqa: E402  (typing.Sequence above is for annotations)
+
+
+class PackedFamilies(_AbcSequence):
+    """A read-only sequence of decompositions (and swaps) held as packed arrays, objects built on access.
+
+    Batch constructors (:class:`~shuffleamp.mechanisms.MatrixMechanism`: thousands of input pairs) hold
+    the merged components of ``m`` *base* decompositions in three shared arrays; entry ``e`` of the
+    sequence is base ``pos[e]``, or its :meth:`Decomposition.swapped` when ``swapped[e]``.  Code that
+    needs only the kernels' packed layout (:func:`pack`: Chernoff bounds, saddle-point estimates) reads
+    :attr:`packed` (the same values as ``pack(list(self))``, built in one vectorised gather); an entry's
+    :class:`Decomposition` is built on first access (``self[e]``) and kept, so its identity is stable,
+    exactly as the list ``[d0, d0.swapped(), d1, ...]`` would give it (same arrays, β, label, law keys).
+
+    Parameters
+    ----------
+    a, b, c : ndarray of float64, shape (s,)
+        Read-only merged component masses of the base decompositions, base after base.
+    start, stop : sequences of int, length m
+        Base ``p`` holds components ``start[p]:stop[p]``.
+    beta : float
+        The residual mass shared by every base.
+    labels, keys, swap_keys : sequences of length m
+        Label, :meth:`Decomposition.law_key` and swapped law key of each base.
+    pos : sequence of int, optional
+        Base of each entry (default: every base once, in order).
+    swapped : sequence of bool, optional
+        Whether each entry is its base's swap (default: none).
+    """
+
+    def __init__(self, a, b, c, start, stop, beta: float, labels, keys, swap_keys, pos=None, swapped=None):
+        self.a, self.b, self.c, self.start, self.stop, self.beta = a, b, c, start, stop, float(beta)
+        self.labels, self.keys, self.swap_keys = labels, keys, swap_keys
+        self.pos = list(range(len(keys))) if pos is None else list(pos)
+        self.swapped = [False] * len(self.pos) if swapped is None else list(swapped)
+        self._objs = [None] * len(self.pos)
+        self._bases = {}
+        self._packed = None
+
+    def with_entries(self, pos, swapped) -> "PackedFamilies":
+        """The same bases with other entries (base indices ``pos``, swap flags ``swapped``)."""
+        return PackedFamilies(self.a, self.b, self.c, self.start, self.stop, self.beta, self.labels, self.keys,
+                              self.swap_keys, pos, swapped)
+
+    def __len__(self) -> int:
+        return len(self.pos)
+
+    def _base(self, p: int) -> "Decomposition":
+        d = self._bases.get(p)
+        if d is None:
+            s0, s1 = self.start[p], self.stop[p]
+            d = Decomposition._trusted(self.a[s0:s1], self.b[s0:s1], self.c[s0:s1], self.beta,
+                                       label=self.labels[p], key=self.keys[p], swap_key=self.swap_keys[p],
+                                       share=True)
+            d = self._bases.setdefault(p, d)
+        return d
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = range(len(self))[i]                 # IndexError / negative indices as a list
+        d = self._objs[i]
+        if d is None:
+            base = self._base(self.pos[i])
+            d = base.swapped() if self.swapped[i] else base
+            self._objs[i] = d
+        return d
+
+    @property
+    def max_atoms(self) -> int:
+        """The largest number of components of an entry."""
+        lens = np.asarray(self.stop, dtype=np.intp) - np.asarray(self.start, dtype=np.intp)
+        return int(np.max(lens[np.asarray(self.pos, dtype=np.intp)], initial=0))
+
+    @property
+    def packed(self) -> tuple:
+        """``pack(list(self))`` (read-only arrays, the same values), built once without the entries' objects."""
+        p = self._packed
+        if p is None:
+            start = np.asarray(self.start, dtype=np.intp)
+            pos = np.asarray(self.pos, dtype=np.intp)
+            sw = np.asarray(self.swapped, dtype=bool)
+            lens = (np.asarray(self.stop, dtype=np.intp) - start)[pos]
+            off = np.zeros(pos.size + 1, dtype=np.intp)
+            off[1:] = np.cumsum(lens)
+            # component index of every packed atom: start[pos[e]] + (0 .. lens[e] - 1)
+            idx = np.arange(int(off[-1]), dtype=np.intp) + np.repeat(start[pos] - off[:-1], lens)
+            swa = np.repeat(sw, lens)
+            a, b = self.a[idx], self.b[idx]
+            p = (np.where(swa, b, a), np.where(swa, a, b), self.c[idx], np.full(pos.size, self.beta), off)
+            for x in p:
+                x.setflags(write=False)
+            self._packed = p
+        return p

@@ -57,7 +57,7 @@ import numpy as np
 
 from . import _validate
 from ._numerics import check_time, check_work
-from .decomposition import RATIO_RTOL, Decomposition, law_keys, merge_rows, primary_decomposition, ratio_keys
+from .decomposition import RATIO_RTOL, Decomposition, PackedFamilies, law_keys, merge_rows, primary_decomposition, ratio_keys
 from .errors import ParameterError, ResourceLimitError
 from .gparv import ContinuousPart, Gparv
 
@@ -1576,79 +1576,106 @@ class MatrixMechanism(Mechanism):
                    f"of a {D}x{Y} matrix")
 
     @functools.cached_property
-    def _pair_keys(self) -> tuple:
-        """Law keys of the primary decompositions of all ordered pairs, as a dict (x0, x1) -> key.
+    def _pair_merge(self) -> tuple:
+        """Merged primary decompositions of the unordered pairs ``x0 < x1`` and the law keys of both orientations.
 
-        Computed in batches of rows with :func:`~shuffleamp.decomposition.law_keys` (vectorised
-        merge and key, no per-pair object).
+        The pairs in the order of ``numpy.triu_indices(D, 1)`` (``x0`` ascending, then ``x1``); computed in
+        batches of pairs: one :func:`~shuffleamp.decomposition.merge_rows` per batch (vectorised merge, no
+        per-pair object) and its :func:`~shuffleamp.decomposition.law_keys`, and the same for the reversed
+        pairs ``(x1, x0)`` (the swaps; only their keys are kept).  Returns ``(I, J, row, a, b, c, keys, swap_keys)``:
+        pair ``p = (I[p], J[p])`` has merged components ``row == p`` of ``a, b, c``.
         """
         self._check_pair_cost()
         Pc, c, K = self._columns
         D, Y = Pc.shape
         beta = max(1.0 - float(c.sum()), 0.0)
-        chunk = max(1, MATRIX_BATCH_ENTRIES // max(1, (D - 1) * Y))
-        keys = {}
-        for i0 in range(0, D, chunk):
+        I_all, J_all = np.triu_indices(D, 1)
+        chunk = max(1, MATRIX_BATCH_ENTRIES // max(1, Y))
+        rows, As, Bs, Cs, keys, skeys = [], [], [], [], [], []
+        for p0 in range(0, I_all.size, chunk):
             check_time(f"building the decompositions of a {D}x{self._P.shape[1]} matrix")
-            I = np.repeat(np.arange(i0, min(D, i0 + chunk)), D)
-            J = np.tile(np.arange(D), I.size // D)
-            sel = I != J
-            I, J = I[sel], J[sel]
+            I, J = I_all[p0:p0 + chunk], J_all[p0:p0 + chunk]
             C = np.broadcast_to(c, (I.size, Y))
-            ks = law_keys(Pc[I], Pc[J], C, beta, merged=merge_rows(Pc[I], Pc[J], C, keys=(K[I], K[J])))
-            keys.update(zip(zip(I.tolist(), J.tolist()), ks))
-        return keys
+            merged = merge_rows(Pc[I], Pc[J], C, keys=(K[I], K[J]))
+            keys += law_keys(Pc[I], Pc[J], C, beta, merged=merged)
+            # the reversed pairs (the swaps) merged on their own: a second compiled merge and plain keys are
+            # cheaper than law_keys(swapped=True)'s lexsort of every component
+            skeys += law_keys(Pc[J], Pc[I], C, beta, merged=merge_rows(Pc[J], Pc[I], C, keys=(K[J], K[I])))
+            rows.append(merged[0] + p0)
+            As.append(merged[1])
+            Bs.append(merged[2])
+            Cs.append(merged[3])
+        cat = (lambda xs: xs[0] if len(xs) == 1 else np.concatenate(xs))
+        row, a, b, cc = (cat(x) if x else np.zeros(0) for x in (rows, As, Bs, Cs))
+        for x in (a, b, cc):
+            x.setflags(write=False)         # the decompositions of _merged share slices of these
+        return I_all, J_all, row, a, b, cc, keys, skeys
+
+    @functools.cached_property
+    def _pair_keys(self) -> dict:
+        """Law keys of the primary decompositions of all ordered pairs, as a dict (x0, x1) -> key
+        (from :attr:`_pair_merge`: both orientations of each unordered pair)."""
+        I, J, _, _, _, _, keys, skeys = self._pair_merge
+        il, jl = I.tolist(), J.tolist()
+        out = dict(zip(zip(il, jl), keys))
+        out.update(zip(zip(jl, il), skeys))
+        return out
+
+    @functools.cached_property
+    def _upper_index(self) -> tuple:
+        """Indices (into :attr:`_pair_merge`'s pairs) of the de-duplicated upper pairs."""
+        _, _, _, _, _, _, keys, skeys = self._pair_merge
+        out, seen = [], set()
+        for p, (k, sk) in enumerate(zip(keys, skeys)):
+            if k in seen:
+                continue
+            # the ordered pair (x1, x0) is this pair's swap: always dropped
+            seen.add(k)
+            seen.add(sk)
+            out.append(p)
+        return tuple(out)
 
     @functools.cached_property
     def _upper_pairs(self) -> tuple:
-        keys = self._pair_keys
-        D = self._P.shape[0]
-        pairs, seen = [], set()
-        for x0 in range(D):
-            for x1 in range(x0 + 1, D):
-                k = keys[(x0, x1)]
-                if k in seen:
-                    continue
-                # the ordered pair (x1, x0) is this pair's swap: always dropped
-                seen.add(k)
-                seen.add(keys[(x1, x0)])
-                pairs.append((x0, x1))
-        return tuple(pairs)
+        I, J = self._pair_merge[:2]
+        il, jl = I.tolist(), J.tolist()
+        return tuple((il[p], jl[p]) for p in self._upper_index)
 
     def _merged(self, x0s, x1s, x2s=None) -> list:
-        """Simplified decompositions of primary pairs (``x2s`` None) or Theorem-14 triples, built in one batch."""
+        """Simplified decompositions of Theorem-14 triples, built in one batch."""
         Pc, c, K = self._columns
         x0s, x1s = np.asarray(x0s, dtype=np.int64), np.asarray(x1s, dtype=np.int64)
-        if x2s is None:
-            C = np.broadcast_to(c, (x0s.size, c.size))
-            keys = (K[x0s], K[x1s])
-            beta = max(1.0 - float(c.sum()), 0.0)
-        else:
-            C = Pc[np.asarray(x2s, dtype=np.int64)]
-            keys = None
-            beta = 0.0
-        merged = merge_rows(Pc[x0s], Pc[x1s], C, keys=keys)
+        C = Pc[np.asarray(x2s, dtype=np.int64)]
+        beta = 0.0
+        merged = merge_rows(Pc[x0s], Pc[x1s], C)
         row, a, b, cc = merged[:4]
         a, b, cc = np.array(a), np.array(b), np.array(cc)     # own copies: nothing else can write them
         for x in (a, b, cc):
             x.setflags(write=False)         # the decompositions below share slices of these
         m = x0s.size
-        if x2s is None:     # the keys of both orientations were computed with all ordered pairs
-            pk = self._pair_keys
-            ka = [pk[(i, j)] for i, j in zip(x0s.tolist(), x1s.tolist())]
-            kb = [pk[(j, i)] for i, j in zip(x0s.tolist(), x1s.tolist())]
-        else:               # both orientations from the one merge (the swap exchanges a and b)
-            ka = law_keys(Pc[x0s], Pc[x1s], C, beta, merged=merged)
-            kb = law_keys(Pc[x0s], Pc[x1s], C, beta, swapped=True, merged=merged)
+        # both orientations from the one merge (the swap exchanges a and b)
+        ka = law_keys(Pc[x0s], Pc[x1s], C, beta, merged=merged)
+        kb = law_keys(Pc[x0s], Pc[x1s], C, beta, swapped=True, merged=merged)
         bnd = np.searchsorted(row, np.arange(m + 1)).tolist()
         out = []
         for r in range(m):
             s0, s1 = bnd[r], bnd[r + 1]
-            x0, x1 = int(x0s[r]), int(x1s[r])
-            lab = f"pair ({x0}, {x1})" if x2s is None else f"dataset ({x0}|{x1}; others {int(x2s[r])})"
+            lab = f"dataset ({int(x0s[r])}|{int(x1s[r])}; others {int(x2s[r])})"
             out.append(Decomposition._trusted(a[s0:s1], b[s0:s1], cc[s0:s1], beta, label=lab,
                                               key=ka[r], swap_key=kb[r], share=True))
         return out
+
+    def _upper_packed(self) -> PackedFamilies:
+        """:meth:`upper_decompositions` as a :class:`~shuffleamp.decomposition.PackedFamilies` (the same
+        decompositions, built on access; the packed arrays are slices of :attr:`_pair_merge`)."""
+        I, J, row, a, b, cc, keys, skeys = self._pair_merge
+        idx = self._upper_index
+        beta = max(1.0 - float(self._columns[1].sum()), 0.0)
+        bnd = np.searchsorted(row, np.arange(I.size + 1)).tolist()
+        il, jl = I.tolist(), J.tolist()
+        return PackedFamilies(a, b, cc, [bnd[p] for p in idx], [bnd[p + 1] for p in idx], beta,
+                              [f"pair ({il[p]}, {jl[p]})" for p in idx], [keys[p] for p in idx],
+                              [skeys[p] for p in idx])
 
     def upper_decompositions(self) -> list:
         """Decompositions whose GPARVs bound every neighbouring pair ([SCW] Theorem 13).
@@ -1661,11 +1688,7 @@ class MatrixMechanism(Mechanism):
         list of GparvFamily
             The upper bound is the maximum over these and their swapped versions.
         """
-        pairs = self._upper_pairs
-        if not pairs:
-            return []
-        x0s, x1s = zip(*pairs)
-        return self._merged(x0s, x1s)
+        return list(self._upper_packed())
 
     @functools.cached_property
     def _lower_triples(self) -> tuple:

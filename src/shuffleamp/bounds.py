@@ -115,8 +115,11 @@ def _with_swaps_packed(decs: PackedFamilies) -> PackedFamilies:
     """:func:`_with_swaps` of a :class:`~shuffleamp.decomposition.PackedFamilies` of base decompositions (each
     with its law key and swap key): the same entries in the same order, from the keys alone."""
     pos, swapped, seen = [], [], set()
+    keys, skeys = decs.keys, decs.swap_keys
     for e, p in enumerate(decs.pos):
-        key, skey = ("dec", decs.keys[p]), ("dec", decs.swap_keys[p])   # law_key(d), law_key(d.swapped())
+        # law_key(d) = ("dec", key), law_key(d.swapped()) = ("dec", skey): every entry is a Decomposition, so
+        # the raw keys decide the same
+        key, skey = keys[p], skeys[p]
         sw = decs.swapped[e]
         if sw:
             key, skey = skey, key
@@ -605,8 +608,14 @@ def _projection_lower(ctx: dict, n: int, x: float, want_eps: bool):
     if "projection_sets" not in ctx:
         ctx["projection_sets"] = _projection_sets(ctx["lower_families"])
     sets = sorted(ctx["projection_sets"], key=lambda t: -_projection_score(t[0], t[1], t[2], n))
-    best, lab = 0.0, None
+    best, lab, done = 0.0, None, set()
     for alpha, beta, gamma, label in sets[:PROJECTION_EVALS]:
+        # a dataset's swap projects to (beta, alpha, gamma): projection_pair_bounds takes the maximum over both
+        # orderings, so its value is the same (bit for bit) and, not larger, it would not replace the label
+        key = (min(alpha, beta), max(alpha, beta), gamma)
+        if key in done:
+            continue
+        done.add(key)
         try:
             lo = _ec.projection_pair_bounds(alpha, beta, gamma, n, x, want_eps)[1]
         except ResourceLimitError:

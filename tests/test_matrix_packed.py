@@ -17,7 +17,8 @@ import pytest
 import shuffleamp as sa
 from shuffleamp import bounds as B
 from shuffleamp import exact_count as EC
-from shuffleamp.decomposition import Decomposition, PackedFamilies, law_key, pack, primary_decomposition
+from shuffleamp.decomposition import (Decomposition, PackedFamilies, chernoff_bounds, law_key, pack,
+                                      primary_decomposition)
 from shuffleamp.mechanisms import KRR, MatrixMechanism
 
 
@@ -74,11 +75,16 @@ def test_packed_families_equal_list_path(P):
                 assert law_key(Decomposition(d.a, d.b, d.c, d.beta)) in set(keys)
     # the packed layout is pack() of the materialised list, bit for bit
     mat = pack(list(fams))
-    for x, y in zip(fams.packed, mat):
+    direct = pack(fams)                                   # the PackedFamilies shortcut: writable copies
+    assert all(x.tobytes() == y.tobytes() and x.flags.writeable for x, y in zip(direct, mat))
+    ch = chernoff_bounds(fams, 1000, 0.3)
+    assert ch.tobytes() == chernoff_bounds(list(fams), 1000, 0.3).tobytes()
+    for x, y in zip(fams.pack(), mat):
         assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
         assert not x.flags.writeable
     assert fams.max_atoms == max(f.a.size for f in fams)
-    assert B._packed(fams) is fams.packed
+    assert B._packed(fams) is B._packed(fams)              # cached by the bounds code, not on the list
+    assert all(x.tobytes() == y.tobytes() for x, y in zip(B._packed(fams), mat))
 
 
 def test_packed_families_sequence_semantics():

@@ -858,15 +858,14 @@ PACK_CACHE_SIZE = 8
 
 def _packed(families):
     """``pack(families)`` of atomic decompositions, cached (read-only arrays)."""
-    if isinstance(families, PackedFamilies):
-        return families.packed
-    key = tuple(map(id, families))
+    packed = isinstance(families, PackedFamilies)
+    key = ("packed", id(families)) if packed else tuple(map(id, families))
     hit = _PACK_CACHE.pop(key, None)
     if hit is None:
-        p = pack(families)
+        p = families.pack() if packed else pack(families)
         for x in p:
             x.setflags(write=False)
-        hit = (tuple(families), p)
+        hit = (families if packed else tuple(families), p)
     _PACK_CACHE[key] = hit                  # most recently used last
     try:
         while len(_PACK_CACHE) > PACK_CACHE_SIZE:

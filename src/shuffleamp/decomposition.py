@@ -633,7 +633,7 @@ def pack(families) -> tuple:
 
     Parameters
     ----------
-    families : sequence of Decomposition
+    families : sequence of Decomposition, or PackedFamilies
 
     Returns
     -------
@@ -644,6 +644,8 @@ def pack(families) -> tuple:
     if not families:
         z = np.zeros(0)
         return z, z, z, z, np.zeros(1, dtype=np.intp)
+    if isinstance(families, PackedFamilies):      # the same values without building the entries' objects
+        return tuple(x.copy() for x in families.pack())
     if len(families) == 1:              # one family: its own arrays (the same values as the concatenation)
         f = families[0]
         return (np.ascontiguousarray(f.a, dtype=np.float64), np.ascontiguousarray(f.b, dtype=np.float64),
@@ -705,6 +707,8 @@ def chernoff_bounds(families, n: int, epsilon: float, packed=None, stop: float =
     [SCW] Theorem 12 (the functional); the Chernoff bound is standard.
     """
     out = np.full(len(families), np.inf)
+    if packed is None and isinstance(families, PackedFamilies):
+        packed = families.pack()
     if packed is None:
         idx = [i for i, f in enumerate(families) if isinstance(f, Decomposition)]
         if not idx:
@@ -1080,8 +1084,9 @@ class PackedFamilies(_AbcSequence):
     Batch constructors (:class:`~shuffleamp.mechanisms.MatrixMechanism`: thousands of input pairs) hold
     the merged components of ``m`` *base* decompositions in three shared arrays; entry ``e`` of the
     sequence is base ``pos[e]``, or its :meth:`Decomposition.swapped` when ``swapped[e]``.  Code that
-    needs only the kernels' packed layout (:func:`pack`: Chernoff bounds, saddle-point estimates) reads
-    :attr:`packed` (the same values as ``pack(list(self))``, built in one vectorised gather); an entry's
+    needs only the kernels' packed layout (:func:`pack`: Chernoff bounds, saddle-point estimates) calls
+    :meth:`pack` (the same values as ``pack(list(self))``, built in one vectorised gather, not kept: callers
+    cache it, e.g. ``bounds._packed``, so a cached family list holds no second copy); an entry's
     :class:`Decomposition` is built on first access (``self[e]``) and kept, so its identity is stable,
     exactly as the list ``[d0, d0.swapped(), d1, ...]`` would give it (same arrays, β, label, law keys).
 
@@ -1108,7 +1113,6 @@ class PackedFamilies(_AbcSequence):
         self.swapped = [False] * len(self.pos) if swapped is None else list(swapped)
         self._objs = [None] * len(self.pos)
         self._bases = {}
-        self._packed = None
 
     def with_entries(self, pos, swapped) -> "PackedFamilies":
         """The same bases with other entries (base indices ``pos``, swap flags ``swapped``)."""
@@ -1145,23 +1149,25 @@ class PackedFamilies(_AbcSequence):
         lens = np.asarray(self.stop, dtype=np.intp) - np.asarray(self.start, dtype=np.intp)
         return int(np.max(lens[np.asarray(self.pos, dtype=np.intp)], initial=0))
 
-    @property
-    def packed(self) -> tuple:
-        """``pack(list(self))`` (read-only arrays, the same values), built once without the entries' objects."""
-        p = self._packed
-        if p is None:
-            start = np.asarray(self.start, dtype=np.intp)
-            pos = np.asarray(self.pos, dtype=np.intp)
-            sw = np.asarray(self.swapped, dtype=bool)
-            lens = (np.asarray(self.stop, dtype=np.intp) - start)[pos]
-            off = np.zeros(pos.size + 1, dtype=np.intp)
-            off[1:] = np.cumsum(lens)
-            # component index of every packed atom: start[pos[e]] + (0 .. lens[e] - 1)
-            idx = np.arange(int(off[-1]), dtype=np.intp) + np.repeat(start[pos] - off[:-1], lens)
-            swa = np.repeat(sw, lens)
-            a, b = self.a[idx], self.b[idx]
-            p = (np.where(swa, b, a), np.where(swa, a, b), self.c[idx], np.full(pos.size, self.beta), off)
-            for x in p:
-                x.setflags(write=False)
-            self._packed = p
+    def pack(self) -> tuple:
+        """``pack(list(self))`` (read-only arrays, the same values), built without the entries' objects.
+
+        Returns
+        -------
+        (a, b, c, beta, off)
+            As :func:`pack`.
+        """
+        start = np.asarray(self.start, dtype=np.intp)
+        pos = np.asarray(self.pos, dtype=np.intp)
+        sw = np.asarray(self.swapped, dtype=bool)
+        lens = (np.asarray(self.stop, dtype=np.intp) - start)[pos]
+        off = np.zeros(pos.size + 1, dtype=np.intp)
+        off[1:] = np.cumsum(lens)
+        # component index of every packed atom: start[pos[e]] + (0 .. lens[e] - 1)
+        idx = np.arange(int(off[-1]), dtype=np.intp) + np.repeat(start[pos] - off[:-1], lens)
+        swa = np.repeat(sw, lens)
+        a, b = self.a[idx], self.b[idx]
+        p = (np.where(swa, b, a), np.where(swa, a, b), self.c[idx], np.full(pos.size, self.beta), off)
+        for x in p:
+            x.setflags(write=False)
         return p

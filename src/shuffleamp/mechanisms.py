@@ -1596,11 +1596,12 @@ class MatrixMechanism(Mechanism):
             check_time(f"building the decompositions of a {D}x{self._P.shape[1]} matrix")
             I, J = I_all[p0:p0 + chunk], J_all[p0:p0 + chunk]
             C = np.broadcast_to(c, (I.size, Y))
-            merged = merge_rows(Pc[I], Pc[J], C, keys=(K[I], K[J]))
-            keys += law_keys(Pc[I], Pc[J], C, beta, merged=merged)
+            PI, PJ, KI, KJ = Pc[I], Pc[J], K[I], K[J]
+            merged = merge_rows(PI, PJ, C, keys=(KI, KJ))
+            keys += law_keys(PI, PJ, C, beta, merged=merged)
             # the reversed pairs (the swaps) merged on their own: a second compiled merge and plain keys are
             # cheaper than law_keys(swapped=True)'s lexsort of every component
-            skeys += law_keys(Pc[J], Pc[I], C, beta, merged=merge_rows(Pc[J], Pc[I], C, keys=(K[J], K[I])))
+            skeys += law_keys(PJ, PI, C, beta, merged=merge_rows(PJ, PI, C, keys=(KJ, KI)))
             rows.append(merged[0] + p0)
             As.append(merged[1])
             Bs.append(merged[2])

@@ -124,12 +124,13 @@ def main():
         s = specs[i]
         cells = [" / ".join(f"{1e3 * best[lab][i].get(p, 0.0):.1f}" for lab, _ in trees) for p in PHASES]
         lines.append(f"| {i} | {s['D']}x{s['Y']} | {s['n']} | " + " | ".join(cells) + " |")
-    lines += ["", "| tree | full collections over the 271 matrices | their total ms | cases (id: ms) | tracked objects at end |",
-              "|---|---|---|---|---|"]
+    lines += ["", "| tree | full collections over the 271 matrices | their total ms | cases (id: ms) "
+              "| tracked objects at end |", "|---|---|---|---|---|"]
     for lab, _ in trees:
         g = gcs[lab]
         cases = ", ".join(f"{i}: {1e3 * p:.0f}" for i, _, p in g["hits"])
-        lines.append(f"| {lab} | {len(g['hits'])} | {1e3 * sum(h[2] for h in g['hits']):.0f} | {cases} | {g['tracked']} |")
+        total = 1e3 * sum(h[2] for h in g["hits"])
+        lines.append(f"| {lab} | {len(g['hits'])} | {total:.0f} | {cases} | {g['tracked']} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:

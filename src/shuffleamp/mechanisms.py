@@ -57,7 +57,8 @@ import numpy as np
 
 from . import _validate
 from ._numerics import check_time, check_work
-from .decomposition import RATIO_RTOL, Decomposition, PackedFamilies, law_keys, merge_rows, primary_decomposition, ratio_keys
+from .decomposition import (RATIO_RTOL, Decomposition, PackedFamilies, law_keys, merge_rows, primary_decomposition,
+                            ratio_keys)
 from .errors import ParameterError, ResourceLimitError
 from .gparv import ContinuousPart, Gparv
 
@@ -1378,7 +1379,9 @@ class MatrixMechanism(Mechanism):
     optimisation: a missed duplicate costs time, never soundness. The law keys of all ordered pairs
     are computed in vectorised batches (:func:`~shuffleamp.decomposition.law_keys`), after an
     up-front cost estimate that refuses too large matrices before anything is built; the upper
-    decompositions are returned simplified (equal ratios merged: the same laws, fewer atoms).
+    decompositions are returned simplified (equal ratios merged: the same laws, fewer atoms). The
+    evaluator reads them as a :class:`~shuffleamp.decomposition.PackedFamilies` (the merged components of
+    all pairs in shared arrays; a decomposition object is built only for a family it evaluates).
 
     **Lower-bound datasets** (Theorem 14, :math:`x_2 = \dots = x_n`):
 
@@ -1582,8 +1585,9 @@ class MatrixMechanism(Mechanism):
         The pairs in the order of ``numpy.triu_indices(D, 1)`` (``x0`` ascending, then ``x1``); computed in
         batches of pairs: one :func:`~shuffleamp.decomposition.merge_rows` per batch (vectorised merge, no
         per-pair object) and its :func:`~shuffleamp.decomposition.law_keys`, and the same for the reversed
-        pairs ``(x1, x0)`` (the swaps; only their keys are kept).  Returns ``(I, J, row, a, b, c, keys, swap_keys)``:
-        pair ``p = (I[p], J[p])`` has merged components ``row == p`` of ``a, b, c``.
+        pairs ``(x1, x0)`` (the swaps; only their keys are kept).  Returns
+        ``(I, J, row, a, b, c, keys, swap_keys)``: pair ``p = (I[p], J[p])`` has merged components
+        ``row == p`` of ``a, b, c``.
         """
         self._check_pair_cost()
         Pc, c, K = self._columns
@@ -1642,7 +1646,7 @@ class MatrixMechanism(Mechanism):
         il, jl = I.tolist(), J.tolist()
         return tuple((il[p], jl[p]) for p in self._upper_index)
 
-    def _merged(self, x0s, x1s, x2s=None) -> list:
+    def _merged(self, x0s, x1s, x2s) -> list:
         """Simplified decompositions of Theorem-14 triples, built in one batch."""
         Pc, c, K = self._columns
         x0s, x1s = np.asarray(x0s, dtype=np.int64), np.asarray(x1s, dtype=np.int64)

@@ -1711,7 +1711,8 @@ class MatrixMechanism(Mechanism):
         triples, seen = [], set()
         while cap is None or len(triples) < cap:
             check_time(f"building the lower-bound datasets of a {D}-input matrix")
-            batch = list(itertools.islice(cands, 256))
+            # (a batch of about the number still needed: with few duplicates, one batch)
+            batch = list(itertools.islice(cands, 256 if cap is None else max(16, cap - len(triples) + 8)))
             if not batch:
                 break
             T = np.array(batch, dtype=np.int64)

@@ -1,12 +1,12 @@
-"""Matrix upper families as packed arrays (issue 15, tail latency): ``MatrixMechanism._upper_packed`` and
-``bounds._with_swaps_packed`` give a ``PackedFamilies`` whose entries, order, law keys and packed kernel
-layout are those of the list path (``_with_swaps`` of per-pair decompositions), and whose ε / δ answers are
-bit-identical to it.
+"""Matrix families as packed arrays (issue 15, tail latency): ``MatrixMechanism._upper_packed`` /
+``_lower_packed`` and ``bounds._with_swaps_packed`` give a ``PackedFamilies`` whose entries, order, law keys
+and packed kernel layout are those of the list path (``_with_swaps`` of per-pair / per-triple
+decompositions), and whose ε / δ answers are bit-identical to it.
 
-No test asserts a duration.  Oracles: ``primary_decomposition(P, x0, x1).simplified()`` per pair (the
-unbatched construction), its ``swapped()``, the generic ``bounds._with_swaps`` list path over those
-objects, ``decomposition.pack`` of the materialised list, and the list path of the evaluator (the packed
-path switched off).
+No test asserts a duration.  Oracles: ``primary_decomposition(P, x0, x1).simplified()`` per pair and
+``lower_decomposition(P, x0, x1, x2).simplified()`` per triple (the unbatched constructions), their
+``swapped()``, the generic ``bounds._with_swaps`` list path over those objects, ``decomposition.pack`` of
+the materialised list, and the list path of the evaluator (the packed path switched off).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 import shuffleamp as sa
 from shuffleamp import bounds as B
 from shuffleamp import exact_count as EC
-from shuffleamp.decomposition import (Decomposition, PackedFamilies, chernoff_bounds, law_key, pack,
-                                      primary_decomposition)
+from shuffleamp.decomposition import (Decomposition, PackedFamilies, chernoff_bounds, law_key, lower_decomposition,
+                                      pack, primary_decomposition)
 from shuffleamp.mechanisms import KRR, MatrixMechanism
 
 
@@ -87,6 +87,29 @@ def test_packed_families_equal_list_path(P):
     assert all(x.tobytes() == y.tobytes() for x, y in zip(B._packed(fams), mat))
 
 
+@pytest.mark.parametrize("P", [_random_matrix(9, 5, 3.0, 1), _random_matrix(8, 70, 2.0, 5), _matrices()[3],
+                               KRR(1.0, 7).matrix()])
+def test_lower_packed_families_equal_list_path(P):
+    """Theorem-14 datasets: the packed lower families are the list path over per-triple decompositions."""
+    m = MatrixMechanism(P)
+    fams = B._families(m, "optimal", "lower")
+    decs = []
+    for x0, x1, x2 in m._lower_triples:
+        d = lower_decomposition(m.matrix(), x0, x1, x2).simplified()
+        decs.append(Decomposition(d.a, d.b, d.c, d.beta, label=f"dataset ({x0}|{x1}; others {x2})"))
+    ref = B._with_swaps(decs)
+    assert len(fams) == len(ref) > 0
+    assert isinstance(fams, PackedFamilies)
+    for f, r in zip(fams, ref):
+        assert f.label == r.label and f.beta == r.beta == 0.0
+        for x, y in ((f.a, r.a), (f.b, r.b), (f.c, r.c)):
+            assert x.tobytes() == y.tobytes()
+        assert law_key(f) == law_key(r)
+    if isinstance(fams, PackedFamilies):
+        assert all(x.tobytes() == y.tobytes() for x, y in zip(fams.pack(), pack(list(fams))))
+    assert [f.label for f in m.lower_decompositions()] == [r.label for r in decs]
+
+
 def test_packed_families_sequence_semantics():
     m = MatrixMechanism(_random_matrix(7, 4, 2.0, 11))
     fams = B._families(m, "optimal", "upper")
@@ -126,15 +149,13 @@ def test_answers_bit_identical_to_list_path(shape, n, delta, monkeypatch):
     B._FAMILY_CACHE.clear()
     r1 = sa.epsilon(MatrixMechanism(P), n, delta)
     d1 = sa.delta(MatrixMechanism(P), n, 0.5 * r1.upper)
-    orig = B._families
-
     def list_families(mechanism, method, which):          # the generic list path (objects, _with_swaps)
-        if which == "upper":
-            return B._with_swaps(list(mechanism.upper_decompositions()))
-        return orig(mechanism, method, which)
+        return B._with_swaps(list(mechanism.upper_decompositions() if which == "upper"
+                                  else mechanism.lower_decompositions()))
     monkeypatch.setattr(B, "_families", list_families)
     B._FAMILY_CACHE.clear()
     assert isinstance(B._families(MatrixMechanism(P), "optimal", "upper"), list)
+    assert isinstance(B._families(MatrixMechanism(P), "optimal", "lower"), list)
     r2 = sa.epsilon(MatrixMechanism(P), n, delta)
     d2 = sa.delta(MatrixMechanism(P), n, 0.5 * r1.upper)
     B._FAMILY_CACHE.clear()

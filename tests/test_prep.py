@@ -129,17 +129,17 @@ def _old_product(factors, label="", memo=None):
 
 
 def _old_lower_swap_keys(monkeypatch):
-    """MatrixMechanism._merged without the batched swap keys of the lower triples (computed per family)."""
-    orig = M.MatrixMechanism._merged
+    """MatrixMechanism._lower_packed without the batched swap keys of the lower triples: a plain list of
+    decompositions (their swap keys computed per family)."""
+    orig = M.MatrixMechanism._lower_packed
 
-    def merged(self, x0s, x1s, x2s=None):
-        out = orig(self, x0s, x1s, x2s)
-        if x2s is not None:
-            for f in out:
-                f.__dict__.pop("_swap_key", None)
+    def lower(self):
+        out = list(orig(self))
+        for f in out:
+            f.__dict__.pop("_swap_key", None)
         return out
 
-    monkeypatch.setattr(M.MatrixMechanism, "_merged", merged)
+    monkeypatch.setattr(M.MatrixMechanism, "_lower_packed", lower)
 
 
 @pytest.fixture

@@ -74,7 +74,8 @@ def _families(mechanism, method: str, which: str) -> list:
         return _with_swaps(packed() if packed is not None else mechanism.upper_decompositions())
     # both orderings of every lower-bound dataset: H(M(X0)||M(X1)) and H(M(X1)||M(X0)) are both
     # divergences of a concrete neighbouring pair (the swap exchanges a and b)
-    return _with_swaps(mechanism.lower_decompositions())
+    packed = getattr(mechanism, "_lower_packed", None)
+    return _with_swaps(packed() if packed is not None else mechanism.lower_decompositions())
 
 
 def _with_swaps(decs) -> list:
@@ -965,7 +966,7 @@ def _lower_subset(lo_f, n: int, target: float, eps_hi: float, e_guess=None) -> l
     keep_max, ratio = ((LOWER_KEEP, LOWER_KEEP_RATIO) if n >= LOWER_SMALL_N or LOWER_KEEP is None
                        else (max(LOWER_KEEP, LOWER_KEEP_SMALL), LOWER_KEEP_RATIO_SMALL))
     if (LOWER_KEEP is None or len(lo_f) <= keep_max
-            or not all(isinstance(f, Decomposition) for f in lo_f)):
+            or not _atomic(lo_f)):
         return list(lo_f)
     lt = math.log(target)
 

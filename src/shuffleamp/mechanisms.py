@@ -1646,29 +1646,26 @@ class MatrixMechanism(Mechanism):
         il, jl = I.tolist(), J.tolist()
         return tuple((il[p], jl[p]) for p in self._upper_index)
 
-    def _merged(self, x0s, x1s, x2s) -> list:
-        """Simplified decompositions of Theorem-14 triples, built in one batch."""
-        Pc, c, K = self._columns
-        x0s, x1s = np.asarray(x0s, dtype=np.int64), np.asarray(x1s, dtype=np.int64)
-        C = Pc[np.asarray(x2s, dtype=np.int64)]
+    def _lower_packed(self) -> PackedFamilies:
+        """:meth:`lower_decompositions` as a :class:`~shuffleamp.decomposition.PackedFamilies`: the simplified
+        decompositions of the Theorem-14 triples, merged in one batch (built on access)."""
+        Pc = self._columns[0]
+        T = np.array(self._lower_triples, dtype=np.int64).reshape(-1, 3)
+        x0s, x1s, x2s = T[:, 0], T[:, 1], T[:, 2]
+        C = Pc[x2s]
         beta = 0.0
         merged = merge_rows(Pc[x0s], Pc[x1s], C)
         row, a, b, cc = merged[:4]
         a, b, cc = np.array(a), np.array(b), np.array(cc)     # own copies: nothing else can write them
         for x in (a, b, cc):
-            x.setflags(write=False)         # the decompositions below share slices of these
+            x.setflags(write=False)         # the decompositions share slices of these
         m = x0s.size
         # both orientations from the one merge (the swap exchanges a and b)
         ka = law_keys(Pc[x0s], Pc[x1s], C, beta, merged=merged)
         kb = law_keys(Pc[x0s], Pc[x1s], C, beta, swapped=True, merged=merged)
         bnd = np.searchsorted(row, np.arange(m + 1)).tolist()
-        out = []
-        for r in range(m):
-            s0, s1 = bnd[r], bnd[r + 1]
-            lab = f"dataset ({int(x0s[r])}|{int(x1s[r])}; others {int(x2s[r])})"
-            out.append(Decomposition._trusted(a[s0:s1], b[s0:s1], cc[s0:s1], beta, label=lab,
-                                              key=ka[r], swap_key=kb[r], share=True))
-        return out
+        labels = [f"dataset ({x0}|{x1}; others {x2})" for x0, x1, x2 in T.tolist()]
+        return PackedFamilies(a, b, cc, bnd[:-1], bnd[1:], beta, labels, ka, kb)
 
     def _upper_packed(self) -> PackedFamilies:
         """:meth:`upper_decompositions` as a :class:`~shuffleamp.decomposition.PackedFamilies` (the same
@@ -1734,11 +1731,9 @@ class MatrixMechanism(Mechanism):
         list of GparvFamily
             The lower bound is the maximum over the list (simplified decompositions).
         """
-        T = self._lower_triples
-        if not T:
+        if not self._lower_triples:
             return []
-        x0s, x1s, x2s = zip(*T)
-        return self._merged(x0s, x1s, x2s)
+        return list(self._lower_packed())
 
     def describe(self) -> dict:
         """JSON-serialisable description: ``{"mechanism": name, "eps0": ..., <parameters>}``.

@@ -145,6 +145,7 @@ def _old_lower_swap_keys(monkeypatch):
 @pytest.fixture
 def old_path(monkeypatch):
     """Run the old construction everywhere: vectorised merge / keys, per-array validation, no caches."""
+    monkeypatch.setattr(D, "SMALL_PY", 0)               # no plain-Python construction of small families
     monkeypatch.setattr(D, "merge_rows", _old_merge_rows)
     monkeypatch.setattr(M, "merge_rows", _old_merge_rows)
     monkeypatch.setattr(D, "law_keys", _old_law_keys)
@@ -354,3 +355,75 @@ def test_composed_families_cached_on_the_instance(build):
     assert all(m.__dict__["_families_cache"][w] is fams[w] for w in fams)      # not rebuilt
     r3 = sa.epsilon(build(), 5000, 1e-7)                                       # a fresh instance: same numbers
     assert (r1.upper, r1.lower) == (r2.upper, r2.lower) == (r3.upper, r3.lower)
+
+
+def _small_case(rng, k, ties, zeros):
+    """Masses of k components as Python floats (a, b sum to 1, c + beta = 1): ties give equal ratios, zeros
+    empty or c-only components."""
+    A, B, C = rng.random((3, k)) ** 2 + 1e-3
+    if ties and k > 1:
+        j = rng.integers(0, k, size=k // 2)
+        f = rng.choice([1.0, 0.5, 3.0], size=j.size)
+        A[: j.size], B[: j.size], C[: j.size] = A[j] * f, B[j] * f, C[j] * f
+    if zeros and k > 2:
+        A[0] = B[0] = C[0] = 0.0                  # an empty component (dropped)
+        A[1] = B[1] = 0.0                         # a c-only component (kept)
+    a, b = (A / A.sum()).tolist(), (B / B.sum()).tolist()
+    c = (C / C.sum() * 0.7).tolist()
+    return a, b, c, 1.0 - float(np.sum(C / C.sum() * 0.7))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_small_decomposition_equals_numpy_constructor(seed):
+    """The plain-Python construction of small families (issue 15, session 7): the same arrays, β, law key
+    and swapped law key as ``Decomposition(...)`` and ``.simplified()`` of the old code, for every size it
+    handles, with ties (merged components), empty and c-only components."""
+    rng = np.random.default_rng(700 + seed)
+    for k in range(1, D.SMALL_PY + 2):
+        for ties in (False, True):
+            for zeros in (False, True):
+                a, b, c, beta = _small_case(rng, k, ties, zeros)
+                for simplify in (False, True):
+                    new = D.small_decomposition(a, b, c, beta, label="x", simplify=simplify)
+                    old = _old_decomposition(np.array(a), np.array(b), np.array(c), beta, label="x")
+                    if simplify:
+                        old = _old_simplified(old)
+                    for name in ("a", "b", "c"):
+                        u, v = getattr(new, name), getattr(old, name)
+                        assert u.dtype == np.float64 and not u.flags.writeable
+                        assert u.tobytes() == v.tobytes()
+                    assert new.beta == old.beta and new.label == "x"
+                    want = _old_law_keys(old.a[None], old.b[None], old.c[None], old.beta)[0]
+                    want_sw = _old_law_keys(old.a[None], old.b[None], old.c[None], old.beta, swapped=True)[0]
+                    assert new.law_key() == want
+                    assert new.swapped().law_key() == want_sw
+
+
+@pytest.mark.parametrize("case, err, param", [
+    (([0.5, 0.5], [0.5, 0.5], [0.5, np.nan], 0.0), ParameterError, "c"),
+    (([0.5, 0.6], [0.5, 0.5], [0.2, 0.2], 0.6), ParameterError, "a"),
+    (([0.5, 0.5], [0.5, 0.4], [0.2, 0.2], 0.6), ParameterError, "b"),
+    (([0.5, 0.5], [0.5, 0.5], [0.7, 0.7], 0.0), ParameterError, "beta"),
+    (([0.5, 0.5], [0.5, 0.5], [0.5, -0.1], 0.6), ParameterError, "c"),
+    (([0.5, 0.5], [0.5, 0.5], [0.5], 0.5), ParameterError, "decomposition"),
+    (([0.5, 0.5], [0.5, 0.5], [0.5, 0.0], 0.5), NotLDPError, "decomposition"),
+])
+def test_small_decomposition_errors_as_numpy_constructor(case, err, param):
+    a, b, c, beta = case
+    for simplify in (False, True):
+        with pytest.raises(err) as e:
+            D.small_decomposition(a, b, c, beta, simplify=simplify)
+        assert e.value.parameter == param
+
+
+@pytest.mark.parametrize("m", [M.KRR(0.7, 10), M.KRR(3.1, 3), M.KRR(2.0, 2), M.KRR(60.0, 50), M.BLH(0.4, None),
+                               M.BLH(2.5, 2), M.RAPPOR(140.0, 9), M.OUE(0.05, 2), M.HadamardResponse(1.1, 2048)])
+def test_closed_form_families_as_numpy_constructor(m, monkeypatch):
+    """The closed-form families (from_pqr, k-RR / bit / HR lower datasets) with and without the
+    plain-Python path: the same arrays, β, labels and law keys."""
+    fams = {w: bounds._families(m, "optimal", w) for w in ("upper", "lower")}
+    monkeypatch.setattr(D, "SMALL_PY", 0)
+    old = {w: bounds._families(m, "optimal", w) for w in ("upper", "lower")}
+    for w in fams:
+        assert _family_arrays(fams[w]) == _family_arrays(old[w])
+        assert [f.label for f in fams[w]] == [f.label for f in old[w]]

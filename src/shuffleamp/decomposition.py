@@ -429,11 +429,16 @@ class Decomposition:
         Decomposition
         """
         E = math.exp(eps0)
-        c = np.array([p, p, q, r])
-        a = np.array([E * p, p, E * q, r])
-        b = np.array([p, E * p, E * q, r])
-        # renormalise away float noise in the closed forms (sums are exactly 1 analytically)
-        return cls(a / a.sum(), b / b.sum(), c, 1.0 - c.sum(), label=label)
+        c = [p, p, q, r]
+        a = [E * p, p, E * q, r]
+        b = [p, E * p, E * q, r]
+        # renormalise away float noise in the closed forms (sums are exactly 1 analytically); the sums of 4
+        # floats as numpy's (sequential)
+        sa, sb = _seq_sum(a), _seq_sum(b)
+        a, b, beta = [x / sa for x in a], [x / sb for x in b], 1.0 - _seq_sum(c)
+        if cls is Decomposition:
+            return small_decomposition(a, b, c, beta, label=label)
+        return cls(np.array(a), np.array(b), np.array(c), beta, label=label)
 
 
 # ----------------------------------------------------------------------------- batch law keys
@@ -565,19 +570,148 @@ def _law_keys_small(m, row, a, b, c, k0, k1, beta, swapped):
 def _law_key_pair(merged, beta) -> tuple:
     """The law keys of one small merged decomposition and of its swap (``law_keys`` without and with
     ``swapped=True``; the same values and bytes), sharing the rounding."""
-    from array import array
     _, a, b, c, k0, k1 = merged
-    al, bl, cl = a.tolist(), b.tolist(), c.tolist()
+    return _law_key_pair_lists(a.tolist(), b.tolist(), c.tolist(), k0.tolist(), k1.tolist(), beta)
+
+
+def _law_key_pair_lists(al, bl, cl, k0, k1, beta) -> tuple:
+    """:func:`_law_key_pair` of a merged decomposition given as Python lists (masses, merge keys)."""
+    from array import array
     r0 = [_round12(x / y) + 0.0 for x, y in zip(al, cl)]          # + 0.0: no -0.0
     r1 = [_round12(x / y) + 0.0 for x, y in zip(bl, cl)]
     cr = [_round12(x) + 0.0 for x in cl]
     flat, sflat = [], []
     for i in range(len(cl)):
         flat += (r0[i], r1[i], cr[i])
-    for _, _, i in sorted(zip(k1.tolist(), k0.tolist(), range(len(cl)))):
+    for _, _, i in sorted(zip(k1, k0, range(len(cl)))):
         sflat += (r1[i], r0[i], cr[i])
     bt = _round12(float(beta))
     return (bt, array("d", flat).tobytes()), (bt, array("d", sflat).tobytes())
+
+
+#: Decompositions of at most this many components, given as Python floats with an explicit β, are validated,
+#: merged and law-keyed in plain Python by :func:`small_decomposition` (the same values, order and keys as
+#: the numpy constructor: the merge keys are still :func:`ratio_keys`, the sums sequential as numpy's).
+SMALL_PY = 8
+
+
+def _seq_sum(xs) -> float:
+    """Left-to-right sum from 0.0 (numpy's sum of fewer than 8 float64, bit for bit; only a check above)."""
+    s = 0.0
+    for x in xs:
+        s += x
+    return s
+
+
+def _clean_lists(a: list, b: list, c: list, beta: float):
+    """``(a, b, c, beta)`` as :meth:`Decomposition._set_clean` leaves them, for Python float lists of equal
+    length <= :data:`SMALL_PY` and an explicit β; None when a check fails or the input is not eligible (the
+    numpy constructor then runs and raises the error)."""
+    k = len(a)
+    if not (0 < k <= SMALL_PY and len(b) == k and len(c) == k) or beta is None:
+        return None
+    for x in (*a, *b, *c):
+        if not (0.0 <= x < math.inf):               # rejects NaN, inf and negative masses
+            return None
+    a, b, c = [x + 0.0 for x in a], [x + 0.0 for x in b], [x + 0.0 for x in c]     # as np.maximum(., 0)
+    beta = float(beta)
+    if beta < -1e-12:
+        return None
+    beta = max(beta, 0.0)
+    if abs(_seq_sum(a) - 1) > 1e-9 or abs(_seq_sum(b) - 1) > 1e-9 or abs(_seq_sum(c) + beta - 1) > 1e-9:
+        return None
+    for x in c:
+        if not x > 0:
+            keep = []
+            for j in range(k):
+                if c[j] > 0:
+                    keep.append(j)
+                elif a[j] > 0 or b[j] > 0:
+                    return None
+            a, b, c = [a[j] for j in keep], [b[j] for j in keep], [c[j] for j in keep]
+            if not c:
+                return None
+            break
+    return a, b, c, beta
+
+
+def _merge_lists(a: list, b: list, c: list, keys=None) -> tuple:
+    """``kernels.merge_sorted`` of one row given as lists (keys by :func:`ratio_keys` unless given): merged
+    ``(a, b, c, k0, k1)`` sorted by the keys, each group summed in its input order from 0.0."""
+    K0, K1 = ratio_keys(np.array((a, b)), np.array(c)).tolist() if keys is None else keys
+    ma, mb, mc, m0, m1 = [], [], [], [], []
+    for i in sorted(range(len(a)), key=lambda j: (K0[j], K1[j])):       # stable, as the insertion sort
+        if m0 and K0[i] == m0[-1] and K1[i] == m1[-1]:
+            ma[-1] += a[i]
+            mb[-1] += b[i]
+            mc[-1] += c[i]
+        else:
+            ma.append(0.0 + a[i])
+            mb.append(0.0 + b[i])
+            mc.append(0.0 + c[i])
+            m0.append(K0[i])
+            m1.append(K1[i])
+    return ma, mb, mc, m0, m1
+
+
+def _keyed(a: list, b: list, c: list, beta: float, label: str, keys=None) -> "Decomposition":
+    """A Decomposition of clean lists with its law key and its swap's law key cached (as :meth:`law_key`);
+    ``keys``: the merge keys of these masses if known."""
+    arrs = []
+    for x in (a, b, c):
+        arr = np.array(x, dtype=np.float64)
+        arr.setflags(write=False)
+        arrs.append(arr)
+    ma, mb, mc, m0, m1 = _merge_lists(a, b, c, keys)
+    key, swap_key = _law_key_pair_lists(ma, mb, mc, m0, m1, beta)
+    return Decomposition._trusted(*arrs, beta, label=label, key=key, swap_key=swap_key, share=True)
+
+
+def small_decomposition(a, b, c, beta: float, label: str = "", simplify: bool = False) -> "Decomposition":
+    """``Decomposition(a, b, c, beta, label)`` (``.simplified()`` if ``simplify``) for a few components given
+    as Python floats: the same arrays, β and law keys, built without numpy on tiny arrays.
+
+    Parameters
+    ----------
+    a, b, c : sequence of float
+        Component masses (as for :class:`Decomposition`).
+    beta : float
+        Residual mass (explicit).
+    label : str, optional
+        Label of the result.
+    simplify : bool, optional
+        Return the simplified decomposition (components merged by ratio, :meth:`Decomposition.simplified`).
+
+    Returns
+    -------
+    Decomposition
+        With its law key and its swap's law key cached.
+
+    Raises
+    ------
+    ParameterError, NotLDPError
+        As :class:`Decomposition` (the input is then handed to it).
+    """
+    cl = _clean_lists(list(a), list(b), list(c), beta)
+    if cl is None:
+        d = Decomposition(np.array(a, dtype=np.float64), np.array(b, dtype=np.float64),
+                          np.array(c, dtype=np.float64), beta, label=label)
+        return d.simplified() if simplify else d
+    a, b, c, beta = cl
+    keys = None
+    if simplify:
+        if len(a) > 1:                              # simplified(): the merge, then a validated Decomposition
+            k = len(a)
+            a, b, c, m0, m1 = _merge_lists(a, b, c)
+            if len(a) == k:
+                # nothing merged: the masses are the input's (0.0 + x == x for x >= 0), reordered, so their
+                # merge keys are the (element-wise) keys already computed, sorted
+                keys = (m0, m1)
+        cl = _clean_lists(a, b, c, beta)
+        if cl is None:
+            return Decomposition(np.array(a), np.array(b), np.array(c), beta, label=label)
+        a, b, c, beta = cl
+    return _keyed(a, b, c, beta, label, keys)
 
 
 def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LAW_KEY_DIGITS,

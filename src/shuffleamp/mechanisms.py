@@ -57,7 +57,8 @@ import numpy as np
 
 from . import _validate
 from ._numerics import check_time, check_work
-from .decomposition import RATIO_RTOL, Decomposition, law_keys, merge_rows, primary_decomposition, ratio_keys
+from .decomposition import RATIO_RTOL, Decomposition, law_keys, merge_rows, primary_decomposition, ratio_keys, \
+    small_decomposition
 from .errors import ParameterError, ResourceLimitError
 from .gparv import ContinuousPart, Gparv
 
@@ -154,7 +155,7 @@ def _bit_lower(E: float, pi0, pi1, pi2, same: bool, label: str) -> Decomposition
                 c.append(pr)
                 a.append(pr * E ** (u0 - u2))
                 b.append(pr * E ** (u1 - u2))
-    return Decomposition(np.array(a), np.array(b), np.array(c), 0.0, label=label).simplified()
+    return small_decomposition(a, b, c, 0.0, label=label, simplify=True)
 
 
 # ---------------------------------------------------------------------------- base class
@@ -484,18 +485,18 @@ class KRR(_PQRMechanism):
         E = math.exp(self.eps0)
         k = self.k
         if k == 2:
-            c = np.array([1 / (E + 1), E / (E + 1)])
-            a = np.array([E / (E + 1), 1 / (E + 1)])
-            b = c.copy()
+            c = [1 / (E + 1), E / (E + 1)]
+            a = [E / (E + 1), 1 / (E + 1)]
+            b = list(c)
             lab = "dataset (0 | 1; others 1)"
         else:
             p = 1.0 / (E + k - 1)
             # outputs x_1^0, x_1^1, x_2, rest
-            c = np.array([p, p, E * p, (k - 3) * p])
-            a = np.array([E * p, p, p, (k - 3) * p])
-            b = np.array([p, E * p, p, (k - 3) * p])
+            c = [p, p, E * p, (k - 3) * p]
+            a = [E * p, p, p, (k - 3) * p]
+            b = [p, E * p, p, (k - 3) * p]
             lab = "dataset (0 | 1; others 2)"
-        return [Decomposition(a, b, c, 0.0, label=lab).simplified()]
+        return [small_decomposition(a, b, c, 0.0, label=lab, simplify=True)]
 
     def lower_cases(self) -> list:
         """Theorem-14 decompositions tagged with the dataset's shape; see :meth:`Mechanism.lower_cases`.
@@ -920,10 +921,10 @@ class HadamardResponse(_PQRMechanism):
         E = math.exp(self.eps0)
         hi, lo = E / (2 * (E + 1)), 1 / (2 * (E + 1))
         # x2 = x0 xor x1: (s0, s1) = (0,0), (1,1), (0,1), (1,0) with s2 = s0 xor s1
-        c = np.array([hi, hi, lo, lo])
-        a = np.array([hi, hi / E, lo * E, lo])
-        b = np.array([hi, hi / E, lo, lo * E])
-        out = [Decomposition(a, b, c, 0.0, label="dataset (1 | 2; others 3 = 1 xor 2)").simplified()]
+        c = [hi, hi, lo, lo]
+        a = [hi, hi / E, lo * E, lo]
+        b = [hi, hi / E, lo, lo * E]
+        out = [small_decomposition(a, b, c, 0.0, label="dataset (1 | 2; others 3 = 1 xor 2)", simplify=True)]
         if self.d >= 8:
             out.append(_bit_lower(E, (0.5, 0.5), (0.5, 0.5), (E / (1 + E), 1 / (1 + E)), False,
                                   "dataset (1 | 2; others 4, independent)"))

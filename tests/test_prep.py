@@ -397,6 +397,11 @@ def test_small_decomposition_equals_numpy_constructor(seed):
                     want_sw = _old_law_keys(old.a[None], old.b[None], old.c[None], old.beta, swapped=True)[0]
                     assert new.law_key() == want
                     assert new.swapped().law_key() == want_sw
+                    s_new, s_old = new.simplified(), _old_simplified(old)        # via the cached merge
+                    for name in ("a", "b", "c"):
+                        assert getattr(s_new, name).tobytes() == getattr(s_old, name).tobytes()
+                    assert s_new.law_key() == _old_law_keys(s_old.a[None], s_old.b[None], s_old.c[None],
+                                                            s_old.beta)[0]
 
 
 @pytest.mark.parametrize("case, err, param", [
@@ -427,3 +432,25 @@ def test_closed_form_families_as_numpy_constructor(m, monkeypatch):
     for w in fams:
         assert _family_arrays(fams[w]) == _family_arrays(old[w])
         assert [f.label for f in fams[w]] == [f.label for f in old[w]]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_small_mixture_as_numpy_mixture(seed, monkeypatch):
+    """decomposition.mixture of few components in plain Python: the same arrays, β and law keys as the numpy
+    path (ties across parts merge; a denormal weight underflows some c to 0 and takes the numpy path)."""
+    rng = np.random.default_rng(900 + seed)
+    for k1, k2 in [(1, 1), (2, 3), (4, 4), (3, 7), (8, 8), (9, 9)]:
+        for w in (0.5, 0.3, 1e-310):
+            f1 = D.small_decomposition(*_small_case(rng, k1, True, False), simplify=True)
+            f2 = f1 if k1 == k2 and w == 0.5 else D.small_decomposition(*_small_case(rng, k2, False, False))
+            parts = [(w, f1), (1.0 - w, f2)]
+            new = D.mixture(parts, label="m")
+            with monkeypatch.context() as mp:
+                mp.setattr(D, "SMALL_PY", 0)
+                old = D.mixture(parts, label="m")
+            for name in ("a", "b", "c"):
+                assert getattr(new, name).tobytes() == getattr(old, name).tobytes()
+            assert new.beta == old.beta and new.label == "m"
+            assert new.law_key() == _old_law_keys(old.a[None], old.b[None], old.c[None], old.beta)[0]
+            assert new.swapped().law_key() == _old_law_keys(old.a[None], old.b[None], old.c[None], old.beta,
+                                                            swapped=True)[0]

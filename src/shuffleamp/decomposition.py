@@ -383,6 +383,11 @@ class Decomposition:
             return Decomposition(a, b, c, self.beta, label=self.label)
         out = self.__dict__.get("_simplified")
         if out is None:
+            sm = self.__dict__.get("_small_merge")
+            if sm is not None:                      # built by small_decomposition, nothing to merge
+                out = _keyed(*sm[:3], self.beta, self.label, keys=sm[3:])
+                object.__setattr__(self, "_simplified", out)
+                return out
             if self.a.size > 1 and (self.c > 0).all():
                 # merge_by_ratio drops nothing here (c > 0) and runs exactly this merge
                 a, b, c = self._merge()[1:4]
@@ -592,11 +597,12 @@ def _law_key_pair_lists(al, bl, cl, k0, k1, beta) -> tuple:
 #: Decompositions of at most this many components, given as Python floats with an explicit β, are validated,
 #: merged and law-keyed in plain Python by :func:`small_decomposition` (the same values, order and keys as
 #: the numpy constructor: the merge keys are still :func:`ratio_keys`, the sums sequential as numpy's).
-SMALL_PY = 8
+SMALL_PY = 16
 
 
 def _seq_sum(xs) -> float:
-    """Left-to-right sum from 0.0 (numpy's sum of fewer than 8 float64, bit for bit; only a check above)."""
+    """Left-to-right sum from 0.0: numpy's sum of fewer than 8 float64, bit for bit (longer sums are only
+    compared with a tolerance here)."""
     s = 0.0
     for x in xs:
         s += x
@@ -664,7 +670,11 @@ def _keyed(a: list, b: list, c: list, beta: float, label: str, keys=None) -> "De
         arrs.append(arr)
     ma, mb, mc, m0, m1 = _merge_lists(a, b, c, keys)
     key, swap_key = _law_key_pair_lists(ma, mb, mc, m0, m1, beta)
-    return Decomposition._trusted(*arrs, beta, label=label, key=key, swap_key=swap_key, share=True)
+    d = Decomposition._trusted(*arrs, beta, label=label, key=key, swap_key=swap_key, share=True)
+    if len(ma) == len(a):
+        # nothing merged: simplified() is these masses in key order (the same floats), keyed by the same keys
+        d.__dict__["_small_merge"] = (ma, mb, mc, m0, m1)
+    return d
 
 
 def small_decomposition(a, b, c, beta: float, label: str = "", simplify: bool = False) -> "Decomposition":
@@ -1130,6 +1140,18 @@ def mixture(parts: Sequence[tuple[float, Any]], label: str = ""):
         by ratio; otherwise a :class:`MixtureFamily` whose GPARV is the mixture of the parts' GPARVs.
     """
     parts = [(float(w), f) for w, f in parts if w > 0]
+    if all(isinstance(f, Decomposition) for _, f in parts) and 1 < sum(f.a.size for _, f in parts) <= SMALL_PY:
+        # the same floats in plain Python (element-wise products and quotients), merged and validated by
+        # small_decomposition(simplify=True) = merge_by_ratio + Decomposition when every c > 0 (nothing dropped)
+        a, b, c = [], [], []
+        for w, f in parts:
+            for x, y, z in zip(f.a.tolist(), f.b.tolist(), f.c.tolist()):
+                cz = w * z
+                c.append(cz)
+                a.append((x / z) * cz)
+                b.append((y / z) * cz)
+        if all(z > 0.0 for z in c):
+            return small_decomposition(a, b, c, sum(w * f.beta for w, f in parts), label=label, simplify=True)
     if all(isinstance(f, Decomposition) for _, f in parts):
         # scale c and rebuild a, b from the part's ratios, so the ratios survive tiny (denormal) weights
         c = np.concatenate([w * f.c for w, f in parts])

@@ -454,3 +454,24 @@ def test_small_mixture_as_numpy_mixture(seed, monkeypatch):
             assert new.law_key() == _old_law_keys(old.a[None], old.b[None], old.c[None], old.beta)[0]
             assert new.swapped().law_key() == _old_law_keys(old.a[None], old.b[None], old.c[None], old.beta,
                                                             swapped=True)[0]
+
+
+@pytest.mark.parametrize("d", [4, 8, 64, 128, 1024])
+def test_hr_matrix_lower_as_before(d):
+    """HR's lower datasets from the matrix rows (d <= 1024): merged by merge_rows and keyed in plain Python,
+    the same arrays, β, labels and law keys as ``Decomposition(rows...).simplified()``."""
+    m = M.HadamardResponse(0.9, d)
+    new = m.lower_decompositions()
+    x2s = [3] + ([4] if d >= 8 else [])
+    rows = m._rows([1, 2] + x2s)
+    rows = rows / rows.sum(axis=1, keepdims=True)
+    old = [_old_simplified(_old_decomposition(rows[0], rows[1], rows[2 + i], 0.0)) for i in range(len(x2s))]
+    assert len(new) == len(old)
+    for f, g in zip(new, old):
+        for name in ("a", "b", "c"):
+            assert getattr(f, name).tobytes() == getattr(g, name).tobytes()
+        assert f.beta == g.beta
+        assert f.law_key() == _old_law_keys(g.a[None], g.b[None], g.c[None], g.beta)[0]
+        assert f.swapped().law_key() == _old_law_keys(g.a[None], g.b[None], g.c[None], g.beta, swapped=True)[0]
+    assert [f.label for f in new] == ["dataset (1 | 2; others 3 = 1 xor 2)",
+                                      "dataset (1 | 2; others 4, independent)"][:len(x2s)]

@@ -944,9 +944,17 @@ class HadamardResponse(_PQRMechanism):
         rows = self._rows([1, 2] + x2s)
         rows = rows / rows.sum(axis=1, keepdims=True)
         out = []
+        positive = bool((rows > 0).all())
         for i, x2 in enumerate(x2s):
             lab = "dataset (1 | 2; others 3 = 1 xor 2)" if x2 == 3 else "dataset (1 | 2; others 4, independent)"
-            out.append(Decomposition(rows[0], rows[1], rows[2 + i], 0.0, label=lab).simplified())
+            if positive:
+                # Decomposition(rows[0], rows[1], rows[2 + i], 0.0).simplified(): positive rows are kept as they
+                # are, so its merge is merge_rows of the rows, and the simplified family is the merged masses
+                # (a few components: built and keyed in plain Python)
+                _, a, b, c, _, _ = merge_rows(rows[0][None, :], rows[1][None, :], rows[2 + i][None, :])
+                out.append(small_decomposition(a.tolist(), b.tolist(), c.tolist(), 0.0, label=lab))
+            else:
+                out.append(Decomposition(rows[0], rows[1], rows[2 + i], 0.0, label=lab).simplified())
         return out
 
     def lower_cases(self) -> list:

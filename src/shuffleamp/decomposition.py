@@ -42,6 +42,7 @@ References
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
 
@@ -447,7 +448,7 @@ class Decomposition:
 
 
 # ----------------------------------------------------------------------------- batch law keys
-def ratio_keys(num: np.ndarray, den: np.ndarray, rtol: float = RATIO_RTOL) -> np.ndarray:
+def ratio_keys(num: np.ndarray, den: np.ndarray, rtol: float = RATIO_RTOL, quiet: bool = False) -> np.ndarray:
     """The merge key of :func:`merge_by_ratio`: ``round(log(max(num/den, 1e-300)) / rtol)`` as int64.
 
     Parameters
@@ -456,14 +457,19 @@ def ratio_keys(num: np.ndarray, den: np.ndarray, rtol: float = RATIO_RTOL) -> np
         Masses whose ratio is keyed (``den > 0``).
     rtol : float, optional
         Relative precision of the ratio comparison.
+    quiet : bool, optional
+        The caller guarantees that ``num / den`` is finite (no floating-point warning to silence).
 
     Returns
     -------
     ndarray of int64
         Equal keys mean ratios equal to relative precision ``rtol`` (log-ratios clipped to [-800, 800]).
     """
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+    if quiet:
         lr = np.divide(num, den)
+    else:
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            lr = np.divide(num, den)
     # the same ufuncs as log(maximum(.)), clip(., -800, 800), round(. / rtol), in place (fewer temporaries);
     # the lower clip is a no-op after the floor (log(1e-300) > -691; NaN stays NaN), so it is not run
     np.maximum(lr, 1e-300, out=lr)
@@ -542,7 +548,6 @@ def _round12(x: float) -> float:
 
 def _law_keys_small(m, row, a, b, c, k0, k1, beta, swapped):
     """:func:`law_keys` at the default digits for small merged batches (same values and bytes)."""
-    from array import array
     rl, al, bl, cl = row.tolist(), a.tolist(), b.tolist(), c.tolist()
     s = len(rl)
     r0 = [_round12(x / y) for x, y in zip(al, cl)]
@@ -581,7 +586,6 @@ def _law_key_pair(merged, beta) -> tuple:
 
 def _law_key_pair_lists(al, bl, cl, k0, k1, beta) -> tuple:
     """:func:`_law_key_pair` of a merged decomposition given as Python lists (masses, merge keys)."""
-    from array import array
     r0 = [_round12(x / y) + 0.0 for x, y in zip(al, cl)]          # + 0.0: no -0.0
     r1 = [_round12(x / y) + 0.0 for x, y in zip(bl, cl)]
     cr = [_round12(x) + 0.0 for x in cl]
@@ -644,7 +648,11 @@ def _clean_lists(a: list, b: list, c: list, beta: float):
 def _merge_lists(a: list, b: list, c: list, keys=None) -> tuple:
     """``kernels.merge_sorted`` of one row given as lists (keys by :func:`ratio_keys` unless given): merged
     ``(a, b, c, k0, k1)`` sorted by the keys, each group summed in its input order from 0.0."""
-    K0, K1 = ratio_keys(np.array((a, b)), np.array(c)).tolist() if keys is None else keys
+    if keys is None:
+        # masses <= 1 + 1e-9 over c > 1e-300 have finite ratios: no warning to silence
+        K0, K1 = ratio_keys(np.array((a, b)), np.array(c), quiet=min(c) > 1e-300 and max(*a, *b) <= 2.0).tolist()
+    else:
+        K0, K1 = keys
     ma, mb, mc, m0, m1 = [], [], [], [], []
     for i in sorted(range(len(a)), key=lambda j: (K0[j], K1[j])):       # stable, as the insertion sort
         if m0 and K0[i] == m0[-1] and K1[i] == m1[-1]:
@@ -663,14 +671,11 @@ def _merge_lists(a: list, b: list, c: list, keys=None) -> tuple:
 def _keyed(a: list, b: list, c: list, beta: float, label: str, keys=None) -> "Decomposition":
     """A Decomposition of clean lists with its law key and its swap's law key cached (as :meth:`law_key`);
     ``keys``: the merge keys of these masses if known."""
-    arrs = []
-    for x in (a, b, c):
-        arr = np.array(x, dtype=np.float64)
-        arr.setflags(write=False)
-        arrs.append(arr)
+    X = np.array((a, b, c), dtype=np.float64)          # read-only rows of one (3, k) array, as _set_clean
+    X.setflags(write=False)
     ma, mb, mc, m0, m1 = _merge_lists(a, b, c, keys)
     key, swap_key = _law_key_pair_lists(ma, mb, mc, m0, m1, beta)
-    d = Decomposition._trusted(*arrs, beta, label=label, key=key, swap_key=swap_key, share=True)
+    d = Decomposition._trusted(X[0], X[1], X[2], beta, label=label, key=key, swap_key=swap_key, share=True)
     if len(ma) == len(a):
         # nothing merged: simplified() is these masses in key order (the same floats), keyed by the same keys
         d.__dict__["_small_merge"] = (ma, mb, mc, m0, m1)

@@ -402,6 +402,8 @@ def test_small_decomposition_equals_numpy_constructor(seed):
                         assert getattr(s_new, name).tobytes() == getattr(s_old, name).tobytes()
                     assert s_new.law_key() == _old_law_keys(s_old.a[None], s_old.b[None], s_old.c[None],
                                                             s_old.beta)[0]
+                    assert s_new.swapped().law_key() == _old_law_keys(s_old.a[None], s_old.b[None], s_old.c[None],
+                                                                      s_old.beta, swapped=True)[0]
 
 
 @pytest.mark.parametrize("case, err, param", [

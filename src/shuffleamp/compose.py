@@ -832,7 +832,8 @@ class Parallel(Mechanism):
             return [(("triple", t), f) for t, f in
                     zip(self._exact._lower_triples, self._exact.lower_decompositions())]
         ws = [w for w, _ in self._parts()]
-        lists = [sorted(c.lower_cases(), key=lambda pf: _chi2(pf[1]), reverse=True) for _, c in self._parts()]
+        lists = [c.lower_cases() for _, c in self._parts()]
+        lists = [L if len(L) < 2 else sorted(L, key=lambda pf: _chi2(pf[1]), reverse=True) for L in lists]
         if np.prod([len(L) for L in lists], dtype=np.float64) > MAX_LOWER_CASES:
             # any common dataset gives a valid lower bound: keep each component's first datasets only
             per = max(1, int(MAX_LOWER_CASES ** (1.0 / len(lists))))

@@ -385,8 +385,15 @@ class Decomposition:
         out = self.__dict__.get("_simplified")
         if out is None:
             sm = self.__dict__.get("_small_merge")
-            if sm is not None:                      # built by small_decomposition, nothing to merge
-                out = _keyed(*sm[:3], self.beta, self.label, keys=sm[3:])
+            if sm is not None:
+                # built by small_decomposition with nothing to merge: the simplified masses are the merged lists
+                # (the same floats in key order), whose own merge is themselves, so they have this law key
+                X = np.array(sm[:3], dtype=np.float64)
+                X.setflags(write=False)
+                d = self.__dict__
+                out = Decomposition._trusted(X[0], X[1], X[2], self.beta, label=self.label, key=d["_law_key"],
+                                             swap_key=d["_swap_key"], share=True)
+                out.__dict__["_small_merge"] = sm
                 object.__setattr__(self, "_simplified", out)
                 return out
             if self.a.size > 1 and (self.c > 0).all():

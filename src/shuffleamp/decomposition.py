@@ -593,9 +593,10 @@ def _law_key_pair(merged, beta) -> tuple:
 
 def _law_key_pair_lists(al, bl, cl, k0, k1, beta) -> tuple:
     """:func:`_law_key_pair` of a merged decomposition given as Python lists (masses, merge keys)."""
-    r0 = [_round12(x / y) + 0.0 for x, y in zip(al, cl)]          # + 0.0: no -0.0
-    r1 = [_round12(x / y) + 0.0 for x, y in zip(bl, cl)]
-    cr = [_round12(x) + 0.0 for x in cl]
+    rd = _round12
+    r0 = [rd(x / y) + 0.0 for x, y in zip(al, cl)]          # + 0.0: no -0.0
+    r1 = [rd(x / y) + 0.0 for x, y in zip(bl, cl)]
+    cr = [rd(x) + 0.0 for x in cl]
     flat, sflat = [], []
     for i in range(len(cl)):
         flat += (r0[i], r1[i], cr[i])

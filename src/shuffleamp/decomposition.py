@@ -520,6 +520,22 @@ def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_
         return kernels.merge_sorted(np.ascontiguousarray(A, f), np.ascontiguousarray(B, f),
                                     np.ascontiguousarray(C, f), np.ascontiguousarray(K0, i),
                                     np.ascontiguousarray(K1, i))
+    if m == 1 and k:
+        # one row: the same stable sort and sequential bincount sums on 1-D arrays (fancy indexing instead of
+        # take_along_axis; the same values)
+        k0, k1 = K0[0], K1[0]
+        order = np.lexsort((k1, k0))
+        k0, k1 = k0[order], k1[order]
+        new = np.empty(k, dtype=bool)
+        new[0] = True
+        np.not_equal(k0[1:], k0[:-1], out=new[1:])
+        new[1:] |= k1[1:] != k1[:-1]
+        seg = np.cumsum(new) - 1
+        s = int(seg[-1]) + 1
+        a = np.bincount(seg, A[0][order], s)
+        b = np.bincount(seg, B[0][order], s)
+        c = np.bincount(seg, C[0][order], s)
+        return np.zeros(s, dtype=np.int64), a, b, c, k0[new], k1[new]
     order = np.lexsort((K1, K0), axis=-1)
     K0 = np.take_along_axis(K0, order, axis=1)
     K1 = np.take_along_axis(K1, order, axis=1)

@@ -477,3 +477,22 @@ def test_hr_matrix_lower_as_before(d):
         assert f.swapped().law_key() == _old_law_keys(g.a[None], g.b[None], g.c[None], g.beta, swapped=True)[0]
     assert [f.label for f in new] == ["dataset (1 | 2; others 3 = 1 xor 2)",
                                       "dataset (1 | 2; others 4, independent)"][:len(x2s)]
+
+
+def _extreme_mechanisms():
+    return [M.KRR(1e-6, 2), M.KRR(149.0, 3), M.KRR(0.05, 10 ** 6), M.BLH(1e-5, 3), M.BLH(149.0, None),
+            M.RAPPOR(1e-4, 2), M.RAPPOR(100.0, 40), M.OUE(149.0, 3), M.OUE(1e-6, None),
+            M.HadamardResponse(149.0, 4), M.HadamardResponse(1e-6, 1024), M.HadamardResponse(30.0, 2048),
+            compose.parallel([(1e-9, M.KRR(0.3, 5)), (1 - 1e-9, M.KRR(120.0, 5))]),
+            compose.subsample(M.RAPPOR(2.0, 7), 1e-12), compose.subsample(M.KRR(1e-7, 2), 0.999)]
+
+
+@pytest.mark.parametrize("index", range(len(_extreme_mechanisms())))
+def test_families_at_extremes_as_before(index, request):
+    """Extreme eps0, domains and weights: the families of the plain-Python path equal the old path's."""
+    build = lambda: _extreme_mechanisms()[index]                # noqa: E731  fresh objects, no caches
+    bounds._FAMILY_CACHE.clear()
+    new = {w: _family_arrays(bounds._families(build(), "optimal", w)) for w in ("upper", "lower")}
+    request.getfixturevalue("old_path")
+    old = {w: _family_arrays(bounds._families(build(), "optimal", w)) for w in ("upper", "lower")}
+    assert new == old

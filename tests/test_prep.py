@@ -458,11 +458,13 @@ def test_small_mixture_as_numpy_mixture(seed, monkeypatch):
                                                             swapped=True)[0]
 
 
-@pytest.mark.parametrize("d", [4, 8, 64, 128, 1024])
-def test_hr_matrix_lower_as_before(d):
-    """HR's lower datasets from the matrix rows (d <= 1024): merged by merge_rows and keyed in plain Python,
-    the same arrays, β, labels and law keys as ``Decomposition(rows...).simplified()``."""
-    m = M.HadamardResponse(0.9, d)
+@pytest.mark.parametrize("eps0", [0.9, 1e-9, 1e-12, 149.0])
+@pytest.mark.parametrize("d", [4, 8, 16, 64, 128, 1024])
+def test_hr_matrix_lower_as_before(d, eps0):
+    """HR's lower datasets from the matrix rows (d <= 1024): merged by the periodic column groups and keyed in
+    plain Python, the same arrays, β, labels and law keys as ``Decomposition(rows...).simplified()`` (at
+    eps0 = 1e-12 every column has the same merge keys: one group)."""
+    m = M.HadamardResponse(eps0, d)
     new = m.lower_decompositions()
     x2s = [3] + ([4] if d >= 8 else [])
     rows = m._rows([1, 2] + x2s)

@@ -55,7 +55,7 @@ from .gparv import ContinuousPart, Gparv
 __all__ = ["Decomposition", "GparvFamily", "MixtureFamily", "law_key", "dedupe", "merge_by_ratio",
            "product_decomposition", "mixture", "primary_decomposition", "lower_decomposition",
            "clone_decomposition", "RATIO_RTOL", "LAW_KEY_DIGITS", "law_keys", "merge_rows", "ratio_keys",
-           "chernoff_bounds", "pack"]
+           "chernoff_bounds", "pack", "small_decomposition"]
 
 #: Relative precision at which likelihood ratios are considered equal when merging components.
 RATIO_RTOL = 1e-10
@@ -730,6 +730,10 @@ def small_decomposition(a, b, c, beta: float, label: str = "", simplify: bool = 
     ------
     ParameterError, NotLDPError
         As :class:`Decomposition` (the input is then handed to it).
+
+    References
+    ----------
+    [SCW] Definition 7 and Theorem 7 (components with equal ratios merged: the same GPARV law).
     """
     cl = _clean_lists(list(a), list(b), list(c), beta)
     if cl is None:

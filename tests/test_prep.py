@@ -145,6 +145,7 @@ def _old_lower_swap_keys(monkeypatch):
 @pytest.fixture
 def old_path(monkeypatch):
     """Run the old construction everywhere: vectorised merge / keys, per-array validation, no caches."""
+    monkeypatch.setattr(D, "SMALL_PY", 0)               # no plain-Python construction of small families
     monkeypatch.setattr(D, "merge_rows", _old_merge_rows)
     monkeypatch.setattr(M, "merge_rows", _old_merge_rows)
     monkeypatch.setattr(D, "law_keys", _old_law_keys)
@@ -354,3 +355,146 @@ def test_composed_families_cached_on_the_instance(build):
     assert all(m.__dict__["_families_cache"][w] is fams[w] for w in fams)      # not rebuilt
     r3 = sa.epsilon(build(), 5000, 1e-7)                                       # a fresh instance: same numbers
     assert (r1.upper, r1.lower) == (r2.upper, r2.lower) == (r3.upper, r3.lower)
+
+
+def _small_case(rng, k, ties, zeros):
+    """Masses of k components as Python floats (a, b sum to 1, c + beta = 1): ties give equal ratios, zeros
+    empty or c-only components."""
+    A, B, C = rng.random((3, k)) ** 2 + 1e-3
+    if ties and k > 1:
+        j = rng.integers(0, k, size=k // 2)
+        f = rng.choice([1.0, 0.5, 3.0], size=j.size)
+        A[: j.size], B[: j.size], C[: j.size] = A[j] * f, B[j] * f, C[j] * f
+    if zeros and k > 2:
+        A[0] = B[0] = C[0] = 0.0                  # an empty component (dropped)
+        A[1] = B[1] = 0.0                         # a c-only component (kept)
+    a, b = (A / A.sum()).tolist(), (B / B.sum()).tolist()
+    c = (C / C.sum() * 0.7).tolist()
+    return a, b, c, 1.0 - float(np.sum(C / C.sum() * 0.7))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_small_decomposition_equals_numpy_constructor(seed):
+    """The plain-Python construction of small families (issue 15, session 7): the same arrays, β, law key
+    and swapped law key as ``Decomposition(...)`` and ``.simplified()`` of the old code, for every size it
+    handles, with ties (merged components), empty and c-only components."""
+    rng = np.random.default_rng(700 + seed)
+    for k in range(1, D.SMALL_PY + 2):
+        for ties in (False, True):
+            for zeros in (False, True):
+                a, b, c, beta = _small_case(rng, k, ties, zeros)
+                for simplify in (False, True):
+                    new = D.small_decomposition(a, b, c, beta, label="x", simplify=simplify)
+                    old = _old_decomposition(np.array(a), np.array(b), np.array(c), beta, label="x")
+                    if simplify:
+                        old = _old_simplified(old)
+                    for name in ("a", "b", "c"):
+                        u, v = getattr(new, name), getattr(old, name)
+                        assert u.dtype == np.float64 and not u.flags.writeable
+                        assert u.tobytes() == v.tobytes()
+                    assert new.beta == old.beta and new.label == "x"
+                    want = _old_law_keys(old.a[None], old.b[None], old.c[None], old.beta)[0]
+                    want_sw = _old_law_keys(old.a[None], old.b[None], old.c[None], old.beta, swapped=True)[0]
+                    assert new.law_key() == want
+                    assert new.swapped().law_key() == want_sw
+                    s_new, s_old = new.simplified(), _old_simplified(old)        # via the cached merge
+                    for name in ("a", "b", "c"):
+                        assert getattr(s_new, name).tobytes() == getattr(s_old, name).tobytes()
+                    assert s_new.law_key() == _old_law_keys(s_old.a[None], s_old.b[None], s_old.c[None],
+                                                            s_old.beta)[0]
+                    assert s_new.swapped().law_key() == _old_law_keys(s_old.a[None], s_old.b[None], s_old.c[None],
+                                                                      s_old.beta, swapped=True)[0]
+
+
+@pytest.mark.parametrize("case, err, param", [
+    (([0.5, 0.5], [0.5, 0.5], [0.5, np.nan], 0.0), ParameterError, "c"),
+    (([0.5, 0.6], [0.5, 0.5], [0.2, 0.2], 0.6), ParameterError, "a"),
+    (([0.5, 0.5], [0.5, 0.4], [0.2, 0.2], 0.6), ParameterError, "b"),
+    (([0.5, 0.5], [0.5, 0.5], [0.7, 0.7], 0.0), ParameterError, "beta"),
+    (([0.5, 0.5], [0.5, 0.5], [0.5, -0.1], 0.6), ParameterError, "c"),
+    (([0.5, 0.5], [0.5, 0.5], [0.5], 0.5), ParameterError, "decomposition"),
+    (([0.5, 0.5], [0.5, 0.5], [0.5, 0.0], 0.5), NotLDPError, "decomposition"),
+])
+def test_small_decomposition_errors_as_numpy_constructor(case, err, param):
+    a, b, c, beta = case
+    for simplify in (False, True):
+        with pytest.raises(err) as e:
+            D.small_decomposition(a, b, c, beta, simplify=simplify)
+        assert e.value.parameter == param
+
+
+@pytest.mark.parametrize("m", [M.KRR(0.7, 10), M.KRR(3.1, 3), M.KRR(2.0, 2), M.KRR(60.0, 50), M.BLH(0.4, None),
+                               M.BLH(2.5, 2), M.RAPPOR(140.0, 9), M.OUE(0.05, 2), M.HadamardResponse(1.1, 2048)])
+def test_closed_form_families_as_numpy_constructor(m, monkeypatch):
+    """The closed-form families (from_pqr, k-RR / bit / HR lower datasets) with and without the
+    plain-Python path: the same arrays, β, labels and law keys."""
+    fams = {w: bounds._families(m, "optimal", w) for w in ("upper", "lower")}
+    monkeypatch.setattr(D, "SMALL_PY", 0)
+    old = {w: bounds._families(m, "optimal", w) for w in ("upper", "lower")}
+    for w in fams:
+        assert _family_arrays(fams[w]) == _family_arrays(old[w])
+        assert [f.label for f in fams[w]] == [f.label for f in old[w]]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_small_mixture_as_numpy_mixture(seed, monkeypatch):
+    """decomposition.mixture of few components in plain Python: the same arrays, β and law keys as the numpy
+    path (ties across parts merge; a denormal weight underflows some c to 0 and takes the numpy path)."""
+    rng = np.random.default_rng(900 + seed)
+    for k1, k2 in [(1, 1), (2, 3), (4, 4), (3, 7), (8, 8), (9, 9)]:
+        for w in (0.5, 0.3, 1e-310):
+            f1 = D.small_decomposition(*_small_case(rng, k1, True, False), simplify=True)
+            f2 = f1 if k1 == k2 and w == 0.5 else D.small_decomposition(*_small_case(rng, k2, False, False))
+            parts = [(w, f1), (1.0 - w, f2)]
+            new = D.mixture(parts, label="m")
+            with monkeypatch.context() as mp:
+                mp.setattr(D, "SMALL_PY", 0)
+                old = D.mixture(parts, label="m")
+            for name in ("a", "b", "c"):
+                assert getattr(new, name).tobytes() == getattr(old, name).tobytes()
+            assert new.beta == old.beta and new.label == "m"
+            assert new.law_key() == _old_law_keys(old.a[None], old.b[None], old.c[None], old.beta)[0]
+            assert new.swapped().law_key() == _old_law_keys(old.a[None], old.b[None], old.c[None], old.beta,
+                                                            swapped=True)[0]
+
+
+@pytest.mark.parametrize("eps0", [0.9, 1e-9, 1e-12, 149.0])
+@pytest.mark.parametrize("d", [4, 8, 16, 64, 128, 1024])
+def test_hr_matrix_lower_as_before(d, eps0):
+    """HR's lower datasets from the matrix rows (d <= 1024): merged by the periodic column groups and keyed in
+    plain Python, the same arrays, β, labels and law keys as ``Decomposition(rows...).simplified()`` (at
+    eps0 = 1e-12 every column has the same merge keys: one group)."""
+    m = M.HadamardResponse(eps0, d)
+    new = m.lower_decompositions()
+    x2s = [3] + ([4] if d >= 8 else [])
+    rows = m._rows([1, 2] + x2s)
+    rows = rows / rows.sum(axis=1, keepdims=True)
+    old = [_old_simplified(_old_decomposition(rows[0], rows[1], rows[2 + i], 0.0)) for i in range(len(x2s))]
+    assert len(new) == len(old)
+    for f, g in zip(new, old):
+        for name in ("a", "b", "c"):
+            assert getattr(f, name).tobytes() == getattr(g, name).tobytes()
+        assert f.beta == g.beta
+        assert f.law_key() == _old_law_keys(g.a[None], g.b[None], g.c[None], g.beta)[0]
+        assert f.swapped().law_key() == _old_law_keys(g.a[None], g.b[None], g.c[None], g.beta, swapped=True)[0]
+    assert [f.label for f in new] == ["dataset (1 | 2; others 3 = 1 xor 2)",
+                                      "dataset (1 | 2; others 4, independent)"][:len(x2s)]
+
+
+def _extreme_mechanisms():
+    return [M.KRR(1e-6, 2), M.KRR(149.0, 3), M.KRR(0.05, 10 ** 6), M.BLH(1e-5, 3), M.BLH(149.0, None),
+            M.RAPPOR(1e-4, 2), M.RAPPOR(100.0, 40), M.OUE(149.0, 3), M.OUE(1e-6, None),
+            M.HadamardResponse(149.0, 4), M.HadamardResponse(1e-6, 1024), M.HadamardResponse(30.0, 2048),
+            compose.parallel([(1e-9, M.KRR(0.3, 5)), (1 - 1e-9, M.KRR(120.0, 5))]),
+            compose.subsample(M.RAPPOR(2.0, 7), 1e-12), compose.subsample(M.KRR(1e-7, 2), 0.999)]
+
+
+@pytest.mark.parametrize("index", range(len(_extreme_mechanisms())))
+def test_families_at_extremes_as_before(index, request):
+    """Extreme eps0, domains and weights: the families of the plain-Python path equal the old path's."""
+    build = lambda: _extreme_mechanisms()[index]                # noqa: E731  fresh objects, no caches
+    bounds._FAMILY_CACHE.clear()
+    new = {w: _family_arrays(bounds._families(build(), "optimal", w)) for w in ("upper", "lower")}
+    request.getfixturevalue("old_path")
+    old = {w: _family_arrays(bounds._families(build(), "optimal", w)) for w in ("upper", "lower")}
+    assert new == old

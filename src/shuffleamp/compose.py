@@ -808,7 +808,7 @@ class Parallel(Mechanism):
         if self._exact is not None:
             return [d for d in self._exact.upper_decompositions()]
         lists = self._oriented_lists
-        _check_cases(int(np.prod([len(L) for L in lists], dtype=np.float64)), "parallel upper bound")
+        _check_cases(int(math.prod(float(len(L)) for L in lists)), "parallel upper bound")
         ws = [w for w, _ in self._parts()]
         out = []
         for combo in itertools.product(*lists):
@@ -832,8 +832,9 @@ class Parallel(Mechanism):
             return [(("triple", t), f) for t, f in
                     zip(self._exact._lower_triples, self._exact.lower_decompositions())]
         ws = [w for w, _ in self._parts()]
-        lists = [sorted(c.lower_cases(), key=lambda pf: _chi2(pf[1]), reverse=True) for _, c in self._parts()]
-        if np.prod([len(L) for L in lists], dtype=np.float64) > MAX_LOWER_CASES:
+        lists = [c.lower_cases() for _, c in self._parts()]
+        lists = [L if len(L) < 2 else sorted(L, key=lambda pf: _chi2(pf[1]), reverse=True) for L in lists]
+        if math.prod(float(len(L)) for L in lists) > MAX_LOWER_CASES:
             # any common dataset gives a valid lower bound: keep each component's first datasets only
             per = max(1, int(MAX_LOWER_CASES ** (1.0 / len(lists))))
             lists = [L[:per] for L in lists]

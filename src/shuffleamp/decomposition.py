@@ -42,6 +42,7 @@ References
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
 
@@ -54,7 +55,7 @@ from .gparv import ContinuousPart, Gparv
 __all__ = ["Decomposition", "GparvFamily", "MixtureFamily", "law_key", "dedupe", "merge_by_ratio",
            "product_decomposition", "mixture", "primary_decomposition", "lower_decomposition",
            "clone_decomposition", "RATIO_RTOL", "LAW_KEY_DIGITS", "law_keys", "merge_rows", "ratio_keys",
-           "chernoff_bounds", "pack", "PackedFamilies"]
+           "chernoff_bounds", "pack", "PackedFamilies", "small_decomposition"]
 
 #: Relative precision at which likelihood ratios are considered equal when merging components.
 RATIO_RTOL = 1e-10
@@ -383,6 +384,18 @@ class Decomposition:
             return Decomposition(a, b, c, self.beta, label=self.label)
         out = self.__dict__.get("_simplified")
         if out is None:
+            sm = self.__dict__.get("_small_merge")
+            if sm is not None:
+                # built by small_decomposition with nothing to merge: the simplified masses are the merged lists
+                # (the same floats in key order), whose own merge is themselves, so they have this law key
+                X = np.array(sm[:3], dtype=np.float64)
+                X.setflags(write=False)
+                d = self.__dict__
+                out = Decomposition._trusted(X[0], X[1], X[2], self.beta, label=self.label, key=d["_law_key"],
+                                             swap_key=d["_swap_key"], share=True)
+                out.__dict__["_small_merge"] = sm
+                object.__setattr__(self, "_simplified", out)
+                return out
             if self.a.size > 1 and (self.c > 0).all():
                 # merge_by_ratio drops nothing here (c > 0) and runs exactly this merge
                 a, b, c = self._merge()[1:4]
@@ -429,15 +442,20 @@ class Decomposition:
         Decomposition
         """
         E = math.exp(eps0)
-        c = np.array([p, p, q, r])
-        a = np.array([E * p, p, E * q, r])
-        b = np.array([p, E * p, E * q, r])
-        # renormalise away float noise in the closed forms (sums are exactly 1 analytically)
-        return cls(a / a.sum(), b / b.sum(), c, 1.0 - c.sum(), label=label)
+        c = [p, p, q, r]
+        a = [E * p, p, E * q, r]
+        b = [p, E * p, E * q, r]
+        # renormalise away float noise in the closed forms (sums are exactly 1 analytically); the sums of 4
+        # floats as numpy's (sequential)
+        sa, sb = _seq_sum(a), _seq_sum(b)
+        a, b, beta = [x / sa for x in a], [x / sb for x in b], 1.0 - _seq_sum(c)
+        if cls is Decomposition:
+            return small_decomposition(a, b, c, beta, label=label)
+        return cls(np.array(a), np.array(b), np.array(c), beta, label=label)
 
 
 # ----------------------------------------------------------------------------- batch law keys
-def ratio_keys(num: np.ndarray, den: np.ndarray, rtol: float = RATIO_RTOL) -> np.ndarray:
+def ratio_keys(num: np.ndarray, den: np.ndarray, rtol: float = RATIO_RTOL, quiet: bool = False) -> np.ndarray:
     """The merge key of :func:`merge_by_ratio`: ``round(log(max(num/den, 1e-300)) / rtol)`` as int64.
 
     Parameters
@@ -446,14 +464,19 @@ def ratio_keys(num: np.ndarray, den: np.ndarray, rtol: float = RATIO_RTOL) -> np
         Masses whose ratio is keyed (``den > 0``).
     rtol : float, optional
         Relative precision of the ratio comparison.
+    quiet : bool, optional
+        The caller guarantees that ``num / den`` is finite (no floating-point warning to silence).
 
     Returns
     -------
     ndarray of int64
         Equal keys mean ratios equal to relative precision ``rtol`` (log-ratios clipped to [-800, 800]).
     """
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+    if quiet:
         lr = np.divide(num, den)
+    else:
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            lr = np.divide(num, den)
     # the same ufuncs as log(maximum(.)), clip(., -800, 800), round(. / rtol), in place (fewer temporaries);
     # the lower clip is a no-op after the floor (log(1e-300) > -691; NaN stays NaN), so it is not run
     np.maximum(lr, 1e-300, out=lr)
@@ -497,6 +520,22 @@ def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_
         return kernels.merge_sorted(np.ascontiguousarray(A, f), np.ascontiguousarray(B, f),
                                     np.ascontiguousarray(C, f), np.ascontiguousarray(K0, i),
                                     np.ascontiguousarray(K1, i))
+    if m == 1 and k:
+        # one row: the same stable sort and sequential bincount sums on 1-D arrays (fancy indexing instead of
+        # take_along_axis; the same values)
+        k0, k1 = K0[0], K1[0]
+        order = np.lexsort((k1, k0))
+        k0, k1 = k0[order], k1[order]
+        new = np.empty(k, dtype=bool)
+        new[0] = True
+        np.not_equal(k0[1:], k0[:-1], out=new[1:])
+        new[1:] |= k1[1:] != k1[:-1]
+        seg = np.cumsum(new) - 1
+        s = int(seg[-1]) + 1
+        a = np.bincount(seg, A[0][order], s)
+        b = np.bincount(seg, B[0][order], s)
+        c = np.bincount(seg, C[0][order], s)
+        return np.zeros(s, dtype=np.int64), a, b, c, k0[new], k1[new]
     order = np.lexsort((K1, K0), axis=-1)
     K0 = np.take_along_axis(K0, order, axis=1)
     K1 = np.take_along_axis(K1, order, axis=1)
@@ -532,7 +571,6 @@ def _round12(x: float) -> float:
 
 def _law_keys_small(m, row, a, b, c, k0, k1, beta, swapped):
     """:func:`law_keys` at the default digits for small merged batches (same values and bytes)."""
-    from array import array
     rl, al, bl, cl = row.tolist(), a.tolist(), b.tolist(), c.tolist()
     s = len(rl)
     r0 = [_round12(x / y) for x, y in zip(al, cl)]
@@ -565,19 +603,158 @@ def _law_keys_small(m, row, a, b, c, k0, k1, beta, swapped):
 def _law_key_pair(merged, beta) -> tuple:
     """The law keys of one small merged decomposition and of its swap (``law_keys`` without and with
     ``swapped=True``; the same values and bytes), sharing the rounding."""
-    from array import array
     _, a, b, c, k0, k1 = merged
-    al, bl, cl = a.tolist(), b.tolist(), c.tolist()
-    r0 = [_round12(x / y) + 0.0 for x, y in zip(al, cl)]          # + 0.0: no -0.0
-    r1 = [_round12(x / y) + 0.0 for x, y in zip(bl, cl)]
-    cr = [_round12(x) + 0.0 for x in cl]
+    return _law_key_pair_lists(a.tolist(), b.tolist(), c.tolist(), k0.tolist(), k1.tolist(), beta)
+
+
+def _law_key_pair_lists(al, bl, cl, k0, k1, beta) -> tuple:
+    """:func:`_law_key_pair` of a merged decomposition given as Python lists (masses, merge keys)."""
+    rd = _round12
+    r0 = [rd(x / y) + 0.0 for x, y in zip(al, cl)]          # + 0.0: no -0.0
+    r1 = [rd(x / y) + 0.0 for x, y in zip(bl, cl)]
+    cr = [rd(x) + 0.0 for x in cl]
     flat, sflat = [], []
     for i in range(len(cl)):
         flat += (r0[i], r1[i], cr[i])
-    for _, _, i in sorted(zip(k1.tolist(), k0.tolist(), range(len(cl)))):
+    for _, _, i in sorted(zip(k1, k0, range(len(cl)))):
         sflat += (r1[i], r0[i], cr[i])
     bt = _round12(float(beta))
     return (bt, array("d", flat).tobytes()), (bt, array("d", sflat).tobytes())
+
+
+#: Decompositions of at most this many components, given as Python floats with an explicit β, are validated,
+#: merged and law-keyed in plain Python by :func:`small_decomposition` (the same values, order and keys as
+#: the numpy constructor: the merge keys are still :func:`ratio_keys`, the sums sequential as numpy's).
+SMALL_PY = 16
+
+
+def _seq_sum(xs) -> float:
+    """Left-to-right sum from 0.0: numpy's sum of fewer than 8 float64, bit for bit (longer sums are only
+    compared with a tolerance here)."""
+    s = 0.0
+    for x in xs:
+        s += x
+    return s
+
+
+def _clean_lists(a: list, b: list, c: list, beta: float):
+    """``(a, b, c, beta)`` as :meth:`Decomposition._set_clean` leaves them, for Python float lists of equal
+    length <= :data:`SMALL_PY` and an explicit β; None when a check fails or the input is not eligible (the
+    numpy constructor then runs and raises the error)."""
+    k = len(a)
+    if not (0 < k <= SMALL_PY and len(b) == k and len(c) == k) or beta is None:
+        return None
+    for x in (*a, *b, *c):
+        if not (0.0 <= x < math.inf):               # rejects NaN, inf and negative masses
+            return None
+    a, b, c = [x + 0.0 for x in a], [x + 0.0 for x in b], [x + 0.0 for x in c]     # as np.maximum(., 0)
+    beta = float(beta)
+    if beta < -1e-12:
+        return None
+    beta = max(beta, 0.0)
+    if abs(_seq_sum(a) - 1) > 1e-9 or abs(_seq_sum(b) - 1) > 1e-9 or abs(_seq_sum(c) + beta - 1) > 1e-9:
+        return None
+    for x in c:
+        if not x > 0:
+            keep = []
+            for j in range(k):
+                if c[j] > 0:
+                    keep.append(j)
+                elif a[j] > 0 or b[j] > 0:
+                    return None
+            a, b, c = [a[j] for j in keep], [b[j] for j in keep], [c[j] for j in keep]
+            if not c:
+                return None
+            break
+    return a, b, c, beta
+
+
+def _merge_lists(a: list, b: list, c: list, keys=None) -> tuple:
+    """``kernels.merge_sorted`` of one row given as lists (keys by :func:`ratio_keys` unless given): merged
+    ``(a, b, c, k0, k1)`` sorted by the keys, each group summed in its input order from 0.0."""
+    if keys is None:
+        # masses <= 1 + 1e-9 over c > 1e-300 have finite ratios: no warning to silence
+        K0, K1 = ratio_keys(np.array((a, b)), np.array(c), quiet=min(c) > 1e-300 and max(*a, *b) <= 2.0).tolist()
+    else:
+        K0, K1 = keys
+    ma, mb, mc, m0, m1 = [], [], [], [], []
+    for i in sorted(range(len(a)), key=lambda j: (K0[j], K1[j])):       # stable, as the insertion sort
+        if m0 and K0[i] == m0[-1] and K1[i] == m1[-1]:
+            ma[-1] += a[i]
+            mb[-1] += b[i]
+            mc[-1] += c[i]
+        else:
+            ma.append(0.0 + a[i])
+            mb.append(0.0 + b[i])
+            mc.append(0.0 + c[i])
+            m0.append(K0[i])
+            m1.append(K1[i])
+    return ma, mb, mc, m0, m1
+
+
+def _keyed(a: list, b: list, c: list, beta: float, label: str, keys=None) -> "Decomposition":
+    """A Decomposition of clean lists with its law key and its swap's law key cached (as :meth:`law_key`);
+    ``keys``: the merge keys of these masses if known."""
+    X = np.array((a, b, c), dtype=np.float64)          # read-only rows of one (3, k) array, as _set_clean
+    X.setflags(write=False)
+    ma, mb, mc, m0, m1 = _merge_lists(a, b, c, keys)
+    key, swap_key = _law_key_pair_lists(ma, mb, mc, m0, m1, beta)
+    d = Decomposition._trusted(X[0], X[1], X[2], beta, label=label, key=key, swap_key=swap_key, share=True)
+    if len(ma) == len(a):
+        # nothing merged: simplified() is these masses in key order (the same floats), keyed by the same keys
+        d.__dict__["_small_merge"] = (ma, mb, mc, m0, m1)
+    return d
+
+
+def small_decomposition(a, b, c, beta: float, label: str = "", simplify: bool = False) -> "Decomposition":
+    """``Decomposition(a, b, c, beta, label)`` (``.simplified()`` if ``simplify``) for a few components given
+    as Python floats: the same arrays, β and law keys, built without numpy on tiny arrays.
+
+    Parameters
+    ----------
+    a, b, c : sequence of float
+        Component masses (as for :class:`Decomposition`).
+    beta : float
+        Residual mass (explicit).
+    label : str, optional
+        Label of the result.
+    simplify : bool, optional
+        Return the simplified decomposition (components merged by ratio, :meth:`Decomposition.simplified`).
+
+    Returns
+    -------
+    Decomposition
+        With its law key and its swap's law key cached.
+
+    Raises
+    ------
+    ParameterError, NotLDPError
+        As :class:`Decomposition` (the input is then handed to it).
+
+    References
+    ----------
+    [SCW] Definition 7 and Theorem 7 (components with equal ratios merged: the same GPARV law).
+    """
+    cl = _clean_lists(list(a), list(b), list(c), beta)
+    if cl is None:
+        d = Decomposition(np.array(a, dtype=np.float64), np.array(b, dtype=np.float64),
+                          np.array(c, dtype=np.float64), beta, label=label)
+        return d.simplified() if simplify else d
+    a, b, c, beta = cl
+    keys = None
+    if simplify:
+        if len(a) > 1:                              # simplified(): the merge, then a validated Decomposition
+            k = len(a)
+            a, b, c, m0, m1 = _merge_lists(a, b, c)
+            if len(a) == k:
+                # nothing merged: the masses are the input's (0.0 + x == x for x >= 0), reordered, so their
+                # merge keys are the (element-wise) keys already computed, sorted
+                keys = (m0, m1)
+        cl = _clean_lists(a, b, c, beta)
+        if cl is None:
+            return Decomposition(np.array(a), np.array(b), np.array(c), beta, label=label)
+        a, b, c, beta = cl
+    return _keyed(a, b, c, beta, label, keys)
 
 
 def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LAW_KEY_DIGITS,
@@ -1000,6 +1177,18 @@ def mixture(parts: Sequence[tuple[float, Any]], label: str = ""):
         by ratio; otherwise a :class:`MixtureFamily` whose GPARV is the mixture of the parts' GPARVs.
     """
     parts = [(float(w), f) for w, f in parts if w > 0]
+    if all(isinstance(f, Decomposition) for _, f in parts) and 1 < sum(f.a.size for _, f in parts) <= SMALL_PY:
+        # the same floats in plain Python (element-wise products and quotients), merged and validated by
+        # small_decomposition(simplify=True) = merge_by_ratio + Decomposition when every c > 0 (nothing dropped)
+        a, b, c = [], [], []
+        for w, f in parts:
+            for x, y, z in zip(f.a.tolist(), f.b.tolist(), f.c.tolist()):
+                cz = w * z
+                c.append(cz)
+                a.append((x / z) * cz)
+                b.append((y / z) * cz)
+        if all(z > 0.0 for z in c):
+            return small_decomposition(a, b, c, sum(w * f.beta for w, f in parts), label=label, simplify=True)
     if all(isinstance(f, Decomposition) for _, f in parts):
         # scale c and rebuild a, b from the part's ratios, so the ratios survive tiny (denormal) weights
         c = np.concatenate([w * f.c for w, f in parts])

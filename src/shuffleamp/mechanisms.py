@@ -58,7 +58,7 @@ import numpy as np
 from . import _validate
 from ._numerics import check_time, check_work
 from .decomposition import (RATIO_RTOL, Decomposition, PackedFamilies, law_keys, merge_rows, primary_decomposition,
-                            ratio_keys)
+                            ratio_keys, small_decomposition)
 from .errors import ParameterError, ResourceLimitError
 from .gparv import ContinuousPart, Gparv
 
@@ -155,7 +155,7 @@ def _bit_lower(E: float, pi0, pi1, pi2, same: bool, label: str) -> Decomposition
                 c.append(pr)
                 a.append(pr * E ** (u0 - u2))
                 b.append(pr * E ** (u1 - u2))
-    return Decomposition(np.array(a), np.array(b), np.array(c), 0.0, label=label).simplified()
+    return small_decomposition(a, b, c, 0.0, label=label, simplify=True)
 
 
 # ---------------------------------------------------------------------------- base class
@@ -485,18 +485,18 @@ class KRR(_PQRMechanism):
         E = math.exp(self.eps0)
         k = self.k
         if k == 2:
-            c = np.array([1 / (E + 1), E / (E + 1)])
-            a = np.array([E / (E + 1), 1 / (E + 1)])
-            b = c.copy()
+            c = [1 / (E + 1), E / (E + 1)]
+            a = [E / (E + 1), 1 / (E + 1)]
+            b = list(c)
             lab = "dataset (0 | 1; others 1)"
         else:
             p = 1.0 / (E + k - 1)
             # outputs x_1^0, x_1^1, x_2, rest
-            c = np.array([p, p, E * p, (k - 3) * p])
-            a = np.array([E * p, p, p, (k - 3) * p])
-            b = np.array([p, E * p, p, (k - 3) * p])
+            c = [p, p, E * p, (k - 3) * p]
+            a = [E * p, p, p, (k - 3) * p]
+            b = [p, E * p, p, (k - 3) * p]
             lab = "dataset (0 | 1; others 2)"
-        return [Decomposition(a, b, c, 0.0, label=lab).simplified()]
+        return [small_decomposition(a, b, c, 0.0, label=lab, simplify=True)]
 
     def lower_cases(self) -> list:
         """Theorem-14 decompositions tagged with the dataset's shape; see :meth:`Mechanism.lower_cases`.
@@ -921,10 +921,10 @@ class HadamardResponse(_PQRMechanism):
         E = math.exp(self.eps0)
         hi, lo = E / (2 * (E + 1)), 1 / (2 * (E + 1))
         # x2 = x0 xor x1: (s0, s1) = (0,0), (1,1), (0,1), (1,0) with s2 = s0 xor s1
-        c = np.array([hi, hi, lo, lo])
-        a = np.array([hi, hi / E, lo * E, lo])
-        b = np.array([hi, hi / E, lo, lo * E])
-        out = [Decomposition(a, b, c, 0.0, label="dataset (1 | 2; others 3 = 1 xor 2)").simplified()]
+        c = [hi, hi, lo, lo]
+        a = [hi, hi / E, lo * E, lo]
+        b = [hi, hi / E, lo, lo * E]
+        out = [small_decomposition(a, b, c, 0.0, label="dataset (1 | 2; others 3 = 1 xor 2)", simplify=True)]
         if self.d >= 8:
             out.append(_bit_lower(E, (0.5, 0.5), (0.5, 0.5), (E / (1 + E), 1 / (1 + E)), False,
                                   "dataset (1 | 2; others 4, independent)"))
@@ -944,9 +944,26 @@ class HadamardResponse(_PQRMechanism):
         rows = self._rows([1, 2] + x2s)
         rows = rows / rows.sum(axis=1, keepdims=True)
         out = []
+        positive = bool((rows > 0).all())
         for i, x2 in enumerate(x2s):
             lab = "dataset (1 | 2; others 3 = 1 xor 2)" if x2 == 3 else "dataset (1 | 2; others 4, independent)"
-            out.append(Decomposition(rows[0], rows[1], rows[2 + i], 0.0, label=lab).simplified())
+            if positive:
+                # Decomposition(rows[0], rows[1], rows[2 + i], 0.0).simplified(): positive rows are kept as they
+                # are, so its merge is merge_rows of the rows, and the simplified family is the merged masses
+                # (a few components: built and keyed in plain Python).  That merge without sorting d columns:
+                # column y's masses depend only on y mod `per` (the inputs 1..4 see the low three bits of y),
+                # so its merge keys are those of the first `per` columns (ratio_keys is element-wise), and
+                # np.bincount adds each group's masses in column order from 0.0, as merge_rows' stable sort
+                # and sequential sums do: the same floats (tested against Decomposition(rows).simplified())
+                per = min(self.d, 8)
+                ra, rb, rc = rows[0], rows[1], rows[2 + i]
+                K0, K1 = ratio_keys(np.array((ra[:per], rb[:per])), rc[:per]).tolist()
+                rank = {k: j for j, k in enumerate(sorted(set(zip(K0, K1))))}
+                gid = np.tile(np.array([rank[k] for k in zip(K0, K1)], dtype=np.intp), self.d // per)
+                a, b, c = (np.bincount(gid, r, len(rank)).tolist() for r in (ra, rb, rc))
+                out.append(small_decomposition(a, b, c, 0.0, label=lab))
+            else:
+                out.append(Decomposition(rows[0], rows[1], rows[2 + i], 0.0, label=lab).simplified())
         return out
 
     def lower_cases(self) -> list:

@@ -718,8 +718,16 @@ cdef inline void _psi(const double[::1] q, const double[::1] d, double t, double
 cdef void _bromwich_node(const double[::1] q, const double[::1] d, double n, double nmu, double theta,
                          double tt, double* gr, double* absg, double* rel) noexcept nogil:
     """One node of bromwich_nodes (all temporaries local, so prange threads share nothing)."""
-    cdef double wr, wi, dr, di, err, la, ar, rho, L, ph, zr, zi, den, mag
+    cdef double wr, wi, dr, di, err
     _psi(q, d, tt, &wr, &wi, &dr, &di, &err)
+    _node_value(wr, wi, err, n, nmu, theta, tt, gr, absg, rel)
+
+
+cdef inline void _node_value(double wr, double wi, double err, double n, double nmu, double theta, double tt,
+                             double* gr, double* absg, double* rel) noexcept nogil:
+    """Re g, |g| and the relative rounding bound of g(tt) = psi^n e^{i tt n mu} / (theta + i tt)^2 from
+    w = psi(tt) - 1 = wr + i wi and a bound ``err`` on the rounding error of w."""
+    cdef double la, ar, rho, L, ph, zr, zi, den, mag
     la = 0.5 * log1p(2.0 * wr + wr * wr + wi * wi)
     ar = atan2(wi, 1.0 + wr)
     rho = exp(la)
@@ -1085,22 +1093,142 @@ def merge_panels(const double[::1] a, const double[::1] b, double width):
     return oa[:m], ob[:m]
 
 
+#: A panel whose centre c has |c| max|d_j| >= ROTATION_MIN_ANGLE forms e^{i t d_j} at its Gauss–Legendre
+#: nodes by rotation (``_panels``); closer to t = 0 the cancellation-free half-angle form of ``_psi`` is kept.
+DEF ROT_MIN = 8.0
+ROTATION_MIN_ANGLE = ROT_MIN
+
+
+cdef void _rotated_nodes(const double[::1] q, const double* an, const double* of, Py_ssize_t k, Py_ssize_t G,
+                         double L1, double c, double h, const double* xg, double n, double nmu, double theta,
+                         double* out) noexcept nogil:
+    """Re g, |g| and rel (``out[0:G]``, ``out[G:2G]``, ``out[2G:3G]``) at the nodes t = c + h xg[j] of one panel
+    from the anchors ``an`` (cos, sin of c d_j) and offsets ``of`` (cos, sin of (h xg[g]) d_j, node-major); the
+    rounding bound of w is charged as derived in ``_panels``."""
+    cdef Py_ssize_t j, kk
+    cdef double err = DBL_EPS * ((fabs(c) + 2.0 * h) * L1 + 2.0 * k + 10.0), wr, wi, x, y
+    for j in range(G):
+        wr = 0.0
+        wi = 0.0
+        for kk in range(k):
+            x = an[2 * kk] * of[2 * (j * k + kk)] - an[2 * kk + 1] * of[2 * (j * k + kk) + 1]
+            y = an[2 * kk] * of[2 * (j * k + kk) + 1] + an[2 * kk + 1] * of[2 * (j * k + kk)]
+            wr += q[kk] * (x - 1.0)
+            wi += q[kk] * y
+        _node_value(wr, wi, err, n, nmu, theta, c + h * xg[j], &out[j], &out[G + j], &out[2 * G + j])
+
+
+def rotated_panel_nodes(const double[::1] q, const double[::1] d, double n, double nmu, double theta, double c,
+                        double h, const double[::1] xg):
+    """Integrand of ``bromwich_nodes`` at the nodes t = c + h xg of one panel, formed by rotation as
+    ``_panels`` forms them away from t = 0 (anchor e^{i c d_j} times offsets e^{i h x_g d_j}).
+
+    Parameters
+    ----------
+    q, d : float64[::1], shape (K,)
+        Tilted masses and centred atoms.
+    n, nmu, theta : float
+        Number of summands, n times the tilted mean, tilt.
+    c, h : float
+        Panel centre and half-width.
+    xg : float64[::1], shape (G,)
+        Nodes on [-1, 1].
+
+    Returns
+    -------
+    (ndarray, ndarray, ndarray)
+        Re g, |g| and the relative rounding bound at the G nodes (|Re g_computed - Re g(t*)| <= |g| rel at the
+        exact nodes t* = c + h xg).
+    """
+    cdef Py_ssize_t k = q.shape[0], G = xg.shape[0], j, kk
+    cdef double L1 = 0.0, a, hx
+    an_a = np.empty(2 * k)
+    of_a = np.empty(2 * k * G)
+    out_a = np.empty(3 * G)
+    cdef double[::1] an = an_a, of = of_a, out = out_a
+    for kk in range(k):
+        L1 += q[kk] * fabs(d[kk])
+        a = c * d[kk]
+        an[2 * kk] = cos(a)
+        an[2 * kk + 1] = sin(a)
+    for j in range(G):
+        hx = h * xg[j]
+        for kk in range(k):
+            a = hx * d[kk]
+            of[2 * (j * k + kk)] = cos(a)
+            of[2 * (j * k + kk) + 1] = sin(a)
+    _rotated_nodes(q, &an[0], &of[0], k, G, L1, c, h, &xg[0], n, nmu, theta, &out[0])
+    return out_a[:G], out_a[G:2 * G], out_a[2 * G:]
+
+
 cdef int _panels(const double[::1] q, const double[::1] d, double nmu, double theta, double beta,
                  double log_ell, const double* pa, const double* pb, Py_ssize_t m, const prof_par* P,
                  dvec* tmp, double* val, double* gl, double* ro) noexcept nogil:
-    """``panels`` of ``shuffleamp.exact._bromwich``: Gauss–Legendre sums over [pa_i, pb_i] and their bounds."""
-    cdef Py_ssize_t i, j, G = P.gl_nodes
+    """``panels`` of ``shuffleamp.exact._bromwich``: Gauss–Legendre sums over [pa_i, pb_i] and their bounds.
+
+    Nodes t = c + h x_g of a panel with |c| max|d_j| >= ROT_MIN: e^{i t d_j} is formed as the product of an
+    anchor e^{i c d_j} (one sin/cos pair per atom and panel) and an offset e^{i h x_g d_j} (recomputed only
+    when h changes; the Gauss–Legendre nodes are antisymmetric, x_{G-1-g} = -x_g exactly, so the offsets of
+    the mirrored nodes are conjugates).  Rounding (u = eps/2; sin/cos within 1 ulp): the anchor is within
+    u |c d_j| + 2 sqrt2 u of e^{i c d_j}, the offset within 2.01 u h |d_j| + 2 sqrt2 u of e^{i h x_g d_j}
+    (x_g and h x_g rounded), the complex product adds 2 sqrt2 u, so |z_j - e^{i t* d_j}| <= u (1.01 |c d_j|
+    + 2.01 h |d_j| + 9) at the exact node t* = c + h x_g; forming w = sum_j q_j (z_j - 1) adds at most
+    2.01 sqrt2 (k + 3) u.  With L1 = sum_j q_j |d_j| the charged bound is
+        err = eps (|c| L1 + 2 h L1 + 2 k + 10) >= u (2 |c| L1 + 4 h L1 + 4 k + 20),
+    charged exactly as ``_psi``'s bound (``_node_value``)."""
+    cdef Py_ssize_t i, j, jj, kk, G = P.gl_nodes, k = q.shape[0], hg
     cdef double c, h, t, W, gr, ag, rel, rB, reach, tmin, log_gl, sv = 0.0, sr = 0.0
+    cdef double L1 = 0.0, dmax = 0.0, hc = -1.0, a, hx, x, y, wr, wi, dr, di, err
+    cdef double* an = NULL
+    cdef double* of = NULL
+    cdef double* ndv = NULL
+    cdef bint sym = True
+    for kk in range(k):
+        L1 += q[kk] * fabs(d[kk])
+        if fabs(d[kk]) > dmax:
+            dmax = fabs(d[kk])
+    for j in range(G):
+        if P.xg[G - 1 - j] != -P.xg[j]:
+            sym = False
+    hg = (G + 1) // 2 if sym else G
     tmp.n = 0
     for i in range(m):
         c = 0.5 * (pa[i] + pb[i])
         h = 0.5 * (pb[i] - pa[i])
-        for j in range(G):
-            t = c + h * P.xg[j]
-            _bromwich_node(q, d, P.n, nmu, theta, t, &gr, &ag, &rel)
-            W = h * P.wg[j]
-            sv += W * gr
-            sr += W * (ag * rel)
+        if fabs(c) * dmax >= ROT_MIN and an == NULL:
+            an = <double*>malloc((2 * k + 2 * k * G + 3 * G) * sizeof(double))
+            of = an + 2 * k if an != NULL else NULL
+            ndv = of + 2 * k * G if an != NULL else NULL
+        if fabs(c) * dmax >= ROT_MIN and an != NULL:
+            for kk in range(k):
+                a = c * d[kk]
+                an[2 * kk] = cos(a)
+                an[2 * kk + 1] = sin(a)
+            if h != hc:
+                for j in range(hg):
+                    hx = h * P.xg[j]
+                    for kk in range(k):
+                        a = hx * d[kk]
+                        of[2 * (j * k + kk)] = cos(a)
+                        of[2 * (j * k + kk) + 1] = sin(a)
+                for j in range(hg, G):
+                    jj = G - 1 - j
+                    for kk in range(k):
+                        of[2 * (j * k + kk)] = of[2 * (jj * k + kk)]
+                        of[2 * (j * k + kk) + 1] = -of[2 * (jj * k + kk) + 1]
+                hc = h
+            _rotated_nodes(q, an, of, k, G, L1, c, h, P.xg, P.n, nmu, theta, ndv)
+            for j in range(G):
+                W = h * P.wg[j]
+                sv += W * ndv[j]
+                sr += W * (ndv[G + j] * ndv[2 * G + j])
+        else:
+            for j in range(G):
+                t = c + h * P.xg[j]
+                _bromwich_node(q, d, P.n, nmu, theta, t, &gr, &ag, &rel)
+                W = h * P.wg[j]
+                sv += W * gr
+                sr += W * (ag * rel)
         rB = beta / h + sqrt(1.0 + (beta / h) * (beta / h))
         reach = 0.5 * h * (rB + 1.0 / rB)
         tmin = fabs(c) - reach
@@ -1111,7 +1239,9 @@ cdef int _panels(const double[::1] q, const double[::1] d, double nmu, double th
         if log_gl > 700.0:
             log_gl = 700.0
         if _dpush(tmp, exp(log_gl)):
+            free(an)
             return -1
+    free(an)
     val[0] = sv
     gl[0] = _pairwise_sum(tmp.x, tmp.n) * (1.0 + 1e-9)
     ro[0] = sr

@@ -24,7 +24,7 @@ from libc.math cimport (ceil, floor, exp, log, log1p, log10, sqrt, cos, sin, ata
                         fmod, expm1, pow, isfinite, M_PI, INFINITY, NAN)
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free, realloc
-from libc.string cimport memset
+from libc.string cimport memset, memcpy
 from cython.parallel cimport prange
 cimport openmp
 from scipy.special.cython_special cimport betainc, betaincc
@@ -1013,20 +1013,89 @@ cdef double _pairwise_sum(const double* a, Py_ssize_t n) noexcept nogil:
     return _pairwise_sum(a, n2) + _pairwise_sum(a + n2, n - n2)
 
 
+cdef int _stable_sort_segs(seg_t* x, Py_ssize_t m) noexcept nogil:
+    """Sort segments by left end, stably (equal left ends keep their order): the order of a stable insertion
+    sort, in O(m log m).  Runs that are already in order are merged bottom-up (the refined cells of a widening
+    pass arrive as a sorted run after the coarser ones).  Returns -1 if out of memory."""
+    cdef Py_ssize_t i, nr = 1, r, lo, mid, hi, a, b, o
+    cdef Py_ssize_t* st
+    cdef seg_t* buf
+    cdef seg_t* src
+    cdef seg_t* dst
+    cdef seg_t* sw
+    for i in range(1, m):
+        if x[i].a < x[i - 1].a:
+            nr += 1
+    if nr == 1:
+        return 0
+    st = <Py_ssize_t*>malloc((nr + 1) * sizeof(Py_ssize_t))
+    buf = <seg_t*>malloc(m * sizeof(seg_t))
+    if st == NULL or buf == NULL:
+        free(st)
+        free(buf)
+        return -1
+    # run starts (maximal non-decreasing runs)
+    st[0] = 0
+    r = 1
+    for i in range(1, m):
+        if x[i].a < x[i - 1].a:
+            st[r] = i
+            r += 1
+    st[nr] = m
+    src = x
+    dst = buf
+    while nr > 1:
+        r = 0
+        i = 0
+        while i < nr:
+            lo = st[i]
+            if i + 1 < nr:
+                mid = st[i + 1]
+                hi = st[i + 2]
+                a = lo
+                b = mid
+                o = lo
+                while a < mid and b < hi:
+                    if src[b].a < src[a].a:        # strictly smaller only: stable
+                        dst[o] = src[b]
+                        b += 1
+                    else:
+                        dst[o] = src[a]
+                        a += 1
+                    o += 1
+                while a < mid:
+                    dst[o] = src[a]
+                    a += 1
+                    o += 1
+                while b < hi:
+                    dst[o] = src[b]
+                    b += 1
+                    o += 1
+            else:
+                hi = st[i + 1]
+                for o in range(lo, hi):
+                    dst[o] = src[o]
+            st[r] = lo
+            r += 1
+            i += 2
+        st[r] = m
+        nr = r
+        sw = src
+        src = dst
+        dst = sw
+    if src != x:
+        memcpy(x, src, m * sizeof(seg_t))
+    free(st)
+    free(buf)
+    return 0
+
+
 cdef double _tail_bound(svec* segs, double T, double tail_const, dvec* tmp) noexcept nogil:
     """``shuffleamp.exact._tail_bound`` over the segments (sorted in place by left end, stable); NaN if out of memory."""
     cdef Py_ssize_t i
     cdef double A = 0.0, bb, half = 0.5 * T
-    cdef Py_ssize_t j
-    cdef seg_t s
-    # stable insertion sort by left end: the segments arrive nearly sorted (cost = number of inversions)
-    for i in range(1, segs.n):
-        s = segs.x[i]
-        j = i
-        while j > 0 and segs.x[j - 1].a > s.a:
-            segs.x[j] = segs.x[j - 1]
-            j -= 1
-        segs.x[j] = s
+    if _stable_sort_segs(segs.x, segs.n):
+        return NAN
     tmp.n = 0
     for i in range(segs.n):
         if not (segs.x[i].a < half):
@@ -1040,6 +1109,40 @@ cdef double _tail_bound(svec* segs, double T, double tail_const, dvec* tmp) noex
             if _dpush(tmp, A * log(bb / segs.x[i].a)):
                 return NAN
     return tail_const / (T * T) * _pairwise_sum(tmp.x, tmp.n) * (1.0 + 1e-9)
+
+
+def tail_bound(const double[::1] a, const double[::1] b, const double[::1] m, double T, double tail_const):
+    """The compiled profile's tail bound (``_tail_bound``: segments sorted stably by left end, then
+    ``tail_const / T^2 * int_0^{T/2} A(w) dw / w``) of segments [a_i, b_i] with masses m_i (as
+    ``shuffleamp.exact._tail_bound``).
+
+    Parameters
+    ----------
+    a, b, m : float64[::1], shape (s,)
+        Segment ends and bounds of the integral of |psi|^n over each.
+    T, tail_const : float
+        Truncation point and the Fejer-kernel constant.
+
+    Returns
+    -------
+    float
+    """
+    cdef svec segs
+    cdef dvec tmp
+    cdef Py_ssize_t i, s = a.shape[0]
+    cdef double out
+    if b.shape[0] != s or m.shape[0] != s:
+        raise ValueError("tail_bound: a, b and m differ in length")
+    memset(&segs, 0, sizeof(svec))
+    memset(&tmp, 0, sizeof(dvec))
+    for i in range(s):
+        if _spush(&segs, a[i], b[i], m[i]):
+            free(segs.x)
+            raise MemoryError()
+    out = _tail_bound(&segs, T, tail_const, &tmp)
+    free(segs.x)
+    free(tmp.x)
+    return out
 
 
 cdef Py_ssize_t _merge_runs(double* a, double* b, Py_ssize_t m, double width) noexcept nogil:

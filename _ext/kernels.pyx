@@ -1200,16 +1200,24 @@ def merge_panels(const double[::1] a, const double[::1] b, double width):
 #: nodes by rotation (``_panels``); closer to t = 0 the cancellation-free half-angle form of ``_psi`` is kept.
 DEF ROT_MIN = 8.0
 ROTATION_MIN_ANGLE = ROT_MIN
+#: ... and so does any panel where the rotation's rounding charge n eps ((|c| + 2h) L1 + 2k + 14) is below
+#: ROTATION_MAX_REL (small n: the cancellation near t = 0 costs nothing there).
+DEF ROT_REL = 1e-10
+ROTATION_MAX_REL = ROT_REL
+#: Offset tables kept per evaluation (panel half-widths seen most recently) ...
+DEF ROT_SLOTS = 4
+#: ... and reused, corrected by e^{i (h - h_s) x_g d_j}, for a half-width h within ROT_NEAR h of a kept one.
+DEF ROT_NEAR = 1e-9
 
 
 cdef void _rotated_nodes(const double[::1] q, const double* an, const double* of, Py_ssize_t k, Py_ssize_t G,
                          double L1, double c, double h, const double* xg, double n, double nmu, double theta,
-                         double* out) noexcept nogil:
+                         double* out, double extra=0.0) noexcept nogil:
     """Re g, |g| and rel (``out[0:G]``, ``out[G:2G]``, ``out[2G:3G]``) at the nodes t = c + h xg[j] of one panel
     from the anchors ``an`` (cos, sin of c d_j) and offsets ``of`` (cos, sin of (h xg[g]) d_j, node-major); the
     rounding bound of w is charged as derived in ``_panels``."""
     cdef Py_ssize_t j, kk
-    cdef double err = DBL_EPS * ((fabs(c) + 2.0 * h) * L1 + 2.0 * k + 10.0), wr, wi, x, y
+    cdef double err = DBL_EPS * ((fabs(c) + 2.0 * h) * L1 + 2.0 * k + 10.0 + extra), wr, wi, x, y
     for j in range(G):
         wr = 0.0
         wi = 0.0
@@ -1221,8 +1229,25 @@ cdef void _rotated_nodes(const double[::1] q, const double* an, const double* of
         _node_value(wr, wi, err, n, nmu, theta, c + h * xg[j], &out[j], &out[G + j], &out[2 * G + j])
 
 
+cdef void _corrected_offsets(const double* src, double dh, const double* xg, const double[::1] d, Py_ssize_t k,
+                             Py_ssize_t G, double* out) noexcept nogil:
+    """Offsets e^{i (h_s + dh) x_g d_j} from those of h_s (``src``) times 1 - delta^2/2 + i delta, delta = dh x_g d_j
+    (|dh| <= ROT_NEAR h_s: the neglected terms are <= |delta|^3/6)."""
+    cdef Py_ssize_t j, kk
+    cdef double dx, dl, cr, x, y
+    for j in range(G):
+        dx = dh * xg[j]
+        for kk in range(k):
+            dl = dx * d[kk]
+            cr = 1.0 - 0.5 * dl * dl
+            x = src[2 * (j * k + kk)]
+            y = src[2 * (j * k + kk) + 1]
+            out[2 * (j * k + kk)] = x * cr - y * dl
+            out[2 * (j * k + kk) + 1] = x * dl + y * cr
+
+
 def rotated_panel_nodes(const double[::1] q, const double[::1] d, double n, double nmu, double theta, double c,
-                        double h, const double[::1] xg):
+                        double h, const double[::1] xg, h_table=None):
     """Integrand of ``bromwich_nodes`` at the nodes t = c + h xg of one panel, formed by rotation as
     ``_panels`` forms them away from t = 0 (anchor e^{i c d_j} times offsets e^{i h x_g d_j}).
 
@@ -1236,6 +1261,9 @@ def rotated_panel_nodes(const double[::1] q, const double[::1] d, double n, doub
         Panel centre and half-width.
     xg : float64[::1], shape (G,)
         Nodes on [-1, 1].
+    h_table : float, optional
+        Half-width whose offset table is reused, corrected to h (``_panels``' near-slot path, |h - h_table|
+        <= ROT_NEAR h); default h itself.
 
     Returns
     -------
@@ -1254,13 +1282,22 @@ def rotated_panel_nodes(const double[::1] q, const double[::1] d, double n, doub
         a = c * d[kk]
         an[2 * kk] = cos(a)
         an[2 * kk + 1] = sin(a)
+    cdef double hs = h if h_table is None else float(h_table), extra = 0.0
+    if not (fabs(h - hs) <= ROT_NEAR * h):
+        raise ValueError("rotated_panel_nodes: h_table farther than ROT_NEAR from h")
     for j in range(G):
-        hx = h * xg[j]
+        hx = hs * xg[j]
         for kk in range(k):
             a = hx * d[kk]
             of[2 * (j * k + kk)] = cos(a)
             of[2 * (j * k + kk) + 1] = sin(a)
-    _rotated_nodes(q, &an[0], &of[0], k, G, L1, c, h, &xg[0], n, nmu, theta, &out[0])
+    oc_a = np.empty(2 * k * G)
+    cdef double[::1] oc = oc_a
+    if hs != h:
+        _corrected_offsets(&of[0], h - hs, &xg[0], d, k, G, &oc[0])
+        extra = 4.0
+    _rotated_nodes(q, &an[0], &oc[0] if hs != h else &of[0], k, G, L1, c, h, &xg[0], n, nmu, theta, &out[0],
+                   extra)
     return out_a[:G], out_a[G:2 * G], out_a[2 * G:]
 
 
@@ -1272,20 +1309,27 @@ cdef int _panels(const double[::1] q, const double[::1] d, double nmu, double th
     Nodes t = c + h x_g of a panel with |c| max|d_j| >= ROT_MIN: e^{i t d_j} is formed as the product of an
     anchor e^{i c d_j} (one sin/cos pair per atom and panel) and an offset e^{i h x_g d_j} (recomputed only
     when h changes; the Gauss–Legendre nodes are antisymmetric, x_{G-1-g} = -x_g exactly, so the offsets of
-    the mirrored nodes are conjugates).  Rounding (u = eps/2; sin/cos within 1 ulp): the anchor is within
+    the mirrored nodes are conjugates).  The same holds wherever the charge below is negligible
+    (n eps (...) <= ROT_REL, small n).  Up to ROT_SLOTS offset tables are kept; a half-width within ROT_NEAR
+    of a kept one reuses its table times e^{i (h - h_s) x_g d_j} (second-order form, 8 u per atom more).
+    Rounding (u = eps/2; sin/cos within 1 ulp): the anchor is within
     u |c d_j| + 2 sqrt2 u of e^{i c d_j}, the offset within 2.01 u h |d_j| + 2 sqrt2 u of e^{i h x_g d_j}
     (x_g and h x_g rounded), the complex product adds 2 sqrt2 u, so |z_j - e^{i t* d_j}| <= u (1.01 |c d_j|
     + 2.01 h |d_j| + 9) at the exact node t* = c + h x_g; forming w = sum_j q_j (z_j - 1) adds at most
     2.01 sqrt2 (k + 3) u.  With L1 = sum_j q_j |d_j| the charged bound is
         err = eps (|c| L1 + 2 h L1 + 2 k + 10) >= u (2 |c| L1 + 4 h L1 + 4 k + 20),
     charged exactly as ``_psi``'s bound (``_node_value``)."""
-    cdef Py_ssize_t i, j, jj, kk, G = P.gl_nodes, k = q.shape[0], hg
+    cdef Py_ssize_t i, j, jj, kk, G = P.gl_nodes, k = q.shape[0], hg, KG = 2 * q.shape[0] * P.gl_nodes
     cdef double c, h, t, W, gr, ag, rel, rB, reach, tmin, log_gl, sv = 0.0, sr = 0.0
-    cdef double L1 = 0.0, dmax = 0.0, hc = -1.0, a, hx, x, y, wr, wi, dr, di, err
+    cdef double L1 = 0.0, dmax = 0.0, a, hx, extra
     cdef double* an = NULL
     cdef double* of = NULL
+    cdef double* oc = NULL
+    cdef double* ofp = NULL
     cdef double* ndv = NULL
-    cdef bint sym = True
+    cdef double sh[ROT_SLOTS]
+    cdef int ns = 0, nxt = 0, si, slot, near
+    cdef bint sym = True, rot
     for kk in range(k):
         L1 += q[kk] * fabs(d[kk])
         if fabs(d[kk]) > dmax:
@@ -1298,29 +1342,57 @@ cdef int _panels(const double[::1] q, const double[::1] d, double nmu, double th
     for i in range(m):
         c = 0.5 * (pa[i] + pb[i])
         h = 0.5 * (pb[i] - pa[i])
-        if fabs(c) * dmax >= ROT_MIN and an == NULL:
-            an = <double*>malloc((2 * k + 2 * k * G + 3 * G) * sizeof(double))
+        rot = (fabs(c) * dmax >= ROT_MIN
+               or P.n * DBL_EPS * ((fabs(c) + 2.0 * h) * L1 + 2.0 * k + 14.0) <= ROT_REL)
+        if rot and an == NULL:
+            an = <double*>malloc((2 * k + (ROT_SLOTS + 1) * KG + 3 * G) * sizeof(double))
             of = an + 2 * k if an != NULL else NULL
-            ndv = of + 2 * k * G if an != NULL else NULL
-        if fabs(c) * dmax >= ROT_MIN and an != NULL:
+            oc = of + ROT_SLOTS * KG if an != NULL else NULL
+            ndv = oc + KG if an != NULL else NULL
+        if rot and an != NULL:
             for kk in range(k):
                 a = c * d[kk]
                 an[2 * kk] = cos(a)
                 an[2 * kk + 1] = sin(a)
-            if h != hc:
+            slot = -1
+            near = -1
+            for si in range(ns):
+                if sh[si] == h:
+                    slot = si
+                    break
+                if near < 0 and fabs(h - sh[si]) <= ROT_NEAR * h:
+                    near = si
+            extra = 0.0
+            if slot >= 0:
+                ofp = of + slot * KG
+            elif near >= 0:
+                # e^{i h x_g d} = e^{i h_s x_g d} e^{i delta}, delta = (h - h_s) x_g d (h - h_s exact, |delta|
+                # <= 1e-9 h |d|): e^{i delta} as 1 - delta^2/2 + i delta (error <= |delta|^3/6); the rounding of
+                # delta, of the correction and of the product adds <= 8 u per atom, charged as ``extra``
+                _corrected_offsets(of + near * KG, h - sh[near], P.xg, d, k, G, oc)
+                ofp = oc
+                extra = 4.0
+            else:
+                if ns < ROT_SLOTS:
+                    slot = ns
+                    ns += 1
+                else:
+                    slot = nxt
+                    nxt = (nxt + 1) % ROT_SLOTS
+                sh[slot] = h
+                ofp = of + slot * KG
                 for j in range(hg):
                     hx = h * P.xg[j]
                     for kk in range(k):
                         a = hx * d[kk]
-                        of[2 * (j * k + kk)] = cos(a)
-                        of[2 * (j * k + kk) + 1] = sin(a)
+                        ofp[2 * (j * k + kk)] = cos(a)
+                        ofp[2 * (j * k + kk) + 1] = sin(a)
                 for j in range(hg, G):
                     jj = G - 1 - j
                     for kk in range(k):
-                        of[2 * (j * k + kk)] = of[2 * (jj * k + kk)]
-                        of[2 * (j * k + kk) + 1] = -of[2 * (jj * k + kk) + 1]
-                hc = h
-            _rotated_nodes(q, an, of, k, G, L1, c, h, P.xg, P.n, nmu, theta, ndv)
+                        ofp[2 * (j * k + kk)] = ofp[2 * (jj * k + kk)]
+                        ofp[2 * (j * k + kk) + 1] = -ofp[2 * (jj * k + kk) + 1]
+            _rotated_nodes(q, an, ofp, k, G, L1, c, h, P.xg, P.n, nmu, theta, ndv, extra)
             for j in range(G):
                 W = h * P.wg[j]
                 sv += W * ndv[j]

@@ -1301,6 +1301,142 @@ def rotated_panel_nodes(const double[::1] q, const double[::1] d, double n, doub
     return out_a[:G], out_a[G:2 * G], out_a[2 * G:]
 
 
+cdef struct rot_t:
+    double* an
+    double* of
+    double* oc
+    double sh[ROT_SLOTS]
+    int ns
+    int nxt
+    int tried
+    double L1
+    double dmax
+    Py_ssize_t hg
+
+
+cdef void _rot_init(rot_t* R, const double[::1] q, const double[::1] d, const double* xg,
+                    Py_ssize_t G) noexcept nogil:
+    cdef Py_ssize_t j, kk
+    memset(R, 0, sizeof(rot_t))
+    for kk in range(q.shape[0]):
+        R.L1 += q[kk] * fabs(d[kk])
+        if fabs(d[kk]) > R.dmax:
+            R.dmax = fabs(d[kk])
+    R.hg = (G + 1) // 2
+    for j in range(G):
+        if xg[G - 1 - j] != -xg[j]:
+            R.hg = G
+
+
+cdef void _panel_node_values(const double[::1] q, const double[::1] d, double n, double nmu, double theta,
+                             double c, double h, const double* xg, Py_ssize_t G, rot_t* R,
+                             double* out) noexcept nogil:
+    """Re g, |g| and rel at the Gauss–Legendre nodes c + h xg of one panel (``out[0:G]``, ``[G:2G]``,
+    ``[2G:3G]``), formed as ``_panels`` forms them (see its docstring); ``R`` carries the offset tables from
+    panel to panel of one call."""
+    cdef Py_ssize_t j, jj, kk, k = q.shape[0], KG = 2 * q.shape[0] * G
+    cdef double a, hx, extra = 0.0
+    cdef double* ofp
+    cdef int si, slot = -1, near = -1
+    cdef bint rot = (fabs(c) * R.dmax >= ROT_MIN
+                     or n * DBL_EPS * ((fabs(c) + 2.0 * h) * R.L1 + 2.0 * k + 14.0) <= ROT_REL)
+    if rot and R.an == NULL and not R.tried:
+        R.tried = 1
+        R.an = <double*>malloc((2 * k + (ROT_SLOTS + 1) * KG) * sizeof(double))
+        if R.an != NULL:
+            R.of = R.an + 2 * k
+            R.oc = R.of + ROT_SLOTS * KG
+    if not (rot and R.an != NULL):
+        for j in range(G):
+            _bromwich_node(q, d, n, nmu, theta, c + h * xg[j], &out[j], &out[G + j], &out[2 * G + j])
+        return
+    for kk in range(k):
+        a = c * d[kk]
+        R.an[2 * kk] = cos(a)
+        R.an[2 * kk + 1] = sin(a)
+    for si in range(R.ns):
+        if R.sh[si] == h:
+            slot = si
+            break
+        if near < 0 and fabs(h - R.sh[si]) <= ROT_NEAR * h:
+            near = si
+    if slot >= 0:
+        ofp = R.of + slot * KG
+    elif near >= 0:
+        _corrected_offsets(R.of + near * KG, h - R.sh[near], xg, d, k, G, R.oc)
+        ofp = R.oc
+        extra = 4.0
+    else:
+        if R.ns < ROT_SLOTS:
+            slot = R.ns
+            R.ns += 1
+        else:
+            slot = R.nxt
+            R.nxt = (R.nxt + 1) % ROT_SLOTS
+        R.sh[slot] = h
+        ofp = R.of + slot * KG
+        for j in range(R.hg):
+            hx = h * xg[j]
+            for kk in range(k):
+                a = hx * d[kk]
+                ofp[2 * (j * k + kk)] = cos(a)
+                ofp[2 * (j * k + kk) + 1] = sin(a)
+        for j in range(R.hg, G):
+            jj = G - 1 - j
+            for kk in range(k):
+                ofp[2 * (j * k + kk)] = ofp[2 * (jj * k + kk)]
+                ofp[2 * (j * k + kk) + 1] = -ofp[2 * (jj * k + kk) + 1]
+    _rotated_nodes(q, R.an, ofp, k, G, R.L1, c, h, xg, n, nmu, theta, out, extra)
+
+
+def panel_nodes(const double[::1] q, const double[::1] d, double n, double nmu, double theta,
+                const double[::1] pa, const double[::1] pb, const double[::1] xg):
+    """Integrand of the Bromwich representation at the Gauss–Legendre nodes of consecutive panels [pa_i, pb_i],
+    formed exactly as one ``_panels`` call of the compiled profile forms them (rotation and offset tables
+    carried from panel to panel), so that ``shuffleamp.exact._bromwich`` and the kernel integrate the same
+    node values.
+
+    Parameters
+    ----------
+    q, d : float64[::1], shape (K,)
+        Tilted masses and centred atoms.
+    n, nmu, theta : float
+        Number of summands, n times the tilted mean, tilt.
+    pa, pb : float64[::1], shape (m,)
+        Panel ends, in the order the integral takes them.
+    xg : float64[::1], shape (G,)
+        Nodes on [-1, 1].
+
+    Returns
+    -------
+    (ndarray, ndarray, ndarray), each shape (m * G,)
+        Re g, |g| and the relative rounding bound, panel-major (node j of panel i at i * G + j), as
+        ``bromwich_nodes`` at t = c_i + h_i xg_j.
+    """
+    cdef Py_ssize_t m = pa.shape[0], G = xg.shape[0], i, j
+    cdef rot_t R
+    if pb.shape[0] != m:
+        raise ValueError("panel_nodes: pa and pb differ in length")
+    gr_a = np.empty(m * G)
+    ag_a = np.empty(m * G)
+    rl_a = np.empty(m * G)
+    nd_a = np.empty(3 * G if G > 0 else 1)
+    cdef double[::1] gr = gr_a, ag = ag_a, rl = rl_a, nd = nd_a
+    if m == 0 or G == 0:
+        return gr_a, ag_a, rl_a
+    with nogil:
+        _rot_init(&R, q, d, &xg[0], G)
+        for i in range(m):
+            _panel_node_values(q, d, n, nmu, theta, 0.5 * (pa[i] + pb[i]), 0.5 * (pb[i] - pa[i]), &xg[0], G, &R,
+                               &nd[0])
+            for j in range(G):
+                gr[i * G + j] = nd[j]
+                ag[i * G + j] = nd[G + j]
+                rl[i * G + j] = nd[2 * G + j]
+        free(R.an)
+    return gr_a, ag_a, rl_a
+
+
 cdef int _panels(const double[::1] q, const double[::1] d, double nmu, double theta, double beta,
                  double log_ell, const double* pa, const double* pb, Py_ssize_t m, const prof_par* P,
                  dvec* tmp, double* val, double* gl, double* ro) noexcept nogil:
@@ -1319,91 +1455,22 @@ cdef int _panels(const double[::1] q, const double[::1] d, double nmu, double th
     2.01 sqrt2 (k + 3) u.  With L1 = sum_j q_j |d_j| the charged bound is
         err = eps (|c| L1 + 2 h L1 + 2 k + 10) >= u (2 |c| L1 + 4 h L1 + 4 k + 20),
     charged exactly as ``_psi``'s bound (``_node_value``)."""
-    cdef Py_ssize_t i, j, jj, kk, G = P.gl_nodes, k = q.shape[0], hg, KG = 2 * q.shape[0] * P.gl_nodes
-    cdef double c, h, t, W, gr, ag, rel, rB, reach, tmin, log_gl, sv = 0.0, sr = 0.0
-    cdef double L1 = 0.0, dmax = 0.0, a, hx, extra
-    cdef double* an = NULL
-    cdef double* of = NULL
-    cdef double* oc = NULL
-    cdef double* ofp = NULL
-    cdef double* ndv = NULL
-    cdef double sh[ROT_SLOTS]
-    cdef int ns = 0, nxt = 0, si, slot, near
-    cdef bint sym = True, rot
-    for kk in range(k):
-        L1 += q[kk] * fabs(d[kk])
-        if fabs(d[kk]) > dmax:
-            dmax = fabs(d[kk])
-    for j in range(G):
-        if P.xg[G - 1 - j] != -P.xg[j]:
-            sym = False
-    hg = (G + 1) // 2 if sym else G
+    cdef Py_ssize_t i, j, G = P.gl_nodes
+    cdef double c, h, W, rB, reach, tmin, log_gl, sv = 0.0, sr = 0.0
+    cdef rot_t R
+    cdef double* ndv = <double*>malloc((3 * G + 1) * sizeof(double))
+    if ndv == NULL:
+        return -1
+    _rot_init(&R, q, d, P.xg, G)
     tmp.n = 0
     for i in range(m):
         c = 0.5 * (pa[i] + pb[i])
         h = 0.5 * (pb[i] - pa[i])
-        rot = (fabs(c) * dmax >= ROT_MIN
-               or P.n * DBL_EPS * ((fabs(c) + 2.0 * h) * L1 + 2.0 * k + 14.0) <= ROT_REL)
-        if rot and an == NULL:
-            an = <double*>malloc((2 * k + (ROT_SLOTS + 1) * KG + 3 * G) * sizeof(double))
-            of = an + 2 * k if an != NULL else NULL
-            oc = of + ROT_SLOTS * KG if an != NULL else NULL
-            ndv = oc + KG if an != NULL else NULL
-        if rot and an != NULL:
-            for kk in range(k):
-                a = c * d[kk]
-                an[2 * kk] = cos(a)
-                an[2 * kk + 1] = sin(a)
-            slot = -1
-            near = -1
-            for si in range(ns):
-                if sh[si] == h:
-                    slot = si
-                    break
-                if near < 0 and fabs(h - sh[si]) <= ROT_NEAR * h:
-                    near = si
-            extra = 0.0
-            if slot >= 0:
-                ofp = of + slot * KG
-            elif near >= 0:
-                # e^{i h x_g d} = e^{i h_s x_g d} e^{i delta}, delta = (h - h_s) x_g d (h - h_s exact, |delta|
-                # <= 1e-9 h |d|): e^{i delta} as 1 - delta^2/2 + i delta (error <= |delta|^3/6); the rounding of
-                # delta, of the correction and of the product adds <= 8 u per atom, charged as ``extra``
-                _corrected_offsets(of + near * KG, h - sh[near], P.xg, d, k, G, oc)
-                ofp = oc
-                extra = 4.0
-            else:
-                if ns < ROT_SLOTS:
-                    slot = ns
-                    ns += 1
-                else:
-                    slot = nxt
-                    nxt = (nxt + 1) % ROT_SLOTS
-                sh[slot] = h
-                ofp = of + slot * KG
-                for j in range(hg):
-                    hx = h * P.xg[j]
-                    for kk in range(k):
-                        a = hx * d[kk]
-                        ofp[2 * (j * k + kk)] = cos(a)
-                        ofp[2 * (j * k + kk) + 1] = sin(a)
-                for j in range(hg, G):
-                    jj = G - 1 - j
-                    for kk in range(k):
-                        ofp[2 * (j * k + kk)] = ofp[2 * (jj * k + kk)]
-                        ofp[2 * (j * k + kk) + 1] = -ofp[2 * (jj * k + kk) + 1]
-            _rotated_nodes(q, an, ofp, k, G, L1, c, h, P.xg, P.n, nmu, theta, ndv, extra)
-            for j in range(G):
-                W = h * P.wg[j]
-                sv += W * ndv[j]
-                sr += W * (ndv[G + j] * ndv[2 * G + j])
-        else:
-            for j in range(G):
-                t = c + h * P.xg[j]
-                _bromwich_node(q, d, P.n, nmu, theta, t, &gr, &ag, &rel)
-                W = h * P.wg[j]
-                sv += W * gr
-                sr += W * (ag * rel)
+        _panel_node_values(q, d, P.n, nmu, theta, c, h, P.xg, G, &R, ndv)
+        for j in range(G):
+            W = h * P.wg[j]
+            sv += W * ndv[j]
+            sr += W * (ndv[G + j] * ndv[2 * G + j])
         rB = beta / h + sqrt(1.0 + (beta / h) * (beta / h))
         reach = 0.5 * h * (rB + 1.0 / rB)
         tmin = fabs(c) - reach
@@ -1414,9 +1481,11 @@ cdef int _panels(const double[::1] q, const double[::1] d, double nmu, double th
         if log_gl > 700.0:
             log_gl = 700.0
         if _dpush(tmp, exp(log_gl)):
-            free(an)
+            free(R.an)
+            free(ndv)
             return -1
-    free(an)
+    free(R.an)
+    free(ndv)
     val[0] = sv
     gl[0] = _pairwise_sum(tmp.x, tmp.n) * (1.0 + 1e-9)
     ro[0] = sr

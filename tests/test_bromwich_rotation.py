@@ -83,3 +83,38 @@ def test_gauss_legendre_nodes_antisymmetric():
     """``_panels`` mirrors offsets only for exactly antisymmetric nodes (it checks, and falls back)."""
     x = X._XG
     assert np.array_equal(x[::-1], -x)
+
+
+def test_panel_nodes_direct_where_rotation_is_not_used():
+    """Near t = 0 at large n (the rotation's charge would not be negligible) the panel nodes are the
+    half-angle form itself: equal bit for bit to ``bromwich_nodes`` at t = c + h x_g."""
+    rng = np.random.default_rng(11)
+    q, d = _law(rng, 5)
+    dmax = float(np.max(np.abs(d)))
+    pa = np.ascontiguousarray(np.linspace(0.0, 4.0 / dmax, 6)[:-1])
+    pb = np.ascontiguousarray(pa + (pa[1] - pa[0]))
+    n = 10**9
+    gr, ag, rel = kernels.panel_nodes(q, d, float(n), 0.0, 1e-4, pa, pb, X._XG)
+    c, h = 0.5 * (pa + pb), 0.5 * (pb - pa)
+    t = np.ascontiguousarray((c[:, None] + h[:, None] * X._XG[None, :]).ravel())
+    g0, a0, r0 = np.empty(t.size), np.empty(t.size), np.empty(t.size)
+    kernels.bromwich_nodes(q, d, float(n), 0.0, 1e-4, t, g0, a0, r0)
+    assert np.array_equal(gr, g0) and np.array_equal(ag, a0) and np.array_equal(rel, r0)
+
+
+def test_panel_nodes_reuse_tables_within_charged_rounding():
+    """Consecutive panels of (nearly) equal widths reuse offset tables: every node still within its charge."""
+    rng = np.random.default_rng(12)
+    q, d = _law(rng, 6)
+    dmax = float(np.max(np.abs(d)))
+    w = 0.3 / dmax
+    pa = np.ascontiguousarray(20.0 / dmax + w * np.arange(8))
+    pb = np.ascontiguousarray(pa + w)
+    n = 300
+    gr, ag, rel = kernels.panel_nodes(q, d, float(n), 0.7, 0.2, pa, pb, X._XG)
+    G = X._XG.size
+    for i in (0, 3, 7):
+        c, h = 0.5 * (pa[i] + pb[i]), 0.5 * (pb[i] - pa[i])
+        for j in (0, 9, 19):
+            g = _g_exact(q, d, n, 0.7, 0.2, mp.mpf(c) + mp.mpf(h) * mp.mpf(float(X._XG[j])))
+            assert abs(gr[i * G + j] - float(mp.re(g))) <= ag[i * G + j] * rel[i * G + j] + 1e-300

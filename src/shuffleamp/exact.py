@@ -583,6 +583,13 @@ class _AtomLaw:
         kernels.bromwich_nodes(self.q, self.d, float(self.n), self.n * self.mu, self.theta, t, gr, ag, rel)
         return gr, ag, rel
 
+    def panel_nodes(self, a, b):
+        """``nodes`` at the Gauss–Legendre nodes of the panels [a_i, b_i] (panel-major), formed as the compiled
+        profile forms them for the same sequence of panels (``kernels.panel_nodes``)."""
+        return kernels.panel_nodes(self.q, self.d, float(self.n), self.n * self.mu, self.theta,
+                                   np.ascontiguousarray(a, dtype=np.float64),
+                                   np.ascontiguousarray(b, dtype=np.float64), _XG)
+
     def rho(self, c, h):
         out = np.empty(c.size)
         kernels.cf_modulus_bound(self.q, self.d, self.s2, c, h, out)
@@ -678,6 +685,11 @@ class _MixedLaw(_AtomLaw):
         dM = dM + ea @ (self.ap * self.av)
         rot = np.exp(-1j * t * self.mu) / self.M_theta
         return M * rot, (dM - self.mu * M) * rot
+
+    def panel_nodes(self, a, b):
+        c = 0.5 * (a + b)
+        h = 0.5 * (b - a)
+        return self.nodes(np.ascontiguousarray((c[:, None] + h[:, None] * _XG[None, :]).ravel()))
 
     def nodes(self, t):
         small = t <= self.t_switch
@@ -797,10 +809,9 @@ def _bromwich(law, n, rtol, max_work=None):
     def panels(a, b, cells=None):
         c = 0.5 * (a + b)
         h = 0.5 * (b - a)
-        t = np.ascontiguousarray((c[:, None] + h[:, None] * _XG[None, :]).ravel())
         # work counts GL_NODES per integration cell, merged or not (as the compiled profile)
-        work[0] += t.size if cells is None else cells * GL_NODES
-        gr, ag, rel = law.nodes(t)
+        work[0] += c.size * GL_NODES if cells is None else cells * GL_NODES
+        gr, ag, rel = law.panel_nodes(a, b)
         W = (h[:, None] * _WG[None, :]).ravel()
         rB = beta / h + np.sqrt(1.0 + (beta / h) ** 2)
         reach = 0.5 * h * (rB + 1.0 / rB)

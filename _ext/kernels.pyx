@@ -1246,61 +1246,6 @@ cdef void _corrected_offsets(const double* src, double dh, const double* xg, con
             out[2 * (j * k + kk) + 1] = x * dl + y * cr
 
 
-def rotated_panel_nodes(const double[::1] q, const double[::1] d, double n, double nmu, double theta, double c,
-                        double h, const double[::1] xg, h_table=None):
-    """Integrand of ``bromwich_nodes`` at the nodes t = c + h xg of one panel, formed by rotation as
-    ``_panels`` forms them away from t = 0 (anchor e^{i c d_j} times offsets e^{i h x_g d_j}).
-
-    Parameters
-    ----------
-    q, d : float64[::1], shape (K,)
-        Tilted masses and centred atoms.
-    n, nmu, theta : float
-        Number of summands, n times the tilted mean, tilt.
-    c, h : float
-        Panel centre and half-width.
-    xg : float64[::1], shape (G,)
-        Nodes on [-1, 1].
-    h_table : float, optional
-        Half-width whose offset table is reused, corrected to h (``_panels``' near-slot path, |h - h_table|
-        <= ROT_NEAR h); default h itself.
-
-    Returns
-    -------
-    (ndarray, ndarray, ndarray)
-        Re g, |g| and the relative rounding bound at the G nodes (|Re g_computed - Re g(t*)| <= |g| rel at the
-        exact nodes t* = c + h xg).
-    """
-    cdef Py_ssize_t k = q.shape[0], G = xg.shape[0], j, kk
-    cdef double L1 = 0.0, a, hx
-    an_a = np.empty(2 * k)
-    of_a = np.empty(2 * k * G)
-    out_a = np.empty(3 * G)
-    cdef double[::1] an = an_a, of = of_a, out = out_a
-    for kk in range(k):
-        L1 += q[kk] * fabs(d[kk])
-        a = c * d[kk]
-        an[2 * kk] = cos(a)
-        an[2 * kk + 1] = sin(a)
-    cdef double hs = h if h_table is None else float(h_table), extra = 0.0
-    if not (fabs(h - hs) <= ROT_NEAR * h):
-        raise ValueError("rotated_panel_nodes: h_table farther than ROT_NEAR from h")
-    for j in range(G):
-        hx = hs * xg[j]
-        for kk in range(k):
-            a = hx * d[kk]
-            of[2 * (j * k + kk)] = cos(a)
-            of[2 * (j * k + kk) + 1] = sin(a)
-    oc_a = np.empty(2 * k * G)
-    cdef double[::1] oc = oc_a
-    if hs != h:
-        _corrected_offsets(&of[0], h - hs, &xg[0], d, k, G, &oc[0])
-        extra = 4.0
-    _rotated_nodes(q, &an[0], &oc[0] if hs != h else &of[0], k, G, L1, c, h, &xg[0], n, nmu, theta, &out[0],
-                   extra)
-    return out_a[:G], out_a[G:2 * G], out_a[2 * G:]
-
-
 cdef struct rot_t:
     double* an
     double* of

@@ -1,5 +1,6 @@
-"""Bromwich integrand nodes formed by rotation (``kernels.rotated_panel_nodes``, the formation ``_panels``
-uses away from t = 0) against an independent mpmath evaluation at the exact Gauss–Legendre nodes."""
+"""Bromwich integrand nodes formed by rotation (``kernels.panel_nodes``: the node values ``_panels`` integrates,
+anchor e^{i c d_j} times cached offset tables) against an independent mpmath evaluation at the exact
+Gauss–Legendre nodes."""
 
 import mpmath as mp
 import numpy as np
@@ -15,6 +16,19 @@ def _law(rng, k):
     d = rng.normal(size=k) * rng.choice([0.05, 1.0, 8.0])
     d -= q @ d                      # centred, as the kernel holds them
     return np.ascontiguousarray(q), np.ascontiguousarray(d)
+
+
+def _one_panel(q, d, n, nmu, theta, c, h, h_before=None):
+    """``kernels.panel_nodes`` of the panel [c - h, c + h] (after one panel of half-width ``h_before``, whose
+    offset table it may reuse); returns its node values and the panel's centre and half-width as the kernel
+    forms them."""
+    pa, pb = [c - h], [c + h]
+    if h_before is not None:
+        pa, pb = [c - 10.0 * h - h_before] + pa, [c - 10.0 * h + h_before] + pb
+    pa, pb = np.array(pa), np.array(pb)
+    gr, ag, rel = kernels.panel_nodes(q, d, float(n), float(nmu), float(theta), pa, pb, X._XG)
+    G = X._XG.size
+    return gr[-G:], ag[-G:], rel[-G:], 0.5 * (pa[-1] + pb[-1]), 0.5 * (pb[-1] - pa[-1])
 
 
 def _g_exact(q, d, n, nmu, theta, t):
@@ -36,7 +50,7 @@ def test_rotated_nodes_within_charged_rounding(k, n):
         # away from t = 0, and (the small-n rule of ``_panels``) close to it
         c = float(rng.uniform(8.0, 3000.0) / dmax) if _ % 2 == 0 or n > 1000 else float(rng.uniform(0.0, 8.0) / dmax)
         h = float(rng.uniform(0.01, 2.0) / dmax)
-        gr, ag, rel = kernels.rotated_panel_nodes(q, d, float(n), nmu, theta, c, h, X._XG)
+        gr, ag, rel, c, h = _one_panel(q, d, n, nmu, theta, c, h)
         assert np.all(np.isfinite(rel)) and np.all(rel >= 0)
         for j, x in enumerate(X._XG):
             t = mp.mpf(c) + mp.mpf(h) * mp.mpf(float(x))          # the exact node
@@ -57,8 +71,9 @@ def test_reused_offset_table_within_charged_rounding(k, n):
         dmax = float(np.max(np.abs(d)))
         c = float(rng.uniform(8.0, 500.0) / dmax)
         h = float(rng.uniform(0.05, 2.0) / dmax)
+        gr, ag, rel, c, h = _one_panel(q, d, n, 0.0, 0.5, c, h)
         hs = h * (1.0 + rel_dh)
-        gr, ag, rel = kernels.rotated_panel_nodes(q, d, float(n), 0.0, 0.5, c, h, X._XG, hs)
+        gr, ag, rel, c, h = _one_panel(q, d, n, 0.0, 0.5, c, h, h_before=hs)
         for j, x in enumerate(X._XG):
             g = _g_exact(q, d, n, 0.0, 0.5, mp.mpf(c) + mp.mpf(h) * mp.mpf(float(x)))
             assert abs(float(gr[j]) - float(mp.re(g))) <= float(ag[j]) * float(rel[j]) + 1e-300
@@ -69,11 +84,10 @@ def test_rotated_nodes_match_direct_nodes():
     rng = np.random.default_rng(7)
     for k in (3, 9, 40):
         q, d = _law(rng, k)
-        c, h = 50.0 / np.max(np.abs(d)), 0.7
+        gr1, ag1, rel1, c, h = _one_panel(q, d, 500, 3.0, 0.4, 50.0 / np.max(np.abs(d)), 0.7)
         t = np.ascontiguousarray(c + h * X._XG)
         gr0, ag0, rel0 = np.empty(t.size), np.empty(t.size), np.empty(t.size)
         kernels.bromwich_nodes(q, d, 500.0, 3.0, 0.4, t, gr0, ag0, rel0)
-        gr1, ag1, rel1 = kernels.rotated_panel_nodes(q, d, 500.0, 3.0, 0.4, c, h, X._XG)
         # t differs from the exact node by <= 1 ulp: charge |g'| |dt| through a generous factor
         slack = ag0 * rel0 + ag1 * rel1 + 1e-12 * ag0
         assert np.all(np.abs(gr0 - gr1) <= slack)

@@ -11,10 +11,19 @@
 
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport exp, log, sqrt, INFINITY
+from libc.math cimport exp, expl, log, sqrt, INFINITY
 from libc.stdint cimport int64_t
 
 cnp.import_array()
+
+cdef extern from "float.h":
+    long double LDBL_EPSILON
+
+
+def long_double_epsilon():
+    """Machine epsilon of the C ``long double`` these kernels accumulate in (2^-63 on x86-64, 2^-112 where
+    it is IEEE quad, 2^-52 where it is a plain double): error bounds are charged with it."""
+    return float(LDBL_EPSILON)
 
 
 def binom_window(int64_t N, double p, double logit, int64_t lo, int64_t hi):
@@ -22,14 +31,18 @@ def binom_window(int64_t N, double p, double logit, int64_t lo, int64_t hi):
 
     ``logit`` = log(p / (1 - p)) (passed exactly: ±eps0). Every entry is obtained from the (clipped)
     mode, set to 1, by the exact ratio f(k+1)/f(k) = (N-k)/(k+1) * p/(1-p) (or its inverse going
-    down), multiplied in linear space: three roundings per step, so the relative error of entry k
-    is at most 3 |k - mode| machine epsilons (plus one for the odds and the normalisation).  The
-    window is where the mass is, so nothing underflows (the Chernoff tails are >= 1e-300 there).
+    down), multiplied in ``long double`` (machine epsilon ``u`` = :func:`long_double_epsilon`): the odds
+    e^logit (``expl``, a few ulp) and three roundings per step, so the relative error of entry k is at
+    most 8 |k - mode| u; the normalising sum (also in long double) adds W u and the final rounding to
+    double one double ulp.  Callers charge 8 (W + 4) u + 4 double ulp.  The window is where the mass is,
+    so nothing underflows (the Chernoff tails are >= 1e-300 there).
     """
     cdef int64_t W = hi - lo + 1, k, mode, i
     cdef cnp.ndarray[cnp.float64_t, ndim=1] out = np.empty(W, dtype=np.float64)
     cdef double[::1] o = out
-    cdef double v, tot, odds = exp(logit), inv = exp(-logit)
+    cdef cnp.ndarray[cnp.longdouble_t, ndim=1] work = np.empty(W, dtype=np.longdouble)
+    cdef long double[::1] w = work
+    cdef long double v, tot, odds = expl(<long double>logit), inv = expl(-<long double>logit)
     mode = <int64_t>((N + 1) * p)
     if mode > N:
         mode = N
@@ -38,21 +51,21 @@ def binom_window(int64_t N, double p, double logit, int64_t lo, int64_t hi):
     if mode > hi:
         mode = hi
     with nogil:
-        o[mode - lo] = 1.0
+        w[mode - lo] = 1.0
         v = 1.0
         for k in range(mode, hi):           # f(k+1)/f(k)
-            v = v * ((<double>(N - k) / <double>(k + 1)) * odds)
-            o[k + 1 - lo] = v
+            v = v * ((<long double>(N - k) / <long double>(k + 1)) * odds)
+            w[k + 1 - lo] = v
         v = 1.0
         for k in range(mode, lo, -1):       # f(k-1)/f(k)
-            v = v * ((<double>k / <double>(N - k + 1)) * inv)
-            o[k - 1 - lo] = v
+            v = v * ((<long double>k / <long double>(N - k + 1)) * inv)
+            w[k - 1 - lo] = v
         tot = 0.0
         for i in range(W):
-            tot += o[i]
+            tot += w[i]
         tot = 1.0 / tot
         for i in range(W):
-            o[i] *= tot
+            o[i] = <double>(w[i] * tot)
     return out
 
 
@@ -111,7 +124,8 @@ def pair_extremes(const double[::1] f, double q0, double q1, double rho, double 
     them (the caller adds 4 machine epsilons).
     """
     cdef Py_ssize_t W = f.shape[0], i, arg = -1
-    cdef double F0 = 0.0, F1 = 0.0, e = 0.0, up, lw, fprev, fcur, a0, a1
+    cdef long double F0 = 0.0, F1 = 0.0     # cumulative sums in long double: their round-off is negligible
+    cdef double e = 0.0, up, lw, fprev, fcur, a0, a1
     cdef double r_hi = 1.0 + rho, r_lo = 1.0 - rho
     cdef double slack = 8 * 2.220446049250313e-16
     if want_eps:
@@ -130,7 +144,7 @@ def pair_extremes(const double[::1] f, double q0, double q1, double rho, double 
             fprev = fcur
             F0 += a0
             F1 += a1
-            _score_bin(F0, F1, i, r_hi, r_lo, eta, tau, x, e, slack, want_eps, &up, &lw, &arg)
+            _score_bin(<double>F0, <double>F1, i, r_hi, r_lo, eta, tau, x, e, slack, want_eps, &up, &lw, &arg)
     return _finish(up, lw, arg, want_eps)
 
 
@@ -149,7 +163,8 @@ def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, d
     Also returns the t-index (0-based in the window) of the lower value.
     """
     cdef Py_ssize_t W = P0.shape[0], i, arg = -1
-    cdef double F0 = 0.0, F1 = 0.0, e = 0.0, up, lw
+    cdef long double F0 = 0.0, F1 = 0.0
+    cdef double e = 0.0, up, lw
     cdef double r_hi = 1.0 + rho, r_lo = 1.0 - rho
     # want_eps: the ratios (F0 - delta)/F1 are maximised and the log taken once at the end; the
     # numerators carry 8 ulp of their own size, so that the delta evaluated at the returned upper
@@ -165,7 +180,7 @@ def lower_set_extremes(const double[::1] P0, const double[::1] P1, double rho, d
     for i in range(W):
         F0 += P0[i]
         F1 += P1[i]
-        _score_bin(F0, F1, i, r_hi, r_lo, eta, tau, x, e, slack, want_eps, &up, &lw, &arg)
+        _score_bin(<double>F0, <double>F1, i, r_hi, r_lo, eta, tau, x, e, slack, want_eps, &up, &lw, &arg)
     return _finish(up, lw, arg, want_eps)
 
 
@@ -231,7 +246,8 @@ def pair_profile(const double[::1] f, double q0, double q1, double rho, double e
     cdef cnp.ndarray[cnp.intp_t, ndim=1] hull = np.empty(P, dtype=np.intp)
     cdef double[::1] au = Au, bu = Bu, al = Al, bl = Bl, u = up, l = lw
     cdef Py_ssize_t[::1] hv = hull
-    cdef double F0 = 0.0, F1 = 0.0, fprev = 0.0, fcur, r_hi = 1.0 + rho, r_lo = 1.0 - rho, m
+    cdef long double F0 = 0.0, F1 = 0.0
+    cdef double fprev = 0.0, fcur, r_hi = 1.0 + rho, r_lo = 1.0 - rho, m
     cdef double slack = 8 * 2.220446049250313e-16, hmax = 0.0
     with nogil:
         au[0] = tau          # the empty lower set
@@ -243,12 +259,12 @@ def pair_profile(const double[::1] f, double q0, double q1, double rho, double e
             F0 += q0 * fprev + q1 * fcur      # 1 - q0 = q1 (binary RR): no cancellation
             F1 += q1 * fprev + q0 * fcur
             fprev = fcur
-            au[i + 1] = F0 * r_hi + eta * sqrt(<double>(i + 1)) + tau
-            bu[i + 1] = F1 * r_lo - eta * sqrt(<double>(i + 1))
+            au[i + 1] = <double>F0 * r_hi + eta * sqrt(<double>(i + 1)) + tau
+            bu[i + 1] = <double>F1 * r_lo - eta * sqrt(<double>(i + 1))
             if bu[i + 1] < 0.0:
                 bu[i + 1] = 0.0
-            al[i + 1] = F0 * r_lo - eta * sqrt(<double>(i + 1))
-            bl[i + 1] = F1 * r_hi + eta * sqrt(<double>(i + 1)) + tau
+            al[i + 1] = <double>F0 * r_lo - eta * sqrt(<double>(i + 1))
+            bl[i + 1] = <double>F1 * r_hi + eta * sqrt(<double>(i + 1)) + tau
             if au[i + 1] > hmax:
                 hmax = au[i + 1]
         m = bu[P - 1]

@@ -341,8 +341,9 @@ def test_window_too_large_raises_naming_n():
 # ----------------------------------------------------------------------------- registry / default method
 def test_exact_count_method_through_the_registry():
     r = shuffleamp.epsilon(KRR(1.0, 2), 10_000, 1e-6, method="exact-count")
-    e = epsilon_binary_rr(1.0, 10_000, 1e-6, max_pairs=shuffleamp.exact_count.DEFAULT_BOUNDS_PAIRS)
+    e = shuffleamp.exact_count.default_point(1.0, 10_000, 1e-6, True)      # the engine the method routes to
     assert r.method == "exact-count" and r.sound and r.upper == e.upper and r.lower == e.lower
+    assert r.upper - r.lower <= 1e-6 * r.lower                               # converged at n = 1e4
     d = shuffleamp.delta(KRR(1.0, 2), [1000, 10_000], 0.05, method="exact-count")
     assert d.upper.shape == (2,) and np.all(d.lower <= d.upper)
     from shuffleamp.errors import OutOfRegimeError

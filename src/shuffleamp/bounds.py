@@ -712,9 +712,8 @@ def _count_law(ctx: dict, n: int, x: float, want_eps: bool):
     if n > _ec.DEFAULT_MAX_N:
         return None, (f"n > {_ec.DEFAULT_MAX_N:.0e}: decomposition only (method='exact-count' runs the count law "
                       "up to its memory limit)")
-    fn = _ec.epsilon_binary_rr if want_eps else _ec.delta_binary_rr
     try:
-        return fn(ctx["binary_rr_eps0"], n, x, max_pairs=_ec.DEFAULT_BOUNDS_PAIRS), None
+        return _ec.default_point(ctx["binary_rr_eps0"], n, x, want_eps), None
     except ResourceLimitError as exc:
         return None, str(exc)
 
@@ -1293,7 +1292,7 @@ def _optimal_settings(mechanism, ctx: dict, evals) -> dict:
                                       f" (at {len(notes)} of {len(recs)} points)")
     if ctx.get("binary_rr_eps0") is not None:
         s["exact_count"] = ("binary randomized response: the exact count law (shuffleamp.exact_count) runs first, "
-                            f"pair budget {_ec.DEFAULT_BOUNDS_PAIRS}, and the decomposition bound only where it can "
+                            f"tolerance {_ec.DEFAULT_POINT_RTOL:g} within a pair budget from n (exact_count.default_pairs), and the decomposition bound only where it can "
                             "improve on it (grid: decomposition); upper = min and lower = max of the engines run "
                             "(see upper_engine / lower_engine)")
     s.update(grid=evals, regime=OPTIMAL_REGIME, source=OPTIMAL_SOURCE)
@@ -1318,19 +1317,20 @@ def _ec_record(r) -> dict:
 
 
 def _ec_delta(mechanism, n: int, eps: float, ctx: dict):
-    r = _ec.delta_binary_rr(ctx["binary_rr_eps0"], n, eps, max_pairs=_ec.DEFAULT_BOUNDS_PAIRS)
+    r = _ec.default_point(ctx["binary_rr_eps0"], n, eps, False)
     return r.upper, r.lower, _ec_record(r)
 
 
 def _ec_epsilon(mechanism, n: int, target: float, ctx: dict):
-    r = _ec.epsilon_binary_rr(ctx["binary_rr_eps0"], n, target, max_pairs=_ec.DEFAULT_BOUNDS_PAIRS)
+    r = _ec.default_point(ctx["binary_rr_eps0"], n, target, True)
     up = min(r.upper, float(mechanism.eps0))
     return up, min(r.lower, up), _ec_record(r)
 
 
 def _ec_settings(mechanism, ctx: dict, evals) -> dict:
     return {"evaluator": "exact count law (binomial windows, certified branch and bound over datasets)",
-            "tail": _ec.TAIL, "max_pairs": _ec.DEFAULT_BOUNDS_PAIRS, "points": evals,
+            "tail": _ec.TAIL, "rtol": _ec.DEFAULT_POINT_RTOL, "max_pairs": "exact_count.default_pairs(n)",
+            "points": evals,
             "regime": EXACT_COUNT_INFO.regime, "source": EXACT_COUNT_INFO.source}
 
 

@@ -82,6 +82,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import heapq
 import math
@@ -98,7 +99,7 @@ from .errors import ParameterError, ResourceLimitError
 
 __all__ = ["CountPMFs", "ExactCountResult", "count_pmfs", "delta_binary_rr", "epsilon_binary_rr",
            "binary_rr_eps0", "projection_pair_bounds", "profile_binary_rr", "DEFAULT_BOUNDS_PAIRS",
-           "DEFAULT_MAX_N"]
+           "DEFAULT_MAX_N", "default_pairs", "default_point"]
 
 #: Mass allowed outside each binomial window (certified by a Chernoff bound, charged to δ).
 TAIL = 1e-25
@@ -212,6 +213,12 @@ def _fft_size(L: int) -> int:
     return c if c >= L else 1 << k
 
 
+def _norm2(x) -> float:
+    """2-norm of a window, rounded up by a relative 2 W machine epsilons (a sum of squares without BLAS:
+    np.linalg.norm calls the threaded dot, which stalls for milliseconds on a busy machine)."""
+    return math.sqrt(float(np.einsum("i,i->", x, x))) * (1.0 + 2 * (len(x) + 2) * _EPS)
+
+
 def _convolve(wins: list):
     """Convolution of nonnegative windows (each summing to <= 1); returns (z, rel_error, abs_error).
 
@@ -254,7 +261,7 @@ def _convolve(wins: list):
             spec = X if spec is None else spec * X
         out = fft_engine.irfft(spec, size)[:L]
     np.maximum(out, 0.0, out=out)        # the true values are >= 0: clipping only moves closer
-    norms = sum(float(np.linalg.norm(x)) for x in facs) + float(np.linalg.norm(out))
+    norms = sum(_norm2(x) for x in facs) + _norm2(out)
     eta = 10.0 * (math.log2(size) + 1) * _EPS * norms
     return out, rho + 4 * _EPS, eta
 
@@ -691,6 +698,96 @@ def epsilon_binary_rr(eps0, n, delta, *, rtol: float = 1e-7, atol: float = 1e-12
        via Shuffling", IEEE S&P 2026 (arXiv:2504.07414).
     """
     return _run(eps0, n, delta, True, rtol, atol, max_pairs, "delta")
+
+
+# --------------------------------------------------------------------------- the default method's point
+#: The default method of :func:`shuffleamp.epsilon` / :func:`shuffleamp.delta` for binary RR (and the
+#: ``"exact-count"`` method) runs the certified search over datasets to this relative tolerance (on ε for an
+#: ε query, on δ for a δ query) ...
+DEFAULT_POINT_RTOL = 1e-7
+#: ... within a pair budget derived from n (:func:`default_pairs`): about this many seconds of count laws
+#: per search on the reference machine of ``bench/results_binary_rr.md`` (the budget is a pair count, so
+#: that the answer does not depend on the machine's speed or load).
+DEFAULT_POINT_SECONDS = 0.15
+#: Largest pair budget of one search of the default method.
+DEFAULT_POINT_MAX_PAIRS = 4096
+#: ε queries of the default method check δ at their upper ε with the same search and, when that δ query
+#: would certify more than the target δ, re-search at a smaller target this many times at most.
+CONSISTENCY_STEPS = 4
+
+
+def default_pairs(n: int) -> int:
+    """Pair budget of one search of the default method at ``n`` users.
+
+    A count law costs about 0.2 ms + 0.7 us * sqrt(n) (windows of O(sqrt n) entries; measured in
+    ``bench/results_binary_rr.md``), so the budget is :data:`DEFAULT_POINT_SECONDS` over that, clipped to
+    [:data:`DEFAULT_BOUNDS_PAIRS`, :data:`DEFAULT_POINT_MAX_PAIRS`]: about 700 pairs at n = 1e3, 200 at
+    n = 1e6, 20 at n = 1e8.  The search stops earlier when the tolerance is met (at n <= 1e4 it is, at
+    eps0 = 1, delta = 1e-6, within about 400 pairs).
+    """
+    cost = 2e-4 + 7e-7 * math.sqrt(float(n))
+    return int(min(DEFAULT_POINT_MAX_PAIRS, max(DEFAULT_BOUNDS_PAIRS, DEFAULT_POINT_SECONDS / cost)))
+
+
+def default_point(eps0, n, x, want_eps: bool) -> ExactCountResult:
+    r"""The count-law answer of the default method at one point: ε at δ = ``x`` or δ at ε = ``x``.
+
+    The certified search of :func:`epsilon_binary_rr` / :func:`delta_binary_rr` with tolerance
+    :data:`DEFAULT_POINT_RTOL` and pair budget :func:`default_pairs`.  For an ε query the returned
+    ``upper`` also satisfies ``default_point(eps0, n, upper, False).upper <= x`` whenever
+    ``settings["consistent"]`` is True (the δ query at the reported ε never certifies more than the
+    target): the δ search at ``upper`` is run, and while it certifies more than ``x`` the ε search is
+    repeated at a smaller target δ' (its upper is certified for δ' < x, hence for ``x``), at most
+    :data:`CONSISTENCY_STEPS` times.  Both searches are deterministic in their arguments, so the δ query a
+    caller makes later returns the δ checked here.
+
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 in nats (> 0, <= :data:`MAX_EPS0`).
+    n : int
+        Number of users (>= 1).
+    x : float
+        Target δ in (0, 1) when ``want_eps``, else ε in nats (>= 0).
+    want_eps : bool
+        True: bounds on ε(δ); False: bounds on δ(ε).
+
+    Returns
+    -------
+    ExactCountResult
+        ``settings`` adds ``"rtol"``, ``"max_pairs"`` (the budget), ``"pairs_evaluated"`` (all searches)
+        and, for an ε query, ``"consistent"`` and ``"consistency_steps"``.
+
+    Raises
+    ------
+    ParameterError
+        ``eps0``, ``n`` or ``x`` out of range.
+    ResourceLimitError
+        A count window would not fit in memory (names ``n``).
+    """
+    n = _validate.count(n, "n")
+    pairs = default_pairs(n)
+    if not want_eps:
+        return delta_binary_rr(eps0, n, x, rtol=DEFAULT_POINT_RTOL, max_pairs=pairs)
+    r = epsilon_binary_rr(eps0, n, x, rtol=DEFAULT_POINT_RTOL, max_pairs=pairs)
+    up, used, target = r.upper, r.settings["pairs_evaluated"], float(x)
+    consistent, steps = False, 0
+    while True:
+        d = delta_binary_rr(eps0, n, up, rtol=DEFAULT_POINT_RTOL, max_pairs=pairs)
+        used += d.settings["pairs_evaluated"]
+        if d.upper <= x or up >= r.eps0:
+            consistent = d.upper <= x or up >= r.eps0
+            break
+        if steps >= CONSISTENCY_STEPS:
+            break
+        steps += 1
+        target = target * (x / d.upper) ** 2        # smaller than the target by the overshoot, squared
+        r2 = epsilon_binary_rr(eps0, n, target, rtol=DEFAULT_POINT_RTOL, max_pairs=pairs)
+        used += r2.settings["pairs_evaluated"]
+        up = max(up, r2.upper)                      # certified for target < x, hence for x
+    settings = dict(r.settings, pairs_evaluated=used, max_pairs=pairs, consistent=consistent,
+                    consistency_steps=steps)
+    return dataclasses.replace(r, upper=up, error=up - r.lower, settings=settings)
 
 
 # --------------------------------------------------------------------------- binary RR detection

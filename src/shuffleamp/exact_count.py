@@ -562,6 +562,9 @@ class ExactCountResult:
         Tail mass, tolerance, pair budget, pairs evaluated, time (s), and ``worst_pair_upper``: the
         certified upper of the dataset ``worst_m`` alone (``lower`` is its certified lower; the gap is
         that pair's numerical band).
+    method : str
+        ``"exact-count"``: the count law of every neighbouring dataset pair, worst case by the certified
+        search over datasets.
     """
 
     quantity: str
@@ -575,6 +578,14 @@ class ExactCountResult:
     epsilon: Any = None
     delta: Any = None
     settings: dict = field(default_factory=dict)
+    method: str = "exact-count"
+
+    def __repr__(self) -> str:
+        def fmt(v):
+            return f"{v:.10g}" if np.ndim(v) == 0 else f"array(shape={np.shape(v)})"
+        given = f"delta={fmt(self.delta)}" if self.quantity == "epsilon" else f"epsilon={fmt(self.epsilon)}"
+        return (f"ExactCountResult({self.quantity}: upper={fmt(self.upper)}, lower={fmt(self.lower)}, "
+                f"error={fmt(self.error)}, method={self.method!r}, eps0={self.eps0:g}, n={fmt(self.n)}, {given})")
 
 
 def _run(eps0, n, x, want_eps, rtol, atol, max_pairs, name):

@@ -151,3 +151,22 @@ def test_twenty_group_binary_population():
     r = sa.epsilon(pop, delta=1e-5)
     assert r.upper <= 0.0076937
     assert r.lower <= r.upper
+
+
+def test_binary_lower_datasets_are_exact_count_laws():
+    """Every dataset of the binary-RR lower bound evaluates to the exact divergence of some dataset (count
+    laws of every dataset enumerated), and the lower bound never exceeds the exact worst case."""
+    pop = sa.population([(KRR(e, 2), c) for e, c in ((0.3, 5), (0.8, 4), (1.2, 5))])
+    eps = 0.15
+    exact = P.delta_binary_rr_population(pop, eps)
+    for g in range(3):
+        P._delta_lower(pop, g, eps)
+        Ns = [gr.n - (g == i) for i, gr in enumerate(pop.groups)]
+        vals = np.array([P._count_divergence(*P.count_laws(pop, g, ones), eps)[1]
+                         for ones in itertools.product(*(range(N + 1) for N in Ns))])
+        laws = pop.__dict__["_lower_cache"][g]
+        assert len(laws) > 2
+        for sc, law in laws:
+            v = P._score_delta(sc, law, eps)
+            assert np.min(np.abs(vals - v)) <= 1e-9 * v + 1e-14, sc.label
+            assert v <= exact[g][0] * (1 + 1e-12)

@@ -183,8 +183,10 @@ with η the per-bin rounding bound of the FFT and of the characteristic function
   :math:`f = [y=0] - [y=1]`: each other user contributes ±1 w.p. :math:`p_g = 1/(e^{\varepsilon_{0,g}}+k-1)`
   each.  At large n the full histogram's likelihood ratio depends on the data essentially through
   :math:`h_0 - h_1`, so little is lost (measured: within 1e-5 relative of the upper bound at n = 10^8).
-* k-RR, k = 2: others hold 1 and :math:`f = [y=0]`: T is the whole histogram, so the value is the exact
-  divergence of the pair.
+* k-RR, k = 2: :math:`f = [y=0]`: T is the whole histogram, so the value is the exact divergence of the
+  pair, for the datasets "every other user holds b except j users of group h, who hold 1 - b" (b = 0, 1;
+  j in :data:`BINARY_FLIPS`; h the target's group and the groups of smallest and largest ε0): the worst
+  datasets of small populations (enumerated) are of this mixed kind.
 * Matrix populations: over the target's ordered input pairs (a, b), :math:`f = \operatorname{sign}(R_t(a)
   - R_t(b))` and each group's :math:`c_g` minimises the variance of f; the two pairs with the largest
   signal-to-noise ratio :math:`\|R_t(a)-R_t(b)\|_1 / \sqrt{\sum_g N_g \operatorname{Var} f}` are evaluated.
@@ -868,6 +870,55 @@ def _krr_score_laws(pop: Population) -> dict:
     return {g: (sc, _score_invert(total - logs[g], tk, a, M, tail, len(pop.groups))) for g, sc in enumerate(scs)}
 
 
+#: Binary RR: numbers of other users whose bit is flipped from the common bit in the lower bound's datasets.
+BINARY_FLIPS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+#: Binary RR: the flipped datasets are tried for populations of at most this many groups.
+BINARY_FLIP_GROUPS = 64
+
+
+def _binary_score_laws(pop: Population) -> dict:
+    """Binary RR: score laws (f = [y = 0], the whole count) of every target for the datasets "every other
+    user holds b, except j users of group h who hold 1 - b" (b in {0, 1}, j in :data:`BINARY_FLIPS`, h the
+    target's group and the groups of smallest and largest ε0), each the exact count law of a concrete
+    neighbouring pair.  Per b one window covers every target and flip (margin 2 + max j)."""
+    G = len(pop.groups)
+    E = np.array([math.exp(gr.mechanism.eps0) for gr in pop.groups])
+    p = 1.0 / (E + 1.0)
+    Ns_all = np.array([gr.n for gr in pop.groups], dtype=np.float64)
+    flips = BINARY_FLIPS if G <= BINARY_FLIP_GROUPS else ()
+    jmax = max(flips, default=0)
+    e0 = [float(gr.mechanism.eps0) for gr in pop.groups]
+    out: dict = {g: [] for g in range(G)}
+    for b in (1, 0):
+        up = p if b == 1 else E * p                     # P(report 0 | holds b)
+        up_flip = E * p if b == 1 else p
+        sc_full = _Score((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), up, np.zeros(G), Ns_all, "")
+        a, M, tail = _score_window(sc_full, margin=2 + jmax)
+        tk, c1, s1 = _score_grid(M)
+        logs = [_log1pc(u * c1 + 1j * u * s1) for u in up]
+        logs_flip = [_log1pc(u * c1 + 1j * u * s1) for u in up_flip]
+        total = np.zeros(tk.size, dtype=np.complex128)
+        for Ng, lg in zip(Ns_all, logs):
+            total += Ng * lg
+        for g in range(G):
+            Et, pt = E[g], p[g]
+            Ns = Ns_all.copy()
+            Ns[g] -= 1
+            base = _Score((Et * pt, 1 - Et * pt, 0.0), (pt, 1 - pt, 0.0), up, np.zeros(G), Ns,
+                          f"x0=0, x1=1, others {b}; count of 0s")
+            S0 = total - logs[g]
+            out[g].append((base, _score_invert(S0, tk, a, M, tail, G)))
+            hs = sorted({g, int(np.argmin(e0)), int(np.argmax(e0))})
+            for h in hs:
+                for j in flips:
+                    if j > Ns[h]:
+                        break
+                    lab = f"x0=0, x1=1, others {b} except {j} of group {h} hold {1 - b}; count of 0s"
+                    law = _score_invert(S0 + j * (logs_flip[h] - logs[h]), tk, a, M, tail, G)
+                    out[g].append((dataclasses.replace(base, label=lab), law))
+    return out
+
+
 def _delta_lower(pop: Population, g: int, eps: float, both: bool = False):
     """Certified lower δ for a target user of group g at ε: the largest over the concrete datasets
     of :func:`_scores` (score statistic, any n; ``both``: also with the target's inputs swapped) and,
@@ -875,7 +926,9 @@ def _delta_lower(pop: Population, g: int, eps: float, both: bool = False):
     Returns (δ, description)."""
     cache = pop.__dict__.setdefault("_lower_cache", {})
     if g not in cache:
-        if pop.kind == "krr":
+        if pop.kind == "krr" and pop.k == 2:
+            cache.update(_binary_score_laws(pop))
+        elif pop.kind == "krr":
             cache.update((h, [v]) for h, v in _krr_score_laws(pop).items())
         else:
             cache[g] = [(sc, _score_law(sc)) for sc in _scores(pop, g)]

@@ -30,7 +30,7 @@ LAYERS = {
     "fft_engine": 7,
     "baselines": 8,
     "exact_count": 8,
-    "personalized": 8,
+    "personalized": 8.5,    # above exact_count (the exact count law of binary-RR populations)
     "bounds": 9,
     "accounting": 10,
     "planning": 10,

@@ -12,7 +12,8 @@ population's total; :func:`shuffleamp.bounds.epsilon` dispatches here), ``method
 estimate, :func:`everyone_at_max` for the sound everyone-at-the-largest-ε0 baseline; the accountant
 (:mod:`shuffleamp.accounting`), plans (``mechanism = "population"``, ``groups = [...]``) and the command
 line (``--mechanism population --group COUNT:NAME:key=value``) accept a population too.  This module
-sits below :mod:`shuffleamp.bounds` (it needs only the exact evaluator, the mechanisms and the numerics).
+sits below :mod:`shuffleamp.bounds` (it needs only the exact evaluator, the exact count law, the mechanisms
+and the numerics).
 
 Derivation (derived here; it generalises Su–Cheng–Wang, Theorems 12–13 and Lemma 3)
 -------------------------------------------------------------------------------------
@@ -109,6 +110,51 @@ The node values :math:`\tilde\Phi(M_L(\theta+it))/\tilde\Phi(M_L(\theta))` are f
 ``exp(N log1p(.))`` with the principal logarithm (exact for integer N).  As in :mod:`shuffleamp.exact`,
 the rounding part of the error is a first-order *estimate*; everything else is certified.
 
+Everyone at the largest ε0 (derived here; k-RR populations)
+-----------------------------------------------------------
+**Mixture identity.**  Let :math:`\varepsilon_a \le \varepsilon_b`, :math:`E = e^{\varepsilon}`, and
+:math:`R_\varepsilon(x)(y) = (E[y=x] + [y\ne x])/(E+k-1)` (k-RR).  With
+:math:`\lambda = \frac{(E_a-1)/(E_a+k-1)}{(E_b-1)/(E_b+k-1)} \in (0, 1]` (:func:`mixture_weight`;
+:math:`(E-1)/(E+k-1)` increases with E),
+
+.. math:: R_{\varepsilon_a}(x) = \lambda\,R_{\varepsilon_b}(x) + (1-\lambda)\,U_k,
+
+since at :math:`y \ne x` the right side is :math:`\lambda/(E_b+k-1) + (1-\lambda)/k = 1/k -
+\lambda(E_b-1)/(k(E_b+k-1)) = 1/k - (E_a-1)/(k(E_a+k-1)) = 1/(E_a+k-1)`, and both sides are probability
+vectors.  Moreover :math:`U_k = \frac1k\sum_z R_{\varepsilon_b}(z)`.  So a group-g user with input x
+reports exactly as a user at the largest ε0 :math:`\varepsilon_b` whose input is replaced, with
+probability :math:`1-\lambda_g` and independently of everything else, by a uniform value Z.
+
+**Bound.**  Draw every user's replacement coin and Z first (data-independent randomness, the same under
+both neighbouring datasets).  Given them, the shuffled output is that of the homogeneous population
+at :math:`\varepsilon_b` (n users) on a random dataset :math:`\tilde D`; if the target was replaced the
+two datasets coincide (divergence 0), otherwise they are neighbouring.  Joint convexity of the
+hockey-stick divergence gives, for a target of group g,
+
+.. math:: \delta_g(\varepsilon) \le \lambda_g\,\delta^*_{\varepsilon_b, n}(\varepsilon),
+
+with :math:`\delta^*_{\varepsilon_b,n}` the worst case over every neighbouring dataset pair of the
+homogeneous mechanism.  Any certified upper bound on it may be used: for binary RR the exact count law
+(:mod:`shuffleamp.exact_count`), for k >= 3 the ordinary certified bound of :func:`shuffleamp.epsilon`.
+At ε given, each group's upper is the minimum of the personalized bound above and
+:math:`\lambda_g\delta^*`; at δ given, of the personalized ε and the ε of :math:`\delta^*` at
+:math:`\delta/\lambda_g` (evaluated for the groups at the largest ε0 and the
+:data:`REFERENCE_GROUPS` groups with the largest personalized ε).  Both are certified, so is the
+minimum.  (Applying each user's channel after the shuffle is *not* a valid argument: the shuffled
+reports cannot be matched to their users' channels; the coins above avoid that step.)
+
+Exact count law of heterogeneous binary RR (derived here)
+---------------------------------------------------------
+For k = 2 the shuffled output is equivalent to the count of reported ones (Cheu et al.), so a dataset
+matters only through the number :math:`m_h` of ones among the other users of each group h, and
+:math:`C = B_t + \sum_h \mathrm{Bin}(m_h, p_h) + \mathrm{Bin}(N_h - m_h, 1-p_h)` (the others'
+count is Poisson-binomial; :func:`count_laws`).  Flipping every bit maps (target 1 vs 0, m) to
+(0 vs 1, N - m) and C to n - C, so the worst case over every dataset and both orderings is the
+maximum of the ordering "target holds 0 vs 1" over the :math:`\prod_h(N_h+1)` vectors m.
+:func:`delta_binary_rr_population` enumerates them (small populations; :func:`epsilon` and
+:func:`delta` use it where it is cheap, making those brackets exact up to rounding); at large n the
+lower bound evaluates concrete vectors m (module section below).
+
 Lower bound (derived here; the analogue of Theorem 14)
 ------------------------------------------------------
 Every group's answer has a certified lower bound: the hockey-stick divergence of one *concrete*
@@ -137,8 +183,10 @@ with η the per-bin rounding bound of the FFT and of the characteristic function
   :math:`f = [y=0] - [y=1]`: each other user contributes ±1 w.p. :math:`p_g = 1/(e^{\varepsilon_{0,g}}+k-1)`
   each.  At large n the full histogram's likelihood ratio depends on the data essentially through
   :math:`h_0 - h_1`, so little is lost (measured: within 1e-5 relative of the upper bound at n = 10^8).
-* k-RR, k = 2: others hold 1 and :math:`f = [y=0]`: T is the whole histogram, so the value is the exact
-  divergence of the pair.
+* k-RR, k = 2: :math:`f = [y=0]`: T is the whole histogram, so the value is the exact divergence of the
+  pair, for the datasets "every other user holds b except j users of group h, who hold 1 - b" (b = 0, 1;
+  j in :data:`BINARY_FLIPS`; h the target's group and the groups of smallest and largest ε0): the worst
+  datasets of small populations (enumerated) are of this mixed kind.
 * Matrix populations: over the target's ordered input pairs (a, b), :math:`f = \operatorname{sign}(R_t(a)
   - R_t(b))` and each group's :math:`c_g` minimises the variance of f; the two pairs with the largest
   signal-to-noise ratio :math:`\|R_t(a)-R_t(b)\|_1 / \sqrt{\sum_g N_g \operatorname{Var} f}` are evaluated.
@@ -161,6 +209,8 @@ References
 Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
 IEEE S&P 2026 (arXiv:2504.07414): Theorems 12–14, Lemma 3.
 Balle, Bell, Gascón, Nissim, "The Privacy Blanket of the Shuffle Model", CRYPTO 2019 (blanket).
+Cheu, Smith, Ullman, Zeber, Zhilyaev, "Distributed Differential Privacy via Shuffling", EUROCRYPT 2019
+(the shuffled binary output is its count).
 Chen, Cao, Ge, "A Generalized Shuffle Framework for Privacy Amplification", AAAI 2024
 (arXiv:2312.14388): the μ-GDP comparison value (asymptotic, not a bound).
 Abramowitz, Stegun, "Handbook of Mathematical Functions", 25.4.45 (Gauss–Laguerre remainder).
@@ -169,6 +219,7 @@ Abramowitz, Stegun, "Handbook of Mathematical Functions", 25.4.45 (Gauss–Lague
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -819,6 +870,55 @@ def _krr_score_laws(pop: Population) -> dict:
     return {g: (sc, _score_invert(total - logs[g], tk, a, M, tail, len(pop.groups))) for g, sc in enumerate(scs)}
 
 
+#: Binary RR: numbers of other users whose bit is flipped from the common bit in the lower bound's datasets.
+BINARY_FLIPS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+#: Binary RR: the flipped datasets are tried for populations of at most this many groups.
+BINARY_FLIP_GROUPS = 64
+
+
+def _binary_score_laws(pop: Population) -> dict:
+    """Binary RR: score laws (f = [y = 0], the whole count) of every target for the datasets "every other
+    user holds b, except j users of group h who hold 1 - b" (b in {0, 1}, j in :data:`BINARY_FLIPS`, h the
+    target's group and the groups of smallest and largest ε0), each the exact count law of a concrete
+    neighbouring pair.  Per b one window covers every target and flip (margin 2 + max j)."""
+    G = len(pop.groups)
+    E = np.array([math.exp(gr.mechanism.eps0) for gr in pop.groups])
+    p = 1.0 / (E + 1.0)
+    Ns_all = np.array([gr.n for gr in pop.groups], dtype=np.float64)
+    flips = BINARY_FLIPS if G <= BINARY_FLIP_GROUPS else ()
+    jmax = max(flips, default=0)
+    e0 = [float(gr.mechanism.eps0) for gr in pop.groups]
+    out: dict = {g: [] for g in range(G)}
+    for b in (1, 0):
+        up = p if b == 1 else E * p                     # P(report 0 | holds b)
+        up_flip = E * p if b == 1 else p
+        sc_full = _Score((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), up, np.zeros(G), Ns_all, "")
+        a, M, tail = _score_window(sc_full, margin=2 + jmax)
+        tk, c1, s1 = _score_grid(M)
+        logs = [_log1pc(u * c1 + 1j * u * s1) for u in up]
+        logs_flip = [_log1pc(u * c1 + 1j * u * s1) for u in up_flip]
+        total = np.zeros(tk.size, dtype=np.complex128)
+        for Ng, lg in zip(Ns_all, logs):
+            total += Ng * lg
+        for g in range(G):
+            Et, pt = E[g], p[g]
+            Ns = Ns_all.copy()
+            Ns[g] -= 1
+            base = _Score((Et * pt, 1 - Et * pt, 0.0), (pt, 1 - pt, 0.0), up, np.zeros(G), Ns,
+                          f"x0=0, x1=1, others {b}; count of 0s")
+            S0 = total - logs[g]
+            out[g].append((base, _score_invert(S0, tk, a, M, tail, G)))
+            hs = sorted({g, int(np.argmin(e0)), int(np.argmax(e0))})
+            for h in hs:
+                for j in flips:
+                    if j > Ns[h]:
+                        break
+                    lab = f"x0=0, x1=1, others {b} except {j} of group {h} hold {1 - b}; count of 0s"
+                    law = _score_invert(S0 + j * (logs_flip[h] - logs[h]), tk, a, M, tail, G)
+                    out[g].append((dataclasses.replace(base, label=lab), law))
+    return out
+
+
 def _delta_lower(pop: Population, g: int, eps: float, both: bool = False):
     """Certified lower δ for a target user of group g at ε: the largest over the concrete datasets
     of :func:`_scores` (score statistic, any n; ``both``: also with the target's inputs swapped) and,
@@ -826,7 +926,9 @@ def _delta_lower(pop: Population, g: int, eps: float, both: bool = False):
     Returns (δ, description)."""
     cache = pop.__dict__.setdefault("_lower_cache", {})
     if g not in cache:
-        if pop.kind == "krr":
+        if pop.kind == "krr" and pop.k == 2:
+            cache.update(_binary_score_laws(pop))
+        elif pop.kind == "krr":
             cache.update((h, [v]) for h, v in _krr_score_laws(pop).items())
         else:
             cache[g] = [(sc, _score_law(sc)) for sc in _scores(pop, g)]
@@ -965,6 +1067,288 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
         U, L = L, U
     keep = U > max(1e6 * eta, LOWER_PAIR_FLOOR * float(U.max()))
     return np.log(U[keep] - eta * (1.0 + 1e-9)), np.log(L[keep] + eta * (1.0 + 1e-9) + 1e-300)
+
+
+# ============================================================================ everyone at the largest ε0
+#: Groups (largest personalized upper first) for which the everyone-at-the-largest-ε0 bound is evaluated
+#: in :func:`epsilon` (one inverse query each; every group with the largest ε0 is always included).
+REFERENCE_GROUPS = 8
+#: Pair budget of the first, short exact-count search of the everyone-at-max bound (binary RR) ...
+REFERENCE_QUICK_PAIRS = 32
+#: ... refined with the default budget only when the short one is within this relative margin of the
+#: personalized upper (the full search lowers it by about 1 %).
+REFERENCE_REFINE = 0.03
+
+
+def mixture_weight(pop: Population, g: int) -> float:
+    r"""λ_g of the k-RR mixture identity: a group-g report is, with probability λ_g, the report of k-RR at
+    the population's largest ε0 on the same input, and otherwise a uniform report (module docstring,
+    'Everyone at the largest ε0').  Rounded up (a larger λ only weakens the bound λ_g·δ_max).
+
+    Parameters
+    ----------
+    pop : Population
+        A k-RR population.
+    g : int
+        Group index.
+
+    Returns
+    -------
+    float
+        λ_g in (0, 1]; 1 for the groups at the largest ε0.
+
+    Raises
+    ------
+    ParameterError
+        ``'population'`` if not a k-RR population.
+    """
+    _check(pop)
+    if pop.kind != "krr":
+        raise ParameterError("population", "the mixture identity is defined for k-RR populations")
+    k = pop.k
+    e_g, e_max = float(pop.groups[g].mechanism.eps0), pop.eps0_max
+    if e_g >= e_max:
+        return 1.0
+    lam = (math.expm1(e_g) / (math.exp(e_g) + k - 1)) / (math.expm1(e_max) / (math.exp(e_max) + k - 1))
+    return min(lam * (1.0 + 8 * _DBL_EPS), 1.0)
+
+
+def _reference(pop: Population, quantity: str, value: float, uppers) -> list:
+    """Per group: (certified upper from everyone at the largest ε0, label) or None where not evaluated.
+
+    ``quantity="delta"``: λ_g·δ_max(ε) (one evaluation); ``"epsilon"``: ε_max(δ/λ_g), evaluated for the
+    groups at the largest ε0 and the :data:`REFERENCE_GROUPS` groups with the largest ``uppers``.
+    Binary RR uses the exact count law (:mod:`shuffleamp.exact_count`, worst case over every dataset),
+    k >= 3 the ordinary certified bound of :func:`shuffleamp.epsilon` / :func:`shuffleamp.delta`.
+    """
+    if pop.kind != "krr":
+        return [None] * len(pop.groups)
+    from .mechanisms import KRR
+    e_max, n, k = pop.eps0_max, pop.n, pop.k
+    if k == 2:
+        from . import exact_count as _ec
+        label = "everyone at the largest eps0, exact count law (binary RR)"
+
+        def hom_delta(e):
+            return float(_ec.delta_binary_rr(e_max, n, e).upper)
+
+        def hom_epsilon(d, upper):
+            # a short search first; the full one only where it can beat the personalized upper
+            quick = float(_ec.epsilon_binary_rr(e_max, n, d, max_pairs=REFERENCE_QUICK_PAIRS).upper)
+            if quick > upper * (1.0 + REFERENCE_REFINE):
+                return quick
+            return min(quick, float(_ec.epsilon_binary_rr(e_max, n, d).upper))
+    else:       # the k-RR bound at the largest ε0: the one-group population is Theorem 13 exactly
+        label = "everyone at the largest eps0 (k-RR bound, Theorem 13)"
+        one = population([(KRR(eps0=e_max, k=k), n)])
+        rtol = _exact.DEFAULT_RTOL
+
+        def hom_delta(e):
+            return _delta_target(one, 0, e, rtol)[0]
+
+        def hom_epsilon(d, upper):
+            return epsilon_for_delta(lambda e: _delta_target(one, 0, e, rtol), d, e_max, "upper", 1e-7,
+                                     _estimator(one, 0))[0]
+    lams = [mixture_weight(pop, g) for g in range(len(pop.groups))]
+    out: list = [None] * len(pop.groups)
+    if quantity == "delta":
+        base = hom_delta(value)
+        return [(min(lam * base * (1.0 + 4 * _DBL_EPS), 1.0), label) for lam in lams]
+    order = sorted(range(len(pop.groups)), key=lambda g: -uppers[g])
+    chosen = {g for g in range(len(pop.groups)) if lams[g] >= 1.0} | set(order[:REFERENCE_GROUPS])
+    done: dict = {}
+    for g in sorted(chosen):
+        target = value / lams[g] * (1.0 - 4 * _DBL_EPS)
+        if target >= 1.0:              # λ_g δ_max <= λ_g <= δ everywhere: ε = 0 is certified
+            out[g] = (0.0, label)
+            continue
+        if lams[g] not in done:
+            done[lams[g]] = hom_epsilon(target, uppers[g])
+        out[g] = (done[lams[g]], label)
+    return out
+
+
+def _apply_reference(pop: Population, quantity: str, value: float, out: list) -> list:
+    """Each group's upper becomes the minimum of the personalized bound and the everyone-at-max bound."""
+    ref = _reference(pop, quantity, value, [r.upper for r in out])
+    new = []
+    for r, rf in zip(out, ref):
+        if rf is not None and rf[0] < r.upper:
+            st = dict(r.settings, upper_source=rf[1], personalized_upper=r.upper)
+            r = dataclasses.replace(r, upper=rf[0], lower=min(r.lower, rf[0]) if r.lower is not None else None,
+                                    settings=st)
+        else:
+            r = dataclasses.replace(r, settings=dict(r.settings, upper_source="personalized (common blanket)"))
+        new.append(r)
+    return new
+
+
+# ============================================================================ heterogeneous binary RR, exact count law
+#: Largest number of datasets (number of ones per group) the exhaustive count-law search enumerates.
+COUNT_MAX_CONFIGS = 20_000
+#: Largest population (users) of the exhaustive count-law search (laws on the full support).
+COUNT_MAX_N = 4000
+
+
+def _binary_probs(pop: Population) -> np.ndarray:
+    """Per group, P(report 1 | input 1) = e^{ε0}/(e^{ε0}+1) (binary RR)."""
+    return np.array([1.0 / (1.0 + math.exp(-float(gr.mechanism.eps0))) for gr in pop.groups])
+
+
+def count_laws(pop: Population, g: int, ones) -> tuple:
+    r"""Exact count laws of one neighbouring pair of a binary-RR population.
+
+    The target (a user of group g) holds 0 (law ``P0``) or 1 (``P1``); of the other users of group h,
+    ``ones[h]`` hold 1 and the rest 0.  The shuffled output is equivalent to the count C of reported ones
+    (Cheu et al.), :math:`C = B_t + \sum_h \mathrm{Bin}(m_h, p_h) + \mathrm{Bin}(N_h - m_h, 1 - p_h)`
+    with :math:`p_h = e^{\varepsilon_{0,h}}/(e^{\varepsilon_{0,h}}+1)`: the others' count is
+    Poisson-binomial.
+
+    Parameters
+    ----------
+    pop : Population
+        A binary-RR population (k-RR with k = 2).
+    g : int
+        Target group.
+    ones : sequence of int
+        Ones among the other users of each group, ``0 <= ones[h] <= N_h`` (N_h = n_h, minus 1 for g).
+
+    Returns
+    -------
+    (ndarray, ndarray, float)
+        ``P0``, ``P1`` on C = 0..n (float64), and a relative error bound of each entry (rounding of
+        scipy's binomial pmf and of the direct convolutions, first order).
+
+    Raises
+    ------
+    ParameterError
+        ``'population'`` not binary RR, ``'ones'`` out of range.
+    ResourceLimitError
+        More than :data:`COUNT_MAX_N` users (parameter ``'groups'``).
+    """
+    from .errors import ResourceLimitError
+    _check(pop)
+    if pop.kind != "krr" or pop.k != 2:
+        raise ParameterError("population", "the count law is defined for binary randomized response (k = 2)")
+    if pop.n > COUNT_MAX_N:
+        raise ResourceLimitError(f"count laws on the full support of n = {pop.n} users (at most {COUNT_MAX_N})",
+                                 parameter="groups", resource="memory")
+    Ns = [gr.n - (1 if i == g else 0) for i, gr in enumerate(pop.groups)]
+    ones = [int(x) for x in ones]
+    if len(ones) != len(Ns) or any(not 0 <= m <= N for m, N in zip(ones, Ns)):
+        raise ParameterError("ones", f"must give 0 <= ones[h] <= {Ns} per group, got {ones}")
+    ps = _binary_probs(pop)
+    f = np.ones(1)
+    for m, N, p in zip(ones, Ns, ps):
+        f = np.convolve(f, binom.pmf(np.arange(m + 1), m, p))
+        f = np.convolve(f, binom.pmf(np.arange(N - m + 1), N - m, 1.0 - p))
+    pt = ps[g]
+    P0 = np.concatenate((f, [0.0])) * pt + np.concatenate(([0.0], f)) * (1.0 - pt)
+    P1 = np.concatenate((f, [0.0])) * (1.0 - pt) + np.concatenate(([0.0], f)) * pt
+    rel = 1e-13 * (2 * len(Ns) + 2) + 4 * _DBL_EPS * (pop.n + 2) * (2 * len(Ns) + 2)
+    return P0, P1, rel
+
+
+def _count_divergence(P0, P1, rel, eps: float):
+    """(lower, upper) of Σ_c (P0 - e^ε P1)_+ with every entry within relative ``rel``."""
+    e = math.exp(eps)
+    lo = float(np.sum(np.maximum(P0 * (1 - rel) - e * P1 * (1 + rel), 0.0))) * (1 - 4 * _DBL_EPS * P0.size)
+    up = float(np.sum(np.maximum(P0 * (1 + rel) - e * P1 * (1 - rel), 0.0))) * (1 + 4 * _DBL_EPS * P0.size)
+    return max(lo, 0.0), min(up, 1.0)
+
+
+def _configs(pop: Population, g: int):
+    Ns = [gr.n - (1 if i == g else 0) for i, gr in enumerate(pop.groups)]
+    return Ns, math.prod(N + 1 for N in Ns)
+
+
+def delta_binary_rr_population(pop: Population, epsilon: float) -> list:
+    r"""Exact δ(ε) of every group of a small binary-RR population: worst case over every dataset.
+
+    By the count reduction (:func:`count_laws`) a dataset matters only through the number of ones in
+    each group, and flipping every bit maps the pair (target 1 vs 0, ``ones``) to (0 vs 1,
+    ``N - ones``) with the count reflected, so the maximum over all datasets and both orderings is
+    the maximum of the ordering "target holds 0 vs 1" over the :math:`\prod_h (N_h + 1)` vectors
+    ``ones``, all of which are enumerated.
+
+    Parameters
+    ----------
+    pop : Population
+        A binary-RR population with at most :data:`COUNT_MAX_N` users and at most
+        :data:`COUNT_MAX_CONFIGS` datasets per group.
+    epsilon : float
+        Central ε in nats, >= 0.
+
+    Returns
+    -------
+    list of (float, float, tuple)
+        Per group: certified (upper, lower) of the exact worst-case δ (they differ by the rounding
+        band only) and the maximising ``ones``.
+
+    Raises
+    ------
+    ParameterError
+        ``'population'`` not binary RR, ``'epsilon'`` invalid.
+    ResourceLimitError
+        Too many users or datasets (parameter ``'groups'``).
+    """
+    from .errors import ResourceLimitError
+    _check(pop)
+    eps = _scalar(_validate.epsilon(epsilon), "epsilon")
+    out = []
+    for g in range(len(pop.groups)):
+        Ns, total = _configs(pop, g)
+        if total > COUNT_MAX_CONFIGS:
+            raise ResourceLimitError(f"{total} datasets to enumerate (at most {COUNT_MAX_CONFIGS}); use fewer "
+                                     "or smaller groups", parameter="groups", resource="time")
+        best = (0.0, 0.0, None)
+        for ones in itertools.product(*(range(N + 1) for N in Ns)):
+            lo, up = _count_divergence(*count_laws(pop, g, ones), eps)
+            if up > best[0] or best[2] is None:
+                best = (up, max(best[1], lo), ones)
+            else:
+                best = (best[0], max(best[1], lo), best[2])
+        out.append(best)
+    return out
+
+
+def _count_exhaustive_ok(pop: Population) -> bool:
+    """Small binary-RR populations, where :func:`epsilon` / :func:`delta` also run the exhaustive count
+    search (about 40 evaluations of every dataset per group in an ε query)."""
+    return (pop.kind == "krr" and pop.k == 2 and pop.n <= COUNT_MAX_N // 10
+            and all(_configs(pop, g)[1] <= COUNT_MAX_CONFIGS // 50 for g in range(len(pop.groups))))
+
+
+def _count_search(pop: Population, g: int):
+    """δ ↦ (upper, lower) of group g's exact worst case, the count laws of every dataset built once."""
+    Ns, _ = _configs(pop, g)
+    laws = [count_laws(pop, g, ones) for ones in itertools.product(*(range(N + 1) for N in Ns))]
+
+    def at(eps):
+        vals = [_count_divergence(P0, P1, rel, eps) for P0, P1, rel in laws]
+        return max(v[1] for v in vals), max(v[0] for v in vals)
+    return at
+
+
+def _apply_count(pop: Population, quantity: str, value: float, out: list, eps_rtol: float = 1e-7) -> list:
+    """Small binary-RR populations: each group's bracket becomes that of the exhaustive exact count law."""
+    if not _count_exhaustive_ok(pop):
+        return out
+    new = []
+    for g, r in enumerate(out):
+        at = _count_search(pop, g)
+        if quantity == "delta":
+            up, lo = at(value)
+        else:
+            e0 = float(pop.groups[g].mechanism.eps0)
+            up, _, _ = epsilon_for_delta(lambda e: (at(e)[0], None), value, e0, "upper", eps_rtol, None)
+            lo, _, _ = epsilon_for_delta(lambda e: (at(e)[1], None), value, e0, "lower", eps_rtol, None)
+        st = dict(r.settings)
+        if up < r.upper:
+            st.update(upper_source="exact count law, every dataset enumerated", personalized_upper=r.upper)
+        new.append(dataclasses.replace(r, upper=min(up, r.upper), lower=min(max(lo, r.lower or 0.0),
+                                                                            min(up, r.upper)), settings=st))
+    return new
 
 
 # ============================================================================ results and API
@@ -1169,6 +1553,7 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
         lo, how = _delta_lower(pop, g, epsilon)
         lo = min(lo, up)
         out.append(GroupResult(g, gr.mechanism.describe(), gr.n, gr.gamma, up, lo, dict(info, lower=how)))
+    out = _apply_count(pop, "delta", epsilon, _apply_reference(pop, "delta", epsilon, out))
     worst = int(np.argmax([r.upper for r in out]))
     return PopulationResult("delta", tuple(out), worst, epsilon, None, pop.describe())
 
@@ -1220,6 +1605,7 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
         lo = min(lo, up)
         info.update(lower=how, lower_evaluations=cnt_l)
         out.append(GroupResult(g, gr.mechanism.describe(), gr.n, gr.gamma, up, lo, info))
+    out = _apply_count(pop, "epsilon", delta, _apply_reference(pop, "epsilon", delta, out), eps_rtol)
     worst = int(np.argmax([r.upper for r in out]))
     return PopulationResult("epsilon", tuple(out), worst, None, delta, pop.describe())
 
@@ -1244,12 +1630,12 @@ def _estimator(pop, g):
 def everyone_at_max(pop: Population, delta: float) -> BoundResult:
     r"""Sound baseline: every user treated at the largest ε0 present (k-RR populations).
 
-    Derived here: k-RR at ε0 ≤ ε_max is k-RR at ε_max followed by a symmetric channel that fixes the
-    uniform blanket, so every user's randomizer is a post-processing of k-RR at ε_max; the shuffled
-    output is then a post-processing of the homogeneous population at ε_max, whose Theorem-13 bound
-    with the total n therefore bounds every group (and the certified personalized bound, whose
-    other users have γ_i ≥ γ(ε_max), never exceeds it).  Evaluated as the one-group population
-    (which is Theorem 13 exactly, see the module docstring).
+    Derived here (module docstring, 'Everyone at the largest ε0'): a k-RR report at ε0 ≤ ε_max is, with
+    probability λ, the report at ε_max on the same input and otherwise a uniform report, which is the
+    report at ε_max on a uniformly replaced input; conditioning on the replacements (joint convexity)
+    bounds every group by the worst case of the homogeneous population at ε_max with the total n.  Its
+    Theorem-13 bound is evaluated here as the one-group population (Theorem 13 exactly, see the module
+    docstring); :func:`epsilon` also uses the exact count law for binary RR and the factor λ_g.
 
     Parameters
     ----------

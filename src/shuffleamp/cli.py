@@ -64,6 +64,8 @@ UNSOUND_LABEL = "UNSOUND (comparison only)"
 TINY_DELTA = 1e-300
 #: Plan file printed by ``shuffleamp plan-template`` (package data, valid for ``report --plan``).
 PLAN_TEMPLATE = "data/plan_template.toml"
+#: Example plans printed by ``shuffleamp plan-template --example NAME`` (package data).
+PLAN_EXAMPLES = {"year": "data/example_year.toml"}
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -426,6 +428,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plan-template", help="print a commented starting plan for `shuffleamp report`",
                        description="Print a commented TOML plan (every field explained) to stdout; edit it and "
                                    "run `shuffleamp report --plan FILE`.")
+    p.add_argument("--example", choices=tuple(PLAN_EXAMPLES), action=_Once,
+                   help="print a worked example plan instead (year: three daily collections over 365 days "
+                        "against a budget)")
     p.set_defaults(func=_cmd_plan_template)
     _register_sweep_commands(sub)
     _register_plan_queries(sub)
@@ -985,7 +990,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_plan_template(args: argparse.Namespace) -> int:
     from importlib import resources
 
-    sys.stdout.write(_u(resources.files("shuffleamp").joinpath(PLAN_TEMPLATE).read_text(encoding="utf-8")))
+    name = PLAN_EXAMPLES[args.example] if getattr(args, "example", None) else PLAN_TEMPLATE
+    sys.stdout.write(_u(resources.files("shuffleamp").joinpath(name).read_text(encoding="utf-8")))
     return EXIT_OK
 
 

@@ -281,6 +281,7 @@ def plan_max(plan, collection: str, parameter: str, *, limit=None, rel_tol: floa
         ceiling = _validate.count(LIMITS[parameter] if limit is None else limit, "limit")
     budget = plan.budget
     d = float(budget["delta"])
+    eps = float(budget["epsilon"])
     fixed = [r for i, r in enumerate(plan) if i != index]
     fixed_totals = None
     cache: dict = {}
@@ -292,18 +293,21 @@ def plan_max(plan, collection: str, parameter: str, *, limit=None, rel_tol: floa
             return rows
 
         def upper(x):
+            # the report's grand-total upper bound: the composed total, floored by every collection's total
+            # (plan_total); the floors are evaluated only where they can change the verdict
             nonlocal fixed_totals
             if x not in cache:
-                if fixed_totals is None:       # the other collections' totals: evaluated once per query
-                    fixed_totals = evaluate_plan(fixed, delta=d, lower_totals=False)
                 rows = rows_at(x)
-                own = evaluate_plan([rows[index]], delta=d, lower_totals=False)
-                results = fixed_totals[:index] + own + fixed_totals[index:]
-                cache[x] = plan_total(rows, results=results, lower=False)["epsilon_upper"]
+                value = plan_total(rows, lower=False)["epsilon_upper"]
+                if value <= eps:
+                    if fixed_totals is None:       # the other collections' totals: evaluated once per query
+                        fixed_totals = evaluate_plan(fixed, delta=d, lower_totals=False)
+                    own = evaluate_plan([rows[index]], delta=d, lower_totals=False)
+                    value = max([value] + [t["total"]["epsilon_upper"] for t in fixed_totals + own])
+                cache[x] = value
                 bar.update(1)
             return cache[x], None
 
-        eps = float(budget["epsilon"])
         x0 = getattr(row, parameter)
         if parameter == "eps0":
             if upper(x0)[0] <= eps:

@@ -37,8 +37,9 @@ LAYERS = {
     "gradual": 10,
     "config": 11,
     "sweep": 12,
-    "plot": 13,
-    "cli": 14,
+    "plans": 13,
+    "plot": 14,
+    "cli": 15,
 }
 
 

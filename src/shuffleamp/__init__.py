@@ -23,17 +23,18 @@ _EXPORTS = {
     "joint": "compose", "parallel": "compose", "subsample": "compose",
     "to_pld": "accounting", "compose_rounds": "accounting", "max_rounds": "accounting",
     "privacy_profile": "accounting", "AccountingResult": "accounting", "GradualRelease": "gradual",
-    "sweep": "sweep", "plot": "plot",
+    "sweep": "sweep", "plot": "plot", "plot_plan": "plot", "plan_max": "plans",
     "population": "personalized", "Population": "personalized", "PopulationResult": "personalized",
 }
 #: Submodules reachable as attributes (``shuffleamp.baselines``) without an explicit import.
 _SUBMODULES = ("mechanisms", "gparv", "decomposition", "fft_engine", "exact", "exact_count", "compose", "bounds",
-               "baselines", "planning", "accounting", "gradual", "config", "cli", "results", "errors", "personalized")
+               "baselines", "planning", "accounting", "gradual", "config", "cli", "results", "errors", "personalized",
+               "plans")
 
 __all__ = ["__version__", "epsilon", "delta", "BoundResult", "ShuffleampError", "ParameterError",
            "NotLDPError", "OutOfRegimeError", "ResourceLimitError", "joint", "parallel", "subsample",
            "to_pld", "compose_rounds", "max_rounds", "privacy_profile", "AccountingResult", "GradualRelease",
-           "sweep", "plot", "population", "Population", "PopulationResult"]
+           "sweep", "plot", "plot_plan", "plan_max", "population", "Population", "PopulationResult"]
 
 
 def __getattr__(name):

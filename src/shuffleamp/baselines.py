@@ -75,8 +75,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.special import betainc, log_ndtr
-from scipy.stats import binom
+from scipy.special import betainc, log_ndtr  # loaded with the kernels anyway
 
 from . import _validate
 from ._ext import binomial
@@ -867,6 +866,8 @@ def vr_delta_thm48(epsilon: float, n: int, prm: VRParams, window: float = 40.0) 
     mu, sd = m * pc, math.sqrt(max(m * pc * (1 - pc), 0.0))
     c = np.arange(max(0, int(math.floor(mu - window * sd))), min(m, int(math.ceil(mu + window * sd))) + 1,
                   dtype=np.float64)
+    from scipy.stats import binom
+
     wc = binom.pmf(c, m, pc)
     lead = max(0.0, 1 - al - al * p)
 

@@ -64,12 +64,21 @@ UNSOUND_LABEL = "UNSOUND (comparison only)"
 TINY_DELTA = 1e-300
 #: Plan file printed by ``shuffleamp plan-template`` (package data, valid for ``report --plan``).
 PLAN_TEMPLATE = "data/plan_template.toml"
+#: Example plans printed by ``shuffleamp plan-template --example NAME`` (package data).
+PLAN_EXAMPLES = {"year": "data/example_year.toml"}
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70      # EX_SOFTWARE of sysexits.h
 EXIT_INTERRUPTED = 130
+#: ``report`` with a [budget]: the certified lower total is above the budget's epsilon (certainly exceeded).
+EXIT_BUDGET_EXCEEDED = 3
+#: ``report`` with a [budget]: the certified upper total is above the budget, the lower is not (undecided).
+EXIT_BUDGET_UNDECIDED = 4
+#: Exit status of ``report`` for each verdict of the budget check.
+VERDICT_EXIT = {None: EXIT_OK, "holds": EXIT_OK, "exceeded": EXIT_BUDGET_EXCEEDED,
+                "undecided": EXIT_BUDGET_UNDECIDED}
 
 #: Where to report an internal error.
 REPORT_HINT = ("this is a bug in shuffleamp; please report it with the command line you ran "
@@ -280,6 +289,41 @@ def _add_target_args(p: argparse.ArgumentParser, *, rtol: bool = True):
     return g
 
 
+def _add_report_args(p: argparse.ArgumentParser) -> None:
+    """``report``'s own options: progress and the scenario limit."""
+    from .config import MAX_SCENARIOS
+
+    g = p.add_argument_group("report")
+    g.add_argument("--quiet", action="store_true", help="no progress bar (it appears on a terminal only, after 1 s)")
+    g.add_argument("--max-scenarios", type=_number, default=MAX_SCENARIOS, action=_Once,
+                   help=f"refuse a plan whose list-valued fields expand into more scenarios (default {MAX_SCENARIOS})")
+
+
+def _register_plan_queries(sub) -> None:
+    """``eps0`` / ``rounds`` / ``n`` with ``--plan PLAN --collection NAME``: the plan-level inverse queries
+    (:func:`shuffleamp.plans.plan_max`). Without ``--plan`` the single-mechanism query runs as before."""
+    for name in PLAN_QUERY_OPTIONS:
+        p = sub.choices[name]
+        g = p.add_argument_group("plan-level query (instead of the mechanism and target options)")
+        g.add_argument("--plan", dest="query_plan", metavar="PLAN", action=_Once,
+                       help=f"plan file with a [budget]: the {'smallest' if name == 'n' else 'largest'} {name} of "
+                            "--collection for which the plan's certified grand total stays within the budget")
+        g.add_argument("--collection", metavar="NAME", action=_Once, help="the plan collection whose " + name +
+                       " is searched (with --plan)")
+        g.add_argument("--quiet", action="store_true", help="no progress bar (with --plan)")
+        required = []
+        for action in p._actions:                  # required only without --plan (checked by _cmd_plan_query)
+            if action.required:
+                action.required = False
+                required.append(action)
+        p.set_defaults(func=_cmd_plan_query, _plan_required=tuple(
+            (a.dest, a.option_strings[0]) for a in required))
+
+
+#: Subcommands that also answer plan-level queries, and the ceiling option each one reuses.
+PLAN_QUERY_OPTIONS = {"eps0": "eps0_max", "rounds": "max_rounds", "n": "n_max"}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the ``shuffleamp`` argument parser.
 
@@ -338,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plan", dest="plan_option", metavar="PLAN", action=_Once,
                    help="plan file (.toml or .json), the same as the positional PLAN")
     _add_common_args(p, REPORT_METHODS, evaluator=False)
+    _add_report_args(p)
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("compare", help="every method side by side, with validity and run time",
@@ -383,8 +428,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plan-template", help="print a commented starting plan for `shuffleamp report`",
                        description="Print a commented TOML plan (every field explained) to stdout; edit it and "
                                    "run `shuffleamp report --plan FILE`.")
+    p.add_argument("--example", choices=tuple(PLAN_EXAMPLES), action=_Once,
+                   help="print a worked example plan instead (year: three daily collections over 365 days "
+                        "against a budget)")
     p.set_defaults(func=_cmd_plan_template)
     _register_sweep_commands(sub)
+    _register_plan_queries(sub)
     parser.subcommands = dict(sub.choices)
     return parser
 
@@ -599,6 +648,51 @@ def _cmd_planning(args: argparse.Namespace) -> int:
     _print(f"{what}: {value}{unit} (certified: delta_upper = {_below(res.delta_at_value, res.delta)} ≤ "
            f"{_num(res.delta)} at epsilon = {_num(res.target_epsilon)} nats); next infeasible candidate: "
            f"{_num(res.infeasible_bound, 10, 'up') if args.quantity == 'eps0' else _num(res.infeasible_bound)}")
+    return EXIT_OK
+
+
+def _cmd_plan_query(args: argparse.Namespace) -> int:
+    """``eps0`` / ``rounds`` / ``n``: the plan-level query with ``--plan``, else the single-mechanism one."""
+    from .errors import ParameterError
+
+    plan = args.query_plan
+    if plan is None:
+        if args.collection is not None:
+            raise ParameterError("collection", "only with --plan PLAN")
+        missing = [(dest, opt) for dest, opt in args._plan_required if getattr(args, dest, None) is None]
+        if missing:
+            raise ParameterError(missing[0][0], f"required: {', '.join(opt for _, opt in missing)} (or --plan PLAN "
+                                                "--collection NAME for a plan-level query)")
+        for key in ("query_plan", "collection", "quiet", "_plan_required"):
+            vars(args).pop(key, None)
+        return _SINGLE_QUERIES[args.command](args)
+    if args.collection is None:
+        raise ParameterError("collection", "required with --plan (the collection whose "
+                                           f"{args.command} is searched)")
+    ceiling = PLAN_QUERY_OPTIONS[args.command]
+    given = sorted(dest for dest in getattr(args, "_given", set())
+                   if dest not in ("query_plan", "collection", ceiling, "rtol"))
+    if given:
+        raise ParameterError(given[0], f"not used with --plan (the plan fixes every other parameter; --{given[0].replace('_', '-')} "
+                                       "belongs to the single-mechanism query)")
+    from .plans import plan_max
+
+    res = plan_max(plan, args.collection, args.command, limit=getattr(args, ceiling),
+                   progress=False if args.quiet else None)
+    if args.json:
+        _emit(argparse.Namespace(command=args.command, plan=plan, collection=args.collection,
+                                 **{ceiling: getattr(args, ceiling)}), res.to_dict())
+        return EXIT_OK
+    p = args.command
+    what = {"eps0": "largest eps0", "rounds": "largest number of rounds", "n": "smallest n"}[p]
+    value = _num(res.value, 10, "down") + " nats" if p == "eps0" else str(res.value)
+    t = res.total
+    b = res.budget
+    nxt = (_num(res.infeasible, 10, "up") if p == "eps0" else str(res.infeasible)) if res.infeasible is not None \
+        else "none up to the search ceiling"
+    _print(f"{what} of collection {res.collection!r}: {value} (certified: the plan's grand total ε (upper) = "
+           f"{_below(t['epsilon_upper'], b['epsilon'])} ≤ {_num(b['epsilon'])} nats at delta = {_num(b['delta'])}; "
+           f"lower = {_num(t['epsilon_lower'], 6, 'down')}); first infeasible {p}: {nxt}")
     return EXIT_OK
 
 
@@ -844,36 +938,60 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    """``report``: the plan's table (or scenario table), its grand total and the budget check; the exit status
+    gates on the verdict (:data:`VERDICT_EXIT`)."""
     from . import __version__
-    from .config import evaluate_plan, format_table, load_plan, plan_total
+    from .config import VERDICT_TEXT, format_scenarios, format_table, load_plan
     from .errors import ParameterError
+    from .plans import report
 
     if args.plan is not None and args.plan_option is not None:
         raise ParameterError("plan", "give the plan once (either PLAN or --plan PLAN)")
     plan = args.plan if args.plan is not None else args.plan_option
     args.plan = plan                 # one "plan" in the JSON inputs, however it was given
     del args.plan_option
-    rows = load_plan(plan)
-    results = evaluate_plan(rows, method=args.method, rtol=args.rtol)
-    total = plan_total(rows, budget=rows.budget) if args.method == "optimal" else None
+    rows = load_plan(plan, max_scenarios=args.max_scenarios)
+    if getattr(args, "plot", None) and rows.scenarios:
+        raise ParameterError("plot", f"the plan has {len(rows.scenarios)} scenarios; --plot draws one plan "
+                                     "(give one value per field)")
+    doc = report(rows, method=args.method, rtol=args.rtol, progress=False if args.quiet else None)
     source = plan if plan is not None else "<default plan>"
+    curve = None
+    if getattr(args, "plot", None):
+        curve = _plot_report(args, rows, source)
     if args.json:
-        _emit(args, {"plan": source, "method": args.method, "budget": rows.budget, "collections": results,
-                     "total": total, "units": {"epsilon": "nats", "eps0": "nats"}})
+        result = {"plan": source, "method": args.method, **doc, "units": {"epsilon": "nats", "eps0": "nats"}}
+        if curve is not None:
+            result["total_over_days"] = curve
+        _emit(args, result)
     else:
         _print(f"shuffleamp {__version__}: shuffled epsilon for plan {source} (method: {args.method}; "
                "epsilon in nats, per round and in total)")
         _print()
-        _print(format_table(rows, results, total))
-    if getattr(args, "plot", None):
-        _plot_report(args, rows, results, total)
-    return EXIT_OK
+        if doc["scenarios"] is None:
+            _print(format_table(rows, doc["collections"], doc["total"]))
+        else:
+            b = rows.budget
+            _print(f"{len(doc['scenarios'])} scenarios (list-valued fields), each evaluated on its own; grand total "
+                   f"per scenario at delta = {doc['delta']:.3g}"
+                   + (f", budget epsilon = {_num(b['epsilon'])}" if b else ""))
+            _print()
+            _print(format_scenarios(rows.scenarios, [s["total"] for s in doc["scenarios"]])
+                   if args.method == "optimal" else "(totals need --method optimal)")
+        if rows.budget is not None and doc["verdict"] != "holds":
+            if args.method != "optimal":
+                _print(f"budget: not checked with --method {args.method} (totals need --method optimal) -> "
+                       "undecided")
+            elif doc["scenarios"] is not None:
+                _print(f"budget: worst scenario -> {VERDICT_TEXT[doc['verdict']]}")
+    return VERDICT_EXIT[doc["verdict"]]
 
 
 def _cmd_plan_template(args: argparse.Namespace) -> int:
     from importlib import resources
 
-    sys.stdout.write(_u(resources.files("shuffleamp").joinpath(PLAN_TEMPLATE).read_text(encoding="utf-8")))
+    name = PLAN_EXAMPLES[args.example] if getattr(args, "example", None) else PLAN_TEMPLATE
+    sys.stdout.write(_u(resources.files("shuffleamp").joinpath(name).read_text(encoding="utf-8")))
     return EXIT_OK
 
 
@@ -1022,14 +1140,21 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _plot_report(args: argparse.Namespace, rows, results, total) -> None:
-    """``report --plot FILE``: :func:`shuffleamp.plot.plot_plan` of the evaluated plan."""
-    from .plot import plot_plan
+def _plot_report(args: argparse.Namespace, rows, source: str) -> dict:
+    """``report --plot FILE``: the plan's total over days (:func:`shuffleamp.plans.total_over_days`) drawn by
+    :func:`shuffleamp.plot.plot_plan`; returns the curve's data."""
+    from .plans import total_over_days
+    from .plot import _check_path, plot_plan
 
-    plan = args.plan if args.plan is not None else getattr(args, "plan_option", None)
-    source = plan if plan is not None else "<default plan>"
-    plot_plan(args.plot, rows, results, total, title=f"plan {source}")
+    _check_path(args.plot)              # a bad file name fails before the work
+    curve = total_over_days(rows, progress=False if args.quiet else None)
+    plot_plan(rows, args.plot, curve=curve, title=f"plan {source}")
     print(f"wrote {args.plot}", file=sys.stderr)
+    return curve
+
+
+#: The single-mechanism queries behind ``eps0`` / ``rounds`` / ``n`` without ``--plan``.
+_SINGLE_QUERIES = {"eps0": _cmd_planning, "n": _cmd_planning, "rounds": _cmd_rounds}
 
 
 # --------------------------------------------------------------------------- entry point

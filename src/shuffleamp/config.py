@@ -99,7 +99,7 @@ from ._registry import COMPOSED
 from .errors import ComponentError, ParameterError, PlanError, ShuffleampError
 from .results import decimal_text
 
-__all__ = ["Collection", "Plan", "plan_total", "PlanError", "ComponentError", "DEFAULT_PLAN", "COMPOSED", "load_plan", "parse_plan",
+__all__ = ["Collection", "Plan", "Scenario", "plan_total", "plan_delta", "verdict", "format_scenarios", "MAX_SCENARIOS", "PlanError", "ComponentError", "DEFAULT_PLAN", "COMPOSED", "load_plan", "parse_plan",
            "evaluate_plan", "format_table", "mechanism_from_spec", "parse_component_spec", "from_config",
            "population_from_specs", "population_from_tables"]
 
@@ -110,7 +110,7 @@ _SIMPLE_FIELDS = ("eps0", "k", "d", "matrix")
 #: Resource name (inside the ``shuffleamp`` package) of the plan used when none is given.
 DEFAULT_PLAN = "data/default_plan.toml"
 
-_REQUIRED = ("name", "mechanism", "n", "delta")
+_REQUIRED = ("name", "mechanism", "n")
 _MECH_PARAMS = ("k", "d", "matrix")
 _COMPOSED_PARAMS = ("components", "weights", "q")
 _KNOWN = ("name", "mechanism", "eps0", "n", "delta", *_MECH_PARAMS, *_COMPOSED_PARAMS, "groups", "rounds", "schedule",
@@ -255,6 +255,41 @@ class Plan(list):
 
     budget: dict | None = None
     source: str | None = None
+    #: None for a plan without list-valued fields; else every :class:`Scenario`, in order.
+    scenarios: tuple | None = None
+
+    @property
+    def delta(self) -> float:
+        """The plan's δ: the δ of every total (each collection's and the grand total).
+
+        The ``[budget]`` table's ``delta`` when the plan has one, else the smallest collection ``delta``.
+        """
+        if self.budget is not None:
+            return float(self.budget["delta"])
+        return min(r.delta for r in self)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One combination of the values of a plan's list-valued fields.
+
+    Attributes
+    ----------
+    index : int
+        1-based position among the plan's scenarios.
+    values : dict
+        ``{"<collection>.<field>": value}`` for every list-valued field, e.g. ``{"histogram.eps0": 5.5}``.
+    plan : Plan
+        The plan with these values (collections keep their names; same budget).
+    """
+
+    index: int
+    values: dict
+    plan: "Plan"
+
+    def label(self) -> str:
+        """``"histogram.eps0=5.5, flag.n=1000"``."""
+        return ", ".join(f"{k}={_value_text(v)}" for k, v in self.values.items())
 
 
 # --------------------------------------------------------------------------- specifications
@@ -655,6 +690,16 @@ def _parse_budget(doc: Any, source: str | None) -> dict | None:
     return out
 
 
+def _row_delta(entry: Mapping, default_delta: float | None, ctx: dict) -> float:
+    """A row's ``delta`` (the δ of its per-round ε), defaulting to the plan's ``[budget]`` δ."""
+    if "delta" not in entry:
+        if default_delta is None:
+            raise PlanError("missing (required when the plan has no [budget] table whose delta it defaults to)",
+                            field="delta", **ctx)
+        return default_delta
+    return _checked(_validate.delta, _number(entry["delta"], field="delta", **ctx), field="delta", **ctx)
+
+
 def _parse_rounds(entry: Mapping, mech: str, ctx: dict) -> tuple[int, tuple[float, ...] | None]:
     """``rounds`` (integer >= 1, default 1) and ``schedule`` (k-RR gradual release) of a row."""
     rounds = 1
@@ -681,7 +726,7 @@ def _parse_rounds(entry: Mapping, mech: str, ctx: dict) -> tuple[int, tuple[floa
     return rounds, schedule
 
 
-def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
+def _parse_row(entry: Any, row: int, base: Path | None, default_delta: float | None = None) -> Collection:
     if not isinstance(entry, Mapping):
         raise PlanError(f"must be a table of fields, got {type(entry).__name__}", row=row)
     raw_name = entry.get("name")
@@ -694,12 +739,13 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
     if isinstance(entry.get("mechanism"), str) and entry["mechanism"].strip().lower() == "population":
         if name is None:
             raise PlanError(f"must be a non-empty string, got {raw_name!r}", field="name", **ctx)
-        return _parse_population_row(entry, row, name, ctx)
+        return _parse_population_row(entry, row, name, ctx, default_delta)
     if "groups" in entry:
         raise PlanError("only for mechanism 'population'", field="groups", **ctx)
     for key in _REQUIRED:
         if key not in entry:
             raise PlanError("missing (required)", field=key, **ctx)
+    delta = _row_delta(entry, default_delta, ctx)
     if name is None:
         raise PlanError(f"must be a non-empty string, got {raw_name!r}", field="name", **ctx)
 
@@ -711,7 +757,7 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
     mech = mech.strip().lower()
     _checked(_validate.choice, mech, field="mechanism", options=tuple(MECHANISMS) + COMPOSED + ("population",), **ctx)
     if mech in COMPOSED:
-        return _parse_composed_row(entry, row, name, mech, base, ctx)
+        return _parse_composed_row(entry, row, name, mech, base, ctx, default_delta)
     for key in _COMPOSED_PARAMS:
         if key in entry:
             raise PlanError(f"only for mechanism 'joint', 'parallel' or 'subsample', not {mech!r}", field=key,
@@ -727,7 +773,6 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
                             field="eps0", **ctx)
         eps0 = schedule[-1]
     n = _checked(_validate.count, _number(entry["n"], field="n", **ctx), field="n", **ctx)
-    delta = _checked(_validate.delta, _number(entry["delta"], field="delta", **ctx), field="delta", **ctx)
 
     k = d = None
     if "k" in entry:
@@ -758,14 +803,13 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
                       k=k, d=d, matrix=matrix, comment=comment.strip(), rounds=rounds, schedule=schedule)
 
 
-def _parse_population_row(entry: Mapping, row: int, name: str, ctx: dict) -> Collection:
+def _parse_population_row(entry: Mapping, row: int, name: str, ctx: dict,
+                          default_delta: float | None = None) -> Collection:
     """A ``mechanism = "population"`` row: ``groups`` with ``count`` each, or ``fraction`` each and ``n``."""
     for key in ("eps0", *_MECH_PARAMS, *_COMPOSED_PARAMS, "schedule"):
         if key in entry:
             raise PlanError("not used by mechanism 'population'; give it inside each group table", field=key, **ctx)
-    if "delta" not in entry:
-        raise PlanError("missing (required)", field="delta", **ctx)
-    delta = _checked(_validate.delta, _number(entry["delta"], field="delta", **ctx), field="delta", **ctx)
+    delta = _row_delta(entry, default_delta, ctx)
     groups = entry.get("groups")
     if not isinstance(groups, list) or not groups:
         raise PlanError("must be a non-empty array of group tables (count or fraction, mechanism, ...)",
@@ -836,7 +880,8 @@ def _resolve_component_paths(comp: Any, base: Path | None) -> Any:
     return out
 
 
-def _parse_composed_row(entry: Mapping, row: int, name: str, mech: str, base: Path | None, ctx: dict) -> Collection:
+def _parse_composed_row(entry: Mapping, row: int, name: str, mech: str, base: Path | None, ctx: dict,
+                        default_delta: float | None = None) -> Collection:
     """A ``joint`` / ``parallel`` / ``subsample`` row: structure only (the components are checked by build())."""
     for key in ("eps0", *_MECH_PARAMS):
         if key in entry:
@@ -852,7 +897,7 @@ def _parse_composed_row(entry: Mapping, row: int, name: str, mech: str, base: Pa
             raise PlanError(f"component {i}: must be a table of fields, got {type(c).__name__}",
                             field="components", **ctx)
     n = _checked(_validate.count, _number(entry["n"], field="n", **ctx), field="n", **ctx)
-    delta = _checked(_validate.delta, _number(entry["delta"], field="delta", **ctx), field="delta", **ctx)
+    delta = _row_delta(entry, default_delta, ctx)
     weights = None
     if "weights" in entry:
         if mech != "parallel":
@@ -903,18 +948,24 @@ def _describe_composed(mech: str, comps, weights, q) -> str:
     return f"{mech} ({head}{' + '.join(parts)})"
 
 
-#: Row fields that may hold a list of values: the row stands for the product of the lists.
+#: Row fields that may hold a list of values: the plan then stands for one scenario per combination.
 _LIST_FIELDS = ("eps0", "n", "delta", "k", "d", "q", "rounds")
+#: Default largest number of scenarios a plan may expand into (parameter ``max_scenarios``).
+MAX_SCENARIOS = 64
 
 
-def _expand_lists(entry: Any, row: int) -> list:
-    """A row whose ``eps0``, ``n``, ``delta``, ``k``, ``d``, ``q`` or ``rounds`` are lists, as one row per
-    combination (product, in field order, the last varying fastest), named ``"name [eps0=1, n=1000]"``."""
+def _value_text(v) -> str:
+    return format(v, "g") if isinstance(v, float) else str(v)
+
+
+def _row_variants(entry: Any, row: int) -> list[tuple[dict, Any]]:
+    """``[(values, entry)]``: one entry per combination of the row's list-valued fields (product, in field
+    order, the last varying fastest); ``values`` maps each list field to its value in that entry."""
     if not isinstance(entry, Mapping):
-        return [entry]
+        return [({}, entry)]
     axes = [(f, entry[f]) for f in _LIST_FIELDS if isinstance(entry.get(f), list)]
     if not axes:
-        return [entry]
+        return [({}, entry)]
     raw_name = entry.get("name")
     name = raw_name.strip() if isinstance(raw_name, str) and raw_name.strip() else None
     for f, values in axes:
@@ -924,22 +975,37 @@ def _expand_lists(entry: Any, row: int) -> list:
     for combo in itertools.product(*(v for _, v in axes)):
         e = dict(entry)
         e.update(zip((f for f, _ in axes), combo))
-        if name is not None:
-            tag = ", ".join(f"{f}={v if isinstance(v, int) or not isinstance(v, float) else format(v, 'g')}"
-                            for (f, _), v in zip(axes, combo))
-            e["name"] = f"{name} [{tag}]"
-        out.append(e)
+        out.append((dict(zip((f for f, _ in axes), combo)), e))
     return out
 
 
+def _scenario_count(variants: Sequence[list], entries: Sequence, max_scenarios: int) -> int:
+    """The number of scenarios (product of the rows' variant counts); a PlanError naming the list-valued
+    keys when it exceeds ``max_scenarios``."""
+    count = math.prod(len(v) for v in variants)
+    if count <= max_scenarios:
+        return count
+    keys = []
+    for i, (var, entry) in enumerate(zip(variants, entries), start=1):
+        if len(var) > 1:
+            name = entry.get("name") if isinstance(entry, Mapping) else None
+            keys += [(i, name, f, len(entry[f])) for f in _LIST_FIELDS if isinstance(entry.get(f), list)]
+    row, name, field, _ = keys[0]
+    listed = " x ".join(f"{nm or f'row {r}'}.{f} ({k} values)" for r, nm, f, k in keys)
+    raise PlanError(f"the list-valued fields {listed} expand into {count} scenarios, more than the limit of "
+                    f"{max_scenarios} (max_scenarios; --max-scenarios on the command line); shorten the lists or "
+                    "evaluate them in several plans", row=row, name=name if isinstance(name, str) else None,
+                    field=field)
+
+
 def parse_plan(doc: Any, *, source: str | None = None, base_dir: str | os.PathLike | None = None,
-               check_mechanisms: bool = True) -> list[Collection]:
+               check_mechanisms: bool = True, max_scenarios: int = MAX_SCENARIOS) -> Plan:
     """Validate an already-parsed plan document.
 
     Parameters
     ----------
     doc : dict or list
-        ``{"collection": [row, ...]}`` (as read from TOML/JSON) or a bare list of rows.
+        ``{"collection": [row, ...], "budget": {...}}`` (as read from TOML/JSON) or a bare list of rows.
     source : str, optional
         Label used in file-level error messages.
     base_dir : path-like, optional
@@ -948,35 +1014,60 @@ def parse_plan(doc: Any, *, source: str | None = None, base_dir: str | os.PathLi
         Also construct every row's mechanism with :func:`shuffleamp.mechanisms.make`
         so that mechanism-specific errors (missing ``k``, ``d`` not a power of two, a
         matrix that is not ``eps0``-LDP, ...) surface at load time.
+    max_scenarios : int, default :data:`MAX_SCENARIOS`
+        Largest number of scenarios the plan's list-valued fields may expand into.
 
     Returns
     -------
     Plan
-        Rows in plan order (a list of :class:`Collection`), with the plan's ``budget``.
+        Rows in plan order (a list of :class:`Collection`), with the plan's ``budget``.  When fields
+        are lists, ``scenarios`` holds one :class:`Scenario` per combination (each a plan evaluated on
+        its own) and the rows are those of the first scenario.
 
     Raises
     ------
     PlanError
-        On the first malformed row; the message names the row and the field.
+        On the first malformed row (the message names the row and the field), or a scenario grid
+        larger than ``max_scenarios`` (naming the list-valued fields and the count).
     """
     base = Path(base_dir) if base_dir is not None else None
-    rows = Plan(_parse_row(e, i, base) for i, entry in enumerate(_rows_of(doc, source), start=1)
-                for e in _expand_lists(entry, i))
-    rows.budget = _parse_budget(doc, source)
-    rows.source = source
+    max_scenarios = _validate.count(max_scenarios, "max_scenarios")
+    budget = _parse_budget(doc, source)
+    default_delta = budget["delta"] if budget is not None else None
+    entries = _rows_of(doc, source)
+    variants = [_row_variants(entry, i) for i, entry in enumerate(entries, start=1)]
+    count = _scenario_count(variants, entries, max_scenarios)
+    parsed = [[(vals, _parse_row(e, i, base, default_delta)) for vals, e in var]
+              for i, var in enumerate(variants, start=1)]
     seen: dict[str, int] = {}
-    for r in rows:
+    for var in parsed:
+        r = var[0][1]
         if r.name in seen:
             raise PlanError(f"duplicate name (already used by row {seen[r.name]})", row=r.row, name=r.name,
                             field="name")
         seen[r.name] = r.row
     if check_mechanisms:
-        for r in rows:
-            r.build()
-    return rows
+        for var in parsed:
+            for _, r in var:
+                r.build()
+
+    def make(rows) -> Plan:
+        plan = Plan(rows)
+        plan.budget, plan.source = budget, source
+        return plan
+
+    out = make(var[0][1] for var in parsed)
+    if count > 1:
+        scenarios = []
+        for index, combo in enumerate(itertools.product(*parsed), start=1):
+            values = {f"{r.name}.{f}": v for vals, r in combo for f, v in vals.items()}
+            scenarios.append(Scenario(index, values, make(r for _, r in combo)))
+        out.scenarios = tuple(scenarios)
+    return out
 
 
-def load_plan(path: str | os.PathLike | None = None, *, check_mechanisms: bool = True) -> list[Collection]:
+def load_plan(path: str | os.PathLike | None = None, *, check_mechanisms: bool = True,
+              max_scenarios: int = MAX_SCENARIOS) -> Plan:
     """Read and validate a plan file.
 
     Parameters
@@ -987,11 +1078,13 @@ def load_plan(path: str | os.PathLike | None = None, *, check_mechanisms: bool =
     check_mechanisms : bool, default True
         Also construct each row's mechanism (see :func:`parse_plan`).  Nothing is
         evaluated: loading is cheap even for rows with very large ``n``.
+    max_scenarios : int, default :data:`MAX_SCENARIOS`
+        See :func:`parse_plan`.
 
     Returns
     -------
-    list of Collection
-        Validated rows in plan order.
+    Plan
+        Validated rows in plan order, with ``budget`` and ``scenarios`` (see :func:`parse_plan`).
 
     Raises
     ------
@@ -1000,19 +1093,48 @@ def load_plan(path: str | os.PathLike | None = None, *, check_mechanisms: bool =
         names the row, by 1-based index and name, and the field).
     """
     doc, source, base = _read_document(path)
-    return parse_plan(doc, source=source, base_dir=base, check_mechanisms=check_mechanisms)
+    return parse_plan(doc, source=source, base_dir=base, check_mechanisms=check_mechanisms,
+                      max_scenarios=max_scenarios)
 
 
 # --------------------------------------------------------------------------- evaluating
 
 
+def plan_delta(rows: Sequence[Collection], delta: float | None = None) -> float:
+    """The δ of every total of a plan: ``delta`` if given, else the plan's ``[budget]`` δ, else the
+    smallest collection δ.
+
+    Parameters
+    ----------
+    rows : Plan or sequence of Collection
+    delta : float, optional
+        An explicit δ in (0, 1).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterError
+        A bad ``delta``.
+    """
+    if delta is not None:
+        return _validate.delta(delta)
+    budget = getattr(rows, "budget", None)
+    if budget is not None:
+        return float(budget["delta"])
+    return min(r.delta for r in rows)
+
+
 def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: float = 1e-3,
-                  totals: bool = True) -> list[dict]:
+                  totals: bool = True, delta: float | None = None, progress=None, lower_totals: bool = True,
+                  per_round: bool = True) -> list[dict]:
     """Compute the shuffled central ε of every collection of a plan, per round and in total.
 
     Parameters
     ----------
-    rows : iterable of Collection
+    rows : Plan or iterable of Collection
         Rows as returned by :func:`load_plan`.
     method : {"optimal", "clone"}, default "optimal"
         Passed to :func:`shuffleamp.epsilon`.
@@ -1022,16 +1144,25 @@ def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: 
         With ``method="optimal"``, also the certified total over each collection's ``rounds``
         (composed by :func:`shuffleamp.accounting.compose_rounds`), and for a gradual-release
         ``schedule`` the total of fresh k-RR rounds at the same ε0 values, for comparison.
+    delta : float, optional
+        δ of the totals; default :func:`plan_delta` (the plan's ``[budget]`` δ, else the smallest
+        collection δ).  Each collection's own ``delta`` is the δ of its per-round ε only.
+    progress : callable, optional
+        Called with no argument after each collection (for a progress bar).
+    lower_totals : bool, default True
+        Also the certified lower bound of each collection's total over several rounds (else 0).
+    per_round : bool, default True
+        Also the per-round ε at the collection's own δ (else each row has ``name``, ``rounds`` and ``total``).
 
     Returns
     -------
     list of dict
         One JSON-serialisable dict per row, in plan order: ``name``, ``comment`` and
-        the inputs (``mechanism``, ``eps0``, ``n``, ``delta``) followed by every key of
-        :meth:`BoundResult.to_dict` (``epsilon_upper``, ``epsilon_lower``, ``method``,
+        the inputs (``mechanism``, ``eps0``, ``n``, ``delta``: the δ of the per-round ε) followed by every
+        key of :meth:`BoundResult.to_dict` (``epsilon_upper``, ``epsilon_lower``, ``method``,
         ``version``, ...) for one round, then ``rounds`` (and ``schedule``) and, when computed,
-        ``total`` (``epsilon_upper``, ``epsilon_lower``, ``rounds``, ``basis`` and, for a
-        schedule, ``fresh_rounds``: the accountant's total of fresh rounds).
+        ``total`` (``epsilon_upper``, ``epsilon_lower``, ``delta``: the plan's δ, ``rounds``, ``basis`` and,
+        for a schedule, ``fresh_rounds``: the accountant's total of fresh rounds).
 
     Raises
     ------
@@ -1042,12 +1173,17 @@ def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: 
     """
     import shuffleamp
 
+    rows = rows if isinstance(rows, Sequence) else list(rows)
+    d_total = plan_delta(rows, delta) if totals and method == "optimal" else None
     out = []
     for r in rows:
         mech = r.build()
         try:
-            result = shuffleamp.epsilon(mech, r.n, r.delta, method=method, rtol=rtol)
-            total = _collection_total(r, mech, result) if totals and method == "optimal" else None
+            result = shuffleamp.epsilon(mech, r.n, r.delta, method=method, rtol=rtol) if per_round else None
+            total = _collection_total(r, mech, result, d_total, lower_totals) if d_total is not None else None
+            if not per_round:
+                out.append({"name": r.name, "rounds": r.rounds, "total": total})
+                continue
         except ParameterError as exc:
             if exc.parameter in ("method", "rtol"):
                 raise
@@ -1067,50 +1203,75 @@ def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: 
         if total is not None:
             row["total"] = total
         out.append(row)
+        if progress is not None:
+            progress()
     return out
 
 
-def _collection_total(r: Collection, mech, result) -> dict:
-    """Certified total of one collection over its rounds (or its gradual-release schedule)."""
+def _collection_total(r: Collection, mech, result, delta: float, lower: bool = True) -> dict:
+    """Certified total of one collection over its rounds (or its gradual-release schedule), at ``delta``
+    (``result``: its per-round :func:`shuffleamp.epsilon` at ``r.delta``, or None)."""
+    import shuffleamp
     from .accounting import compose_rounds
+
+    def one_round():
+        if delta == r.delta and result is not None:
+            return result
+        return shuffleamp.epsilon(mech, r.n, delta)
 
     if r.schedule is not None:
         from .mechanisms import KRR
 
-        fresh = compose_rounds([(KRR(e, r.k), r.n, 1) for e in r.schedule], delta=r.delta)
-        return {"epsilon_upper": result.upper, "epsilon_lower": result.lower, "rounds": len(r.schedule),
+        fresh = compose_rounds([(KRR(e, r.k), r.n, 1) for e in r.schedule], delta=delta, lower=lower)
+        last = one_round()
+        return {"epsilon_upper": last.upper, "epsilon_lower": last.lower, "delta": delta, "rounds": len(r.schedule),
                 "basis": "gradual release: the whole schedule is as private as one shuffled round at its "
                          "last eps0 (Pan 2024, Lemma 3.1)",
-                "fresh_rounds": {"epsilon_upper": fresh.upper, "epsilon_lower": fresh.lower}}
+                "fresh_rounds": {"epsilon_upper": fresh.upper, "epsilon_lower": fresh.lower, "delta": delta}}
     if r.rounds == 1:
-        return {"epsilon_upper": result.upper, "epsilon_lower": result.lower, "rounds": 1, "basis": "one round"}
-    acc = compose_rounds([(mech, r.n, r.rounds)], delta=r.delta)
-    return {"epsilon_upper": acc.upper, "epsilon_lower": acc.lower, "rounds": r.rounds,
+        one = one_round()
+        return {"epsilon_upper": one.upper, "epsilon_lower": one.lower, "delta": delta, "rounds": 1,
+                "basis": "one round"}
+    acc = compose_rounds([(mech, r.n, r.rounds)], delta=delta, lower=lower)
+    return {"epsilon_upper": acc.upper, "epsilon_lower": acc.lower, "delta": delta, "rounds": r.rounds,
             "basis": f"{r.rounds} rounds composed ({acc.method}; lower: {acc.lower_method})"}
 
 
-def plan_total(rows: Sequence[Collection], *, budget: Mapping | None = None, delta: float | None = None) -> dict:
+def plan_total(rows: Sequence[Collection], *, budget: Mapping | None = None, delta: float | None = None,
+               results: Sequence[Mapping] | None = None, lower: bool = True) -> dict:
     """Certified grand total over all collections of a plan, for a user who takes part in all of them.
 
     Every collection contributes its rounds (a gradual-release schedule counts as one round at its
     last ε0); all of them are composed by :func:`shuffleamp.accounting.compose_rounds`.
 
+    The grand total is never below a collection's total at the same δ: a collection's output is a
+    post-processing (a marginal) of the whole plan's output, so its true total is at most the grand
+    total's.  Each collection's certified lower bound in ``results`` is therefore a certified lower
+    bound of the grand total, and the larger of two certified upper bounds is still one; both are
+    applied (``floors`` names the collections whose totals raised a bound).
+
     Parameters
     ----------
-    rows : sequence of Collection
+    rows : Plan or sequence of Collection
         The plan's rows.
     budget : mapping, optional
         ``{"epsilon": E, "delta": D}``: the total budget; the total ε is computed at ``D`` and
-        compared with ``E``.
+        compared with ``E``.  Default: the plan's own ``budget``.
     delta : float, optional
-        δ of the total when there is no budget (default: the smallest row δ).
+        δ of the total when there is no budget (default: :func:`plan_delta`).
+    results : sequence of dict, optional
+        :func:`evaluate_plan` of the same rows (their ``total`` at the same δ bound the grand total from below).
+    lower : bool, default True
+        Also compute the certified lower bound (else ``epsilon_lower`` is 0 unless a collection gives one).
 
     Returns
     -------
     dict
         ``epsilon_upper``, ``epsilon_lower`` (nats), ``delta``, ``budget`` (or None), ``holds``
         (True if the certified upper total is within the budget's ε, False if not, None without a
-        budget), ``lower_method`` and the accountant's ``rounds``.
+        budget), ``verdict`` (``"holds"``, ``"exceeded"``: the certified lower total is above the
+        budget's ε or the upper is and the lower does not decide, see :func:`verdict`; None without a
+        budget), ``lower_method``, ``floors`` and the accountant's ``rounds``.
 
     Raises
     ------
@@ -1119,18 +1280,60 @@ def plan_total(rows: Sequence[Collection], *, budget: Mapping | None = None, del
     """
     from .accounting import compose_rounds
 
-    if budget is not None:
-        d = float(budget["delta"])
-    elif delta is not None:
-        d = _validate.delta(delta)
-    else:
-        d = min(r.delta for r in rows)
+    if budget is None:
+        budget = getattr(rows, "budget", None)
+    d = float(budget["delta"]) if budget is not None else plan_delta(rows, delta)
     parts = [(r.build(), r.n, 1 if r.schedule is not None else r.rounds) for r in rows]
-    acc = compose_rounds(parts, delta=d)
+    acc = compose_rounds(parts, delta=d, lower=lower)
     out = acc.to_dict()
+    floors = []
+    for res in results or ():
+        t = res.get("total") or {}
+        if t.get("delta") != d:
+            continue
+        if t.get("epsilon_upper") is not None and t["epsilon_upper"] > out["epsilon_upper"]:
+            out["epsilon_upper"] = float(t["epsilon_upper"])
+            floors.append(f"upper: {res.get('name')}")
+        if t.get("epsilon_lower") is not None and t["epsilon_lower"] > out["epsilon_lower"]:
+            out["epsilon_lower"] = float(t["epsilon_lower"])
+            floors.append(f"lower: {res.get('name')}")
+    out["epsilon_lower"] = min(out["epsilon_lower"], out["epsilon_upper"])
+    out["floors"] = floors
     out["budget"] = dict(budget) if budget is not None else None
-    out["holds"] = (acc.upper <= budget["epsilon"]) if budget is not None else None
+    out["holds"] = (out["epsilon_upper"] <= budget["epsilon"]) if budget is not None else None
+    out["verdict"] = verdict(out["epsilon_upper"], out["epsilon_lower"] if lower or floors else None, budget)
     return out
+
+
+#: Verdicts of a total against a budget (see :func:`verdict`).
+VERDICTS = ("holds", "exceeded", "undecided")
+
+
+def verdict(upper: float, lower: float | None, budget: Mapping | None) -> str | None:
+    """The budget check of a certified total bracket ``[lower, upper]`` (nats).
+
+    Parameters
+    ----------
+    upper, lower : float
+        Certified upper and lower bounds of the total ε at the budget's δ (``lower`` None: not computed).
+    budget : mapping or None
+        ``{"epsilon": E, "delta": D}``.
+
+    Returns
+    -------
+    {"holds", "exceeded", "undecided"} or None
+        ``"holds"``: the certified upper bound is <= E (the budget is met, certified); ``"exceeded"``:
+        the certified lower bound is > E (the budget is certainly exceeded); ``"undecided"``: the upper
+        bound exceeds E but the lower bound does not (or was not computed), so the true total may lie on
+        either side.  None without a budget.
+    """
+    if budget is None:
+        return None
+    if upper <= budget["epsilon"]:
+        return "holds"
+    if lower is not None and lower > budget["epsilon"]:
+        return "exceeded"
+    return "undecided"
 
 
 def _fmt_float(x: float | None, spec: str = ".4g", rounding: str | None = None) -> str:
@@ -1203,6 +1406,12 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
     for name, f in fresh:
         text.append(f"gradual release {name!r}: schedule total above; the same eps0 values as fresh k-RR rounds "
                     f"would total epsilon in [{_fmt_float(f['epsilon_lower'], rounding='down')}, {_fmt_float(f['epsilon_upper'], rounding='up')}]")
+    deltas = {(res.get("total") or {}).get("delta") for res in results} - {None}
+    if deltas:
+        text.append("")
+        text.append("delta: the delta of the per-round epsilon (eps_upper, eps_lower); every total (total_upper, "
+                    f"total_lower and the grand total) is at the plan's delta = {', '.join(f'{d:.3g}' for d in sorted(deltas))}"
+                    + (" (the [budget] delta)" if total is not None and total.get("budget") else ""))
     if total is not None:
         text.append("")
         text.append(f"grand total (one user in every collection and round), delta = {total['delta']:.3g}: "
@@ -1210,6 +1419,42 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
                     f"epsilon (lower) = {_fmt_float(total['epsilon_lower'], rounding='down')} nats")
         b = total.get("budget")
         if b is not None:
-            verdict = "holds (certified)" if total["holds"] else "EXCEEDED by the certified upper bound"
-            text.append(f"budget: epsilon = {_fmt_float(b['epsilon'])}, delta = {b['delta']:.3g} -> {verdict}")
+            text.append(f"budget: epsilon = {_fmt_float(b['epsilon'])}, delta = {b['delta']:.3g} -> "
+                        f"{VERDICT_TEXT[total.get('verdict') or ('holds' if total['holds'] else 'undecided')]}")
     return "\n".join(text)
+
+
+#: How the table prints each verdict.
+VERDICT_TEXT = {"holds": "holds (certified)",
+                "exceeded": "EXCEEDED (certified: even the lower bound is above the budget)",
+                "undecided": "NOT CERTIFIED (the upper bound exceeds the budget, the lower bound does not: "
+                             "undecided)"}
+
+
+def format_scenarios(scenarios: Sequence[Scenario], totals: Sequence[Mapping]) -> str:
+    """The scenario table: one line per scenario with its values, grand total and verdict.
+
+    Parameters
+    ----------
+    scenarios : sequence of Scenario
+        ``plan.scenarios``.
+    totals : sequence of dict
+        :func:`plan_total` of each scenario's plan.
+
+    Returns
+    -------
+    str
+        Columns ``scenario``, one per list-valued field (``<collection>.<field>``), ``total_upper``,
+        ``total_lower`` (nats, at ``delta``), ``delta`` and ``verdict``.
+    """
+    keys = list(scenarios[0].values) if scenarios else []
+    header = ("scenario", *keys, "total_upper", "total_lower", "delta", "verdict")
+    lines = []
+    for sc, t in zip(scenarios, totals):
+        lines.append((str(sc.index), *(_value_text(sc.values[k]) for k in keys),
+                      _fmt_float(t["epsilon_upper"], rounding="up"), _fmt_float(t["epsilon_lower"], rounding="down"),
+                      f"{t['delta']:.3g}", t.get("verdict") or "-"))
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+    out = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip()
+           for line in [header, tuple("-" * w for w in widths), *lines]]
+    return "\n".join(out)

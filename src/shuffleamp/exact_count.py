@@ -91,7 +91,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.fft
 
 from . import _validate, fft_engine
 from ._ext import count as _kern
@@ -247,6 +246,8 @@ def _convolve(wins: list):
     L = sum(len(x) for x in facs) - len(facs) + 1
     size = _fft_size(L)
     if size <= SCIPY_FFT_MAX:      # small transforms: scipy.fft (no FFTW planning, no pyFFTW import)
+        import scipy.fft       # imported on use: the command line's start-up does not pay for it
+
         spec = None
         for x in facs:
             X = scipy.fft.rfft(x, n=size)

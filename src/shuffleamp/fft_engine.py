@@ -61,8 +61,6 @@ import os
 from collections import OrderedDict
 
 import numpy as np
-import scipy.fft
-from scipy.optimize import minimize_scalar
 
 from ._ext import kernels
 from ._numerics import LogMgf, check_memory, check_time, check_work
@@ -177,6 +175,8 @@ def irfft(X: np.ndarray, N: int) -> np.ndarray:
         plan = _CACHE.get("irfft", N)
         plan.input_array[:] = X
         return plan().copy()
+    import scipy.fft
+
     return scipy.fft.irfft(X, n=N, workers=_threads(N))
 
 
@@ -198,6 +198,8 @@ def rfft(x: np.ndarray, N: int) -> np.ndarray:
         plan = _CACHE.get("rfft", N)
         plan.input_array[:] = x
         return plan().copy()
+    import scipy.fft
+
     return scipy.fft.rfft(x, n=N, workers=_threads(N))
 
 
@@ -213,6 +215,8 @@ def next_fast_len(N: int) -> int:
     -------
     int
     """
+    import scipy.fft
+
     return int(scipy.fft.next_fast_len(int(N), real=True))
 
 
@@ -227,6 +231,8 @@ def _chernoff_log(K: LogMgf, n: float, eta: float, thresh: float, upper_tail: bo
         return n * (K(eta + sgn * z) - Keta) - sgn * z * thresh
 
     zmax = 50.0 / max(sd, 1e-12) + 10.0 * abs(eta) + 1.0
+    from scipy.optimize import minimize_scalar
+
     res = minimize_scalar(f, bounds=(0.0, zmax), method="bounded", options={"xatol": 1e-10 * zmax})
     return float(min(0.0, res.fun, f(zmax)))
 

@@ -319,77 +319,74 @@ def _one_round(mech, n: int, delta: float) -> float:
     return float(_epsilon(mech, n, delta).upper)
 
 
-def plot_plan(path, rows, results, total=None, *, title: str | None = None):
-    """Draw an evaluated plan: per-round and total certified ε of every collection, and the budget.
+def plot_plan(plan, path=None, *, curve: Mapping | None = None, title: str | None = None, points: int = 24,
+              progress: bool | None = None):
+    """Draw a plan's certified grand total ε against the day, each collection's contribution and the budget.
+
+    The grand total (a user in every collection; day t counts min(t, rounds) rounds of each collection) is
+    drawn as its certified upper bound (a line) with a band down to its certified lower bound; each
+    collection's own total as a thin line; the budget's ε as a horizontal dashed line.  Every total is at the
+    plan's δ (:func:`shuffleamp.config.plan_delta`); both axes are logarithmic, ε in nats.
 
     Parameters
     ----------
+    plan : Plan or path-like
+        A plan without list-valued fields (:func:`shuffleamp.config.load_plan`) or a plan file.
     path : str or path-like or None
         Output file (``.png``, ``.svg`` or ``.pdf``); None only returns the figure.
-    rows : sequence of Collection
-        The plan (:func:`shuffleamp.config.load_plan`).
-    results : sequence of dict
-        :func:`shuffleamp.config.evaluate_plan` of ``rows``.
-    total : dict, optional
-        :func:`shuffleamp.config.plan_total` (grand total and budget), drawn as a last bar and a
-        vertical budget line.
+    curve : dict, optional
+        :func:`shuffleamp.plans.total_over_days` of ``plan``, if already computed.
     title : str, optional
         Figure title.
+    points : int, default 24
+        Number of log-spaced days evaluated (with 1, each collection's last day and the plan's last day).
+    progress : bool or None
+        A tqdm bar on stderr while the totals are computed (None: on a terminal only).
 
     Returns
     -------
     matplotlib.figure.Figure
+        One axes; ``fig.plan_curve`` is the plotted data (the ``curve`` dict).
 
     Raises
     ------
     ParameterError
-        An output name without a supported suffix (parameter ``"output"``).
+        An output name without a supported suffix (parameter ``"output"``), a plan with scenarios
+        (``"plan"``).
     MissingDependencyError
         matplotlib is not installed.
     """
-    fmt = _check_path(path)
-    rows = list(rows)
-    def rounds_text(r):
-        if r.schedule is not None:
-            return f", schedule of {len(r.schedule)}"
-        return f", {r.rounds} rounds" if r.rounds != 1 else ""
+    from .plans import _as_plan, total_over_days
 
-    labels = [f"{r.name}\n{r.describe_mechanism()}, ε0={_fmt(res.get('eps0', r.eps0))}, n={r.n:,}{rounds_text(r)}"
-              for r, res in zip(rows, results)]
-    fig = _figure(figsize=(9.0, 2.0 + 0.75 * (len(rows) + (total is not None))))
+    fmt = _check_path(path)
+    plan = _as_plan(plan)
+    if curve is None:
+        curve = total_over_days(plan, points=points, progress=progress)
+    fig = _figure(figsize=(9.0, 5.5))
     ax = fig.add_subplot()
-    ys = list(range(len(rows)))[::-1]
-    h = 0.36
-    per_up = [res.get("epsilon_upper") for res in results]
-    per_lo = [res.get("epsilon_lower") for res in results]
-    tot = [(res.get("total") or {}) for res in results]
-    ax.barh([y + h / 2 for y in ys], per_up, height=h, color="#1f77b4", label="one round: ε upper (certified)")
-    ax.scatter([v for v in per_lo if v is not None], [y + h / 2 for y, v in zip(ys, per_lo) if v is not None],
-               marker="|", s=150, color="k", zorder=3, label="lower bound (certified)")
-    t_up = [t.get("epsilon_upper") for t in tot]
-    if any(v is not None for v in t_up):
-        ax.barh([y - h / 2 for y, v in zip(ys, t_up) if v is not None], [v for v in t_up if v is not None],
-                height=h, color="#ff7f0e", label="collection total over its rounds: ε upper (certified)")
-        t_lo = [t.get("epsilon_lower") for t in tot]
-        ax.scatter([v for v in t_lo if v is not None], [y - h / 2 for y, v in zip(ys, t_lo) if v is not None],
-                   marker="|", s=150, color="k", zorder=3)
-    ticks, ticklabels = list(ys), list(labels)
-    if total is not None:
-        yt = -1.2
-        ax.barh([yt], [total["epsilon_upper"]], height=h * 1.4, color="#d62728",
-                label="grand total, every collection and round (certified)")
-        ax.scatter([total["epsilon_lower"]], [yt], marker="|", s=200, color="k", zorder=3)
-        ticks.append(yt)
-        ticklabels.append(f"grand total\nδ = {total['delta']:.3g}")
-        b = total.get("budget")
-        if b:
-            ax.axvline(b["epsilon"], color="k", ls="--", lw=1.2, label=f"budget ε = {_fmt(b['epsilon'])}")
-    ax.set_yticks(ticks, ticklabels, fontsize=8)
-    ax.set_xscale("log")
-    ax.set_xlabel("central ε (nats, log scale)")
-    ax.grid(True, axis="x", which="both", alpha=0.25)
-    ax.set_title(title or "Shuffled central ε of the plan", fontsize=11)
+    days = curve["days"]
+    colors = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+    for i, (name, ups) in enumerate(curve["collections"].items()):
+        ax.plot(days, ups, color=colors[i % len(colors)], lw=1.4, ls="--", zorder=4, gid=f"collection:{name}",
+                label=f"collection {name!r}: total (upper, certified)")
+    lo = [max(v, 1e-300) for v in curve["lower"]]
+    ax.fill_between(days, lo, curve["upper"], color="#d62728", alpha=0.18, lw=0, gid="grand-total-band",
+                    label="grand total: down to the certified lower bound")
+    ax.plot(days, curve["upper"], color="#d62728", lw=2.2, marker="o", ms=3, gid="grand-total-upper",
+            label="grand total, every collection (upper, certified)")
+    b = curve.get("budget")
+    if b:
+        ax.axhline(b["epsilon"], color="k", ls=":", lw=1.5, gid="budget", label=f"budget ε = {_fmt(b['epsilon'])}")
+    if days[-1] > days[0]:
+        ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(days[0], days[-1])
+    ax.set_xlabel("day (one shuffled round of every collection per day)")
+    ax.set_ylabel(f"total central ε (nats) at δ = {curve['delta']:.3g}")
+    ax.grid(True, which="both", alpha=0.25)
+    ax.set_title(title or "Certified total ε of the plan over time", fontsize=11)
     fig.legend(*ax.get_legend_handles_labels(), fontsize=8, loc="outside lower center", ncol=2)
+    fig.plan_curve = curve
     _save(fig, path, fmt)
     return fig
 

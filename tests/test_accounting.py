@@ -183,11 +183,12 @@ def test_gaussian_interop():
     for delta in (1e-5, 1e-8):
         t = both.get_epsilon_for_delta(delta)
         assert t >= ours.get_epsilon_for_delta(delta) and t >= gauss.get_epsilon_for_delta(delta)
-    r = acc.compose_rounds([(m, 10_000, 3)], delta=1e-6, extra_plds=[gauss], value_discretization_interval=d)
+    r = acc.compose_rounds([(m, 10_000, 3)], delta=1e-6, extra_plds=[gauss], value_discretization_interval=d,
+                           neighboring_relation="replace_one")
     r0 = acc.compose_rounds([(m, 10_000, 3)], delta=1e-6, value_discretization_interval=d)
     assert r.upper >= r0.upper and r.upper >= gauss.get_epsilon_for_delta(1e-6)
     with pytest.raises(ParameterError) as e:
-        acc.compose_rounds([(m, 10_000, 3)], delta=1e-6, extra_plds=[gauss])
+        acc.compose_rounds([(m, 10_000, 3)], delta=1e-6, extra_plds=[gauss], neighboring_relation="replace_one")
     assert e.value.parameter == "value_discretization_interval"
 
 

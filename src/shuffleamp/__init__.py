@@ -29,7 +29,7 @@ _EXPORTS = {
 #: Submodules reachable as attributes (``shuffleamp.baselines``) without an explicit import.
 _SUBMODULES = ("mechanisms", "gparv", "decomposition", "fft_engine", "exact", "exact_count", "compose", "bounds",
                "baselines", "planning", "accounting", "gradual", "config", "cli", "results", "errors", "personalized",
-               "plans")
+               "plans", "interop")
 
 __all__ = ["__version__", "epsilon", "delta", "BoundResult", "ShuffleampError", "ParameterError",
            "NotLDPError", "OutOfRegimeError", "ResourceLimitError", "joint", "parallel", "subsample",

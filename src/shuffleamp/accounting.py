@@ -135,7 +135,7 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 from scipy import stats
 
-from . import _validate
+from . import _extras, _validate
 from ._numerics import inverse_monotone
 from .bounds import LOWER_MODE, max_delta
 from .decomposition import dedupe
@@ -408,7 +408,7 @@ def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = N
     points, tail_delta = _grid_options(points, tail_delta)
     rnd = _Round.make(mechanism, n, tail_delta)
     d = _interval(value_discretization_interval, [rnd], points)
-    return _upper_pld(rnd, d, points)
+    return _extras.tag(_upper_pld(rnd, d, points))
 
 
 def _one_target(epsilon, delta):
@@ -627,7 +627,8 @@ def _compose_all(parts, extra=()):
 
 def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None = None, extra_plds=(),
                    value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS,
-                   tail_delta: float = DEFAULT_TAIL_DELTA, lower: bool = True) -> AccountingResult:
+                   tail_delta: float = DEFAULT_TAIL_DELTA, lower: bool = True,
+                   neighboring_relation=None) -> AccountingResult:
     r"""Certified total (ε or δ) over repeated shuffled rounds, composed by ``dp_accounting``.
 
     Each round type is exported by :func:`to_pld` (pessimistic), self-composed R times and
@@ -646,16 +647,25 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
         ``epsilon`` and ``delta``.
     delta : float, optional
         Target total δ in (0, 1): the answer is the total ε.
-    extra_plds : sequence of PrivacyLossDistribution
-        Further pessimistic replace-one ``dp_accounting`` PLDs (for example a Gaussian) the same
-        user takes part in; they need ``value_discretization_interval`` to be given, equal to
-        theirs.  They enter the upper bound only (ignoring them keeps the lower bound valid).
+    extra_plds : sequence of PrivacyLossDistribution or dp_accounting.DpEvent
+        Further mechanisms the same user takes part in, composed with the rounds; they need
+        ``value_discretization_interval`` (a PLD's must equal it).  A ``DpEvent`` (Gaussian,
+        randomized response, Poisson-subsampled Gaussian, ...; see
+        :class:`shuffleamp.interop.PLDAccountant`) is built under replace-one and enters the upper
+        bound with its pessimistic PLD and the lower bound with its optimistic one.  A PLD enters
+        the upper bound only (leaving it out keeps the lower bound valid) and must be a
+        pessimistic **replace-one** PLD: ``dp_accounting`` does not record the relation, so give
+        ``neighboring_relation`` (PLDs from :func:`to_pld` record it).
     value_discretization_interval : float, optional
         Common grid step; default the coarsest own scale of the round types (see :func:`to_pld`).
     points, tail_delta
         See :func:`to_pld`.
     lower : bool
         Compute the lower bound (default True); if False, ``lower`` is 0.
+    neighboring_relation : dp_accounting.NeighboringRelation or str, optional
+        The relation the PLDs in ``extra_plds`` were built under.  Only ``REPLACE_ONE``
+        (``"replace_one"``) is accepted: shuffle bounds, and so every number here, are for
+        replace-one neighbours.
 
     Returns
     -------
@@ -667,7 +677,9 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     ParameterError
         ``rounds`` malformed, R < 1 or not an integer (parameter ``'rounds'``), bad ``n``,
         ``delta`` outside (0, 1), ``epsilon`` < 0, both or neither target given, ``extra_plds``
-        without ``value_discretization_interval`` or with another interval.
+        without ``value_discretization_interval`` or with another interval; a PLD in
+        ``extra_plds`` whose relation is unknown, not replace-one, or differs from another's, or
+        an event that cannot be accounted under replace-one (parameter ``'extra_plds'``).
     ResourceLimitError
         The grid would be too large (parameter ``value_discretization_interval``).
 
@@ -679,18 +691,19 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     rounds = _validate_rounds(rounds)
     epsilon, delta = _one_target(epsilon, delta)
     points, tail_delta = _grid_options(points, tail_delta)
-    extra = list(extra_plds or ())
-    if extra and value_discretization_interval is None:
+    extras = _extras.Extras.check(extra_plds, neighboring_relation)
+    if extras and value_discretization_interval is None:
         raise ParameterError("value_discretization_interval",
                              "must be given with extra_plds (the interval they were built with)")
     rts = [_Round.make(m, n, tail_delta) for m, n, _ in rounds]
     d = _interval(value_discretization_interval, rts, points)
-    up_pld, _ = _compose_all([(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)], extra)
+    up_pld, _ = _compose_all([(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)],
+                             extras.upper_plds(d))
     if delta is not None:
         upper = float(up_pld.get_epsilon_for_delta(delta))
     else:
         upper = min(float(up_pld.get_delta_for_epsilon(epsilon)), 1.0)
-    lo, how, err = (_total_lower(rounds, d, epsilon, delta) if lower else (0.0, "none", 0.0))
+    lo, how, err = (_total_lower(rounds, d, epsilon, delta, extras) if lower else (0.0, "none", 0.0))
     notes = ("upper: certified single-round profile -> pessimistic connect-the-dots PLD -> dp_accounting "
              "composition (FFT round-off not charged)",
              f"lower: {how}; dp_accounting truncation {err:.3g} in delta subtracted")
@@ -700,8 +713,9 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
                             notes)
 
 
-def _total_lower(rounds, d, epsilon, delta):
-    """(lower value, lower_method, charged δ) of the total (module docstring, argument E)."""
+def _total_lower(rounds, d, epsilon, delta, extras=None):
+    """(lower value, lower_method, charged δ) of the total (module docstring, argument E); the
+    optimistic PLDs of ``extras`` given as events join the composition (:mod:`shuffleamp._extras`)."""
     from .bounds import delta as _delta_bound
     from .bounds import epsilon as _epsilon_bound
     single = 0.0
@@ -715,15 +729,21 @@ def _total_lower(rounds, d, epsilon, delta):
             return single, "single-round", 0.0
         parts.append((pld, R))
         labels.add(label)
-    total, calls = _compose_all(parts)
-    err = 2.0 * TAIL_MASS_TRUNCATION * calls
+    extra_pld, extra_err, left_out = extras.lower_part(d) if extras else (None, 0.0, ())
+    total, calls = _compose_all(parts, [extra_pld] if extra_pld is not None else ())
+    err = 2.0 * TAIL_MASS_TRUNCATION * (calls + (extra_pld is not None)) + extra_err
     if delta is not None:
         value = float(total.get_epsilon_for_delta(min(delta + err, 1.0)))
         value = 0.0 if not math.isfinite(value) else value
     else:
         value = max(float(total.get_delta_for_epsilon(epsilon)) - err, 0.0)
+    if extra_pld is not None:   # the extras alone bound the total too (composition never decreases it)
+        value = max(value, _extras.lower_epsilon(extra_pld, extra_err, delta) if delta is not None
+                    else _extras.lower_delta(extra_pld, extra_err, epsilon))
     how = ("concrete-pair (exact count)" if labels == {"concrete-pair (exact count)"}
            else "concrete-pair (count statistic)")
+    how += " + optimistic PLDs of the extra events" if extra_pld is not None else ""
+    how += f" ({len(left_out)} extra part(s) left out)" if left_out else ""
     if single > value:
         return single, "single-round", err
     return value, how, err

@@ -7,6 +7,7 @@ Examples
     shuffleamp epsilon --mechanism krr --k 10 --eps0 1.0 --n 1000000 --delta 1e-8 --json
     shuffleamp delta --mechanism rappor --d 128 --eps0 2 --n 1e6 --epsilon 0.5
     shuffleamp epsilon --mechanism matrix --matrix P.csv --n 10000 --delta 1e-6
+    shuffleamp epsilon --mechanism ksubset --param k=5 --param s=2 --eps0 1 --n 1e4 --delta 1e-6  # a plugin
     shuffleamp epsilon --mechanism joint --component krr:k=10:eps0=0.5 --component krr:k=10:eps0=0.5 \
         --n 1e5 --delta 1e-6
     shuffleamp epsilon --mechanism parallel --component 0.5:krr:k=10:eps0=1,0.5:blh:eps0=1 \
@@ -21,6 +22,10 @@ Examples
 Options
 -------
 Each subcommand accepts only the options it uses; any other option is a usage error naming it.
+``--param NAME=VALUE`` (repeatable) gives any parameter the mechanism declares (``Mechanism.param_specs``,
+including those of plugin mechanisms registered through the ``shuffleamp.mechanisms`` entry point),
+next to the named flags ``--k``, ``--d``, ``--matrix``; a required parameter left out is an error
+naming it. Numbers follow :func:`shuffleamp._validate.parse_number` (``1_000``, ``1e6``, ``inf``).
 A scalar option (``--n``, ``--eps0``, ...) takes one value and may be given once. The list options
 ``--component`` and ``--schedule`` take several values, repeated (``--component A --component B``)
 or comma-separated (``--component A,B``), in order.

@@ -541,7 +541,7 @@ def _summary(result, mech, args: argparse.Namespace) -> list[str]:
         used = result.evaluator_of("upper")
         used = sorted(set(used)) if isinstance(used, list) else [used]
         via = "" if used == [ev] else f" (the upper bound by: {', '.join(EVALUATOR_LABELS.get(u, u) for u in used)})"
-        err = result.delta_error
+        err = result.error
         err = max(err) if isinstance(err, list) else err
         err_text = f"< {TINY_DELTA:g}" if err is not None and err < TINY_DELTA else f"≤ {_num(err, 3, 'up')}"
         lines.append(f"  evaluator : {ev}{via}; certified δ error {err_text}, included in the bounds" if err is not None

@@ -408,7 +408,7 @@ def _run_point(p: Mapping, mech, target: str, rtol: float, errors: str) -> dict:
     if r.kind == "estimate":
         out[f"{q}_estimate"] = float(r.estimate)
     out["sound"] = bool(r.sound)
-    err = r.delta_error
+    err = r.error
     out["delta_error"] = None if err is None else float(err)
     out["error"] = None
     return out

@@ -233,3 +233,26 @@ def test_plan_rows_take_declared_fields_only():
         parse_plan([{k: v for k, v in row.items() if k != "k"}])
     assert "field 'k'" in str(e.value) and "required" in str(e.value)
     assert [r.name for r in parse_plan([dict(row, k=[3, 4])])] == ["x [k=3]", "x [k=4]"]
+
+
+def test_composed_mechanisms_declare_their_fields(capsys):
+    from shuffleamp.compose import COMPOSED_CLASSES
+    from shuffleamp.sweep import expand_grid
+
+    assert {n: [p.name for p in c.param_specs] for n, c in COMPOSED_CLASSES.items()} == {
+        "joint": ["components", "distances"], "parallel": ["components", "weights"], "subsample": ["components", "q"]}
+    assert not set(COMPOSED_CLASSES) & set(MECHANISMS)          # built by from_config, not by make()
+    q = COMPOSED_CLASSES["subsample"].param_specs[1]
+    assert q.required and q.describe().startswith("q: sampling probability")
+    # --param q=... is --q; a field a composed mechanism does not declare is an error naming it
+    base = ["epsilon", "--component", "krr:k=10:eps0=1", "--n", "1e4", "--delta", "1e-6", "--json"]
+    assert main(["epsilon", "--mechanism", "subsample", "--param", "q=0.1"] + base[1:]) == 0
+    a = json.loads(capsys.readouterr().out)["result"]["epsilon_upper"]
+    assert main(["epsilon", "--mechanism", "subsample", "--q", "0.1"] + base[1:]) == 0
+    assert json.loads(capsys.readouterr().out)["result"]["epsilon_upper"] == a
+    assert main(["epsilon", "--mechanism", "joint", "--param", "q=0.1"] + base[1:]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]["parameter"] == "q"
+    # in a sweep, q applies to the mechanisms that declare it
+    points, columns = expand_grid("subsample,krr", components=["krr:k=4:eps0=1"], k=4, q="0.1,0.2", eps0=1.0,
+                                  n=1000, delta=1e-6)
+    assert [p["_row"]["mechanism"] for p in points] == ["subsample", "subsample", "krr"]

@@ -565,6 +565,7 @@ PARAMETER_KINDS = {
     "real": "a real number",
     "text": "text",
     "matrix": "a matrix (array of rows, or the path of a CSV file)",
+    "list": "a list",
 }
 
 
@@ -580,8 +581,8 @@ class Parameter:
     ----------
     name : str
         Keyword of the mechanism's constructor (and of plans, ``--param``, sweeps).
-    kind : {"int", "real", "text", "matrix"}
-        What the value is.
+    kind : {"int", "real", "text", "matrix", "list"}
+        What the value is (``list``: the components, weights or distances of a composed mechanism).
     minimum, maximum : float, optional
         Range of an ``int`` or ``real`` value (inclusive unless ``open_minimum`` / ``open_maximum``).
     open_minimum, open_maximum : bool, default False

@@ -490,11 +490,14 @@ def _print(text: str = "") -> None:
 
 def _mechanism_label(args: argparse.Namespace) -> str:
     comps = getattr(args, "component", None)
+    given = _param_values(args)
     if comps:
-        q = f", q={_num(args.q)}" if getattr(args, "q", None) is not None else ""
+        q = getattr(args, "q", None)
+        q = given.get("q") if q is None else q
+        q = f", q={_num(q)}" if q is not None else ""
         return f"{args.mechanism} ({' + '.join(comps)}{q})"
     params = [f"{key}={_num(getattr(args, key))}" for key in ("k", "d", "matrix") if getattr(args, key, None) is not None]
-    params += list(getattr(args, "param", None) or [])
+    params += [f"{key}={_num(value)}" for key, value in given.items()]
     return f"{args.mechanism} ({', '.join(params)})" if params else args.mechanism
 
 
@@ -620,15 +623,20 @@ def _mechanism_from_args(args: argparse.Namespace):
     return mechanism_from_spec(spec)
 
 
-def _mechanism_declaration(name: str):
-    """The declared parameters of mechanism ``name`` ({name: Parameter}), or None for a composed one."""
+def _mechanism_declaration(name: str, *, composed: bool = False):
+    """The declared parameters of mechanism ``name`` ({name: Parameter}); for a composed one (joint,
+    parallel, subsample) its numeric fields when ``composed``, else None."""
     from .config import COMPOSED
     from .mechanisms import registry
 
+    if name in COMPOSED:
+        if not composed:
+            return None
+        from .compose import COMPOSED_CLASSES
+
+        return {p.name: p for p in COMPOSED_CLASSES[name].param_specs if p.numeric}
     cls = registry().get(name)
-    if cls is None or name in COMPOSED:
-        return None
-    return {p.name: p for p in cls.param_specs}
+    return None if cls is None else {p.name: p for p in cls.param_specs}
 
 
 def _param_values(args: argparse.Namespace) -> dict:
@@ -641,24 +649,17 @@ def _param_values(args: argparse.Namespace) -> dict:
     cached = getattr(args, "_param_values", None)
     if cached is not None:
         return cached
-    declared = _mechanism_declaration(args.mechanism)
+    declared = _mechanism_declaration(args.mechanism, composed=True) or {}
     out: dict[str, Any] = {}
     for item in items:
         key, _, text = item.partition("=")
         if key in out:
             raise ParameterError(key, f"given twice (--param {key}=...)")
-        if declared is None:
-            if key != "q":
-                raise ParameterError(key, f"not a parameter of mechanism {args.mechanism!r} (a composed mechanism "
-                                          "takes --component and, for subsample, q)")
-            from ._validate import parse_number
-
-            out[key] = parse_number(text, key)
-            continue
         spec = declared.get(key)
         if spec is None:
             raise ParameterError(key, f"not a parameter of mechanism {args.mechanism!r}; it declares: "
-                                      + "; ".join(p.describe() for p in declared.values()))
+                                      + ("; ".join(p.describe() for p in declared.values()) or "none (give "
+                                         "--component SPEC)"))
         out[key] = spec.parse(text)
     args._param_values = out
     return out

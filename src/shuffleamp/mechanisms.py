@@ -222,11 +222,19 @@ class Mechanism(abc.ABC):
     #: Whether instances are immutable after construction although not frozen dataclasses (the composed
     #: mechanisms), so the bounds code may cache their GPARV families on the instance.
     _families_cacheable: ClassVar[bool] = False
+    #: Composed mechanisms (:mod:`shuffleamp.compose`): their ``param_specs`` declare the data-level fields
+    #: (components, weights, q, ...) without ``eps0`` (derived from the components), and they are built
+    #: by :func:`shuffleamp.config.from_config`, not registered in :data:`MECHANISMS`.
+    _composed: ClassVar[bool] = False
     eps0: float
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         own = cls.__dict__
+        if cls._composed:
+            if "param_specs" in own:
+                cls.param_specs = tuple(own["param_specs"])
+            return
         if "param_specs" in own:
             specs = tuple(own["param_specs"])
             bad = [p for p in specs if not isinstance(p, Parameter)]

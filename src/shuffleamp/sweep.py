@@ -234,7 +234,9 @@ def _mechanism_class(name: str):
 def _accepted(name: str) -> tuple[str, ...]:
     """Parameters (other than eps0) that mechanism ``name`` takes."""
     if name in COMPOSED:
-        return ("components", "weights", "q", "distances")
+        from .compose import COMPOSED_CLASSES
+
+        return tuple(p.name for p in COMPOSED_CLASSES[name].param_specs)
     return tuple(_mechanism_class(name).parameters)
 
 

@@ -22,9 +22,9 @@ _EXPORTS = {
     "OutOfRegimeError": "errors", "ResourceLimitError": "errors",
     "joint": "compose", "parallel": "compose", "subsample": "compose",
     "to_pld": "accounting", "compose_rounds": "accounting", "max_rounds": "accounting",
-    "privacy_profile": "accounting", "AccountingResult": "accounting", "GradualRelease": "gradual",
+    "privacy_profile": "accounting", "AccountingResult": "results", "GradualRelease": "gradual",
     "sweep": "sweep", "plot": "plot", "plot_plan": "plot", "plan_max": "plans",
-    "population": "personalized", "Population": "personalized", "PopulationResult": "personalized",
+    "population": "personalized", "Population": "personalized", "PopulationResult": "results",
 }
 #: Submodules reachable as attributes (``shuffleamp.baselines``) without an explicit import.
 _SUBMODULES = ("mechanisms", "gparv", "decomposition", "fft_engine", "exact", "exact_count", "compose", "bounds",

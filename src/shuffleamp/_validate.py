@@ -484,3 +484,256 @@ def finite_result(name: str, value: float) -> float:
     if math.isnan(value) or value < 0 or math.isinf(value):
         raise ArithmeticError(f"internal error: {name} evaluated to {value!r}")
     return value
+
+
+# ---------------------------------------------------------------------------- numbers from text
+#: Words read as None by :func:`parse_number` where the parameter accepts None (``d`` of the asymptotic
+#: BLH / RAPPOR / OUE).
+NONE_WORDS = ("none", "null", "asymptotic")
+
+
+def parse_number(text, name: str, *, none: bool = False):
+    """Read one number from text: the one parser of the command line, plan component specs and sweeps.
+
+    Rules (the same everywhere):
+
+    * surrounding white space is ignored; an empty text is an error;
+    * an integer literal (``1000``, ``-3``, ``1_000_000``: underscores between digits, as in Python
+      and TOML) is returned as an ``int``;
+    * any other real literal (``0.5``, ``1e6``, ``1_000.5``, ``inf``, ``-Infinity``) is returned as a
+      ``float``; integral floats such as ``1e6`` are accepted wherever an integer is (the range
+      checks of this module decide, naming the parameter);
+    * ``nan`` is always an error (never a silent NaN);
+    * ``none``, ``null`` and ``asymptotic`` (any case) are None where ``none=True``, else an error.
+
+    Parameters
+    ----------
+    text : str
+        The user's text (one value, not a list).
+    name : str
+        The user-facing parameter name, used in the error message.
+    none : bool, default False
+        Whether the parameter accepts None (see :data:`NONE_WORDS`).
+
+    Returns
+    -------
+    int or float or None
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name``: not a string, empty, NaN, ``none`` where None is not accepted, or not a number.
+    """
+    if not isinstance(text, str):
+        raise ParameterError(name, f"expected text holding a number, got {type(text).__name__}")
+    t = text.strip()
+    if not t:
+        raise ParameterError(name, "empty value; expected a number")
+    low = t.lower()
+    if low in NONE_WORDS:
+        if none:
+            return None
+        raise ParameterError(name, f"expected a number, got {t!r} (only parameters with an asymptotic or "
+                                   "absent value accept none)")
+    try:
+        return int(t)
+    except ValueError:
+        pass
+    try:
+        x = float(t)
+    except ValueError:
+        raise ParameterError(name, f"expected a number, got {t!r}") from None
+    if math.isnan(x):
+        raise ParameterError(name, f"must be a finite number or inf, not NaN (got {t!r})")
+    return x
+
+
+# ---------------------------------------------------------------------------- parameter declarations
+class _Required:
+    """Sentinel default of a required :class:`Parameter`."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+#: Default of a :class:`Parameter` that must be given.
+REQUIRED = _Required()
+
+#: Kinds of :class:`Parameter` and what they hold.
+PARAMETER_KINDS = {
+    "int": "an integer",
+    "real": "a real number",
+    "text": "text",
+    "matrix": "a matrix (array of rows, or the path of a CSV file)",
+    "list": "a list",
+}
+
+
+class Parameter:
+    """Declaration of one constructor parameter of a mechanism: name, kind, range, unit, default, doc.
+
+    A mechanism class lists its parameters once (``Mechanism.param_specs``); the registry
+    (:func:`shuffleamp.mechanisms.make`), the command line (``--param NAME=VALUE``), plan files and
+    sweeps read the declaration: which names exist, how text is read (:meth:`parse`), the range
+    check (:meth:`check`), whether a value is required, and the help text (:meth:`describe`).
+
+    Parameters
+    ----------
+    name : str
+        Keyword of the mechanism's constructor (and of plans, ``--param``, sweeps).
+    kind : {"int", "real", "text", "matrix", "list"}
+        What the value is (``list``: the components, weights or distances of a composed mechanism).
+    minimum, maximum : float, optional
+        Range of an ``int`` or ``real`` value (inclusive unless ``open_minimum`` / ``open_maximum``).
+    open_minimum, open_maximum : bool, default False
+        Exclude the corresponding end.
+    unit : str, default ""
+        Unit of the value (``"nats"`` for ε0), for help texts.
+    default : object, default REQUIRED
+        The value used when the parameter is not given; :data:`REQUIRED` (the default) makes the
+        parameter required: leaving it out is an error naming it, never a silent default.
+        A default of None means "absent" (e.g. ``d=None``: the asymptotic bound) and lets the
+        parameter accept ``none`` from text.
+    doc : str, default ""
+        One line saying what the parameter is.
+    check_value : callable, optional
+        ``check_value(value, name) -> value``: the range check to use instead of the generic one
+        (e.g. :func:`mechanism_eps0`).
+
+    Examples
+    --------
+    >>> Parameter("k", "int", minimum=2, doc="number of categories").describe()
+    'k: number of categories (an integer >= 2; required)'
+    """
+
+    __slots__ = ("name", "kind", "minimum", "maximum", "open_minimum", "open_maximum", "unit", "default", "doc",
+                 "check_value")
+
+    def __init__(self, name: str, kind: str = "real", *, minimum=None, maximum=None, open_minimum: bool = False,
+                 open_maximum: bool = False, unit: str = "", default=REQUIRED, doc: str = "", check_value=None):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"Parameter name must be an identifier, got {name!r}")
+        if kind not in PARAMETER_KINDS:
+            raise ValueError(f"Parameter kind must be one of {sorted(PARAMETER_KINDS)}, got {kind!r}")
+        self.name, self.kind = name, kind
+        self.minimum, self.maximum = minimum, maximum
+        self.open_minimum, self.open_maximum = open_minimum, open_maximum
+        self.unit, self.default, self.doc = unit, default, doc
+        self.check_value = check_value
+
+    @property
+    def required(self) -> bool:
+        """True if the parameter has no default (leaving it out is an error)."""
+        return self.default is REQUIRED
+
+    @property
+    def numeric(self) -> bool:
+        """True for ``int`` and ``real`` parameters (these may be swept and listed in plans)."""
+        return self.kind in ("int", "real")
+
+    def _range_text(self) -> str:
+        lo, hi = self.minimum, self.maximum
+        if self.kind == "int" and hi is None and lo is not None:
+            return f" >= {lo:g}" if not self.open_minimum else f" > {lo:g}"
+        if lo is not None and hi is not None:
+            return f" in {'(' if self.open_minimum else '['}{lo:g}, {hi:g}{')' if self.open_maximum else ']'}"
+        if lo is not None:
+            return f" {'>' if self.open_minimum else '>='} {lo:g}"
+        if hi is not None:
+            return f" {'<' if self.open_maximum else '<='} {hi:g}"
+        return ""
+
+    @property
+    def what(self) -> str:
+        """The kind, range and unit in words, e.g. ``"an integer >= 2"``, ``"a real number in (0, 150] nats"``."""
+        return PARAMETER_KINDS[self.kind] + self._range_text() + (f" {self.unit}" if self.unit else "")
+
+    def describe(self) -> str:
+        """One-line help: ``name: doc (kind and range, unit; required or default)``.
+
+        Returns
+        -------
+        str
+        """
+        what = self.what
+        if self.required:
+            tail = "required"
+        elif self.default is None:
+            tail = "optional"
+        else:
+            tail = f"default {self.default!r}"
+        return f"{self.name}: {self.doc + ' ' if self.doc else ''}({what}; {tail})"
+
+    def parse(self, text):
+        """Read the parameter's value from text (the command line's ``--param``, component specs, sweeps).
+
+        Numbers follow :func:`parse_number`; ``text`` and ``matrix`` values (a CSV path) are kept as
+        the stripped text.
+
+        Parameters
+        ----------
+        text : str
+
+        Returns
+        -------
+        int or float or str or None
+
+        Raises
+        ------
+        ParameterError
+            Naming the parameter.
+        """
+        if self.numeric:
+            return parse_number(text, self.name, none=self.default is None)
+        if not isinstance(text, str) or not text.strip():
+            raise ParameterError(self.name, f"expected {PARAMETER_KINDS[self.kind]}, got {text!r}")
+        return text.strip()
+
+    def check(self, value):
+        """Check a value against the declaration (kind and range), naming the parameter.
+
+        Parameters
+        ----------
+        value : object
+            The value (already a number for numeric kinds; see :meth:`parse` for text).
+
+        Returns
+        -------
+        object
+            The value (an ``int`` for ``int`` parameters given as integral floats).
+
+        Raises
+        ------
+        ParameterError
+            Naming the parameter: None where the parameter has no None default, a string or a
+            boolean for a numeric kind, a value outside the range.
+        """
+        if value is None and self.default is None:
+            return None
+        if self.check_value is not None:
+            return self.check_value(value, self.name)
+        if self.kind == "int":
+            v = count(value, self.name, minimum=-MAX_COUNT if self.minimum is None else int(self.minimum))
+            if not isinstance(v, int):
+                raise ParameterError(self.name, "must be a scalar")
+            if self.maximum is not None and v > self.maximum:
+                raise ParameterError(self.name, f"must be an integer <= {self.maximum:g}, got {v}")
+            return v
+        if self.kind == "real":
+            v = real(self.name, value, lo=self.minimum, hi=self.maximum, lo_open=self.open_minimum,
+                     hi_open=self.open_maximum)
+            if not isinstance(v, float):
+                raise ParameterError(self.name, "must be a scalar")
+            return v
+        if value is None:
+            raise ParameterError(self.name, "required, got None")
+        return value
+
+    def __repr__(self) -> str:
+        return f"Parameter({self.describe()!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Parameter) and all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.kind))

@@ -142,6 +142,7 @@ from .decomposition import dedupe
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .exact import delta_exact_profile
 from .personalized import Population, group_profiles, score_pair_logpmf
+from .results import AccountingResult  # the result type lives in results (one home)
 
 #: Profile evaluations per side of the PLD grid (the grid may be finer; see :func:`to_pld`).
 DEFAULT_POINTS = 1000
@@ -518,76 +519,6 @@ def _population_lower_pld(pop, d: float):
 
 
 # ---------------------------------------------------------------------------- accountant
-@dataclass(frozen=True)
-class AccountingResult:
-    """Total privacy over composed shuffled rounds (from :func:`compose_rounds`).
-
-    Attributes
-    ----------
-    quantity : {"epsilon", "delta"}
-        What ``upper`` and ``lower`` are.
-    upper : float
-        Certified upper bound on the total ε (nats; ``inf`` if no finite ε fits) or δ.
-    lower : float
-        Certified lower bound on the total (see ``lower_method``); ``lower <= upper``.
-    epsilon, delta : float or None
-        The given target (the other one is the answer).
-    rounds : tuple of (dict, int, int)
-        ``(mechanism.describe(), n, R)`` per round type.
-    method : str
-        How ``upper`` was computed.
-    lower_method : str
-        ``"concrete-pair (exact count)"`` (binary randomized response: the exact pair),
-        ``"concrete-pair (count statistic)"`` (a post-processing of the Theorem-14 pair) or
-        ``"single-round"`` (the largest single-round certified lower bound; composition never
-        decreases the total).
-    value_discretization_interval : float
-        The common PLD grid step d (nats).
-    error : float
-        δ subtracted from the optimistic composition for ``dp_accounting``'s tail truncation
-        (2 t per ``self_compose``).
-    notes : tuple of str
-        What is certified and what is an estimate.
-    """
-
-    quantity: str
-    upper: float
-    lower: float
-    epsilon: float | None
-    delta: float | None
-    rounds: tuple
-    method: str
-    lower_method: str
-    value_discretization_interval: float
-    error: float
-    notes: tuple = ()
-
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict: ``<quantity>_upper`` / ``<quantity>_lower``, the target, the rounds.
-
-        Returns
-        -------
-        dict
-            Keys ``<quantity>_upper``, ``<quantity>_lower``, ``epsilon``/``delta`` (the given one),
-            ``rounds`` (list of ``{"mechanism", "n", "rounds"}``), ``method``, ``lower_method``,
-            ``value_discretization_interval``, ``error``, ``notes``.
-        """
-        q = self.quantity
-        given = "delta" if q == "epsilon" else "epsilon"
-        return {f"{q}_upper": float(self.upper), f"{q}_lower": float(self.lower),
-                given: getattr(self, given),
-                "rounds": [{"mechanism": m, "n": int(n), "rounds": int(R)} for m, n, R in self.rounds],
-                "method": self.method, "lower_method": self.lower_method,
-                "value_discretization_interval": float(self.value_discretization_interval),
-                "error": float(self.error), "notes": list(self.notes)}
-
-    def __repr__(self):
-        given = (f"delta={self.delta:g}" if self.quantity == "epsilon" else f"epsilon={self.epsilon:g}")
-        rs = ", ".join(f"{r[0].get('mechanism')}×{r[2]}" for r in self.rounds)
-        return (f"AccountingResult({self.quantity}: upper={self.upper:.6g}, lower={self.lower:.6g}, {given}, "
-                f"rounds=[{rs}], lower_method={self.lower_method!r})")
-
-
 def _validate_rounds(rounds) -> list:
     if isinstance(rounds, tuple) and len(rounds) == 3 and (hasattr(rounds[0], "upper_decompositions")
                                                           or _is_population(rounds[0])):

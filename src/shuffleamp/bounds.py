@@ -210,7 +210,7 @@ def max_delta(families, n: int, epsilon: float, mode: str = "spread", rtol: floa
         check_time("delta evaluation")
         ev, fallback = _evaluate(f, epsilon, n, mode, rtol, max_grid, evaluator)
         if info is None or ev.delta > best:
-            best, info = ev.delta, ev.as_dict()
+            best, info = ev.delta, ev.to_dict()
             info["pair"] = getattr(f, "label", "")
             info["delta_error"] = ev.charged
             if fallback:
@@ -1153,7 +1153,7 @@ def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
         if vals[i] > vals[j]:
             j = i
     ev = _exact._kernel_evaluation(float(U[j]), float(L[j]), int(St[j]), float(Th[j]), Nd[j], upper)
-    info = ev.as_dict()
+    info = ev.to_dict()
     info["pair"] = labels[j]
     info["delta_error"] = ev.charged
     return info

@@ -7,6 +7,7 @@ Examples
     shuffleamp epsilon --mechanism krr --k 10 --eps0 1.0 --n 1000000 --delta 1e-8 --json
     shuffleamp delta --mechanism rappor --d 128 --eps0 2 --n 1e6 --epsilon 0.5
     shuffleamp epsilon --mechanism matrix --matrix P.csv --n 10000 --delta 1e-6
+    shuffleamp epsilon --mechanism ksubset --param k=5 --param s=2 --eps0 1 --n 1e4 --delta 1e-6  # a plugin
     shuffleamp epsilon --mechanism joint --component krr:k=10:eps0=0.5 --component krr:k=10:eps0=0.5 \
         --n 1e5 --delta 1e-6
     shuffleamp epsilon --mechanism parallel --component 0.5:krr:k=10:eps0=1,0.5:blh:eps0=1 \
@@ -21,6 +22,10 @@ Examples
 Options
 -------
 Each subcommand accepts only the options it uses; any other option is a usage error naming it.
+``--param NAME=VALUE`` (repeatable) gives any parameter the mechanism declares (``Mechanism.param_specs``,
+including those of plugin mechanisms registered through the ``shuffleamp.mechanisms`` entry point),
+next to the named flags ``--k``, ``--d``, ``--matrix``; a required parameter left out is an error
+naming it. Numbers follow :func:`shuffleamp._validate.parse_number` (``1_000``, ``1e6``, ``inf``).
 A scalar option (``--n``, ``--eps0``, ...) takes one value and may be given once. The list options
 ``--component`` and ``--schedule`` take several values, repeated (``--component A --component B``)
 or comma-separated (``--component A,B``), in order.
@@ -44,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from typing import Any, Sequence
@@ -157,37 +163,46 @@ def _scalar_text(text: str) -> str:
     return text
 
 
+def _parsed(text: str) -> int | float:
+    """One number by :func:`shuffleamp._validate.parse_number` (the rules of plans and sweeps), as an
+    argparse type error (argparse names the option)."""
+    from ._validate import parse_number
+    from .errors import ParameterError
+
+    try:
+        return parse_number(text, "value")
+    except ParameterError as exc:
+        if text.strip().lower() == "nan":      # refused by the option's range check, naming the parameter
+            return math.nan
+        raise argparse.ArgumentTypeError(exc.detail) from None
+
+
 def _number(text: str) -> int | float:
-    """argparse type for counts: accepts ``1000000``, ``1_000_000`` and ``1e6``.
+    """argparse type for counts: accepts ``1000000``, ``1_000_000`` and ``1e6``
+    (:func:`shuffleamp._validate.parse_number`).
 
     Range and integrality are checked later by :mod:`shuffleamp._validate`.
     """
-    text = _scalar_text(text)
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    return _parsed(_scalar_text(text))
 
 
 def _real(text: str) -> float:
-    """argparse type for reals (NaN/inf are let through and rejected by validation, naming the parameter)."""
-    text = _scalar_text(text)
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a real number, got {text!r}") from None
+    """argparse type for reals (:func:`shuffleamp._validate.parse_number`; ``inf`` is let through and
+    rejected by validation where it is out of range, naming the parameter; NaN is refused here)."""
+    return float(_parsed(_scalar_text(text)))
 
 
 def _reals(text: str) -> list[float]:
     """argparse type of a list option of reals: comma-separated numbers (validated later)."""
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+    return [float(_parsed(x)) for x in text.split(",") if x.strip()]
+
+
+def _param_item(text: str) -> str:
+    """argparse type of ``--param NAME=VALUE`` (the value is read by the mechanism's declaration later)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not name.strip().isidentifier():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE (e.g. s=2), got {text!r}")
+    return f"{name.strip()}={value.strip()}"
 
 
 def _specs(text: str) -> list[str]:
@@ -210,8 +225,9 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = Fal
     simple mechanisms whose eps0 is a free parameter (no matrix, no composition). With ``population``
     (``epsilon`` and ``delta``) ``--mechanism population`` and ``--group`` are accepted too."""
     from .config import COMPOSED
-    from .mechanisms import MECHANISMS
+    from .mechanisms import registry
 
+    MECHANISMS = registry()
     g = p.add_argument_group("mechanism")
     if planning_eps0:
         g.add_argument("--mechanism", required=True, action=_Once, choices=tuple(m for m in MECHANISMS if m != "matrix"),
@@ -219,6 +235,7 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = Fal
         g.add_argument("--k", type=_number, action=_Once, help="number of categories (krr)")
         g.add_argument("--d", type=_number, action=_Once,
                        help="domain size (blh, rappor, oue, hr; omit for blh/rappor/oue = asymptotic bound)")
+        _add_param_arg(g, MECHANISMS)
         return
     g.add_argument("--mechanism", required=True, action=_Once,
                    choices=tuple(MECHANISMS) + COMPOSED + (("population",) if population else ()),
@@ -236,10 +253,29 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = Fal
                         "for joint and subsample (e.g. krr:k=10:eps0=0.5), WEIGHT:NAME:key=value:... for parallel "
                         "(e.g. 0.5:blh:eps0=1; weights sum to 1)")
     g.add_argument("--q", type=_real, action=_Once, help="sampling probability in (0, 1] (subsample)")
+    _add_param_arg(g, MECHANISMS)
     if population:
         g.add_argument("--group", action="append", metavar="COUNT:NAME:key=value...",
                        help="group of a population, repeatable: COUNT users running NAME (e.g. "
                             "60000000:krr:k=10:eps0=0.5); n is their total (--n may be omitted)")
+
+
+def _param_help(mechanisms: dict) -> str:
+    """The parameters every mechanism declares, for ``--param``'s help."""
+    parts = []
+    for name, cls in mechanisms.items():
+        own = [p.name for p in cls.param_specs if p.name != "eps0"]
+        if own:
+            parts.append(f"{name}: {', '.join(own)}")
+    return "; ".join(parts)
+
+
+def _add_param_arg(g, mechanisms: dict, *, values: bool = False) -> None:
+    """``--param NAME=VALUE`` (repeatable): any parameter the mechanism declares, named flags included."""
+    g.add_argument("--param", action="append", type=_param_item, metavar="NAME=VALUE" + ("S" if values else ""),
+                   help="a parameter the mechanism declares, repeatable (e.g. --param k=5 --param s=2)"
+                        + ("; VALUES as for the other grid options" if values else "")
+                        + "; declared: " + _param_help(mechanisms))
 
 
 def _add_common_args(p: argparse.ArgumentParser, methods: Sequence[str] | None = METHODS, *,
@@ -503,10 +539,14 @@ def _print(text: str = "") -> None:
 
 def _mechanism_label(args: argparse.Namespace) -> str:
     comps = getattr(args, "component", None)
+    given = _param_values(args)
     if comps:
-        q = f", q={_num(args.q)}" if getattr(args, "q", None) is not None else ""
+        q = getattr(args, "q", None)
+        q = given.get("q") if q is None else q
+        q = f", q={_num(q)}" if q is not None else ""
         return f"{args.mechanism} ({' + '.join(comps)}{q})"
     params = [f"{key}={_num(getattr(args, key))}" for key in ("k", "d", "matrix") if getattr(args, key, None) is not None]
+    params += [f"{key}={_num(value)}" for key, value in given.items()]
     return f"{args.mechanism} ({', '.join(params)})" if params else args.mechanism
 
 
@@ -553,7 +593,7 @@ def _summary(result, mech, args: argparse.Namespace) -> list[str]:
         used = result.evaluator_of("upper")
         used = sorted(set(used)) if isinstance(used, list) else [used]
         via = "" if used == [ev] else f" (the upper bound by: {', '.join(EVALUATOR_LABELS.get(u, u) for u in used)})"
-        err = result.delta_error
+        err = result.error
         err = max(err) if isinstance(err, list) else err
         err_text = f"< {TINY_DELTA:g}" if err is not None and err < TINY_DELTA else f"≤ {_num(err, 3, 'up')}"
         lines.append(f"  evaluator : {ev}{via}; certified δ error {err_text}, included in the bounds" if err is not None
@@ -612,18 +652,79 @@ def _mechanism_from_args(args: argparse.Namespace):
             raise ParameterError("eps0", "not used with --schedule (the schedule gives every eps0)")
         if getattr(args, "rounds", 1) != 1:
             raise ParameterError("rounds", "give either --rounds or --schedule, not both")
-        release = GradualRelease(k=args.k if args.k is not None else 2, schedule=schedule)  # k checked by make()
+        k = _param_values(args).get("k", args.k)
+        release = GradualRelease(k=k if k is not None else 2, schedule=schedule)  # k checked by make()
         args.eps0 = release.schedule[-1]
     spec: dict[str, Any] = {"mechanism": args.mechanism}
     for key in ("eps0", "k", "d", "matrix", "q"):
         if getattr(args, key, None) is not None:
             spec[key] = getattr(args, key)
+    for key, value in _param_values(args).items():
+        if key in spec:
+            raise ParameterError(key, f"given twice (--{key} and --param {key}=...)")
+        spec[key] = value
+    _require_declared(args.mechanism, spec)
     comps = getattr(args, "component", None)
     if comps is not None:
         spec["components"] = list(comps)
     if args.mechanism in COMPOSED and not comps:
         raise ParameterError("component", f"--mechanism {args.mechanism} needs at least one --component SPEC")
     return mechanism_from_spec(spec)
+
+
+def _mechanism_declaration(name: str, *, composed: bool = False):
+    """The declared parameters of mechanism ``name`` ({name: Parameter}); for a composed one (joint,
+    parallel, subsample) its numeric fields when ``composed``, else None."""
+    from .config import COMPOSED
+    from .mechanisms import registry
+
+    if name in COMPOSED:
+        if not composed:
+            return None
+        from .compose import COMPOSED_CLASSES
+
+        return {p.name: p for p in COMPOSED_CLASSES[name].param_specs if p.numeric}
+    cls = registry().get(name)
+    return None if cls is None else {p.name: p for p in cls.param_specs}
+
+
+def _param_values(args: argparse.Namespace) -> dict:
+    """``--param NAME=VALUE`` items read by the mechanism's declaration (:meth:`Parameter.parse`)."""
+    from .errors import ParameterError
+
+    items = getattr(args, "param", None) or []
+    if not items:
+        return {}
+    cached = getattr(args, "_param_values", None)
+    if cached is not None:
+        return cached
+    declared = _mechanism_declaration(args.mechanism, composed=True) or {}
+    out: dict[str, Any] = {}
+    for item in items:
+        key, _, text = item.partition("=")
+        if key in out:
+            raise ParameterError(key, f"given twice (--param {key}=...)")
+        spec = declared.get(key)
+        if spec is None:
+            raise ParameterError(key, f"not a parameter of mechanism {args.mechanism!r}; it declares: "
+                                      + ("; ".join(p.describe() for p in declared.values()) or "none (give "
+                                         "--component SPEC)"))
+        out[key] = spec.parse(text)
+    args._param_values = out
+    return out
+
+
+def _require_declared(mechanism: str, spec: dict) -> None:
+    """A required parameter left out is an error naming it and how to give it (never a silent default)."""
+    from .errors import ParameterError
+
+    declared = _mechanism_declaration(mechanism)
+    for p in (declared or {}).values():
+        if p.required and p.name not in spec:
+            flag = f"--{p.name} VALUE or --param {p.name}=VALUE" if p.name in ("eps0", "k", "d", "matrix") \
+                else f"--param {p.name}=VALUE"
+            raise ParameterError(p.name, f"required for mechanism {mechanism!r} ({p.doc + ': ' if p.doc else ''}"
+                                         f"{p.what}); give {flag}")
 
 
 def _cmd_planning(args: argparse.Namespace) -> int:
@@ -799,7 +900,7 @@ def _cmd_population(args: argparse.Namespace, pop) -> int:
 
     from .errors import ParameterError
 
-    for name in ("eps0", "k", "d", "matrix", "q", "schedule"):
+    for name in ("eps0", "k", "d", "matrix", "q", "schedule", "param"):
         if getattr(args, name, None) is not None:
             raise ParameterError(name, "is given per group (--group COUNT:NAME:key=value...), not for the population")
     if getattr(args, "component", None):
@@ -1014,6 +1115,9 @@ def _add_sweep_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--matrix", metavar="FILE.csv", help="CSV of the randomizer matrix (matrix)")
     g.add_argument("--component", action="append", metavar="SPEC",
                    help="component of a composed mechanism, as for 'shuffleamp epsilon'")
+    from .mechanisms import registry
+
+    _add_param_arg(g, registry(), values=True)
     g.add_argument("--n", action="append", required=True, metavar="VALUES", help="number of users, e.g. 1e3:1e8:log:20")
     x = g.add_mutually_exclusive_group(required=True)
     x.add_argument("--delta", action="append", metavar="VALUES", help="target delta in (0, 1): compute epsilon")
@@ -1082,6 +1186,14 @@ def _sweep_kwargs(args: argparse.Namespace) -> dict:
         v = joined(name)
         if v is not None:
             kw[name] = v
+    for item in getattr(args, "param", None) or []:       # --param NAME=VALUES: any declared parameter
+        name, _, values = item.partition("=")
+        if name in ("mechanism", "n", "delta", "epsilon", "method", "evaluator", "matrix", "components"):
+            raise ParameterError(name, f"give --{name}, not --param {name}=...")
+        if name in kw and name not in getattr(args, "_param_names", ()):
+            raise ParameterError(name, f"given twice (--{name} and --param {name}=...)")
+        kw[name] = values if name not in kw else kw[name] + "," + values
+        args._param_names = getattr(args, "_param_names", ()) + (name,)
     if args.matrix is not None:
         kw["matrix"] = args.matrix
     if args.component:

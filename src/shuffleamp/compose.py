@@ -129,10 +129,11 @@ from ._registry import COMPOSED
 from .errors import ComponentError, ParameterError, ResourceLimitError
 from .decomposition import (Decomposition, dedupe, law_key,
                             mixture, primary_decomposition, product_decomposition)
+from ._validate import Parameter
 from .mechanisms import MAX_MATRIX_ENTRIES, MatrixMechanism, Mechanism
 
 __all__ = ["joint", "parallel", "subsample", "Joint", "Parallel", "Subsample", "Silent",
-           "COMPOSED", "MAX_CASES", "MAX_LOWER_CASES"]
+           "COMPOSED", "COMPOSED_CLASSES", "MAX_CASES", "MAX_LOWER_CASES"]
 
 #: Largest number of cases (Hamming patterns x pair types, or component combinations) enumerated.
 MAX_CASES = 4096
@@ -339,6 +340,10 @@ def _fmt_set(idx) -> str:
     return "{" + ",".join(str(i + 1) for i in idx) + "}"
 
 
+#: The components of a composed mechanism (tables, mechanisms, or ``[WEIGHT:]NAME:key=value`` specs).
+_COMPONENTS = Parameter("components", "list", doc="component mechanisms")
+
+
 class Joint(Mechanism):
     r"""Joint composition :math:`R^\times(x^1..x^m) = (R_1(x^1), \dots, R_m(x^m))` ([SCW] §4.5).
 
@@ -359,6 +364,11 @@ class Joint(Mechanism):
     name = "joint"
     _families_cacheable = True
     eps0_is_parameter = False
+    _composed = True
+    #: The fields of a joint composition in plans, specifications and sweeps.
+    param_specs = (_COMPONENTS,
+                   Parameter("distances", "list", default=None,
+                             doc="Hamming distances between neighbouring tuples to consider (default: all)"))
 
     def __init__(self, components: Sequence[Mechanism], distances=None):
         comps = tuple(_check_mechanism(i, m) for i, m in enumerate(components, start=1))
@@ -704,6 +714,11 @@ class Parallel(Mechanism):
     name = "parallel"
     _families_cacheable = True
     eps0_is_parameter = False
+    _composed = True
+    #: The fields of a parallel composition in plans, specifications and sweeps.
+    param_specs = (_COMPONENTS,
+                   Parameter("weights", "list", default=None,
+                             doc="mixture weights summing to 1 (or a weight in each component)"))
 
     def __init__(self, weighted: Sequence[tuple[float, Mechanism]]):
         try:
@@ -953,6 +968,10 @@ class Subsample(Parallel):
     """
 
     name = "subsample"
+    #: The fields of Poisson subsampling in plans, specifications and sweeps.
+    param_specs = (_COMPONENTS,
+                   Parameter("q", "real", minimum=0.0, maximum=1.0, open_minimum=True,
+                             doc="sampling probability (exactly one component)"))
 
     def __init__(self, mechanism: Mechanism, q: float):
         q = _validate.real("q", q, lo=0.0, hi=1.0, lo_open=True)
@@ -1000,3 +1019,7 @@ def subsample(mechanism: Mechanism, q: float) -> Subsample:
         ``'q'`` outside (0, 1] or NaN; :class:`ComponentError` if ``mechanism`` is not a mechanism.
     """
     return Subsample(mechanism, q)
+
+
+#: The composed mechanism classes by their ``mechanism=`` name (their ``param_specs`` declare the fields).
+COMPOSED_CLASSES: dict[str, type] = {"joint": Joint, "parallel": Parallel, "subsample": Subsample}

@@ -13,7 +13,7 @@ A plan is a TOML (read with :mod:`tomllib`) or JSON document holding an array of
     [[collection]]
     name = "emoji usage"
     mechanism = "krr"       # krr, blh, rappor, oue, hr, laplace, matrix
-    k = 10                  # mechanism parameters: k, d, matrix (as the mechanism needs)
+    k = 10                  # the parameters the mechanism declares: k, d, matrix, or a plugin's own
     eps0 = 4.0              # local ε0 of the randomizer, in nats
     n = 1_000_000           # number of users whose reports are shuffled together
     delta = 1e-8            # target δ of the central guarantee
@@ -21,7 +21,12 @@ A plan is a TOML (read with :mod:`tomllib`) or JSON document holding an array of
 
 A JSON plan is either ``{"collection": [ {...}, ... ]}`` or a bare list of row objects.
 
-``eps0``, ``n``, ``delta``, ``k``, ``d``, ``q`` and ``rounds`` may be lists: the row then stands for
+The fields a mechanism takes are the parameters it declares (``Mechanism.param_specs``): a mechanism
+registered by a plugin (entry-point group ``shuffleamp.mechanisms``) takes its own fields in plans
+too (e.g. ``mechanism = "ksubset"``, ``k = 5``, ``s = 2``); a required one left out is an error naming it.
+
+``eps0``, ``n``, ``delta``, ``k``, ``d``, ``q``, ``rounds`` and the other numeric parameters a mechanism
+declares may be lists: the row then stands for
 every combination (a product, the last field varying fastest), one collection each, named after
 the row and its values, e.g. ``eps0 = [1, 2, 4]`` and ``n = [1000, 1_000_000]`` give six
 collections ``"emoji usage [eps0=1, n=1000]"``, ..., ``"emoji usage [eps0=4, n=1000000]"``.
@@ -153,6 +158,9 @@ class Collection:
     groups : tuple of dict or None
         ``mechanism = "population"`` only: the group tables, each with its ``count`` (resolved from
         ``fraction`` at load time) and mechanism fields.
+    other_params : tuple of (str, object)
+        The row's values of the other parameters its mechanism declares (``Mechanism.param_specs``,
+        e.g. ``s`` of a plugin's k-subset mechanism), checked against the declaration.
     """
 
     row: int
@@ -171,6 +179,7 @@ class Collection:
     rounds: int = 1
     schedule: tuple[float, ...] | None = None
     groups: tuple | None = None
+    other_params: tuple = ()
 
     def params(self) -> dict[str, Any]:
         """Mechanism parameters that were given, in a stable order.
@@ -178,9 +187,12 @@ class Collection:
         Returns
         -------
         dict
-            Subset of ``k``, ``d``, ``matrix`` (the inline matrix as a tuple of rows).
+            Subset of ``k``, ``d``, ``matrix`` (the inline matrix as a tuple of rows), then the other
+            parameters the mechanism declares (``other_params``), in the row's order.
         """
-        return {key: getattr(self, key) for key in _MECH_PARAMS if getattr(self, key) is not None}
+        out = {key: getattr(self, key) for key in _MECH_PARAMS if getattr(self, key) is not None}
+        out.update(self.other_params)
+        return out
 
     def describe_mechanism(self) -> str:
         """Short human-readable mechanism label, e.g. ``"rappor (d=128)"``.
@@ -314,8 +326,9 @@ def mechanism_from_spec(spec: Mapping):
         Unknown mechanism, a parameter the mechanism does not take (named), or a bad value;
         :class:`~shuffleamp.errors.ComponentError` naming the component and field.
     """
-    from .mechanisms import MECHANISMS, make
+    from .mechanisms import make, registry
 
+    MECHANISMS = registry()
     if not isinstance(spec, Mapping):
         raise ParameterError("mechanism", f"must be a table of fields, got {type(spec).__name__}")
     params = dict(spec)
@@ -346,18 +359,29 @@ def mechanism_from_spec(spec: Mapping):
     return make(key, **params)
 
 
-def _spec_value(text: str):
-    t = text.strip()
-    if t.lower() in ("none", "null", "inf", "asymptotic"):
-        return None
+def _declaration(mechanism: Any) -> dict:
+    """``{name: Parameter}`` declared by the registered mechanism ``mechanism`` (empty if unknown or composed)."""
+    from .mechanisms import registry
+
+    if not isinstance(mechanism, str):
+        return {}
+    cls = registry().get(mechanism.strip().lower())
+    return {} if cls is None else {p.name: p for p in cls.param_specs}
+
+
+def _spec_value(text: str, name: str, declared: Mapping | None = None):
+    """A ``key=value`` value of a component spec: read by the mechanism's declaration when it declares
+    ``name`` (:meth:`~shuffleamp._validate.Parameter.parse`), else by
+    :func:`~shuffleamp._validate.parse_number` (``none`` is None), text that is no number kept as text."""
+    decl = (declared or {}).get(name)
+    if decl is not None:
+        return decl.parse(text)
     try:
-        return int(t)
-    except ValueError:
-        pass
-    try:
-        return float(t)
-    except ValueError:
-        return t
+        return _validate.parse_number(text, name, none=True)
+    except ParameterError as exc:
+        if "expected a number" in exc.reason:
+            return text.strip()
+        raise
 
 
 def _spec_dict(text: str, index: int, *, weighted: bool = False) -> dict:
@@ -374,13 +398,17 @@ def _spec_dict(text: str, index: int, *, weighted: bool = False) -> dict:
                                                   "(parallel components are WEIGHT:NAME:key=value...)") from None
         parts = parts[1:]
     out["mechanism"] = parts[0]
+    declared = _declaration(parts[0])
     for p in parts[1:]:
         if not p:
             continue
         if "=" not in p:
             raise ComponentError(index, "spec", f"expected key=value, got {p!r}")
         k, v = p.split("=", 1)
-        out[k.strip()] = _spec_value(v)
+        try:
+            out[k.strip()] = _spec_value(v, k.strip(), declared)
+        except ParameterError as exc:
+            raise ComponentError.wrap(index, exc) from exc
     return out
 
 
@@ -500,7 +528,10 @@ def population_from_specs(specs, *, field: str = "--group"):
         parts = [p.strip() for p in str(text).split(":")]
         if len(parts) < 2 or not parts[1]:
             raise ParameterError(field, f"group {i}: expected COUNT:NAME[:key=value...], got {text!r}")
-        count = _spec_value(parts[0])
+        try:
+            count = _validate.parse_number(parts[0], "count")
+        except ParameterError:
+            count = None
         if isinstance(count, float) and count.is_integer():
             count = int(count)
         if not isinstance(count, int) or count < 1:
@@ -733,9 +764,11 @@ def _parse_row(entry: Any, row: int, base: Path | None, default_delta: float | N
     name = raw_name if isinstance(raw_name, str) and raw_name.strip() else None
     ctx = {"row": row, "name": name}
 
-    unknown = [key for key in entry if key not in _KNOWN]
+    declared = _declaration(entry.get("mechanism"))
+    unknown = [key for key in entry if key not in _KNOWN and key not in declared]
     if unknown:
-        raise PlanError(f"unknown field (allowed: {', '.join(_KNOWN)})", field=str(unknown[0]), **ctx)
+        own = [p for p in declared if p not in _KNOWN]
+        raise PlanError(f"unknown field (allowed: {', '.join((*_KNOWN, *own))})", field=str(unknown[0]), **ctx)
     if isinstance(entry.get("mechanism"), str) and entry["mechanism"].strip().lower() == "population":
         if name is None:
             raise PlanError(f"must be a non-empty string, got {raw_name!r}", field="name", **ctx)
@@ -752,8 +785,9 @@ def _parse_row(entry: Any, row: int, base: Path | None, default_delta: float | N
     mech = entry["mechanism"]
     if not isinstance(mech, str):
         raise PlanError(f"must be a string, got {mech!r}", field="mechanism", **ctx)
-    from .mechanisms import MECHANISMS
+    from .mechanisms import registry
 
+    MECHANISMS = registry()
     mech = mech.strip().lower()
     _checked(_validate.choice, mech, field="mechanism", options=tuple(MECHANISMS) + COMPOSED + ("population",), **ctx)
     if mech in COMPOSED:
@@ -795,12 +829,22 @@ def _parse_row(entry: Any, row: int, base: Path | None, default_delta: float | N
             raise PlanError(f"must be a CSV path or an array of rows, got {type(m).__name__}", field="matrix",
                             **ctx)
 
+    other = []                     # the other parameters the mechanism declares, checked by the declaration
+    for key, decl in declared.items():
+        if key in _KNOWN or key not in entry:
+            continue
+        value = entry[key]
+        if decl.numeric:
+            value = _number(value, field=key, **ctx)
+        other.append((key, _checked(lambda v, f, decl=decl: decl.check(v), value, field=key, **ctx)))
+
     comment = entry.get("comment", "")
     if not isinstance(comment, str):
         raise PlanError(f"must be a string, got {comment!r}", field="comment", **ctx)
 
     return Collection(row=row, name=name, mechanism=mech, eps0=eps0, n=n, delta=delta,
-                      k=k, d=d, matrix=matrix, comment=comment.strip(), rounds=rounds, schedule=schedule)
+                      k=k, d=d, matrix=matrix, comment=comment.strip(), rounds=rounds, schedule=schedule,
+                      other_params=tuple(other))
 
 
 def _parse_population_row(entry: Mapping, row: int, name: str, ctx: dict,
@@ -958,12 +1002,19 @@ def _value_text(v) -> str:
     return format(v, "g") if isinstance(v, float) else str(v)
 
 
+def _list_fields(entry: Mapping) -> tuple[str, ...]:
+    """The fields of a row that may hold a list: :data:`_LIST_FIELDS` and every other numeric parameter
+    its mechanism declares."""
+    own = [p.name for p in _declaration(entry.get("mechanism")).values() if p.numeric and p.name not in _LIST_FIELDS]
+    return (*_LIST_FIELDS, *own)
+
+
 def _row_variants(entry: Any, row: int) -> list[tuple[dict, Any]]:
     """``[(values, entry)]``: one entry per combination of the row's list-valued fields (product, in field
     order, the last varying fastest); ``values`` maps each list field to its value in that entry."""
     if not isinstance(entry, Mapping):
         return [({}, entry)]
-    axes = [(f, entry[f]) for f in _LIST_FIELDS if isinstance(entry.get(f), list)]
+    axes = [(f, entry[f]) for f in _list_fields(entry) if isinstance(entry.get(f), list)]
     if not axes:
         return [({}, entry)]
     raw_name = entry.get("name")
@@ -989,7 +1040,7 @@ def _scenario_count(variants: Sequence[list], entries: Sequence, max_scenarios: 
     for i, (var, entry) in enumerate(zip(variants, entries), start=1):
         if len(var) > 1:
             name = entry.get("name") if isinstance(entry, Mapping) else None
-            keys += [(i, name, f, len(entry[f])) for f in _LIST_FIELDS if isinstance(entry.get(f), list)]
+            keys += [(i, name, f, len(entry[f])) for f in _list_fields(entry) if isinstance(entry.get(f), list)]
     row, name, field, _ = keys[0]
     listed = " x ".join(f"{nm or f'row {r}'}.{f} ({k} values)" for r, nm, f, k in keys)
     raise PlanError(f"the list-valued fields {listed} expand into {count} scenarios, more than the limit of "

@@ -95,6 +95,7 @@ import numpy as np
 from . import _validate, fft_engine
 from ._ext import count as _kern
 from .errors import ParameterError, ResourceLimitError
+from .results import ExactCountResult  # the result type lives in results (one home)
 
 __all__ = ["CountPMFs", "ExactCountResult", "count_pmfs", "delta_binary_rr", "epsilon_binary_rr",
            "binary_rr_eps0", "projection_pair_bounds", "profile_binary_rr", "DEFAULT_BOUNDS_PAIRS",
@@ -537,58 +538,6 @@ def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: fl
 
 
 # --------------------------------------------------------------------------- public API
-@dataclass(frozen=True)
-class ExactCountResult:
-    """Result of :func:`delta_binary_rr` / :func:`epsilon_binary_rr`.
-
-    Attributes
-    ----------
-    quantity : {"delta", "epsilon"}
-        What ``upper`` and ``lower`` are.
-    upper, lower : float or ndarray of float64
-        Certified bounds on the exact worst-case value over all neighbouring datasets
-        (ε in nats or δ).
-    error : float or ndarray of float64
-        ``upper - lower``: how far the exact value can be from either.
-    worst_m : int or ndarray of int64
-        The ``m`` (ones among users 2..n, ordering "user 1 holds 0 vs 1") whose exact value gave
-        ``lower``; ``m`` in the reverse ordering is the dataset ``n - 1 - m``.
-    converged : bool or ndarray of bool
-        True when the search over m is complete (tolerance met, or the worst block is a single
-        m, so that only the numerical bands of that pair remain); False when it stopped on its
-        pair budget, in which case ``error`` is dominated by unresolved blocks of m.
-    eps0, n, epsilon, delta
-        The inputs (the quantity asked for is None).
-    settings : dict
-        Tail mass, tolerance, pair budget, pairs evaluated, time (s), and ``worst_pair_upper``: the
-        certified upper of the dataset ``worst_m`` alone (``lower`` is its certified lower; the gap is
-        that pair's numerical band).
-    method : str
-        ``"exact-count"``: the count law of every neighbouring dataset pair, worst case by the certified
-        search over datasets.
-    """
-
-    quantity: str
-    upper: Any
-    lower: Any
-    error: Any
-    worst_m: Any
-    converged: Any
-    eps0: float
-    n: Any
-    epsilon: Any = None
-    delta: Any = None
-    settings: dict = field(default_factory=dict)
-    method: str = "exact-count"
-
-    def __repr__(self) -> str:
-        def fmt(v):
-            return f"{v:.10g}" if np.ndim(v) == 0 else f"array(shape={np.shape(v)})"
-        given = f"delta={fmt(self.delta)}" if self.quantity == "epsilon" else f"epsilon={fmt(self.epsilon)}"
-        return (f"ExactCountResult({self.quantity}: upper={fmt(self.upper)}, lower={fmt(self.lower)}, "
-                f"error={fmt(self.error)}, method={self.method!r}, eps0={self.eps0:g}, n={fmt(self.n)}, {given})")
-
-
 def _run(eps0, n, x, want_eps, rtol, atol, max_pairs, name):
     eps0 = _check_eps0(float(_validate.eps0(eps0)))
     n_arr = np.asarray(_validate.count(n, "n"))

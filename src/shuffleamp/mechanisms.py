@@ -50,6 +50,8 @@ import hashlib
 import itertools
 import math
 import os
+import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Hashable, Mapping
 
@@ -57,6 +59,7 @@ import numpy as np
 
 from . import _validate
 from ._numerics import check_time, check_work
+from ._validate import REQUIRED, Parameter
 from .decomposition import (RATIO_RTOL, Decomposition, PackedFamilies, law_keys, merge_rows, primary_decomposition,
                             ratio_keys, small_decomposition)
 from .errors import ParameterError, ResourceLimitError
@@ -64,7 +67,8 @@ from .gparv import ContinuousPart, Gparv
 
 __all__ = [
     "Mechanism", "KRR", "BLH", "RAPPOR", "OUE", "HadamardResponse", "Laplace",
-    "MatrixMechanism", "MECHANISMS", "make", "LaplaceFamily", "laplace_upper_gparv",
+    "MatrixMechanism", "MECHANISMS", "make", "registry", "Parameter", "REQUIRED", "EPS0", "ENTRY_POINT_GROUP",
+    "LaplaceFamily", "laplace_upper_gparv",
     "laplace_lower_gparv", "inv_sqrt_mgf", "inv_sqrt_mgf_scaled",
     "MAX_MATRIX_ENTRIES", "MAX_BIT_DOMAIN", "EPS0_MAX",
 ]
@@ -95,8 +99,16 @@ MATRIX_BATCH_ENTRIES = 2 ** 18
 
 _FORMS = ("simplified", "primary", "asymptotic")
 
-#: Registry: name -> mechanism class (filled by :meth:`Mechanism.__init_subclass__`).
+#: Registry: name -> mechanism class (filled by :meth:`Mechanism.__init_subclass__`; mechanisms of
+#: installed plugins are added by :func:`registry`).
 MECHANISMS: dict[str, type] = {}
+#: Entry-point group through which installed packages register mechanism classes (see :func:`registry`).
+ENTRY_POINT_GROUP = "shuffleamp.mechanisms"
+
+#: The local privacy level ε0 every mechanism takes (declared once here; prepended to each class's
+#: ``param_specs`` unless the class declares its own ``eps0`` entry, as the matrix mechanism does).
+EPS0 = Parameter("eps0", "real", minimum=0.0, maximum=_validate.EPS0_MAX, open_minimum=True, unit="nats",
+                 doc="local privacy level of the randomizer", check_value=_validate.mechanism_eps0)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -158,6 +170,15 @@ def _bit_lower(E: float, pi0, pi1, pi2, same: bool, label: str) -> Decomposition
     return small_decomposition(a, b, c, 0.0, label=label, simplify=True)
 
 
+def _unchecked(value, name):
+    return value
+
+
+def _with_default(p: Parameter, default) -> Parameter:
+    return Parameter(p.name, p.kind, minimum=p.minimum, maximum=p.maximum, open_minimum=p.open_minimum,
+                     open_maximum=p.open_maximum, unit=p.unit, default=default, doc=p.doc, check_value=p.check_value)
+
+
 # ---------------------------------------------------------------------------- base class
 class Mechanism(abc.ABC):
     r"""Abstract local randomizer :math:`R: \mathbb X \to \mathbb Y` satisfying pure :math:`\varepsilon_0`-LDP.
@@ -166,8 +187,11 @@ class Mechanism(abc.ABC):
     construction (through :mod:`shuffleamp._validate`) and raise
     :class:`~shuffleamp.errors.ParameterError` naming the offending field.
 
-    A subclass that defines both ``name`` and ``parameters`` in its class body registers itself
-    in :data:`MECHANISMS` (so :func:`make`, the CLI and plan files can build it).
+    A subclass declares its constructor parameters once, as :class:`~shuffleamp._validate.Parameter`
+    records in ``param_specs`` (name, kind, range, unit, default or required, doc); :func:`make`, the
+    command line (``--param NAME=VALUE``), plan files and sweeps read that declaration. A subclass that
+    defines ``name`` and ``param_specs`` (or the names-only ``parameters``) in its class body registers
+    itself in :data:`MECHANISMS`.
 
     Attributes
     ----------
@@ -175,11 +199,15 @@ class Mechanism(abc.ABC):
         Registry name (class variable): ``"krr"``, ``"blh"``, ``"rappor"``, ``"oue"``,
         ``"hr"``, ``"laplace"`` or ``"matrix"`` (composed: ``"joint"``, ``"parallel"``,
         ``"subsample"``, ``"silent"``).
+    param_specs : tuple of Parameter
+        Declaration of every constructor parameter, ``eps0`` included (class variable; a class lists
+        its own parameters and :data:`EPS0` is prepended).
     parameters : tuple of str
-        Constructor parameters other than ``eps0`` (class variable), e.g. ``("k",)``.
+        Constructor parameters other than ``eps0`` (class variable, derived from ``param_specs``),
+        e.g. ``("k",)``.
     defaults : mapping
-        Optional constructor parameters and their defaults (class variable), e.g. ``{"d": None}``;
-        may contain ``"eps0"`` (matrix mechanisms).
+        Optional constructor parameters and their defaults (class variable, derived from
+        ``param_specs``), e.g. ``{"d": None}``; may contain ``"eps0"`` (matrix mechanisms).
     eps0_is_parameter : bool
         Whether ε0 is a free parameter that :meth:`with_eps0` may change (class variable).
     eps0 : float
@@ -187,17 +215,53 @@ class Mechanism(abc.ABC):
     """
 
     name: ClassVar[str] = ""
+    param_specs: ClassVar[tuple[Parameter, ...]] = (EPS0,)
     parameters: ClassVar[tuple[str, ...]] = ()
     defaults: ClassVar[Mapping[str, Any]] = {}
     eps0_is_parameter: ClassVar[bool] = True
     #: Whether instances are immutable after construction although not frozen dataclasses (the composed
     #: mechanisms), so the bounds code may cache their GPARV families on the instance.
     _families_cacheable: ClassVar[bool] = False
+    #: Composed mechanisms (:mod:`shuffleamp.compose`): their ``param_specs`` declare the data-level fields
+    #: (components, weights, q, ...) without ``eps0`` (derived from the components), and they are built
+    #: by :func:`shuffleamp.config.from_config`, not registered in :data:`MECHANISMS`.
+    _composed: ClassVar[bool] = False
     eps0: float
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if "name" in cls.__dict__ and "parameters" in cls.__dict__ and cls.name:
+        own = cls.__dict__
+        if cls._composed:
+            if "param_specs" in own:
+                cls.param_specs = tuple(own["param_specs"])
+            return
+        if "param_specs" in own:
+            specs = tuple(own["param_specs"])
+            bad = [p for p in specs if not isinstance(p, Parameter)]
+            if bad:
+                raise TypeError(f"{cls.__name__}.param_specs must hold Parameter records, got {bad[0]!r}")
+            if not any(p.name == "eps0" for p in specs):
+                specs = (EPS0,) + specs
+            names = [p.name for p in specs]
+            if len(set(names)) != len(names):
+                raise TypeError(f"{cls.__name__}.param_specs declares a parameter twice: {names}")
+            cls.param_specs = specs
+            if "parameters" not in own:
+                cls.parameters = tuple(p.name for p in specs if p.name != "eps0")
+            if "defaults" not in own:
+                cls.defaults = {p.name: p.default for p in specs if not p.required}
+        elif "parameters" in own:
+            # the names-only form: each parameter is checked by the class itself
+            defaults = dict(cls.defaults)
+            eps0 = EPS0 if "eps0" not in defaults else _with_default(EPS0, defaults["eps0"])
+            cls.param_specs = (eps0,) + tuple(
+                Parameter(p, "real", default=defaults.get(p, REQUIRED), check_value=_unchecked)
+                for p in cls.parameters)
+        if "name" in own and ("parameters" in own or "param_specs" in own) and cls.name:
+            known = MECHANISMS.get(cls.name)
+            if (known is not None and known.__module__.startswith("shuffleamp.")
+                    and not cls.__module__.startswith("shuffleamp.")):
+                raise TypeError(f"mechanism name {cls.name!r} is taken by the built-in {known.__qualname__}")
             MECHANISMS[cls.name] = cls
 
     @classmethod
@@ -449,7 +513,8 @@ class KRR(_PQRMechanism):
     eps0: float
     k: int
     name: ClassVar[str] = "krr"
-    parameters: ClassVar[tuple[str, ...]] = ("k",)
+    param_specs: ClassVar[tuple[Parameter, ...]] = (
+        Parameter("k", "int", minimum=2, doc="number of categories"),)
 
     def __post_init__(self):
         object.__setattr__(self, "eps0", _eps0(self.eps0))
@@ -551,6 +616,11 @@ class KRR(_PQRMechanism):
 
 
 # ---------------------------------------------------------------------------- bit mechanisms
+#: ``d`` of BLH / RAPPOR / OUE: a finite domain, or None (``none``) for the d → ∞ limit.
+_D_BIT = Parameter("d", "int", minimum=2, default=None,
+                   doc="domain size; none = the d -> infinity limit (asymptotic bound)")
+
+
 class _BitMechanism(_PQRMechanism):
     """Common code of BLH / RAPPOR / OUE (domain ``d`` or ``None`` for the d→∞ limit)."""
 
@@ -641,8 +711,7 @@ class BLH(_BitMechanism):
     eps0: float
     d: int | None = None
     name: ClassVar[str] = "blh"
-    parameters: ClassVar[tuple[str, ...]] = ("d",)
-    defaults: ClassVar[Mapping[str, Any]] = {"d": None}
+    param_specs: ClassVar[tuple[Parameter, ...]] = (_D_BIT,)
 
     def __post_init__(self):
         self._validate_common()
@@ -721,8 +790,7 @@ class RAPPOR(_BitMechanism):
     eps0: float
     d: int | None = None
     name: ClassVar[str] = "rappor"
-    parameters: ClassVar[tuple[str, ...]] = ("d",)
-    defaults: ClassVar[Mapping[str, Any]] = {"d": None}
+    param_specs: ClassVar[tuple[Parameter, ...]] = (_D_BIT,)
 
     def __post_init__(self):
         self._validate_common()
@@ -798,8 +866,7 @@ class OUE(_BitMechanism):
     eps0: float
     d: int | None = None
     name: ClassVar[str] = "oue"
-    parameters: ClassVar[tuple[str, ...]] = ("d",)
-    defaults: ClassVar[Mapping[str, Any]] = {"d": None}
+    param_specs: ClassVar[tuple[Parameter, ...]] = (_D_BIT,)
 
     def __post_init__(self):
         self._validate_common()
@@ -884,7 +951,8 @@ class HadamardResponse(_PQRMechanism):
     eps0: float
     d: int
     name: ClassVar[str] = "hr"
-    parameters: ClassVar[tuple[str, ...]] = ("d",)
+    param_specs: ClassVar[tuple[Parameter, ...]] = (
+        Parameter("d", "int", minimum=4, doc="Hadamard order, a power of 2"),)
 
     def __post_init__(self):
         object.__setattr__(self, "eps0", _eps0(self.eps0))
@@ -1284,7 +1352,7 @@ class Laplace(Mechanism):
 
     eps0: float
     name: ClassVar[str] = "laplace"
-    parameters: ClassVar[tuple[str, ...]] = ()
+    param_specs: ClassVar[tuple[Parameter, ...]] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "eps0", _eps0(self.eps0))
@@ -1436,8 +1504,9 @@ class MatrixMechanism(Mechanism):
     eps0: float
     eps0_tight: float
     name: ClassVar[str] = "matrix"
-    parameters: ClassVar[tuple[str, ...]] = ("matrix",)
-    defaults: ClassVar[Mapping[str, Any]] = {"eps0": None}
+    param_specs: ClassVar[tuple[Parameter, ...]] = (
+        Parameter("matrix", "matrix", doc="row-stochastic randomizer matrix, rows = inputs"),
+        _with_default(EPS0, None))
     eps0_is_parameter: ClassVar[bool] = False
 
     def __init__(self, matrix, eps0=None):
@@ -1792,16 +1861,76 @@ def _load_matrix(value):
     return value
 
 
+_PLUGINS_LOCK = threading.Lock()
+_plugins_loaded = False
+
+
+def registry() -> dict[str, type]:
+    """Every mechanism class by name: the built-in ones and those of installed plugins.
+
+    A package registers mechanism classes through the entry-point group ``shuffleamp.mechanisms``
+    (:data:`ENTRY_POINT_GROUP`), e.g. in its ``pyproject.toml``::
+
+        [project.entry-points."shuffleamp.mechanisms"]
+        ksubset = "shuffleamp_ksubset:KSubset"
+
+    The entry points are loaded once, on the first call (thread-safe). A plugin that fails to load,
+    is not a :class:`Mechanism` subclass, or reuses a name already registered is skipped with a
+    :class:`RuntimeWarning` naming it; it never breaks the other mechanisms.
+
+    Returns
+    -------
+    dict
+        :data:`MECHANISMS` (name -> class), built-in mechanisms first.
+    """
+    global _plugins_loaded
+    if _plugins_loaded:
+        return MECHANISMS
+    with _PLUGINS_LOCK:
+        if _plugins_loaded:
+            return MECHANISMS
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            where = f"mechanism plugin {ep.name!r} ({ep.value})"
+            known = MECHANISMS.get(ep.name)
+            try:
+                obj = ep.load()
+            except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the library
+                warnings.warn(f"shuffleamp: {where} failed to load: {type(exc).__name__}: {exc}", RuntimeWarning,
+                              stacklevel=2)
+                continue
+            if not (isinstance(obj, type) and issubclass(obj, Mechanism)):
+                warnings.warn(f"shuffleamp: {where} is not a shuffleamp.mechanisms.Mechanism subclass; skipped",
+                              RuntimeWarning, stacklevel=2)
+                continue
+            if known is not None and known is not obj:
+                warnings.warn(f"shuffleamp: {where} reuses the name of {known.__module__}.{known.__qualname__}; "
+                              "skipped", RuntimeWarning, stacklevel=2)
+                continue
+            if obj.name != ep.name:
+                warnings.warn(f"shuffleamp: {where}: the entry point name differs from the class's name "
+                              f"{obj.name!r}; skipped", RuntimeWarning, stacklevel=2)
+                continue
+            MECHANISMS[ep.name] = obj
+        _plugins_loaded = True
+    return MECHANISMS
+
+
 def make(name: str, **params) -> Mechanism:
     """Build a mechanism from its registry name and keyword parameters.
+
+    The parameters are checked against the class's declaration (``param_specs``): an unknown
+    name, a missing required parameter (never silently defaulted) or a value outside the declared
+    range is an error naming the parameter; the class then checks the rest.
 
     Parameters
     ----------
     name : str
-        One of ``"krr"`` (params ``eps0``, ``k``), ``"blh"``, ``"rappor"``, ``"oue"`` (``eps0``,
-        optional ``d``, default ``None`` = asymptotic), ``"hr"`` (``eps0``, ``d``), ``"laplace"``
-        (``eps0``), ``"matrix"`` (``matrix`` = array or path of a CSV / whitespace-separated
-        text file, optional ``eps0``). Case-insensitive.
+        A key of :func:`registry`: ``"krr"`` (params ``eps0``, ``k``), ``"blh"``, ``"rappor"``, ``"oue"``
+        (``eps0``, optional ``d``, default ``None`` = asymptotic), ``"hr"`` (``eps0``, ``d``),
+        ``"laplace"`` (``eps0``), ``"matrix"`` (``matrix`` = array or path of a CSV /
+        whitespace-separated text file, optional ``eps0``), or a plugin's name. Case-insensitive.
     **params
         The mechanism's parameters (ε0 in nats).
 
@@ -1817,16 +1946,18 @@ def make(name: str, **params) -> Mechanism:
     NotLDPError
         For a matrix that is not ε0-LDP.
     """
-    if not isinstance(name, str) or name.strip().lower() not in MECHANISMS:
-        raise ParameterError("mechanism", f"unknown mechanism {name!r}; expected one of {sorted(MECHANISMS)}")
-    cls = MECHANISMS[name.strip().lower()]
-    optional = dict(cls.defaults)
-    required = tuple(k for k in ("eps0",) + tuple(cls.parameters) if k not in optional)
+    reg = registry()
+    if not isinstance(name, str) or name.strip().lower() not in reg:
+        raise ParameterError("mechanism", f"unknown mechanism {name!r}; expected one of {sorted(reg)}")
+    cls = reg[name.strip().lower()]
+    specs = {p.name: p for p in cls.param_specs}
     for key in params:
-        if key not in required and key not in optional:
-            raise ParameterError(key, f"unknown parameter for mechanism {name!r} "
-                                      f"(accepted: {sorted(required + tuple(optional))})")
-    for key in required:
-        if key not in params:
-            raise ParameterError(key, f"required for mechanism {name!r}")
-    return cls.from_params(**{**optional, **params})
+        if key not in specs:
+            raise ParameterError(key, f"unknown parameter for mechanism {name!r} (accepted: {sorted(specs)})")
+    for p in cls.param_specs:
+        if p.required and p.name not in params:
+            raise ParameterError(p.name, f"required for mechanism {name!r}"
+                                         f" ({p.doc + ': ' if p.doc else ''}{p.what})")
+    values = {p.name: p.check(params[p.name]) if p.name in params else p.default
+              for p in cls.param_specs}
+    return cls.from_params(**values)

@@ -16,8 +16,9 @@ References
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Mapping, Union
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Union
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -25,12 +26,17 @@ if TYPE_CHECKING:  # pragma: no cover
     Values = Union[float, "np.ndarray"]
     Counts = Union[int, "np.ndarray"]
 
-__all__ = ["Evaluation", "FftDetail", "ExactDetail", "BoundResult", "PlanningResult", "MethodInfo", "to_jsonable",
-           "SCHEMA_VERSION", "envelope", "error_info", "guarantee"]
+__all__ = ["Evaluation", "FftDetail", "ExactDetail", "BoundResult", "PlanningResult", "MethodInfo", "AccountingResult",
+           "ExactCountResult", "GroupResult", "PopulationResult", "to_jsonable", "SCHEMA_VERSION", "envelope",
+           "error_info", "guarantee"]
 
 #: Version of the JSON document layout produced by :func:`envelope` (every ``--json`` output of the
 #: command line). Incremented when a key is renamed or removed; adding keys keeps the version.
 SCHEMA_VERSION = 1
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"{old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,7 @@ class FftDetail:
     window: tuple[int, int]
     grid_capped: bool
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """Plain-dict form (``window`` as a list), keys ``l, N, eta, window, grid_capped``.
 
         Returns
@@ -67,6 +73,11 @@ class FftDetail:
         """
         return {"l": self.l, "N": self.N, "eta": self.eta, "window": list(self.window),
                 "grid_capped": self.grid_capped}
+
+    def as_dict(self) -> dict:
+        """Deprecated alias of :meth:`to_dict`."""
+        _deprecated("FftDetail.as_dict", "FftDetail.to_dict")
+        return self.to_dict()
 
 
 @dataclass(frozen=True)
@@ -84,7 +95,7 @@ class ExactDetail:
     theta: float
     nodes: int
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """Plain-dict form under the keys of the settings' ``grid`` entries: ``eta`` (the tilt θ)
         and ``N`` (the number of integrand evaluations).
 
@@ -94,6 +105,11 @@ class ExactDetail:
             ``{"N": nodes, "eta": theta}``.
         """
         return {"N": self.nodes, "eta": self.theta}
+
+    def as_dict(self) -> dict:
+        """Deprecated alias of :meth:`to_dict`."""
+        _deprecated("ExactDetail.as_dict", "ExactDetail.to_dict")
+        return self.to_dict()
 
 
 @dataclass(frozen=True)
@@ -123,7 +139,7 @@ class Evaluation:
     evaluator: str = "none"
     detail: FftDetail | ExactDetail | None = None
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """Plain dict: ``delta, mode, charged, evaluator`` plus the detail's keys (see the sub-records).
 
         Returns
@@ -131,7 +147,7 @@ class Evaluation:
         dict
             JSON-serialisable mapping (``grid_capped`` placed last when present).
         """
-        extra = self.detail.as_dict() if self.detail is not None else {}
+        extra = self.detail.to_dict() if self.detail is not None else {}
         d = {"delta": self.delta, "mode": self.mode}
         d.update((k, v) for k, v in extra.items() if k != "grid_capped")
         d["charged"] = self.charged
@@ -139,6 +155,11 @@ class Evaluation:
             d["grid_capped"] = extra["grid_capped"]
         d["evaluator"] = self.evaluator
         return d
+
+    def as_dict(self) -> dict:
+        """Deprecated alias of :meth:`to_dict`."""
+        _deprecated("Evaluation.as_dict", "Evaluation.to_dict")
+        return self.to_dict()
 
 
 
@@ -355,7 +376,7 @@ class BoundResult:
         return one(recs)
 
     @property
-    def delta_error(self) -> float | list | None:
+    def error(self) -> float | list | None:
         """Certified error bound of the upper δ evaluation at the answer (δ units).
 
         Read from the evaluation record (``settings["grid"]`` for ``"optimal"``, ``settings["points"]``
@@ -366,6 +387,12 @@ class BoundResult:
         binomial sums of ``"clone"`` and ``"variation-ratio"`` the binomial mass outside the window.
         """
         return self._side("upper", "delta_error")
+
+    @property
+    def delta_error(self) -> float | list | None:
+        """Deprecated alias of :attr:`error`."""
+        _deprecated("BoundResult.delta_error", "BoundResult.error")
+        return self.error
 
     def evaluator_of(self, side: str = "upper") -> str | list | None:
         """The evaluator that actually produced the ``side`` number.
@@ -404,14 +431,14 @@ class BoundResult:
         -------
         dict
             ``{"upper": ..., "lower": ...}`` (or ``{"estimate": ...}`` for a ``kind="estimate"``
-            method); each entry is None or ``{"value", "guarantee", "evaluator", "delta_error"}``:
+            method); each entry is None or ``{"value", "guarantee", "evaluator", "error", "delta_error"}``:
             the number (ε in nats, or δ), its guarantee in words (:func:`guarantee`), the evaluator
             that produced it and the certified error of its δ evaluation (δ units; None where the
-            method has none).
+            method has none; ``delta_error`` is its former key, kept for schema version 1).
         """
         if self.kind == "estimate":
             return {"estimate": {"value": to_jsonable(self.estimate), "guarantee": guarantee("estimate", sound=self.sound),
-                                 "evaluator": self.settings.get("evaluator"), "delta_error": None}}
+                                 "evaluator": self.settings.get("evaluator"), "error": None, "delta_error": None}}
         out: dict = {}
         for side, value in (("upper", self.upper), ("lower", self.lower)):
             if value is None:
@@ -419,6 +446,7 @@ class BoundResult:
                 continue
             out[side] = {"value": to_jsonable(value), "guarantee": guarantee(side, sound=self.sound),
                          "evaluator": self.evaluator_of(side),
+                         "error": to_jsonable(self._side(side, "delta_error")),
                          "delta_error": to_jsonable(self._side(side, "delta_error"))}
         return out
 
@@ -433,8 +461,9 @@ class BoundResult:
             ``sound``, ``method_kind`` (``"upper"``: the method gives bounds; ``"estimate"``: a
             heuristic value); ``units`` (ε in nats); ``bounds`` (:meth:`bounds`: each number with its
             guarantee, evaluator and certified error); ``evaluator`` (the evaluator that produced the
-            upper number, see :meth:`evaluator_of`), ``delta_error`` (of the upper number) and the
-            numerical ``settings`` (``settings["evaluator"]`` is the evaluator requested).
+            upper number, see :meth:`evaluator_of`), ``error`` (the certified error of the upper number's
+            δ evaluation; also under its former key ``delta_error``) and the numerical ``settings``
+            (``settings["evaluator"]`` is the evaluator requested).
         """
         q = self.quantity
         other = "delta" if q == "epsilon" else "epsilon"
@@ -456,7 +485,8 @@ class BoundResult:
             "units": {"epsilon": "nats", "eps0": "nats"},
             "bounds": self.bounds(),
             "evaluator": self.evaluator_of("upper") if self.kind != "estimate" else self.settings.get("evaluator"),
-            "delta_error": to_jsonable(self.delta_error),
+            "error": to_jsonable(self.error),
+            "delta_error": to_jsonable(self.error),
             "settings": to_jsonable(self.settings),
         })
         return out
@@ -470,7 +500,7 @@ class BoundResult:
             parts = [("upper", self.upper), ("lower", self.lower)]
         parts += [("method", self.method)]
         if self.method == "optimal":
-            parts += [("evaluator", self.evaluator_of("upper")), ("delta_error", self.delta_error)]
+            parts += [("evaluator", self.evaluator_of("upper")), ("error", self.error)]
         parts += [("n", self.n), (other, getattr(self, other))]
         if not self.sound:
             parts.append(("sound", False))
@@ -566,6 +596,287 @@ class MethodInfo:
     kind: Literal["upper", "estimate"]
     source: str
     regime: str
+
+
+# ---------------------------------------------------------------------------- accounting, binary RR, populations
+# (defined here, the one home of result types; importable under their former modules too)
+@dataclass(frozen=True)
+class AccountingResult:
+    """Total privacy over composed shuffled rounds (from :func:`compose_rounds`).
+
+    Attributes
+    ----------
+    quantity : {"epsilon", "delta"}
+        What ``upper`` and ``lower`` are.
+    upper : float
+        Certified upper bound on the total ε (nats; ``inf`` if no finite ε fits) or δ.
+    lower : float
+        Certified lower bound on the total (see ``lower_method``); ``lower <= upper``.
+    epsilon, delta : float or None
+        The given target (the other one is the answer).
+    rounds : tuple of (dict, int, int)
+        ``(mechanism.describe(), n, R)`` per round type.
+    method : str
+        How ``upper`` was computed.
+    lower_method : str
+        ``"concrete-pair (exact count)"`` (binary randomized response: the exact pair),
+        ``"concrete-pair (count statistic)"`` (a post-processing of the Theorem-14 pair) or
+        ``"single-round"`` (the largest single-round certified lower bound; composition never
+        decreases the total).
+    value_discretization_interval : float
+        The common PLD grid step d (nats).
+    error : float
+        δ subtracted from the optimistic composition for ``dp_accounting``'s tail truncation
+        (2 t per ``self_compose``).
+    notes : tuple of str
+        What is certified and what is an estimate.
+    """
+
+    quantity: str
+    upper: float
+    lower: float
+    epsilon: float | None
+    delta: float | None
+    rounds: tuple
+    method: str
+    lower_method: str
+    value_discretization_interval: float
+    error: float
+    notes: tuple = ()
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict: ``<quantity>_upper`` / ``<quantity>_lower``, the target, the rounds.
+
+        Returns
+        -------
+        dict
+            Keys ``<quantity>_upper``, ``<quantity>_lower``, ``epsilon``/``delta`` (the given one),
+            ``rounds`` (list of ``{"mechanism", "n", "rounds"}``), ``method``, ``lower_method``,
+            ``value_discretization_interval``, ``error``, ``notes``.
+        """
+        q = self.quantity
+        given = "delta" if q == "epsilon" else "epsilon"
+        return {f"{q}_upper": float(self.upper), f"{q}_lower": float(self.lower),
+                given: getattr(self, given),
+                "rounds": [{"mechanism": m, "n": int(n), "rounds": int(R)} for m, n, R in self.rounds],
+                "method": self.method, "lower_method": self.lower_method,
+                "value_discretization_interval": float(self.value_discretization_interval),
+                "error": float(self.error), "notes": list(self.notes)}
+
+    def __repr__(self):
+        given = (f"delta={self.delta:g}" if self.quantity == "epsilon" else f"epsilon={self.epsilon:g}")
+        rs = ", ".join(f"{r[0].get('mechanism')}×{r[2]}" for r in self.rounds)
+        return (f"AccountingResult({self.quantity}: upper={self.upper:.6g}, lower={self.lower:.6g}, {given}, "
+                f"rounds=[{rs}], lower_method={self.lower_method!r})")
+
+
+@dataclass(frozen=True)
+class ExactCountResult:
+    """Result of :func:`delta_binary_rr` / :func:`epsilon_binary_rr`.
+
+    Attributes
+    ----------
+    quantity : {"delta", "epsilon"}
+        What ``upper`` and ``lower`` are.
+    upper, lower : float or ndarray of float64
+        Certified bounds on the exact worst-case value over all neighbouring datasets
+        (ε in nats or δ).
+    error : float or ndarray of float64
+        ``upper - lower``: how far the exact value can be from either.
+    worst_m : int or ndarray of int64
+        The ``m`` (ones among users 2..n, ordering "user 1 holds 0 vs 1") whose exact value gave
+        ``lower``; ``m`` in the reverse ordering is the dataset ``n - 1 - m``.
+    converged : bool or ndarray of bool
+        True when the search over m is complete (tolerance met, or the worst block is a single
+        m, so that only the numerical bands of that pair remain); False when it stopped on its
+        pair budget, in which case ``error`` is dominated by unresolved blocks of m.
+    eps0, n, epsilon, delta
+        The inputs (the quantity asked for is None).
+    settings : dict
+        Tail mass, tolerance, pair budget, pairs evaluated, time (s), and ``worst_pair_upper``: the
+        certified upper of the dataset ``worst_m`` alone (``lower`` is its certified lower; the gap is
+        that pair's numerical band).
+    method : str
+        ``"exact-count"``: the count law of every neighbouring dataset pair, worst case by the certified
+        search over datasets.
+    """
+
+    quantity: str
+    upper: Any
+    lower: Any
+    error: Any
+    worst_m: Any
+    converged: Any
+    eps0: float
+    n: Any
+    epsilon: Any = None
+    delta: Any = None
+    settings: dict = field(default_factory=dict)
+    method: str = "exact-count"
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict (arrays become lists).
+
+        Returns
+        -------
+        dict
+            ``quantity``, ``<quantity>_upper``, ``<quantity>_lower``, ``error``, ``worst_m``, ``converged``,
+            ``eps0``, ``n``, the given ``epsilon`` or ``delta``, ``method`` (``"exact-count"``),
+            ``settings``, ``units``.
+        """
+        q = self.quantity
+        given = "delta" if q == "epsilon" else "epsilon"
+        return {"quantity": q, f"{q}_upper": to_jsonable(self.upper), f"{q}_lower": to_jsonable(self.lower),
+                "error": to_jsonable(self.error), "worst_m": to_jsonable(self.worst_m),
+                "converged": to_jsonable(self.converged), "eps0": self.eps0, "n": to_jsonable(self.n),
+                given: to_jsonable(getattr(self, given)), "method": self.method,
+                "settings": to_jsonable(self.settings), "units": {"epsilon": "nats", "eps0": "nats"}}
+
+    def __repr__(self) -> str:
+        other = "delta" if self.quantity == "epsilon" else "epsilon"
+        parts = [("upper", self.upper), ("lower", self.lower), ("error", self.error), ("method", self.method),
+                 ("worst_m", self.worst_m),
+                 ("converged", self.converged), ("eps0", self.eps0), ("n", self.n), (other, getattr(self, other))]
+        return f"ExactCountResult({self.quantity}: " + ", ".join(f"{k}={_short(v)}" for k, v in parts) + ")"
+
+
+def _fmt(x) -> str:
+    return "None" if x is None else format(float(x), ".6g")
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    """Bounds for a target user of one group.
+
+    Attributes
+    ----------
+    index : int
+        Group index in the population.
+    mechanism : dict
+        ``mechanism.describe()`` of the group.
+    n : int
+        Users in the group.
+    gamma : float
+        Blanket mass γ_g w.r.t. the common blanket.
+    upper : float
+        Certified upper bound (ε in nats, or δ).
+    lower : float
+        Certified lower bound: the exact divergence of a concrete neighbouring dataset (or of a
+        post-processing of it), see the module docstring; never above ``upper``.
+    settings : dict
+        How the values were evaluated (evaluator, representation of the mixture, charges).
+    """
+
+    index: int
+    mechanism: dict
+    n: int
+    gamma: float
+    upper: float
+    lower: float | None
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def eps0(self) -> float | None:
+        """The group's local ε0 (nats)."""
+        return self.mechanism.get("eps0")
+
+    @property
+    def error(self) -> float | None:
+        """Certified error bound (δ units) charged in the upper evaluation at the answer."""
+        return self.settings.get("charged")
+
+    def to_dict(self, quantity: str) -> dict:
+        """Plain dict with ``<quantity>_upper`` / ``<quantity>_lower``, ``n``, ``eps0``, ``mechanism``, ``error``
+        (also under its former key ``delta_error``)."""
+        return {"group": self.index, "mechanism": self.mechanism, "n": self.n, "eps0": self.eps0,
+                "gamma": self.gamma, f"{quantity}_upper": self.upper, f"{quantity}_lower": self.lower,
+                "error": self.error, "delta_error": self.error, "settings": self.settings}
+
+    def __repr__(self) -> str:
+        name = self.mechanism.get("mechanism", "?")
+        return (f"GroupResult({self.index}: {name} eps0={_fmt(self.eps0)} n={self.n}, upper={_fmt(self.upper)}, "
+                f"lower={_fmt(self.lower)})")
+
+
+@dataclass(frozen=True)
+class PopulationResult:
+    """Per-group bounds of a population (:func:`delta`, :func:`epsilon`, or ``shuffleamp.epsilon(pop, ...)``).
+
+    Attributes
+    ----------
+    quantity : {"epsilon", "delta"}
+        What the bounds are.
+    groups : tuple of GroupResult
+        One entry per group.
+    worst : int
+        Index of the group with the largest upper bound.
+    epsilon, delta : float or None
+        The given parameter (the other one is the answer, and None here).
+    population : dict
+        ``Population.describe()``.
+    method : str
+        ``"optimal"`` (the certified personalized bound of this module).
+    """
+
+    quantity: str
+    groups: tuple
+    worst: int
+    epsilon: float | None
+    delta: float | None
+    population: dict
+    method: str = "optimal"
+    sound: bool = True
+    kind: str = "upper"
+
+    @property
+    def upper(self) -> float:
+        """Largest per-group upper bound: the population-wide guarantee (worst group)."""
+        return self.groups[self.worst].upper
+
+    @property
+    def lower(self) -> float | None:
+        """Largest per-group lower bound: a certified lower bound on the population-wide value
+        (the worst group's true value is at least every group's lower bound)."""
+        lows = [gr.lower for gr in self.groups if gr.lower is not None]
+        return max(lows) if lows else None
+
+    @property
+    def error(self) -> float | None:
+        """Certified error bound (δ units) of the worst group's upper evaluation."""
+        return self.groups[self.worst].error
+
+    @property
+    def n(self) -> int:
+        """Total number of users."""
+        return int(self.population["n"])
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict: ``groups`` (one entry each) and the worst group's values at top level.
+
+        Returns
+        -------
+        dict
+            ``<quantity>_upper`` (worst group), ``<quantity>_lower`` (largest group lower bound),
+            the given parameter, ``n``, ``eps0`` (largest ε0 present), ``mechanism`` (the population's
+            description), ``method``, ``sound``, ``kind``, ``worst_group``, ``error`` (also under its former
+            key ``delta_error``), ``groups``.
+        """
+        from . import __version__
+        q = self.quantity
+        other = "delta" if q == "epsilon" else "epsilon"
+        return {f"{q}_upper": self.upper, f"{q}_lower": self.lower, other: getattr(self, other),
+                "n": self.n, "eps0": max(gr.eps0 for gr in self.groups), "mechanism": self.population,
+                "method": self.method, "sound": self.sound, "kind": self.kind, "worst_group": self.worst,
+                "evaluator": "exact", "error": self.error, "delta_error": self.error,
+                "groups": [gr.to_dict(q) for gr in self.groups], "version": __version__}
+
+    def __repr__(self) -> str:
+        other = "delta" if self.quantity == "epsilon" else "epsilon"
+        ups = ", ".join(_fmt(gr.upper) for gr in self.groups[:6]) + (", ..." if len(self.groups) > 6 else "")
+        rows = [("upper", f"{_fmt(self.upper)} (group {self.worst})"), ("lower", _fmt(self.lower)),
+                ("method", self.method), ("error", _fmt(self.error)), ("n", str(self.n)),
+                (other, _fmt(getattr(self, other))), ("groups", f"{len(self.groups)}: upper [{ups}]")]
+        return f"PopulationResult({self.quantity}: " + ", ".join(f"{k}={v}" for k, v in rows) + ")"
 
 
 def decimal_text(x: float, digits: int, rounding: str | None = None) -> str:

@@ -46,14 +46,18 @@ import types
 from typing import Any, Iterable, Mapping, Sequence
 
 from ._registry import COMPOSED, DEFAULT_EVALUATOR, EVALUATORS, METHODS
+from ._validate import parse_number
 from .errors import ParameterError, ResourceLimitError, ShuffleampError
 
 __all__ = ["sweep", "parse_values", "expand_grid", "Records", "to_csv", "to_json", "to_records", "format_text",
            "progress_bar", "busy", "MAX_POINTS", "INTEGER_PARAMETERS"]
 
-#: Parameters whose values are integers (range values are rounded, then de-duplicated).
-INTEGER_PARAMETERS = frozenset({"n", "k", "d", "s", "rounds"})
-#: Parameters taken as they are (never expanded: a list is one value).
+#: Parameters other than a mechanism's whose values are integers (range values are rounded, then
+#: de-duplicated); a mechanism parameter is an integer when a mechanism declares it so
+#: (``Parameter(kind="int")``, e.g. ``k``, ``d``).
+INTEGER_PARAMETERS = frozenset({"n", "rounds"})
+#: Parameters taken as they are (never expanded: a list is one value); a mechanism's non-numeric
+#: declared parameters (e.g. ``matrix``) too.
 FIXED_PARAMETERS = frozenset({"matrix", "components", "weights", "distances"})
 #: Text parameters (comma lists only, no ranges).
 TEXT_PARAMETERS = frozenset({"mechanism", "method", "evaluator"})
@@ -66,24 +70,30 @@ CHUNK_POINTS = 256
 
 
 # --------------------------------------------------------------------------- values and ranges
+def _declared(name: str) -> list:
+    """The declarations (:class:`~shuffleamp._validate.Parameter`) of ``name`` by the registered mechanisms."""
+    from .mechanisms import registry
+
+    return [p for cls in registry().values() for p in cls.param_specs if p.name == name]
+
+
+def _is_integer(name: str) -> bool:
+    decl = _declared(name)
+    return name in INTEGER_PARAMETERS or (bool(decl) and all(p.kind == "int" for p in decl))
+
+
 def _number(text: str, name: str) -> int | float | None:
-    t = text.strip().replace("_", "")
-    if not t:
+    """One value by :func:`shuffleamp._validate.parse_number` (``none`` is None here: the mechanism or the
+    range check then accepts or refuses it, naming the parameter)."""
+    if not text.strip():
         raise ParameterError(name, "empty value in the list")
-    if t.lower() in ("none", "null", "asymptotic"):
-        return None
     try:
-        return int(t)
-    except ValueError:
-        pass
-    try:
-        x = float(t)
-    except ValueError:
-        raise ParameterError(name, f"expected a number, a comma list or a range START:STOP:log|lin:COUNT, "
-                                   f"got {text.strip()!r}") from None
-    if not math.isfinite(x):
-        raise ParameterError(name, f"must be finite, got {text.strip()!r}")
-    return x
+        return parse_number(text, name, none=True)
+    except ParameterError as exc:
+        if "expected a number" in exc.reason:
+            raise ParameterError(name, f"expected a number, a comma list or a range START:STOP:log|lin:COUNT, "
+                                       f"got {text.strip()!r}") from None
+        raise
 
 
 def _range(text: str, name: str) -> list[float]:
@@ -94,6 +104,8 @@ def _range(text: str, name: str) -> list[float]:
     scale = parts[2].lower()
     if start is None or stop is None:
         raise ParameterError(name, f"range ends must be numbers, got {text.strip()!r}")
+    if not (math.isfinite(start) and math.isfinite(stop)):
+        raise ParameterError(name, f"range ends must be finite, got {text.strip()!r}")
     if scale not in ("log", "lin"):
         raise ParameterError(name, f"range scale must be 'log' or 'lin', got {parts[2]!r}")
     try:
@@ -165,9 +177,10 @@ def parse_values(value: Any, name: str) -> list:
         ``evaluator`` a string is a comma list of names.  ``none`` stands for None (e.g. ``d`` of
         the asymptotic BLH / RAPPOR / OUE).
     name : str
-        The parameter's name (used in error messages; ``n``, ``k``, ``d``, ``s`` and ``rounds``
-        are integers: range values are rounded to the nearest integer and duplicates dropped,
-        integral numbers such as ``1e6`` become ints).
+        The parameter's name (used in error messages; ``n``, ``rounds`` and the parameters the
+        mechanisms declare as integers (``k``, ``d``, ...) are integers: range values are rounded to
+        the nearest integer and duplicates dropped, integral numbers such as ``1e6`` become ints).
+        Numbers follow :func:`shuffleamp._validate.parse_number`.
 
     Returns
     -------
@@ -184,13 +197,13 @@ def parse_values(value: Any, name: str) -> list:
     ResourceLimitError
         A range with more than :data:`MAX_POINTS` values.
     """
-    if name in FIXED_PARAMETERS:
+    if name in FIXED_PARAMETERS or any(not p.numeric for p in _declared(name)):
         return [value]
     from_range = isinstance(value, str) and ":" in value and name not in TEXT_PARAMETERS
     vals = _flatten(value, name)
     if not vals:
         raise ParameterError(name, "no values given")
-    if name in INTEGER_PARAMETERS:
+    if _is_integer(name):
         out, seen = [], set()
         for v in vals:
             if isinstance(v, float) and math.isfinite(v) and (from_range or v == round(v)):
@@ -206,7 +219,9 @@ def parse_values(value: Any, name: str) -> list:
 
 # --------------------------------------------------------------------------- the grid
 def _mechanism_class(name: str):
-    from .mechanisms import MECHANISMS
+    from .mechanisms import registry
+
+    MECHANISMS = registry()
 
     if name in COMPOSED:
         return None
@@ -219,7 +234,9 @@ def _mechanism_class(name: str):
 def _accepted(name: str) -> tuple[str, ...]:
     """Parameters (other than eps0) that mechanism ``name`` takes."""
     if name in COMPOSED:
-        return ("components", "weights", "q", "distances")
+        from .compose import COMPOSED_CLASSES
+
+        return tuple(p.name for p in COMPOSED_CLASSES[name].param_specs)
     return tuple(_mechanism_class(name).parameters)
 
 
@@ -286,6 +303,12 @@ def expand_grid(mechanism: Any = "krr", *, eps0: Any = None, n: Any, delta: Any 
         if not any(isinstance(m, str) and key in _accepted(m) for m in mechs):
             names = sorted({m for m in mechs if isinstance(m, str)}) or ["<mechanism object>"]
             raise ParameterError(key, f"not a parameter of mechanism {', '.join(names)}")
+    for m in mechs:                    # a required parameter left out is an error naming it
+        if isinstance(m, str) and m not in COMPOSED:
+            for p in _mechanism_class(m).param_specs:
+                if p.required and p.name not in axes_params and not (p.name == "eps0" and eps0 is not None):
+                    raise ParameterError(p.name, f"required for mechanism {m!r} ({p.doc + ': ' if p.doc else ''}"
+                                                 f"{p.what})")
     eps0_values = None if eps0 is None else [_validate.eps0(v) for v in parse_values(eps0, "eps0")]
     if eps0_values is not None and all(isinstance(m, str) and m in COMPOSED for m in mechs):
         raise ParameterError("eps0", f"not used by mechanism {mechs[0]!r}; give it inside each component")
@@ -387,7 +410,7 @@ def _run_point(p: Mapping, mech, target: str, rtol: float, errors: str) -> dict:
     if r.kind == "estimate":
         out[f"{q}_estimate"] = float(r.estimate)
     out["sound"] = bool(r.sound)
-    err = r.delta_error
+    err = r.error
     out["delta_error"] = None if err is None else float(err)
     out["error"] = None
     return out
@@ -799,7 +822,7 @@ def _table(rows: list[dict], columns: list[str], as_frame: bool | None):
         return Records(rows, columns)
     df = pd.DataFrame.from_records(rows, columns=columns)
     for c in columns:
-        if c in INTEGER_PARAMETERS and c in df:
+        if c in df and _is_integer(c):
             vals = [r.get(c) for r in rows]
             if all(v is None or isinstance(v, int) for v in vals):
                 df[c] = pd.array(vals, dtype="Int64")

@@ -3,7 +3,7 @@
 # merge_sorted: row-wise stable sort of the components by their integer merge keys (k0, k1) and
 # sequential sums of the masses of equal keys -- the same order (np.lexsort is stable) and the same
 # floating-point sums (np.bincount adds the weights one by one in index order, starting from 0.0) as
-# the vectorised numpy path, so the results are bit-identical (tests/test_prep.py).
+# the vectorised numpy path, so the results are bit-identical (tests/test_family_construction.py).
 
 
 cdef inline bint _key_less(int64_t a0, int64_t a1, int64_t b0, int64_t b1) noexcept nogil:

@@ -63,7 +63,7 @@ DEF MIX_MAX_STEPS = 400000.0
 DEF MIX_EST_FACTOR = 1.0
 #: step budget by n: min(MIX_BUDGET_CAP, max(MIX_MAX_STEPS, MIX_BUDGET_N * k / (4 n))), where the Bromwich
 #: integral costs about 1e7 / n atom-frequency evaluations of ~50-100 steps each at n = 1e2..1e4
-#: (measured for k-RR, OUE, BLH, RAPPOR, HR: bench/results_moderate_n.md)
+#: (measured for k-RR, OUE, BLH, RAPPOR, HR on the latency suite, bench/bench_latency.py)
 DEF MIX_BUDGET_N = 5e8
 DEF MIX_BUDGET_CAP = 5e6
 #: a meet-in-the-middle point (``_small_n.pxi``) costs about this many steps
@@ -979,7 +979,7 @@ cdef inline double _mix_budget(double n, Py_ssize_t k, bint enum_allowed, double
     """The dispatch rule (one source of truth for ``_profile_one`` and ``exact._positive_part``): the step
     budget of the mixture sums, i.e. the estimated cost of the Bromwich integral in mixture steps.
 
-    Small n: MIX_BUDGET_N k / (4 n) steps, capped (|psi|^n decays slowly; as measured in session 5).
+    Small n: MIX_BUDGET_N k / (4 n) steps, capped (|psi|^n decays slowly; measured on the latency suite).
     A dominant atom (tilted mass qmax): |psi| returns close to 1 on a near-lattice and the integral takes
     often 2e4-2e5 nodes when qmax >= MIX_DOM_MASS (measured over the latency suite at n = 5e2..2e7,
     bench/results_mixture_large_n.md; but some such laws take only ~5e3); about MIX_DOM_NODES

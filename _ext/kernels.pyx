@@ -1876,7 +1876,7 @@ def profile_bromwich(const double[::1] a, const double[::1] b, const double[::1]
     return up_a, lo_a, st_a, th_a, wk_a
 
 
-# --------------------------------------------------------------------------- epsilon search (issue 15)
+# --------------------------------------------------------------------------- epsilon search
 # The epsilon(delta) search of ``shuffleamp.bounds._optimal_epsilon_families`` for atomic decompositions in
 # one nogil call: every certified evaluation is ``_profile_one`` (the compiled exact evaluator), the first
 # point comes from the saddle-point estimate computed here, and the upper answer is the certified chord root

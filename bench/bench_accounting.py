@@ -74,7 +74,7 @@ def timed(fn, *a, **k):
 def main():
     lines = ["# Budget accountant benchmark (`bench/bench_accounting.py`)", "",
              f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
-             "2 cores; one run (bench/run_all.sh), wall-clock times.", ""]
+             "2 cores; one run (`python bench/run.py accounting`), wall-clock times.", ""]
 
     # 1. profile cost per epsilon at n = 1e8
     m10 = KRR(1.0, 10)

@@ -1,4 +1,4 @@
-"""Issue-3 benchmark: ε(δ = 0.01/n) per call for every mechanism at n = 1e3 … 1e9, a 100-point
+"""Large-n benchmark: ε(δ = 0.01/n) per call for every mechanism at n = 1e3 … 1e9, a 100-point
 ε-versus-n curve, and the default (exact, Bromwich) evaluator against the discretised engines and
 independent exact O(√n) sums (2-RR), all measured in one run.
 

@@ -105,9 +105,7 @@ def main():
         lines.append(f"| {c['eps0']:g} | 1e{int(np.log10(c['n']))} | {c['R']} | {c['exact_upper']:.6g} | "
                      f"{c['exact_lower']:.6g} | {c['t_exact']:.2f} | {c['decomp_upper']:.6g} | "
                      f"{c['decomp_lower']:.6g} | {c['t_decomp']:.2f} |")
-    lines += ["", "![exact vs decomposition](results_exact_count.png)", "",
-              "k ≥ 3 (investigation, `bench/bench_exact_count_k3.py`): see "
-              "[results_exact_count_k3.md](results_exact_count_k3.md).", ""]
+    lines += ["", "![exact vs decomposition](results_exact_count.png)", ""]
     with open(os.path.join(HERE, "results_exact_count.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     try:

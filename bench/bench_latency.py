@@ -240,7 +240,7 @@ def _group_rows(recs_by_label, specs, key, order):
     return rows
 
 
-#: (group, selector, statistic, limit in seconds) of issue 15
+#: (group, selector, statistic, limit in seconds): the latency targets
 TARGETS = [("finite mechanisms", lambda s: s["kind"] != "laplace", "median", 0.002),
            ("finite mechanisms", lambda s: s["kind"] != "laplace", "p99", 0.050),
            ("finite mechanisms", lambda s: s["kind"] != "laplace", "max", 1.0),
@@ -296,7 +296,7 @@ def report(specs, recs_by_label, args, started, finished):
     lines += _group_rows(recs_by_label, specs, lambda s: "**all**", ["**all**"])
     lines += _group_rows(recs_by_label, specs, lambda s: "finite" if s["kind"] != "laplace" else "",
                          ["finite"])
-    lines += ["", "## Targets of issue 15\n", _targets(specs, recs_by_label)]
+    lines += ["", "## Targets\n", _targets(specs, recs_by_label)]
     lines += ["", "## By n decade\n", head, sep]
     lines += _group_rows(recs_by_label, specs, ndec, [ndec({"n": lo}) for lo, _ in NDEC])
     # slowest cases

@@ -187,7 +187,7 @@ def composed_specs():
     return st.one_of(joint, parallel, sub)
 
 
-#: ε0 values at the edges of the supported range and beyond (the reproducers of issue 15, item 3).
+#: ε0 values at the edges of the supported range and beyond (inputs that once failed with internal names).
 EXTREME_EPS0 = (1e-12, 1e-6, 15.0, 20.0, 30.0, 40.0, 60.0, 100.0, 400.0, 700.0, 701.0, 1e6)
 
 

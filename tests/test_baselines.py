@@ -419,7 +419,7 @@ def test_cli_method_choices_and_unsound_marking(capsys):
     assert code == 2 and "stronger-clone" in err and "blh" in err
 
 
-# ---------------------------------------------------------------------------- huge n (issue 15, item 8)
+# ---------------------------------------------------------------------------- huge n
 def test_three_atom_large_n_route_agrees_with_window_sum():
     """Above THREE_ATOM_WINDOW_TERMS the clone / variation-ratio methods evaluate the same three-atom
     GPARV with the certified evaluator: at an n where both run, it is >= the exact window sum and

@@ -1,4 +1,4 @@
-"""The exact (Bromwich / enumeration) evaluator against independent exact oracles (issue 3).
+"""The exact (Bromwich / enumeration) evaluator against independent exact oracles.
 
 Oracles (none shares code with :mod:`shuffleamp.exact` beyond the GPARV it is given):
 
@@ -160,7 +160,7 @@ def test_exact_vs_fft_engine(name, mech, n):
         f_lo = delta_fft(g, n, mode="spread_lower", evaluator="fft")
         assert f_up.delta >= ex_lo.delta
         assert f_lo.delta <= ex_up.delta
-        # issue 3's accuracy target for the FFT path: (upper) within 1% of exact
+        # the FFT path's accuracy target: (upper) within 1% of exact
         assert f_up.delta <= _value(ex_up) * 1.01
 
 

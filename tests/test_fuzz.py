@@ -161,7 +161,7 @@ def prop_oracle(rows, n: int, eps: float, seed: int):
 
 # ---------------------------------------------------------------------------- strategies of the CI subset
 #: The CI subset stays in the regime every evaluator handles quickly; the slow campaign widens it.
-#: Excluded here (known slow paths, issue 15 items 1, 2 and 6, owned by the evaluator work): Laplace
+#: Excluded here (known slow paths of the evaluators): Laplace
 #: at small n or large ε0, and larger matrices.
 def _fast_base():
     return st.one_of(
@@ -239,7 +239,7 @@ def test_fuzz_oracle_random_datasets():
     _run_given(ci_oracle, prop_oracle, 8, None, [0])
 
 
-# ---------------------------------------------------------------------------- regressions (issue 15)
+# ---------------------------------------------------------------------------- regressions
 @pytest.mark.parametrize("spec, n, eps", [
     (("krr", 1.0, 10), 1000, 1e3), (("krr", 1.0, 10), 1000, 1e300), (("laplace", 1.0), 1000, 710.0),
     (("joint", (("krr", 1.0, 3), ("krr", 0.5, 3))), 100, 1.5), (("subsample", 0.3, ("oue", 2.0, None)), 50, 2.0)])
@@ -263,7 +263,7 @@ def test_delta_short_circuit_in_arrays_and_methods():
 
 
 def test_no_runtime_warning_at_the_issue_reproducers():
-    """Valid ε0 that failed with internal names (issue 15, item 3), under RuntimeWarnings-as-errors."""
+    """Valid ε0 that once failed with internal names, under RuntimeWarnings-as-errors."""
     for spec, n, d in ((("blh", 20.0, None), 10 ** 6, 1e-8), (("rappor", 40.0, 5), 10 ** 6, 1e-8),
                        (("krr", 150.0, 10), 10 ** 6, 1e-8)):
         out = O.ApiWorker.run(F.run_call, spec, "epsilon", n, d, {}, timeout=CALL_TIMEOUT)
@@ -277,7 +277,7 @@ def test_no_runtime_warning_at_the_issue_reproducers():
 
 
 # Known failures in files owned by the evaluator work (exact.py / fft_engine.py / kernels.pyx), found by
-# this campaign and reported in issue 15 items 1, 2 and 6.  strict: they fail loudly once fixed.
+# this campaign.  strict: they fail loudly once fixed.
 KNOWN_SLOW = [
     pytest.param(("laplace", 1.0), 10, 1e-8, id="laplace-eps0-1-n10"),
     pytest.param(("laplace", 15.0), 10 ** 6, 1e-8, id="laplace-eps0-15-n1e6"),
@@ -285,7 +285,7 @@ KNOWN_SLOW = [
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 15 items 1-2: Laplace at small n / large eps0 exceeds the "
+@pytest.mark.xfail(strict=True, reason="Laplace at small n / large eps0 exceeds the "
                                        "per-call time limit (exact.py / fft_engine.py, evaluator work)")
 @pytest.mark.parametrize("spec, n, delta", KNOWN_SLOW)
 def test_known_slow_cases(spec, n, delta):

@@ -1,4 +1,4 @@
-"""Laplace through the convex-order discretisation (:func:`shuffleamp.exact.delta_convex`), issue 15.
+"""Laplace through the convex-order discretisation (:func:`shuffleamp.exact.delta_convex`).
 
 Oracles (independent of the discretisation and of the atomic evaluator):
 

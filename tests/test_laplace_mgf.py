@@ -1,6 +1,6 @@
 """The closed-form MGF of the Laplace GPARVs' continuous parts against mpmath quadrature of their densities.
 
-Regression (issue 15, item 9): at eps0 = 30 the factor e^{zE} of the closed form overflowed (RuntimeWarning
+Regression: at eps0 = 30 the factor e^{zE} of the closed form overflowed (RuntimeWarning
 and inf * 0 = NaN) although the MGF itself is in range; the scaled form multiplies the prefactors and the
 scale in one exponential.
 """

@@ -1,4 +1,4 @@
-"""Batched matrix decompositions (issue 15, item 6): the vectorised pair / triple construction and law
+"""Batched matrix decompositions: the vectorised pair / triple construction and law
 keys against the per-pair construction, brute-force certificates on small matrices, up-front refusals
 of large matrices, and the answers of the slow reproducers.
 

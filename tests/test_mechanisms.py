@@ -601,7 +601,7 @@ def test_contributing_example():
         MECHANISMS.pop("ksubset", None)
 
 
-# ---------------------------------------------------------------------------- extremes (issue 15)
+# ---------------------------------------------------------------------------- extremes
 def _sorted_components(dec: Decomposition):
     """(log r0, log r1, c) rows of the simplified decomposition, sorted: comparable at any ε0."""
     s = dec.simplified()

@@ -4,7 +4,7 @@ Oracles (independent of the kernels): the long-double brute-force enumeration of
 (small n, 2-7 atoms, including the 4-7 atom laws of real mechanisms) and exact nested binomial sums
 in mpmath (2-3 atoms at moderate n, including tail events delta ~ 1e-9).  Every check is
 value - err <= truth <= value + err (certified interval), the oracle's own rounding aside
-(ORACLE_REL).  Measured width (err / value) in these tests: <= 3e-10 (bench/results_moderate_n.md).
+(ORACLE_REL).  Measured width (err / value) in these tests: <= 3e-10.
 """
 
 import math

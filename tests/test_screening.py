@@ -1,4 +1,4 @@
-"""Certified screening of many families (hscreen): the compiled Chernoff θ search and the batched maxima."""
+"""Certified screening of many families: the compiled Chernoff θ search and the batched maxima."""
 import math
 
 import mpmath

@@ -38,6 +38,7 @@ import numpy as np
 from . import _validate, baselines, fft_engine
 from . import exact as _exact
 from . import exact_count as _ec
+from ._lru import LRUCache
 from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_time, check_work,
                         epsilon_for_delta, inverse_monotone)
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
@@ -656,8 +657,8 @@ EVALUATIONS_PER_SEARCH = 30
 #: Families of recently used mechanisms: (mechanism, which) -> tuple of families.  Only instances of frozen
 #: dataclasses are cached here (immutable: validated once in __post_init__, compared by their fields or, with
 #: eq=False, by identity); a bounded LRU, so a long-running service does not grow without bound.  Composed
-#: mechanisms (``_families_cacheable``) keep theirs on the instance.
-_FAMILY_CACHE: dict = {}
+#: mechanisms (``_families_cacheable``) keep theirs on the instance.  Safe under concurrent calls (one lock).
+_FAMILY_CACHE = LRUCache(128)
 FAMILY_CACHE_SIZE = 128
 
 
@@ -668,11 +669,10 @@ def _cached_families(mechanism, which: str) -> list:
     if params is not None and params.frozen:
         key = (type(mechanism), mechanism, which)
         try:
-            hit = _FAMILY_CACHE.pop(key, None)
+            hit = _FAMILY_CACHE.get(key)      # marks it most recently used (under the cache's lock)
         except TypeError:           # a field that is not hashable: no caching
             key, hit = None, None
         if hit is not None:
-            _FAMILY_CACHE[key] = hit          # most recently used last
             return hit if isinstance(hit, PackedFamilies) else list(hit)
     elif getattr(type(mechanism), "_families_cacheable", False):
         # immutable composed mechanisms: cached on the instance (lives and dies with it)
@@ -686,9 +686,7 @@ def _cached_families(mechanism, which: str) -> list:
         fams = list(fams)                 # few families: the plain list (searched in full)
     if key is not None:
         # a PackedFamilies is read-only (its entries' objects are built once, on access): cached as it is
-        _FAMILY_CACHE[key] = fams if isinstance(fams, PackedFamilies) else tuple(fams)
-        while len(_FAMILY_CACHE) > FAMILY_CACHE_SIZE:
-            _FAMILY_CACHE.pop(next(iter(_FAMILY_CACHE)))
+        _FAMILY_CACHE.put(key, fams if isinstance(fams, PackedFamilies) else tuple(fams), FAMILY_CACHE_SIZE)
     return fams
 
 
@@ -852,7 +850,7 @@ LAZY_KEEP = 4
 #: Packed layouts (:func:`shuffleamp.decomposition.pack`) of the last few family lists screened, keyed by the
 #: families' ids (the entry holds the families, so the ids stay theirs): one ε search screens the same list
 #: several times.
-_PACK_CACHE: dict = {}
+_PACK_CACHE = LRUCache(8)
 PACK_CACHE_SIZE = 8
 
 
@@ -860,18 +858,13 @@ def _packed(families):
     """``pack(families)`` of atomic decompositions, cached (read-only arrays)."""
     packed = isinstance(families, PackedFamilies)
     key = ("packed", id(families)) if packed else tuple(map(id, families))
-    hit = _PACK_CACHE.pop(key, None)
+    hit = _PACK_CACHE.get(key)              # marks it most recently used (under the cache's lock)
     if hit is None:
         p = families.pack() if packed else pack(families)
         for x in p:
             x.setflags(write=False)
         hit = (families if packed else tuple(families), p)
-    _PACK_CACHE[key] = hit                  # most recently used last
-    try:
-        while len(_PACK_CACHE) > PACK_CACHE_SIZE:
-            _PACK_CACHE.pop(next(iter(_PACK_CACHE)), None)
-    except (RuntimeError, StopIteration):   # pragma: no cover - another thread resized it: trimmed next time
-        pass
+        _PACK_CACHE.put(key, hit, PACK_CACHE_SIZE)
     return hit[1]
 
 

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -128,8 +129,13 @@ def _threads(N: int) -> int:
 
 
 class _PlanCache:
+    """pyFFTW plans by (kind, length, threads).  A plan owns its input and output arrays, so filling and
+    executing it is guarded by :attr:`lock` (held by :func:`irfft` / :func:`rfft` around get, fill, execute
+    and copy): safe under concurrent calls."""
+
     def __init__(self):
         self._plans: OrderedDict = OrderedDict()
+        self.lock = threading.RLock()
 
     def get(self, kind: str, N: int):
         key = (kind, N, _threads(N))
@@ -172,9 +178,10 @@ def irfft(X: np.ndarray, N: int) -> np.ndarray:
     ndarray of float64, shape (N,)
     """
     if backend_name() == "fftw":
-        plan = _CACHE.get("irfft", N)
-        plan.input_array[:] = X
-        return plan().copy()
+        with _CACHE.lock:
+            plan = _CACHE.get("irfft", N)
+            plan.input_array[:] = X
+            return plan().copy()
     import scipy.fft
 
     return scipy.fft.irfft(X, n=N, workers=_threads(N))
@@ -195,9 +202,10 @@ def rfft(x: np.ndarray, N: int) -> np.ndarray:
     ndarray of complex128, shape (N // 2 + 1,)
     """
     if backend_name() == "fftw":
-        plan = _CACHE.get("rfft", N)
-        plan.input_array[:] = x
-        return plan().copy()
+        with _CACHE.lock:
+            plan = _CACHE.get("rfft", N)
+            plan.input_array[:] = x
+            return plan().copy()
     import scipy.fft
 
     return scipy.fft.rfft(x, n=N, workers=_threads(N))

@@ -1,5 +1,5 @@
-"""Regressions of issue 15 (small items): planning with a population, outward rounding of the report
-table, and the scipy logsumexp RuntimeWarning of the exact-count lower of binary_rr_rounds."""
+"""Planning with a population (typed errors), outward rounding of the report table, and no scipy logsumexp
+RuntimeWarning from the exact-count lower of binary_rr_rounds."""
 
 import tomllib
 import warnings

@@ -1,4 +1,4 @@
-"""Cheap family construction (issue 15, latency): the fast paths give the same families as the old path.
+"""Cheap family construction: the fast paths give the same families as the reference (plain) construction.
 
 The fast paths: the compiled merge of short rows (``kernels.merge_sorted``), the plain-Python law key of
 small batches (``_law_keys_small``), the leaner vectorised ``merge_rows`` / ``law_keys`` / ``ratio_keys``, the stacked
@@ -375,7 +375,7 @@ def _small_case(rng, k, ties, zeros):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_small_decomposition_equals_numpy_constructor(seed):
-    """The plain-Python construction of small families (issue 15, session 7): the same arrays, β, law key
+    """The plain-Python construction of small families: the same arrays, β, law key
     and swapped law key as ``Decomposition(...)`` and ``.simplified()`` of the old code, for every size it
     handles, with ties (merged components), empty and c-only components."""
     rng = np.random.default_rng(700 + seed)

@@ -1,4 +1,4 @@
-"""Regression tests for the tail-latency issue: budgets, up-front refusals, the compiled per-ε path,
+"""Time and memory budgets, up-front refusals, the compiled per-ε path,
 the convex chord of the ε search and the lazy maximum over many families.
 
 No test asserts a duration: each either expects a typed ResourceLimitError (raised before or while the

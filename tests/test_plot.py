@@ -97,8 +97,11 @@ def test_cli_plot_and_report_plot(tmp_path, capsys):
     plan.write_text('[[collection]]\nname = "a"\nmechanism = "krr"\nk = 4\neps0 = [1, 2]\nn = 1000000\n'
                     'delta = 1e-6\n')
     png = tmp_path / "plan.png"
+    assert cli.main(["report", str(plan), "--plot", str(png)]) == 2          # two scenarios: one plan to draw
+    assert "scenarios" in capsys.readouterr().err
+    plan.write_text('[[collection]]\nname = "a"\nmechanism = "krr"\nk = 4\neps0 = 1\nn = 1000000\n'
+                    'delta = 1e-6\nrounds = 3\n')
     assert cli.main(["report", str(plan), "--plot", str(png)]) == 0
-    assert "a [eps0=2]" in capsys.readouterr().out
     _png_size(png)
     assert cli.main(["plot", "--mechanism", "krr", "--k", "10", "--eps0", "1", "--n", "100", "--delta", "1e-8",
                      "-o", str(tmp_path / "x.gif")]) == 2

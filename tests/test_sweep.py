@@ -271,7 +271,7 @@ def test_dask_local_cluster_matches_serial():
 
 
 # --------------------------------------------------------------------------- plans with lists
-def test_plan_lists_expand_as_a_product():
+def test_plan_lists_expand_as_a_product_of_scenarios():
     from shuffleamp.config import parse_plan
 
     doc = {"collection": [
@@ -279,11 +279,11 @@ def test_plan_lists_expand_as_a_product():
         {"name": "single", "mechanism": "blh", "eps0": 1.0, "n": 1000, "delta": 1e-8},
     ]}
     rows = parse_plan(doc)
-    assert len(rows) == 7
-    assert [(r.eps0, r.n) for r in rows[:6]] == [(e, n) for e in (1.0, 2.0, 4.0) for n in (1000, 10**6)]
-    assert len({r.name for r in rows}) == 7
-    assert rows[0].name == "emoji [eps0=1, n=1000]" and rows[6].name == "single"
-    assert all(r.row == 1 for r in rows[:6]) and rows[6].row == 2
+    assert len(rows.scenarios) == 6 and all(len(sc.plan) == 2 for sc in rows.scenarios)
+    assert [(sc.plan[0].eps0, sc.plan[0].n) for sc in rows.scenarios] == [(e, n) for e in (1.0, 2.0, 4.0)
+                                                                          for n in (1000, 10**6)]
+    assert rows.scenarios[0].values == {"emoji.eps0": 1, "emoji.n": 1000}
+    assert [r.name for r in rows] == ["emoji", "single"] and rows[0].row == 1 and rows[1].row == 2
     with pytest.raises(PlanError) as e:
         parse_plan({"collection": [{"name": "x", "mechanism": "krr", "k": 10, "eps0": [1, -1], "n": 10,
                                     "delta": 1e-8}]})

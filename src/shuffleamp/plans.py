@@ -319,8 +319,9 @@ def plan_max(plan, collection: str, parameter: str, *, limit=None, rel_tol: floa
                         raise OutOfRegimeError(f"no eps0 >= 1e-6 nats of collection {row.name!r} fits the budget: "
                                                "the rest of the plan alone exceeds it")
                     hi, lo = lo, max(lo / 4.0, 1e-6)
-            br = inverse_monotone(upper, eps, lo, hi, increasing=True, side="upper", rel_tol=rel_tol, scale="log",
-                                  expand=True, limit=ceiling)
+            # the total is smooth in eps0: brentq on log(total) shrinks the bracket before the bisection
+            br = inverse_monotone(upper, eps, lo, hi, increasing=True, side="upper", rel_tol=rel_tol,
+                                  scale="linear", accelerate=True, expand=True, limit=ceiling)
         elif parameter == "rounds":
             if upper(1)[0] > eps:
                 raise OutOfRegimeError(f"not even one round of collection {row.name!r} fits the budget")

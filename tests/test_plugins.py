@@ -1,12 +1,14 @@
 """Mechanisms as plugins: the k-subset package under ``tests/plugins`` registered through the
 ``shuffleamp.mechanisms`` entry point, used from the command line, a plan file and a sweep.
 
-Installation route: the test writes the plugin's ``*.dist-info`` (``METADATA`` and ``entry_points.txt``,
+Installation route (in CI): the test writes the plugin's ``*.dist-info`` (``METADATA`` and ``entry_points.txt``,
 generated from the plugin's own ``pyproject.toml``) into a temporary directory and runs the command
 line in subprocesses whose ``PYTHONPATH`` holds that directory and the plugin's source. That is what
 ``pip install`` leaves behind for an importable package, it needs no network and no build backend, and
 :func:`importlib.metadata.entry_points` discovers it exactly as for an installed package. The test
-process itself never loads the plugin (its registry stays the built-in one).
+process itself never loads the plugin (its registry stays the built-in one). A slow test installs the
+package with ``pip install --no-build-isolation --no-deps --no-index --target`` (offline, needs
+setuptools) and runs the command line on that installation.
 
 The numbers are checked against an independent construction: the k-subset matrix written out here
 and evaluated as a generic :class:`~shuffleamp.mechanisms.MatrixMechanism` (every ordered input pair),
@@ -208,3 +210,24 @@ def test_contributing_example_is_the_plugin():
     assert code and code in source
     meta = tomllib.loads((PLUGIN / "pyproject.toml").read_text(encoding="utf-8"))
     assert meta["project"]["entry-points"]["shuffleamp.mechanisms"] == {"ksubset": "shuffleamp_ksubset:KSubset"}
+
+
+@pytest.mark.slow
+def test_plugin_package_installs_with_pip(tmp_path):
+    """The plugin's pyproject.toml is a valid package: ``pip install`` (offline, into a target directory)
+    writes the entry point the dist-info route of the other tests imitates."""
+    pytest.importorskip("setuptools")
+    target = tmp_path / "target"
+    p = subprocess.run([sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
+                        "--quiet", "--target", str(target), str(PLUGIN)], capture_output=True, text=True, timeout=300)
+    if p.returncode != 0 and "setuptools" in p.stderr:
+        pytest.skip("no offline build backend: " + p.stderr.strip().splitlines()[-1])
+    assert p.returncode == 0, p.stderr
+    [info] = target.glob("shuffleamp_ksubset-*.dist-info")
+    assert "ksubset = shuffleamp_ksubset:KSubset" in (info / "entry_points.txt").read_text(encoding="utf-8")
+    here = str(Path(shuffleamp.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(target), here, os.environ.get("PYTHONPATH", "")]))
+    code, out, err = cli(env, "epsilon", "--mechanism", "ksubset", "--param", "k=5", "--param", "s=2", "--eps0", "1",
+                         "--n", "1000", "--delta", "1e-6", "--json")
+    assert code == 0, err
+    assert json.loads(out)["result"]["mechanism"]["s"] == 2

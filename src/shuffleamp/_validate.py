@@ -669,6 +669,24 @@ class Parameter:
             tail = f"default {self.default!r}"
         return f"{self.name}: {self.doc + ' ' if self.doc else ''}({what}; {tail})"
 
+    def missing(self, mechanism: str, hint: str = "") -> ParameterError:
+        """The error for this required parameter left out of mechanism ``mechanism`` (never a silent default).
+
+        Parameters
+        ----------
+        mechanism : str
+            The mechanism's name.
+        hint : str, optional
+            How to give the value where it is given (e.g. ``"give --param s=VALUE"``).
+
+        Returns
+        -------
+        ParameterError
+            Naming the parameter, with its doc, kind and range (the caller raises it).
+        """
+        what = (self.doc + ": " if self.doc else "") + self.what
+        return ParameterError(self.name, f"required for mechanism {mechanism!r} ({what})" + (f"; {hint}" if hint else ""))
+
     def parse(self, text):
         """Read the parameter's value from text (the command line's ``--param``, component specs, sweeps).
 

@@ -667,15 +667,12 @@ def _param_values(args: argparse.Namespace) -> dict:
 
 def _require_declared(mechanism: str, spec: dict) -> None:
     """A required parameter left out is an error naming it and how to give it (never a silent default)."""
-    from .errors import ParameterError
-
     declared = _mechanism_declaration(mechanism)
     for p in (declared or {}).values():
         if p.required and p.name not in spec:
             flag = f"--{p.name} VALUE or --param {p.name}=VALUE" if p.name in ("eps0", "k", "d", "matrix") \
                 else f"--param {p.name}=VALUE"
-            raise ParameterError(p.name, f"required for mechanism {mechanism!r} ({p.doc + ': ' if p.doc else ''}"
-                                         f"{p.what}); give {flag}")
+            raise p.missing(mechanism, f"give {flag}")
 
 
 def _cmd_planning(args: argparse.Namespace) -> int:

@@ -1956,8 +1956,7 @@ def make(name: str, **params) -> Mechanism:
             raise ParameterError(key, f"unknown parameter for mechanism {name!r} (accepted: {sorted(specs)})")
     for p in cls.param_specs:
         if p.required and p.name not in params:
-            raise ParameterError(p.name, f"required for mechanism {name!r}"
-                                         f" ({p.doc + ': ' if p.doc else ''}{p.what})")
+            raise p.missing(name)
     values = {p.name: p.check(params[p.name]) if p.name in params else p.default
               for p in cls.param_specs}
     return cls.from_params(**values)

@@ -983,9 +983,11 @@ SWEEP_VALUES_HELP = "a value, a comma list (1,2,4) or a range START:STOP:log:COU
 def _add_sweep_args(p: argparse.ArgumentParser) -> None:
     """Arguments of ``sweep`` and ``plot``: every value may be a list or a range (parsed by
     :func:`shuffleamp.sweep.parse_values`); a repeated option adds values."""
+    from .mechanisms import registry
+
     g = p.add_argument_group("grid (" + SWEEP_VALUES_HELP + "; repeat an option to add values)")
     g.add_argument("--mechanism", action="append", required=True, metavar="NAME[,NAME...]",
-                   help="krr, blh, rappor, oue, hr, laplace, matrix, or joint / parallel / subsample with --component")
+                   help=", ".join(registry()) + ", or joint / parallel / subsample with --component")
     g.add_argument("--eps0", action="append", metavar="VALUES", help="local eps0 in nats")
     g.add_argument("--k", action="append", metavar="VALUES", help="number of categories (krr)")
     g.add_argument("--d", action="append", metavar="VALUES",
@@ -994,8 +996,6 @@ def _add_sweep_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--matrix", metavar="FILE.csv", help="CSV of the randomizer matrix (matrix)")
     g.add_argument("--component", action="append", metavar="SPEC",
                    help="component of a composed mechanism, as for 'shuffleamp epsilon'")
-    from .mechanisms import registry
-
     _add_param_arg(g, registry(), values=True)
     g.add_argument("--n", action="append", required=True, metavar="VALUES", help="number of users, e.g. 1e3:1e8:log:20")
     x = g.add_mutually_exclusive_group(required=True)

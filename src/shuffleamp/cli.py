@@ -155,8 +155,9 @@ def _scalar_text(text: str) -> str:
 
 
 def _parsed(text: str) -> int | float:
-    """One number by :func:`shuffleamp._validate.parse_number` (the rules of plans and sweeps), as an
-    argparse type error (argparse names the option)."""
+    """One number by :func:`shuffleamp._validate.parse_number` (the rules of component specs and sweeps);
+    unreadable text is an argparse type error (argparse names the option). ``nan`` becomes NaN, which the
+    option's range check refuses naming the parameter (an input error, not a usage error)."""
     from ._validate import parse_number
     from .errors import ParameterError
 
@@ -178,8 +179,8 @@ def _number(text: str) -> int | float:
 
 
 def _real(text: str) -> float:
-    """argparse type for reals (:func:`shuffleamp._validate.parse_number`; ``inf`` is let through and
-    rejected by validation where it is out of range, naming the parameter; NaN is refused here)."""
+    """argparse type for reals (:func:`shuffleamp._validate.parse_number`; ``inf`` and ``nan`` are let
+    through and rejected by validation where they are out of range, naming the parameter)."""
     return float(_parsed(_scalar_text(text)))
 
 

@@ -256,3 +256,14 @@ def test_composed_mechanisms_declare_their_fields(capsys):
     points, columns = expand_grid("subsample,krr", components=["krr:k=4:eps0=1"], k=4, q="0.1,0.2", eps0=1.0,
                                   n=1000, delta=1e-6)
     assert [p["_row"]["mechanism"] for p in points] == ["subsample", "subsample", "krr"]
+
+
+def test_composed_specs_reject_undeclared_fields_naming_them():
+    from shuffleamp.config import mechanism_from_spec
+
+    with pytest.raises(ParameterError) as e:
+        mechanism_from_spec({"mechanism": "joint", "components": ["krr:k=4:eps0=1"], "s": 2})
+    assert e.value.parameter == "s" and "components, distances" in str(e.value)
+    with pytest.raises(ParameterError) as e:
+        mechanism_from_spec({"mechanism": "krr", "k": 4, "eps0": 1.0, "weights": [1.0]})
+    assert e.value.parameter == "weights"

@@ -506,6 +506,10 @@ def parse_number(text, name: str, *, none: bool = False):
     * ``nan`` is always an error (never a silent NaN);
     * ``none``, ``null`` and ``asymptotic`` (any case) are None where ``none=True``, else an error.
 
+    Plan files are typed documents: their numbers are TOML / JSON numbers (a string where a number is
+    expected is an error naming the field); the text inside them that is a specification (a component
+    ``"krr:k=10:eps0=0.5"``, a group ``"1000:krr:..."``) is read by these rules.
+
     Parameters
     ----------
     text : str
@@ -602,6 +606,7 @@ class Parameter:
 
     Examples
     --------
+    >>> from shuffleamp.mechanisms import Parameter
     >>> Parameter("k", "int", minimum=2, doc="number of categories").describe()
     'k: number of categories (an integer >= 2; required)'
     """
@@ -663,6 +668,24 @@ class Parameter:
         else:
             tail = f"default {self.default!r}"
         return f"{self.name}: {self.doc + ' ' if self.doc else ''}({what}; {tail})"
+
+    def missing(self, mechanism: str, hint: str = "") -> ParameterError:
+        """The error for this required parameter left out of mechanism ``mechanism`` (never a silent default).
+
+        Parameters
+        ----------
+        mechanism : str
+            The mechanism's name.
+        hint : str, optional
+            How to give the value where it is given (e.g. ``"give --param s=VALUE"``).
+
+        Returns
+        -------
+        ParameterError
+            Naming the parameter, with its doc, kind and range (the caller raises it).
+        """
+        what = (self.doc + ": " if self.doc else "") + self.what
+        return ParameterError(self.name, f"required for mechanism {mechanism!r} ({what})" + (f"; {hint}" if hint else ""))
 
     def parse(self, text):
         """Read the parameter's value from text (the command line's ``--param``, component specs, sweeps).

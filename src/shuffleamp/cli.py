@@ -164,8 +164,9 @@ def _scalar_text(text: str) -> str:
 
 
 def _parsed(text: str) -> int | float:
-    """One number by :func:`shuffleamp._validate.parse_number` (the rules of plans and sweeps), as an
-    argparse type error (argparse names the option)."""
+    """One number by :func:`shuffleamp._validate.parse_number` (the rules of component specs and sweeps);
+    unreadable text is an argparse type error (argparse names the option). ``nan`` becomes NaN, which the
+    option's range check refuses naming the parameter (an input error, not a usage error)."""
     from ._validate import parse_number
     from .errors import ParameterError
 
@@ -187,8 +188,8 @@ def _number(text: str) -> int | float:
 
 
 def _real(text: str) -> float:
-    """argparse type for reals (:func:`shuffleamp._validate.parse_number`; ``inf`` is let through and
-    rejected by validation where it is out of range, naming the parameter; NaN is refused here)."""
+    """argparse type for reals (:func:`shuffleamp._validate.parse_number`; ``inf`` and ``nan`` are let
+    through and rejected by validation where they are out of range, naming the parameter)."""
     return float(_parsed(_scalar_text(text)))
 
 
@@ -716,15 +717,12 @@ def _param_values(args: argparse.Namespace) -> dict:
 
 def _require_declared(mechanism: str, spec: dict) -> None:
     """A required parameter left out is an error naming it and how to give it (never a silent default)."""
-    from .errors import ParameterError
-
     declared = _mechanism_declaration(mechanism)
     for p in (declared or {}).values():
         if p.required and p.name not in spec:
             flag = f"--{p.name} VALUE or --param {p.name}=VALUE" if p.name in ("eps0", "k", "d", "matrix") \
                 else f"--param {p.name}=VALUE"
-            raise ParameterError(p.name, f"required for mechanism {mechanism!r} ({p.doc + ': ' if p.doc else ''}"
-                                         f"{p.what}); give {flag}")
+            raise p.missing(mechanism, f"give {flag}")
 
 
 def _cmd_planning(args: argparse.Namespace) -> int:
@@ -1104,9 +1102,11 @@ SWEEP_VALUES_HELP = "a value, a comma list (1,2,4) or a range START:STOP:log:COU
 def _add_sweep_args(p: argparse.ArgumentParser) -> None:
     """Arguments of ``sweep`` and ``plot``: every value may be a list or a range (parsed by
     :func:`shuffleamp.sweep.parse_values`); a repeated option adds values."""
+    from .mechanisms import registry
+
     g = p.add_argument_group("grid (" + SWEEP_VALUES_HELP + "; repeat an option to add values)")
     g.add_argument("--mechanism", action="append", required=True, metavar="NAME[,NAME...]",
-                   help="krr, blh, rappor, oue, hr, laplace, matrix, or joint / parallel / subsample with --component")
+                   help=", ".join(registry()) + ", or joint / parallel / subsample with --component")
     g.add_argument("--eps0", action="append", metavar="VALUES", help="local eps0 in nats")
     g.add_argument("--k", action="append", metavar="VALUES", help="number of categories (krr)")
     g.add_argument("--d", action="append", metavar="VALUES",
@@ -1115,8 +1115,6 @@ def _add_sweep_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--matrix", metavar="FILE.csv", help="CSV of the randomizer matrix (matrix)")
     g.add_argument("--component", action="append", metavar="SPEC",
                    help="component of a composed mechanism, as for 'shuffleamp epsilon'")
-    from .mechanisms import registry
-
     _add_param_arg(g, registry(), values=True)
     g.add_argument("--n", action="append", required=True, metavar="VALUES", help="number of users, e.g. 1e3:1e8:log:20")
     x = g.add_mutually_exclusive_group(required=True)

@@ -336,17 +336,25 @@ def mechanism_from_spec(spec: Mapping):
     if not isinstance(name, str) or not name.strip():
         raise ParameterError("mechanism", f"missing or not a string (got {name!r})")
     key = name.strip().lower()
+    from .compose import COMPOSED_CLASSES
+
+    composed_fields = tuple(dict.fromkeys(p.name for c in COMPOSED_CLASSES.values() for p in c.param_specs))
     if key in COMPOSED:
         for f in _SIMPLE_FIELDS:
             if params.get(f) is not None:
                 raise ParameterError(f, f"not used by mechanism {key!r}; give it inside each component "
                                         "(e.g. krr:k=10:eps0=0.5)")
+        for f in params:
+            if f not in composed_fields:
+                own = ", ".join(p.name for p in COMPOSED_CLASSES[key].param_specs)
+                raise ParameterError(f, f"not a field of mechanism {key!r} (it takes {own}; a component's own "
+                                        "parameters go inside each component)")
         comps = params.pop("components", None)
         if isinstance(comps, (list, tuple)):
             comps = [_spec_dict(c, i, weighted=key == "parallel") if isinstance(c, str) else c
                      for i, c in enumerate(comps, start=1)]
         return from_config(key, components=comps, **params)
-    for f in ("components", "weights", "q", "distances"):
+    for f in composed_fields:
         if params.get(f) is not None:
             raise ParameterError(f, "only used by mechanism 'joint', 'parallel' or 'subsample' "
                                     f"(only for composed mechanisms, not {key!r})")

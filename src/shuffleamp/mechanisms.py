@@ -18,8 +18,10 @@ Every mechanism knows
   known, its stronger-clone decomposition ([FMT23], :meth:`Mechanism.stronger_clone_decomposition`).
 
 Concrete classes register themselves in :data:`MECHANISMS` by their ``name`` and declare their
-constructor ``parameters``; :func:`make` builds any of them from keyword parameters.  A new
-finite mechanism needs one class here (see ``CONTRIBUTING.md``).
+constructor parameters once (``param_specs``: :class:`~shuffleamp._validate.Parameter` records with
+kind, range, unit, default or required, doc), which :func:`make`, the command line, plan files and
+sweeps read.  A new finite mechanism needs one class, here or in a package of its own registered
+through the entry-point group ``shuffleamp.mechanisms`` (:func:`registry`; see ``CONTRIBUTING.md``).
 
 Notation: :math:`E = e^{\varepsilon_0}` with :math:`\varepsilon_0` in nats,
 :math:`t = e^{\varepsilon_0/2}`, :math:`e = e^{\varepsilon}`.
@@ -1956,8 +1958,7 @@ def make(name: str, **params) -> Mechanism:
             raise ParameterError(key, f"unknown parameter for mechanism {name!r} (accepted: {sorted(specs)})")
     for p in cls.param_specs:
         if p.required and p.name not in params:
-            raise ParameterError(p.name, f"required for mechanism {name!r}"
-                                         f" ({p.doc + ': ' if p.doc else ''}{p.what})")
+            raise p.missing(name)
     values = {p.name: p.check(params[p.name]) if p.name in params else p.default
               for p in cls.param_specs}
     return cls.from_params(**values)

@@ -307,8 +307,7 @@ def expand_grid(mechanism: Any = "krr", *, eps0: Any = None, n: Any, delta: Any 
         if isinstance(m, str) and m not in COMPOSED:
             for p in _mechanism_class(m).param_specs:
                 if p.required and p.name not in axes_params and not (p.name == "eps0" and eps0 is not None):
-                    raise ParameterError(p.name, f"required for mechanism {m!r} ({p.doc + ': ' if p.doc else ''}"
-                                                 f"{p.what})")
+                    raise p.missing(m)
     eps0_values = None if eps0 is None else [_validate.eps0(v) for v in parse_values(eps0, "eps0")]
     if eps0_values is not None and all(isinstance(m, str) and m in COMPOSED for m in mechs):
         raise ParameterError("eps0", f"not used by mechanism {mechs[0]!r}; give it inside each component")

@@ -12,6 +12,7 @@ from dp_accounting.pld import privacy_loss_distribution as dpl
 from scipy import stats
 
 import shuffleamp as sa
+from shuffleamp import _extras
 from shuffleamp import accounting as acc
 from shuffleamp.errors import ParameterError
 from shuffleamp.interop import (CHECKED_DP_ACCOUNTING_VERSIONS, PLDAccountant, ShuffledRoundEvent,
@@ -181,6 +182,20 @@ def test_unsupported_and_bad_input():
         a.bracket()
 
 
+def test_population_and_composition_rounds():
+    pop = sa.population([(KRR(0.5, 10), 6 * 10**5), (KRR(2.0, 10), 4 * 10**5)])
+    j = sa.joint([KRR(0.5, 3), KRR(0.5, 4)])
+    a = PLDAccountant().compose(dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(ShuffledRoundEvent(pop), 10),
+                                                     ShuffledRoundEvent(j, 10**5)]))
+    ref = sa.compose_rounds([(pop, None, 10), (j, 10**5, 1)], delta=1e-8, lower=False)
+    up = a.get_epsilon(1e-8)
+    assert abs(up / ref.upper - 1) < 0.02
+    assert 0 < a.get_epsilon_lower(1e-8) <= up
+    # one round alone: the certified single-round lower bound is part of the accountant's
+    one = PLDAccountant().compose(ShuffledRoundEvent(KRR(1.0, 10), 10**6))
+    assert one.get_epsilon_lower(1e-8) >= sa.epsilon(KRR(1.0, 10), 10**6, 1e-8).lower
+
+
 def test_non_private_event():
     a = PLDAccountant().compose(dpa.ComposedDpEvent([ShuffledRoundEvent(KRR(1.0, 10), 10**4),
                                                      dpa.NonPrivateDpEvent()]))
@@ -241,6 +256,11 @@ def test_add_remove_gaussian_is_refused():
         sa.compose_rounds([(m, 10_000, 3)], delta=1e-6, extra_plds=[ours], value_discretization_interval=d,
                           neighboring_relation="add_or_remove_one")
     assert e.value.parameter == "neighboring_relation"
+    # mixed relations between PLDs that record theirs
+    other = _extras.tag(dpl.from_gaussian_mechanism(2.0, value_discretization_interval=d), NR.ADD_OR_REMOVE_ONE)
+    with pytest.raises(ParameterError) as e:
+        sa.compose_rounds([(m, 10_000, 3)], delta=1e-6, extra_plds=[ours, other], value_discretization_interval=d)
+    assert e.value.parameter == "extra_plds" and "mixed" in str(e.value)
     for bad in ([object()], 3, [dpa.LaplaceDpEvent(1.0)]):
         with pytest.raises(ParameterError) as e:
             sa.compose_rounds([(m, 10_000, 3)], delta=1e-6, extra_plds=bad, value_discretization_interval=d)

@@ -407,7 +407,7 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
         if self._lower_cache is not None:
             return self._lower_cache
         dl = self._d / self._lower_refine
-        total = _pld.identity(dl, pessimistic_estimate=False)
+        total = None
         calls, left, alone = 0, [], []
         for event, count in self._lower_parts:
             if isinstance(event, ShuffledRoundEvent):
@@ -425,8 +425,14 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
                 left.append(name)
                 continue
             alone.append((lo, 2.0 * TAIL_MASS_TRUNCATION * own))
-            total = total.compose(lo, tail_mass_truncation=TAIL_MASS_TRUNCATION)
-            calls += own + 1
+            calls += own
+            if total is None:
+                total = lo
+            else:
+                total = total.compose(lo, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+                calls += 1
+        if total is None:
+            total = _pld.identity(dl, pessimistic_estimate=False)
         alone.append((total, 2.0 * TAIL_MASS_TRUNCATION * calls))
         self._lower_cache = (total, calls, tuple(left), alone)
         return self._lower_cache

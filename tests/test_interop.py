@@ -26,7 +26,7 @@ def gaussian_replace_one_delta(sigma: float, k: int, eps: float) -> float:
     """Exact δ(ε) of k composed Gaussian mechanisms (noise multiplier σ) under replace-one: the pair
     N(0, σ²) vs N(2, σ²) per step (sensitivity 2C for a sum of norm-C values), i.e. μ-GDP with
     μ = 2√k/σ (Balle and Wang, "Improving the Gaussian Mechanism for Differential Privacy", ICML 2018,
-    Theorem 8; Dong, Roth, Su, JRSS-B 2022, Corollary 2.13)."""
+    Theorem 8)."""
     mu = 2.0 * math.sqrt(k) / sigma
     return float(stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2))
 

@@ -94,6 +94,9 @@ def test_rdp_monotone_in_order_and_n():
     r2 = sa.rdp(KRR(1.0, 10), 10**5, ORDERS)
     assert (r2.rdp < r.rdp).all()
     assert "eps0=1" in repr(r)
+    d = r.to_dict()
+    assert d["rdp"] == r.rdp.tolist() and d["orders"] == ORDERS.tolist() and d["n"] == 10**4
+    assert d["neighboring_relation"] == "replace_one" and d["version"] == sa.__version__
 
 
 def test_rdp_bad_input():

@@ -16,8 +16,10 @@ Argument (derived here; tested against exact Rényi divergences in ``tests/test_
 privacy profile of a pair :math:`(P^*, Q^*)` that dominates every neighbouring pair of the
 shuffled mechanism (:mod:`shuffleamp.accounting`, arguments A–C: Su, Cheng, Wang,
 IEEE S&P 2026, Theorems 12–13).  A pair :math:`(P', Q')` whose hockey-stick curve is at least
-U at every ε ∈ ℝ has a tradeoff function below that of :math:`(P^*, Q^*)`, so by Blackwell's
-theorem (Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022, Theorem 2.10) the
+U at every ε ∈ ℝ has a tradeoff function below that of :math:`(P^*, Q^*)` (the profile is
+:math:`1 + f^*(-e^\varepsilon)` and conjugation reverses order), so by Blackwell's theorem
+(Blackwell, "Equivalent Comparisons of Experiments", Ann. Math. Statist. 1953; for tradeoff
+functions: Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022, Section 2) the
 dominated pair is a post-processing of :math:`(P', Q')` and, by the data-processing inequality
 for Rényi divergences (van Erven and Harremoës, "Rényi Divergence and Kullback–Leibler
 Divergence", IEEE Trans. Inf. Theory 2014, Theorem 9), :math:`D_\alpha(P^*\|Q^*) \le
@@ -108,6 +110,14 @@ class RdpResult:
         pairs = ", ".join(f"{a:g}: {r:.4g}" for a, r in zip(self.orders[:k], self.rdp[:k]))
         more = ", ..." if self.orders.size > k else ""
         return f"RdpResult(n={self.n}, eps0={self.eps0:g}, rdp={{{pairs}{more}}})"
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict: ``orders``, ``rdp`` (lists), ``eps0``, ``n``, ``method``,
+        ``value_discretization_interval``, ``neighboring_relation`` and the shuffleamp ``version``."""
+        from . import __version__
+        return {"orders": self.orders.tolist(), "rdp": self.rdp.tolist(), "eps0": float(self.eps0), "n": int(self.n),
+                "method": self.method, "value_discretization_interval": float(self.value_discretization_interval),
+                "neighboring_relation": "replace_one", "version": __version__}
 
     def epsilon(self, delta: float) -> float:
         """(ε, δ) from the RDP curve: ``dp_accounting``'s conversion (its ``compute_epsilon``).
@@ -235,8 +245,8 @@ def rdp(mechanism, n=None, orders=(1.5, 2, 3, 4, 8, 16, 32, 64), *, value_discre
     References
     ----------
     Mironov, "Rényi Differential Privacy", CSF 2017 (the definition).  Su, Cheng, Wang, IEEE S&P
-    2026, Theorems 12–13.  Doroshenko et al., PETS 2022.  Dong, Roth, Su, JRSS-B 2022,
-    Theorem 2.10.  Bun, Steinke, TCC 2016, Proposition 3.3.
+    2026, Theorems 12–13.  Doroshenko et al., PETS 2022.  Blackwell, Ann. Math. Statist. 1953
+    (via Dong, Roth, Su, JRSS-B 2022, Section 2).  Bun, Steinke, TCC 2016, Proposition 3.3.
     """
     mechanism, n = _check_mechanism(mechanism, n)
     a = _orders(orders)

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from dp_accounting.mechanism_calibration import ExplicitBracketInterval, calibrate_dp_mechanism
 from dp_accounting.pld import privacy_loss_distribution as dpl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import shuffleamp as sa
@@ -289,3 +291,30 @@ def test_extra_events_enter_upper_and_lower():
     # the lower bound with the event is below the exact Gaussian-alone total: a sanity bracket
     g_exact = next(e for e in np.linspace(0, 5, 5001) if gaussian_replace_one_delta(sigma, 1, e) <= 1e-6)
     assert with_event.upper >= g_exact - 1e-3
+
+
+# ---------------------------------------------------------------------------- an exact mixed composition
+def exact_gaussian_plus_rr_delta(sigma, k_gauss, p, k_rr, eps) -> float:
+    """Exact δ(ε) of k_gauss Gaussian steps (noise multiplier σ) composed with k_rr binary randomized
+    responses (noise parameter p), replace-one.  Independent losses add: the RR part's loss is
+    (k_rr - 2j) L with j ~ Bin(k_rr, p/2), L = log((1 - p/2)/(p/2)), and for a Gaussian part of
+    parameter μ, E_P[(1 - e^{ε' - L_G})_+] = Φ(-ε'/μ + μ/2) - e^{ε'} Φ(-ε'/μ - μ/2) for every real ε'."""
+    mu = 2.0 * math.sqrt(k_gauss) / sigma
+    L = math.log((1 - p / 2) / (p / 2))
+    j = np.arange(k_rr + 1)
+    w = stats.binom.pmf(j, k_rr, p / 2)
+    e = eps - (k_rr - 2 * j) * L
+    dg = stats.norm.cdf(-e / mu + mu / 2) - np.exp(e) * stats.norm.cdf(-e / mu - mu / 2)
+    return float(np.sum(w * dg))
+
+
+@settings(max_examples=8, deadline=None)
+@given(sigma=st.floats(2.0, 8.0), k_gauss=st.integers(1, 5), p=st.floats(0.3, 0.95), k_rr=st.integers(1, 6),
+       eps=st.floats(0.0, 3.0))
+def test_mixed_composition_bracket_contains_exact(sigma, k_gauss, p, k_rr, eps):
+    a = PLDAccountant(value_discretization_interval=1e-3, lower_refine=2).compose(dpa.ComposedDpEvent([
+        dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(sigma), k_gauss),
+        dpa.SelfComposedDpEvent(dpa.RandomizedResponseDpEvent(p, 2), k_rr)]))
+    exact = exact_gaussian_plus_rr_delta(sigma, k_gauss, p, k_rr, eps)
+    assert a.get_delta_lower(eps) <= exact * (1 + 1e-9) + 1e-12
+    assert exact <= a.get_delta(eps) * (1 + 1e-9) + 1e-12

@@ -60,7 +60,6 @@ test pins them).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 try:

@@ -68,6 +68,7 @@ def test_checked_dp_accounting_version():
     assert importlib.metadata.version("dp-accounting") in CHECKED_DP_ACCOUNTING_VERSIONS
     parent = dpa.pld.PLDAccountant(NR.REPLACE_ONE)
     assert isinstance(parent._pld, dpl.PrivacyLossDistribution)
+    assert parent._contains_non_dp_event is False
 
 
 def test_year_of_10rr_matches_compose_rounds():
@@ -203,6 +204,12 @@ def test_non_private_event():
                                                      dpa.NonPrivateDpEvent()]))
     assert a.get_epsilon(1e-6) == math.inf
     assert 0 < a.get_epsilon_lower(1e-6) < math.inf
+    assert a.privacy_loss_distribution() is None
+    for ev in (dpa.NonPrivateDpEvent(), dpa.GaussianDpEvent(0.0)):
+        with pytest.raises(ParameterError) as e:
+            sa.compose_rounds([(KRR(1.0, 2), 10_000, 3)], delta=1e-6, extra_plds=[ev],
+                              value_discretization_interval=1e-3)
+        assert e.value.parameter == "extra_plds"
 
 
 # ---------------------------------------------------------------------------- calibration

@@ -241,7 +241,11 @@ class Extras:
         """The pessimistic PLDs to compose into the upper bound (events built on the grid ``d``)."""
         out = list(self.plds)
         if self.events:
-            out.append(self._accountant(d, lower=False).privacy_loss_distribution())
+            pld = self._accountant(d, lower=False).privacy_loss_distribution()
+            if pld is None:
+                raise ParameterError("extra_plds", "contains a non-private event (NonPrivateDpEvent or zero noise): "
+                                                   "no finite total exists")
+            out.append(pld)
         return out
 
     def lower_part(self, d: float):

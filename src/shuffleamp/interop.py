@@ -53,7 +53,8 @@ accountant composes it ``count`` times.
 **Private state.**  ``dp_accounting``'s ``PLDAccountant`` keeps its composed PLD in the private
 attribute ``_pld`` and its ``_maybe_compose`` is a closed chain of type checks (the maintainers
 will not add specialised events, google/differential-privacy issue 212).  This module touches
-that attribute in exactly one place (:meth:`PLDAccountant._parent_pld`), checked at construction;
+that attribute (and reads its non-private flag ``_contains_non_dp_event``) in exactly one place
+(:meth:`PLDAccountant._parent_pld`), checked at construction;
 :data:`CHECKED_DP_ACCOUNTING_VERSIONS` lists the versions whose source it was read against (a
 test pins them).
 """
@@ -220,18 +221,20 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
         self._rounds: list = []
 
     # -- the one place that touches the parent's private state (dp_accounting 0.6.0) --------------
-    def _parent_pld(self, compose_with=None):
-        """The parent's composed PLD (attribute ``_pld``), after composing ``compose_with`` into it."""
+    def _parent_pld(self, compose_with=None, *, with_flag: bool = False):
+        """The parent's composed PLD (attribute ``_pld``), after composing ``compose_with`` into it;
+        with ``with_flag``, also whether a non-private event was composed (``_contains_non_dp_event``)."""
         current = getattr(self, "_pld", None)
-        if not isinstance(current, _pld.PrivacyLossDistribution):
+        flag = getattr(self, "_contains_non_dp_event", None)
+        if not isinstance(current, _pld.PrivacyLossDistribution) or not isinstance(flag, bool):
             import importlib.metadata as md
             raise RuntimeError("shuffleamp.interop.PLDAccountant relies on dp_accounting's PLDAccountant keeping "
-                               "its PLD in '_pld'; this dp_accounting "
-                               f"({md.version('dp-accounting')}) does not. Checked versions: "
+                               "its PLD in '_pld' and its non-private flag in '_contains_non_dp_event'; this "
+                               f"dp_accounting ({md.version('dp-accounting')}) does not. Checked versions: "
                                f"{', '.join(CHECKED_DP_ACCOUNTING_VERSIONS)}")
         if compose_with is not None:
             self._pld = current = current.compose(compose_with, tail_mass_truncation=TAIL_MASS_TRUNCATION)
-        return current
+        return (current, flag) if with_flag else current
 
     # -- public ---------------------------------------------------------------------------------------
     @property
@@ -240,8 +243,10 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
         return self._d
 
     def privacy_loss_distribution(self):
-        """The composed pessimistic PLD (what ``get_epsilon`` / ``get_delta`` read), tagged replace-one."""
-        return _extras.tag(self._parent_pld())
+        """The composed pessimistic PLD (what ``get_epsilon`` / ``get_delta`` read), tagged replace-one,
+        or None if a non-private event (``NonPrivateDpEvent``, zero noise) was composed: no PLD bounds it."""
+        pld, non_private = self._parent_pld(with_flag=True)
+        return None if non_private else _extras.tag(pld)
 
     def lower_privacy_loss_distribution(self):
         """(composed optimistic PLD, δ to subtract for ``dp_accounting``'s truncations), or (None, 0).

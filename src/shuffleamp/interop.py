@@ -61,6 +61,8 @@ test pins them).
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
 
 try:
@@ -140,6 +142,33 @@ class ShuffledRoundEvent(dp_event.DpEvent):
 
 
 # ---------------------------------------------------------------------------- the accountant
+#: Shuffled-round PLDs kept across accountants (``calibrate_dp_mechanism`` builds a fresh accountant
+#: per evaluation): the most recent ones, keyed by (mechanism, n, grid step, points, tail_delta).
+ROUND_CACHE_SIZE = 8
+_ROUND_CACHE: OrderedDict = OrderedDict()
+_ROUND_LOCK = threading.Lock()
+
+
+def _round_pld(mechanism, n: int, d: float, points: int, tail_delta: float):
+    """:func:`shuffleamp.to_pld` of one round, from a small LRU cache (PLD objects are never mutated:
+    ``compose`` and ``self_compose`` return new ones)."""
+    key = (mechanism, n, d, points, tail_delta)
+    try:
+        hash(key)
+    except TypeError:                               # an unhashable mechanism: no caching
+        return to_pld(mechanism, n, value_discretization_interval=d, points=points, tail_delta=tail_delta)
+    with _ROUND_LOCK:
+        if key in _ROUND_CACHE:
+            _ROUND_CACHE.move_to_end(key)
+            return _ROUND_CACHE[key]
+    pld = to_pld(mechanism, n, value_discretization_interval=d, points=points, tail_delta=tail_delta)
+    with _ROUND_LOCK:
+        _ROUND_CACHE[key] = pld
+        while len(_ROUND_CACHE) > ROUND_CACHE_SIZE:
+            _ROUND_CACHE.popitem(last=False)
+    return pld
+
+
 class PLDAccountant(pld_privacy_accountant.PLDAccountant):
     r"""``dp_accounting``'s PLD accountant that also composes shuffled rounds (replace-one only).
 
@@ -174,8 +203,9 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
     Notes
     -----
     ``compose`` raises :class:`UnsupportedEventError` (parameter ``"event"``) for an event it cannot
-    account, naming the offending sub-event; ``supports`` returns False for it.  Shuffled rounds
-    are cached per (mechanism, n), so composing the same round again costs one composition.
+    account, naming the offending sub-event; ``supports`` returns False for it.  The PLDs of the
+    last :data:`ROUND_CACHE_SIZE` distinct rounds are cached across accountants, so composing the
+    same round again (or calibrating the number of rounds) costs one composition.
 
     Examples
     --------
@@ -217,7 +247,6 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
         self._lower_refine = _validate.count(lower_refine, "lower_refine")
         self._lower_parts: list = []
         self._lower_cache = None
-        self._round_cache: dict = {}
         self._rounds: list = []
 
     # -- the one place that touches the parent's private state (dp_accounting 0.6.0) --------------
@@ -383,16 +412,7 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
         return result
 
     def _compose_round(self, event: ShuffledRoundEvent, count: int) -> None:
-        key = (event.mechanism, event.n)
-        try:
-            up = self._round_cache.get(key)
-        except TypeError:                          # an unhashable mechanism: no caching
-            key, up = None, None
-        if up is None:
-            up = to_pld(event.mechanism, event.n, value_discretization_interval=self._d, points=self._points,
-                        tail_delta=self._tail_delta)
-            if key is not None:
-                self._round_cache[key] = up
+        up = _round_pld(event.mechanism, event.n, self._d, self._points, self._tail_delta)
         if count > 1:
             up = up.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION)
         self._parent_pld(up)

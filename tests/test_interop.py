@@ -69,6 +69,7 @@ def test_checked_dp_accounting_version():
     parent = dpa.pld.PLDAccountant(NR.REPLACE_ONE)
     assert isinstance(parent._pld, dpl.PrivacyLossDistribution)
     assert parent._contains_non_dp_event is False
+    assert _extras.TAIL_MASS_TRUNCATION == acc.TAIL_MASS_TRUNCATION
 
 
 def test_year_of_10rr_matches_compose_rounds():

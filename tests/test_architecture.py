@@ -39,6 +39,7 @@ LAYERS = {
     "gradual": 10,
     "config": 11,
     "interop": 11,
+    "renyi": 11,
     "sweep": 12,
     "plans": 13,
     "plot": 14,

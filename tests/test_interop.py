@@ -9,9 +9,12 @@ import numpy as np
 import pytest
 from dp_accounting.mechanism_calibration import ExplicitBracketInterval, calibrate_dp_mechanism
 from dp_accounting.pld import privacy_loss_distribution as dpl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import shuffleamp as sa
+from shuffleamp import _extras
 from shuffleamp import accounting as acc
 from shuffleamp.errors import ParameterError
 from shuffleamp.interop import (CHECKED_DP_ACCOUNTING_VERSIONS, PLDAccountant, ShuffledRoundEvent,
@@ -25,7 +28,7 @@ def gaussian_replace_one_delta(sigma: float, k: int, eps: float) -> float:
     """Exact δ(ε) of k composed Gaussian mechanisms (noise multiplier σ) under replace-one: the pair
     N(0, σ²) vs N(2, σ²) per step (sensitivity 2C for a sum of norm-C values), i.e. μ-GDP with
     μ = 2√k/σ (Balle and Wang, "Improving the Gaussian Mechanism for Differential Privacy", ICML 2018,
-    Theorem 8; Dong, Roth, Su, JRSS-B 2022, Corollary 2.13)."""
+    Theorem 8)."""
     mu = 2.0 * math.sqrt(k) / sigma
     return float(stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2))
 
@@ -65,6 +68,8 @@ def test_checked_dp_accounting_version():
     assert importlib.metadata.version("dp-accounting") in CHECKED_DP_ACCOUNTING_VERSIONS
     parent = dpa.pld.PLDAccountant(NR.REPLACE_ONE)
     assert isinstance(parent._pld, dpl.PrivacyLossDistribution)
+    assert parent._contains_non_dp_event is False
+    assert _extras.TAIL_MASS_TRUNCATION == acc.TAIL_MASS_TRUNCATION
 
 
 def test_year_of_10rr_matches_compose_rounds():
@@ -181,11 +186,31 @@ def test_unsupported_and_bad_input():
         a.bracket()
 
 
+def test_population_and_composition_rounds():
+    pop = sa.population([(KRR(0.5, 10), 6 * 10**5), (KRR(2.0, 10), 4 * 10**5)])
+    j = sa.joint([KRR(0.5, 3), KRR(0.5, 4)])
+    a = PLDAccountant().compose(dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(ShuffledRoundEvent(pop), 10),
+                                                     ShuffledRoundEvent(j, 10**5)]))
+    ref = sa.compose_rounds([(pop, None, 10), (j, 10**5, 1)], delta=1e-8, lower=False)
+    up = a.get_epsilon(1e-8)
+    assert abs(up / ref.upper - 1) < 0.02
+    assert 0 < a.get_epsilon_lower(1e-8) <= up
+    # one round alone: the certified single-round lower bound is part of the accountant's
+    one = PLDAccountant().compose(ShuffledRoundEvent(KRR(1.0, 10), 10**6))
+    assert one.get_epsilon_lower(1e-8) >= sa.epsilon(KRR(1.0, 10), 10**6, 1e-8).lower
+
+
 def test_non_private_event():
     a = PLDAccountant().compose(dpa.ComposedDpEvent([ShuffledRoundEvent(KRR(1.0, 10), 10**4),
                                                      dpa.NonPrivateDpEvent()]))
     assert a.get_epsilon(1e-6) == math.inf
     assert 0 < a.get_epsilon_lower(1e-6) < math.inf
+    assert a.privacy_loss_distribution() is None
+    for ev in (dpa.NonPrivateDpEvent(), dpa.GaussianDpEvent(0.0)):
+        with pytest.raises(ParameterError) as e:
+            sa.compose_rounds([(KRR(1.0, 2), 10_000, 3)], delta=1e-6, extra_plds=[ev],
+                              value_discretization_interval=1e-3)
+        assert e.value.parameter == "extra_plds"
 
 
 # ---------------------------------------------------------------------------- calibration
@@ -241,6 +266,11 @@ def test_add_remove_gaussian_is_refused():
         sa.compose_rounds([(m, 10_000, 3)], delta=1e-6, extra_plds=[ours], value_discretization_interval=d,
                           neighboring_relation="add_or_remove_one")
     assert e.value.parameter == "neighboring_relation"
+    # mixed relations between PLDs that record theirs
+    other = _extras.tag(dpl.from_gaussian_mechanism(2.0, value_discretization_interval=d), NR.ADD_OR_REMOVE_ONE)
+    with pytest.raises(ParameterError) as e:
+        sa.compose_rounds([(m, 10_000, 3)], delta=1e-6, extra_plds=[ours, other], value_discretization_interval=d)
+    assert e.value.parameter == "extra_plds" and "mixed" in str(e.value)
     for bad in ([object()], 3, [dpa.LaplaceDpEvent(1.0)]):
         with pytest.raises(ParameterError) as e:
             sa.compose_rounds([(m, 10_000, 3)], delta=1e-6, extra_plds=bad, value_discretization_interval=d)
@@ -269,3 +299,30 @@ def test_extra_events_enter_upper_and_lower():
     # the lower bound with the event is below the exact Gaussian-alone total: a sanity bracket
     g_exact = next(e for e in np.linspace(0, 5, 5001) if gaussian_replace_one_delta(sigma, 1, e) <= 1e-6)
     assert with_event.upper >= g_exact - 1e-3
+
+
+# ---------------------------------------------------------------------------- an exact mixed composition
+def exact_gaussian_plus_rr_delta(sigma, k_gauss, p, k_rr, eps) -> float:
+    """Exact δ(ε) of k_gauss Gaussian steps (noise multiplier σ) composed with k_rr binary randomized
+    responses (noise parameter p), replace-one.  Independent losses add: the RR part's loss is
+    (k_rr - 2j) L with j ~ Bin(k_rr, p/2), L = log((1 - p/2)/(p/2)), and for a Gaussian part of
+    parameter μ, E_P[(1 - e^{ε' - L_G})_+] = Φ(-ε'/μ + μ/2) - e^{ε'} Φ(-ε'/μ - μ/2) for every real ε'."""
+    mu = 2.0 * math.sqrt(k_gauss) / sigma
+    L = math.log((1 - p / 2) / (p / 2))
+    j = np.arange(k_rr + 1)
+    w = stats.binom.pmf(j, k_rr, p / 2)
+    e = eps - (k_rr - 2 * j) * L
+    dg = stats.norm.cdf(-e / mu + mu / 2) - np.exp(e) * stats.norm.cdf(-e / mu - mu / 2)
+    return float(np.sum(w * dg))
+
+
+@settings(max_examples=8, deadline=None)
+@given(sigma=st.floats(2.0, 8.0), k_gauss=st.integers(1, 5), p=st.floats(0.3, 0.95), k_rr=st.integers(1, 6),
+       eps=st.floats(0.0, 3.0))
+def test_mixed_composition_bracket_contains_exact(sigma, k_gauss, p, k_rr, eps):
+    a = PLDAccountant(value_discretization_interval=1e-3, lower_refine=2).compose(dpa.ComposedDpEvent([
+        dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(sigma), k_gauss),
+        dpa.SelfComposedDpEvent(dpa.RandomizedResponseDpEvent(p, 2), k_rr)]))
+    exact = exact_gaussian_plus_rr_delta(sigma, k_gauss, p, k_rr, eps)
+    assert a.get_delta_lower(eps) <= exact * (1 + 1e-9) + 1e-12
+    assert exact <= a.get_delta(eps) * (1 + 1e-9) + 1e-12

@@ -660,7 +660,7 @@ def _total_lower(rounds, d, epsilon, delta, extras=None):
             return single, "single-round", 0.0
         parts.append((pld, R))
         labels.add(label)
-    extra_pld, extra_err, left_out = extras.lower_part(d) if extras else (None, 0.0, ())
+    extra_pld, extra_err, left_out = extras.lower_part(d, LOWER_REFINE) if extras else (None, 0.0, ())
     total, calls = _compose_all(parts, [extra_pld] if extra_pld is not None else ())
     err = 2.0 * TAIL_MASS_TRUNCATION * (calls + (extra_pld is not None)) + extra_err
     if delta is not None:

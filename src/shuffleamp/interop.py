@@ -52,46 +52,36 @@ accountant composes it ``count`` times.
 
 **Private state.**  ``dp_accounting``'s ``PLDAccountant`` keeps its composed PLD in the private
 attribute ``_pld`` and its ``_maybe_compose`` is a closed chain of type checks (the maintainers
-will not add specialised events, google/differential-privacy issue 212).  This module touches
-that attribute in exactly one place (:meth:`PLDAccountant._parent_pld`), checked at construction;
+will not add specialised events, google/differential-privacy issue 212).  The accountant touches
+that attribute (and reads its non-private flag ``_contains_non_dp_event``) in exactly one place,
+``_parent_pld`` of its base class (:class:`shuffleamp._extras.ReplaceOneAccountant`, which also
+builds the events of :func:`shuffleamp.compose_rounds`' ``extra_plds``), checked at construction;
 :data:`CHECKED_DP_ACCOUNTING_VERSIONS` lists the versions whose source it was read against (a
 test pins them).
 """
 
 from __future__ import annotations
 
-import math
+import threading
+from collections import OrderedDict
 from typing import Any
 
 try:
     import attr
     from dp_accounting import dp_event
-    from dp_accounting.pld import pld_privacy_accountant
-    from dp_accounting.pld import privacy_loss_distribution as _pld
     from dp_accounting.privacy_accountant import NeighboringRelation
-    from dp_accounting.privacy_accountant import UnsupportedEventError as _DpUnsupportedEventError
 except ImportError as _exc:      # pragma: no cover - dp_accounting is installed with the 'dp' extra
     raise ImportError("shuffleamp.interop needs Google's dp_accounting; install the 'dp' extra: "
                       "pip install 'shuffleamp[dp]'") from _exc
 
-from . import _extras, _validate
-from .accounting import (DEFAULT_POINTS, DEFAULT_TAIL_DELTA, LOWER_REFINE, TAIL_MASS_TRUNCATION, AccountingResult,
-                         _check_mechanism, _lower_pld, to_pld)
+from . import _validate
+from ._extras import CHECKED_DP_ACCOUNTING_VERSIONS, TAIL_MASS_TRUNCATION, ReplaceOneAccountant, UnsupportedEventError
+from .accounting import (DEFAULT_POINTS, DEFAULT_TAIL_DELTA, LOWER_REFINE, AccountingResult, _check_mechanism,
+                         _lower_pld, to_pld)
 from .errors import ParameterError
 
 __all__ = ["ShuffledRoundEvent", "PLDAccountant", "UnsupportedEventError", "CHECKED_DP_ACCOUNTING_VERSIONS",
-           "LOWER_REFINE"]
-
-#: ``dp_accounting`` versions whose ``PLDAccountant`` source this module was checked against.
-CHECKED_DP_ACCOUNTING_VERSIONS = ("0.6.0",)
-
-
-class UnsupportedEventError(ParameterError, _DpUnsupportedEventError):
-    """An event (or a sub-event of a composition) this accountant cannot compose.
-
-    A :class:`shuffleamp.ParameterError` naming the argument (``"event"``) and a
-    ``dp_accounting.UnsupportedEventError``, so code written for either catches it.
-    """
+           "LOWER_REFINE", "ROUND_CACHE_SIZE"]
 
 
 # ---------------------------------------------------------------------------- the event
@@ -140,7 +130,34 @@ class ShuffledRoundEvent(dp_event.DpEvent):
 
 
 # ---------------------------------------------------------------------------- the accountant
-class PLDAccountant(pld_privacy_accountant.PLDAccountant):
+#: Shuffled-round PLDs kept across accountants (``calibrate_dp_mechanism`` builds a fresh accountant
+#: per evaluation): the most recent ones, keyed by (mechanism, n, grid step, points, tail_delta).
+ROUND_CACHE_SIZE = 8
+_ROUND_CACHE: OrderedDict = OrderedDict()
+_ROUND_LOCK = threading.Lock()
+
+
+def _round_pld(mechanism, n: int, d: float, points: int, tail_delta: float):
+    """:func:`shuffleamp.to_pld` of one round, from a small LRU cache (PLD objects are never mutated:
+    ``compose`` and ``self_compose`` return new ones)."""
+    key = (mechanism, n, d, points, tail_delta)
+    try:
+        hash(key)
+    except TypeError:                               # an unhashable mechanism: no caching
+        return to_pld(mechanism, n, value_discretization_interval=d, points=points, tail_delta=tail_delta)
+    with _ROUND_LOCK:
+        if key in _ROUND_CACHE:
+            _ROUND_CACHE.move_to_end(key)
+            return _ROUND_CACHE[key]
+    pld = to_pld(mechanism, n, value_discretization_interval=d, points=points, tail_delta=tail_delta)
+    with _ROUND_LOCK:
+        _ROUND_CACHE[key] = pld
+        while len(_ROUND_CACHE) > ROUND_CACHE_SIZE:
+            _ROUND_CACHE.popitem(last=False)
+    return pld
+
+
+class PLDAccountant(ReplaceOneAccountant):
     r"""``dp_accounting``'s PLD accountant that also composes shuffled rounds (replace-one only).
 
     Parameters
@@ -174,8 +191,9 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
     Notes
     -----
     ``compose`` raises :class:`UnsupportedEventError` (parameter ``"event"``) for an event it cannot
-    account, naming the offending sub-event; ``supports`` returns False for it.  Shuffled rounds
-    are cached per (mechanism, n), so composing the same round again costs one composition.
+    account, naming the offending sub-event; ``supports`` returns False for it.  The PLDs of the
+    last :data:`ROUND_CACHE_SIZE` distinct rounds are cached across accountants, so composing the
+    same round again (or calibrating the number of rounds) costs one composition.
 
     Examples
     --------
@@ -187,123 +205,29 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
     >>> year = dp_accounting.SelfComposedDpEvent(ShuffledRoundEvent(KRR(1.0, 10), 10**6), 365)
     >>> sgd = dp_accounting.SelfComposedDpEvent(
     ...     dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), 1000)
-    >>> acc = PLDAccountant().compose(year).compose(sgd)
-    >>> r = acc.bracket(delta=1e-8)           # r.upper == acc.get_epsilon(1e-8)
+    >>> acc = PLDAccountant().compose(year).compose(sgd)     # doctest: +SKIP
+    >>> acc.bracket(delta=1e-8)                               # doctest: +SKIP
+    AccountingResult(epsilon: upper=3.88016, lower=3.87315, delta=1e-08, rounds=[krr×365], ...)
 
     The largest ε0 for a 365-round budget of ε = 1 at δ = 1e-8:
 
     >>> from dp_accounting.mechanism_calibration import calibrate_dp_mechanism, ExplicitBracketInterval
-    >>> eps0 = calibrate_dp_mechanism(
+    >>> calibrate_dp_mechanism(                                   # doctest: +SKIP
     ...     PLDAccountant,
     ...     lambda e0: dp_accounting.SelfComposedDpEvent(ShuffledRoundEvent(KRR(e0, 10), 10**6), 365),
     ...     target_epsilon=1.0, target_delta=1e-8,
     ...     bracket_interval=ExplicitBracketInterval(0.1, 8.0), tol=1e-3)
+    4.131...
     """
 
     def __init__(self, neighboring_relation=NeighboringRelation.REPLACE_ONE,
                  value_discretization_interval: float = 1e-4, *, points: int = DEFAULT_POINTS,
                  tail_delta: float = DEFAULT_TAIL_DELTA, lower: bool = True, lower_refine: int = LOWER_REFINE):
-        _extras.require_replace_one(neighboring_relation, "neighboring_relation", "the accountant",
-                                    "use NeighboringRelation.REPLACE_ONE (the default)")
-        d = _validate.real("value_discretization_interval", value_discretization_interval, lo=0.0, lo_open=True)
         self._points = _validate.count(points, "points", minimum=2)
         self._tail_delta = _validate.real("tail_delta", tail_delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-        super().__init__(NeighboringRelation.REPLACE_ONE, d)
-        self._parent_pld()                        # fails early if the parent's state is not as checked
-        self._d = d
-        self._keep_lower = bool(lower)
-        self._lower_refine = _validate.count(lower_refine, "lower_refine")
-        self._lower_parts: list = []
-        self._lower_cache = None
-        self._round_cache: dict = {}
+        super().__init__(neighboring_relation, value_discretization_interval, lower=lower,
+                         lower_refine=lower_refine)
         self._rounds: list = []
-
-    # -- the one place that touches the parent's private state (dp_accounting 0.6.0) --------------
-    def _parent_pld(self, compose_with=None):
-        """The parent's composed PLD (attribute ``_pld``), after composing ``compose_with`` into it."""
-        current = getattr(self, "_pld", None)
-        if not isinstance(current, _pld.PrivacyLossDistribution):
-            import importlib.metadata as md
-            raise RuntimeError("shuffleamp.interop.PLDAccountant relies on dp_accounting's PLDAccountant keeping "
-                               "its PLD in '_pld'; this dp_accounting "
-                               f"({md.version('dp-accounting')}) does not. Checked versions: "
-                               f"{', '.join(CHECKED_DP_ACCOUNTING_VERSIONS)}")
-        if compose_with is not None:
-            self._pld = current = current.compose(compose_with, tail_mass_truncation=TAIL_MASS_TRUNCATION)
-        return current
-
-    # -- public ---------------------------------------------------------------------------------------
-    @property
-    def value_discretization_interval(self) -> float:
-        """Grid step (nats) of the upper PLD; the lower PLD uses this / :data:`LOWER_REFINE`."""
-        return self._d
-
-    def privacy_loss_distribution(self):
-        """The composed pessimistic PLD (what ``get_epsilon`` / ``get_delta`` read), tagged replace-one."""
-        return _extras.tag(self._parent_pld())
-
-    def lower_privacy_loss_distribution(self):
-        """(composed optimistic PLD, δ to subtract for ``dp_accounting``'s truncations), or (None, 0).
-
-        Built on the first call after a composition (the lower PLD's grid is finer than the upper's,
-        so it costs more: ``compose`` and ``get_epsilon`` do not pay for it).
-        """
-        if not self._keep_lower:
-            return None, 0.0
-        return self._lower()[0], self.lower_error
-
-    @property
-    def lower_error(self) -> float:
-        """δ subtracted from the optimistic composition: 2 ``tail_mass_truncation`` per composition."""
-        return 2.0 * TAIL_MASS_TRUNCATION * self._lower()[1] if self._keep_lower else 0.0
-
-    @property
-    def lower_left_out(self) -> tuple:
-        """Names of the composed parts without an optimistic PLD (left out of the lower bound)."""
-        return self._lower()[2] if self._keep_lower else ()
-
-    def check_event(self, event) -> None:
-        """Raise :class:`UnsupportedEventError` if ``event`` cannot be composed (it is not composed)."""
-        if not isinstance(event, dp_event.DpEvent):
-            raise ParameterError("event", f"must be a dp_accounting DpEvent, got {type(event).__name__}")
-        err = self._maybe_compose(event, 0, False)
-        if err is not None:
-            raise UnsupportedEventError("event", f"{err.error_message} (sub-event {err.invalid_event!r})")
-
-    def compose(self, event, count: int = 1):
-        """Compose ``event`` ``count`` times (see ``dp_accounting.PrivacyAccountant.compose``).
-
-        Raises
-        ------
-        UnsupportedEventError
-            ``event`` or one of its sub-events cannot be accounted here (parameter ``"event"``).
-        ParameterError
-            ``count`` not an integer >= 1.
-        """
-        count = _validate.count(count, "count")
-        self.check_event(event)
-        return super().compose(event, count)
-
-    def get_epsilon_lower(self, target_delta: float) -> float:
-        """Certified lower bound on the total ε at ``target_delta`` (0 if lower bounds are off).
-
-        The larger of the composed optimistic PLD's ε and each composed part's alone (composition
-        never decreases the total; the part alone escapes the composed rounding-down of the others).
-        """
-        target_delta = _validate.delta(target_delta, "target_delta")
-        if not self._keep_lower:
-            return 0.0
-        v = max([_extras.lower_epsilon(p, e, target_delta) for p, e in self._lower()[3]], default=0.0)
-        return min(v, float(self.get_epsilon(target_delta)))
-
-    def get_delta_lower(self, target_epsilon: float) -> float:
-        """Certified lower bound on the total δ at ``target_epsilon`` (0 if lower bounds are off);
-        the larger of the composition's and each part's alone, as :meth:`get_epsilon_lower`."""
-        target_epsilon = _validate.epsilon(target_epsilon, "target_epsilon")
-        if not self._keep_lower:
-            return 0.0
-        v = max([_extras.lower_delta(p, e, target_epsilon) for p, e in self._lower()[3]], default=0.0)
-        return min(v, float(self.get_delta(target_epsilon)))
 
     def bracket(self, *, epsilon: float | None = None, delta: float | None = None) -> AccountingResult:
         """Upper (the parent's ``get_epsilon`` / ``get_delta``) and lower bound of the total.
@@ -317,6 +241,11 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
         -------
         AccountingResult
             ``rounds`` lists the shuffled rounds composed (``(mechanism, n, R)``).
+
+        Raises
+        ------
+        ParameterError
+            Both or neither target given, or a target out of range.
         """
         if (epsilon is None) == (delta is None):
             raise ParameterError("epsilon", "give exactly one of epsilon (to get the total delta) and delta")
@@ -325,7 +254,8 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
         else:
             q, up, lo = "delta", min(float(self.get_delta(epsilon)), 1.0), self.get_delta_lower(epsilon)
         left = f"; left out: {', '.join(self.lower_left_out)}" if self.lower_left_out else ""
-        how = ("optimistic PLDs of concrete pairs (shuffled rounds) and of dp_accounting mechanisms" + left
+        how = ("the largest of: the composed optimistic PLDs of concrete pairs (shuffled rounds) and of "
+               "dp_accounting mechanisms, each part alone, each shuffled round's single-round lower bound" + left
                if self._keep_lower else "none")
         notes = ("upper: dp_accounting.PLDAccountant (replace-one) with shuffled rounds as certified pessimistic "
                  "connect-the-dots PLDs (FFT round-off not charged)",
@@ -334,77 +264,42 @@ class PLDAccountant(pld_privacy_accountant.PLDAccountant):
                                 "dp_accounting PLD accountant (replace-one) with shuffleamp rounds", how, self._d,
                                 self.lower_error, notes)
 
-    # -- composition ------------------------------------------------------------------------------------
+    # -- shuffled rounds ----------------------------------------------------------------------------------
     def _maybe_compose(self, event, count: int, do_compose: bool):
         if isinstance(event, ShuffledRoundEvent):
             if do_compose:
-                self._compose_round(event, count)
-            return None
-        if isinstance(event, (dp_event.SelfComposedDpEvent, dp_event.ComposedDpEvent)):
-            return super()._maybe_compose(event, count, do_compose)     # recurses through this method
-        if isinstance(event, dp_event.RandomizedResponseDpEvent) and do_compose and count > 1:
-            # the parent composes it once whatever the count (dp_accounting 0.6.0)
-            if event.num_buckets > 1 and event.noise_parameter > 0:
-                one = _pld.from_randomized_response(event.noise_parameter, event.num_buckets,
-                                                    value_discretization_interval=self._d,
-                                                    neighboring_relation=NeighboringRelation.REPLACE_ONE)
-                self._parent_pld(one.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION))
+                up = _round_pld(event.mechanism, event.n, self._d, self._points, self._tail_delta)
+                if count > 1:
+                    up = up.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+                self._parent_pld(up)
+                self._rounds.append((event.mechanism.describe(), event.n, count))
                 self._compose_lower(event, count)
-                return None
-        result = super()._maybe_compose(event, count, do_compose)
-        if result is None and do_compose:
-            self._compose_lower(event, count)
-        return result
+            return None
+        return super()._maybe_compose(event, count, do_compose)
 
-    def _compose_round(self, event: ShuffledRoundEvent, count: int) -> None:
-        key = (event.mechanism, event.n)
-        try:
-            up = self._round_cache.get(key)
-        except TypeError:                          # an unhashable mechanism: no caching
-            key, up = None, None
-        if up is None:
-            up = to_pld(event.mechanism, event.n, value_discretization_interval=self._d, points=self._points,
-                        tail_delta=self._tail_delta)
-            if key is not None:
-                self._round_cache[key] = up
-        if count > 1:
-            up = up.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION)
-        self._parent_pld(up)
-        self._rounds.append((event.mechanism.describe(), event.n, count))
-        self._compose_lower(event, count)
+    def _lower_part(self, event, count: int, dl: float):
+        if not isinstance(event, ShuffledRoundEvent):
+            return super()._lower_part(event, count, dl)
+        lo, _ = _lower_pld(event.mechanism, event.n, dl)
+        own = 0
+        if lo is not None and count > 1:
+            lo = lo.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            own = 1
+        return lo, own, f"shuffled round of {event.mechanism.describe().get('mechanism')}"
 
-    def _compose_lower(self, event, count: int) -> None:
-        """Record a part of the lower bound; it is built on the first lower query (:meth:`_lower`)."""
-        if self._keep_lower and not isinstance(event, (dp_event.NoOpDpEvent, dp_event.NonPrivateDpEvent)):
-            self._lower_parts.append((event, count))
-            self._lower_cache = None
-
-    def _lower(self):
-        """(composed optimistic PLD, number of compositions, parts left out, [(PLD, charged δ)] of the
-        composition and of every part alone), built once per state."""
-        if self._lower_cache is not None:
-            return self._lower_cache
-        dl = self._d / self._lower_refine
-        total = _pld.identity(dl, pessimistic_estimate=False)
-        calls, left, alone = 0, [], []
-        for event, count in self._lower_parts:
-            if isinstance(event, ShuffledRoundEvent):
-                lo, _ = _lower_pld(event.mechanism, event.n, dl)
-                own = 0
-                if lo is not None and count > 1:
-                    lo = lo.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION)
-                    own = 1
-                name = f"shuffled round of {event.mechanism.describe().get('mechanism')}"
-            else:
-                lo = _extras.optimistic_event_pld(event, count, dl)
-                own = int(count > 1 and not isinstance(event, dp_event.GaussianDpEvent))
-                name = type(event).__name__
-            if lo is None:
-                left.append(name)
+    def _single_lower(self, *, epsilon=None, delta=None) -> float:
+        """The certified single-round lower bound of each distinct shuffled round (Su, Cheng, Wang,
+        Theorem 14): one round alone bounds the total, and this is tighter than its count-statistic
+        PLD."""
+        from .bounds import delta as _delta_bound
+        from .bounds import epsilon as _epsilon_bound
+        seen, v = [], 0.0
+        for event, _ in self._lower_parts:
+            if not isinstance(event, ShuffledRoundEvent) or any(event.mechanism is m and event.n == n
+                                                                for m, n in seen):
                 continue
-            alone.append((lo, 2.0 * TAIL_MASS_TRUNCATION * own))
-            total = total.compose(lo, tail_mass_truncation=TAIL_MASS_TRUNCATION)
-            calls += own + 1
-        alone.append((total, 2.0 * TAIL_MASS_TRUNCATION * calls))
-        self._lower_cache = (total, calls, tuple(left), alone)
-        return self._lower_cache
+            seen.append((event.mechanism, event.n))
+            r = (_epsilon_bound(event.mechanism, event.n, delta) if delta is not None
+                 else _delta_bound(event.mechanism, event.n, epsilon))
+            v = max(v, float(r.lower or 0.0))
+        return v

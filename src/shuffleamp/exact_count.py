@@ -720,8 +720,12 @@ DEFAULT_POINT_RTOL = 1e-7
 #: per search on the reference machine of ``bench/results_binary_rr.md`` (the budget is a pair count, so
 #: that the answer does not depend on the machine's speed or load).
 DEFAULT_POINT_SECONDS = 0.15
-#: Largest pair budget of one search of the default method.
+#: Largest pair budget of one search of the default method ...
 DEFAULT_POINT_MAX_PAIRS = 4096
+#: ... except up to this n, where the budget (4 n pairs) lets the search resolve every dataset m exactly if it
+#: must (near ε = 0 the worst datasets are the balanced ones, whose values are flat in m), at a few tens of
+#: microseconds per count law.
+ALL_DATASETS_MAX_N = 2048
 #: ε queries of the default method check δ at their upper ε with the same search and, when that δ query
 #: would certify more than the target δ, re-search at a smaller target this many times at most.
 CONSISTENCY_STEPS = 4
@@ -732,12 +736,14 @@ def default_pairs(n: int) -> int:
 
     A count law costs about 0.2 ms + 0.7 us * sqrt(n) (windows of O(sqrt n) entries; measured in
     ``bench/results_binary_rr.md``), so the budget is :data:`DEFAULT_POINT_SECONDS` over that, clipped to
-    [:data:`DEFAULT_BOUNDS_PAIRS`, :data:`DEFAULT_POINT_MAX_PAIRS`]: about 700 pairs at n = 1e3, 200 at
-    n = 1e6, 20 at n = 1e8.  The search stops earlier when the tolerance is met (at n <= 1e4 it is, at
+    [:data:`DEFAULT_BOUNDS_PAIRS`, :data:`DEFAULT_POINT_MAX_PAIRS`]: about 550 pairs at n = 1e4, 170 at
+    n = 1e6, 20 at n = 1e8; up to n = :data:`ALL_DATASETS_MAX_N` at least 4 n, enough to split every block
+    down to single datasets (the search is then complete: exact up to the numerical bands).  The search stops earlier when the tolerance is met (at n <= 1e4 it is, at
     eps0 = 1, delta = 1e-6, within about 400 pairs).
     """
     cost = 2e-4 + 7e-7 * math.sqrt(float(n))
-    return int(min(DEFAULT_POINT_MAX_PAIRS, max(DEFAULT_BOUNDS_PAIRS, DEFAULT_POINT_SECONDS / cost)))
+    timed = int(min(DEFAULT_POINT_MAX_PAIRS, max(DEFAULT_BOUNDS_PAIRS, DEFAULT_POINT_SECONDS / cost)))
+    return max(timed, 4 * n) if n <= ALL_DATASETS_MAX_N else timed
 
 
 def default_point(eps0, n, x, want_eps: bool) -> ExactCountResult:

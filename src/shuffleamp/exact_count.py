@@ -173,6 +173,8 @@ def _binom_window(N: int, p: float, tau: float, q: float | None = None):
         return N, N
     if p <= 0.0:
         return 0, 0
+    if p < 1.0:       # the compiled bisection (same formula and integer search as below, ~10x faster)
+        return _kern.chernoff_window(N, p, tau, -1.0 if q is None else q)
     log_tau = math.log(tau)
     mean = N * p
 

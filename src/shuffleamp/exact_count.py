@@ -54,6 +54,21 @@ Facts used (derived here)
 5. **Mirror symmetry.** :math:`\mathrm{Bin}(a, p_1) + \mathrm{Bin}(c, p_0)` has the law of
    :math:`a + c - (\mathrm{Bin}(c, p_1) + \mathrm{Bin}(a, p_0))`, so the datasets ``m`` and
    ``N - m`` (and the blocks ``[a, b]`` and ``[N - b, N - a]``) share one count law, reversed.
+6. **What the search costs at large n (measured, not a proof).**  The values of the datasets vary
+   little in m: at ε0 = 1, δ = 1e-6 the whole range m = 0..N/2 moves ε by 8e-6 relative at n = 1e8,
+   with a lattice jitter between neighbouring m of 1e-4 relative at n = 1e4 and below 1e-7 at
+   n = 1e8.  The block bound of fact 4 gives up the variance of the varying users' deterministic part
+   (at ε0 = 1 its ε exceeds the block's best value by 0.2-0.6 j/N relative for a block of j datasets),
+   a first-order loss that no mixture of shifts can avoid: every law in the block has the same
+   variance N p0 p1, so a common component that is mixed over shifts has less.  Certifying the worst
+   case to 1e-6 therefore takes blocks of about 1e-6 N / 0.3 datasets near the worst one: the search
+   converges at n <= 1e4 in a few hundred pairs, needs about 1800 at n = 1e5, and at n >= 1e6 stops
+   on its pair budget with a bracket of about 0.4 % (n = 1e6) to 2.5 % (n = 1e9) in the default's
+   budget (``bench/results_binary_rr.md``).  Closing it at large n needs a block bound whose loss is
+   of higher order in j/N, e.g. comparing each dataset of a block with a moment-matched mixture of
+   integer shifts of one evaluated dataset (whose value is at most that dataset's, the optimum over
+   thresholds absorbing the shifts), through a finite-difference Taylor bound of the common users'
+   smooth law near the optimal threshold (not implemented).
 
 Numerics
 --------
@@ -800,7 +815,7 @@ def default_point(eps0, n, x, want_eps: bool) -> ExactCountResult:
         if steps >= CONSISTENCY_STEPS:
             break
         steps += 1
-        target = target * (x / d.upper) ** 2        # smaller than the target by the overshoot, squared
+        target = target * max(0.25, (x / d.upper) ** 2)  # smaller by the overshoot squared (at most 4x)
         r2 = epsilon_binary_rr(eps0, n, target, rtol=DEFAULT_POINT_RTOL, max_pairs=pairs)
         used += r2.settings["pairs_evaluated"]
         up = max(up, r2.upper)                      # certified for target < x, hence for x

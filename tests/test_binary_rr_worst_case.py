@@ -211,3 +211,15 @@ def test_large_n_brackets_mpmath_pairs():
 @pytest.mark.parametrize("eps0", [0.5, 1.0, 2.0])
 def test_large_n_brackets_mpmath_pairs_slow(eps0, n):
     _check_large_n(eps0, n, 1e-6)
+
+
+# ----------------------------------------------------------------------------- ε and δ queries agree
+@pytest.mark.parametrize("eps0", [0.1, 1.0])
+@pytest.mark.parametrize("n", [37, 999])
+def test_delta_at_the_reported_epsilon_is_at_most_the_target(eps0, n):
+    """δ(ε_upper) <= δ between the default's two queries (eps0 = 0.1, n = 999, δ = 1e-11 needs the
+    re-search at a smaller target: the δ search's own blocks at the first ε_upper certify more than 1e-11)."""
+    for delta in (1e-3, 1e-11):
+        r = shuffleamp.epsilon(_krr2(eps0), n, delta)
+        d = shuffleamp.delta(_krr2(eps0), n, r.upper)
+        assert d.lower <= d.upper <= delta

@@ -755,8 +755,19 @@ def default_pairs(n: int) -> int:
     ``bench/results_binary_rr.md``), so the budget is :data:`DEFAULT_POINT_SECONDS` over that, clipped to
     [:data:`DEFAULT_BOUNDS_PAIRS`, :data:`DEFAULT_POINT_MAX_PAIRS`]: about 550 pairs at n = 1e4, 170 at
     n = 1e6, 20 at n = 1e8; up to n = :data:`ALL_DATASETS_MAX_N` at least 4 n, enough to split every block
-    down to single datasets (the search is then complete: exact up to the numerical bands).  The search stops earlier when the tolerance is met (at n <= 1e4 it is, at
-    eps0 = 1, delta = 1e-6, within about 400 pairs).
+    down to single datasets (the search is then complete: exact up to the numerical bands).  The search
+    stops earlier when the tolerance is met (at n <= 1e4 it is, at eps0 = 1, delta = 1e-6, within about
+    400 pairs).
+
+    Parameters
+    ----------
+    n : int
+        Number of users (>= 1).
+
+    Returns
+    -------
+    int
+        Pairs (count laws) one search may evaluate.
     """
     cost = 2e-4 + 7e-7 * math.sqrt(float(n))
     timed = int(min(DEFAULT_POINT_MAX_PAIRS, max(DEFAULT_BOUNDS_PAIRS, DEFAULT_POINT_SECONDS / cost)))

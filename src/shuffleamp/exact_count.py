@@ -736,7 +736,10 @@ DEFAULT_POINT_RTOL = 1e-7
 #: ... within a pair budget derived from n (:func:`default_pairs`): about this many seconds of count laws
 #: per search on the reference machine of ``bench/results_binary_rr.md`` (the budget is a pair count, so
 #: that the answer does not depend on the machine's speed or load).
-DEFAULT_POINT_SECONDS = 0.15
+DEFAULT_POINT_SECONDS = 0.2
+#: Around this n the cost model of :func:`default_pairs` adds the direct convolution of the block laws (it
+#: rises linearly up to here and fades out by twice this n, where the block laws go through the FFT).
+DIRECT_COST_MAX_N = 100_000
 #: Largest pair budget of one search of the default method ...
 DEFAULT_POINT_MAX_PAIRS = 4096
 #: ... except up to this n, where the budget (4 n pairs) lets the search resolve every dataset m exactly if it
@@ -751,10 +754,12 @@ CONSISTENCY_STEPS = 4
 def default_pairs(n: int) -> int:
     """Pair budget of one search of the default method at ``n`` users.
 
-    A count law costs about 0.2 ms + 0.7 us * sqrt(n) (windows of O(sqrt n) entries; measured in
-    ``bench/results_binary_rr.md``), so the budget is :data:`DEFAULT_POINT_SECONDS` over that, clipped to
-    [:data:`DEFAULT_BOUNDS_PAIRS`, :data:`DEFAULT_POINT_MAX_PAIRS`]: about 550 pairs at n = 1e4, 170 at
-    n = 1e6, 20 at n = 1e8; up to n = :data:`ALL_DATASETS_MAX_N` at least 4 n, enough to split every block
+    A count law costs about 0.2 ms + 0.7 us sqrt(n) + 0.02 ns n, plus up to 10 ns n around
+    n = :data:`DIRECT_COST_MAX_N`, where the block laws are convolved directly (windows of O(sqrt n)
+    entries; measured on the machine of ``bench/results_binary_rr.md``: 0.2 ms at n = 1e4, 1.1 ms at 1e5,
+    0.8 ms at 1e6, 7 ms at 1e8, 40 ms at 1e9), so the budget is :data:`DEFAULT_POINT_SECONDS` over that,
+    clipped to [:data:`DEFAULT_BOUNDS_PAIRS`, :data:`DEFAULT_POINT_MAX_PAIRS`]: about 540 pairs at
+    n = 1e4, 140 at 1e5, 340 at 3e5, 220 at 1e6, 22 at 1e8, 8 at 1e9; up to n = :data:`ALL_DATASETS_MAX_N` at least 4 n, enough to split every block
     down to single datasets (the search is then complete: exact up to the numerical bands).  The search
     stops earlier when the tolerance is met (at n <= 1e4 it is, at eps0 = 1, delta = 1e-6, within about
     400 pairs).
@@ -769,7 +774,8 @@ def default_pairs(n: int) -> int:
     int
         Pairs (count laws) one search may evaluate.
     """
-    cost = 2e-4 + 7e-7 * math.sqrt(float(n))
+    direct = min(n, max(0, 2 * DIRECT_COST_MAX_N - n))        # rises to n = DIRECT_COST_MAX_N, then fades
+    cost = 2e-4 + 7e-7 * math.sqrt(float(n)) + 2e-11 * n + 1e-8 * direct
     timed = int(min(DEFAULT_POINT_MAX_PAIRS, max(DEFAULT_BOUNDS_PAIRS, DEFAULT_POINT_SECONDS / cost)))
     return max(timed, 4 * n) if n <= ALL_DATASETS_MAX_N else timed
 

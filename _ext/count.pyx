@@ -11,7 +11,7 @@
 
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport exp, expl, log, sqrt, INFINITY
+from libc.math cimport exp, expl, log, log1p, sqrt, floor, ceil, INFINITY
 from libc.stdint cimport int64_t
 
 cnp.import_array()
@@ -67,6 +67,54 @@ def binom_window(int64_t N, double p, double logit, int64_t lo, int64_t hi):
         for i in range(W):
             o[i] = <double>(w[i] * tot)
     return out
+
+
+cdef inline double _kl(double x, double p, double q, bint has_q) noexcept nogil:
+    """KL(Bern(x) || Bern(p)) in nats (``q`` = 1 - p when ``has_q``): the formula of exact_count._kl."""
+    cdef double a = 0.0, b = 0.0
+    if x != 0.0:
+        a = x * log(x / p)
+    if x != 1.0:
+        b = (1.0 - x) * (log1p(-x) - (log(q) if has_q else log1p(-p)))
+    return a + b
+
+
+cdef int64_t _side(int64_t N, double p, double q, bint has_q, double log_tau, int64_t k_far,
+                   int64_t k_near) noexcept nogil:
+    """Window end on one side: the largest |k - mean| between k_near and k_far with
+    exp(-N KL(k/N || p)) <= tau, by bisection over integers (as exact_count._binom_window)."""
+    cdef int64_t good, bad, mid
+    cdef double Nd = <double>N
+    if -Nd * _kl(<double>k_far / Nd, p, q, has_q) > log_tau:
+        return k_far
+    good = k_far
+    bad = k_near
+    while (good - bad > 1) or (bad - good > 1):
+        mid = (good + bad) // 2 if good + bad >= 0 else -((-(good + bad)) // 2)
+        if -Nd * _kl(<double>mid / Nd, p, q, has_q) <= log_tau:
+            good = mid
+        else:
+            bad = mid
+    return good + 1 if good < bad else good - 1
+
+
+def chernoff_window(int64_t N, double p, double tau, double q):
+    """Window [lo, hi] of Bin(N, p) with mass <= tau below lo and <= tau above hi (Chernoff bound
+    P(X <= k) <= exp(-N KL(k/N || p)) and its mirror), ``q`` = 1 - p when > 0 (else log1p(-p) is used);
+    N >= 1 and 0 < p < 1 (the caller handles the point masses)."""
+    cdef double mean = <double>N * p, log_tau = log(tau)
+    cdef bint has_q = q > 0.0
+    cdef int64_t lo_near, hi_near, lo, hi
+    with nogil:
+        lo_near = <int64_t>floor(mean)
+        if lo_near > N:
+            lo_near = N
+        hi_near = <int64_t>ceil(mean)
+        if hi_near < 0:
+            hi_near = 0
+        lo = 0 if lo_near <= 0 else _side(N, p, q, has_q, log_tau, 0, lo_near)
+        hi = N if hi_near >= N else _side(N, p, q, has_q, log_tau, N, hi_near)
+    return lo, hi
 
 
 cdef inline void _score_bin(double F0, double F1, Py_ssize_t i, double r_hi, double r_lo, double eta,

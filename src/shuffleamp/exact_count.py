@@ -54,6 +54,21 @@ Facts used (derived here)
 5. **Mirror symmetry.** :math:`\mathrm{Bin}(a, p_1) + \mathrm{Bin}(c, p_0)` has the law of
    :math:`a + c - (\mathrm{Bin}(c, p_1) + \mathrm{Bin}(a, p_0))`, so the datasets ``m`` and
    ``N - m`` (and the blocks ``[a, b]`` and ``[N - b, N - a]``) share one count law, reversed.
+6. **What the search costs at large n (measured, not a proof).**  The values of the datasets vary
+   little in m: at ε0 = 1, δ = 1e-6 the whole range m = 0..N/2 moves ε by 8e-6 relative at n = 1e8,
+   with a lattice jitter between neighbouring m of 1e-4 relative at n = 1e4 and below 1e-7 at
+   n = 1e8.  The block bound of fact 4 gives up the variance of the varying users' deterministic part
+   (at ε0 = 1 its ε exceeds the block's best value by 0.2-0.6 j/N relative for a block of j datasets),
+   a first-order loss that no mixture of shifts can avoid: every law in the block has the same
+   variance N p0 p1, so a common component that is mixed over shifts has less.  Certifying the worst
+   case to 1e-6 therefore takes blocks of about 1e-6 N / 0.3 datasets near the worst one: the search
+   converges at n <= 1e4 in a few hundred pairs, needs about 1800 at n = 1e5, and at n >= 1e6 stops
+   on its pair budget with a bracket of about 0.4 % (n = 1e6) to 2.5 % (n = 1e9) in the default's
+   budget (``bench/results_binary_rr.md``).  Closing it at large n needs a block bound whose loss is
+   of higher order in j/N, e.g. comparing each dataset of a block with a moment-matched mixture of
+   integer shifts of one evaluated dataset (whose value is at most that dataset's, the optimum over
+   thresholds absorbing the shifts), through a finite-difference Taylor bound of the common users'
+   smooth law near the optimal threshold (not implemented).
 
 Numerics
 --------
@@ -173,6 +188,8 @@ def _binom_window(N: int, p: float, tau: float, q: float | None = None):
         return N, N
     if p <= 0.0:
         return 0, 0
+    if p < 1.0:       # the compiled bisection (same formula and integer search as below, ~10x faster)
+        return _kern.chernoff_window(N, p, tau, -1.0 if q is None else q)
     log_tau = math.log(tau)
     mean = N * p
 
@@ -669,9 +686,16 @@ DEFAULT_POINT_RTOL = 1e-7
 #: ... within a pair budget derived from n (:func:`default_pairs`): about this many seconds of count laws
 #: per search on the reference machine of ``bench/results_binary_rr.md`` (the budget is a pair count, so
 #: that the answer does not depend on the machine's speed or load).
-DEFAULT_POINT_SECONDS = 0.15
-#: Largest pair budget of one search of the default method.
+DEFAULT_POINT_SECONDS = 0.2
+#: Around this n the cost model of :func:`default_pairs` adds the direct convolution of the block laws (it
+#: rises linearly up to here and fades out by twice this n, where the block laws go through the FFT).
+DIRECT_COST_MAX_N = 100_000
+#: Largest pair budget of one search of the default method ...
 DEFAULT_POINT_MAX_PAIRS = 4096
+#: ... except up to this n, where the budget (4 n pairs) lets the search resolve every dataset m exactly if it
+#: must (near ε = 0 the worst datasets are the balanced ones, whose values are flat in m), at a few tens of
+#: microseconds per count law.
+ALL_DATASETS_MAX_N = 2048
 #: ε queries of the default method check δ at their upper ε with the same search and, when that δ query
 #: would certify more than the target δ, re-search at a smaller target this many times at most.
 CONSISTENCY_STEPS = 4
@@ -680,14 +704,30 @@ CONSISTENCY_STEPS = 4
 def default_pairs(n: int) -> int:
     """Pair budget of one search of the default method at ``n`` users.
 
-    A count law costs about 0.2 ms + 0.7 us * sqrt(n) (windows of O(sqrt n) entries; measured in
-    ``bench/results_binary_rr.md``), so the budget is :data:`DEFAULT_POINT_SECONDS` over that, clipped to
-    [:data:`DEFAULT_BOUNDS_PAIRS`, :data:`DEFAULT_POINT_MAX_PAIRS`]: about 700 pairs at n = 1e3, 200 at
-    n = 1e6, 20 at n = 1e8.  The search stops earlier when the tolerance is met (at n <= 1e4 it is, at
-    eps0 = 1, delta = 1e-6, within about 400 pairs).
+    A count law costs about 0.2 ms + 0.7 us sqrt(n) + 0.02 ns n, plus up to 10 ns n around
+    n = :data:`DIRECT_COST_MAX_N`, where the block laws are convolved directly (windows of O(sqrt n)
+    entries; measured on the machine of ``bench/results_binary_rr.md``: 0.2 ms at n = 1e4, 1.1 ms at 1e5,
+    0.8 ms at 1e6, 7 ms at 1e8, 40 ms at 1e9), so the budget is :data:`DEFAULT_POINT_SECONDS` over that,
+    clipped to [:data:`DEFAULT_BOUNDS_PAIRS`, :data:`DEFAULT_POINT_MAX_PAIRS`]: about 540 pairs at
+    n = 1e4, 140 at 1e5, 340 at 3e5, 220 at 1e6, 22 at 1e8, 8 at 1e9; up to n = :data:`ALL_DATASETS_MAX_N` at least 4 n, enough to split every block
+    down to single datasets (the search is then complete: exact up to the numerical bands).  The search
+    stops earlier when the tolerance is met (at n <= 1e4 it is, at eps0 = 1, delta = 1e-6, within about
+    400 pairs).
+
+    Parameters
+    ----------
+    n : int
+        Number of users (>= 1).
+
+    Returns
+    -------
+    int
+        Pairs (count laws) one search may evaluate.
     """
-    cost = 2e-4 + 7e-7 * math.sqrt(float(n))
-    return int(min(DEFAULT_POINT_MAX_PAIRS, max(DEFAULT_BOUNDS_PAIRS, DEFAULT_POINT_SECONDS / cost)))
+    direct = min(n, max(0, 2 * DIRECT_COST_MAX_N - n))        # rises to n = DIRECT_COST_MAX_N, then fades
+    cost = 2e-4 + 7e-7 * math.sqrt(float(n)) + 2e-11 * n + 1e-8 * direct
+    timed = int(min(DEFAULT_POINT_MAX_PAIRS, max(DEFAULT_BOUNDS_PAIRS, DEFAULT_POINT_SECONDS / cost)))
+    return max(timed, 4 * n) if n <= ALL_DATASETS_MAX_N else timed
 
 
 def default_point(eps0, n, x, want_eps: bool) -> ExactCountResult:
@@ -742,7 +782,7 @@ def default_point(eps0, n, x, want_eps: bool) -> ExactCountResult:
         if steps >= CONSISTENCY_STEPS:
             break
         steps += 1
-        target = target * (x / d.upper) ** 2        # smaller than the target by the overshoot, squared
+        target = target * max(0.25, (x / d.upper) ** 2)  # smaller by the overshoot squared (at most 4x)
         r2 = epsilon_binary_rr(eps0, n, target, rtol=DEFAULT_POINT_RTOL, max_pairs=pairs)
         used += r2.settings["pairs_evaluated"]
         up = max(up, r2.upper)                      # certified for target < x, hence for x

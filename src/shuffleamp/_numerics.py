@@ -34,7 +34,7 @@ from ._ext import kernels
 from .errors import ResourceLimitError
 
 __all__ = ["Bracket", "inverse_monotone", "LogMgf", "Budget", "budget", "current_budget", "check_time",
-           "check_memory", "check_work"]
+           "check_memory", "check_work", "refuse_if_costly", "check_pld_points"]
 
 #: Default budget of one public call.
 DEFAULT_MAX_SECONDS = 10.0
@@ -120,6 +120,63 @@ def check_work(seconds: float, what: str) -> None:
         raise ResourceLimitError(
             f"{what}: estimated {seconds:.3g} s, more than the time left in max_seconds={b.max_seconds:g} "
             f"(raise max_seconds, or lower n or the mechanism's size)", parameter="max_seconds", resource="time")
+
+
+#: Cost model of a privacy-loss distribution on a grid (``dp_accounting`` PMFs and their FFT compositions):
+#: bytes and seconds per grid point of the result.  Peak working memory of ``self_convolve``: 72 B/point;
+#: time (CPU, one core): the FFT self-composition (2.6e-7 s/point) plus ``get_epsilon_for_delta``'s Python
+#: pass over the result (1.1e-7 s/point), measured at 9.6e6 and 8e7 points (bench/results_limits.md).
+#: A loaded machine's wall clock can be several times longer.
+PLD_POINT_BYTES = 80.0
+PLD_POINT_SECONDS = 4e-7
+
+
+def _active() -> Budget:
+    """The enclosing call's budget, or the default one (so that an up-front estimate always has a limit)."""
+    b = _BUDGET.get()
+    return b if b is not None else Budget()
+
+
+def refuse_if_costly(what: str, parameter: str, *, seconds: float = 0.0, nbytes: float = 0.0,
+                     hint: str | None = None) -> None:
+    """Up-front refusal of work estimated at ``seconds`` / ``nbytes``, naming the user parameter that drives it.
+
+    The limits are those of the enclosing call's :class:`Budget` (time left, ``max_memory_gb``), or the
+    default budget (``DEFAULT_MAX_SECONDS``, ``DEFAULT_MAX_MEMORY_GB``) when none is installed.
+
+    Parameters
+    ----------
+    what : str
+        The work, for the message.
+    parameter : str
+        The user parameter whose value drives the cost (``"rounds"``, ``"groups"``, ...).
+    seconds, nbytes : float
+        Estimated time (s) and peak memory (bytes).
+    hint : str, optional
+        What to do (default ``"lower <parameter>"``).
+
+    Raises
+    ------
+    ResourceLimitError
+        With ``parameter`` and ``resource`` ("memory" or "time").
+    """
+    b = _active()
+    hint = hint or f"lower {parameter}"
+    if not nbytes <= b.max_memory_gb * 2.0 ** 30:
+        raise ResourceLimitError(
+            f"{what}: would need about {nbytes / 2.0 ** 30:.3g} GiB, more than max_memory_gb={b.max_memory_gb:g}; "
+            f"{hint}", parameter=parameter, resource="memory")
+    if not seconds <= b.remaining():
+        raise ResourceLimitError(
+            f"{what}: estimated {seconds:.3g} s, more than the {max(b.remaining(), 0.0):.3g} s left of the time "
+            f"budget max_seconds={b.max_seconds:g}; {hint}", parameter=parameter, resource="time")
+
+
+def check_pld_points(points: float, what: str, parameter: str) -> None:
+    """:func:`refuse_if_costly` for a PLD (or a composition's result) of ``points`` grid points."""
+    hint = "raise value_discretization_interval" if parameter == "value_discretization_interval" else None
+    refuse_if_costly(what, parameter, seconds=points * PLD_POINT_SECONDS, nbytes=points * PLD_POINT_BYTES,
+                     hint=hint)
 
 
 def check_memory(nbytes: float, what: str) -> None:

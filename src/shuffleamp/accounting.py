@@ -131,12 +131,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 from scipy import stats
 
 from . import _extras, _validate
-from ._numerics import inverse_monotone
+from ._numerics import PLD_POINT_SECONDS, budget, check_pld_points, inverse_monotone, refuse_if_costly
 from .bounds import LOWER_MODE, max_delta
 from .decomposition import dedupe
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
@@ -156,6 +157,9 @@ MAX_GRID_STEPS = 20_000_000
 LOWER_REFINE = 8
 #: Profile evaluations per side of a population's PLD (each costs one Bromwich integral per group).
 POPULATION_POINTS = 64
+#: Cost model of :func:`compose_rounds`: seconds per round type (edge search, profile grid, single-round
+#: and composed lower bound), measured at 0.2-0.5 s on the shared 2-core machine (bench/results_limits.md).
+ROUND_TYPE_SECONDS = 0.25
 #: Binomial window of the concrete-pair lower bound: mean ± LOWER_WINDOW_SD standard deviations.
 LOWER_WINDOW_SD = 14.0
 _U = float(np.finfo(np.float64).eps)
@@ -343,6 +347,7 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
         raise ResourceLimitError(f"the PLD grid would need {K} steps of {d:g} up to eps={rnd.edge:g}; pass a "
                                  "larger value_discretization_interval", parameter="value_discretization_interval",
                                  resource="memory")
+    check_pld_points(2.0 * K + 1.0, f"a privacy-loss distribution of {2 * K + 1} points", "value_discretization_interval")
     ks = np.arange(K + 1) if K <= points else np.unique(np.round(np.linspace(0, K, points + 1)).astype(np.int64))
     pos = _certified_profile(rnd.fams, rnd.n, ks * d, "upper")
     pos = np.minimum.accumulate(pos)                     # U is non-increasing on [0, inf)
@@ -539,8 +544,48 @@ def _validate_rounds(rounds) -> list:
     return out
 
 
+def _pmf_points(pmf, R: int) -> float:
+    """Grid points of ``pmf`` composed R times by dp_accounting (its own truncation bounds), or of pmf itself."""
+    if hasattr(pmf, "_loss_probs"):                   # sparse: dense over its key range when composed
+        keys = pmf._loss_probs.keys()
+        width = (max(keys) - min(keys) + 1) if keys else 1
+        if R == 1 or width * R < 2e6:
+            return float(width * R)
+        check_pld_points(width, "a dense privacy-loss distribution", "value_discretization_interval")
+        probs = np.zeros(width)
+        lo = min(keys)
+        for k, v in pmf._loss_probs.items():
+            probs[k - lo] = v
+    else:
+        probs = np.asarray(getattr(pmf, "_probs", ()), dtype=np.float64)
+        if R == 1 or probs.size == 0:
+            return float(max(probs.size, 1))
+    # dp_accounting's own Chernoff truncation bounds; on long PMFs at 6 of its 40 orders (a wider range)
+    orders = None if probs.size <= 100_000 else np.array([-20.0, -4.0, -1.0, 1.0, 4.0, 20.0]) / probs.size
+    a, b = pld_common.compute_self_convolve_bounds(probs, R, TAIL_MASS_TRUNCATION, orders)
+    return float(b - a + 1)
+
+
+def _check_composition(parts, lower: bool = False) -> None:
+    """Refuse, before composing, a composition whose result would exceed the budget (cost model of
+    :func:`shuffleamp._numerics.check_pld_points`): naming ``rounds`` when a self-composition is the
+    large part, else ``value_discretization_interval``.  ``lower``: the composed lower bound follows on a
+    grid LOWER_REFINE times finer (about LOWER_REFINE times the points), counted in the time."""
+    factor = 1.0 + (LOWER_REFINE if lower else 0.0)
+    total = 0.0
+    for pld, R in parts:
+        pts = max(_pmf_points(pld._pmf_remove, R), _pmf_points(pld._pmf_add, R))
+        check_pld_points(pts, f"composing {R} rounds on a grid of {pld._pmf_remove._discretization:g}",
+                         "rounds" if R > 1 else "value_discretization_interval")
+        total += pts
+    refuse_if_costly("composing the round types" + (" (upper and lower)" if lower else ""),
+                     "rounds" if any(R > 1 for _, R in parts) else "value_discretization_interval",
+                     seconds=total * factor * PLD_POINT_SECONDS)
+
+
 def _compose_all(parts, extra=()):
     """Compose [(pld, R), ...] and extra PLDs with dp_accounting; returns (pld, number of self_compose)."""
+    _check_composition(parts)
     total, calls = None, 0
     for pld, R in parts:
         if R > 1:
@@ -612,7 +657,9 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
         ``extra_plds`` whose relation is unknown, not replace-one, or differs from another's, or
         an event that cannot be accounted under replace-one (parameter ``'extra_plds'``).
     ResourceLimitError
-        The grid would be too large (parameter ``value_discretization_interval``).
+        The grid would be too large (parameter ``value_discretization_interval``), or a composition's
+        result would exceed the default time or memory budget (parameter ``rounds``; the cost model
+        of :func:`shuffleamp._numerics.check_pld_points`), refused before it is computed.
 
     References
     ----------
@@ -622,14 +669,18 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     rounds = _validate_rounds(rounds)
     epsilon, delta = _one_target(epsilon, delta)
     points, tail_delta = _grid_options(points, tail_delta)
+    refuse_if_costly(f"{len(rounds)} round types", "rounds",
+                     seconds=len(rounds) * ROUND_TYPE_SECONDS * (1.0 if lower else 0.5),
+                     hint="use fewer round types")
     extras = _extras.Extras.check(extra_plds, neighboring_relation)
     if extras and value_discretization_interval is None:
         raise ParameterError("value_discretization_interval",
                              "must be given with extra_plds (the interval they were built with)")
     rts = [_Round.make(m, n, tail_delta) for m, n, _ in rounds]
     d = _interval(value_discretization_interval, rts, points)
-    up_pld, _ = _compose_all([(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)],
-                             extras.upper_plds(d))
+    up_parts = [(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)]
+    _check_composition(up_parts, lower=lower)
+    up_pld, _ = _compose_all(up_parts, extras.upper_plds(d))
     if delta is not None:
         upper = float(up_pld.get_epsilon_for_delta(delta))
     else:
@@ -705,31 +756,49 @@ def max_rounds(mechanism, n, epsilon: float, delta: float, *, limit: int = 10**6
     int
         R >= 0 such that the composed pessimistic PLD of R rounds has ε(δ) <= ``epsilon``
         (evaluated at R itself, so certified without assuming monotonicity), and R + 1 does not
-        fit (unless R = ``limit``).  0 if not even one round fits.
+        fit (unless R = ``limit``).  0 if not even one round fits.  Every R <= epsilon / eps0 fits by
+        basic composition (each shuffled round of a pure eps0-LDP randomizer is (eps0, 0)-DP), so such
+        R are not composed.
 
     Raises
     ------
     ParameterError
         Bad ``n``, ``epsilon``, ``delta`` or ``limit``.
+    ResourceLimitError
+        The search's compositions would exceed the default time or memory budget (parameter ``limit``;
+        a smaller ``limit`` caps the search).
     """
     _validate.mechanism(mechanism)
     n = _validate.count(n, "n")
     epsilon = _validate.real("epsilon", epsilon, lo=0.0, lo_open=True)
     delta = _validate.delta(delta)
     limit = _validate.count(limit, "limit")
-    pld = to_pld(mechanism, n, value_discretization_interval=value_discretization_interval, points=points)
+    # basic composition: each shuffled round of a pure eps0-LDP randomizer is (eps0, 0)-DP (post-processing
+    # of the reports), so R rounds are (R eps0, 0)-DP and every R <= epsilon / eps0 fits
+    eps0 = float(getattr(mechanism, "eps0", math.inf))
+    basic = 0
+    if math.isfinite(eps0) and eps0 > 0 and not getattr(mechanism, "delta0", 0.0):
+        basic = int(min(math.floor(epsilon / eps0), limit))
+        while basic > 0 and basic * eps0 > epsilon:        # R eps0 <= epsilon in floating point too
+            basic -= 1
+    if basic >= limit:
+        return limit
+    with budget():      # to_pld and the search's compositions share one time budget (refused naming ``limit``)
+        pld = to_pld(mechanism, n, value_discretization_interval=value_discretization_interval, points=points)
 
-    def fits(R):
-        p = pld if R == 1 else pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION)
-        return p.get_epsilon_for_delta(delta) <= epsilon
+        def total(R):
+            R = int(R)
+            if R <= basic:
+                return 0.0, None                  # fits by basic composition (certified above)
+            check_pld_points(max(_pmf_points(pld._pmf_remove, R), _pmf_points(pld._pmf_add, R)),
+                             f"composing {R} rounds while searching for the largest R that fits", "limit")
+            p = pld if R == 1 else pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            return p.get_epsilon_for_delta(delta), None
 
-    def total(R):
-        p = pld if R == 1 else pld.self_compose(int(R), tail_mass_truncation=TAIL_MASS_TRUNCATION)
-        return p.get_epsilon_for_delta(delta), None
-
-    # the total is non-decreasing in R; every returned R was evaluated and fits by itself
-    br = inverse_monotone(total, epsilon, 1, min(2, limit), increasing=True, side="upper",
-                          scale="integer", expand=True, limit=limit)
+        # the total is non-decreasing in R; every returned R was evaluated and fits by itself
+        lo = max(1, basic)
+        br = inverse_monotone(total, epsilon, lo, min(2 * lo, limit), increasing=True, side="upper",
+                              scale="integer", expand=True, limit=limit)
     return int(br.feasible) if br.feasible is not None else 0
 
 
@@ -876,6 +945,7 @@ def binary_rr_rounds(eps0: float, n, rounds, *, epsilon: float | None = None, de
         raise ResourceLimitError(f"the PLD grid would need {K} steps of {d:g} up to eps={edge:g}; pass a "
                                  "larger value_discretization_interval", parameter="value_discretization_interval",
                                  resource="memory")
+    check_pld_points(2.0 * K + 1.0, f"a privacy-loss distribution of {2 * K + 1} points", "value_discretization_interval")
     ks = np.arange(K + 1) if K <= points else np.unique(np.round(np.linspace(0, K, points + 1)).astype(np.int64))
     pos = np.minimum.accumulate(_ec.profile_binary_rr(eps0, n, ks * d)[0])
     # argument B (negative ε) and D (convex minorant, connect the dots), as in _upper_pld
@@ -886,6 +956,7 @@ def binary_rr_rounds(eps0: float, n, rounds, *, epsilon: float | None = None, de
     x = np.concatenate([[0.0], np.exp(ints * d)])
     y = np.clip(_convex_minorant(x, np.concatenate([[1.0], dl]))[1:], 0.0, 1.0)
     pld = PrivacyLossDistribution(pld_pmf.create_pmf_pessimistic_connect_dots(d, ints, y))
+    _check_composition([(pld, R)], lower=True)
     total = pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION) if R > 1 else pld
     if delta is not None:
         upper = float(total.get_epsilon_for_delta(delta))

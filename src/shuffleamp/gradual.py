@@ -733,6 +733,11 @@ def bayes_error(eps, k):
 # shuffled accounting
 # ----------------------------------------------------------------------------------------------
 
+#: Estimated seconds of one certified ``shuffleamp.epsilon`` of a k-RR round (the cost model of
+#: :meth:`GradualRelease.fresh_rounds_epsilon`, one call per distinct schedule value).
+FRESH_ROUND_SECONDS = 0.02
+
+
 @dataclass(frozen=True)
 class GradualRelease:
     r"""A k-RR gradual release along a public schedule, for local and shuffled accounting.
@@ -862,8 +867,24 @@ class GradualRelease:
         ------
         ParameterError
             As :func:`shuffleamp.epsilon`.
+        ResourceLimitError
+            More distinct schedule values than the default time budget allows (parameter ``schedule``;
+            :data:`FRESH_ROUND_SECONDS` each), refused up front, or the budget ran out.
         """
         import shuffleamp
+        from ._numerics import budget, refuse_if_costly
+        from .errors import ResourceLimitError
         from .mechanisms import KRR
         d = _validate.delta(delta, "delta") / self.rounds
-        return float(sum(shuffleamp.epsilon(KRR(e, self.k), n, d, **options).upper for e in self.schedule))
+        values, counts = np.unique(np.asarray(self.schedule), return_counts=True)    # equal rounds once
+        what = f"fresh_rounds_epsilon: {values.size} distinct schedule values (one shuffleamp.epsilon each)"
+        with budget() as b:
+            refuse_if_costly(what, "schedule", seconds=values.size * FRESH_ROUND_SECONDS,
+                             hint="use fewer distinct schedule values")
+            total = 0.0
+            for e, c in zip(values, counts):
+                if b.remaining() < 0:
+                    raise ResourceLimitError(f"{what}: exceeded max_seconds={b.max_seconds:g}; use fewer distinct "
+                                             "schedule values", parameter="schedule", resource="time")
+                total += int(c) * float(shuffleamp.epsilon(KRR(float(e), self.k), n, d, **options).upper)
+        return total

@@ -797,8 +797,8 @@ def _score_window(sc: _Score, margin: int = 0):
     tail = 0.0 if (a == lo_sup and b == hi_sup) else LOWER_TAIL
     M = _fft.next_fast_len(b - a + 1, real=True)
     if M > LOWER_MAX_FFT:
-        raise ResourceLimitError(f"population lower bound: FFT length {M} exceeds {LOWER_MAX_FFT}",
-                                 parameter="groups", resource="fft")
+        raise ResourceLimitError(f"population lower bound: FFT length {M} exceeds {LOWER_MAX_FFT}; use smaller "
+                                 "groups (fewer users n_g)", parameter="groups", resource="fft")
     return a, M, tail
 
 
@@ -1352,6 +1352,31 @@ def _apply_count(pop: Population, quantity: str, value: float, out: list, eps_rt
 
 
 # ============================================================================ results and API
+#: Cost model of :func:`epsilon` / :func:`delta` (seconds): per target group, a fixed part plus a part per
+#: distinct blanket mass γ of the other users (the mixture's outer function costs O(groups) per node);
+#: fitted on 10-100 groups of 10-RR and binary RR (bench/results_limits.md).
+POP_TARGET_SECONDS = 0.05
+POP_GROUP_SECONDS = 8e-4
+
+
+def _check_cost(pop: Population, quantity: str) -> None:
+    """Up-front refusal (ResourceLimitError naming ``groups``) of a population whose evaluation would exceed
+    the time budget (cost model above) or whose lower bound's FFT window would be too long."""
+    from ._numerics import refuse_if_costly
+    G = len(pop.groups)
+    distinct = len({gr.gamma for gr in pop.groups})
+    per = (POP_TARGET_SECONDS + POP_GROUP_SECONDS * distinct) * (0.5 if quantity == "delta" else 1.0)
+    hint = ("use fewer groups (merging groups at the larger eps0 is sound for k-RR: module docstring, "
+            "'Everyone at the largest eps0')" if pop.kind == "krr" else "use fewer groups")
+    refuse_if_costly(f"a population of {G} groups ({distinct} distinct eps0)", "groups", seconds=G * per, hint=hint)
+    if pop.kind == "krr":                       # the lower bound's common window (all n users), before any work
+        all_n = np.array([gr.n for gr in pop.groups], dtype=np.float64)
+        E = np.array([math.exp(gr.mechanism.eps0) for gr in pop.groups])
+        p = 1.0 / (E + pop.k - 1.0)            # P(f = ±1) of an other user (binary RR: f = [y = 0], var alike)
+        _score_window(_Score((0.0,) * 3, (0.0,) * 3, p, (p if pop.k > 2 else np.zeros(G)), all_n, ""),
+                      margin=2 + (max(BINARY_FLIPS) if pop.k == 2 else 0))
+
+
 def _check(pop, name: str = "population"):
     if not isinstance(pop, Population):
         raise ParameterError(name, f"must be a Population (shuffleamp.population([(mechanism, n_g), ...])), "
@@ -1403,11 +1428,16 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     ------
     ParameterError
         ``'population'`` not a Population, ``'epsilon'`` invalid, ``'n'`` inconsistent with the population.
+    ResourceLimitError
+        ``'groups'``: the evaluation would exceed the default time budget (cost model
+        :data:`POP_TARGET_SECONDS`, :data:`POP_GROUP_SECONDS`), or the groups' sizes make the lower
+        bound's FFT window longer than :data:`LOWER_MAX_FFT`; refused before any work.
     """
     _check(pop)
     _check_n(pop, n)
     epsilon = _scalar(_validate.epsilon(epsilon), "epsilon")
     rtol = _rtol(rtol)
+    _check_cost(pop, "delta")
     out = []
     for g, gr in enumerate(pop.groups):
         up, info = _delta_target(pop, g, epsilon, rtol)
@@ -1448,12 +1478,17 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     ------
     ParameterError
         ``'population'`` not a Population, ``'delta'`` invalid, ``'n'`` inconsistent with the population.
+    ResourceLimitError
+        ``'groups'``: the evaluation would exceed the default time budget (cost model
+        :data:`POP_TARGET_SECONDS`, :data:`POP_GROUP_SECONDS`), or the groups' sizes make the lower
+        bound's FFT window longer than :data:`LOWER_MAX_FFT`; refused before any work.
     """
     _check(pop)
     _check_n(pop, n)
     delta = _scalar(_validate.delta(delta), "delta")
     rtol = _rtol(rtol)
     eps_rtol = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
+    _check_cost(pop, "epsilon")
     out = []
     for g, gr in enumerate(pop.groups):
         eps_hi = float(gr.mechanism.eps0)

@@ -25,8 +25,9 @@ CACHE = ROOT / "build" / "ext-cache"
 DIRECTIVES = {"language_level": "3", "boundscheck": False, "wraparound": False, "cdivision": True,
               "initializedcheck": False}
 
-#: production kernels (OpenMP), production binomial-mixture sums, binary-RR count laws, test-only oracles
-_MODULES = {"kernels": True, "binomial": False, "count": False, "oracles": False}
+#: production kernels (OpenMP), production binomial-mixture sums, binary-RR count laws.  Test oracles are
+#: plain Python under tests/ (tests/exact_oracles.py, tests/oracle.py): nothing test-only is built or shipped.
+_MODULES = {"kernels": True, "binomial": False, "count": False}
 
 extensions = [
     Extension(

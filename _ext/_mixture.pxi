@@ -77,12 +77,10 @@ DEF MIX_DOM_CAP = 2000000.0
 #: recursion's sign pruning replayed on a-priori windows, at most MIX_DRY_ITERS nodes) decides instead;
 #: the mixture runs when the model's steps are at most MIX_TRIAL_STEPS and the budget (a 7-atom law's
 #: Bromwich integral takes about 0.5-2e6 steps' time at n = 50..5000; at 1.5e6 a parallel k-RR at n = 86
-#: (suite case 1604) ran slower, bench/results_mixture_cost_model.md).
-#: ``_mix_trial_steps`` holds it at run time (benchmark hook ``kernels._set_mixture_trial``)
+#: (a case of the latency suite) ran slower).
+#: ``mixture_positive_part(..., trial_steps=...)`` overrides it per call (0 disables the trial); no global state
 DEF MIX_TRIAL_STEPS = 800000.0
 DEF MIX_DRY_ITERS = 100000.0
-cdef double _mix_trial_steps = MIX_TRIAL_STEPS
-cdef double _mix_model_last[3]      # the last cost model's steps, nodes and abort flag (benchmark hook)
 #: multinomial enumeration (when allowed) is preferred up to this many count vectors
 DEF MIX_ENUM_FIRST = 50000.0
 #: largest n (counts exact in doubles; the buffers hold the windows only, not n + 1 counts)
@@ -982,7 +980,7 @@ cdef inline double _mix_budget(double n, Py_ssize_t k, bint enum_allowed, double
     Small n: MIX_BUDGET_N k / (4 n) steps, capped (|psi|^n decays slowly; measured on the latency suite).
     A dominant atom (tilted mass qmax): |psi| returns close to 1 on a near-lattice and the integral takes
     often 2e4-2e5 nodes when qmax >= MIX_DOM_MASS (measured over the latency suite at n = 5e2..2e7,
-    bench/results_mixture_large_n.md; but some such laws take only ~5e3); about MIX_DOM_NODES
+    bench/bench_latency.py; but some such laws take only ~5e3); about MIX_DOM_NODES
     (1 + log10((1 - MIX_DOM_MASS) / (1 - qmax))) nodes are added then, each worth ``_node_steps(k)``
     mixture steps, at most MIX_DOM_CAP steps (~5-10 ms: a wrong guess costs at most that); for k <= 4
     only (with more atoms the outer levels' many short windows make a step several times dearer).  The mixture runs when its a-priori step estimate is within the
@@ -1014,7 +1012,7 @@ cdef inline double _enum_leaves(double n, Py_ssize_t k) noexcept nogil:
 
 
 cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rtol, double max_steps,
-                  double* value, double* err, double* steps) noexcept nogil:
+                  double trial_steps, double* value, double* err, double* steps) noexcept nogil:
     """E[(G_1+...+G_n)_+]/n of the sorted finite law (v, p) by binomial-mixture sums; ST_MIXTURE or ST_FALLBACK.
 
     ``value`` and ``err`` as for the other evaluators (certified: value - err <= truth <= value + err).
@@ -1061,7 +1059,7 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
         # with two or more outer levels (k >= 6) the estimate (product of full outer windows) is often
         # 10-100x high: the sign pruning closes most outer nodes.  The cost model decides instead
         # (within MIX_TRIAL_STEPS and the budget); the run aborts beyond twice the model's steps
-        x = _mix_trial_steps if _mix_trial_steps < max_steps else max_steps
+        x = trial_steps if trial_steps < max_steps else max_steps
         if k >= 6 and production and x > 0.0:
             # the cost model: the recursion's sign pruning replayed on a-priori windows (no pmf)
             D.steps = 0.0
@@ -1075,9 +1073,6 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
             D.yhi = 0
             M.e_abs = 8.0 * DBL_EPS * n * amax * (k + 2)
             _mix_dry(&M, &D, 0, <long>n, 0.0, sqrt(2.0 * log(1.0 / MIX_ETA0)) + 0.5)
-            _mix_model_last[0] = D.steps
-            _mix_model_last[1] = D.iters
-            _mix_model_last[2] = D.abort
             if D.abort or not (D.steps <= x):
                 steps[0] = -(D.steps if D.steps > est else est)
                 return ST_FALLBACK
@@ -1161,7 +1156,7 @@ cdef int _mixture(const double[::1] v, const double[::1] p, double n, double rto
 
 
 def mixture_positive_part(const double[::1] values, const double[::1] probs, double n, double rtol,
-                          double max_steps=-1.0, bint enum_allowed=True):
+                          double max_steps=-1.0, bint enum_allowed=True, double trial_steps=MIX_TRIAL_STEPS):
     """Certified E[(G_1+...+G_n)_+]/n of a finite law by exact binomial-mixture sums (the kernel path).
 
     Parameters
@@ -1179,6 +1174,9 @@ def mixture_positive_part(const double[::1] values, const double[::1] probs, dou
     enum_allowed : bool
         Whether the enumeration paths are allowed (then the default budget also stays below the
         meet-in-the-middle cost where that path is chosen), as ``enum_ok[1]`` of ``profile_bromwich``.
+    trial_steps : float
+        Step cap of the cost-model trial for laws of >= 6 atoms (default: the production value; 0 disables
+        the trial, so such laws are declined on their a-priori estimate).
 
     Returns
     -------
@@ -1194,22 +1192,10 @@ def mixture_positive_part(const double[::1] values, const double[::1] probs, dou
     if max_steps < 0.0:
         max_steps = -1.0 if enum_allowed else -2.0
     with nogil:
-        st = _mixture(values, probs, n, rtol, max_steps, &val, &er, &stp)
+        st = _mixture(values, probs, n, rtol, max_steps, trial_steps, &val, &er, &stp)
     return st == ST_MIXTURE, val, er, stp
 
 
 #: multinomial enumeration (when allowed) is preferred to the mixture sums up to this many count vectors
 MIXTURE_ENUM_FIRST = MIX_ENUM_FIRST
 
-
-def _set_mixture_trial(double steps):
-    """Benchmark hook: the trial-run step cap of laws of >= 6 atoms (0 disables the trial); returns the old."""
-    global _mix_trial_steps
-    cdef double old = _mix_trial_steps
-    _mix_trial_steps = steps
-    return old
-
-
-def _mixture_model_last():
-    """Benchmark hook: (model steps, model nodes, aborted) of the last cost-model run (``_mix_dry``)."""
-    return _mix_model_last[0], _mix_model_last[1], _mix_model_last[2]

@@ -1738,7 +1738,7 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
         # enum_ok[1] == 0 (enumerate_max = 0) disables every combinatorial path, as in exact._positive_part
         if (kk <= MIX_MAX_ATOMS and enum_ok[1]
                 and not (enum_ok[kk] and _enum_leaves(P.n, kk) <= MIX_ENUM_FIRST)):
-            st = _mixture(v[:kk], p[:kk], P.n, P.rtol, -1.0, &value, &err, work)   # -1: the budget of _mix_budget
+            st = _mixture(v[:kk], p[:kk], P.n, P.rtol, -1.0, MIX_TRIAL_STEPS, &value, &err, work)   # -1: the budget of _mix_budget
         if (st == ST_FALLBACK and enum_ok[1] and _small_n_chosen(P.n, kk)     # enum_ok[1]: enumeration allowed
                 and _mitm_positive_part(&v[0], &p[0], kk, <int>P.n, SMALL_N_CAP, &value, &err) == 0):
             # many atoms at small n: exact meet-in-the-middle over multisets (cheaper than enumerating

@@ -132,12 +132,26 @@ def test_detector_finds_a_cycle(tmp_path):
     assert _imports(tmp_path / "b.py") == {"a"}
 
 
-def test_kernels_hold_no_test_oracles():
-    """Test-only oracles live in ``shuffleamp._ext.oracles``; the library never imports it."""
+def test_no_test_oracles_are_built_or_shipped():
+    """Test oracles are plain Python under ``tests/`` (``exact_oracles.py``, ``oracle.py``): no ``_ext`` source
+    or built module holds them, ``setup.py`` builds none, and the library never imports them."""
+    root = PKG.parents[1]
+    assert not (root / "_ext" / "oracles.pyx").exists()
+    assert not list((PKG / "_ext").glob("oracles*")), "a stale built oracle module is in the package"
+    setup = (root / "setup.py").read_text(encoding="utf-8")
+    assert '"oracles"' not in setup
     for path in PKG.glob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "oracles" not in _imports(path), path.name
         assert "_ext.oracles" not in text and "import oracles" not in text, path.name
+        assert "exact_oracles" not in text, path.name
+
+
+def test_kernels_hold_no_benchmark_hooks():
+    """The compiled kernels keep no benchmark hooks or tuning globals that a test or bench flips."""
+    text = "".join(p.read_text(encoding="utf-8") for p in (PKG.parents[1] / "_ext").glob("*.p*"))
+    for hook in ("_mixture_model_last", "_set_mixture_trial", "_mix_trial_steps", "_mix_model_last"):
+        assert hook not in text, hook
 
 
 @pytest.mark.parametrize("module", ["shuffleamp.cli"])

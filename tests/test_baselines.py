@@ -27,14 +27,14 @@ from scipy.stats import binom
 import shuffleamp as sa
 from shuffleamp import baselines as B
 from shuffleamp import bounds, cli
-from shuffleamp._ext.binomial import exact_three_atom
-from shuffleamp._ext.oracles import exact_four_atom, gparv_bruteforce
 from shuffleamp.cli import main
 from shuffleamp.fft_engine import delta_fft
 from shuffleamp.errors import OutOfRegimeError, ParameterError
 from shuffleamp.decomposition import clone_decomposition
 from shuffleamp.mechanisms import laplace_upper_gparv
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace, MatrixMechanism
+
+from exact_oracles import exact_four_atom, exact_three_atom, gparv_bruteforce
 
 # exact-count (binary RR only) is the exact value, below the decomposition bound: tested in test_exact_count.py
 SOUND_UPPER = [m for m, i in B.METHOD_INFO.items() if i.sound and m not in ("optimal", "exact-count")]

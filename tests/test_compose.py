@@ -26,7 +26,6 @@ from hypothesis import strategies as st
 
 import shuffleamp
 from shuffleamp import bounds, compose, config, decomposition
-from shuffleamp._ext.oracles import gparv_bruteforce
 from shuffleamp.cli import main
 from shuffleamp.compose import Joint, Parallel, Subsample
 from shuffleamp.decomposition import (Decomposition, MixtureFamily, lower_decomposition,
@@ -34,6 +33,8 @@ from shuffleamp.decomposition import (Decomposition, MixtureFamily, lower_decomp
 from shuffleamp.errors import ComponentError, ParameterError
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace, MatrixMechanism
 from shuffleamp.config import PlanError, evaluate_plan, load_plan, parse_plan
+
+from exact_oracles import gparv_bruteforce
 
 import oracle as O
 

@@ -12,12 +12,13 @@ from scipy import integrate
 from scipy.optimize import brentq
 
 import shuffleamp as sa
-from shuffleamp._ext import binomial, oracles
 from shuffleamp.fft_engine import delta_fft, saddle_estimate
 from shuffleamp.decomposition import Decomposition
 from shuffleamp.gparv import Gparv
 from shuffleamp.mechanisms import laplace_lower_gparv, laplace_upper_gparv
 from shuffleamp.mechanisms import KRR
+
+import exact_oracles as oracles
 
 
 def krr_upper(eps0, k):
@@ -35,9 +36,9 @@ def exact_sum(g: Gparv, n: int) -> tuple[float, float]:
     """Exact (lo, hi) of (1/n) E[(sum G)_+] for 2-4 atoms via the binomial-mixture kernels."""
     v, p = g.values[::-1], g.probs[::-1]          # largest atom first
     if v.size == 2:
-        return binomial.exact_three_atom(v[0], p[0], v[1], p[1], 0.0, n)
+        return oracles.exact_three_atom(v[0], p[0], v[1], p[1], 0.0, n)
     if v.size == 3:
-        return binomial.exact_three_atom(v[0], p[0], v[1], p[1], v[2], n)
+        return oracles.exact_three_atom(v[0], p[0], v[1], p[1], v[2], n)
     assert v.size == 4
     return oracles.exact_four_atom(v[0], p[0], v[1], p[1], v[2], p[2], v[3], n)
 

@@ -22,14 +22,14 @@ from scipy.optimize import brentq
 
 import shuffleamp
 from shuffleamp import exact as X
-from shuffleamp._ext.binomial import exact_three_atom
-from shuffleamp._ext.oracles import exact_four_atom, gparv_bruteforce
 from shuffleamp.bounds import _families
 from shuffleamp.fft_engine import delta_fft
 from shuffleamp.gparv import Gparv
 from shuffleamp.mechanisms import laplace_upper_gparv
 from shuffleamp.mechanisms import laplace_lower_gparv as G_lower
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse
+
+from exact_oracles import exact_four_atom, exact_three_atom, gparv_bruteforce
 
 import oracle as O
 

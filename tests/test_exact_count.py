@@ -399,7 +399,7 @@ def test_cli_epsilon_k2_reports_exact_count(capsys):
 
 # ----------------------------------------------------------------------------- lower bounds (every mechanism)
 import oracle as O  # noqa: E402  (tests/oracle.py: brute-force histogram laws)
-from shuffleamp._ext.oracles import gparv_bruteforce  # noqa: E402
+from exact_oracles import gparv_bruteforce  # noqa: E402
 from shuffleamp.bounds import _families, _projection_sets  # noqa: E402
 from shuffleamp.exact_count import projection_pair_bounds  # noqa: E402
 from shuffleamp.mechanisms import BLH, OUE, MatrixMechanism  # noqa: E402

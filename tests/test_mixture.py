@@ -294,11 +294,7 @@ def test_seven_atom_cost_model_takes_mixture_and_overlaps_bromwich():
     n = 45
     ok, val, err, steps = kernels.mixture_positive_part(v, p, float(n), RTOL)
     assert ok and 0 < steps < 1e6 and err <= 1e-9 * val
-    old = kernels._set_mixture_trial(0.0)
-    try:
-        ok0, _, _, steps0 = kernels.mixture_positive_part(v, p, float(n), RTOL)
-    finally:
-        kernels._set_mixture_trial(old)
+    ok0, _, _, steps0 = kernels.mixture_positive_part(v, p, float(n), RTOL, trial_steps=0.0)
     assert not ok0 and -steps0 > 10 * steps                  # declined on the a-priori estimate
     g = Gparv(v, p)
     u = X.delta_exact(g, n, "upper")
@@ -323,11 +319,7 @@ def test_seven_atom_cost_model_decisions_are_certified(seed):
         p /= p.sum()
         n = int(rng.integers(30, 90))
         ok, val, err, _ = kernels.mixture_positive_part(v, p, float(n), RTOL)
-        old = kernels._set_mixture_trial(0.0)
-        try:
-            ok0 = kernels.mixture_positive_part(v, p, float(n), RTOL)[0]
-        finally:
-            kernels._set_mixture_trial(old)
+        ok0 = kernels.mixture_positive_part(v, p, float(n), RTOL, trial_steps=0.0)[0]
         if not ok or ok0:
             continue
         taken += 1

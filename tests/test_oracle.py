@@ -28,12 +28,12 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from shuffleamp._ext.binomial import exact_three_atom
-from shuffleamp._ext.oracles import exact_four_atom, gparv_bruteforce
 from shuffleamp.decomposition import clone_decomposition, lower_decomposition
 from shuffleamp.gparv import Gparv
 from shuffleamp.mechanisms import (BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace,
                                    MatrixMechanism)
+
+from exact_oracles import exact_four_atom, exact_three_atom, gparv_bruteforce
 
 import oracle as O
 

@@ -1,0 +1,225 @@
+r"""Every mechanism family's certified upper ε (and δ), two-sided, against computations that share no code with
+the library.
+
+The bound is rebuilt here from the randomizer's matrix alone: for every ordered input pair :math:`(x_0, x_1)`
+the primary decomposition of Su, Cheng, Wang ("Decomposition-based optimal bounds for privacy amplification
+via shuffling", IEEE S&P 2026, Theorem 5: :math:`a = P[x_0]`, :math:`b = P[x_1]`, :math:`c = \min_x P[x]`,
+:math:`\beta = 1 - \sum c`) and its GPARV (Theorem 12: atoms :math:`(a_y - e^\varepsilon b_y)/c_y` w.p.
+:math:`c_y`, 0 w.p. β); the certified δ is :math:`\max_{x_0 \ne x_1} \frac1n E[(\sum_{i\le n} G_i)_+]`.
+That expectation is computed by ``tests/exact_oracles.py``: brute-force enumeration (small n), exact
+conditioned binomial sums (up to four atoms, any n for three), or importance-sampled Monte Carlo from the
+tilted multinomial with its standard error (any law, any n).
+
+Two-sided, within the stated error:
+
+* **sound** -- the oracle's δ at the returned ``upper`` ε is at most the target (plus the oracle's own error);
+* **tight** -- at ``upper * (1 - TIGHT)`` the oracle's δ exceeds the target, so the returned ε is within
+  ``TIGHT`` of the bound's exact root (the search's tolerance is 1e-7, its δ error 1e-5 relative).
+
+A 1 % under-estimate of any family's upper therefore fails the *sound* side (``tests/mutation_check.py``
+injects one).  Binary RR's default answer is its exact count law, tighter than the decomposition bound
+(checked in ``tests/test_exact_count.py``).  Laplace's GPARV has a continuous part: its cells are replaced
+by their conditional means (closed form from the part's cdf and integrated cdf), a law smaller in convex
+order, so the Monte Carlo δ of that law is a lower estimate of the true δ and both sides are checked with it
+(``TIGHT_LAPLACE``, the cells' loss included).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import shuffleamp as sa
+from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace, MatrixMechanism
+
+import exact_oracles as E
+
+#: Relative distance below the returned ε at which the bound's δ must exceed the target.
+TIGHT = 3e-3
+#: Monte Carlo samples per evaluation (relative standard error about 0.3 %).
+SAMPLES = 100_000
+#: Standard errors of margin on Monte Carlo estimates.
+Z = 6.0
+#: Laplace: relative distance below the returned ε (cells of the continuous part, Monte Carlo error) and the
+#: cells and samples of its oracle.
+TIGHT_LAPLACE = 1e-2
+LAPLACE_CELLS = 120
+LAPLACE_SAMPLES = 50_000
+P3 = np.array([[0.6, 0.25, 0.15], [0.2, 0.55, 0.25], [0.1, 0.3, 0.6]])
+
+
+def _merged(values, probs):
+    """Equal atoms merged (exactly equal floats: equal columns give identical values)."""
+    v, inv = np.unique(values, return_inverse=True)
+    p = np.bincount(inv, weights=probs)
+    return v, p
+
+
+def pair_laws(P, eps):
+    """GPARV laws (values, probs) of the primary decompositions of every ordered pair of rows of ``P`` at
+    ``eps``, duplicates removed (SCW Theorems 5 and 12, written out here)."""
+    P = np.asarray(P, dtype=np.float64)
+    c = P.min(axis=0)
+    keep = c > 0
+    beta = max(1.0 - float(c.sum()), 0.0)
+    E_ = math.exp(eps)
+    laws, seen = [], set()
+    D = P.shape[0]
+    for x0 in range(D):
+        for x1 in range(D):
+            if x0 == x1:
+                continue
+            vals = (P[x0, keep] - E_ * P[x1, keep]) / c[keep]
+            v, p = _merged(np.append(vals, 0.0), np.append(c[keep], beta))
+            key = (tuple(np.round(v, 12)), tuple(np.round(p, 12)))
+            if key not in seen:
+                seen.add(key)
+                laws.append((v, p))
+    return laws
+
+
+def oracle_delta(P, n, eps, how):
+    """(estimate, error) of the bound's δ at ``eps``: the maximum over the pair laws."""
+    best, err = 0.0, 0.0
+    for i, (v, p) in enumerate(pair_laws(P, eps)):
+        if how == "brute":
+            d, e = E.positive_part_bruteforce(v, p, n), 1e-12
+        elif how == "exact":
+            lo, hi = E.positive_part_exact(v, p, n)
+            d, e = hi, max(hi - lo, 1e-12 * hi)
+        else:
+            d, se = E.positive_part_tilted_mc(v, p, n, samples=SAMPLES, seed=1000 + i)
+            e = Z * se
+        if d > best:
+            best, err = d, e
+    return best, err
+
+
+def _matrix(mech):
+    return mech.matrix() if not isinstance(mech, np.ndarray) else mech
+
+
+CASES = [
+    # (id, mechanism, n, delta, oracle)
+    ("krr10-small", KRR(1.0, 10), 25, 1e-3, "brute"),
+    ("krr10-moderate", KRR(1.0, 10), 3_000, 1e-8, "exact"),
+    ("krr10-large", KRR(1.0, 10), 10 ** 6, 1e-9, "mc"),
+    ("krr50-huge", KRR(3.0, 50), 10 ** 8, 1e-10, "mc"),
+    ("blh-small", BLH(1.0, 3), 15, 1e-2, "brute"),
+    ("blh-large", BLH(1.0, 3), 10 ** 7, 1e-8, "mc"),
+    ("rappor-small", RAPPOR(2.0, 3), 15, 1e-2, "brute"),
+    ("rappor-large", RAPPOR(2.0, 3), 10 ** 6, 1e-9, "mc"),
+    ("oue-small", OUE(1.0, 3), 15, 1e-2, "brute"),
+    ("oue-large", OUE(1.0, 3), 10 ** 5, 1e-8, "mc"),
+    ("hr-small", HadamardResponse(1.5, 8), 12, 1e-2, "brute"),
+    ("hr-large", HadamardResponse(1.5, 8), 10 ** 8, 1e-9, "mc"),
+    ("matrix-small", MatrixMechanism(P3), 30, 1e-3, "brute"),
+    ("matrix-moderate", MatrixMechanism(P3), 2_000, 1e-8, "exact"),
+    ("matrix-huge", MatrixMechanism(P3), 10 ** 9, 1e-10, "mc"),
+    ("joint-small", sa.joint(KRR(0.5, 3), KRR(0.5, 3)), 10, 1e-2, "brute"),
+    ("joint-large", sa.joint(KRR(0.5, 3), KRR(0.5, 3)), 10 ** 5, 1e-8, "mc"),
+    ("parallel-large", sa.parallel([(0.5, KRR(1.0, 3)), (0.5, OUE(1.0, 3))]), 10 ** 6, 1e-8, "mc"),
+    ("subsample-small", sa.subsample(KRR(1.0, 4), 0.5), 25, 1e-3, "brute"),
+    ("subsample-large", sa.subsample(KRR(1.0, 4), 0.5), 10 ** 7, 1e-8, "mc"),
+]
+
+
+@pytest.mark.parametrize("name, mech, n, delta, how", CASES, ids=[c[0] for c in CASES])
+def test_epsilon_upper_two_sided(name, mech, n, delta, how):
+    """δ_bound(upper) <= target <= δ_bound(upper * (1 - TIGHT)), each within the oracle's error."""
+    r = sa.epsilon(mech, n, delta)
+    assert 0.0 < r.upper < mech.eps0, r
+    P = _matrix(mech)
+    d_at, e_at = oracle_delta(P, n, r.upper, how)
+    assert d_at - e_at <= delta * (1 + 1e-9), (name, r.upper, d_at, e_at, delta)           # sound
+    d_below, e_below = oracle_delta(P, n, r.upper * (1 - TIGHT), how)
+    assert d_below - e_below > delta, (name, r.upper, d_below, e_below, delta)  # tight
+
+
+DELTA_CASES = [
+    ("krr10-small", KRR(1.0, 10), 25, 0.3, "brute"),
+    ("krr10-moderate", KRR(1.0, 10), 3_000, 0.05, "exact"),
+    ("oue-small", OUE(1.0, 3), 15, 0.3, "brute"),
+    ("matrix-moderate", MatrixMechanism(P3), 2_000, 0.1, "exact"),
+    ("joint-small", sa.joint(KRR(0.5, 3), KRR(0.5, 3)), 10, 0.2, "brute"),
+    ("subsample-small", sa.subsample(KRR(1.0, 4), 0.5), 25, 0.3, "brute"),
+]
+
+
+@pytest.mark.parametrize("name, mech, n, eps, how", DELTA_CASES, ids=[c[0] for c in DELTA_CASES])
+def test_delta_upper_two_sided(name, mech, n, eps, how):
+    """The certified δ(ε) upper lies within [oracle, oracle * (1 + 1e-4)] (its stated error is 1e-5 relative)."""
+    r = sa.delta(mech, n, eps)
+    d, e = oracle_delta(_matrix(mech), n, eps, how)
+    assert d > 1e-300
+    assert r.upper >= d - e - 1e-15, (name, r.upper, d, e)                 # sound
+    assert r.upper <= (d + e) * (1 + 1e-4) + 1e-15, (name, r.upper, d, e)  # tight
+
+
+@pytest.mark.parametrize("rounds", [1])
+def test_total_of_one_round_two_sided(rounds):
+    """The accountant's total over one round of 10-RR at n = 3000 against the same oracle: sound, and within
+    its discretisation (the grid of the privacy-loss distribution, charged pessimistically) of the bound."""
+    mech, n, delta = KRR(1.0, 10), 3_000, 1e-8
+    total = sa.compose_rounds([(mech, n, rounds)], delta=delta)
+    P = mech.matrix()
+    d_at, e_at = oracle_delta(P, n, total.upper, "exact")
+    assert d_at - e_at <= delta * (1 + 1e-9)
+    d_below, e_below = oracle_delta(P, n, total.upper * (1 - 0.02), "exact")
+    assert d_below - e_below > delta
+
+
+def test_pair_laws_match_the_documented_krr_law():
+    """The rebuilt law of k-RR is the documented one: atoms E - e^ε, 1 - e^ε E, 1 - e^ε and 0 with masses
+    p, p, (k - 2) p and 1 - k p, p = 1/(E + k - 1)."""
+    e0, k, eps = 1.0, 10, 0.3
+    [(v, p)] = pair_laws(KRR(e0, k).matrix(), eps)
+    E0, Ee = math.exp(e0), math.exp(eps)
+    q = 1.0 / (E0 + k - 1)
+    want = sorted([(E0 - Ee, q), (1 - Ee * E0, q), (1 - Ee, (k - 2) * q), (0.0, 1 - k * q)])
+    assert np.allclose(v, [w[0] for w in want], rtol=1e-13, atol=1e-15)
+    assert np.allclose(p, [w[1] for w in want], rtol=1e-13, atol=1e-15)
+
+
+# ------------------------------------------------------------------ Laplace: atoms and a continuous part
+def laplace_lower_law(g, cells=LAPLACE_CELLS):
+    """The atoms of ``g`` and its continuous part's cells at their conditional means: smaller in convex order
+    than ``g``, so E[(sum)_+] of this law is at most that of ``g``.  Cell mass F(b) - F(a), first moment
+    b F(b) - a F(a) - (I(b) - I(a)) with I the integrated cdf (``g.continuous.icdf``)."""
+    c = g.continuous
+    x = np.linspace(c.lo, c.hi, cells + 1)
+    F = np.asarray(c.cdf(x), dtype=np.float64)
+    I = np.asarray(c.icdf(x), dtype=np.float64)
+    mass = np.diff(F)
+    moment = x[1:] * F[1:] - x[:-1] * F[:-1] - np.diff(I)
+    keep = mass > 0
+    v = np.concatenate([g.values, moment[keep] / mass[keep]])
+    p = np.concatenate([g.probs, mass[keep]])
+    return v, p / p.sum()
+
+
+def laplace_delta(mech, n, eps):
+    """(estimate, error) of a lower estimate of the Laplace bound's δ at ``eps`` (max over its families)."""
+    best, err = 0.0, 0.0
+    for i, fam in enumerate(mech.upper_decompositions()):
+        v, p = laplace_lower_law(fam.gparv(eps))
+        d, se = E.positive_part_tilted_mc(v, p, n, samples=LAPLACE_SAMPLES, seed=2000 + i)
+        if d > best:
+            best, err = d, Z * se
+    return best, err
+
+
+LAPLACE_CASES = [("laplace-small", Laplace(1.0), 30, 1e-3), ("laplace-large", Laplace(1.0), 10 ** 6, 1e-8)]
+
+
+@pytest.mark.parametrize("name, mech, n, delta", LAPLACE_CASES, ids=[c[0] for c in LAPLACE_CASES])
+def test_laplace_epsilon_upper_two_sided(name, mech, n, delta):
+    """At the returned upper the lower-estimate δ is at most the target; at ``upper * (1 - TIGHT_LAPLACE)``
+    it already exceeds it (so does the true δ, which is larger)."""
+    r = sa.epsilon(mech, n, delta)
+    d_at, e_at = laplace_delta(mech, n, r.upper)
+    assert d_at - e_at <= delta * (1 + 1e-9), (name, r.upper, d_at, e_at)
+    d_below, e_below = laplace_delta(mech, n, r.upper * (1 - TIGHT_LAPLACE))
+    assert d_below - e_below > delta, (name, r.upper, d_below, e_below)

@@ -232,7 +232,10 @@ def test_plan_rows_take_declared_fields_only():
     with pytest.raises(ParameterError) as e:
         parse_plan([{k: v for k, v in row.items() if k != "k"}])
     assert "field 'k'" in str(e.value) and "required" in str(e.value)
-    assert [r.name for r in parse_plan([dict(row, k=[3, 4])])] == ["x [k=3]", "x [k=4]"]
+    # a declared numeric field given as a list expands into scenarios, one per value
+    scenarios = parse_plan([dict(row, k=[3, 4])]).scenarios
+    assert [sc.values for sc in scenarios] == [{"x.k": 3}, {"x.k": 4}]
+    assert [sc.plan[0].params() for sc in scenarios] == [{"k": 3}, {"k": 4}]
 
 
 def test_composed_mechanisms_declare_their_fields(capsys):

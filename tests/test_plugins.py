@@ -157,8 +157,10 @@ delta = {DELTA}
     plan.write_text(plan.read_text(encoding="utf-8").replace("s = [1, 2]\n", ""), encoding="utf-8")
     (code, out, err), missing = cli_many(plugin_env, ["report", str(complete), "--json"], ["report", str(plan)])
     assert code == 0, err
-    rows = json.loads(out)["result"]["collections"]
-    assert [r["name"] for r in rows] == ["subsets [s=1]", "subsets [s=2]"]
+    scenarios = json.loads(out)["result"]["scenarios"]
+    assert [sc["values"] for sc in scenarios] == [{"subsets.s": 1}, {"subsets.s": 2}]
+    rows = [r for sc in scenarios for r in sc["collections"]]
+    assert [r["name"] for r in rows] == ["subsets", "subsets"]
     for r, s in zip(rows, (1, 2)):
         assert r["mechanism"] == {"mechanism": "ksubset", "eps0": EPS0, "k": 5, "s": s}
         ref = shuffleamp.epsilon(MatrixMechanism(ksubset_matrix(EPS0, 5, s)), N, DELTA)

@@ -1,8 +1,10 @@
 """shuffleamp.interop: the shuffled-round DpEvent, the shuffle-aware PLD accountant, extra mechanisms
 of compose_rounds and their neighbouring relations."""
 
+import importlib
 import importlib.metadata
 import math
+import sys
 
 import dp_accounting as dpa
 import numpy as np
@@ -62,6 +64,13 @@ def test_event_bad_input():
 
 
 # ---------------------------------------------------------------------------- the accountant
+def test_import_without_dp_accounting_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "dp_accounting", None)       # as if it were not installed
+    monkeypatch.delitem(sys.modules, "shuffleamp.interop")
+    with pytest.raises(ImportError, match=r"pip install 'shuffleamp\[dp\]'"):
+        importlib.import_module("shuffleamp.interop")
+
+
 def test_checked_dp_accounting_version():
     # the accountant reads the parent's private '_pld' (one place): re-read the parent's source and
     # extend CHECKED_DP_ACCOUNTING_VERSIONS when dp_accounting changes

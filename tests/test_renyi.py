@@ -7,6 +7,7 @@ import pytest
 from scipy import special, stats
 
 import shuffleamp as sa
+from shuffleamp.accounting import binary_rr_rounds
 from shuffleamp.errors import ParameterError
 from shuffleamp.mechanisms import KRR
 
@@ -75,7 +76,8 @@ def test_rdp_above_binary_rr_worst_count_pair(n):
     exact = binary_rr_count_pair_renyi(1.0, n, orders)
     r = sa.rdp(KRR(1.0, 2), n, orders)
     assert (r.rdp >= exact).all()
-    assert (r.rdp <= 1.6 * exact).all()          # the decomposition bound is within 60 % of the exact pair
+    # binary RR uses its exact count-law profile: within the grid's few per cent of the exact pair
+    assert (r.rdp[:-1] <= 1.06 * exact[:-1]).all() and r.rdp[-1] <= 1.25 * exact[-1]
 
 
 @pytest.mark.parametrize("m, n", [(KRR(1.0, 2), 1000), (KRR(1.0, 10), 10**5), (KRR(3.0, 10), 10**5),
@@ -85,7 +87,12 @@ def test_rdp_conversion_not_below_pld_epsilon(m, n):
     r = sa.rdp(m, n, orders)
     pld = sa.to_pld(m, n)
     for delta in (1e-4, 1e-6, 1e-9):
-        assert r.epsilon(delta) >= pld.get_epsilon_for_delta(delta)
+        # the tightest PLD-based ε shuffleamp certifies for the round (binary RR: its exact count-law
+        # profile, which sa.rdp also uses); RDP's conversion loses information, never gains it
+        best = pld.get_epsilon_for_delta(delta)
+        if m.k == 2:
+            best = min(best, binary_rr_rounds(m.eps0, n, 1, delta=delta).upper)
+        assert r.epsilon(delta) >= best
 
 
 def test_rdp_monotone_in_order_and_n():

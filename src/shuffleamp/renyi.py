@@ -37,7 +37,12 @@ edge to :math:`\varepsilon_0` with :data:`TAIL_POINTS` certified evaluations and
 point :math:`(e^{\varepsilon_0}, 0)`.  That last value is exact: shuffling is post-processing of
 the users' ε0-LDP reports, so the shuffled mechanism is ε0-DP and :math:`U(\varepsilon_0) = 0`.
 The interpolation stays above U (U is convex in x and below every point), so the pair still
-dominates.  Its P-masses at the grid's losses :math:`\varepsilon_i` are
+dominates.  For binary randomized response the value at each grid point is the smaller of two
+certified upper bounds of U: the decomposition bound and the exact count-law profile
+(:func:`shuffleamp.exact_count.profile_binary_rr`, the maximum over every neighbouring dataset;
+Cheu, Smith, Ullman, Zeber, Zhilyaev, EUROCRYPT 2019, for the count view), which is tighter near
+ε = 0 while the decomposition bound is tighter in the far tail (the exact profile has a round-off
+floor).  Its P-masses at the grid's losses :math:`\varepsilon_i` are
 :math:`p_i = e^{\varepsilon_i}(s_{i+1} - s_i)`, with :math:`s_i` the slope of the piecewise-linear
 curve on the segment ending at :math:`x_i` (:math:`s_{m+1} = 0`); its Q-masses are
 :math:`p_i e^{-\varepsilon_i}` plus, possibly, an atom where P has no mass (it does not enter
@@ -151,6 +156,11 @@ def _eps0(mechanism) -> float:
     return float(mechanism.eps0)
 
 
+def _is_binary_rr(mechanism) -> bool:
+    from .mechanisms import KRR
+    return isinstance(mechanism, KRR) and int(mechanism.k) == 2
+
+
 def _ctd_pair(rnd: _Round, d: float, points: int, eps0: float):
     """(losses ε_i, P-masses p_i) of the connect-the-dots pair extended to ε0 (module docstring, 2)."""
     if any(isinstance(f, _PopulationFamily) for f in rnd.fams):
@@ -165,7 +175,11 @@ def _ctd_pair(rnd: _Round, d: float, points: int, eps0: float):
     tail = np.unique(np.round(np.linspace(K, k_top, TAIL_POINTS + 2)).astype(np.int64))
     ks = np.unique(np.concatenate([ks, tail]))
     ks = ks[ks < k_top]
-    pos = np.minimum.accumulate(_certified_profile(rnd.fams, rnd.n, ks * d, "upper"))
+    pos = _certified_profile(rnd.fams, rnd.n, ks * d, "upper")
+    if _is_binary_rr(rnd.mechanism):                       # the exact count-law profile is tighter near 0
+        from .exact_count import profile_binary_rr
+        pos = np.minimum(pos, profile_binary_rr(eps0, rnd.n, ks * d)[0])
+    pos = np.minimum.accumulate(pos)
     ks = np.append(ks, k_top)
     pos = np.append(pos, 0.0)                               # U(eps0) = 0: the round is eps0-DP
     kneg = -ks[:0:-1]

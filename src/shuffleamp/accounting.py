@@ -117,6 +117,41 @@ variation (``shuffleamp.personalized``, 'Lower bound'): a valid lower bound for 
 A population's PLD uses at most :data:`POPULATION_POINTS` profile points per side (each is one
 Bromwich integral per group; connect-the-dots stays pessimistic on fewer points).
 
+**G. Lower bound from the whole concrete pair (privacy-loss buckets).**  Let (P, Q) be the
+concrete pair of a Theorem-14 dataset (its GPARV form with β = 0 has the pair's profile; the
+mechanism's output histogram determines the component histogram, so composing it is composing a
+post-processing of the shuffled outputs), and :math:`H(x) = D_x(P\|Q)` its profile as a function
+of :math:`x = e^\varepsilon \in [0, \infty)` (argument B gives x < 1 from the reverse pair).  H is
+convex, H(0) = 1, :math:`H \ge (1-x)_+`.  Bucketing the privacy loss L = log dP/dQ into cells
+:math:`[\varepsilon_i, \varepsilon_{i+1})` is a post-processing; the bucketed pair's profile agrees
+with H at the :math:`x_i = e^{\varepsilon_i}` and is the maximum of the tangent lines of H there
+(its slope on a cell is :math:`-Q(L \ge \varepsilon_i)`, by :math:`H(x) = P(L > \varepsilon) - x
+Q(L > \varepsilon)`).  Those slopes need derivatives; we use instead only certified values
+:math:`\underline H_i \le H(x_i) \le \overline H_i` (:func:`shuffleamp.exact.delta_exact_profile`,
+mode "both", of the pair and of its reverse) and convexity: the line :math:`R_j` through
+:math:`(x_j, \overline H_j)` and :math:`(x_{j+1}, \underline H_{j+1})` lies below H on
+:math:`[x_{j+1}, \infty)` (its slope is at most the chord's and it starts below H; a chord of a
+convex function extended beyond its interval lies below the function), and the line :math:`L_j`
+through :math:`(x_j, \underline H_j)` and :math:`(x_{j+1}, \overline H_{j+1})` lies below H on
+:math:`[0, x_j]`.  On each cell :math:`[x_i, x_{i+1}]` let g be the maximum of
+:math:`R_{i-1}`, :math:`L_{i+1}`, 1 − x and 0 (each below H there), less a round-off margin of
+32 u times the magnitudes in each line's evaluation.  The greatest convex minorant
+:math:`\tilde g` of g (the lower hull of g's breakpoints, with (0, 1)) is convex, non-increasing,
+:math:`\tilde g(0) = 1` and :math:`\tilde g \ge (1-x)_+`, so it is the profile of a pair
+:math:`(P', Q')`: the masses :math:`p_k = X_k(\sigma_k - \sigma_{k-1})` under P' at the losses
+:math:`\log X_k` of its vertices :math:`X_k` (σ the hull slopes), and :math:`\tilde g \le g \le H`.
+A pair whose profile is below another's on all of ℝ has a larger tradeoff function, hence is a
+garbling of it (Blackwell's theorem for binary experiments; Dong, Roth, Su, JRSS-B 2022, Theorem
+2.10), and R-fold products keep the order, so :math:`D_x(P'^{\otimes R}\|Q'^{\otimes R}) \le
+D_x(P^{\otimes R}\|Q^{\otimes R})`, which is at most the true total (argument E).  The loss law is
+then made optimistic for ``dp_accounting``: losses rounded *down* to the grid and masses reduced by
+their round-off bound.  The composed δ is :math:`E[(1 - x e^{-\sum L})_+]` over independent losses,
+non-decreasing in every loss and in every mass, so moving mass down or deleting it only lowers it.
+The same is done for the reverse ordering (the PLD's "add" direction).  The information lost is the
+convex-hull gap between g and H, second order in the cell width (as connect-the-dots on the upper
+side), plus the grid rounding (at most one step d / LOWER_REFINE per round, about half on average).
+Tested against exact R-fold compositions of enumerated pairs in ``tests/test_accounting.py``.
+
 Certified vs estimated: the single-round values are certified as in
 :func:`shuffleamp.exact.delta_exact`.  ``dp_accounting``'s FFT convolution round-off (of order
 1e-16 per bin) is not charged: an *estimate*, as are the binomial log-PMF values of the lower
@@ -155,6 +190,9 @@ MAX_GRID_STEPS = 20_000_000
 LOWER_REFINE = 8
 #: Profile evaluations per side of a population's PLD (each costs one Bromwich integral per group).
 POPULATION_POINTS = 64
+#: Profile evaluations per side of a concrete pair's privacy-loss buckets (argument G; second-order
+#: accurate in the spacing, so fewer points than the upper PLD's suffice).
+LOWER_POINTS = 256
 #: Binomial window of the concrete-pair lower bound: mean ± LOWER_WINDOW_SD standard deviations.
 LOWER_WINDOW_SD = 14.0
 _U = float(np.finfo(np.float64).eps)
@@ -285,16 +323,32 @@ def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.nd
 # ---------------------------------------------------------------------------- pessimistic PLD
 @dataclass(frozen=True)
 class _Round:
-    """One round type: mechanism, n, the upper families and the support edge of its profile."""
+    """One round type: mechanism, n, the upper families and the support edge of its profile.
+
+    ``binary_eps0`` is set for binary randomized response (k-RR with k = 2, a symmetric 2 x 2
+    matrix): its upper profile is then the exact count-law profile (the maximum over every dataset
+    pair, :func:`shuffleamp.exact_count.profile_binary_rr`) instead of the decomposition profile.
+    """
 
     mechanism: Any
     n: int
     fams: list
     edge: float          # smallest evaluated ε with certified U(ε) <= tail_delta (0 if U(0) is)
+    binary_eps0: float | None = None
+
+    def upper_profile(self, eps: np.ndarray) -> np.ndarray:
+        """Certified upper values of the round's dominating profile at ε >= 0."""
+        if self.binary_eps0 is not None:
+            from .exact_count import profile_binary_rr
+            return np.minimum(profile_binary_rr(self.binary_eps0, self.n, eps)[0], 1.0)
+        return _certified_profile(self.fams, self.n, eps, "upper")
 
     @classmethod
     def make(cls, mechanism, n: int, tail_delta: float) -> _Round:
         fams = _families(mechanism, "upper")
+        b0 = None if _is_population(mechanism) else _binary_eps0(mechanism)
+        if b0 is not None:
+            return cls(mechanism, n, fams, _binary_edge(b0, n, tail_delta), b0)
 
         def U(e):
             return float(_certified_profile(fams, n, np.array([e]), "upper")[0])
@@ -317,6 +371,30 @@ class _Round:
 
     def own_interval(self, points: int) -> float:
         return self.edge / points if self.edge > 0 else 1e-4
+
+
+def _binary_eps0(mechanism):
+    """ε0 of binary randomized response (k-RR, k = 2, or a symmetric 2 x 2 matrix), else None."""
+    from .exact_count import binary_rr_eps0
+    return binary_rr_eps0(mechanism)
+
+
+def _binary_edge(eps0: float, n: int, tail_delta: float) -> float:
+    """Support edge of the exact binary-RR profile: the first point of a fine grid where the certified
+    profile is <= max(tail_delta, twice its flat certified floor)."""
+    from .exact_count import profile_binary_rr
+    grid = np.linspace(0.0, eps0, 4097)
+    U = np.minimum.accumulate(profile_binary_rr(eps0, n, grid)[0])
+    thr = max(tail_delta, 2.0 * float(U[-1]))     # the floor is flat: end where the profile reaches it
+    edge = float(grid[int(np.argmax(U <= thr))])
+    return edge if edge > 0.0 else eps0 / 4096
+
+
+def _grid_points(K: int, points: int) -> np.ndarray:
+    """Integer grid points 0..K, all of them or ``points + 1`` spread evenly."""
+    if K <= points:
+        return np.arange(K + 1)
+    return np.unique(np.round(np.linspace(0, K, points + 1)).astype(np.int64))
 
 
 def _convex_minorant(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -342,8 +420,8 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
         raise ResourceLimitError(f"the PLD grid would need {K} steps of {d:g} up to eps={rnd.edge:g}; pass a "
                                  "larger value_discretization_interval", parameter="value_discretization_interval",
                                  resource="memory")
-    ks = np.arange(K + 1) if K <= points else np.unique(np.round(np.linspace(0, K, points + 1)).astype(np.int64))
-    pos = _certified_profile(rnd.fams, rnd.n, ks * d, "upper")
+    ks = _grid_points(K, points)
+    pos = rnd.upper_profile(ks * d)
     pos = np.minimum.accumulate(pos)                     # U is non-increasing on [0, inf)
     kneg = -ks[:0:-1]                                    # -K .. -1
     pneg = pos[:0:-1]
@@ -474,28 +552,181 @@ def _optimistic_pmf(logU, logL, d: float):
     return dict(zip((nz + k0).tolist(), mass[nz].tolist())), inf_mass
 
 
-def _lower_pld(mechanism, n: int, d: float):
-    """Optimistic non-symmetric PLD of the best count statistic of a Theorem-14 pair, or (None, "")."""
-    if _is_population(mechanism):
-        return _population_lower_pld(mechanism, d)
-    best, best_tv, label = None, -1.0, ""
-    for dec in mechanism.lower_decompositions():
-        if not all(hasattr(dec, f) for f in ("a", "b", "c", "beta")) or float(dec.beta) > 0.0:
-            continue
-        logP, logQ, exact = _count_pair(dec, n)
-        tv = float(np.sum(np.maximum(np.exp(logP) - np.exp(logQ), 0.0)))
-        if tv > best_tv:
-            best_tv, best, label = tv, (logP, logQ), ("concrete-pair (exact count)" if exact
-                                                       else "concrete-pair (count statistic)")
-    if best is None:
-        return None, ""
-    logP, logQ = best
+def _lower_hull_vertices(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Indices of the lower convex hull of the points (x_i, y_i), x non-decreasing (ties: lowest kept)."""
+    hull: list[int] = []
+    for i in range(x.size):
+        if hull and x[hull[-1]] == x[i]:
+            if y[i] >= y[hull[-1]]:
+                continue
+            hull.pop()
+        while len(hull) >= 2:
+            i1, i2 = hull[-2], hull[-1]
+            if (y[i2] - y[i1]) * (x[i] - x[i1]) >= (y[i] - y[i1]) * (x[i2] - x[i1]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return np.asarray(hull, dtype=np.int64)
+
+
+def _optimistic_ctd_pmf(x: np.ndarray, lo: np.ndarray, up: np.ndarray, d: float):
+    r"""Optimistic rounded PMF of a pair from certified bounds of its profile (module docstring, argument G).
+
+    ``x`` (increasing, ``x[0] = 0`` with ``lo[0] = up[0] = 1``) are points :math:`e^{\varepsilon}`,
+    ``lo <= H(x) <= up`` certified bounds of the pair's profile :math:`H(x) = D_x(P\|Q)` there.
+    Returns ``(dict k -> mass, infinity mass)``: masses under P at losses ``k * d`` whose composed
+    hockey-stick divergence is at most that of the pair's (argument G).
+    """
+    N = x.size
+    dx = np.diff(x)
+    # R_j through (x_j, up_j), (x_{j+1}, lo_{j+1}): below H on [x_{j+1}, inf); L_j through (x_j, lo_j),
+    # (x_{j+1}, up_{j+1}): below H on [0, x_j]  (extended chords of a convex function).
+    sR = (lo[1:] - up[:-1]) / dx
+    sL = (up[1:] - lo[:-1]) / dx
+    # interval i = [x_i, x_{i+1}] for i = 0..N-2 and the last one [x_{N-1}, x_end]
+    I = N
+    x0 = np.empty((I, 4))      # anchor x of each line
+    y0 = np.empty((I, 4))      # anchor value
+    s = np.empty((I, 4))       # slope
+    ok = np.zeros((I, 4), dtype=bool)
+    # line 0: R_{i-1} (anchored at x_i, value lo_i), i >= 1
+    ok[1:, 0] = True
+    x0[1:, 0], y0[1:, 0], s[1:, 0] = x[1:], lo[1:], sR
+    x0[0, 0], y0[0, 0], s[0, 0] = 0.0, 0.0, 0.0
+    # line 1: L_{i+1} (anchored at x_{i+1}, value lo_{i+1}), i + 2 <= N - 1
+    ok[:N - 2, 1] = True
+    x0[:N - 2, 1], y0[:N - 2, 1], s[:N - 2, 1] = x[1:N - 1], lo[1:N - 1], sL[1:]
+    x0[N - 2:, 1], y0[N - 2:, 1], s[N - 2:, 1] = 0.0, 0.0, 0.0
+    # line 2: 1 - x; line 3: 0 (every profile is >= (1 - x)_+)
+    ok[:, 2] = ok[:, 3] = True
+    x0[:, 2], y0[:, 2], s[:, 2] = 1.0, 0.0, -1.0
+    x0[:, 3], y0[:, 3], s[:, 3] = 0.0, 0.0, 0.0
+    left = x
+    right = np.empty(I)
+    right[:-1] = x[1:]
+    # last interval: until the extended chord R_{N-2} reaches 0 (beyond, the bound is the 0 line)
+    sl = sR[-1]
+    right[-1] = x[-1] + (lo[-1] / -sl if sl < 0 else 0.0)
+    right[-1] = max(right[-1], x[-1], 1.0)
+    # candidate abscissae: both ends and the crossings of every two lines, clipped to the interval
+    cand = [left, right]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for a in range(4):
+            for b in range(a + 1, 4):
+                # y0a + sa (t - x0a) = y0b + sb (t - x0b)
+                num = (y0[:, b] - s[:, b] * x0[:, b]) - (y0[:, a] - s[:, a] * x0[:, a])
+                t = num / (s[:, a] - s[:, b])
+                t = np.where(np.isfinite(t) & ok[:, a] & ok[:, b], t, left)
+                cand.append(np.clip(t, left, right))
+    T = np.stack(cand, axis=1)                                   # (I, 14)
+    vals = y0[:, None, :] + s[:, None, :] * (T[:, :, None] - x0[:, None, :])
+    # round-off margin of each line's evaluation (anchors, slopes and abscissae are floats)
+    marg = 32 * _U * (np.abs(y0[:, None, :]) + np.abs(s[:, None, :]) * (np.abs(T[:, :, None] - x0[:, None, :])
+                                                                         + T[:, :, None]))
+    vals = np.where(ok[:, None, :], vals - marg, -np.inf)
+    G = np.maximum(vals.max(axis=2), 0.0)                        # (I, 14): the bound g at the candidates
+    px, py = T.ravel(), G.ravel()
+    order = np.lexsort((py, px))
+    px, py = px[order], py[order]
+    px = np.concatenate([[0.0], px])
+    py = np.concatenate([[1.0], py])
+    h = _lower_hull_vertices(px, py)
+    X, Y = px[h], py[h]
+    # the hull ends at the first vertex where it reaches its minimum (convex, >= 0): flat beyond
+    j = int(np.argmin(Y))
+    X, Y = X[:j + 1], Y[:j + 1]
+    inf_mass = float(Y[-1]) * (1 - 4 * _U)
+    slope = np.diff(Y) / np.diff(X)                              # sigma_0 .. sigma_{K-1}, increasing
+    right_s = np.concatenate([slope[1:], [0.0]])                 # slope after vertex k (k = 1..K)
+    left_s = slope                                               # slope before vertex k
+    Xv = X[1:]
+    p = Xv * (right_s - left_s)
+    p -= 8 * _U * Xv * (np.abs(right_s) + np.abs(left_s))
+    loss = np.log(Xv)
+    loss = loss - 4 * _U * (np.abs(loss) + 1e-300)
+    keep = p > 0
+    k = np.floor(loss[keep] / d).astype(np.int64)
+    if k.size == 0:
+        return {}, inf_mass
+    k0 = int(k.min())
+    mass = np.bincount(k - k0, weights=p[keep])
+    nz = np.nonzero(mass)[0]
+    return dict(zip((nz + k0).tolist(), (mass[nz] * (1 - 4 * _U)).tolist())), inf_mass
+
+
+def _direction_points(es, fw, bw):
+    """x grid and certified (lo, up) of the profile H(x) = D_x(P||Q) of one ordering, from the profile of
+    (P||Q) (``fw`` = (up, lo) at ``es`` >= 0) and of (Q||P) (``bw``) via argument B for x < 1."""
+    e = es[1:][::-1]
+    xn = np.exp(-e)
+    lo_n = np.clip((-np.expm1(-e) + xn * bw[1][1:][::-1]) * (1 - 4 * _U), 0.0, 1.0)
+    up_n = np.clip((-np.expm1(-e) + xn * bw[0][1:][::-1]) * (1 + 4 * _U), 0.0, 1.0)
+    x = np.concatenate([[0.0], xn, np.exp(es)])
+    lo = np.concatenate([[1.0], lo_n, np.clip(fw[1], 0.0, 1.0)])
+    up = np.concatenate([[1.0], up_n, np.clip(fw[0], 0.0, 1.0)])
+    return x, lo, up
+
+
+def _concrete_profile_pld(dec, n: int, es: np.ndarray, d: float):
+    """Optimistic PLD (both orderings) of the concrete pair of ``dec`` (argument G), or None."""
+    try:
+        fw = delta_exact_profile(dec, n, es, mode="both")
+        bw = delta_exact_profile(dec.swapped(), n, es, mode="both")
+    except (UnsupportedGparvError, ResourceLimitError):
+        return None
+    pr, ir = _optimistic_ctd_pmf(*_direction_points(es, fw, bw), d)
+    pa, ia = _optimistic_ctd_pmf(*_direction_points(es, bw, fw), d)
+    return PrivacyLossDistribution.create_from_rounded_probability(
+        pr, ir, d, pessimistic_estimate=False, rounded_probability_mass_function_add=pa,
+        infinity_mass_add=ia, symmetric=False)
+
+
+#: Concrete pairs (lower decompositions) of one round type whose R-fold compositions are compared.
+LOWER_CANDIDATES = 3
+LABEL_BUCKETS = "concrete-pair (privacy-loss buckets)"
+LABEL_EXACT_COUNT = "concrete-pair (exact count)"
+LABEL_COUNT = "concrete-pair (count statistic)"
+
+
+def _count_statistic_pld(dec, n: int, d: float):
+    """Optimistic PLD of the count statistic of a Theorem-14 pair (argument E) and its label."""
+    logP, logQ, exact = _count_pair(dec, n)
     pr, ir = _optimistic_pmf(logP, logQ, d)
     pa, ia = _optimistic_pmf(logQ, logP, d)
     pld = PrivacyLossDistribution.create_from_rounded_probability(
         pr, ir, d, pessimistic_estimate=False, rounded_probability_mass_function_add=pa,
         infinity_mass_add=ia, symmetric=False)
-    return pld, label
+    return pld, (LABEL_EXACT_COUNT if exact else LABEL_COUNT)
+
+
+def _lower_plds(rnd: _Round, d_grid: float, points: int, d: float) -> list:
+    """Candidate optimistic PLDs ``[(pld, label), ...]`` of one round type's concrete pairs.
+
+    Binary randomized response: the exact count pair (argument E).  Other mechanisms: the
+    privacy-loss buckets of each Theorem-14 pair from its certified profile on the round's grid
+    (argument G), or its count statistic where the exact evaluator cannot take the pair.  Populations:
+    the concrete score pair (argument F).  Empty if the mechanism has no concrete pair.
+    """
+    mechanism, n = rnd.mechanism, rnd.n
+    if _is_population(mechanism):
+        return [_population_lower_pld(mechanism, d)]
+    decs = [dec for dec in mechanism.lower_decompositions()
+            if all(hasattr(dec, f) for f in ("a", "b", "c", "beta")) and float(dec.beta) == 0.0]
+    if not decs:
+        return []
+    if len(decs) > LOWER_CANDIDATES:       # keep the pairs with the largest total variation
+        tv = [float(np.sum(np.maximum(np.asarray(x.a) - np.asarray(x.b), 0.0))) for x in decs]
+        decs = [decs[i] for i in np.argsort(tv)[::-1][:LOWER_CANDIDATES]]
+    if rnd.binary_eps0 is not None or all(np.asarray(dec.a).size == 2 for dec in decs):
+        return [_count_statistic_pld(dec, n, d) for dec in decs]
+    K = max(1, math.ceil(rnd.edge / d_grid))
+    es = _grid_points(K, min(points, LOWER_POINTS)) * d_grid
+    out = []
+    for dec in decs:
+        pld = _concrete_profile_pld(dec, n, es, d)
+        out.append((pld, LABEL_BUCKETS) if pld is not None else _count_statistic_pld(dec, n, d))
+    return out
 
 
 def _population_lower_pld(pop, d: float):
@@ -690,7 +921,7 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
         upper = float(up_pld.get_epsilon_for_delta(delta))
     else:
         upper = min(float(up_pld.get_delta_for_epsilon(epsilon)), 1.0)
-    lo, how, err = (_total_lower(rounds, d, epsilon, delta) if lower else (0.0, "none", 0.0))
+    lo, how, err = (_total_lower(rts, rounds, d, points, epsilon, delta) if lower else (0.0, "none", 0.0))
     notes = ("upper: certified single-round profile -> pessimistic connect-the-dots PLD -> dp_accounting "
              "composition (FFT round-off not charged)",
              f"lower: {how}; dp_accounting truncation {err:.3g} in delta subtracted")
@@ -700,33 +931,42 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
                             notes)
 
 
-def _total_lower(rounds, d, epsilon, delta):
-    """(lower value, lower_method, charged δ) of the total (module docstring, argument E)."""
+def _total_lower(rts, rounds, d, points, epsilon, delta):
+    """(lower value, lower_method, charged δ) of the total (module docstring, arguments E and G)."""
     from .bounds import delta as _delta_bound
     from .bounds import epsilon as _epsilon_bound
     single = 0.0
     for m, n, _ in rounds:
         r = _epsilon_bound(m, n, delta) if delta is not None else _delta_bound(m, n, epsilon)
         single = max(single, float(r.lower or 0.0))
-    parts, labels = [], set()
-    for m, n, R in rounds:
-        pld, label = _lower_pld(m, n, d / LOWER_REFINE)
-        if pld is None:
+    parts, labels, err = [], [], 0.0
+    for rt, (_, _, R) in zip(rts, rounds):
+        cands = _lower_plds(rt, d, points, d / LOWER_REFINE)
+        if not cands:
             return single, "single-round", 0.0
-        parts.append((pld, R))
-        labels.add(label)
+        if len(cands) > 1:            # the best concrete pair of this round type on its own
+            scored = []
+            for pld, label in cands:
+                tot, calls = _compose_all([(pld, R)])
+                scored.append((_lower_value(tot, 2.0 * TAIL_MASS_TRUNCATION * calls, epsilon, delta), pld, label))
+            cands = [max(scored, key=lambda t: t[0])[1:]]
+        parts.append((cands[0][0], R))
+        labels.append(cands[0][1])
     total, calls = _compose_all(parts)
     err = 2.0 * TAIL_MASS_TRUNCATION * calls
-    if delta is not None:
-        value = float(total.get_epsilon_for_delta(min(delta + err, 1.0)))
-        value = 0.0 if not math.isfinite(value) else value
-    else:
-        value = max(float(total.get_delta_for_epsilon(epsilon)) - err, 0.0)
-    how = ("concrete-pair (exact count)" if labels == {"concrete-pair (exact count)"}
-           else "concrete-pair (count statistic)")
+    value = _lower_value(total, err, epsilon, delta)
+    how = labels[0] if len(set(labels)) == 1 else "; ".join(sorted(set(labels)))
     if single > value:
         return single, "single-round", err
     return value, how, err
+
+
+def _lower_value(total, err, epsilon, delta):
+    """Lower value of an optimistic composed PLD with ``err`` of δ charged against it."""
+    if delta is not None:
+        value = float(total.get_epsilon_for_delta(min(delta + err, 1.0)))
+        return 0.0 if not math.isfinite(value) else value
+    return max(float(total.get_delta_for_epsilon(epsilon)) - err, 0.0)
 
 
 # ---------------------------------------------------------------------------- inverse queries
@@ -902,50 +1142,11 @@ def binary_rr_rounds(eps0: float, n, rounds, *, epsilon: float | None = None, de
     Cheu, Smith, Ullman, Zeber, Zhilyaev, EUROCRYPT 2019 (the count view); Doroshenko et al.,
     PETS 2022 (connect the dots); Dong, Roth, Su, JRSS-B 2022, Theorem 3.2 (composition).
     """
-    from . import exact_count as _ec
     from .mechanisms import KRR
 
     eps0 = float(_validate.eps0(eps0))
     n = _validate.count(n, "n")
     R = _validate.count(rounds, "rounds")
-    epsilon, delta = _one_target(epsilon, delta)
-    points, tail_delta = _grid_options(points, tail_delta)
-    # support edge on a fine grid (the profile is one hull pass per count law for all ε)
-    grid = np.linspace(0.0, eps0, 4097)
-    U = _ec.profile_binary_rr(eps0, n, grid)[0]
-    U = np.minimum.accumulate(U)
-    thr = max(tail_delta, 2.0 * float(U[-1]))     # the floor is flat: end where the profile reaches it
-    edge = float(grid[int(np.argmax(U <= thr))])
-    if edge <= 0.0:
-        edge = eps0 / 4096
-    d = edge / points if value_discretization_interval is None else _validate.real(
-        "value_discretization_interval", value_discretization_interval, lo=0.0, lo_open=True)
-    K = math.ceil(edge / d)
-    if K > MAX_GRID_STEPS:
-        raise ResourceLimitError(f"the PLD grid would need {K} steps of {d:g} up to eps={edge:g}; pass a "
-                                 "larger value_discretization_interval", parameter="value_discretization_interval",
-                                 resource="memory")
-    ks = np.arange(K + 1) if K <= points else np.unique(np.round(np.linspace(0, K, points + 1)).astype(np.int64))
-    pos = np.minimum.accumulate(_ec.profile_binary_rr(eps0, n, ks * d)[0])
-    # argument B (negative ε) and D (convex minorant, connect the dots), as in _upper_pld
-    kneg = -ks[:0:-1]
-    neg = np.minimum(-np.expm1(kneg * d) + np.exp(kneg * d) * pos[:0:-1], 1.0) * (1 + 4 * _U)
-    ints = np.concatenate([kneg, ks])
-    dl = np.minimum.accumulate(np.minimum(np.concatenate([neg, pos]), 1.0))
-    x = np.concatenate([[0.0], np.exp(ints * d)])
-    y = np.clip(_convex_minorant(x, np.concatenate([[1.0], dl]))[1:], 0.0, 1.0)
-    pld = PrivacyLossDistribution(pld_pmf.create_pmf_pessimistic_connect_dots(d, ints, y))
-    total = pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION) if R > 1 else pld
-    if delta is not None:
-        upper = float(total.get_epsilon_for_delta(delta))
-    else:
-        upper = min(float(total.get_delta_for_epsilon(epsilon)), 1.0)
-    mech = KRR(eps0, 2)
-    lo, how, err = _total_lower([(mech, n, R)], d, epsilon, delta)
-    notes = ("upper: certified exact count-law profile (max over every dataset pair) -> pessimistic "
-             "connect-the-dots PLD -> dp_accounting composition (FFT round-off not charged)",
-             f"lower: {how}; exact total if this pair is the worst in every round; dp_accounting "
-             f"truncation {err:.3g} in delta subtracted")
-    return AccountingResult("epsilon" if delta is not None else "delta", upper, min(lo, upper), epsilon, delta,
-                            ((mech.describe(), n, R),), "exact count-law profile, pessimistic connect-the-dots PLD "
-                            "(dp_accounting)", how, d, err, notes)
+    return compose_rounds([(KRR(eps0, 2), n, R)], epsilon=epsilon, delta=delta,
+                          value_discretization_interval=value_discretization_interval, points=points,
+                          tail_delta=tail_delta)

@@ -436,3 +436,56 @@ def test_bucketed_lower_vs_exact_composition_of_enumerated_pair(eps0, k, n, R):
         assert r.lower <= exact * (1 + 1e-9) + 1e-15
         assert exact <= r.upper * (1 + 1e-9) + 1e-15
         assert r.lower >= 0.95 * exact - 1e-6
+
+
+# ------------------------------------------------------------------ round-off of the composition
+def _exact_circular_self_convolution(a, R, N):
+    """Exact (rational) R-fold self-convolution of the float vector a, wrapped modulo N."""
+    from fractions import Fraction
+    fa = [Fraction(float(x)) for x in a]
+    out = [Fraction(1)]
+    for _ in range(R):
+        nxt = [Fraction(0)] * (len(out) + len(fa) - 1)
+        for i, x in enumerate(out):
+            if x:
+                for j, y in enumerate(fa):
+                    nxt[i + j] += x * y
+        out = nxt
+    wrapped = [Fraction(0)] * N
+    for i, x in enumerate(out):
+        wrapped[i % N] += x
+    return wrapped
+
+
+@pytest.mark.parametrize("R", [3, 7])
+def test_self_compose_roundoff_bound_holds_against_exact_arithmetic(R):
+    from dp_accounting.pld import common
+    from scipy import fft as sfft
+    rng = np.random.default_rng(5)
+    a = rng.random(40) ** 3
+    a /= a.sum()
+    pmf = {int(k): float(v) for k, v in enumerate(a)}
+    pld = dpl.PrivacyLossDistribution.create_from_rounded_probability(pmf, 0.0, 1e-3, pessimistic_estimate=True)
+    out = pld.self_compose(R, tail_mass_truncation=acc.TAIL_MASS_TRUNCATION)
+    ro = acc._RoundOff()
+    acc._track_self_compose(ro, pld, R, out)
+    dense_in = acc._dense_probs(pld._pmf_remove)
+    lo, _ = common.compute_self_convolve_bounds(dense_in, R, acc.TAIL_MASS_TRUNCATION)
+    computed = acc._dense_probs(out._pmf_remove)
+    N = sfft.next_fast_len(max(computed.size, dense_in.size))
+    exact = _exact_circular_self_convolution(dense_in, R, N)
+    window = np.array([float(exact[(lo + i) % N]) for i in range(computed.size)])
+    err = float(np.linalg.norm(computed - window))
+    assert ro.vec["remove"] > 0
+    assert err <= ro.vec["remove"]
+    assert ro.vec["remove"] < 1e-12          # and the bound is small
+
+
+def test_totals_charge_roundoff_and_report_the_bracket():
+    r = acc.compose_rounds([(KRR(1.0, 10), 10**6, 50)], delta=1e-8)
+    assert 0 < r.roundoff < 1e-9 and r.error > 0
+    assert r.ratio == pytest.approx(r.upper / r.lower)
+    assert r.limited_by
+    d = r.to_dict()
+    assert d["ratio"] == pytest.approx(r.ratio) and d["roundoff"] == r.roundoff and d["limited_by"]
+    assert "round-off" in r.notes[0] and "not charged" not in r.notes[0]

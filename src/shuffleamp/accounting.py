@@ -152,11 +152,43 @@ convex-hull gap between g and H, second order in the cell width (as connect-the-
 side), plus the grid rounding (at most one step d / LOWER_REFINE per round, about half on average).
 Tested against exact R-fold compositions of enumerated pairs in ``tests/test_accounting.py``.
 
+**H. Round-off of the composition.**  ``dp_accounting`` composes by FFT: ``self_compose(R)``
+computes :math:`\mathrm{ifft}(\mathrm{fft}(a)^R)` on a length N = ``next_fast_len`` (the window it
+keeps is the circular convolution's, aliasing being part of its truncation ``t``), ``compose``
+uses ``scipy.signal.fftconvolve``; small sparse PMFs are convolved by direct sums.  We bound the
+2-norm of the error vector of every computed PMF.  A computed length-N FFT satisfies
+:math:`\|\hat y - y\|_2 \le \epsilon_F \|y\|_2` with :math:`\epsilon_F = L\eta/(1 - L\eta)`,
+:math:`L = \lceil\log_2 N\rceil`, :math:`\eta = \mu + \gamma_4(\sqrt2 + \mu)`, μ the twiddle
+factors' error (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., SIAM 2002,
+Theorem 24.2; we take μ = 4u and double η for mixed-radix butterflies).  With
+:math:`\|\mathrm{fft}(a)\|_2 = \sqrt N \|a\|_2` and every entry :math:`|\hat y_k| \le S_1 =
+\|a\|_1 + \epsilon_F\sqrt N\|a\|_2`, the R-th power moves each entry by at most
+:math:`R S_1^{R-1}|\hat y_k - y_k|` plus the power's own rounding (``exp(R log z)``: relative
+:math:`4u(R\pi + 2 + R|\log|z||)`, and :math:`|z|^R R |\log |z|| \le (2/e)|z|^{R/2}`), and the
+inverse FFT divides the 2-norm by √N and adds :math:`\epsilon_F` of its result.  Altogether the
+computed result's error has 2-norm at most
+:math:`\|a\|_2 S_1^{R-1}[R\epsilon_F + 4u(R\pi + 2)(1+\epsilon_F) + \epsilon_F(1+\epsilon_F) + u]
++ 4u(2/e) S_1^{R/2-1}(1+\epsilon_F)\|a\|_2`, plus :math:`R\,S^{R-1}` times the input's error
+(Young's inequality :math:`\|f * g\|_2 \le \|f\|_2\|g\|_1`).  For two PMFs the same steps give
+:math:`\epsilon_F(\|a\|_2 S_b + S_a\|b\|_2)(1+\epsilon_F) + 4u S_a\|b\|_2(1+\epsilon_F)^2 +
+\epsilon_F(1+\epsilon_F)^3 S_a\|b\|_2` plus the propagated input errors; direct sums of products
+of n terms are within :math:`\gamma_n` of the sum of their absolute values.  Entries the
+truncation removes carry at most √(their number) times the 2-norm into the infinity mass, whose
+own error then moves by at most R times (self-composition) or adds (composition).  Finally the
+computed :math:`\delta(\varepsilon) = m_\infty + \sum_b w_b p_b`, :math:`w_b = (1 -
+e^{\varepsilon - \ell_b})_+ \le 1`, is within :math:`\|w\|_2 \|\Delta\|_2` of the exact
+composition's (Cauchy–Schwarz), plus the summation's own :math:`\gamma_{\log_2 N + 2}` relative
+error.  This charge is *added* to the upper δ (``AccountingResult.roundoff``) and *subtracted* from
+the lower (``AccountingResult.error``); an inverse ε(δ) is proposed by the usual piecewise formula
+and returned only where the charged bound was evaluated and holds.  Measured: about 1e-11 at
+10-RR, n = 1e8, 365 rounds (``tests/test_accounting.py`` checks the bound against an exact
+rational-arithmetic convolution).
+
 Certified vs estimated: the single-round values are certified as in
-:func:`shuffleamp.exact.delta_exact`.  ``dp_accounting``'s FFT convolution round-off (of order
-1e-16 per bin) is not charged: an *estimate*, as are the binomial log-PMF values of the lower
-bound.  Shuffle bounds are for replace-one (substitution) neighbours: compose them only with
-replace-one PLDs of other mechanisms.
+:func:`shuffleamp.exact.delta_exact`; the composition's floating-point round-off is charged
+(argument H).  The binomial log-PMF values of the count-statistic lower bound are estimates (to
+about 1e-15 relative).  Shuffle bounds are for replace-one (substitution) neighbours: compose them
+only with replace-one PLDs of other mechanisms.
 """
 
 from __future__ import annotations
@@ -775,10 +807,20 @@ class AccountingResult:
     value_discretization_interval : float
         The common PLD grid step d (nats).
     error : float
-        δ subtracted from the optimistic composition for ``dp_accounting``'s tail truncation
-        (2 t per ``self_compose``).
+        δ subtracted from the optimistic composition of the lower bound: ``dp_accounting``'s tail
+        truncation (2 t per ``self_compose``) and the floating-point round-off of the composition
+        (argument H).
     notes : tuple of str
         What is certified and what is an estimate.
+    roundoff : float
+        δ added to the upper bound for the floating-point round-off of the composition (argument H).
+    limited_by : str
+        What limits the bracket: the per-round bracket of the widest round type, the
+        discretisation of the composition, or the absence of a composed concrete pair.
+
+    Notes
+    -----
+    ``ratio`` is ``upper / lower`` (``inf`` if ``lower`` is 0).
     """
 
     quantity: str
@@ -792,6 +834,13 @@ class AccountingResult:
     value_discretization_interval: float
     error: float
     notes: tuple = ()
+    roundoff: float = 0.0
+    limited_by: str = ""
+
+    @property
+    def ratio(self) -> float:
+        """upper / lower (``inf`` when the lower bound is 0)."""
+        return float(self.upper) / float(self.lower) if self.lower > 0 else math.inf
 
     def to_dict(self) -> dict:
         """JSON-serialisable dict: ``<quantity>_upper`` / ``<quantity>_lower``, the target, the rounds.
@@ -801,7 +850,8 @@ class AccountingResult:
         dict
             Keys ``<quantity>_upper``, ``<quantity>_lower``, ``epsilon``/``delta`` (the given one),
             ``rounds`` (list of ``{"mechanism", "n", "rounds"}``), ``method``, ``lower_method``,
-            ``value_discretization_interval``, ``error``, ``notes``.
+            ``value_discretization_interval``, ``error``, ``roundoff``, ``ratio`` (None if
+            infinite), ``limited_by``, ``notes``.
         """
         q = self.quantity
         given = "delta" if q == "epsilon" else "epsilon"
@@ -810,13 +860,16 @@ class AccountingResult:
                 "rounds": [{"mechanism": m, "n": int(n), "rounds": int(R)} for m, n, R in self.rounds],
                 "method": self.method, "lower_method": self.lower_method,
                 "value_discretization_interval": float(self.value_discretization_interval),
-                "error": float(self.error), "notes": list(self.notes)}
+                "error": float(self.error), "roundoff": float(self.roundoff),
+                "ratio": (None if not math.isfinite(self.ratio) else float(self.ratio)),
+                "limited_by": self.limited_by, "notes": list(self.notes)}
 
     def __repr__(self):
         given = (f"delta={self.delta:g}" if self.quantity == "epsilon" else f"epsilon={self.epsilon:g}")
         rs = ", ".join(f"{r[0].get('mechanism')}×{r[2]}" for r in self.rounds)
-        return (f"AccountingResult({self.quantity}: upper={self.upper:.6g}, lower={self.lower:.6g}, {given}, "
-                f"rounds=[{rs}], lower_method={self.lower_method!r})")
+        return (f"AccountingResult({self.quantity}: upper={self.upper:.6g}, lower={self.lower:.6g}, "
+                f"ratio={self.ratio:.4g}, {given}, rounds=[{rs}], lower_method={self.lower_method!r}, "
+                f"limited_by={self.limited_by!r})")
 
 
 def _validate_rounds(rounds) -> list:
@@ -839,21 +892,227 @@ def _validate_rounds(rounds) -> list:
     return out
 
 
+# ---------------------------------------------------------------------------- composition round-off
+def _gamma(k: float) -> float:
+    return k * _U / (1.0 - k * _U)
+
+
+def _fft_rel(N: int) -> float:
+    """Relative 2-norm error bound of a computed length-N FFT (argument H; Higham, Theorem 24.2)."""
+    L = max(1, math.ceil(math.log2(max(N, 2))))
+    mu = 4 * _U                                  # twiddle factors, computed to a few ulps
+    eta = 2.0 * (mu + _gamma(4) * (math.sqrt(2.0) + mu))   # x2: mixed-radix butterflies
+    return L * eta / (1.0 - L * eta)
+
+
+def _dense_probs(pmf) -> np.ndarray:
+    return np.asarray(pmf.to_dense_pmf()._probs, dtype=np.float64)
+
+
+def _self_compose_error(pmf, R: int, e_in: float, out_size: int):
+    """(2-norm error bound of the computed R-fold self-convolution, FFT length) (argument H).
+
+    ``out_size`` is the length of the computed result (``dp_accounting`` keeps that window of its
+    circular FFT convolution of length ``next_fast_len(max(out_size, input length))``).
+    """
+    from scipy import fft as _fft
+    a = _dense_probs(pmf)
+    a1, a2p = float(np.sum(np.abs(a))), float(np.linalg.norm(a)) + e_in
+    S = a1 + math.sqrt(a.size) * e_in
+    if isinstance(pmf, pld_pmf.SparsePLDPmf) and pmf.size ** R <= pld_pmf._MAX_PMF_SPARSE_SIZE:
+        # direct summation of products: each entry within gamma of the sum of |terms|
+        return R * e_in * S ** (R - 1) + _gamma(R * (pmf.size + 2)) * a2p * S ** (R - 1), pmf.size ** R
+    N = _fft.next_fast_len(max(out_size, a.size))
+    eF = _fft_rel(N)
+    S1 = S + eF * math.sqrt(N) * a2p               # bound on every |computed FFT entry|
+    fwd = R * S1 ** (R - 1) * eF * a2p             # (FFT error)^R propagated, / sqrt(N)
+    pw = 4 * _U * ((R * math.pi + 2) * S1 ** (R - 1) + (2 / math.e) * S1 ** max(R / 2 - 1, 0.0)) * (1 + eF) * a2p
+    inv = eF * (1 + eF) * S1 ** (R - 1) * a2p + _U * S1 ** (R - 1) * a2p
+    return R * e_in * S ** (R - 1) + fwd + pw + inv, N
+
+
+def _compose_error(pa, pb, ea: float, eb: float):
+    """(2-norm error bound of the computed convolution of two PMFs, its length) (argument H)."""
+    from scipy import fft as _fft
+    a, b = _dense_probs(pa), _dense_probs(pb)
+    Sa = float(np.sum(np.abs(a))) + math.sqrt(a.size) * ea
+    Sb = float(np.sum(np.abs(b))) + math.sqrt(b.size) * eb
+    a2, b2 = float(np.linalg.norm(a)) + ea, float(np.linalg.norm(b)) + eb
+    prop = ea * Sb + eb * Sa + ea * eb * math.sqrt(b.size)
+    L = a.size + b.size - 1
+    if (isinstance(pa, pld_pmf.SparsePLDPmf) and isinstance(pb, pld_pmf.SparsePLDPmf)
+            and pa.size * pb.size <= pld_pmf._MAX_PMF_SPARSE_SIZE):
+        return prop + _gamma(min(a.size, b.size) + 2) * Sa * b2, L
+    N = _fft.next_fast_len(L)
+    eF = _fft_rel(N)
+    body = eF * (a2 * Sb + Sa * b2) * (1 + eF) + 4 * _U * Sa * b2 * (1 + eF) ** 2 + eF * (1 + eF) ** 3 * Sa * b2
+    return prop + body, N
+
+
+class _RoundOff:
+    """Running round-off bounds of a composition, per direction (argument H)."""
+
+    def __init__(self):
+        self.vec = {"remove": 0.0, "add": 0.0}     # 2-norm error of the current computed PMF vector
+        self.n = {"remove": 1, "add": 1}           # length of the (circular) vector it was computed on
+        self.inf = {"remove": 0.0, "add": 0.0}     # error that reached the infinity mass
+
+
+def _pmfs(pld):
+    return {"remove": pld._pmf_remove, "add": pld._pmf_add}
+
+
+def _distinct(pld):
+    """The PLD's PMFs, the add one only if it is not the remove one (symmetric PLDs)."""
+    return {"remove": pld._pmf_remove} if pld._pmf_add is pld._pmf_remove else _pmfs(pld)
+
+
+def _dropped(ro: _RoundOff, side: str, pmf) -> float:
+    """Error bound of the entries of the last computed vector that its truncation removed (to the
+    infinity mass or dropped): at most sqrt(their number) times the vector's 2-norm error."""
+    return math.sqrt(max(ro.n[side] - pmf.size, 0)) * ro.vec[side]
+
+
+def _track_self_compose(ro: _RoundOff, pld, R: int, result) -> None:
+    """Update ``ro`` (the bounds of ``pld``) to those of ``result = pld.self_compose(R)``."""
+    outs, ins = _pmfs(result), _pmfs(pld)
+    same = ins["add"] is ins["remove"] and ro.vec["add"] == ro.vec["remove"] and ro.inf["add"] == ro.inf["remove"]
+    for side in (("remove",) if same else ("remove", "add")):
+        pmf = ins[side]
+        e, N = _self_compose_error(pmf, R, ro.vec[side], outs[side].size)
+        # 1 - (1 - m)^R moves an error of the input's infinity mass by at most R times
+        ro.inf[side] = R * (ro.inf[side] + _dropped(ro, side, pmf))
+        ro.vec[side], ro.n[side] = e, N
+    if same:
+        ro.inf["add"], ro.vec["add"], ro.n["add"] = ro.inf["remove"], ro.vec["remove"], ro.n["remove"]
+
+
+def _track_compose(ro: _RoundOff, total, ro_b: _RoundOff, pld_b) -> None:
+    """Update ``ro`` (the bounds of ``total``) to those of ``total.compose(pld_b)``."""
+    pa, pb = _pmfs(total), _pmfs(pld_b)
+    for side in ro.vec:
+        e, N = _compose_error(pa[side], pb[side], ro.vec[side], ro_b.vec[side])
+        # m_a + m_b - m_a m_b moves by at most the sum of the two errors
+        ro.inf[side] += _dropped(ro, side, pa[side]) + ro_b.inf[side] + _dropped(ro_b, side, pb[side])
+        ro.vec[side], ro.n[side] = e, N
+
+
+def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0) -> tuple[float, float]:
+    r"""Certified (upper, lower) of the exact composed PLD's δ at ``eps`` from the computed PMFs.
+
+    The computed δ is :math:`m_\infty + \sum_b w_b p_b` with :math:`w_b = (1 - e^{\varepsilon - \ell_b})_+`;
+    a vector error Δ of 2-norm at most ``ro.vec`` moves it by at most :math:`\|w\|_2 \|Δ\|_2`
+    (Cauchy–Schwarz), the infinity mass by ``ro.inf``; ``extra`` is charged on top (truncation).
+    """
+    ups, los = [], []
+    for side, pmf in _distinct(pld).items():
+        dp = pmf.to_dense_pmf()
+        p = np.asarray(dp._probs, dtype=np.float64)
+        loss = (np.arange(p.size) + dp._lower_loss) * dp._discretization
+        sel = loss > eps
+        w = -np.expm1(eps - loss[sel])
+        terms = p[sel] * w
+        val = float(dp._infinity_mass) + float(np.sum(terms))
+        mabs = float(np.sum(np.abs(p[sel])))
+        vec = 0.0 if ro is None else ro.vec[side] * (math.sqrt(max(ro.n[side] - p.size, 0)) + float(np.linalg.norm(w)))
+        err = ((_gamma(math.ceil(math.log2(max(p.size, 2))) + 2) + 4 * _U) * (float(np.sum(np.abs(terms)))
+               + float(dp._infinity_mass))
+               + _U * (abs(eps) + float(np.max(np.abs(loss), initial=0.0))) * mabs
+               + vec + (0.0 if ro is None else ro.inf[side]) + extra)
+        ups.append(val + err)
+        los.append(val - err)
+    return max(ups), max(los)
+
+
+def _eps_for_delta(pld, delta: float) -> float:
+    """Smallest ε whose computed δ(ε) of the composed PLD is <= ``delta`` (both directions), vectorised.
+
+    The same piecewise formula as ``dp_accounting``'s ``get_epsilon_for_delta`` without its Python
+    loop; only a proposal, which :func:`_certified_epsilon` verifies with certified bounds.
+    """
+    out = 0.0
+    for pmf in _distinct(pld).values():
+        dp = pmf.to_dense_pmf()
+        m_inf = float(dp._infinity_mass)
+        if m_inf > delta:
+            return math.inf
+        p = np.asarray(dp._probs, dtype=np.float64)[::-1]
+        loss = ((np.arange(p.size) + dp._lower_loss) * dp._discretization)[::-1]
+        mu = m_inf + np.concatenate([[0.0], np.cumsum(p)])            # mass strictly above bin j
+        ml = np.concatenate([[0.0], np.cumsum(p * np.exp(-loss))])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cand = np.log((mu - delta) / ml)
+        ok = (mu[:-1] > delta) & (ml[:-1] > 0) & (cand[:-1] >= loss)
+        j = int(np.argmax(ok)) if ok.any() else -1
+        if j >= 0:
+            e = float(cand[j])
+        elif mu[-1] <= ml[-1] + delta:
+            e = 0.0
+        else:
+            e = float(cand[-1])
+        out = max(out, e if math.isfinite(e) else 0.0)
+    return out
+
+
+def _certified_epsilon(pld, delta: float, ro: _RoundOff, extra: float, d: float, side: str) -> float:
+    """Upper (``side="upper"``) or lower ε(δ) of the exact composed PLD, verified with :func:`_delta_bounds`.
+
+    ``dp_accounting``'s inverse proposes ε; the returned value is one at which the certified bound
+    was evaluated and holds (upper: δ(ε) <= ``delta``; lower: δ(ε) > ``delta``, and δ is
+    non-increasing, so no smaller ε reaches ``delta``).
+    """
+    sign = 1.0 if side == "upper" else -1.0
+    e = _eps_for_delta(pld, min(delta, 1.0))
+    for _ in range(4):       # aim at delta -/+ the charge at the current ε
+        if not math.isfinite(e):
+            return math.inf if side == "upper" else 0.0
+        up, lo = _delta_bounds(pld, e, ro, extra)
+        if (up <= delta) if side == "upper" else (lo > delta or e <= 0.0):
+            return max(e, 0.0)
+        val = _delta_bounds(pld, e, None)[0]
+        target = delta - (up - val) * (1 + 1e-9) if side == "upper" else delta + (val - lo) * (1 + 1e-9)
+        if not 0.0 < target < 1.0:
+            return math.inf if side == "upper" else 0.0
+        nxt = _eps_for_delta(pld, target)
+        e = max(e, nxt) if side == "upper" else min(e, nxt)
+    step = 1e-3 * d
+    for _ in range(80):      # then step to the conservative side until the bound holds
+        if not math.isfinite(e):
+            return math.inf if side == "upper" else 0.0
+        up, lo = _delta_bounds(pld, e, ro, extra)
+        if (up <= delta) if side == "upper" else (lo > delta or e <= 0.0):
+            return max(e, 0.0)
+        e, step = e + sign * step, 2 * step
+    return math.inf if side == "upper" else 0.0
+
+
 def _compose_all(parts, extra=()):
-    """Compose [(pld, R), ...] and extra PLDs with dp_accounting; returns (pld, number of self_compose)."""
-    total, calls = None, 0
+    """Compose [(pld, R), ...] and extra PLDs with dp_accounting.
+
+    Returns (pld, number of self_compose, :class:`_RoundOff` of the composition's floating point).
+    """
+    total, calls, ro = None, 0, _RoundOff()
     for pld, R in parts:
+        part = _RoundOff()
         if R > 1:
-            pld = pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            out = pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            _track_self_compose(part, pld, R, out)
+            pld = out
             calls += 1
-        total = pld if total is None else total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+        if total is None:
+            total, ro = pld, part
+        else:
+            _track_compose(ro, total, part, pld)
+            total = total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
     for pld in extra:
         try:
-            total = total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            nxt = total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
         except ValueError as exc:
             raise ParameterError("extra_plds", f"cannot be composed with the shuffled rounds ({exc}); build them "
                                  "with the same value_discretization_interval and pessimistic_estimate=True") from exc
-    return total, calls
+        _track_compose(ro, total, _RoundOff(), pld)
+        total = nxt
+    return total, calls, ro
 
 
 def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None = None, extra_plds=(),
@@ -916,57 +1175,87 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
                              "must be given with extra_plds (the interval they were built with)")
     rts = [_Round.make(m, n, tail_delta) for m, n, _ in rounds]
     d = _interval(value_discretization_interval, rts, points)
-    up_pld, _ = _compose_all([(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)], extra)
+    up_pld, _, ro = _compose_all([(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)], extra)
     if delta is not None:
-        upper = float(up_pld.get_epsilon_for_delta(delta))
+        upper = _certified_epsilon(up_pld, delta, ro, 0.0, d, "upper")
+        e_at = upper
     else:
-        upper = min(float(up_pld.get_delta_for_epsilon(epsilon)), 1.0)
-    lo, how, err = (_total_lower(rts, rounds, d, points, epsilon, delta) if lower else (0.0, "none", 0.0))
+        upper = min(_delta_bounds(up_pld, epsilon, ro)[0], 1.0)
+        e_at = epsilon
+    # the round-off charge at the answer (reported; the bound above includes it)
+    charge = (_delta_bounds(up_pld, e_at, ro)[0] - _delta_bounds(up_pld, e_at, None)[0]
+              if math.isfinite(e_at) else 0.0)
+    lo, how, err, per_round = (_total_lower(rts, rounds, d, points, epsilon, delta) if lower
+                               else (0.0, "none", 0.0, None))
     notes = ("upper: certified single-round profile -> pessimistic connect-the-dots PLD -> dp_accounting "
-             "composition (FFT round-off not charged)",
-             f"lower: {how}; dp_accounting truncation {err:.3g} in delta subtracted")
-    return AccountingResult("epsilon" if delta is not None else "delta", upper, min(lo, upper), epsilon, delta,
-                            tuple((m.describe(), n, R) for m, n, R in rounds),
-                            "optimal blanket pair, pessimistic connect-the-dots PLD (dp_accounting)", how, d, err,
-                            notes)
+             f"composition; floating-point round-off of the composition {charge:.3g} charged to delta",
+             f"lower: {how}; dp_accounting truncation and round-off {err:.3g} in delta subtracted")
+    method = ("exact count-law profile, pessimistic connect-the-dots PLD (dp_accounting)"
+              if all(rt.binary_eps0 is not None for rt in rts)
+              else "optimal blanket pair, pessimistic connect-the-dots PLD (dp_accounting)")
+    lo = min(lo, upper)
+    return AccountingResult("epsilon" if delta is not None else "delta", upper, lo, epsilon, delta,
+                            tuple((m.describe(), n, R) for m, n, R in rounds), method, how, d, err,
+                            notes, charge, _limit(upper, lo, how, per_round, d))
+
+
+def _limit(upper, lower, how, per_round, d) -> str:
+    """What limits the bracket upper / lower of a total (``AccountingResult.limited_by``)."""
+    if how == "none":
+        return "lower bound not computed"
+    if how == "single-round":
+        return "lower bound: no concrete pair composed (largest single-round lower bound)"
+    gap = upper / lower - 1.0 if lower > 0 else math.inf
+    name, pr = per_round if per_round is not None else ("", 0.0)
+    if pr >= 0.5 * gap:
+        return f"per-round bracket ({name}: {pr:.2%})"
+    return f"discretisation of the composition (grid step {d:.3g})"
 
 
 def _total_lower(rts, rounds, d, points, epsilon, delta):
-    """(lower value, lower_method, charged δ) of the total (module docstring, arguments E and G)."""
+    """(lower value, lower_method, charged δ, (name, bracket) of the widest single round) of the total
+    (module docstring, arguments E, G and H)."""
     from .bounds import delta as _delta_bound
     from .bounds import epsilon as _epsilon_bound
-    single = 0.0
+    single, per_round = 0.0, ("", 0.0)
     for m, n, _ in rounds:
         r = _epsilon_bound(m, n, delta) if delta is not None else _delta_bound(m, n, epsilon)
         single = max(single, float(r.lower or 0.0))
-    parts, labels, err = [], [], 0.0
+        lo1 = float(r.lower or 0.0)
+        gap1 = float(r.upper) / lo1 - 1.0 if lo1 > 0 else math.inf
+        if gap1 >= per_round[1]:
+            per_round = (m.describe().get("mechanism", "round") if hasattr(m, "describe") else "round", gap1)
+    parts, labels = [], []
     for rt, (_, _, R) in zip(rts, rounds):
         cands = _lower_plds(rt, d, points, d / LOWER_REFINE)
         if not cands:
-            return single, "single-round", 0.0
+            return single, "single-round", 0.0, per_round
         if len(cands) > 1:            # the best concrete pair of this round type on its own
             scored = []
             for pld, label in cands:
-                tot, calls = _compose_all([(pld, R)])
-                scored.append((_lower_value(tot, 2.0 * TAIL_MASS_TRUNCATION * calls, epsilon, delta), pld, label))
+                tot, calls, ro = _compose_all([(pld, R)])
+                scored.append((_lower_value(tot, ro, 2.0 * TAIL_MASS_TRUNCATION * calls, d, epsilon, delta),
+                               pld, label))
             cands = [max(scored, key=lambda t: t[0])[1:]]
         parts.append((cands[0][0], R))
         labels.append(cands[0][1])
-    total, calls = _compose_all(parts)
-    err = 2.0 * TAIL_MASS_TRUNCATION * calls
-    value = _lower_value(total, err, epsilon, delta)
+    total, calls, ro = _compose_all(parts)
+    trunc = 2.0 * TAIL_MASS_TRUNCATION * calls
+    value = _lower_value(total, ro, trunc, d, epsilon, delta)
+    e_at = value if delta is not None else epsilon
+    err = trunc + _delta_bounds(total, e_at, ro)[0] - _delta_bounds(total, e_at, None)[0]
     how = labels[0] if len(set(labels)) == 1 else "; ".join(sorted(set(labels)))
     if single > value:
-        return single, "single-round", err
-    return value, how, err
+        return single, "single-round", err, per_round
+    return value, how, err, per_round
 
 
-def _lower_value(total, err, epsilon, delta):
-    """Lower value of an optimistic composed PLD with ``err`` of δ charged against it."""
+def _lower_value(total, ro, trunc, d, epsilon, delta):
+    """Certified lower value of an optimistic composed PLD: its round-off ``ro`` and the truncation
+    ``trunc`` (δ) charged."""
     if delta is not None:
-        value = float(total.get_epsilon_for_delta(min(delta + err, 1.0)))
-        return 0.0 if not math.isfinite(value) else value
-    return max(float(total.get_delta_for_epsilon(epsilon)) - err, 0.0)
+        return _certified_epsilon(total, delta, ro, trunc, d, "lower")
+    return max(_delta_bounds(total, epsilon, ro, trunc)[1], 0.0)
 
 
 # ---------------------------------------------------------------------------- inverse queries

@@ -489,3 +489,31 @@ def test_totals_charge_roundoff_and_report_the_bracket():
     d = r.to_dict()
     assert d["ratio"] == pytest.approx(r.ratio) and d["roundoff"] == r.roundoff and d["limited_by"]
     assert "round-off" in r.notes[0] and "not charged" not in r.notes[0]
+
+
+# ------------------------------------------------------------------ properties of totals
+def _check_monotone_and_bracketed(e0, k, n, R, delta):
+    """lower <= upper; upper and lower monotone in the rounds, eps0, n and delta."""
+    def total(e0_=e0, n_=n, R_=R, delta_=delta):
+        return acc.compose_rounds([(KRR(e0_, k), n_, R_)], delta=delta_, points=200)
+
+    base = total()
+    assert 0.0 < base.lower <= base.upper
+    for bigger, smaller in ((total(R_=R + 5), base), (total(e0_=e0 * 1.25), base), (base, total(n_=4 * n)),
+                            (base, total(delta_=delta * 10))):
+        assert bigger.lower <= bigger.upper and smaller.lower <= smaller.upper
+        assert bigger.upper >= smaller.upper
+        assert bigger.lower >= smaller.lower
+
+
+@pytest.mark.parametrize("e0,k,n,R,delta", [(1.0, 10, 100_000, 20, 1e-8), (0.5, 2, 20_000, 12, 1e-6)])
+def test_totals_monotone_and_bracketed(e0, k, n, R, delta):
+    _check_monotone_and_bracketed(e0, k, n, R, delta)
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None)
+@given(e0=st.sampled_from([0.5, 1.0, 2.0]), k=st.sampled_from([2, 3, 10]),
+       n=st.sampled_from([3_000, 50_000, 10**6]), R=st.integers(2, 40), log_delta=st.sampled_from([-6.0, -8.0]))
+def test_totals_monotone_and_bracketed_property(e0, k, n, R, log_delta):
+    _check_monotone_and_bracketed(e0, k, n, R, 10.0 ** log_delta)

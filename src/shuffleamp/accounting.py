@@ -219,7 +219,7 @@ TAIL_MASS_TRUNCATION = 1e-15
 #: Refuse grids with more integer steps than this between 0 and the support edge.
 MAX_GRID_STEPS = 20_000_000
 #: The optimistic lower-bound PLD uses the grid step d / LOWER_REFINE (floor rounding costs up to R d).
-LOWER_REFINE = 8
+LOWER_REFINE = 4
 #: Profile evaluations per side of a population's PLD (each costs one Bromwich integral per group).
 POPULATION_POINTS = 64
 #: Profile evaluations per side of a concrete pair's privacy-loss buckets (argument G; second-order
@@ -905,6 +905,11 @@ def _fft_rel(N: int) -> float:
     return L * eta / (1.0 - L * eta)
 
 
+def _norm2(v: np.ndarray) -> float:
+    """Euclidean norm, rounded up (a sum of squares without BLAS threads)."""
+    return math.sqrt(float(np.sum(np.square(v))) * (1 + _gamma(v.size + 2))) * (1 + 2 * _U)
+
+
 def _dense_probs(pmf) -> np.ndarray:
     return np.asarray(pmf.to_dense_pmf()._probs, dtype=np.float64)
 
@@ -917,7 +922,7 @@ def _self_compose_error(pmf, R: int, e_in: float, out_size: int):
     """
     from scipy import fft as _fft
     a = _dense_probs(pmf)
-    a1, a2p = float(np.sum(np.abs(a))), float(np.linalg.norm(a)) + e_in
+    a1, a2p = float(np.sum(np.abs(a))), _norm2(a) + e_in
     S = a1 + math.sqrt(a.size) * e_in
     if isinstance(pmf, pld_pmf.SparsePLDPmf) and pmf.size ** R <= pld_pmf._MAX_PMF_SPARSE_SIZE:
         # direct summation of products: each entry within gamma of the sum of |terms|
@@ -937,7 +942,7 @@ def _compose_error(pa, pb, ea: float, eb: float):
     a, b = _dense_probs(pa), _dense_probs(pb)
     Sa = float(np.sum(np.abs(a))) + math.sqrt(a.size) * ea
     Sb = float(np.sum(np.abs(b))) + math.sqrt(b.size) * eb
-    a2, b2 = float(np.linalg.norm(a)) + ea, float(np.linalg.norm(b)) + eb
+    a2, b2 = _norm2(a) + ea, _norm2(b) + eb
     prop = ea * Sb + eb * Sa + ea * eb * math.sqrt(b.size)
     L = a.size + b.size - 1
     if (isinstance(pa, pld_pmf.SparsePLDPmf) and isinstance(pb, pld_pmf.SparsePLDPmf)
@@ -1014,7 +1019,7 @@ def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0) -> 
         terms = p[sel] * w
         val = float(dp._infinity_mass) + float(np.sum(terms))
         mabs = float(np.sum(np.abs(p[sel])))
-        vec = 0.0 if ro is None else ro.vec[side] * (math.sqrt(max(ro.n[side] - p.size, 0)) + float(np.linalg.norm(w)))
+        vec = 0.0 if ro is None else ro.vec[side] * (math.sqrt(max(ro.n[side] - p.size, 0)) + _norm2(w))
         err = ((_gamma(math.ceil(math.log2(max(p.size, 2))) + 2) + 4 * _U) * (float(np.sum(np.abs(terms)))
                + float(dp._infinity_mass))
                + _U * (abs(eps) + float(np.max(np.abs(loss), initial=0.0))) * mabs

@@ -800,8 +800,10 @@ class AccountingResult:
     method : str
         How ``upper`` was computed.
     lower_method : str
+        ``"concrete-pair (privacy-loss buckets)"`` (the whole Theorem-14 pair, argument G),
         ``"concrete-pair (exact count)"`` (binary randomized response: the exact pair),
-        ``"concrete-pair (count statistic)"`` (a post-processing of the Theorem-14 pair) or
+        ``"concrete-pair (count statistic)"`` (a post-processing of the Theorem-14 pair, where the
+        exact evaluator cannot take it), ``"concrete-pair (population score statistic)"`` or
         ``"single-round"`` (the largest single-round certified lower bound; composition never
         decreases the total).
     value_discretization_interval : float
@@ -1125,11 +1127,15 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
                    tail_delta: float = DEFAULT_TAIL_DELTA, lower: bool = True) -> AccountingResult:
     r"""Certified total (ε or δ) over repeated shuffled rounds, composed by ``dp_accounting``.
 
-    Each round type is exported by :func:`to_pld` (pessimistic), self-composed R times and
+    Each round type is exported by :func:`to_pld` (pessimistic; binary randomized response
+    from its exact count-law profile, the maximum over every dataset), self-composed R times and
     composed with the others and with ``extra_plds`` through ``dp_accounting``'s
-    ``self_compose`` / ``compose``.  The lower bound composes, with ``dp_accounting``'s
-    optimistic rounding, the PLD of a concrete Theorem-14 pair (module docstring, argument E),
-    or falls back to the single-round certified lower bound.
+    ``self_compose`` / ``compose``; the composition's floating-point round-off is charged to δ
+    (module docstring, argument H).  The lower bound composes, with optimistic rounding, the
+    privacy-loss buckets of the whole concrete Theorem-14 pair of every round type (argument G;
+    binary RR: its exact count pair, argument E; populations: argument F), or falls back to the
+    single-round certified lower bound.  ``ratio`` and ``limited_by`` of the result say how
+    tight the bracket is and what limits it.
 
     Parameters
     ----------
@@ -1301,14 +1307,11 @@ def max_rounds(mechanism, n, epsilon: float, delta: float, *, limit: int = 10**6
     delta = _validate.delta(delta)
     limit = _validate.count(limit, "limit")
     pld = to_pld(mechanism, n, value_discretization_interval=value_discretization_interval, points=points)
+    d = float(pld._pmf_remove._discretization)
 
-    def fits(R):
-        p = pld if R == 1 else pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION)
-        return p.get_epsilon_for_delta(delta) <= epsilon
-
-    def total(R):
-        p = pld if R == 1 else pld.self_compose(int(R), tail_mass_truncation=TAIL_MASS_TRUNCATION)
-        return p.get_epsilon_for_delta(delta), None
+    def total(R):       # the certified total: round-off of the composition charged (argument H)
+        p, _, ro = _compose_all([(pld, int(R))])
+        return _certified_epsilon(p, delta, ro, 0.0, d, "upper"), None
 
     # the total is non-decreasing in R; every returned R was evaluated and fits by itself
     br = inverse_monotone(total, epsilon, 1, min(2, limit), increasing=True, side="upper",

@@ -90,7 +90,20 @@ def test_profile_negative_eps_identity_and_lower():
 
 
 # ---------------------------------------------------------------------------- composition vs exact
-@pytest.mark.parametrize("k,n,T", [(2, 5, 2), (2, 6, 3), (3, 4, 2), (3, 5, 3)])
+@pytest.mark.parametrize("n,T", [(5, 2), (6, 3)])
+def test_binary_upper_total_vs_enumerated_worst_dataset(n, T):
+    """Binary RR composes the exact count-law profile: above the worst dataset's exact product, below the
+    blanket pair's."""
+    m = KRR(1.0, 2)
+    p0, p1 = _blanket_pair(m.upper_decompositions()[0], n)
+    for eps in (0.3, 0.8, 1.5):
+        truth = _enumerated_total(1.0, n, T, eps)
+        r = acc.compose_rounds([(m, n, T)], epsilon=eps, points=2000, lower=False)
+        assert r.upper >= truth * (1 - 1e-9)
+        assert r.upper <= _product_delta(p0, p1, T, eps) * 1.01 + 1e-12
+
+
+@pytest.mark.parametrize("k,n,T", [(3, 4, 2), (3, 5, 3)])
 def test_upper_total_vs_exact_blanket_composition(k, n, T):
     m = KRR(1.0, k)
     p0, p1 = _blanket_pair(m.upper_decompositions()[0], n)
@@ -154,6 +167,13 @@ def test_binary_lower_large_n_matches_count_laws():
 def test_one_round_pld_matches_single_round_epsilon(mech, n, delta, monkeypatch):
     pld = acc.to_pld(mech, n)
     e_pld = pld.get_epsilon_for_delta(delta)
+    if mech.k == 2:      # binary RR exports the exact count-law profile (maximum over every dataset)
+        from shuffleamp.exact_count import epsilon_binary_rr
+        ex = epsilon_binary_rr(mech.eps0, n, delta)
+        assert e_pld >= ex.lower * (1 - 1e-6)          # pessimistic: never below the exact worst case
+        # and not above the decomposition pair's exported profile (which it replaces)
+        assert e_pld <= _decomposition_pld(mech, n).get_epsilon_for_delta(delta)
+        return
     from shuffleamp import bounds
     monkeypatch.setattr(bounds, "BINARY_RR_FIRST", False)      # k = 2: the decomposition side in full
     r = sa.epsilon(mech, n, delta)
@@ -343,10 +363,158 @@ def test_binary_rr_rounds_against_enumerated_compositions(eps0, n, R):
         assert r.lower_method == "concrete-pair (exact count)"
 
 
+def _decomposition_pld(mech, n):
+    """The decomposition pair's pessimistic PLD (what binary RR exported before the exact profile)."""
+    rt = acc._Round.make(mech, n, acc.DEFAULT_TAIL_DELTA)
+    plain = acc._Round(mech, n, rt.fams, rt.edge)
+    return acc._upper_pld(plain, acc._interval(None, [rt], acc.DEFAULT_POINTS), acc.DEFAULT_POINTS)
+
+
 def test_binary_rr_rounds_tighter_than_decomposition_accountant():
     r = acc.binary_rr_rounds(1.0, 10_000, 10, delta=1e-6)
     c = acc.compose_rounds([(KRR(1.0, 2), 10_000, 10)], delta=1e-6)
-    assert r.lower <= r.upper < 0.9 * c.upper
-    assert r.upper >= c.lower * (1 - 1e-6)
+    assert (r.upper, r.lower) == (c.upper, c.lower)       # the default accountant uses the exact profile
+    dec = _decomposition_pld(KRR(1.0, 2), 10_000).self_compose(10).get_epsilon_for_delta(1e-6)
+    assert r.lower <= r.upper < 0.9 * dec
     with pytest.raises(ParameterError):
         acc.binary_rr_rounds(1.0, 100, 2)
+
+
+# ------------------------------------------------------------------ lower bound: privacy-loss buckets
+def _concrete_krr_pair(eps0, k, n):
+    """Exact shuffled-histogram laws of the Theorem-14 dataset of k-RR (user 1 holds 0 or 1, others 2)."""
+    E = math.exp(eps0)
+    P = np.full((k, k), 1.0 / (E + k - 1))
+    np.fill_diagonal(P, E / (E + k - 1))
+    other = 2 % k
+    X0, X1 = [0] + [other] * (n - 1), [1] + [other] * (n - 1)
+    (k0, p0), (k1, p1) = oracle.histogram_law(P, X0, lump=False), oracle.histogram_law(P, X1, lump=False)
+    keys = np.union1d(k0, k1)
+    q0, q1 = np.zeros(keys.size), np.zeros(keys.size)
+    q0[np.searchsorted(keys, k0)] = np.asarray(p0, dtype=float)
+    q1[np.searchsorted(keys, k1)] = np.asarray(p1, dtype=float)
+    return q0, q1
+
+
+def _loss_atoms(p, q):
+    """Distinct privacy losses log(p/q) (merged to 1e-12) and their P-masses (finite losses only)."""
+    keep = (p > 0) & (q > 0)
+    loss = np.round(np.log(p[keep] / q[keep]), 12)
+    vals, inv = np.unique(loss, return_inverse=True)
+    return vals, np.bincount(inv, weights=p[keep])
+
+
+def _composed_delta_exact(p, q, R, eps):
+    """Exact δ of the R-fold product pair: the multinomial law of how often each loss atom occurs."""
+    from itertools import combinations_with_replacement
+
+    from scipy.special import gammaln
+    vals, mass = _loss_atoms(p, q)
+    s = vals.size
+    assert math.comb(R + s - 1, s - 1) <= 300_000, "enumeration too large for a unit test"
+    combos = np.array(list(combinations_with_replacement(range(s), R)), dtype=np.int64)
+    counts = np.zeros((combos.shape[0], s))
+    for j in range(R):
+        counts[np.arange(combos.shape[0]), combos[:, j]] += 1
+    logw = gammaln(R + 1) - gammaln(counts + 1).sum(axis=1) + counts @ np.log(mass)
+    total_loss = counts @ vals
+    return float(np.sum(np.exp(logw) * np.maximum(-np.expm1(eps - total_loss), 0.0)))
+
+
+@pytest.mark.parametrize("eps0,k,n,R", [(1.0, 3, 2, 20), (1.0, 4, 8, 2),
+                                        pytest.param(0.5, 4, 2, 20, marks=pytest.mark.slow),
+                                        pytest.param(1.0, 3, 3, 12, marks=pytest.mark.slow),
+                                        pytest.param(2.0, 4, 3, 7, marks=pytest.mark.slow),
+                                        pytest.param(1.0, 3, 8, 4, marks=pytest.mark.slow)])
+def test_bucketed_lower_vs_exact_composition_of_enumerated_pair(eps0, k, n, R):
+    """lower <= exact R-fold composition of the concrete pair <= upper, and the lower is close to it."""
+    p0, p1 = _concrete_krr_pair(eps0, k, n)
+    m = KRR(eps0, k)
+    for eps in (0.1 * R * eps0 / 4, 0.3 * R * eps0 / 4, 0.6 * R * eps0 / 4):
+        exact = max(_composed_delta_exact(p0, p1, R, eps), _composed_delta_exact(p1, p0, R, eps))
+        r = acc.compose_rounds([(m, n, R)], epsilon=eps)
+        assert r.lower_method == acc.LABEL_BUCKETS
+        assert r.lower <= exact * (1 + 1e-9) + 1e-15
+        assert exact <= r.upper * (1 + 1e-9) + 1e-15
+        assert r.lower >= 0.95 * exact - 1e-6
+
+
+# ------------------------------------------------------------------ round-off of the composition
+def _exact_circular_self_convolution(a, R, N):
+    """Exact (rational) R-fold self-convolution of the float vector a, wrapped modulo N."""
+    from fractions import Fraction
+    fa = [Fraction(float(x)) for x in a]
+    out = [Fraction(1)]
+    for _ in range(R):
+        nxt = [Fraction(0)] * (len(out) + len(fa) - 1)
+        for i, x in enumerate(out):
+            if x:
+                for j, y in enumerate(fa):
+                    nxt[i + j] += x * y
+        out = nxt
+    wrapped = [Fraction(0)] * N
+    for i, x in enumerate(out):
+        wrapped[i % N] += x
+    return wrapped
+
+
+@pytest.mark.parametrize("R", [3, 7])
+def test_self_compose_roundoff_bound_holds_against_exact_arithmetic(R):
+    from dp_accounting.pld import common
+    from scipy import fft as sfft
+    rng = np.random.default_rng(5)
+    a = rng.random(40) ** 3
+    a /= a.sum()
+    pmf = {int(k): float(v) for k, v in enumerate(a)}
+    pld = dpl.PrivacyLossDistribution.create_from_rounded_probability(pmf, 0.0, 1e-3, pessimistic_estimate=True)
+    out = pld.self_compose(R, tail_mass_truncation=acc.TAIL_MASS_TRUNCATION)
+    ro = acc._RoundOff()
+    acc._track_self_compose(ro, pld, R, out)
+    dense_in = acc._dense_probs(pld._pmf_remove)
+    lo, _ = common.compute_self_convolve_bounds(dense_in, R, acc.TAIL_MASS_TRUNCATION)
+    computed = acc._dense_probs(out._pmf_remove)
+    N = sfft.next_fast_len(max(computed.size, dense_in.size))
+    exact = _exact_circular_self_convolution(dense_in, R, N)
+    window = np.array([float(exact[(lo + i) % N]) for i in range(computed.size)])
+    err = float(np.linalg.norm(computed - window))
+    assert ro.vec["remove"] > 0
+    assert err <= ro.vec["remove"]
+    assert ro.vec["remove"] < 1e-12          # and the bound is small
+
+
+def test_totals_charge_roundoff_and_report_the_bracket():
+    r = acc.compose_rounds([(KRR(1.0, 10), 10**6, 50)], delta=1e-8)
+    assert 0 < r.roundoff < 1e-9 and r.error > 0
+    assert r.ratio == pytest.approx(r.upper / r.lower)
+    assert r.limited_by
+    d = r.to_dict()
+    assert d["ratio"] == pytest.approx(r.ratio) and d["roundoff"] == r.roundoff and d["limited_by"]
+    assert "round-off" in r.notes[0] and "not charged" not in r.notes[0]
+
+
+# ------------------------------------------------------------------ properties of totals
+def _check_monotone_and_bracketed(e0, k, n, R, delta):
+    """lower <= upper; upper and lower monotone in the rounds, eps0, n and delta."""
+    def total(e0_=e0, n_=n, R_=R, delta_=delta):
+        return acc.compose_rounds([(KRR(e0_, k), n_, R_)], delta=delta_, points=200)
+
+    base = total()
+    assert 0.0 < base.lower <= base.upper
+    for bigger, smaller in ((total(R_=R + 5), base), (total(e0_=e0 * 1.25), base), (base, total(n_=4 * n)),
+                            (base, total(delta_=delta * 10))):
+        assert bigger.lower <= bigger.upper and smaller.lower <= smaller.upper
+        assert bigger.upper >= smaller.upper
+        assert bigger.lower >= smaller.lower
+
+
+@pytest.mark.parametrize("e0,k,n,R,delta", [(1.0, 10, 100_000, 20, 1e-8), (0.5, 2, 20_000, 12, 1e-6)])
+def test_totals_monotone_and_bracketed(e0, k, n, R, delta):
+    _check_monotone_and_bracketed(e0, k, n, R, delta)
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None)
+@given(e0=st.sampled_from([0.5, 1.0, 2.0]), k=st.sampled_from([2, 3, 10]),
+       n=st.sampled_from([3_000, 50_000, 10**6]), R=st.integers(2, 40), log_delta=st.sampled_from([-6.0, -8.0]))
+def test_totals_monotone_and_bracketed_property(e0, k, n, R, log_delta):
+    _check_monotone_and_bracketed(e0, k, n, R, 10.0 ** log_delta)

@@ -117,11 +117,78 @@ variation (``shuffleamp.personalized``, 'Lower bound'): a valid lower bound for 
 A population's PLD uses at most :data:`POPULATION_POINTS` profile points per side (each is one
 Bromwich integral per group; connect-the-dots stays pessimistic on fewer points).
 
+**G. Lower bound from the whole concrete pair (privacy-loss buckets).**  Let (P, Q) be the
+concrete pair of a Theorem-14 dataset (its GPARV form with β = 0 has the pair's profile; the
+mechanism's output histogram determines the component histogram, so composing it is composing a
+post-processing of the shuffled outputs), and :math:`H(x) = D_x(P\|Q)` its profile as a function
+of :math:`x = e^\varepsilon \in [0, \infty)` (argument B gives x < 1 from the reverse pair).  H is
+convex, H(0) = 1, :math:`H \ge (1-x)_+`.  Bucketing the privacy loss L = log dP/dQ into cells
+:math:`[\varepsilon_i, \varepsilon_{i+1})` is a post-processing; the bucketed pair's profile agrees
+with H at the :math:`x_i = e^{\varepsilon_i}` and is the maximum of the tangent lines of H there
+(its slope on a cell is :math:`-Q(L \ge \varepsilon_i)`, by :math:`H(x) = P(L > \varepsilon) - x
+Q(L > \varepsilon)`).  Those slopes need derivatives; we use instead only certified values
+:math:`\underline H_i \le H(x_i) \le \overline H_i` (:func:`shuffleamp.exact.delta_exact_profile`,
+mode "both", of the pair and of its reverse) and convexity: the line :math:`R_j` through
+:math:`(x_j, \overline H_j)` and :math:`(x_{j+1}, \underline H_{j+1})` lies below H on
+:math:`[x_{j+1}, \infty)` (its slope is at most the chord's and it starts below H; a chord of a
+convex function extended beyond its interval lies below the function), and the line :math:`L_j`
+through :math:`(x_j, \underline H_j)` and :math:`(x_{j+1}, \overline H_{j+1})` lies below H on
+:math:`[0, x_j]`.  On each cell :math:`[x_i, x_{i+1}]` let g be the maximum of
+:math:`R_{i-1}`, :math:`L_{i+1}`, 1 − x and 0 (each below H there), less a round-off margin of
+32 u times the magnitudes in each line's evaluation.  The greatest convex minorant
+:math:`\tilde g` of g (the lower hull of g's breakpoints, with (0, 1)) is convex, non-increasing,
+:math:`\tilde g(0) = 1` and :math:`\tilde g \ge (1-x)_+`, so it is the profile of a pair
+:math:`(P', Q')`: the masses :math:`p_k = X_k(\sigma_k - \sigma_{k-1})` under P' at the losses
+:math:`\log X_k` of its vertices :math:`X_k` (σ the hull slopes), and :math:`\tilde g \le g \le H`.
+A pair whose profile is below another's on all of ℝ has a larger tradeoff function, hence is a
+garbling of it (Blackwell's theorem for binary experiments; Dong, Roth, Su, JRSS-B 2022, Theorem
+2.10), and R-fold products keep the order, so :math:`D_x(P'^{\otimes R}\|Q'^{\otimes R}) \le
+D_x(P^{\otimes R}\|Q^{\otimes R})`, which is at most the true total (argument E).  The loss law is
+then made optimistic for ``dp_accounting``: losses rounded *down* to the grid and masses reduced by
+their round-off bound.  The composed δ is :math:`E[(1 - x e^{-\sum L})_+]` over independent losses,
+non-decreasing in every loss and in every mass, so moving mass down or deleting it only lowers it.
+The same is done for the reverse ordering (the PLD's "add" direction).  The information lost is the
+convex-hull gap between g and H, second order in the cell width (as connect-the-dots on the upper
+side), plus the grid rounding (at most one step d / LOWER_REFINE per round, about half on average).
+Tested against exact R-fold compositions of enumerated pairs in ``tests/test_accounting.py``.
+
+**H. Round-off of the composition.**  ``dp_accounting`` composes by FFT: ``self_compose(R)``
+computes :math:`\mathrm{ifft}(\mathrm{fft}(a)^R)` on a length N = ``next_fast_len`` (the window it
+keeps is the circular convolution's, aliasing being part of its truncation ``t``), ``compose``
+uses ``scipy.signal.fftconvolve``; small sparse PMFs are convolved by direct sums.  We bound the
+2-norm of the error vector of every computed PMF.  A computed length-N FFT satisfies
+:math:`\|\hat y - y\|_2 \le \epsilon_F \|y\|_2` with :math:`\epsilon_F = L\eta/(1 - L\eta)`,
+:math:`L = \lceil\log_2 N\rceil`, :math:`\eta = \mu + \gamma_4(\sqrt2 + \mu)`, μ the twiddle
+factors' error (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., SIAM 2002,
+Theorem 24.2; we take μ = 4u and double η for mixed-radix butterflies).  With
+:math:`\|\mathrm{fft}(a)\|_2 = \sqrt N \|a\|_2` and every entry :math:`|\hat y_k| \le S_1 =
+\|a\|_1 + \epsilon_F\sqrt N\|a\|_2`, the R-th power moves each entry by at most
+:math:`R S_1^{R-1}|\hat y_k - y_k|` plus the power's own rounding (``exp(R log z)``: relative
+:math:`4u(R\pi + 2 + R|\log|z||)`, and :math:`|z|^R R |\log |z|| \le (2/e)|z|^{R/2}`), and the
+inverse FFT divides the 2-norm by √N and adds :math:`\epsilon_F` of its result.  Altogether the
+computed result's error has 2-norm at most
+:math:`\|a\|_2 S_1^{R-1}[R\epsilon_F + 4u(R\pi + 2)(1+\epsilon_F) + \epsilon_F(1+\epsilon_F) + u]
++ 4u(2/e) S_1^{R/2-1}(1+\epsilon_F)\|a\|_2`, plus :math:`R\,S^{R-1}` times the input's error
+(Young's inequality :math:`\|f * g\|_2 \le \|f\|_2\|g\|_1`).  For two PMFs the same steps give
+:math:`\epsilon_F(\|a\|_2 S_b + S_a\|b\|_2)(1+\epsilon_F) + 4u S_a\|b\|_2(1+\epsilon_F)^2 +
+\epsilon_F(1+\epsilon_F)^3 S_a\|b\|_2` plus the propagated input errors; direct sums of products
+of n terms are within :math:`\gamma_n` of the sum of their absolute values.  Entries the
+truncation removes carry at most √(their number) times the 2-norm into the infinity mass, whose
+own error then moves by at most R times (self-composition) or adds (composition).  Finally the
+computed :math:`\delta(\varepsilon) = m_\infty + \sum_b w_b p_b`, :math:`w_b = (1 -
+e^{\varepsilon - \ell_b})_+ \le 1`, is within :math:`\|w\|_2 \|\Delta\|_2` of the exact
+composition's (Cauchy–Schwarz), plus the summation's own :math:`\gamma_{\log_2 N + 2}` relative
+error.  This charge is *added* to the upper δ (``AccountingResult.roundoff``) and *subtracted* from
+the lower (``AccountingResult.error``); an inverse ε(δ) is proposed by the usual piecewise formula
+and returned only where the charged bound was evaluated and holds.  Measured: about 1e-11 at
+10-RR, n = 1e8, 365 rounds (``tests/test_accounting.py`` checks the bound against an exact
+rational-arithmetic convolution).
+
 Certified vs estimated: the single-round values are certified as in
-:func:`shuffleamp.exact.delta_exact`.  ``dp_accounting``'s FFT convolution round-off (of order
-1e-16 per bin) is not charged: an *estimate*, as are the binomial log-PMF values of the lower
-bound.  Shuffle bounds are for replace-one (substitution) neighbours: compose them only with
-replace-one PLDs of other mechanisms.
+:func:`shuffleamp.exact.delta_exact`; the composition's floating-point round-off is charged
+(argument H).  The binomial log-PMF values of the count-statistic lower bound are estimates (to
+about 1e-15 relative).  Shuffle bounds are for replace-one (substitution) neighbours: compose them
+only with replace-one PLDs of other mechanisms.
 """
 
 from __future__ import annotations
@@ -154,12 +221,15 @@ TAIL_MASS_TRUNCATION = 1e-15
 #: Refuse grids with more integer steps than this between 0 and the support edge.
 MAX_GRID_STEPS = 20_000_000
 #: The optimistic lower-bound PLD uses the grid step d / LOWER_REFINE (floor rounding costs up to R d).
-LOWER_REFINE = 8
+LOWER_REFINE = 4
 #: Profile evaluations per side of a population's PLD (each costs one Bromwich integral per group).
 POPULATION_POINTS = 64
 #: Cost model of :func:`compose_rounds`: seconds per round type (edge search, profile grid, single-round
 #: and composed lower bound), measured at 0.2-0.5 s on the shared 2-core machine (bench/results_limits.md).
 ROUND_TYPE_SECONDS = 0.25
+#: Profile evaluations per side of a concrete pair's privacy-loss buckets (argument G; second-order
+#: accurate in the spacing, so fewer points than the upper PLD's suffice).
+LOWER_POINTS = 256
 #: Binomial window of the concrete-pair lower bound: mean ± LOWER_WINDOW_SD standard deviations.
 LOWER_WINDOW_SD = 14.0
 _U = float(np.finfo(np.float64).eps)
@@ -290,16 +360,32 @@ def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.nd
 # ---------------------------------------------------------------------------- pessimistic PLD
 @dataclass(frozen=True)
 class _Round:
-    """One round type: mechanism, n, the upper families and the support edge of its profile."""
+    """One round type: mechanism, n, the upper families and the support edge of its profile.
+
+    ``binary_eps0`` is set for binary randomized response (k-RR with k = 2, a symmetric 2 x 2
+    matrix): its upper profile is then the exact count-law profile (the maximum over every dataset
+    pair, :func:`shuffleamp.exact_count.profile_binary_rr`) instead of the decomposition profile.
+    """
 
     mechanism: Any
     n: int
     fams: list
     edge: float          # smallest evaluated ε with certified U(ε) <= tail_delta (0 if U(0) is)
+    binary_eps0: float | None = None
+
+    def upper_profile(self, eps: np.ndarray) -> np.ndarray:
+        """Certified upper values of the round's dominating profile at ε >= 0."""
+        if self.binary_eps0 is not None:
+            from .exact_count import profile_binary_rr
+            return np.minimum(profile_binary_rr(self.binary_eps0, self.n, eps)[0], 1.0)
+        return _certified_profile(self.fams, self.n, eps, "upper")
 
     @classmethod
     def make(cls, mechanism, n: int, tail_delta: float) -> _Round:
         fams = _families(mechanism, "upper")
+        b0 = None if _is_population(mechanism) else _binary_eps0(mechanism)
+        if b0 is not None:
+            return cls(mechanism, n, fams, _binary_edge(b0, n, tail_delta), b0)
 
         def U(e):
             return float(_certified_profile(fams, n, np.array([e]), "upper")[0])
@@ -322,6 +408,30 @@ class _Round:
 
     def own_interval(self, points: int) -> float:
         return self.edge / points if self.edge > 0 else 1e-4
+
+
+def _binary_eps0(mechanism):
+    """ε0 of binary randomized response (k-RR, k = 2, or a symmetric 2 x 2 matrix), else None."""
+    from .exact_count import binary_rr_eps0
+    return binary_rr_eps0(mechanism)
+
+
+def _binary_edge(eps0: float, n: int, tail_delta: float) -> float:
+    """Support edge of the exact binary-RR profile: the first point of a fine grid where the certified
+    profile is <= max(tail_delta, twice its flat certified floor)."""
+    from .exact_count import profile_binary_rr
+    grid = np.linspace(0.0, eps0, 4097)
+    U = np.minimum.accumulate(profile_binary_rr(eps0, n, grid)[0])
+    thr = max(tail_delta, 2.0 * float(U[-1]))     # the floor is flat: end where the profile reaches it
+    edge = float(grid[int(np.argmax(U <= thr))])
+    return edge if edge > 0.0 else eps0 / 4096
+
+
+def _grid_points(K: int, points: int) -> np.ndarray:
+    """Integer grid points 0..K, all of them or ``points + 1`` spread evenly."""
+    if K <= points:
+        return np.arange(K + 1)
+    return np.unique(np.round(np.linspace(0, K, points + 1)).astype(np.int64))
 
 
 def _convex_minorant(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -348,8 +458,8 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
                                  "larger value_discretization_interval", parameter="value_discretization_interval",
                                  resource="memory")
     check_pld_points(2.0 * K + 1.0, f"a privacy-loss distribution of {2 * K + 1} points", "value_discretization_interval")
-    ks = np.arange(K + 1) if K <= points else np.unique(np.round(np.linspace(0, K, points + 1)).astype(np.int64))
-    pos = _certified_profile(rnd.fams, rnd.n, ks * d, "upper")
+    ks = _grid_points(K, points)
+    pos = rnd.upper_profile(ks * d)
     pos = np.minimum.accumulate(pos)                     # U is non-increasing on [0, inf)
     kneg = -ks[:0:-1]                                    # -K .. -1
     pneg = pos[:0:-1]
@@ -480,28 +590,181 @@ def _optimistic_pmf(logU, logL, d: float):
     return dict(zip((nz + k0).tolist(), mass[nz].tolist())), inf_mass
 
 
-def _lower_pld(mechanism, n: int, d: float):
-    """Optimistic non-symmetric PLD of the best count statistic of a Theorem-14 pair, or (None, "")."""
-    if _is_population(mechanism):
-        return _population_lower_pld(mechanism, d)
-    best, best_tv, label = None, -1.0, ""
-    for dec in mechanism.lower_decompositions():
-        if not all(hasattr(dec, f) for f in ("a", "b", "c", "beta")) or float(dec.beta) > 0.0:
-            continue
-        logP, logQ, exact = _count_pair(dec, n)
-        tv = float(np.sum(np.maximum(np.exp(logP) - np.exp(logQ), 0.0)))
-        if tv > best_tv:
-            best_tv, best, label = tv, (logP, logQ), ("concrete-pair (exact count)" if exact
-                                                       else "concrete-pair (count statistic)")
-    if best is None:
-        return None, ""
-    logP, logQ = best
+def _lower_hull_vertices(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Indices of the lower convex hull of the points (x_i, y_i), x non-decreasing (ties: lowest kept)."""
+    hull: list[int] = []
+    for i in range(x.size):
+        if hull and x[hull[-1]] == x[i]:
+            if y[i] >= y[hull[-1]]:
+                continue
+            hull.pop()
+        while len(hull) >= 2:
+            i1, i2 = hull[-2], hull[-1]
+            if (y[i2] - y[i1]) * (x[i] - x[i1]) >= (y[i] - y[i1]) * (x[i2] - x[i1]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return np.asarray(hull, dtype=np.int64)
+
+
+def _optimistic_ctd_pmf(x: np.ndarray, lo: np.ndarray, up: np.ndarray, d: float):
+    r"""Optimistic rounded PMF of a pair from certified bounds of its profile (module docstring, argument G).
+
+    ``x`` (increasing, ``x[0] = 0`` with ``lo[0] = up[0] = 1``) are points :math:`e^{\varepsilon}`,
+    ``lo <= H(x) <= up`` certified bounds of the pair's profile :math:`H(x) = D_x(P\|Q)` there.
+    Returns ``(dict k -> mass, infinity mass)``: masses under P at losses ``k * d`` whose composed
+    hockey-stick divergence is at most that of the pair's (argument G).
+    """
+    N = x.size
+    dx = np.diff(x)
+    # R_j through (x_j, up_j), (x_{j+1}, lo_{j+1}): below H on [x_{j+1}, inf); L_j through (x_j, lo_j),
+    # (x_{j+1}, up_{j+1}): below H on [0, x_j]  (extended chords of a convex function).
+    sR = (lo[1:] - up[:-1]) / dx
+    sL = (up[1:] - lo[:-1]) / dx
+    # interval i = [x_i, x_{i+1}] for i = 0..N-2 and the last one [x_{N-1}, x_end]
+    I = N
+    x0 = np.empty((I, 4))      # anchor x of each line
+    y0 = np.empty((I, 4))      # anchor value
+    s = np.empty((I, 4))       # slope
+    ok = np.zeros((I, 4), dtype=bool)
+    # line 0: R_{i-1} (anchored at x_i, value lo_i), i >= 1
+    ok[1:, 0] = True
+    x0[1:, 0], y0[1:, 0], s[1:, 0] = x[1:], lo[1:], sR
+    x0[0, 0], y0[0, 0], s[0, 0] = 0.0, 0.0, 0.0
+    # line 1: L_{i+1} (anchored at x_{i+1}, value lo_{i+1}), i + 2 <= N - 1
+    ok[:N - 2, 1] = True
+    x0[:N - 2, 1], y0[:N - 2, 1], s[:N - 2, 1] = x[1:N - 1], lo[1:N - 1], sL[1:]
+    x0[N - 2:, 1], y0[N - 2:, 1], s[N - 2:, 1] = 0.0, 0.0, 0.0
+    # line 2: 1 - x; line 3: 0 (every profile is >= (1 - x)_+)
+    ok[:, 2] = ok[:, 3] = True
+    x0[:, 2], y0[:, 2], s[:, 2] = 1.0, 0.0, -1.0
+    x0[:, 3], y0[:, 3], s[:, 3] = 0.0, 0.0, 0.0
+    left = x
+    right = np.empty(I)
+    right[:-1] = x[1:]
+    # last interval: until the extended chord R_{N-2} reaches 0 (beyond, the bound is the 0 line)
+    sl = sR[-1]
+    right[-1] = x[-1] + (lo[-1] / -sl if sl < 0 else 0.0)
+    right[-1] = max(right[-1], x[-1], 1.0)
+    # candidate abscissae: both ends and the crossings of every two lines, clipped to the interval
+    cand = [left, right]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for a in range(4):
+            for b in range(a + 1, 4):
+                # y0a + sa (t - x0a) = y0b + sb (t - x0b)
+                num = (y0[:, b] - s[:, b] * x0[:, b]) - (y0[:, a] - s[:, a] * x0[:, a])
+                t = num / (s[:, a] - s[:, b])
+                t = np.where(np.isfinite(t) & ok[:, a] & ok[:, b], t, left)
+                cand.append(np.clip(t, left, right))
+    T = np.stack(cand, axis=1)                                   # (I, 14)
+    vals = y0[:, None, :] + s[:, None, :] * (T[:, :, None] - x0[:, None, :])
+    # round-off margin of each line's evaluation (anchors, slopes and abscissae are floats)
+    marg = 32 * _U * (np.abs(y0[:, None, :]) + np.abs(s[:, None, :]) * (np.abs(T[:, :, None] - x0[:, None, :])
+                                                                         + T[:, :, None]))
+    vals = np.where(ok[:, None, :], vals - marg, -np.inf)
+    G = np.maximum(vals.max(axis=2), 0.0)                        # (I, 14): the bound g at the candidates
+    px, py = T.ravel(), G.ravel()
+    order = np.lexsort((py, px))
+    px, py = px[order], py[order]
+    px = np.concatenate([[0.0], px])
+    py = np.concatenate([[1.0], py])
+    h = _lower_hull_vertices(px, py)
+    X, Y = px[h], py[h]
+    # the hull ends at the first vertex where it reaches its minimum (convex, >= 0): flat beyond
+    j = int(np.argmin(Y))
+    X, Y = X[:j + 1], Y[:j + 1]
+    inf_mass = float(Y[-1]) * (1 - 4 * _U)
+    slope = np.diff(Y) / np.diff(X)                              # sigma_0 .. sigma_{K-1}, increasing
+    right_s = np.concatenate([slope[1:], [0.0]])                 # slope after vertex k (k = 1..K)
+    left_s = slope                                               # slope before vertex k
+    Xv = X[1:]
+    p = Xv * (right_s - left_s)
+    p -= 8 * _U * Xv * (np.abs(right_s) + np.abs(left_s))
+    loss = np.log(Xv)
+    loss = loss - 4 * _U * (np.abs(loss) + 1e-300)
+    keep = p > 0
+    k = np.floor(loss[keep] / d).astype(np.int64)
+    if k.size == 0:
+        return {}, inf_mass
+    k0 = int(k.min())
+    mass = np.bincount(k - k0, weights=p[keep])
+    nz = np.nonzero(mass)[0]
+    return dict(zip((nz + k0).tolist(), (mass[nz] * (1 - 4 * _U)).tolist())), inf_mass
+
+
+def _direction_points(es, fw, bw):
+    """x grid and certified (lo, up) of the profile H(x) = D_x(P||Q) of one ordering, from the profile of
+    (P||Q) (``fw`` = (up, lo) at ``es`` >= 0) and of (Q||P) (``bw``) via argument B for x < 1."""
+    e = es[1:][::-1]
+    xn = np.exp(-e)
+    lo_n = np.clip((-np.expm1(-e) + xn * bw[1][1:][::-1]) * (1 - 4 * _U), 0.0, 1.0)
+    up_n = np.clip((-np.expm1(-e) + xn * bw[0][1:][::-1]) * (1 + 4 * _U), 0.0, 1.0)
+    x = np.concatenate([[0.0], xn, np.exp(es)])
+    lo = np.concatenate([[1.0], lo_n, np.clip(fw[1], 0.0, 1.0)])
+    up = np.concatenate([[1.0], up_n, np.clip(fw[0], 0.0, 1.0)])
+    return x, lo, up
+
+
+def _concrete_profile_pld(dec, n: int, es: np.ndarray, d: float):
+    """Optimistic PLD (both orderings) of the concrete pair of ``dec`` (argument G), or None."""
+    try:
+        fw = delta_exact_profile(dec, n, es, mode="both")
+        bw = delta_exact_profile(dec.swapped(), n, es, mode="both")
+    except (UnsupportedGparvError, ResourceLimitError):
+        return None
+    pr, ir = _optimistic_ctd_pmf(*_direction_points(es, fw, bw), d)
+    pa, ia = _optimistic_ctd_pmf(*_direction_points(es, bw, fw), d)
+    return PrivacyLossDistribution.create_from_rounded_probability(
+        pr, ir, d, pessimistic_estimate=False, rounded_probability_mass_function_add=pa,
+        infinity_mass_add=ia, symmetric=False)
+
+
+#: Concrete pairs (lower decompositions) of one round type whose R-fold compositions are compared.
+LOWER_CANDIDATES = 3
+LABEL_BUCKETS = "concrete-pair (privacy-loss buckets)"
+LABEL_EXACT_COUNT = "concrete-pair (exact count)"
+LABEL_COUNT = "concrete-pair (count statistic)"
+
+
+def _count_statistic_pld(dec, n: int, d: float):
+    """Optimistic PLD of the count statistic of a Theorem-14 pair (argument E) and its label."""
+    logP, logQ, exact = _count_pair(dec, n)
     pr, ir = _optimistic_pmf(logP, logQ, d)
     pa, ia = _optimistic_pmf(logQ, logP, d)
     pld = PrivacyLossDistribution.create_from_rounded_probability(
         pr, ir, d, pessimistic_estimate=False, rounded_probability_mass_function_add=pa,
         infinity_mass_add=ia, symmetric=False)
-    return pld, label
+    return pld, (LABEL_EXACT_COUNT if exact else LABEL_COUNT)
+
+
+def _lower_plds(rnd: _Round, d_grid: float, points: int, d: float) -> list:
+    """Candidate optimistic PLDs ``[(pld, label), ...]`` of one round type's concrete pairs.
+
+    Binary randomized response: the exact count pair (argument E).  Other mechanisms: the
+    privacy-loss buckets of each Theorem-14 pair from its certified profile on the round's grid
+    (argument G), or its count statistic where the exact evaluator cannot take the pair.  Populations:
+    the concrete score pair (argument F).  Empty if the mechanism has no concrete pair.
+    """
+    mechanism, n = rnd.mechanism, rnd.n
+    if _is_population(mechanism):
+        return [_population_lower_pld(mechanism, d)]
+    decs = [dec for dec in mechanism.lower_decompositions()
+            if all(hasattr(dec, f) for f in ("a", "b", "c", "beta")) and float(dec.beta) == 0.0]
+    if not decs:
+        return []
+    if len(decs) > LOWER_CANDIDATES:       # keep the pairs with the largest total variation
+        tv = [float(np.sum(np.maximum(np.asarray(x.a) - np.asarray(x.b), 0.0))) for x in decs]
+        decs = [decs[i] for i in np.argsort(tv)[::-1][:LOWER_CANDIDATES]]
+    if rnd.binary_eps0 is not None or all(np.asarray(dec.a).size == 2 for dec in decs):
+        return [_count_statistic_pld(dec, n, d) for dec in decs]
+    K = max(1, math.ceil(rnd.edge / d_grid))
+    es = _grid_points(K, min(points, LOWER_POINTS)) * d_grid
+    out = []
+    for dec in decs:
+        pld = _concrete_profile_pld(dec, n, es, d)
+        out.append((pld, LABEL_BUCKETS) if pld is not None else _count_statistic_pld(dec, n, d))
+    return out
 
 
 def _population_lower_pld(pop, d: float):
@@ -583,22 +846,233 @@ def _check_composition(parts, lower: bool = False) -> None:
                      seconds=total * factor * PLD_POINT_SECONDS)
 
 
+# ---------------------------------------------------------------------------- composition round-off
+def _gamma(k: float) -> float:
+    return k * _U / (1.0 - k * _U)
+
+
+def _fft_rel(N: int) -> float:
+    """Relative 2-norm error bound of a computed length-N FFT (argument H; Higham, Theorem 24.2)."""
+    L = max(1, math.ceil(math.log2(max(N, 2))))
+    mu = 4 * _U                                  # twiddle factors, computed to a few ulps
+    eta = 2.0 * (mu + _gamma(4) * (math.sqrt(2.0) + mu))   # x2: mixed-radix butterflies
+    return L * eta / (1.0 - L * eta)
+
+
+def _norm2(v: np.ndarray) -> float:
+    """Euclidean norm, rounded up (a sum of squares without BLAS threads)."""
+    return math.sqrt(float(np.sum(np.square(v))) * (1 + _gamma(v.size + 2))) * (1 + 2 * _U)
+
+
+def _dense_probs(pmf) -> np.ndarray:
+    return np.asarray(pmf.to_dense_pmf()._probs, dtype=np.float64)
+
+
+def _self_compose_error(pmf, R: int, e_in: float, out_size: int):
+    """(2-norm error bound of the computed R-fold self-convolution, FFT length) (argument H).
+
+    ``out_size`` is the length of the computed result (``dp_accounting`` keeps that window of its
+    circular FFT convolution of length ``next_fast_len(max(out_size, input length))``).
+    """
+    from scipy import fft as _fft
+    a = _dense_probs(pmf)
+    a1, a2p = float(np.sum(np.abs(a))), _norm2(a) + e_in
+    S = a1 + math.sqrt(a.size) * e_in
+    if isinstance(pmf, pld_pmf.SparsePLDPmf) and pmf.size ** R <= pld_pmf._MAX_PMF_SPARSE_SIZE:
+        # direct summation of products: each entry within gamma of the sum of |terms|
+        return R * e_in * S ** (R - 1) + _gamma(R * (pmf.size + 2)) * a2p * S ** (R - 1), pmf.size ** R
+    N = _fft.next_fast_len(max(out_size, a.size))
+    eF = _fft_rel(N)
+    S1 = S + eF * math.sqrt(N) * a2p               # bound on every |computed FFT entry|
+    fwd = R * S1 ** (R - 1) * eF * a2p             # (FFT error)^R propagated, / sqrt(N)
+    pw = 4 * _U * ((R * math.pi + 2) * S1 ** (R - 1) + (2 / math.e) * S1 ** max(R / 2 - 1, 0.0)) * (1 + eF) * a2p
+    inv = eF * (1 + eF) * S1 ** (R - 1) * a2p + _U * S1 ** (R - 1) * a2p
+    return R * e_in * S ** (R - 1) + fwd + pw + inv, N
+
+
+def _compose_error(pa, pb, ea: float, eb: float):
+    """(2-norm error bound of the computed convolution of two PMFs, its length) (argument H)."""
+    from scipy import fft as _fft
+    a, b = _dense_probs(pa), _dense_probs(pb)
+    Sa = float(np.sum(np.abs(a))) + math.sqrt(a.size) * ea
+    Sb = float(np.sum(np.abs(b))) + math.sqrt(b.size) * eb
+    a2, b2 = _norm2(a) + ea, _norm2(b) + eb
+    prop = ea * Sb + eb * Sa + ea * eb * math.sqrt(b.size)
+    L = a.size + b.size - 1
+    if (isinstance(pa, pld_pmf.SparsePLDPmf) and isinstance(pb, pld_pmf.SparsePLDPmf)
+            and pa.size * pb.size <= pld_pmf._MAX_PMF_SPARSE_SIZE):
+        return prop + _gamma(min(a.size, b.size) + 2) * Sa * b2, L
+    N = _fft.next_fast_len(L)
+    eF = _fft_rel(N)
+    body = eF * (a2 * Sb + Sa * b2) * (1 + eF) + 4 * _U * Sa * b2 * (1 + eF) ** 2 + eF * (1 + eF) ** 3 * Sa * b2
+    return prop + body, N
+
+
+class _RoundOff:
+    """Running round-off bounds of a composition, per direction (argument H)."""
+
+    def __init__(self):
+        self.vec = {"remove": 0.0, "add": 0.0}     # 2-norm error of the current computed PMF vector
+        self.n = {"remove": 1, "add": 1}           # length of the (circular) vector it was computed on
+        self.inf = {"remove": 0.0, "add": 0.0}     # error that reached the infinity mass
+
+
+def _pmfs(pld):
+    return {"remove": pld._pmf_remove, "add": pld._pmf_add}
+
+
+def _distinct(pld):
+    """The PLD's PMFs, the add one only if it is not the remove one (symmetric PLDs)."""
+    return {"remove": pld._pmf_remove} if pld._pmf_add is pld._pmf_remove else _pmfs(pld)
+
+
+def _dropped(ro: _RoundOff, side: str, pmf) -> float:
+    """Error bound of the entries of the last computed vector that its truncation removed (to the
+    infinity mass or dropped): at most sqrt(their number) times the vector's 2-norm error."""
+    return math.sqrt(max(ro.n[side] - pmf.size, 0)) * ro.vec[side]
+
+
+def _track_self_compose(ro: _RoundOff, pld, R: int, result) -> None:
+    """Update ``ro`` (the bounds of ``pld``) to those of ``result = pld.self_compose(R)``."""
+    outs, ins = _pmfs(result), _pmfs(pld)
+    same = ins["add"] is ins["remove"] and ro.vec["add"] == ro.vec["remove"] and ro.inf["add"] == ro.inf["remove"]
+    for side in (("remove",) if same else ("remove", "add")):
+        pmf = ins[side]
+        e, N = _self_compose_error(pmf, R, ro.vec[side], outs[side].size)
+        # 1 - (1 - m)^R moves an error of the input's infinity mass by at most R times
+        ro.inf[side] = R * (ro.inf[side] + _dropped(ro, side, pmf))
+        ro.vec[side], ro.n[side] = e, N
+    if same:
+        ro.inf["add"], ro.vec["add"], ro.n["add"] = ro.inf["remove"], ro.vec["remove"], ro.n["remove"]
+
+
+def _track_compose(ro: _RoundOff, total, ro_b: _RoundOff, pld_b) -> None:
+    """Update ``ro`` (the bounds of ``total``) to those of ``total.compose(pld_b)``."""
+    pa, pb = _pmfs(total), _pmfs(pld_b)
+    for side in ro.vec:
+        e, N = _compose_error(pa[side], pb[side], ro.vec[side], ro_b.vec[side])
+        # m_a + m_b - m_a m_b moves by at most the sum of the two errors
+        ro.inf[side] += _dropped(ro, side, pa[side]) + ro_b.inf[side] + _dropped(ro_b, side, pb[side])
+        ro.vec[side], ro.n[side] = e, N
+
+
+def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0) -> tuple[float, float]:
+    r"""Certified (upper, lower) of the exact composed PLD's δ at ``eps`` from the computed PMFs.
+
+    The computed δ is :math:`m_\infty + \sum_b w_b p_b` with :math:`w_b = (1 - e^{\varepsilon - \ell_b})_+`;
+    a vector error Δ of 2-norm at most ``ro.vec`` moves it by at most :math:`\|w\|_2 \|Δ\|_2`
+    (Cauchy–Schwarz), the infinity mass by ``ro.inf``; ``extra`` is charged on top (truncation).
+    """
+    ups, los = [], []
+    for side, pmf in _distinct(pld).items():
+        dp = pmf.to_dense_pmf()
+        p = np.asarray(dp._probs, dtype=np.float64)
+        loss = (np.arange(p.size) + dp._lower_loss) * dp._discretization
+        sel = loss > eps
+        w = -np.expm1(eps - loss[sel])
+        terms = p[sel] * w
+        val = float(dp._infinity_mass) + float(np.sum(terms))
+        mabs = float(np.sum(np.abs(p[sel])))
+        vec = 0.0 if ro is None else ro.vec[side] * (math.sqrt(max(ro.n[side] - p.size, 0)) + _norm2(w))
+        err = ((_gamma(math.ceil(math.log2(max(p.size, 2))) + 2) + 4 * _U) * (float(np.sum(np.abs(terms)))
+               + float(dp._infinity_mass))
+               + _U * (abs(eps) + float(np.max(np.abs(loss), initial=0.0))) * mabs
+               + vec + (0.0 if ro is None else ro.inf[side]) + extra)
+        ups.append(val + err)
+        los.append(val - err)
+    return max(ups), max(los)
+
+
+def _eps_for_delta(pld, delta: float) -> float:
+    """Smallest ε whose computed δ(ε) of the composed PLD is <= ``delta`` (both directions), vectorised.
+
+    The same piecewise formula as ``dp_accounting``'s ``get_epsilon_for_delta`` without its Python
+    loop; only a proposal, which :func:`_certified_epsilon` verifies with certified bounds.
+    """
+    out = 0.0
+    for pmf in _distinct(pld).values():
+        dp = pmf.to_dense_pmf()
+        m_inf = float(dp._infinity_mass)
+        if m_inf > delta:
+            return math.inf
+        p = np.asarray(dp._probs, dtype=np.float64)[::-1]
+        loss = ((np.arange(p.size) + dp._lower_loss) * dp._discretization)[::-1]
+        mu = m_inf + np.concatenate([[0.0], np.cumsum(p)])            # mass strictly above bin j
+        ml = np.concatenate([[0.0], np.cumsum(p * np.exp(-loss))])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cand = np.log((mu - delta) / ml)
+        ok = (mu[:-1] > delta) & (ml[:-1] > 0) & (cand[:-1] >= loss)
+        j = int(np.argmax(ok)) if ok.any() else -1
+        if j >= 0:
+            e = float(cand[j])
+        elif mu[-1] <= ml[-1] + delta:
+            e = 0.0
+        else:
+            e = float(cand[-1])
+        out = max(out, e if math.isfinite(e) else 0.0)
+    return out
+
+
+def _certified_epsilon(pld, delta: float, ro: _RoundOff, extra: float, d: float, side: str) -> float:
+    """Upper (``side="upper"``) or lower ε(δ) of the exact composed PLD, verified with :func:`_delta_bounds`.
+
+    ``dp_accounting``'s inverse proposes ε; the returned value is one at which the certified bound
+    was evaluated and holds (upper: δ(ε) <= ``delta``; lower: δ(ε) > ``delta``, and δ is
+    non-increasing, so no smaller ε reaches ``delta``).
+    """
+    sign = 1.0 if side == "upper" else -1.0
+    e = _eps_for_delta(pld, min(delta, 1.0))
+    for _ in range(4):       # aim at delta -/+ the charge at the current ε
+        if not math.isfinite(e):
+            return math.inf if side == "upper" else 0.0
+        up, lo = _delta_bounds(pld, e, ro, extra)
+        if (up <= delta) if side == "upper" else (lo > delta or e <= 0.0):
+            return max(e, 0.0)
+        val = _delta_bounds(pld, e, None)[0]
+        target = delta - (up - val) * (1 + 1e-9) if side == "upper" else delta + (val - lo) * (1 + 1e-9)
+        if not 0.0 < target < 1.0:
+            return math.inf if side == "upper" else 0.0
+        nxt = _eps_for_delta(pld, target)
+        e = max(e, nxt) if side == "upper" else min(e, nxt)
+    step = 1e-3 * d
+    for _ in range(80):      # then step to the conservative side until the bound holds
+        if not math.isfinite(e):
+            return math.inf if side == "upper" else 0.0
+        up, lo = _delta_bounds(pld, e, ro, extra)
+        if (up <= delta) if side == "upper" else (lo > delta or e <= 0.0):
+            return max(e, 0.0)
+        e, step = e + sign * step, 2 * step
+    return math.inf if side == "upper" else 0.0
+
+
 def _compose_all(parts, extra=()):
-    """Compose [(pld, R), ...] and extra PLDs with dp_accounting; returns (pld, number of self_compose)."""
+    """Compose [(pld, R), ...] and extra PLDs with dp_accounting.
+
+    Returns (pld, number of self_compose, :class:`_RoundOff` of the composition's floating point).
+    """
     _check_composition(parts)
-    total, calls = None, 0
+    total, calls, ro = None, 0, _RoundOff()
     for pld, R in parts:
+        part = _RoundOff()
         if R > 1:
-            pld = pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            out = pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            _track_self_compose(part, pld, R, out)
+            pld = out
             calls += 1
-        total = pld if total is None else total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+        if total is None:
+            total, ro = pld, part
+        else:
+            _track_compose(ro, total, part, pld)
+            total = total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
     for pld in extra:
         try:
-            total = total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            nxt = total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
         except ValueError as exc:
             raise ParameterError("extra_plds", f"cannot be composed with the shuffled rounds ({exc}); build them "
                                  "with the same value_discretization_interval and pessimistic_estimate=True") from exc
-    return total, calls
+        _track_compose(ro, total, _RoundOff(), pld)
+        total = nxt
+    return total, calls, ro
 
 
 def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None = None, extra_plds=(),
@@ -607,11 +1081,15 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
                    neighboring_relation=None) -> AccountingResult:
     r"""Certified total (ε or δ) over repeated shuffled rounds, composed by ``dp_accounting``.
 
-    Each round type is exported by :func:`to_pld` (pessimistic), self-composed R times and
+    Each round type is exported by :func:`to_pld` (pessimistic; binary randomized response
+    from its exact count-law profile, the maximum over every dataset), self-composed R times and
     composed with the others and with ``extra_plds`` through ``dp_accounting``'s
-    ``self_compose`` / ``compose``.  The lower bound composes, with ``dp_accounting``'s
-    optimistic rounding, the PLD of a concrete Theorem-14 pair (module docstring, argument E),
-    or falls back to the single-round certified lower bound.
+    ``self_compose`` / ``compose``; the composition's floating-point round-off is charged to δ
+    (module docstring, argument H).  The lower bound composes, with optimistic rounding, the
+    privacy-loss buckets of the whole concrete Theorem-14 pair of every round type (argument G;
+    binary RR: its exact count pair, argument E; populations: argument F), or falls back to the
+    single-round certified lower bound.  ``ratio`` and ``limited_by`` of the result say how
+    tight the bracket is and what limits it.
 
     Parameters
     ----------
@@ -680,55 +1158,94 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     d = _interval(value_discretization_interval, rts, points)
     up_parts = [(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)]
     _check_composition(up_parts, lower=lower)
-    up_pld, _ = _compose_all(up_parts, extras.upper_plds(d))
+    up_pld, _, ro = _compose_all(up_parts, extras.upper_plds(d))
     if delta is not None:
-        upper = float(up_pld.get_epsilon_for_delta(delta))
+        upper = _certified_epsilon(up_pld, delta, ro, 0.0, d, "upper")
+        e_at = upper
     else:
-        upper = min(float(up_pld.get_delta_for_epsilon(epsilon)), 1.0)
-    lo, how, err = (_total_lower(rounds, d, epsilon, delta, extras) if lower else (0.0, "none", 0.0))
+        upper = min(_delta_bounds(up_pld, epsilon, ro)[0], 1.0)
+        e_at = epsilon
+    # the round-off charge at the answer (reported; the bound above includes it)
+    charge = (_delta_bounds(up_pld, e_at, ro)[0] - _delta_bounds(up_pld, e_at, None)[0]
+              if math.isfinite(e_at) else 0.0)
+    lo, how, err, per_round = (_total_lower(rts, rounds, d, points, epsilon, delta, extras) if lower
+                               else (0.0, "none", 0.0, None))
     notes = ("upper: certified single-round profile -> pessimistic connect-the-dots PLD -> dp_accounting "
-             "composition (FFT round-off not charged)",
-             f"lower: {how}; dp_accounting truncation {err:.3g} in delta subtracted")
-    return AccountingResult("epsilon" if delta is not None else "delta", upper, min(lo, upper), epsilon, delta,
-                            tuple((m.describe(), n, R) for m, n, R in rounds),
-                            "optimal blanket pair, pessimistic connect-the-dots PLD (dp_accounting)", how, d, err,
-                            notes)
+             f"composition; floating-point round-off of the composition {charge:.3g} charged to delta",
+             f"lower: {how}; dp_accounting truncation and round-off {err:.3g} in delta subtracted")
+    method = ("exact count-law profile, pessimistic connect-the-dots PLD (dp_accounting)"
+              if all(rt.binary_eps0 is not None for rt in rts)
+              else "optimal blanket pair, pessimistic connect-the-dots PLD (dp_accounting)")
+    lo = min(lo, upper)
+    return AccountingResult("epsilon" if delta is not None else "delta", upper, lo, epsilon, delta,
+                            tuple((m.describe(), n, R) for m, n, R in rounds), method, how, d, err,
+                            notes, charge, _limit(upper, lo, how, per_round, d))
 
 
-def _total_lower(rounds, d, epsilon, delta, extras=None):
-    """(lower value, lower_method, charged δ) of the total (module docstring, argument E); the
-    optimistic PLDs of ``extras`` given as events join the composition (:mod:`shuffleamp._extras`)."""
+def _limit(upper, lower, how, per_round, d) -> str:
+    """What limits the bracket upper / lower of a total (``AccountingResult.limited_by``)."""
+    if how == "none":
+        return "lower bound not computed"
+    if how == "single-round":
+        return "lower bound: no concrete pair composed (largest single-round lower bound)"
+    gap = upper / lower - 1.0 if lower > 0 else math.inf
+    name, pr = per_round if per_round is not None else ("", 0.0)
+    if pr >= 0.5 * gap:
+        return f"per-round bracket ({name}: {pr:.2%})"
+    return f"discretisation of the composition (grid step {d:.3g})"
+
+
+def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None):
+    """(lower value, lower_method, charged δ, (name, bracket) of the widest single round) of the total
+    (module docstring, arguments E, G and H); the optimistic PLDs of ``extras`` given as events join the
+    composition (:mod:`shuffleamp._extras`)."""
     from .bounds import delta as _delta_bound
     from .bounds import epsilon as _epsilon_bound
-    single = 0.0
+    single, per_round = 0.0, ("", 0.0)
     for m, n, _ in rounds:
         r = _epsilon_bound(m, n, delta) if delta is not None else _delta_bound(m, n, epsilon)
         single = max(single, float(r.lower or 0.0))
-    parts, labels = [], set()
-    for m, n, R in rounds:
-        pld, label = _lower_pld(m, n, d / LOWER_REFINE)
-        if pld is None:
-            return single, "single-round", 0.0
-        parts.append((pld, R))
-        labels.add(label)
+        lo1 = float(r.lower or 0.0)
+        gap1 = float(r.upper) / lo1 - 1.0 if lo1 > 0 else math.inf
+        if gap1 >= per_round[1]:
+            per_round = (m.describe().get("mechanism", "round") if hasattr(m, "describe") else "round", gap1)
+    parts, labels = [], []
+    for rt, (_, _, R) in zip(rts, rounds):
+        cands = _lower_plds(rt, d, points, d / LOWER_REFINE)
+        if not cands:
+            return single, "single-round", 0.0, per_round
+        if len(cands) > 1:            # the best concrete pair of this round type on its own
+            scored = []
+            for pld, label in cands:
+                tot, calls, ro = _compose_all([(pld, R)])
+                scored.append((_lower_value(tot, ro, 2.0 * TAIL_MASS_TRUNCATION * calls, d, epsilon, delta),
+                               pld, label))
+            cands = [max(scored, key=lambda t: t[0])[1:]]
+        parts.append((cands[0][0], R))
+        labels.append(cands[0][1])
     extra_pld, extra_err, left_out = extras.lower_part(d, LOWER_REFINE) if extras else (None, 0.0, ())
-    total, calls = _compose_all(parts, [extra_pld] if extra_pld is not None else ())
-    err = 2.0 * TAIL_MASS_TRUNCATION * (calls + (extra_pld is not None)) + extra_err
-    if delta is not None:
-        value = float(total.get_epsilon_for_delta(min(delta + err, 1.0)))
-        value = 0.0 if not math.isfinite(value) else value
-    else:
-        value = max(float(total.get_delta_for_epsilon(epsilon)) - err, 0.0)
+    total, calls, ro = _compose_all(parts, [extra_pld] if extra_pld is not None else ())
+    trunc = 2.0 * TAIL_MASS_TRUNCATION * (calls + (extra_pld is not None)) + extra_err
+    value = _lower_value(total, ro, trunc, d, epsilon, delta)
+    e_at = value if delta is not None else epsilon
+    err = trunc + _delta_bounds(total, e_at, ro)[0] - _delta_bounds(total, e_at, None)[0]
     if extra_pld is not None:   # the extras alone bound the total too (composition never decreases it)
         value = max(value, _extras.lower_epsilon(extra_pld, extra_err, delta) if delta is not None
                     else _extras.lower_delta(extra_pld, extra_err, epsilon))
-    how = ("concrete-pair (exact count)" if labels == {"concrete-pair (exact count)"}
-           else "concrete-pair (count statistic)")
+    how = labels[0] if len(set(labels)) == 1 else "; ".join(sorted(set(labels)))
     how += " + optimistic PLDs of the extra events" if extra_pld is not None else ""
     how += f" ({len(left_out)} extra part(s) left out)" if left_out else ""
     if single > value:
-        return single, "single-round", err
-    return value, how, err
+        return single, "single-round", err, per_round
+    return value, how, err, per_round
+
+
+def _lower_value(total, ro, trunc, d, epsilon, delta):
+    """Certified lower value of an optimistic composed PLD: its round-off ``ro`` and the truncation
+    ``trunc`` (δ) charged."""
+    if delta is not None:
+        return _certified_epsilon(total, delta, ro, trunc, d, "lower")
+    return max(_delta_bounds(total, epsilon, ro, trunc)[1], 0.0)
 
 
 # ---------------------------------------------------------------------------- inverse queries
@@ -785,15 +1302,16 @@ def max_rounds(mechanism, n, epsilon: float, delta: float, *, limit: int = 10**6
         return limit
     with budget():      # to_pld and the search's compositions share one time budget (refused naming ``limit``)
         pld = to_pld(mechanism, n, value_discretization_interval=value_discretization_interval, points=points)
+        d = float(pld._pmf_remove._discretization)
 
-        def total(R):
+        def total(R):   # the certified total: round-off of the composition charged (argument H)
             R = int(R)
             if R <= basic:
                 return 0.0, None                  # fits by basic composition (certified above)
             check_pld_points(max(_pmf_points(pld._pmf_remove, R), _pmf_points(pld._pmf_add, R)),
                              f"composing {R} rounds while searching for the largest R that fits", "limit")
-            p = pld if R == 1 else pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION)
-            return p.get_epsilon_for_delta(delta), None
+            p, _, ro = _compose_all([(pld, R)])
+            return _certified_epsilon(p, delta, ro, 0.0, d, "upper"), None
 
         # the total is non-decreasing in R; every returned R was evaluated and fits by itself
         lo = max(1, basic)
@@ -922,52 +1440,11 @@ def binary_rr_rounds(eps0: float, n, rounds, *, epsilon: float | None = None, de
     Cheu, Smith, Ullman, Zeber, Zhilyaev, EUROCRYPT 2019 (the count view); Doroshenko et al.,
     PETS 2022 (connect the dots); Dong, Roth, Su, JRSS-B 2022, Theorem 3.2 (composition).
     """
-    from . import exact_count as _ec
     from .mechanisms import KRR
 
     eps0 = float(_validate.eps0(eps0))
     n = _validate.count(n, "n")
     R = _validate.count(rounds, "rounds")
-    epsilon, delta = _one_target(epsilon, delta)
-    points, tail_delta = _grid_options(points, tail_delta)
-    # support edge on a fine grid (the profile is one hull pass per count law for all ε)
-    grid = np.linspace(0.0, eps0, 4097)
-    U = _ec.profile_binary_rr(eps0, n, grid)[0]
-    U = np.minimum.accumulate(U)
-    thr = max(tail_delta, 2.0 * float(U[-1]))     # the floor is flat: end where the profile reaches it
-    edge = float(grid[int(np.argmax(U <= thr))])
-    if edge <= 0.0:
-        edge = eps0 / 4096
-    d = edge / points if value_discretization_interval is None else _validate.real(
-        "value_discretization_interval", value_discretization_interval, lo=0.0, lo_open=True)
-    K = math.ceil(edge / d)
-    if K > MAX_GRID_STEPS:
-        raise ResourceLimitError(f"the PLD grid would need {K} steps of {d:g} up to eps={edge:g}; pass a "
-                                 "larger value_discretization_interval", parameter="value_discretization_interval",
-                                 resource="memory")
-    check_pld_points(2.0 * K + 1.0, f"a privacy-loss distribution of {2 * K + 1} points", "value_discretization_interval")
-    ks = np.arange(K + 1) if K <= points else np.unique(np.round(np.linspace(0, K, points + 1)).astype(np.int64))
-    pos = np.minimum.accumulate(_ec.profile_binary_rr(eps0, n, ks * d)[0])
-    # argument B (negative ε) and D (convex minorant, connect the dots), as in _upper_pld
-    kneg = -ks[:0:-1]
-    neg = np.minimum(-np.expm1(kneg * d) + np.exp(kneg * d) * pos[:0:-1], 1.0) * (1 + 4 * _U)
-    ints = np.concatenate([kneg, ks])
-    dl = np.minimum.accumulate(np.minimum(np.concatenate([neg, pos]), 1.0))
-    x = np.concatenate([[0.0], np.exp(ints * d)])
-    y = np.clip(_convex_minorant(x, np.concatenate([[1.0], dl]))[1:], 0.0, 1.0)
-    pld = PrivacyLossDistribution(pld_pmf.create_pmf_pessimistic_connect_dots(d, ints, y))
-    _check_composition([(pld, R)], lower=True)
-    total = pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION) if R > 1 else pld
-    if delta is not None:
-        upper = float(total.get_epsilon_for_delta(delta))
-    else:
-        upper = min(float(total.get_delta_for_epsilon(epsilon)), 1.0)
-    mech = KRR(eps0, 2)
-    lo, how, err = _total_lower([(mech, n, R)], d, epsilon, delta)
-    notes = ("upper: certified exact count-law profile (max over every dataset pair) -> pessimistic "
-             "connect-the-dots PLD -> dp_accounting composition (FFT round-off not charged)",
-             f"lower: {how}; exact total if this pair is the worst in every round; dp_accounting "
-             f"truncation {err:.3g} in delta subtracted")
-    return AccountingResult("epsilon" if delta is not None else "delta", upper, min(lo, upper), epsilon, delta,
-                            ((mech.describe(), n, R),), "exact count-law profile, pessimistic connect-the-dots PLD "
-                            "(dp_accounting)", how, d, err, notes)
+    return compose_rounds([(KRR(eps0, 2), n, R)], epsilon=epsilon, delta=delta,
+                          value_discretization_interval=value_discretization_interval, points=points,
+                          tail_delta=tail_delta)

@@ -886,6 +886,9 @@ def _cmd_bound(args: argparse.Namespace) -> int:
         _print(f"  total over {rounds} rounds ({total.lower_method} for the lower bound):")
         for line in _bound_lines(q, total.upper, total.lower):
             _print("  " + line)
+        import math
+        ratio = "inf" if not math.isfinite(total.ratio) else f"{math.ceil(total.ratio * 1e4) / 1e4:.4f}"
+        _print(f"    upper/lower: {ratio} (limited by {total.limited_by})")
     if args.schedule is not None:
         _print(f"  schedule  : {', '.join(_num(e) for e in args.schedule)} (gradual release: the "
                "whole schedule is as private as one shuffled round at its last eps0)")

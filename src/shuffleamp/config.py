@@ -1293,6 +1293,7 @@ def _collection_total(r: Collection, mech, result, delta: float, lower: bool = T
                 "basis": "one round"}
     acc = compose_rounds([(mech, r.n, r.rounds)], delta=delta, lower=lower)
     return {"epsilon_upper": acc.upper, "epsilon_lower": acc.lower, "delta": delta, "rounds": r.rounds,
+            "ratio": acc.to_dict()["ratio"], "limited_by": acc.limited_by,
             "basis": f"{r.rounds} rounds composed ({acc.method}; lower: {acc.lower_method})"}
 
 
@@ -1395,6 +1396,16 @@ def verdict(upper: float, lower: float | None, budget: Mapping | None) -> str | 
     return "undecided"
 
 
+def _ratio_cell(total: Mapping) -> str:
+    """upper / lower of a total, rounded up (``-`` without a total, ``inf`` without a lower bound)."""
+    up, lo = total.get("epsilon_upper"), total.get("epsilon_lower")
+    if up is None or lo is None:
+        return "-"
+    if not lo > 0:
+        return "inf"
+    return f"{math.ceil(up / lo * 1e4) / 1e4:.4f}"
+
+
 def _fmt_float(x: float | None, spec: str = ".4g", rounding: str | None = None) -> str:
     """A table cell; bounds are rounded outwards (``rounding="up"`` for an upper bound, ``"down"`` for a
     lower bound) by the command line's formatter, so that a printed bound is still a bound."""
@@ -1423,12 +1434,12 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
     -------
     str
         Table with columns name, mechanism, eps0, n, delta, rounds, the per-round ε bounds
-        (``eps_upper``, ``eps_lower``), the collection's total (``total_upper``, ``total_lower``)
-        and comment; all ε in nats.  A population row gives its worst group's values, followed by
+        (``eps_upper``, ``eps_lower``), the collection's total (``total_upper``, ``total_lower``),
+        the total's bracket ``ratio`` (upper / lower, rounded up) and comment; all ε in nats.  A population row gives its worst group's values, followed by
         one line per group (``group i``, the worst one marked).
     """
     header = ("name", "mechanism", "eps0", "n", "delta", "rounds", "eps_upper", "eps_lower",
-              "total_upper", "total_lower", "comment")
+              "total_upper", "total_lower", "ratio", "comment")
     lines = []
     for r, res in zip(rows, results):
         eps0 = res.get("eps0", r.eps0)
@@ -1438,7 +1449,7 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
                       _fmt_float(res.get("epsilon_upper"), rounding="up"),
                       _fmt_float(res.get("epsilon_lower"), rounding="down"),
                       _fmt_float(tot.get("epsilon_upper"), rounding="up"),
-                      _fmt_float(tot.get("epsilon_lower"), rounding="down"), r.comment))
+                      _fmt_float(tot.get("epsilon_lower"), rounding="down"), _ratio_cell(tot), r.comment))
         groups = res.get("groups") or []
         for g in groups:          # a population: the row above is the worst group; one line per group
             worst = " (worst)" if g.get("group") == res.get("worst_group") else ""
@@ -1447,9 +1458,9 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
             lines.append((f"  group {g.get('group')}{worst}", f"{mech.get('mechanism', '?')} ({label})" if label
                           else str(mech.get("mechanism", "?")), _fmt_float(g.get("eps0")), str(g.get("n")),
                           _fmt_float(r.delta, ".3g"), "", _fmt_float(g.get("epsilon_upper"), rounding="up"),
-                          _fmt_float(g.get("epsilon_lower"), rounding="down"), "", "", ""))
+                          _fmt_float(g.get("epsilon_lower"), rounding="down"), "", "", "", ""))
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header[:-1])]
-    numeric = {2, 3, 4, 5, 6, 7, 8, 9}
+    numeric = {2, 3, 4, 5, 6, 7, 8, 9, 10}
 
     def render(cells):
         out = []
@@ -1475,7 +1486,9 @@ def format_table(rows: Sequence[Collection], results: Sequence[Mapping[str, Any]
         text.append("")
         text.append(f"grand total (one user in every collection and round), delta = {total['delta']:.3g}: "
                     f"epsilon (upper, certified) = {_fmt_float(total['epsilon_upper'], rounding='up')}, "
-                    f"epsilon (lower) = {_fmt_float(total['epsilon_lower'], rounding='down')} nats")
+                    f"epsilon (lower) = {_fmt_float(total['epsilon_lower'], rounding='down')} nats"
+                    + (f", upper/lower = {_ratio_cell(total)} (limited by {total['limited_by']})"
+                       if total.get("limited_by") else ""))
         b = total.get("budget")
         if b is not None:
             text.append(f"budget: epsilon = {_fmt_float(b['epsilon'])}, delta = {b['delta']:.3g} -> "

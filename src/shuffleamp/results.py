@@ -16,6 +16,7 @@ References
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Union
@@ -619,17 +620,29 @@ class AccountingResult:
     method : str
         How ``upper`` was computed.
     lower_method : str
+        ``"concrete-pair (privacy-loss buckets)"`` (the whole Theorem-14 pair, argument G),
         ``"concrete-pair (exact count)"`` (binary randomized response: the exact pair),
-        ``"concrete-pair (count statistic)"`` (a post-processing of the Theorem-14 pair) or
+        ``"concrete-pair (count statistic)"`` (a post-processing of the Theorem-14 pair, where the
+        exact evaluator cannot take it), ``"concrete-pair (population score statistic)"`` or
         ``"single-round"`` (the largest single-round certified lower bound; composition never
         decreases the total).
     value_discretization_interval : float
         The common PLD grid step d (nats).
     error : float
-        δ subtracted from the optimistic composition for ``dp_accounting``'s tail truncation
-        (2 t per ``self_compose``).
+        δ subtracted from the optimistic composition of the lower bound: ``dp_accounting``'s tail
+        truncation (2 t per ``self_compose``) and the floating-point round-off of the composition
+        (argument H).
     notes : tuple of str
         What is certified and what is an estimate.
+    roundoff : float
+        δ added to the upper bound for the floating-point round-off of the composition (argument H).
+    limited_by : str
+        What limits the bracket: the per-round bracket of the widest round type, the
+        discretisation of the composition, or the absence of a composed concrete pair.
+
+    Notes
+    -----
+    ``ratio`` is ``upper / lower`` (``inf`` if ``lower`` is 0).
     """
 
     quantity: str
@@ -643,6 +656,13 @@ class AccountingResult:
     value_discretization_interval: float
     error: float
     notes: tuple = ()
+    roundoff: float = 0.0
+    limited_by: str = ""
+
+    @property
+    def ratio(self) -> float:
+        """upper / lower (``inf`` when the lower bound is 0)."""
+        return float(self.upper) / float(self.lower) if self.lower > 0 else math.inf
 
     def to_dict(self) -> dict:
         """JSON-serialisable dict: ``<quantity>_upper`` / ``<quantity>_lower``, the target, the rounds.
@@ -652,7 +672,8 @@ class AccountingResult:
         dict
             Keys ``<quantity>_upper``, ``<quantity>_lower``, ``epsilon``/``delta`` (the given one),
             ``rounds`` (list of ``{"mechanism", "n", "rounds"}``), ``method``, ``lower_method``,
-            ``value_discretization_interval``, ``error``, ``notes``.
+            ``value_discretization_interval``, ``error``, ``roundoff``, ``ratio`` (None if
+            infinite), ``limited_by``, ``notes``.
         """
         q = self.quantity
         given = "delta" if q == "epsilon" else "epsilon"
@@ -661,13 +682,16 @@ class AccountingResult:
                 "rounds": [{"mechanism": m, "n": int(n), "rounds": int(R)} for m, n, R in self.rounds],
                 "method": self.method, "lower_method": self.lower_method,
                 "value_discretization_interval": float(self.value_discretization_interval),
-                "error": float(self.error), "notes": list(self.notes)}
+                "error": float(self.error), "roundoff": float(self.roundoff),
+                "ratio": (None if not math.isfinite(self.ratio) else float(self.ratio)),
+                "limited_by": self.limited_by, "notes": list(self.notes)}
 
     def __repr__(self):
         given = (f"delta={self.delta:g}" if self.quantity == "epsilon" else f"epsilon={self.epsilon:g}")
         rs = ", ".join(f"{r[0].get('mechanism')}×{r[2]}" for r in self.rounds)
-        return (f"AccountingResult({self.quantity}: upper={self.upper:.6g}, lower={self.lower:.6g}, {given}, "
-                f"rounds=[{rs}], lower_method={self.lower_method!r})")
+        return (f"AccountingResult({self.quantity}: upper={self.upper:.6g}, lower={self.lower:.6g}, "
+                f"ratio={self.ratio:.4g}, {given}, rounds=[{rs}], lower_method={self.lower_method!r}, "
+                f"limited_by={self.limited_by!r})")
 
 
 @dataclass(frozen=True)

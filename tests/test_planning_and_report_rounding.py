@@ -61,8 +61,8 @@ def test_report_table_rounds_bounds_outwards(up, lo, up_text, lo_text):
     res = [{"epsilon_upper": up, "epsilon_lower": lo, "total": {"epsilon_upper": up, "epsilon_lower": lo}}]
     total = {"delta": 1e-8, "epsilon_upper": up, "epsilon_lower": lo}
     table = C.format_table(rows, res, total)
-    cells = table.splitlines()[2].split()
-    assert cells[-4:] == [up_text, lo_text, up_text, lo_text]
+    cells = table.splitlines()[2].split()          # ..., the per-round and total brackets, then their ratio
+    assert cells[-5:-1] == [up_text, lo_text, up_text, lo_text]
     assert f"epsilon (upper, certified) = {up_text}," in table and f"epsilon (lower) = {lo_text} nats" in table
     # the printed upper is >= the value and the printed lower <= it
     assert float(up_text) >= up and float(lo_text) <= lo
@@ -72,7 +72,7 @@ def test_report_table_real_plan_brackets_the_values():
     rows = C.parse_plan(tomllib.loads(_PLAN))
     res = C.evaluate_plan(rows)
     line = C.format_table(rows, res).splitlines()[2].split()
-    assert float(line[-4]) >= res[0]["epsilon_upper"] and float(line[-3]) <= res[0]["epsilon_lower"]
+    assert float(line[-5]) >= res[0]["epsilon_upper"] and float(line[-4]) <= res[0]["epsilon_lower"]
 
 
 def test_decimal_text_directions():

@@ -77,7 +77,7 @@ except ImportError as _exc:      # pragma: no cover - dp_accounting is installed
 from . import _validate
 from ._extras import CHECKED_DP_ACCOUNTING_VERSIONS, TAIL_MASS_TRUNCATION, ReplaceOneAccountant, UnsupportedEventError
 from .accounting import (DEFAULT_POINTS, DEFAULT_TAIL_DELTA, LOWER_REFINE, AccountingResult, _check_mechanism,
-                         _lower_pld, to_pld)
+                         _lower_plds, _Round, to_pld)
 from .errors import ParameterError
 
 __all__ = ["ShuffledRoundEvent", "PLDAccountant", "UnsupportedEventError", "CHECKED_DP_ACCOUNTING_VERSIONS",
@@ -280,7 +280,9 @@ class PLDAccountant(ReplaceOneAccountant):
     def _lower_part(self, event, count: int, dl: float):
         if not isinstance(event, ShuffledRoundEvent):
             return super()._lower_part(event, count, dl)
-        lo, _ = _lower_pld(event.mechanism, event.n, dl)
+        cands = _lower_plds(_Round.make(event.mechanism, event.n, self._tail_delta), self._d, self._points, dl)
+        # any concrete pair gives a valid lower bound; keep the one with the largest total variation
+        lo = max(cands, key=lambda c: c[0].get_delta_for_epsilon(0.0))[0] if cands else None
         own = 0
         if lo is not None and count > 1:
             lo = lo.self_compose(count, tail_mass_truncation=TAIL_MASS_TRUNCATION)

@@ -162,7 +162,7 @@ uses ``scipy.signal.fftconvolve``; small sparse PMFs are convolved by direct sum
 factors' error (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., SIAM 2002,
 Theorem 24.2; we take μ = 4u and double η for mixed-radix butterflies).  The same stage-by-stage argument bounds every entry:
 :math:`|\hat y_k - y_k| \le \epsilon_F \|a\|_1` (each stage's intermediate values are partial DFTs,
-bounded by the sums of |a| over their inputs).  With :math:`m_k = |\hat y_k| + \epsilon_F\|a\|_1
+bounded by the sums of :math:`|a_j|` over their inputs).  With :math:`m_k = |\hat y_k| + \epsilon_F\|a\|_1
 \ge \max(|y_k|, |\hat y_k|)` (:math:`\hat y` recomputed, plus
 :math:`\epsilon_F\|a\|_1` more for ``dp_accounting``'s own computed copy), the R-th power moves entry k by at most
 :math:`R\,\epsilon_F\|a\|_1 m_k^{R-1}` plus the power's own rounding (``exp(R log z)``: relative

@@ -172,7 +172,8 @@ computed power's norm for the inverse FFT itself, bounds the result's error, plu
 :math:`R\,S^{R-1}` times the input's error (Young's inequality :math:`\|f * g\|_2 \le
 \|f\|_2\|g\|_1`, S the input's 1-norm).  For two PMFs the same steps bound the product's entries by
 :math:`\epsilon_F(S_a m^b_k + S_b m^a_k) + \epsilon_F^2 S_a S_b + 4u\,m^a_k m^b_k`, plus the
-propagated input errors :math:`e_a S_b + e_b S_a + e_a e_b \sqrt{|b|}`; direct sums of products
+propagated input errors :math:`e_a \min(S_b, \sqrt{|a|}\|b\|_2) + e_b \min(S_a,
+\sqrt{|b|}\|a\|_2) + e_a e_b \sqrt{\min(|a|, |b|)}` (Young's inequality both ways); direct sums of products
 of n terms are within :math:`\gamma_n` of the sum of their absolute values.  Entries the
 truncation removes carry at most √(their number) times the 2-norm into the infinity mass, whose
 own error then moves by at most R times (self-composition) or adds (composition).  Finally the
@@ -370,18 +371,28 @@ class _Round:
     binary_eps0: float | None = None
 
     def upper_profile(self, eps: np.ndarray) -> np.ndarray:
-        """Certified upper values of the round's dominating profile at ε >= 0."""
+        """Certified upper values of the round's dominating profile at ε >= 0.
+
+        Binary RR: the smaller of the exact count-law profile and the decomposition profile.  Both
+        are >= the exact worst-case profile δ* (the maximum over every dataset pair, itself the
+        profile of a dominating pair, argument C), so their minimum is too, which is all argument D
+        needs; the decomposition profile only matters beyond the exact profile's certified floor.
+        """
+        dec = _certified_profile(self.fams, self.n, eps, "upper")
         if self.binary_eps0 is not None:
             from .exact_count import profile_binary_rr
-            return np.minimum(profile_binary_rr(self.binary_eps0, self.n, eps)[0], 1.0)
-        return _certified_profile(self.fams, self.n, eps, "upper")
+            return np.minimum(np.minimum(profile_binary_rr(self.binary_eps0, self.n, eps)[0], dec), 1.0)
+        return dec
 
     @classmethod
     def make(cls, mechanism, n: int, tail_delta: float) -> _Round:
         fams = _families(mechanism, "upper")
         b0 = None if _is_population(mechanism) else _binary_eps0(mechanism)
         if b0 is not None:
-            return cls(mechanism, n, fams, _binary_edge(b0, n, tail_delta), b0)
+            # where the smaller of the two profiles reaches tail_delta: the decomposition profile's
+            # edge, or earlier where the exact profile gets there first
+            dec = cls.make(_PlainBinary(mechanism), n, tail_delta)
+            return cls(mechanism, n, fams, min(dec.edge, _binary_edge(b0, n, tail_delta)), b0)
 
         def U(e):
             return float(_certified_profile(fams, n, np.array([e]), "upper")[0])
@@ -412,14 +423,25 @@ def _binary_eps0(mechanism):
     return binary_rr_eps0(mechanism)
 
 
+class _PlainBinary:
+    """A binary-RR mechanism seen through its decomposition families only (no exact-profile routing)."""
+
+    def __init__(self, mechanism):
+        self._m = mechanism
+        self.eps0 = mechanism.eps0
+
+    def upper_decompositions(self):
+        return self._m.upper_decompositions()
+
+
 def _binary_edge(eps0: float, n: int, tail_delta: float) -> float:
-    """Support edge of the exact binary-RR profile: the first point of a fine grid where the certified
-    profile is <= max(tail_delta, twice its flat certified floor)."""
+    """First point of a fine grid where the certified exact binary-RR profile is <= tail_delta (eps0
+    if its certified floor stays above)."""
     from .exact_count import profile_binary_rr
     grid = np.linspace(0.0, eps0, 4097)
     U = np.minimum.accumulate(profile_binary_rr(eps0, n, grid)[0])
-    thr = max(tail_delta, 2.0 * float(U[-1]))     # the floor is flat: end where the profile reaches it
-    edge = float(grid[int(np.argmax(U <= thr))])
+    below = U <= tail_delta
+    edge = float(grid[int(np.argmax(below))]) if below.any() else float(eps0)
     return edge if edge > 0.0 else eps0 / 4096
 
 
@@ -948,7 +970,10 @@ def _compose_error(pa, pb, ea: float, eb: float):
     a, b = _dense_probs(pa), _dense_probs(pb)
     Sa = float(np.sum(np.abs(a))) * (1 + _gamma(a.size)) + math.sqrt(a.size) * ea
     Sb = float(np.sum(np.abs(b))) * (1 + _gamma(b.size)) + math.sqrt(b.size) * eb
-    prop = ea * Sb + eb * Sa + ea * eb * math.sqrt(b.size)
+    # Young: ||Δa * b||_2 <= ||Δa||_2 ||b||_1, and <= ||Δa||_1 ||b||_2 <= sqrt(|a|) ||Δa||_2 ||b||_2
+    a2n, b2n = _norm2(a) + ea, _norm2(b) + eb
+    prop = (ea * min(Sb, math.sqrt(a.size) * b2n) + eb * min(Sa, math.sqrt(b.size) * a2n)
+            + ea * eb * math.sqrt(min(a.size, b.size)))
     L = a.size + b.size - 1
     if (isinstance(pa, pld_pmf.SparsePLDPmf) and isinstance(pb, pld_pmf.SparsePLDPmf)
             and pa.size * pb.size <= pld_pmf._MAX_PMF_SPARSE_SIZE):
@@ -969,7 +994,7 @@ class _RoundOff:
 
     def __init__(self):
         self.vec = {"remove": 0.0, "add": 0.0}     # 2-norm error of the current computed PMF vector
-        self.n = {"remove": 1, "add": 1}           # length of the (circular) vector it was computed on
+        self.n = {"remove": 1, "add": 1}           # length of the current PMF vector
         self.inf = {"remove": 0.0, "add": 0.0}     # error that reached the infinity mass
 
 
@@ -982,37 +1007,36 @@ def _distinct(pld):
     return {"remove": pld._pmf_remove} if pld._pmf_add is pld._pmf_remove else _pmfs(pld)
 
 
-def _dropped(ro: _RoundOff, side: str, pmf) -> float:
-    """Error bound of the entries of the last computed vector that its truncation moved to the
-    infinity mass (or dropped): at most sqrt(their number) times the vector's 2-norm error."""
-    return math.sqrt(max(ro.n[side] - pmf.size, 0)) * ro.vec[side]
-
-
 def _track_self_compose(ro: _RoundOff, pld, R: int, result) -> None:
-    """Update ``ro`` (the bounds of ``pld``) to those of ``result = pld.self_compose(R)``."""
+    """Update ``ro`` (the bounds of ``pld``) to those of ``result = pld.self_compose(R)``.
+
+    The entries outside the kept window are discarded (their exact mass is the truncation t, which
+    ``dp_accounting`` adds to the infinity mass exactly); 1 - (1 - m)^R moves an error of the input's
+    infinity mass by at most R times."""
     outs, ins = _pmfs(result), _pmfs(pld)
-    same = ins["add"] is ins["remove"] and ro.vec["add"] == ro.vec["remove"] and ro.inf["add"] == ro.inf["remove"]
-    for side in (("remove",) if same else ("remove", "add")):
-        pmf = ins[side]
-        e, _ = _self_compose_error(pmf, R, ro.vec[side], outs[side].size)
-        # 1 - (1 - m)^R moves an error of the input's infinity mass by at most R times; the entries
-        # outside the kept window are discarded (their exact mass is the truncation t, added exactly)
-        ro.inf[side] = R * (ro.inf[side] + _dropped(ro, side, pmf))
+    for side in ("remove", "add"):
+        if side == "add" and ins["add"] is ins["remove"] and ro.vec["add"] == ro.vec["remove"]:
+            e = ro.vec["remove"]                   # symmetric: the same computation
+        else:
+            e, _ = _self_compose_error(ins[side], R, ro.vec[side], outs[side].size)
+        ro.inf[side] = R * ro.inf[side]
         ro.vec[side], ro.n[side] = e, outs[side].size
-    if same:
-        ro.inf["add"], ro.vec["add"], ro.n["add"] = ro.inf["remove"], ro.vec["remove"], ro.n["remove"]
 
 
-def _track_compose(ro: _RoundOff, total, ro_b: _RoundOff, pld_b) -> None:
-    """Update ``ro`` (the bounds of ``total``) to those of ``total.compose(pld_b)``."""
-    pa, pb = _pmfs(total), _pmfs(pld_b)
-    for side in ro.vec:
-        e, _ = _compose_error(pa[side], pb[side], ro.vec[side], ro_b.vec[side])
-        # m_a + m_b - m_a m_b moves by at most the sum of the two errors
-        ro.inf[side] += _dropped(ro, side, pa[side]) + ro_b.inf[side] + _dropped(ro_b, side, pb[side])
-        # the linear convolution has size(a) + size(b) - 1 entries; its truncated right tail goes to the
-        # infinity mass (counted by _dropped once the truncated result is known)
-        ro.vec[side], ro.n[side] = e, pa[side].size + pb[side].size - 1
+def _track_compose(ro: _RoundOff, total, ro_b: _RoundOff, pld_b, result) -> None:
+    """Update ``ro`` (the bounds of ``total``) to those of ``result = total.compose(pld_b)``.
+
+    m_a + m_b - m_a m_b moves by at most the sum of the two errors; the entries of the linear
+    convolution that the truncation moves to the infinity mass (its right tail, counted from the
+    result's window) carry at most sqrt(their number) times the vector's 2-norm error."""
+    pa, pb, pr = _pmfs(total), _pmfs(pld_b), _pmfs(result)
+    for side in ("remove", "add"):
+        e, L = _compose_error(pa[side], pb[side], ro.vec[side], ro_b.vec[side])
+        da, db, dr = pa[side].to_dense_pmf(), pb[side].to_dense_pmf(), pr[side].to_dense_pmf()
+        left = dr._lower_loss - (da._lower_loss + db._lower_loss)
+        right = max((da.size + db.size - 1) - left - dr.size, 0)
+        ro.inf[side] += ro_b.inf[side] + math.sqrt(right) * e
+        ro.vec[side], ro.n[side] = e, dr.size
 
 
 def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0) -> tuple[float, float]:
@@ -1032,7 +1056,7 @@ def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0) -> 
         terms = p[sel] * w
         val = float(dp._infinity_mass) + float(np.sum(terms))
         mabs = float(np.sum(np.abs(p[sel])))
-        vec = 0.0 if ro is None else ro.vec[side] * (math.sqrt(max(ro.n[side] - p.size, 0)) + _norm2(w))
+        vec = 0.0 if ro is None else ro.vec[side] * _norm2(w)
         err = ((_gamma(math.ceil(math.log2(max(p.size, 2))) + 2) + 4 * _U) * (float(np.sum(np.abs(terms)))
                + float(dp._infinity_mass))
                + _U * (abs(eps) + float(np.max(np.abs(loss), initial=0.0))) * mabs
@@ -1120,15 +1144,16 @@ def _compose_all(parts, extra=()):
         if total is None:
             total, ro = pld, part
         else:
-            _track_compose(ro, total, part, pld)
-            total = total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            nxt = total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            _track_compose(ro, total, part, pld, nxt)
+            total = nxt
     for pld in extra:
         try:
             nxt = total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
         except ValueError as exc:
             raise ParameterError("extra_plds", f"cannot be composed with the shuffled rounds ({exc}); build them "
                                  "with the same value_discretization_interval and pessimistic_estimate=True") from exc
-        _track_compose(ro, total, _RoundOff(), pld)
+        _track_compose(ro, total, _RoundOff(), pld, nxt)
         total = nxt
     return total, calls, ro
 

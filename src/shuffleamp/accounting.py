@@ -160,18 +160,20 @@ uses ``scipy.signal.fftconvolve``; small sparse PMFs are convolved by direct sum
 :math:`\|\hat y - y\|_2 \le \epsilon_F \|y\|_2` with :math:`\epsilon_F = L\eta/(1 - L\eta)`,
 :math:`L = \lceil\log_2 N\rceil`, :math:`\eta = \mu + \gamma_4(\sqrt2 + \mu)`, μ the twiddle
 factors' error (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., SIAM 2002,
-Theorem 24.2; we take μ = 4u and double η for mixed-radix butterflies).  With
-:math:`\|\mathrm{fft}(a)\|_2 = \sqrt N \|a\|_2` and every entry :math:`|\hat y_k| \le S_1 =
-\|a\|_1 + \epsilon_F\sqrt N\|a\|_2`, the R-th power moves each entry by at most
-:math:`R S_1^{R-1}|\hat y_k - y_k|` plus the power's own rounding (``exp(R log z)``: relative
-:math:`4u(R\pi + 2 + R|\log|z||)`, and :math:`|z|^R R |\log |z|| \le (2/e)|z|^{R/2}`), and the
-inverse FFT divides the 2-norm by √N and adds :math:`\epsilon_F` of its result.  Altogether the
-computed result's error has 2-norm at most
-:math:`\|a\|_2 S_1^{R-1}[R\epsilon_F + 4u(R\pi + 2)(1+\epsilon_F) + \epsilon_F(1+\epsilon_F) + u]
-+ 4u(2/e) S_1^{R/2-1}(1+\epsilon_F)\|a\|_2`, plus :math:`R\,S^{R-1}` times the input's error
-(Young's inequality :math:`\|f * g\|_2 \le \|f\|_2\|g\|_1`).  For two PMFs the same steps give
-:math:`\epsilon_F(\|a\|_2 S_b + S_a\|b\|_2)(1+\epsilon_F) + 4u S_a\|b\|_2(1+\epsilon_F)^2 +
-\epsilon_F(1+\epsilon_F)^3 S_a\|b\|_2` plus the propagated input errors; direct sums of products
+Theorem 24.2; we take μ = 4u and double η for mixed-radix butterflies).  The same stage-by-stage argument bounds every entry:
+:math:`|\hat y_k - y_k| \le \epsilon_F \|a\|_1` (each stage's intermediate values are partial DFTs,
+bounded by the sums of :math:`|a_j|` over their inputs).  With :math:`m_k = |\hat y_k| + \epsilon_F\|a\|_1
+\ge \max(|y_k|, |\hat y_k|)` (:math:`\hat y` recomputed, plus
+:math:`\epsilon_F\|a\|_1` more for ``dp_accounting``'s own computed copy), the R-th power moves entry k by at most
+:math:`R\,\epsilon_F\|a\|_1 m_k^{R-1}` plus the power's own rounding (``exp(R log z)``: relative
+:math:`4u(R\pi + 2 + R|\log|z||)`, and :math:`|z|^R R |\log |z|| \le (2/e)|z|^{R/2}`); the 2-norm
+of these entry bounds, divided by √N (the inverse FFT's scaling), plus :math:`\epsilon_F` of the
+computed power's norm for the inverse FFT itself, bounds the result's error, plus
+:math:`R\,S^{R-1}` times the input's error (Young's inequality :math:`\|f * g\|_2 \le
+\|f\|_2\|g\|_1`, S the input's 1-norm).  For two PMFs the same steps bound the product's entries by
+:math:`\epsilon_F(S_a m^b_k + S_b m^a_k) + \epsilon_F^2 S_a S_b + 4u\,m^a_k m^b_k`, plus the
+propagated input errors :math:`e_a \min(S_b, \sqrt{|a|}\|b\|_2) + e_b \min(S_a,
+\sqrt{|b|}\|a\|_2) + e_a e_b \sqrt{\min(|a|, |b|)}` (Young's inequality both ways); direct sums of products
 of n terms are within :math:`\gamma_n` of the sum of their absolute values.  Entries the
 truncation removes carry at most √(their number) times the 2-norm into the infinity mass, whose
 own error then moves by at most R times (self-composition) or adds (composition).  Finally the
@@ -180,7 +182,7 @@ e^{\varepsilon - \ell_b})_+ \le 1`, is within :math:`\|w\|_2 \|\Delta\|_2` of th
 composition's (Cauchy–Schwarz), plus the summation's own :math:`\gamma_{\log_2 N + 2}` relative
 error.  This charge is *added* to the upper δ (``AccountingResult.roundoff``) and *subtracted* from
 the lower (``AccountingResult.error``); an inverse ε(δ) is proposed by the usual piecewise formula
-and returned only where the charged bound was evaluated and holds.  Measured: about 1e-11 at
+and returned only where the charged bound was evaluated and holds.  Measured: about 1e-13 at
 10-RR, n = 1e8, 365 rounds (``tests/test_accounting.py`` checks the bound against an exact
 rational-arithmetic convolution).
 
@@ -374,18 +376,28 @@ class _Round:
     binary_eps0: float | None = None
 
     def upper_profile(self, eps: np.ndarray) -> np.ndarray:
-        """Certified upper values of the round's dominating profile at ε >= 0."""
+        """Certified upper values of the round's dominating profile at ε >= 0.
+
+        Binary RR: the smaller of the exact count-law profile and the decomposition profile.  Both
+        are >= the exact worst-case profile δ* (the maximum over every dataset pair, itself the
+        profile of a dominating pair, argument C), so their minimum is too, which is all argument D
+        needs; the decomposition profile only matters beyond the exact profile's certified floor.
+        """
+        dec = _certified_profile(self.fams, self.n, eps, "upper")
         if self.binary_eps0 is not None:
             from .exact_count import profile_binary_rr
-            return np.minimum(profile_binary_rr(self.binary_eps0, self.n, eps)[0], 1.0)
-        return _certified_profile(self.fams, self.n, eps, "upper")
+            return np.minimum(np.minimum(profile_binary_rr(self.binary_eps0, self.n, eps)[0], dec), 1.0)
+        return dec
 
     @classmethod
     def make(cls, mechanism, n: int, tail_delta: float) -> _Round:
         fams = _families(mechanism, "upper")
         b0 = None if _is_population(mechanism) else _binary_eps0(mechanism)
         if b0 is not None:
-            return cls(mechanism, n, fams, _binary_edge(b0, n, tail_delta), b0)
+            # where the smaller of the two profiles reaches tail_delta: the decomposition profile's
+            # edge, or earlier where the exact profile gets there first
+            dec = cls.make(_PlainBinary(mechanism), n, tail_delta)
+            return cls(mechanism, n, fams, min(dec.edge, _binary_edge(b0, n, tail_delta)), b0)
 
         def U(e):
             return float(_certified_profile(fams, n, np.array([e]), "upper")[0])
@@ -416,14 +428,25 @@ def _binary_eps0(mechanism):
     return binary_rr_eps0(mechanism)
 
 
+class _PlainBinary:
+    """A binary-RR mechanism seen through its decomposition families only (no exact-profile routing)."""
+
+    def __init__(self, mechanism):
+        self._m = mechanism
+        self.eps0 = mechanism.eps0
+
+    def upper_decompositions(self):
+        return self._m.upper_decompositions()
+
+
 def _binary_edge(eps0: float, n: int, tail_delta: float) -> float:
-    """Support edge of the exact binary-RR profile: the first point of a fine grid where the certified
-    profile is <= max(tail_delta, twice its flat certified floor)."""
+    """First point of a fine grid where the certified exact binary-RR profile is <= tail_delta (eps0
+    if its certified floor stays above)."""
     from .exact_count import profile_binary_rr
     grid = np.linspace(0.0, eps0, 4097)
     U = np.minimum.accumulate(profile_binary_rr(eps0, n, grid)[0])
-    thr = max(tail_delta, 2.0 * float(U[-1]))     # the floor is flat: end where the profile reaches it
-    edge = float(grid[int(np.argmax(U <= thr))])
+    below = U <= tail_delta
+    edge = float(grid[int(np.argmax(below))]) if below.any() else float(eps0)
     return edge if edge > 0.0 else eps0 / 4096
 
 
@@ -876,36 +899,46 @@ def _self_compose_error(pmf, R: int, e_in: float, out_size: int):
     """
     from scipy import fft as _fft
     a = _dense_probs(pmf)
-    a1, a2p = float(np.sum(np.abs(a))), _norm2(a) + e_in
-    S = a1 + math.sqrt(a.size) * e_in
+    S = float(np.sum(np.abs(a))) * (1 + _gamma(a.size)) + math.sqrt(a.size) * e_in
+    prop = R * e_in * S ** (R - 1)                # the input's own error, propagated (Young)
     if isinstance(pmf, pld_pmf.SparsePLDPmf) and pmf.size ** R <= pld_pmf._MAX_PMF_SPARSE_SIZE:
         # direct summation of products: each entry within gamma of the sum of |terms|
-        return R * e_in * S ** (R - 1) + _gamma(R * (pmf.size + 2)) * a2p * S ** (R - 1), pmf.size ** R
+        return prop + _gamma(R * (pmf.size + 2)) * (_norm2(a) + e_in) * S ** (R - 1), pmf.size ** R
     N = _fft.next_fast_len(max(out_size, a.size))
     eF = _fft_rel(N)
-    S1 = S + eF * math.sqrt(N) * a2p               # bound on every |computed FFT entry|
-    fwd = R * S1 ** (R - 1) * eF * a2p             # (FFT error)^R propagated, / sqrt(N)
-    pw = 4 * _U * ((R * math.pi + 2) * S1 ** (R - 1) + (2 / math.e) * S1 ** max(R / 2 - 1, 0.0)) * (1 + eF) * a2p
-    inv = eF * (1 + eF) * S1 ** (R - 1) * a2p + _U * S1 ** (R - 1) * a2p
-    return R * e_in * S ** (R - 1) + fwd + pw + inv, N
+    ey = eF * S                                   # every computed FFT entry within ey (componentwise)
+    m = np.abs(_fft.fft(a, N)) + 2 * ey           # >= |exact entry| and |dp_accounting's computed entry|
+    # power: (exact + e)^R - exact^R, and the power's own rounding, entry by entry
+    dz = R * ey * m ** (R - 1) + 4 * _U * ((R * math.pi + 2) * m ** R + (2 / math.e) * m ** (R / 2))
+    zn = _norm2(m ** R)                           # >= 2-norm of the computed power
+    sq = math.sqrt(N)
+    out = (_norm2(dz) + eF * (1 + eF) * (zn + _norm2(dz))) / sq + _U * zn / sq
+    return prop + out * (1 + 4 * _U), N
 
 
 def _compose_error(pa, pb, ea: float, eb: float):
     """(2-norm error bound of the computed convolution of two PMFs, its length) (argument H)."""
     from scipy import fft as _fft
     a, b = _dense_probs(pa), _dense_probs(pb)
-    Sa = float(np.sum(np.abs(a))) + math.sqrt(a.size) * ea
-    Sb = float(np.sum(np.abs(b))) + math.sqrt(b.size) * eb
-    a2, b2 = _norm2(a) + ea, _norm2(b) + eb
-    prop = ea * Sb + eb * Sa + ea * eb * math.sqrt(b.size)
+    Sa = float(np.sum(np.abs(a))) * (1 + _gamma(a.size)) + math.sqrt(a.size) * ea
+    Sb = float(np.sum(np.abs(b))) * (1 + _gamma(b.size)) + math.sqrt(b.size) * eb
+    # Young: ||Δa * b||_2 <= ||Δa||_2 ||b||_1, and <= ||Δa||_1 ||b||_2 <= sqrt(|a|) ||Δa||_2 ||b||_2
+    a2n, b2n = _norm2(a) + ea, _norm2(b) + eb
+    prop = (ea * min(Sb, math.sqrt(a.size) * b2n) + eb * min(Sa, math.sqrt(b.size) * a2n)
+            + ea * eb * math.sqrt(min(a.size, b.size)))
     L = a.size + b.size - 1
     if (isinstance(pa, pld_pmf.SparsePLDPmf) and isinstance(pb, pld_pmf.SparsePLDPmf)
             and pa.size * pb.size <= pld_pmf._MAX_PMF_SPARSE_SIZE):
-        return prop + _gamma(min(a.size, b.size) + 2) * Sa * b2, L
+        return prop + _gamma(min(a.size, b.size) + 2) * Sa * (_norm2(b) + eb), L
     N = _fft.next_fast_len(L)
     eF = _fft_rel(N)
-    body = eF * (a2 * Sb + Sa * b2) * (1 + eF) + 4 * _U * Sa * b2 * (1 + eF) ** 2 + eF * (1 + eF) ** 3 * Sa * b2
-    return prop + body, N
+    ma = np.abs(_fft.fft(a, N)) + 2 * eF * Sa     # >= |exact| and |scipy.signal's computed| entries
+    mb = np.abs(_fft.fft(b, N)) + 2 * eF * Sb
+    dz = eF * Sa * mb + eF * Sb * ma + (eF * eF * Sa * Sb) + 4 * _U * ma * mb
+    zn = _norm2(ma * mb)
+    sq = math.sqrt(N)
+    out = (_norm2(dz) + eF * (1 + eF) * (zn + _norm2(dz))) / sq + _U * zn / sq
+    return prop + out * (1 + 4 * _U), L
 
 
 class _RoundOff:
@@ -913,7 +946,7 @@ class _RoundOff:
 
     def __init__(self):
         self.vec = {"remove": 0.0, "add": 0.0}     # 2-norm error of the current computed PMF vector
-        self.n = {"remove": 1, "add": 1}           # length of the (circular) vector it was computed on
+        self.n = {"remove": 1, "add": 1}           # length of the current PMF vector
         self.inf = {"remove": 0.0, "add": 0.0}     # error that reached the infinity mass
 
 
@@ -926,34 +959,36 @@ def _distinct(pld):
     return {"remove": pld._pmf_remove} if pld._pmf_add is pld._pmf_remove else _pmfs(pld)
 
 
-def _dropped(ro: _RoundOff, side: str, pmf) -> float:
-    """Error bound of the entries of the last computed vector that its truncation removed (to the
-    infinity mass or dropped): at most sqrt(their number) times the vector's 2-norm error."""
-    return math.sqrt(max(ro.n[side] - pmf.size, 0)) * ro.vec[side]
-
-
 def _track_self_compose(ro: _RoundOff, pld, R: int, result) -> None:
-    """Update ``ro`` (the bounds of ``pld``) to those of ``result = pld.self_compose(R)``."""
+    """Update ``ro`` (the bounds of ``pld``) to those of ``result = pld.self_compose(R)``.
+
+    The entries outside the kept window are discarded (their exact mass is the truncation t, which
+    ``dp_accounting`` adds to the infinity mass exactly); 1 - (1 - m)^R moves an error of the input's
+    infinity mass by at most R times."""
     outs, ins = _pmfs(result), _pmfs(pld)
-    same = ins["add"] is ins["remove"] and ro.vec["add"] == ro.vec["remove"] and ro.inf["add"] == ro.inf["remove"]
-    for side in (("remove",) if same else ("remove", "add")):
-        pmf = ins[side]
-        e, N = _self_compose_error(pmf, R, ro.vec[side], outs[side].size)
-        # 1 - (1 - m)^R moves an error of the input's infinity mass by at most R times
-        ro.inf[side] = R * (ro.inf[side] + _dropped(ro, side, pmf))
-        ro.vec[side], ro.n[side] = e, N
-    if same:
-        ro.inf["add"], ro.vec["add"], ro.n["add"] = ro.inf["remove"], ro.vec["remove"], ro.n["remove"]
+    for side in ("remove", "add"):
+        if side == "add" and ins["add"] is ins["remove"] and ro.vec["add"] == ro.vec["remove"]:
+            e = ro.vec["remove"]                   # symmetric: the same computation
+        else:
+            e, _ = _self_compose_error(ins[side], R, ro.vec[side], outs[side].size)
+        ro.inf[side] = R * ro.inf[side]
+        ro.vec[side], ro.n[side] = e, outs[side].size
 
 
-def _track_compose(ro: _RoundOff, total, ro_b: _RoundOff, pld_b) -> None:
-    """Update ``ro`` (the bounds of ``total``) to those of ``total.compose(pld_b)``."""
-    pa, pb = _pmfs(total), _pmfs(pld_b)
-    for side in ro.vec:
-        e, N = _compose_error(pa[side], pb[side], ro.vec[side], ro_b.vec[side])
-        # m_a + m_b - m_a m_b moves by at most the sum of the two errors
-        ro.inf[side] += _dropped(ro, side, pa[side]) + ro_b.inf[side] + _dropped(ro_b, side, pb[side])
-        ro.vec[side], ro.n[side] = e, N
+def _track_compose(ro: _RoundOff, total, ro_b: _RoundOff, pld_b, result) -> None:
+    """Update ``ro`` (the bounds of ``total``) to those of ``result = total.compose(pld_b)``.
+
+    m_a + m_b - m_a m_b moves by at most the sum of the two errors; the entries of the linear
+    convolution that the truncation moves to the infinity mass (its right tail, counted from the
+    result's window) carry at most sqrt(their number) times the vector's 2-norm error."""
+    pa, pb, pr = _pmfs(total), _pmfs(pld_b), _pmfs(result)
+    for side in ("remove", "add"):
+        e, L = _compose_error(pa[side], pb[side], ro.vec[side], ro_b.vec[side])
+        da, db, dr = pa[side].to_dense_pmf(), pb[side].to_dense_pmf(), pr[side].to_dense_pmf()
+        left = dr._lower_loss - (da._lower_loss + db._lower_loss)
+        right = max((da.size + db.size - 1) - left - dr.size, 0)
+        ro.inf[side] += ro_b.inf[side] + math.sqrt(right) * e
+        ro.vec[side], ro.n[side] = e, dr.size
 
 
 def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0) -> tuple[float, float]:
@@ -973,7 +1008,7 @@ def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0) -> 
         terms = p[sel] * w
         val = float(dp._infinity_mass) + float(np.sum(terms))
         mabs = float(np.sum(np.abs(p[sel])))
-        vec = 0.0 if ro is None else ro.vec[side] * (math.sqrt(max(ro.n[side] - p.size, 0)) + _norm2(w))
+        vec = 0.0 if ro is None else ro.vec[side] * _norm2(w)
         err = ((_gamma(math.ceil(math.log2(max(p.size, 2))) + 2) + 4 * _U) * (float(np.sum(np.abs(terms)))
                + float(dp._infinity_mass))
                + _U * (abs(eps) + float(np.max(np.abs(loss), initial=0.0))) * mabs
@@ -1062,15 +1097,16 @@ def _compose_all(parts, extra=()):
         if total is None:
             total, ro = pld, part
         else:
-            _track_compose(ro, total, part, pld)
-            total = total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            nxt = total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
+            _track_compose(ro, total, part, pld, nxt)
+            total = nxt
     for pld in extra:
         try:
             nxt = total.compose(pld, tail_mass_truncation=TAIL_MASS_TRUNCATION)
         except ValueError as exc:
             raise ParameterError("extra_plds", f"cannot be composed with the shuffled rounds ({exc}); build them "
                                  "with the same value_discretization_interval and pessimistic_estimate=True") from exc
-        _track_compose(ro, total, _RoundOff(), pld)
+        _track_compose(ro, total, _RoundOff(), pld, nxt)
         total = nxt
     return total, calls, ro
 

@@ -229,7 +229,19 @@ def test_calibrate_rounds_agrees_with_max_rounds():
     got = calibrate_dp_mechanism(lambda: PLDAccountant(value_discretization_interval=d, lower=False),
                                  lambda r: dpa.SelfComposedDpEvent(ShuffledRoundEvent(m, n), r),
                                  1.0, 1e-8, ExplicitBracketInterval(1, 4 * R), discrete=True)
-    assert R - 1 <= got <= R
+    # max_rounds charges the composition's floating-point round-off (a certified R); the accountant's
+    # get_epsilon is dp_accounting's own, which does not. So R <= got, and got is at most the largest R
+    # whose dp_accounting total (no round-off charged) fits, found here by direct composition.
+    pld = acc.to_pld(m, n, value_discretization_interval=d)
+    lo_r, hi_r = R, 2 * R
+    while hi_r - lo_r > 1:                       # largest r with the uncharged total <= 1 (monotone in r)
+        mid = (lo_r + hi_r) // 2
+        if pld.self_compose(mid).get_epsilon_for_delta(1e-8) <= 1.0:
+            lo_r = mid
+        else:
+            hi_r = mid
+    assert R - 1 <= got <= lo_r
+    assert lo_r <= R * 1.01                      # the round-off charge costs under 1 % of the rounds
 
 
 def _calibrate_eps0(n, R, rel_tol):
@@ -299,7 +311,9 @@ def test_extra_events_enter_upper_and_lower():
     pld = dpl.from_gaussian_mechanism(sigma, value_discretization_interval=d, neighboring_relation=NR.REPLACE_ONE)
     with_pld = sa.compose_rounds([(m, n, R)], delta=1e-6, value_discretization_interval=d, extra_plds=[pld],
                                  neighboring_relation="replace_one")
-    assert with_event.upper == pytest.approx(with_pld.upper, rel=1e-9)
+    # the same Gaussian PLD either way; the certified round-off charges of the composition (about 1e-12 in
+    # delta) depend on the PMF representation and move epsilon by ~1e-8 relative
+    assert with_event.upper == pytest.approx(with_pld.upper, rel=1e-7)
     assert with_event.upper >= base.upper
     # the event's optimistic PLD raises the lower bound; the PLD alone cannot
     assert with_event.lower > base.lower + 0.05 and with_event.lower <= with_event.upper

@@ -97,10 +97,12 @@ References
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import heapq
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -283,7 +285,51 @@ def _convolve(wins: list):
     return out, rho + 4 * _EPS, eta
 
 
-@functools.lru_cache(maxsize=48)
+#: Count laws kept for reuse (most recently used first out of the limit): an ε query of the default method
+#: and its δ check evaluate mostly the same laws, as do the ε and δ queries of one (eps0, n).
+LAW_CACHE_BYTES = 96 * 2**20
+LAW_CACHE_ENTRIES = 8192
+
+
+class _LawCache:
+    """A least-recently-used cache of count laws bounded in bytes and entries (thread safe)."""
+
+    def __init__(self, fn):
+        self._fn = fn
+        self._data: collections.OrderedDict = collections.OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.__wrapped__ = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *key):
+        with self._lock:
+            hit = self._data.get(key)
+            if hit is not None:
+                self._data.move_to_end(key)
+                return hit
+        value = self._fn(*key)
+        size = value[1].nbytes
+        with self._lock:
+            if key not in self._data:
+                self._data[key] = value
+                self._bytes += size
+                while self._data and (self._bytes > LAW_CACHE_BYTES or len(self._data) > LAW_CACHE_ENTRIES):
+                    _, old = self._data.popitem(last=False)
+                    self._bytes -= old[1].nbytes
+        return value
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self._bytes = 0
+
+    def cache_info(self) -> dict:
+        with self._lock:
+            return {"entries": len(self._data), "bytes": self._bytes}
+
+
+@_LawCache
 def _law(eps0: float, a: int, c0: int, k0: int):
     """PMF of Bin(a, p1) + Bin(c0, p0) + Bin(k0, 1/2) on a window: (start, f, rho, eta, tau).
 

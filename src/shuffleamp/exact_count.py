@@ -62,9 +62,9 @@ Facts used (derived here)
    a first-order loss that no mixture of shifts can avoid: every law in the block has the same
    variance N p0 p1, so a common component that is mixed over shifts has less.  Certifying the worst
    case to 1e-6 therefore takes blocks of about 1e-6 N / 0.3 datasets near the worst one: the search
-   converges at n <= 1e4 in a few hundred pairs, needs about 1800 at n = 1e5, and at n >= 1e6 stops
-   on its pair budget with a bracket of about 0.4 % (n = 1e6) to 2.5 % (n = 1e9) in the default's
-   budget (``bench/results_binary_rr.md``).  Closing it at large n needs a block bound whose loss is
+   converges at n <= 1e4 in a few hundred pairs, needs over a thousand at n = 1e5, and beyond stops on
+   the default's pair budget with a bracket of a few tenths of a percent (n = 1e5, 1e6) to 2.5 %
+   (n = 1e8, 1e9) (``bench/results_binary_rr.md``).  Closing it at large n needs a block bound whose loss is
    of higher order in j/N, e.g. comparing each dataset of a block with a moment-matched mixture of
    integer shifts of one evaluated dataset (whose value is at most that dataset's, the optimum over
    thresholds absorbing the shifts), through a finite-difference Taylor bound of the common users'

@@ -150,7 +150,9 @@ INITIAL_BLOCKS = 8
 _EPS = 2.220446049250313e-16
 #: Machine epsilon of the long double the count kernels run their recurrences and cumulative sums in
 #: (2^-63 on x86-64; equal to ``_EPS`` on platforms whose long double is a double).
-_EPS_LD = _kern.long_double_epsilon()
+#: A kernel built before the long double recurrence has no ``long_double_epsilon`` and runs in double: its
+#: windows are then charged with the double epsilon (sound for either build).
+_EPS_LD = _kern.long_double_epsilon() if hasattr(_kern, "long_double_epsilon") else _EPS
 
 
 # --------------------------------------------------------------------------- count laws
@@ -182,6 +184,9 @@ def _check_eps0(eps0: float) -> float:
     return eps0
 
 
+_CHERNOFF_KERNEL = hasattr(_kern, "chernoff_window")
+
+
 def _binom_window(N: int, p: float, tau: float, q: float | None = None):
     """Window [lo, hi] of Bin(N, p) with mass <= tau below lo and <= tau above hi (Chernoff); ``q`` = 1 - p."""
     if N == 0:
@@ -190,7 +195,7 @@ def _binom_window(N: int, p: float, tau: float, q: float | None = None):
         return N, N
     if p <= 0.0:
         return 0, 0
-    if p < 1.0:       # the compiled bisection (same formula and integer search as below, ~10x faster)
+    if p < 1.0 and _CHERNOFF_KERNEL:     # the compiled bisection (same formula and search as below, ~10x faster)
         return _kern.chernoff_window(N, p, tau, -1.0 if q is None else q)
     log_tau = math.log(tau)
     mean = N * p

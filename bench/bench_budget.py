@@ -4,6 +4,11 @@ largest histogram eps0, the total over days) and its plot.
 Writes ``bench/results_budget.md`` and ``bench/plan_year.png``.  Run from the repository root:
 
     python bench/bench_budget.py            # about 2 minutes on an idle 2-core machine
+    python bench/bench_budget.py --setup    # the README's two set-up commands (about 10 minutes)
+
+``--setup`` copies the committed tree (``git archive HEAD``) to a temporary directory, makes a fresh
+virtual environment and times the README's two install commands there one after the other, each with
+pip's isolated build; it writes ``bench/results_budget_setup.md``.
 
 Start-up: ``shuffleamp --version`` and ``shuffleamp epsilon --mechanism krr --k 10 --eps0 1 --n 1e6 --delta 1e-8``
 are run alternately as fresh processes (``python -m shuffleamp.cli``, so a launcher script's own start-up is
@@ -79,7 +84,46 @@ def year() -> dict:
     return out
 
 
+def setup_commands() -> None:
+    import shutil
+    import tempfile
+
+    root = HERE.parent
+    tmp = Path(tempfile.mkdtemp(prefix="shuffleamp-setup-"))
+    try:
+        src = tmp / "src"
+        src.mkdir()
+        archive = subprocess.run(["git", "archive", "HEAD"], cwd=root, check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+        subprocess.run([sys.executable, "-m", "venv", str(tmp / "venv")], check=True)
+        py = str(tmp / "venv" / "bin" / "python")
+        rows = []
+        for cmd in ([py, "-m", "pip", "install", "-v", "."], [py, "-m", "pip", "install", "-v", ".[test]"]):
+            t = time.perf_counter()
+            done = subprocess.run(cmd, cwd=src, capture_output=True, text=True)
+            wall = time.perf_counter() - t
+            log = done.stdout + done.stderr
+            compiled = log.count("building 'shuffleamp._ext.")
+            reused = log.count("reusing the compiled shuffleamp._ext.")
+            rows.append((" ".join(["python", *cmd[1:]]), wall, done.returncode, compiled, reused))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    load = os.getloadavg()
+    lines = ["# Set-up: the README's two install commands", "",
+             f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, load "
+             f"average {load[0]:.1f} at the end. Command: `python bench/bench_budget.py --setup` "
+             f"({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC); a fresh venv and a fresh copy of the tree, the "
+             "two commands one after the other (pip's download cache may be warm).", "",
+             "| command | wall s | exit | kernels compiled | kernels reused |", "|---|---|---|---|---|",
+             *(f"| `{c}` | {w:.0f} | {rc} | {n} | {r} |" for c, w, rc, n, r in rows), ""]
+    (HERE / "results_budget_setup.md").write_text("\n".join(lines), encoding="utf-8")
+    print("\n".join(lines))
+
+
 def main() -> None:
+    if "--setup" in sys.argv[1:]:
+        setup_commands()
+        return
     s = startup()
     y = year()
     load = os.getloadavg()

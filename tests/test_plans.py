@@ -358,3 +358,32 @@ def test_realistic_year_end_to_end(tmp_path, capsys):
         doc["collection"][0]["eps0"] = eps0
         out = report(parse_plan(doc), progress=False)
         assert (out["verdict"] == "holds") is (status == 0)
+
+
+@pytest.mark.parametrize("change,field,where", [
+    (lambda d: d["collection"][1].update(rounds="daily"), "rounds", "plan row 2 ('sites')"),
+    (lambda d: d["collection"][0].update(colour="red"), "colour", "plan row 1 ('histogram')"),
+    (lambda d: d["collection"][1].update(delta=2.0), "delta", "plan row 2 ('sites')"),
+    (lambda d: d["collection"][0].update(eps0=[1.0, -1.0]), "eps0", "plan row 1 ('histogram')"),
+    (lambda d: d["budget"].update(epsilon="one"), "plan", "field 'budget.epsilon'"),
+    (lambda d: d["budget"].pop("delta"), "plan", "field 'budget.delta': missing"),
+])
+def test_schema_errors_name_the_key_and_the_collection(change, field, where):
+    doc = json.loads(json.dumps(SMALL))
+    change(doc)
+    with pytest.raises(PlanError) as e:
+        parse_plan(doc)
+    assert e.value.parameter == field and where in str(e.value)
+
+
+def test_plan_delta_without_a_budget_is_the_smallest_collection_delta():
+    from shuffleamp.config import plan_delta
+
+    doc = json.loads(json.dumps(SMALL))
+    del doc["budget"]
+    doc["collection"][1]["delta"] = 1e-9
+    rows = parse_plan(doc)
+    assert plan_delta(rows) == 1e-9 and plan_delta(rows, 1e-5) == 1e-5
+    with pytest.raises(ParameterError) as e:
+        plan_delta(rows, 1.5)
+    assert e.value.parameter == "delta"

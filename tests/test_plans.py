@@ -387,3 +387,18 @@ def test_plan_delta_without_a_budget_is_the_smallest_collection_delta():
     with pytest.raises(ParameterError) as e:
         plan_delta(rows, 1.5)
     assert e.value.parameter == "delta"
+
+
+def test_one_epsilon_call_imports_no_more_than_version(tmp_path):
+    """Start-up: a single ``shuffleamp epsilon`` call loads the modules ``--version`` loads and the evaluation's
+    own, not scipy.stats / scipy.optimize / scipy.fft / dp_accounting (imported on use)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, io, contextlib\nfrom shuffleamp.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['epsilon', '--mechanism', 'krr', '--k', '10', '--eps0', '1', '--n', '1e6', '--delta', '1e-8'])\n"
+            "print(sorted(m for m in ('scipy.stats', 'scipy.optimize', 'scipy.fft', 'dp_accounting', 'matplotlib')"
+            " if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

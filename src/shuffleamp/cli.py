@@ -678,7 +678,7 @@ def _cmd_plan_query(args: argparse.Namespace) -> int:
                                            f"{args.command} is searched)")
     ceiling = PLAN_QUERY_OPTIONS[args.command]
     given = sorted(dest for dest in getattr(args, "_given", set())
-                   if dest not in ("query_plan", "collection", ceiling, "rtol"))
+                   if dest not in ("query_plan", "collection", ceiling))
     if given:
         raise ParameterError(given[0], f"not used with --plan (the plan fixes every other parameter; --{given[0].replace('_', '-')} "
                                        "belongs to the single-mechanism query)")

@@ -358,3 +358,47 @@ def test_realistic_year_end_to_end(tmp_path, capsys):
         doc["collection"][0]["eps0"] = eps0
         out = report(parse_plan(doc), progress=False)
         assert (out["verdict"] == "holds") is (status == 0)
+
+
+@pytest.mark.parametrize("change,field,where", [
+    (lambda d: d["collection"][1].update(rounds="daily"), "rounds", "plan row 2 ('sites')"),
+    (lambda d: d["collection"][0].update(colour="red"), "colour", "plan row 1 ('histogram')"),
+    (lambda d: d["collection"][1].update(delta=2.0), "delta", "plan row 2 ('sites')"),
+    (lambda d: d["collection"][0].update(eps0=[1.0, -1.0]), "eps0", "plan row 1 ('histogram')"),
+    (lambda d: d["budget"].update(epsilon="one"), "plan", "field 'budget.epsilon'"),
+    (lambda d: d["budget"].pop("delta"), "plan", "field 'budget.delta': missing"),
+])
+def test_schema_errors_name_the_key_and_the_collection(change, field, where):
+    doc = json.loads(json.dumps(SMALL))
+    change(doc)
+    with pytest.raises(PlanError) as e:
+        parse_plan(doc)
+    assert e.value.parameter == field and where in str(e.value)
+
+
+def test_plan_delta_without_a_budget_is_the_smallest_collection_delta():
+    from shuffleamp.config import plan_delta
+
+    doc = json.loads(json.dumps(SMALL))
+    del doc["budget"]
+    doc["collection"][1]["delta"] = 1e-9
+    rows = parse_plan(doc)
+    assert plan_delta(rows) == 1e-9 and plan_delta(rows, 1e-5) == 1e-5
+    with pytest.raises(ParameterError) as e:
+        plan_delta(rows, 1.5)
+    assert e.value.parameter == "delta"
+
+
+def test_one_epsilon_call_imports_no_more_than_version(tmp_path):
+    """Start-up: a single ``shuffleamp epsilon`` call loads the modules ``--version`` loads and the evaluation's
+    own, not scipy.stats / scipy.optimize / scipy.fft / dp_accounting (imported on use)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, io, contextlib\nfrom shuffleamp.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['epsilon', '--mechanism', 'krr', '--k', '10', '--eps0', '1', '--n', '1e6', '--delta', '1e-8'])\n"
+            "print(sorted(m for m in ('scipy.stats', 'scipy.optimize', 'scipy.fft', 'dp_accounting', 'matplotlib')"
+            " if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

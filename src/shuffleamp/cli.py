@@ -42,7 +42,10 @@ null and ``error`` is ``{"type", "parameter", "message"}``; the JSON still goes 
 Exit status: 0 on success; 2 on bad input (a usage error or a rejected value: ``error: <message>``
 on stderr, or the JSON error document); 1 on any other deliberate failure (e.g. a resource limit);
 70 on an internal error (a bug: a short message asking to report it, never a traceback; set
-``SHUFFLEAMP_TRACEBACK=1`` to see it); 130 when interrupted.
+``SHUFFLEAMP_TRACEBACK=1`` to see it); 130 when interrupted.  ``report`` on a plan with a ``[budget]``
+gates on the verdict: 0 when the certified upper total is within the budget, 3 when even the certified
+lower total exceeds it (:data:`EXIT_BUDGET_EXCEEDED`), 4 when the upper exceeds it and the lower does not
+(:data:`EXIT_BUDGET_UNDECIDED`); with scenarios, the worst scenario's.
 """
 
 from __future__ import annotations
@@ -412,7 +415,11 @@ def build_parser() -> argparse.ArgumentParser:
                                    "name, mechanism, eps0, n, delta, optional k/d/matrix, rounds or schedule, "
                                    "and comment; an optional [budget] table with epsilon and delta): the "
                                    "per-round epsilon, each collection's total over its rounds, and the grand "
-                                   "total for a user in every collection, checked against the budget. "
+                                   "total for a user in every collection, checked against the budget; every "
+                                   "total is at the [budget] delta. List-valued fields are scenarios, each "
+                                   "evaluated on its own. Exit status: 0 budget holds (certified), 3 exceeded "
+                                   "(even the lower total is above it), 4 undecided (the upper total is above "
+                                   "it, the lower is not). "
                                    "Without a plan the plan shipped with the package is used; "
                                    "`shuffleamp plan-template` prints a commented starting plan.")
     p.add_argument("plan", nargs="?", metavar="PLAN", help="plan file (.toml or .json)")
@@ -770,7 +777,7 @@ def _cmd_plan_query(args: argparse.Namespace) -> int:
                                            f"{args.command} is searched)")
     ceiling = PLAN_QUERY_OPTIONS[args.command]
     given = sorted(dest for dest in getattr(args, "_given", set())
-                   if dest not in ("query_plan", "collection", ceiling, "rtol"))
+                   if dest not in ("query_plan", "collection", ceiling))
     if given:
         raise ParameterError(given[0], f"not used with --plan (the plan fixes every other parameter; --{given[0].replace('_', '-')} "
                                        "belongs to the single-mechanism query)")
@@ -1323,7 +1330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         Exit status: 0 on success; 2 on bad input (``error: <message>`` on stderr, or under
         ``--json`` a JSON document on stdout whose ``error`` has ``type``, ``parameter`` and
         ``message``); 1 on other deliberate failures (e.g. a resource limit); 70 on an internal
-        error (a short message asking to report it; no traceback); 130 when interrupted.
+        error (a short message asking to report it; no traceback); 130 when interrupted; ``report``
+        with a budget: 3 when it is exceeded, 4 when undecided (:data:`VERDICT_EXIT`).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = None

@@ -16,20 +16,31 @@ A plan is a TOML (read with :mod:`tomllib`) or JSON document holding an array of
     k = 10                  # the parameters the mechanism declares: k, d, matrix, or a plugin's own
     eps0 = 4.0              # local ε0 of the randomizer, in nats
     n = 1_000_000           # number of users whose reports are shuffled together
-    delta = 1e-8            # target δ of the central guarantee
+    delta = 1e-8            # δ of the per-round ε (default: the [budget] δ)
+    rounds = 365            # shuffled rounds one user takes part in (default 1)
     comment = "what this row models"   # optional
 
-A JSON plan is either ``{"collection": [ {...}, ... ]}`` or a bare list of row objects.
+    [budget]                # optional: the total one user may spend
+    epsilon = 1.0           # nats
+    delta = 1e-9            # the δ of every total (each collection's and the grand total)
 
 The fields a mechanism takes are the parameters it declares (``Mechanism.param_specs``): a mechanism
 registered by a plugin (entry-point group ``shuffleamp.mechanisms``) takes its own fields in plans
 too (e.g. ``mechanism = "ksubset"``, ``k = 5``, ``s = 2``); a required one left out is an error naming it.
 
+A JSON plan is either ``{"collection": [ {...}, ... ], "budget": {...}}`` or a bare list of row objects.
+The schema (every key, type, unit and default) is in the documentation's "Plan files" page.
+
+One δ per plan: the ``[budget]`` δ (without a budget, the smallest row δ; :func:`plan_delta`) is the δ of
+every total; a row's ``delta`` is the δ of its per-round ε only.
+
 ``eps0``, ``n``, ``delta``, ``k``, ``d``, ``q``, ``rounds`` and the other numeric parameters a mechanism
-declares may be lists: the row then stands for
-every combination (a product, the last field varying fastest), one collection each, named after
-the row and its values, e.g. ``eps0 = [1, 2, 4]`` and ``n = [1000, 1_000_000]`` give six
-collections ``"emoji usage [eps0=1, n=1000]"``, ..., ``"emoji usage [eps0=4, n=1000000]"``.
+declares may be lists: the plan then stands for one
+*scenario* per combination of the lists over every row (a product, the last field varying fastest),
+each a plan of its own (:class:`Scenario`, ``Plan.scenarios``) evaluated separately, never charged to
+one budget together; e.g. ``eps0 = [1, 2, 4]`` and ``n = [1000, 1_000_000]`` give six scenarios with
+values ``{"emoji usage.eps0": 1, "emoji usage.n": 1000}``, ....  More than :data:`MAX_SCENARIOS` are
+refused (a PlanError naming the list-valued keys and the count).
 
 ``matrix`` is either the path of a CSV file (rows are inputs; a relative path is
 resolved against the directory of the plan file) or an inline array of rows.
@@ -276,9 +287,7 @@ class Plan(list):
 
         The ``[budget]`` table's ``delta`` when the plan has one, else the smallest collection ``delta``.
         """
-        if self.budget is not None:
-            return float(self.budget["delta"])
-        return min(r.delta for r in self)
+        return plan_delta(self)
 
 
 @dataclass(frozen=True)

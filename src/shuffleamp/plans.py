@@ -58,9 +58,8 @@ def _as_plan(plan) -> Plan:
     if isinstance(plan, (str, os.PathLike)) or plan is None:
         return load_plan(plan)
     if not isinstance(plan, Plan):
-        if isinstance(plan, (list, tuple)) and all(hasattr(r, "build") for r in plan):
-            out = Plan(plan)
-            return out
+        if isinstance(plan, (list, tuple)) and plan and all(hasattr(r, "build") for r in plan):
+            return Plan(plan)
         raise ParameterError("plan", f"must be a plan (shuffleamp.config.load_plan) or a plan file, got "
                                      f"{type(plan).__name__}")
     return plan

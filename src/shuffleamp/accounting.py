@@ -149,7 +149,8 @@ their round-off bound.  The composed δ is :math:`E[(1 - x e^{-\sum L})_+]` over
 non-decreasing in every loss and in every mass, so moving mass down or deleting it only lowers it.
 The same is done for the reverse ordering (the PLD's "add" direction).  The information lost is the
 convex-hull gap between g and H, second order in the cell width (as connect-the-dots on the upper
-side), plus the grid rounding (at most one step d / LOWER_REFINE per round, about half on average).
+side), plus the grid rounding (at most one step of the lower grid per round, about half on average; the lower
+grid is d / LOWER_REFINE, halved when a round type's own scale is finer than the common step d).
 Tested against exact R-fold compositions of enumerated pairs in ``tests/test_accounting.py``.
 
 **H. Round-off of the composition.**  ``dp_accounting`` composes by FFT: ``self_compose(R)``
@@ -222,6 +223,9 @@ TAIL_MASS_TRUNCATION = 1e-15
 MAX_GRID_STEPS = 20_000_000
 #: The optimistic lower-bound PLD uses the grid step d / LOWER_REFINE (floor rounding costs up to R d).
 LOWER_REFINE = 4
+#: Further refinement of the lower-bound grid (power of 2, at most this) for round types whose own
+#: scale is finer than the common step.
+MIXED_REFINE = 2
 #: Profile evaluations per side of a population's PLD (each costs one Bromwich integral per group).
 POPULATION_POINTS = 64
 #: Profile evaluations per side of a concrete pair's privacy-loss buckets (argument G; second-order
@@ -1272,9 +1276,13 @@ def _total_lower(rts, rounds, d, points, epsilon, delta):
         gap1 = float(r.upper) / lo1 - 1.0 if lo1 > 0 else math.inf
         if gap1 >= per_round[1]:
             per_round = (m.describe().get("mechanism", "round") if hasattr(m, "describe") else "round", gap1)
+    # the lower grid: d / LOWER_REFINE, finer (up to MIXED_REFINE times) when a round type's own scale
+    # is finer than the common step (its losses are rounded down by up to one step every round)
+    finest = min((rt.own_interval(points) for rt in rts if rt.edge > 0), default=d)
+    d_lo = d / LOWER_REFINE / min(MIXED_REFINE, 2 ** max(0, math.ceil(math.log2(d / finest))))
     parts, labels = [], []
     for rt, (_, _, R) in zip(rts, rounds):
-        cands = _lower_plds(rt, d, points, d / LOWER_REFINE)
+        cands = _lower_plds(rt, d, points, d_lo)
         if not cands:
             return single, "single-round", 0.0, per_round
         if len(cands) > 1:            # the best concrete pair of this round type on its own

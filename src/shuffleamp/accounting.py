@@ -230,7 +230,7 @@ MIXED_REFINE = 2
 POPULATION_POINTS = 64
 #: Profile evaluations per side of a concrete pair's privacy-loss buckets (argument G; second-order
 #: accurate in the spacing, so fewer points than the upper PLD's suffice).
-LOWER_POINTS = 256
+LOWER_POINTS = 128
 #: Binomial window of the concrete-pair lower bound: mean ± LOWER_WINDOW_SD standard deviations.
 LOWER_WINDOW_SD = 14.0
 _U = float(np.finfo(np.float64).eps)
@@ -382,11 +382,15 @@ class _Round:
         profile of a dominating pair, argument C), so their minimum is too, which is all argument D
         needs; the decomposition profile only matters beyond the exact profile's certified floor.
         """
-        dec = _certified_profile(self.fams, self.n, eps, "upper")
         if self.binary_eps0 is not None:
             from .exact_count import profile_binary_rr
-            return np.minimum(np.minimum(profile_binary_rr(self.binary_eps0, self.n, eps)[0], dec), 1.0)
-        return dec
+            eps = np.asarray(eps, dtype=np.float64)
+            out = np.minimum(profile_binary_rr(self.binary_eps0, self.n, eps)[0], 1.0)
+            low = out < 1e-8          # near the exact profile's certified floor
+            if low.any():
+                out[low] = np.minimum(out[low], _certified_profile(self.fams, self.n, eps[low], "upper"))
+            return out
+        return _certified_profile(self.fams, self.n, eps, "upper")
 
     @classmethod
     def make(cls, mechanism, n: int, tail_delta: float) -> _Round:
@@ -959,12 +963,17 @@ def _self_compose_error(pmf, R: int, e_in: float, out_size: int):
     N = _fft.next_fast_len(max(out_size, a.size))
     eF = _fft_rel(N)
     ey = eF * S                                   # every computed FFT entry within ey (componentwise)
-    m = np.abs(_fft.fft(a, N)) + 2 * ey           # >= |exact entry| and |dp_accounting's computed entry|
-    # power: (exact + e)^R - exact^R, and the power's own rounding, entry by entry
-    dz = R * ey * m ** (R - 1) + 4 * _U * ((R * math.pi + 2) * m ** R + (2 / math.e) * m ** (R / 2))
-    zn = _norm2(m ** R)                           # >= 2-norm of the computed power
+    # the spectrum of a real vector is conjugate-symmetric: its 2-norms are at most sqrt(2) times
+    # those over the half spectrum (rfft)
+    m = np.abs(_fft.rfft(a, N)) + 2 * ey          # >= |exact entry| and |dp_accounting's computed entry|
+    # power: (exact + e)^R - exact^R, and the power's own rounding, entry by entry (one pow, rounded up)
+    mh = m ** (R / 2) * (1 + 8 * _U)
+    mR = mh * mh * (1 + 2 * _U)
+    dz = R * ey * mR / np.maximum(m, 1e-300) * (1 + 2 * _U) + 4 * _U * ((R * math.pi + 2) * mR + (2 / math.e) * mh)
+    zn = math.sqrt(2.0) * _norm2(mR)              # >= 2-norm of the computed power
+    dzn = math.sqrt(2.0) * _norm2(dz)
     sq = math.sqrt(N)
-    out = (_norm2(dz) + eF * (1 + eF) * (zn + _norm2(dz))) / sq + _U * zn / sq
+    out = (dzn + eF * (1 + eF) * (zn + dzn)) / sq + _U * zn / sq
     return prop + out * (1 + 4 * _U), N
 
 
@@ -984,12 +993,13 @@ def _compose_error(pa, pb, ea: float, eb: float):
         return prop + _gamma(min(a.size, b.size) + 2) * Sa * (_norm2(b) + eb), L
     N = _fft.next_fast_len(L)
     eF = _fft_rel(N)
-    ma = np.abs(_fft.fft(a, N)) + 2 * eF * Sa     # >= |exact| and |scipy.signal's computed| entries
-    mb = np.abs(_fft.fft(b, N)) + 2 * eF * Sb
+    ma = np.abs(_fft.rfft(a, N)) + 2 * eF * Sa    # >= |exact| and |scipy.signal's computed| entries
+    mb = np.abs(_fft.rfft(b, N)) + 2 * eF * Sb    # (half spectra: norms times sqrt(2))
     dz = eF * Sa * mb + eF * Sb * ma + (eF * eF * Sa * Sb) + 4 * _U * ma * mb
-    zn = _norm2(ma * mb)
+    zn = math.sqrt(2.0) * _norm2(ma * mb)
+    dzn = math.sqrt(2.0) * _norm2(dz)
     sq = math.sqrt(N)
-    out = (_norm2(dz) + eF * (1 + eF) * (zn + _norm2(dz))) / sq + _U * zn / sq
+    out = (dzn + eF * (1 + eF) * (zn + dzn)) / sq + _U * zn / sq
     return prop + out * (1 + 4 * _U), L
 
 
@@ -1034,8 +1044,14 @@ def _track_compose(ro: _RoundOff, total, ro_b: _RoundOff, pld_b, result) -> None
     convolution that the truncation moves to the infinity mass (its right tail, counted from the
     result's window) carry at most sqrt(their number) times the vector's 2-norm error."""
     pa, pb, pr = _pmfs(total), _pmfs(pld_b), _pmfs(result)
+    done = None
     for side in ("remove", "add"):
-        e, L = _compose_error(pa[side], pb[side], ro.vec[side], ro_b.vec[side])
+        if (side == "add" and pa["add"] is pa["remove"] and pb["add"] is pb["remove"]
+                and ro.vec["add"] == ro.vec["remove"] and ro_b.vec["add"] == ro_b.vec["remove"]):
+            e = done                               # symmetric: the same computation
+        else:
+            e, _ = _compose_error(pa[side], pb[side], ro.vec[side], ro_b.vec[side])
+            done = e
         da, db, dr = pa[side].to_dense_pmf(), pb[side].to_dense_pmf(), pr[side].to_dense_pmf()
         left = dr._lower_loss - (da._lower_loss + db._lower_loss)
         right = max((da.size + db.size - 1) - left - dr.size, 0)

@@ -1275,7 +1275,7 @@ def _limit(upper, lower, how, per_round, d) -> str:
     gap = upper / lower - 1.0 if lower > 0 else math.inf
     name, pr = per_round if per_round is not None else ("", 0.0)
     if pr >= 0.5 * gap:
-        return f"per-round bracket ({name}: {pr:.2%})"
+        return f"per-round brackets (widest: {name}, {pr:.2%})"
     return f"discretisation of the composition (grid step {d:.3g})"
 
 

@@ -1449,8 +1449,11 @@ def binary_rr_rounds(eps0: float, n, rounds, *, epsilon: float | None = None, de
     Upper bound: the certified exact single-round profile
     :math:`\delta^*(\varepsilon) = \max` over every neighbouring dataset pair (all ``m``, both
     orderings) of the hockey-stick divergence of the count laws
-    (:func:`shuffleamp.exact_count.profile_binary_rr`), exported as a pessimistic connect-the-dots
-    PLD (module docstring, argument D) and self-composed R times by ``dp_accounting``.  The set of
+    (:func:`shuffleamp.exact_count.profile_binary_rr`; near its certified floor the smaller
+    decomposition profile, both being upper bounds of the exact profile), exported as a pessimistic
+    connect-the-dots PLD (module docstring, argument D) and self-composed R times by
+    ``dp_accounting``, its round-off charged (argument H).  This is what :func:`compose_rounds`
+    does for ``KRR(eps0, 2)``; the function is kept as its named entry point.  The set of
     pairs is swap-closed, so its pointwise-maximum profile is that of a dominating pair (argument C)
     and the total is a certified upper bound without any assumption about which dataset is used in
     which round; it is tighter than :func:`compose_rounds` with ``KRR(eps0, 2)`` (the decomposition

@@ -518,3 +518,27 @@ def test_totals_monotone_and_bracketed(e0, k, n, R, delta):
        n=st.sampled_from([3_000, 50_000, 10**6]), R=st.integers(2, 40), log_delta=st.sampled_from([-6.0, -8.0]))
 def test_totals_monotone_and_bracketed_property(e0, k, n, R, log_delta):
     _check_monotone_and_bracketed(e0, k, n, R, 10.0 ** log_delta)
+
+
+def test_compose_roundoff_bound_holds_against_exact_arithmetic():
+    from fractions import Fraction
+    rng = np.random.default_rng(11)
+    plds, vecs = [], []
+    for size in (60, 45):              # dense PMFs (their product of sizes is above the sparse limit)
+        a = rng.random(size) ** 4
+        a /= a.sum()
+        plds.append(dpl.PrivacyLossDistribution.create_from_rounded_probability(
+            {int(k): float(v) for k, v in enumerate(a)}, 0.0, 1e-3, pessimistic_estimate=True))
+        vecs.append(acc._dense_probs(plds[-1]._pmf_remove))
+    out = plds[0].compose(plds[1], tail_mass_truncation=0.0)
+    ro = acc._RoundOff()
+    acc._track_compose(ro, plds[0], acc._RoundOff(), plds[1], out)
+    fa, fb = ([Fraction(float(x)) for x in v] for v in vecs)
+    exact = [Fraction(0)] * (len(fa) + len(fb) - 1)
+    for i, x in enumerate(fa):
+        for j, y in enumerate(fb):
+            exact[i + j] += x * y
+    computed = acc._dense_probs(out._pmf_remove)
+    assert computed.size == len(exact)
+    err = float(np.linalg.norm(computed - np.array([float(e) for e in exact])))
+    assert err <= ro.vec["remove"] < 1e-13

@@ -149,7 +149,8 @@ their round-off bound.  The composed δ is :math:`E[(1 - x e^{-\sum L})_+]` over
 non-decreasing in every loss and in every mass, so moving mass down or deleting it only lowers it.
 The same is done for the reverse ordering (the PLD's "add" direction).  The information lost is the
 convex-hull gap between g and H, second order in the cell width (as connect-the-dots on the upper
-side), plus the grid rounding (at most one step d / LOWER_REFINE per round, about half on average).
+side), plus the grid rounding (at most one step of the lower grid per round, about half on average; the lower
+grid is d / LOWER_REFINE, halved when a round type's own scale is finer than the common step d).
 Tested against exact R-fold compositions of enumerated pairs in ``tests/test_accounting.py``.
 
 **H. Round-off of the composition.**  ``dp_accounting`` composes by FFT: ``self_compose(R)``
@@ -224,6 +225,9 @@ TAIL_MASS_TRUNCATION = 1e-15
 MAX_GRID_STEPS = 20_000_000
 #: The optimistic lower-bound PLD uses the grid step d / LOWER_REFINE (floor rounding costs up to R d).
 LOWER_REFINE = 4
+#: Further refinement of the lower-bound grid (power of 2, at most this) for round types whose own
+#: scale is finer than the common step.
+MIXED_REFINE = 2
 #: Profile evaluations per side of a population's PLD (each costs one Bromwich integral per group).
 POPULATION_POINTS = 64
 #: Cost model of :func:`compose_rounds`: seconds per round type (edge search, profile grid, single-round
@@ -231,7 +235,7 @@ POPULATION_POINTS = 64
 ROUND_TYPE_SECONDS = 0.25
 #: Profile evaluations per side of a concrete pair's privacy-loss buckets (argument G; second-order
 #: accurate in the spacing, so fewer points than the upper PLD's suffice).
-LOWER_POINTS = 256
+LOWER_POINTS = 128
 #: Binomial window of the concrete-pair lower bound: mean ± LOWER_WINDOW_SD standard deviations.
 LOWER_WINDOW_SD = 14.0
 _U = float(np.finfo(np.float64).eps)
@@ -383,11 +387,15 @@ class _Round:
         profile of a dominating pair, argument C), so their minimum is too, which is all argument D
         needs; the decomposition profile only matters beyond the exact profile's certified floor.
         """
-        dec = _certified_profile(self.fams, self.n, eps, "upper")
         if self.binary_eps0 is not None:
             from .exact_count import profile_binary_rr
-            return np.minimum(np.minimum(profile_binary_rr(self.binary_eps0, self.n, eps)[0], dec), 1.0)
-        return dec
+            eps = np.asarray(eps, dtype=np.float64)
+            out = np.minimum(profile_binary_rr(self.binary_eps0, self.n, eps)[0], 1.0)
+            low = out < 1e-8          # near the exact profile's certified floor
+            if low.any():
+                out[low] = np.minimum(out[low], _certified_profile(self.fams, self.n, eps[low], "upper"))
+            return out
+        return _certified_profile(self.fams, self.n, eps, "upper")
 
     @classmethod
     def make(cls, mechanism, n: int, tail_delta: float) -> _Round:
@@ -907,12 +915,17 @@ def _self_compose_error(pmf, R: int, e_in: float, out_size: int):
     N = _fft.next_fast_len(max(out_size, a.size))
     eF = _fft_rel(N)
     ey = eF * S                                   # every computed FFT entry within ey (componentwise)
-    m = np.abs(_fft.fft(a, N)) + 2 * ey           # >= |exact entry| and |dp_accounting's computed entry|
-    # power: (exact + e)^R - exact^R, and the power's own rounding, entry by entry
-    dz = R * ey * m ** (R - 1) + 4 * _U * ((R * math.pi + 2) * m ** R + (2 / math.e) * m ** (R / 2))
-    zn = _norm2(m ** R)                           # >= 2-norm of the computed power
+    # the spectrum of a real vector is conjugate-symmetric: its 2-norms are at most sqrt(2) times
+    # those over the half spectrum (rfft)
+    m = np.abs(_fft.rfft(a, N)) + 2 * ey          # >= |exact entry| and |dp_accounting's computed entry|
+    # power: (exact + e)^R - exact^R, and the power's own rounding, entry by entry (one pow, rounded up)
+    mh = m ** (R / 2) * (1 + 8 * _U)
+    mR = mh * mh * (1 + 2 * _U)
+    dz = R * ey * mR / np.maximum(m, 1e-300) * (1 + 2 * _U) + 4 * _U * ((R * math.pi + 2) * mR + (2 / math.e) * mh)
+    zn = math.sqrt(2.0) * _norm2(mR)              # >= 2-norm of the computed power
+    dzn = math.sqrt(2.0) * _norm2(dz)
     sq = math.sqrt(N)
-    out = (_norm2(dz) + eF * (1 + eF) * (zn + _norm2(dz))) / sq + _U * zn / sq
+    out = (dzn + eF * (1 + eF) * (zn + dzn)) / sq + _U * zn / sq
     return prop + out * (1 + 4 * _U), N
 
 
@@ -932,12 +945,13 @@ def _compose_error(pa, pb, ea: float, eb: float):
         return prop + _gamma(min(a.size, b.size) + 2) * Sa * (_norm2(b) + eb), L
     N = _fft.next_fast_len(L)
     eF = _fft_rel(N)
-    ma = np.abs(_fft.fft(a, N)) + 2 * eF * Sa     # >= |exact| and |scipy.signal's computed| entries
-    mb = np.abs(_fft.fft(b, N)) + 2 * eF * Sb
+    ma = np.abs(_fft.rfft(a, N)) + 2 * eF * Sa    # >= |exact| and |scipy.signal's computed| entries
+    mb = np.abs(_fft.rfft(b, N)) + 2 * eF * Sb    # (half spectra: norms times sqrt(2))
     dz = eF * Sa * mb + eF * Sb * ma + (eF * eF * Sa * Sb) + 4 * _U * ma * mb
-    zn = _norm2(ma * mb)
+    zn = math.sqrt(2.0) * _norm2(ma * mb)
+    dzn = math.sqrt(2.0) * _norm2(dz)
     sq = math.sqrt(N)
-    out = (_norm2(dz) + eF * (1 + eF) * (zn + _norm2(dz))) / sq + _U * zn / sq
+    out = (dzn + eF * (1 + eF) * (zn + dzn)) / sq + _U * zn / sq
     return prop + out * (1 + 4 * _U), L
 
 
@@ -982,8 +996,14 @@ def _track_compose(ro: _RoundOff, total, ro_b: _RoundOff, pld_b, result) -> None
     convolution that the truncation moves to the infinity mass (its right tail, counted from the
     result's window) carry at most sqrt(their number) times the vector's 2-norm error."""
     pa, pb, pr = _pmfs(total), _pmfs(pld_b), _pmfs(result)
+    done = None
     for side in ("remove", "add"):
-        e, L = _compose_error(pa[side], pb[side], ro.vec[side], ro_b.vec[side])
+        if (side == "add" and pa["add"] is pa["remove"] and pb["add"] is pb["remove"]
+                and ro.vec["add"] == ro.vec["remove"] and ro_b.vec["add"] == ro_b.vec["remove"]):
+            e = done                               # symmetric: the same computation
+        else:
+            e, _ = _compose_error(pa[side], pb[side], ro.vec[side], ro_b.vec[side])
+            done = e
         da, db, dr = pa[side].to_dense_pmf(), pb[side].to_dense_pmf(), pr[side].to_dense_pmf()
         left = dr._lower_loss - (da._lower_loss + db._lower_loss)
         right = max((da.size + db.size - 1) - left - dr.size, 0)
@@ -1227,7 +1247,7 @@ def _limit(upper, lower, how, per_round, d) -> str:
     gap = upper / lower - 1.0 if lower > 0 else math.inf
     name, pr = per_round if per_round is not None else ("", 0.0)
     if pr >= 0.5 * gap:
-        return f"per-round bracket ({name}: {pr:.2%})"
+        return f"per-round brackets (widest: {name}, {pr:.2%})"
     return f"discretisation of the composition (grid step {d:.3g})"
 
 
@@ -1245,9 +1265,13 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None):
         gap1 = float(r.upper) / lo1 - 1.0 if lo1 > 0 else math.inf
         if gap1 >= per_round[1]:
             per_round = (m.describe().get("mechanism", "round") if hasattr(m, "describe") else "round", gap1)
+    # the lower grid: d / LOWER_REFINE, finer (up to MIXED_REFINE times) when a round type's own scale
+    # is finer than the common step (its losses are rounded down by up to one step every round)
+    finest = min((rt.own_interval(points) for rt in rts if rt.edge > 0), default=d)
+    d_lo = d / LOWER_REFINE / min(MIXED_REFINE, 2 ** max(0, math.ceil(math.log2(d / finest))))
     parts, labels = [], []
     for rt, (_, _, R) in zip(rts, rounds):
-        cands = _lower_plds(rt, d, points, d / LOWER_REFINE)
+        cands = _lower_plds(rt, d, points, d_lo)
         if not cands:
             return single, "single-round", 0.0, per_round
         if len(cands) > 1:            # the best concrete pair of this round type on its own
@@ -1426,8 +1450,11 @@ def binary_rr_rounds(eps0: float, n, rounds, *, epsilon: float | None = None, de
     Upper bound: the certified exact single-round profile
     :math:`\delta^*(\varepsilon) = \max` over every neighbouring dataset pair (all ``m``, both
     orderings) of the hockey-stick divergence of the count laws
-    (:func:`shuffleamp.exact_count.profile_binary_rr`), exported as a pessimistic connect-the-dots
-    PLD (module docstring, argument D) and self-composed R times by ``dp_accounting``.  The set of
+    (:func:`shuffleamp.exact_count.profile_binary_rr`; near its certified floor the smaller
+    decomposition profile, both being upper bounds of the exact profile), exported as a pessimistic
+    connect-the-dots PLD (module docstring, argument D) and self-composed R times by
+    ``dp_accounting``, its round-off charged (argument H).  This is what :func:`compose_rounds`
+    does for ``KRR(eps0, 2)``; the function is kept as its named entry point.  The set of
     pairs is swap-closed, so its pointwise-maximum profile is that of a dominating pair (argument C)
     and the total is a certified upper bound without any assumption about which dataset is used in
     which round; it is tighter than :func:`compose_rounds` with ``KRR(eps0, 2)`` (the decomposition

@@ -157,7 +157,8 @@ LOWER_REFINE = 8
 #: Profile evaluations per side of a population's PLD (each costs one Bromwich integral per group).
 POPULATION_POINTS = 64
 #: Cost model of :func:`compose_rounds`: seconds per round type (edge search, profile grid, single-round
-#: and composed lower bound), measured at 0.2-0.5 s on the shared 2-core machine (bench/results_limits.md).
+#: and composed lower bound); measured 0.13 s CPU per 10-RR type (bench/results_limits.md), doubled for
+#: the mechanisms whose single-round queries are slower.
 ROUND_TYPE_SECONDS = 0.25
 #: Binomial window of the concrete-pair lower bound: mean ± LOWER_WINDOW_SD standard deviations.
 LOWER_WINDOW_SD = 14.0

@@ -221,6 +221,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1491,11 +1492,27 @@ class PopulationResult:
         return "\n".join(["PopulationResult"] + [f"  {k.rjust(w)}: {v}" for k, v in rows])
 
 
-#: Cost model of :func:`epsilon` / :func:`delta` (seconds): per target group, a fixed part plus a part per
+#: Cost model of :func:`epsilon` / :func:`delta` (CPU seconds): per target group, a fixed part plus a part per
 #: distinct blanket mass γ of the other users (the mixture's outer function costs O(groups) per node);
-#: fitted on 10-100 groups of 10-RR and binary RR (bench/results_limits.md).
-POP_TARGET_SECONDS = 0.05
-POP_GROUP_SECONDS = 8e-4
+#: measured 0.018-0.02 s per group at 10-50 groups of 10-RR (bench/results_limits.md).  On a loaded machine
+#: the deadline check of :func:`_deadline` stops the evaluation between groups.
+POP_TARGET_SECONDS = 0.015
+POP_GROUP_SECONDS = 1.5e-4
+
+
+def _deadline():
+    """A check to call between groups: ResourceLimitError (``groups``) once the enclosing (or default) time
+    budget is spent."""
+    from ._numerics import _active
+    from .errors import ResourceLimitError
+    b = _active()
+    end = time.monotonic() + b.remaining()
+
+    def check(g: int):
+        if time.monotonic() > end:
+            raise ResourceLimitError(f"population: the time budget max_seconds={b.max_seconds:g} ran out after "
+                                     f"{g} groups; use fewer groups", parameter="groups", resource="time")
+    return check
 
 
 def _check_cost(pop: Population, quantity: str) -> None:
@@ -1578,7 +1595,9 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     rtol = _rtol(rtol)
     _check_cost(pop, "delta")
     out = []
+    check = _deadline()
     for g, gr in enumerate(pop.groups):
+        check(g)
         up, info = _delta_target(pop, g, epsilon, rtol)
         lo, how = _delta_lower(pop, g, epsilon)
         lo = min(lo, up)
@@ -1629,7 +1648,9 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     eps_rtol = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
     _check_cost(pop, "epsilon")
     out = []
+    check = _deadline()
     for g, gr in enumerate(pop.groups):
+        check(g)
         eps_hi = float(gr.mechanism.eps0)
         est = _estimator(pop, g)
         up, info, cnt = epsilon_for_delta(lambda e: _delta_target(pop, g, e, rtol), delta, eps_hi, "upper",

@@ -122,7 +122,7 @@ def test_small_binary_population_is_exact():
 def test_binary_population_at_most_everyone_at_max_exact_count():
     """Every group's upper is at most λ_g-scaled everyone-at-max computed with the exact count law."""
     eps0s = (0.2, 0.5, 0.8, 1.0)
-    pop = sa.population([(KRR(e, 2), 2000) for e in eps0s])
+    pop = sa.population([(KRR(e, 2), 20_000) for e in eps0s])
     delta = 1e-5
     r = sa.epsilon(pop, delta=delta)
     ref = exact_count.epsilon_binary_rr(1.0, pop.n, delta).upper

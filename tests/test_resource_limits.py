@@ -100,3 +100,11 @@ def test_refusal_respects_installed_budget():
         _numerics.check_pld_points(3e7, "x", "rounds")
     with _numerics.budget(max_seconds=1e3, max_memory_gb=64):
         _numerics.check_pld_points(3e7, "x", "rounds")
+
+
+def test_population_totals_refused_up_front():
+    """A 20-group population composed over rounds: was over 2 minutes; refused naming ``rounds``."""
+    pop = sa.population([(KRR(float(e), 2), 5000) for e in np.linspace(0.1, 1.0, 20)])
+    with pytest.raises(ResourceLimitError) as e:
+        sa.compose_rounds([(pop, None, 10)], delta=1e-5)
+    assert e.value.parameter == "rounds" and "fewer groups" in str(e.value)

@@ -219,6 +219,7 @@ Abramowitz, Stegun, "Handbook of Mathematical Functions", 25.4.45 (Gauss–Lague
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import time
@@ -992,7 +993,10 @@ def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: floa
     For each group g, ε ↦ upper is the profile of one fixed pair that does not depend on ε (the
     target's sample plus :math:`M'` ω-samples, :math:`M'` revealed: Steps 2–3 of the module
     docstring; the shuffled output is a post-processing of it), maximised over the target's ordered
-    input pairs, which are closed under swapping; ε ↦ lower is the divergence of the concrete
+    input pairs, which are closed under swapping; for binary RR, the pointwise minimum of that and
+    :math:`\lambda_g` times the exact count-law profile of everyone at the largest ε0 (both bound the
+    maximum over every neighbouring pair, a swap-closed set, so the accountant's negative-ε identity and
+    its convex minorant still give a dominating pair); ε ↦ lower is the divergence of the concrete
     score pairs (module docstring, 'Lower bound'), also with the target's inputs swapped, so both
     sets of pairs are swap-closed (the accountant's negative-ε identity applies).
 
@@ -1021,12 +1025,20 @@ def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: floa
     eps = np.asarray(_validate.real("epsilons", epsilons, lo=0.0), dtype=np.float64)
     rtol = _rtol(rtol)
     out = np.empty((len(pop.groups),) + eps.shape)
+    ref = None
+    if side == "upper" and pop.kind == "krr" and pop.k == 2:
+        # everyone at the largest ε0 with the exact count law, times λ_g (module docstring): it bounds the
+        # maximum over every neighbouring pair (both orderings), so the minimum stays a certified profile
+        from . import exact_count as _ec
+        ref = _ec.profile_binary_rr(pop.eps0_max, pop.n, eps)[0]
     for g in range(len(pop.groups)):
         flat = out[g].reshape(-1)
         for i, e in enumerate(eps.reshape(-1)):
             flat[i] = (_delta_target(pop, g, float(e), rtol)[0] if side == "upper"
                        else _delta_lower(pop, g, float(e), both=True)[0])
         out[g] = flat.reshape(eps.shape)
+        if ref is not None:
+            out[g] = np.minimum(out[g], np.minimum(mixture_weight(pop, g) * ref * (1.0 + 4 * _DBL_EPS), 1.0))
     return out
 
 
@@ -1515,6 +1527,23 @@ def _deadline():
     return check
 
 
+def _names_groups(fn):
+    """A time or memory refusal inside a population call names ``groups`` (the population call has no
+    ``max_seconds`` of its own; fewer or smaller groups is what the user can change)."""
+    from .errors import ResourceLimitError
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ResourceLimitError as e:
+            if e.parameter in ("max_seconds", "max_memory_gb"):
+                raise ResourceLimitError(f"{e}; use fewer or smaller groups", parameter="groups",
+                                         resource=e.resource) from e
+            raise
+    return wrapper
+
+
 def _check_cost(pop: Population, quantity: str) -> None:
     """Up-front refusal (ResourceLimitError naming ``groups``) of a population whose evaluation would exceed
     the time budget (cost model above) or whose lower bound's FFT window would be too long."""
@@ -1559,6 +1588,7 @@ def _check_n(pop: Population, n):
                                   f"total, got {n}")
 
 
+@_names_groups
 def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float | None = None) -> PopulationResult:
     r"""Certified upper and lower δ at ε for a target user of each group.
 
@@ -1607,6 +1637,7 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     return PopulationResult("delta", tuple(out), worst, epsilon, None, pop.describe())
 
 
+@_names_groups
 def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float | None = None,
             eps_rtol: float = 1e-7) -> PopulationResult:
     r"""Certified upper and lower ε (nats) at δ for a target user of each group.

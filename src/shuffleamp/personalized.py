@@ -1607,8 +1607,10 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     Returns
     -------
     PopulationResult
-        ``quantity="delta"``; per-group ``upper`` (certified, module docstring) and ``lower``
-        (certified: exact divergence of a concrete dataset pair, possibly post-processed).
+        ``quantity="delta"``; per-group ``upper`` (certified: the minimum of the personalized bound and,
+        for k-RR, λ_g times everyone at the largest ε0, exact for small binary-RR populations;
+        ``settings["upper_source"]`` names the one used) and ``lower`` (certified: exact divergence of
+        a concrete dataset pair, possibly post-processed).
 
     Raises
     ------
@@ -1661,7 +1663,9 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
         ``quantity="epsilon"``.  Per group, ``upper`` is the smallest *evaluated* ε whose certified
         upper δ is <= ``delta`` (each such ε is certified on its own) and ``lower`` the largest
         evaluated ε whose certified lower δ exceeds ``delta`` (0 if none), as in
-        :func:`shuffleamp.epsilon`; both lie in [0, ε0 of the group].
+        :func:`shuffleamp.epsilon`; both lie in [0, ε0 of the group].  ``upper`` is the minimum of the
+        personalized ε and, for k-RR, the ε of everyone at the largest ε0 at δ/λ_g
+        (``settings["upper_source"]``).
 
     Raises
     ------

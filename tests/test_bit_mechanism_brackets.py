@@ -41,3 +41,15 @@ def test_bracket_contains_worst_dataset_larger_n(mech, n):
         truth = O.worst_dataset_divergence(mech.matrix(), n, eps, max_pairs=100_000)
         r = sa.delta(mech, n, eps)
         assert r.lower <= truth * (1 + 1e-9) + 1e-15 <= r.upper * (1 + 1e-9) + 2e-15
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.5])
+def test_parallel_with_blh_lower_below_worst_dataset(eps):
+    """A parallel composition mixes the components' lower laws only at one common dataset (each BLH dataset
+    carries its own shape), so its lower bound stays below the enumerated worst case."""
+    from shuffleamp import compose
+    from shuffleamp.mechanisms import KRR
+    pm = compose.parallel([(0.4, KRR(1.5, 3)), (0.6, BLH(eps0=1.5, d=3))])
+    truth = O.worst_dataset_divergence(pm.matrix(), 4, eps)
+    r = sa.delta(pm, 4, eps)
+    assert r.lower <= truth * (1 + 1e-9) + 1e-15 <= r.upper * (1 + 1e-9) + 2e-15

@@ -149,7 +149,9 @@ def _documented_rows(mech):
     if isinstance(mech, HadamardResponse):       # Hadamard rows (1 | 2; 3) and (1 | 2; 4)
         return [(0, 1, 2)] + ([(0, 1, 3)] if mech.d >= 8 else [])
     size = mech.k if isinstance(mech, KRR) else mech.d
-    return [(0, 1, 1)] if size == 2 else [(0, 1, 2)]
+    if size == 2:
+        return [(0, 1, 1)]
+    return [(0, 1, 2)] if isinstance(mech, KRR) else [(0, 1, 2), (0, 1, 1)]   # bit mechanisms: also others at x1
 
 
 LOWER = FINITE + [HadamardResponse(0.8, 64)]
@@ -206,9 +208,12 @@ def test_krr_lower_explicit():
 def test_bit_lower_independent_of_d(cls):
     """The bit-indicator lower law is the same for every d >= 3 and for d=None (digest §5)."""
     ref = cls(1.2, None).lower_decompositions()
+    assert len(ref) == 2                      # others at a third value; others at x1
     for d in (3, 7, 50):
-        (dec,) = cls(1.2, d).lower_decompositions()
-        assert_same_law(dec, ref[0])
+        decs = cls(1.2, d).lower_decompositions()
+        assert len(decs) == len(ref)
+        for dec, r in zip(decs, ref):
+            assert_same_law(dec, r)
 
 
 # ------------------------------------------------------------------ asymptotic forms

@@ -122,7 +122,7 @@ def test_small_binary_population_is_exact():
 def test_binary_population_at_most_everyone_at_max_exact_count():
     """Every group's upper is at most λ_g-scaled everyone-at-max computed with the exact count law."""
     eps0s = (0.2, 0.5, 0.8, 1.0)
-    pop = sa.population([(KRR(e, 2), 2000) for e in eps0s])
+    pop = sa.population([(KRR(e, 2), 20_000) for e in eps0s])
     delta = 1e-5
     r = sa.epsilon(pop, delta=delta)
     ref = exact_count.epsilon_binary_rr(1.0, pop.n, delta).upper
@@ -170,3 +170,18 @@ def test_binary_lower_datasets_are_exact_count_laws():
             v = P._score_delta(sc, law, eps)
             assert np.min(np.abs(vals - v)) <= 1e-9 * v + 1e-14, sc.label
             assert v <= exact[g][0] * (1 + 1e-12)
+
+
+def test_binary_population_profile_at_most_everyone_at_max():
+    """The accountant's per-group upper profile is at most λ_g times the exact count-law profile of everyone
+    at the largest ε0, and at least the enumerated worst case at small n."""
+    eps0s, counts = (0.3, 1.0), (3, 3)
+    pop = sa.population([(KRR(e, 2), c) for e, c in zip(eps0s, counts)])
+    eps = np.array([0.0, 0.1, 0.4, 0.9])
+    prof = P.group_profiles(pop, eps, "upper")
+    ref = exact_count.profile_binary_rr(1.0, pop.n, eps)[0]
+    mats = [KRR(e, 2).matrix() for e in eps0s]
+    for g in range(2):
+        assert np.all(prof[g] <= P.mixture_weight(pop, g) * ref * (1 + 1e-12) + 1e-300)
+        for e, u in zip(eps, prof[g]):
+            assert _worst(mats, counts, g, float(e)) <= u * (1 + 1e-12) + 1e-15

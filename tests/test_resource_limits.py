@@ -43,13 +43,25 @@ def test_max_rounds_basic_start_agrees_with_search():
         assert sa.compose_rounds([(m, n, R + 1)], delta=d, lower=False).upper > eps
 
 
-@pytest.mark.parametrize("groups", [100, 1000])
-def test_population_of_many_groups_refused(groups):
-    """Were over 30 s without a ResourceLimitError."""
-    pop = sa.population([(KRR(float(e), 10), 10**4) for e in np.linspace(0.1, 2.0, groups)])
+def test_population_of_many_groups_refused():
+    """1000 groups: was over 30 s without a ResourceLimitError; refused up front."""
+    pop = sa.population([(KRR(float(e), 10), 10**4) for e in np.linspace(0.1, 2.0, 1000)])
     with pytest.raises(ResourceLimitError) as e:
         sa.epsilon(pop, delta=1e-8)
     assert e.value.parameter == "groups" and "fewer groups" in str(e.value)
+
+
+def test_population_deadline_between_groups(monkeypatch):
+    """Where the up-front model admits a population (here: set to cost nothing) but the machine is slower,
+    the evaluation stops between groups with a typed error naming ``groups``."""
+    from shuffleamp import personalized
+    monkeypatch.setattr(personalized, "POP_TARGET_SECONDS", 0.0)
+    monkeypatch.setattr(personalized, "POP_GROUP_SECONDS", 0.0)
+    pop = sa.population([(KRR(float(e), 10), 10**4) for e in np.linspace(0.1, 2.0, 100)])
+    with _numerics.budget(max_seconds=0.3):
+        with pytest.raises(ResourceLimitError) as e:
+            sa.epsilon(pop, delta=1e-8)
+    assert e.value.parameter == "groups"
 
 
 def test_many_round_types_refused():
@@ -88,3 +100,11 @@ def test_refusal_respects_installed_budget():
         _numerics.check_pld_points(3e7, "x", "rounds")
     with _numerics.budget(max_seconds=1e3, max_memory_gb=64):
         _numerics.check_pld_points(3e7, "x", "rounds")
+
+
+def test_population_totals_refused_up_front():
+    """A 20-group population composed over rounds: was over 2 minutes; refused naming ``rounds``."""
+    pop = sa.population([(KRR(float(e), 2), 5000) for e in np.linspace(0.1, 1.0, 20)])
+    with pytest.raises(ResourceLimitError) as e:
+        sa.compose_rounds([(pop, None, 10)], delta=1e-5)
+    assert e.value.parameter == "rounds" and "fewer groups" in str(e.value)

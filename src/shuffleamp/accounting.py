@@ -231,11 +231,16 @@ MIXED_REFINE = 2
 #: Profile evaluations per side of a population's PLD (each costs one Bromwich integral per group).
 POPULATION_POINTS = 64
 #: Cost model of :func:`compose_rounds`: seconds per round type (edge search, profile grid, single-round
-#: and composed lower bound), measured at 0.2-0.5 s on the shared 2-core machine (bench/results_limits.md).
+#: and composed lower bound); measured 0.13 s CPU per 10-RR type (bench/results_limits.md), doubled for
+#: the mechanisms whose single-round queries are slower.
 ROUND_TYPE_SECONDS = 0.25
 #: Profile evaluations per side of a concrete pair's privacy-loss buckets (argument G; second-order
 #: accurate in the spacing, so fewer points than the upper PLD's suffice).
 LOWER_POINTS = 128
+#: ... and of a population round type: per group and profile evaluation (one Bromwich integral of the
+#: mixture; about 15 ms CPU measured for 20 binary-RR groups at n = 1e5), POPULATION_POINTS + 20 per group
+#: (the grid and the support-edge search).
+POPULATION_EVAL_SECONDS = 0.01
 #: Binomial window of the concrete-pair lower bound: mean ± LOWER_WINDOW_SD standard deviations.
 LOWER_WINDOW_SD = 14.0
 _U = float(np.finfo(np.float64).eps)
@@ -838,6 +843,13 @@ def _validate_rounds(rounds) -> list:
     return out
 
 
+def _round_type_seconds(mechanism) -> float:
+    """Estimated seconds of one round type in :func:`compose_rounds` (the cost model above)."""
+    if _is_population(mechanism):
+        return len(mechanism.groups) * (POPULATION_POINTS + 20) * POPULATION_EVAL_SECONDS
+    return ROUND_TYPE_SECONDS
+
+
 def _pmf_points(pmf, R: int) -> float:
     """Grid points of ``pmf`` composed R times by dp_accounting (its own truncation bounds), or of pmf itself."""
     if hasattr(pmf, "_loss_probs"):                   # sparse: dense over its key range when composed
@@ -1204,8 +1216,8 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     epsilon, delta = _one_target(epsilon, delta)
     points, tail_delta = _grid_options(points, tail_delta)
     refuse_if_costly(f"{len(rounds)} round types", "rounds",
-                     seconds=len(rounds) * ROUND_TYPE_SECONDS * (1.0 if lower else 0.5),
-                     hint="use fewer round types")
+                     seconds=sum(_round_type_seconds(m) for m, _, _ in rounds) * (1.0 if lower else 0.5),
+                     hint="use fewer round types, or populations with fewer groups")
     extras = _extras.Extras.check(extra_plds, neighboring_relation)
     if extras and value_discretization_interval is None:
         raise ParameterError("value_discretization_interval",

@@ -657,13 +657,19 @@ class _BitMechanism(_PQRMechanism):
     def lower_decompositions(self) -> list:
         E = math.exp(self.eps0)
         pi_other, pi_self = self._bit_laws()
+        same = _bit_lower(E, pi_other, pi_other, pi_self, True, "dataset (0 | 1; others 1)")
         if self.d == 2:
-            return [_bit_lower(E, pi_other, pi_other, pi_self, True, "dataset (0 | 1; others 1)")]
-        return [_bit_lower(E, pi_other, pi_other, pi_self, False, "dataset (0 | 1; others 2)")]
+            return [same]
+        # d >= 3: the Theorem-14 dataset (others at a third value) and the dataset with the others at x_1^1
+        # (the worst dataset of the enumeration at small n for BLH; the same bit-indicator form, u_1 = u_2)
+        return [_bit_lower(E, pi_other, pi_other, pi_self, False, "dataset (0 | 1; others 2)"), same]
 
     def lower_cases(self) -> list:
-        t = "distinct" if (self.d is None or self.d >= 3) else "x2=x1"
-        return [(("type", t), f) for f in self.lower_decompositions()]
+        decs = self.lower_decompositions()
+        if self.d == 2:
+            return [(("type", "x2=x1"), decs[0])]
+        # each dataset tagged with its own shape, so that a parallel composition mixes only laws of one dataset
+        return [(("type", "distinct"), decs[0]), (("type", "x2=x1"), decs[1])]
 
     @property
     def domain(self) -> int | None:

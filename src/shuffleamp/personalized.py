@@ -219,8 +219,10 @@ Abramowitz, Stegun, "Handbook of Mathematical Functions", 25.4.45 (Gauss–Lague
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -991,7 +993,10 @@ def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: floa
     For each group g, ε ↦ upper is the profile of one fixed pair that does not depend on ε (the
     target's sample plus :math:`M'` ω-samples, :math:`M'` revealed: Steps 2–3 of the module
     docstring; the shuffled output is a post-processing of it), maximised over the target's ordered
-    input pairs, which are closed under swapping; ε ↦ lower is the divergence of the concrete
+    input pairs, which are closed under swapping; for binary RR, the pointwise minimum of that and
+    :math:`\lambda_g` times the exact count-law profile of everyone at the largest ε0 (both bound the
+    maximum over every neighbouring pair, a swap-closed set, so the accountant's negative-ε identity and
+    its convex minorant still give a dominating pair); ε ↦ lower is the divergence of the concrete
     score pairs (module docstring, 'Lower bound'), also with the target's inputs swapped, so both
     sets of pairs are swap-closed (the accountant's negative-ε identity applies).
 
@@ -1020,12 +1025,20 @@ def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: floa
     eps = np.asarray(_validate.real("epsilons", epsilons, lo=0.0), dtype=np.float64)
     rtol = _rtol(rtol)
     out = np.empty((len(pop.groups),) + eps.shape)
+    ref = None
+    if side == "upper" and pop.kind == "krr" and pop.k == 2:
+        # everyone at the largest ε0 with the exact count law, times λ_g (module docstring): it bounds the
+        # maximum over every neighbouring pair (both orderings), so the minimum stays a certified profile
+        from . import exact_count as _ec
+        ref = _ec.profile_binary_rr(pop.eps0_max, pop.n, eps)[0]
     for g in range(len(pop.groups)):
         flat = out[g].reshape(-1)
         for i, e in enumerate(eps.reshape(-1)):
             flat[i] = (_delta_target(pop, g, float(e), rtol)[0] if side == "upper"
                        else _delta_lower(pop, g, float(e), both=True)[0])
         out[g] = flat.reshape(eps.shape)
+        if ref is not None:
+            out[g] = np.minimum(out[g], np.minimum(mixture_weight(pop, g) * ref * (1.0 + 4 * _DBL_EPS), 1.0))
     return out
 
 
@@ -1352,11 +1365,44 @@ def _apply_count(pop: Population, quantity: str, value: float, out: list, eps_rt
 
 
 # ============================================================================ results and API
-#: Cost model of :func:`epsilon` / :func:`delta` (seconds): per target group, a fixed part plus a part per
+#: Cost model of :func:`epsilon` / :func:`delta` (CPU seconds): per target group, a fixed part plus a part per
 #: distinct blanket mass γ of the other users (the mixture's outer function costs O(groups) per node);
-#: fitted on 10-100 groups of 10-RR and binary RR (bench/results_limits.md).
-POP_TARGET_SECONDS = 0.05
-POP_GROUP_SECONDS = 8e-4
+#: measured 0.018-0.02 s per group at 10-50 groups of 10-RR (bench/results_limits.md).  On a loaded machine
+#: the deadline check of :func:`_deadline` stops the evaluation between groups.
+POP_TARGET_SECONDS = 0.015
+POP_GROUP_SECONDS = 1.5e-4
+
+
+def _deadline():
+    """A check to call between groups: ResourceLimitError (``groups``) once the enclosing (or default) time
+    budget is spent."""
+    from ._numerics import _active
+    from .errors import ResourceLimitError
+    b = _active()
+    end = time.monotonic() + b.remaining()
+
+    def check(g: int):
+        if time.monotonic() > end:
+            raise ResourceLimitError(f"population: the time budget max_seconds={b.max_seconds:g} ran out after "
+                                     f"{g} groups; use fewer groups", parameter="groups", resource="time")
+    return check
+
+
+def _names_groups(fn):
+    """A time or memory refusal inside a population call names ``groups`` (the population call has no
+    ``max_seconds`` of its own; fewer or smaller groups is what the user can change)."""
+    from .errors import ResourceLimitError
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ResourceLimitError as e:
+            if e.parameter in ("max_seconds", "max_memory_gb"):
+                raise ResourceLimitError(f"{e}; use fewer or smaller groups", parameter="groups",
+                                         resource=e.resource) from e
+            raise
+    return wrapper
 
 
 def _check_cost(pop: Population, quantity: str) -> None:
@@ -1403,6 +1449,7 @@ def _check_n(pop: Population, n):
                                   f"total, got {n}")
 
 
+@_names_groups
 def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float | None = None) -> PopulationResult:
     r"""Certified upper and lower δ at ε for a target user of each group.
 
@@ -1421,8 +1468,10 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     Returns
     -------
     PopulationResult
-        ``quantity="delta"``; per-group ``upper`` (certified, module docstring) and ``lower``
-        (certified: exact divergence of a concrete dataset pair, possibly post-processed).
+        ``quantity="delta"``; per-group ``upper`` (certified: the minimum of the personalized bound and,
+        for k-RR, λ_g times everyone at the largest ε0, exact for small binary-RR populations;
+        ``settings["upper_source"]`` names the one used) and ``lower`` (certified: exact divergence of
+        a concrete dataset pair, possibly post-processed).
 
     Raises
     ------
@@ -1439,7 +1488,9 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     rtol = _rtol(rtol)
     _check_cost(pop, "delta")
     out = []
+    check = _deadline()
     for g, gr in enumerate(pop.groups):
+        check(g)
         up, info = _delta_target(pop, g, epsilon, rtol)
         lo, how = _delta_lower(pop, g, epsilon)
         lo = min(lo, up)
@@ -1449,6 +1500,7 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     return PopulationResult("delta", tuple(out), worst, epsilon, None, pop.describe())
 
 
+@_names_groups
 def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float | None = None,
             eps_rtol: float = 1e-7) -> PopulationResult:
     r"""Certified upper and lower ε (nats) at δ for a target user of each group.
@@ -1472,7 +1524,9 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
         ``quantity="epsilon"``.  Per group, ``upper`` is the smallest *evaluated* ε whose certified
         upper δ is <= ``delta`` (each such ε is certified on its own) and ``lower`` the largest
         evaluated ε whose certified lower δ exceeds ``delta`` (0 if none), as in
-        :func:`shuffleamp.epsilon`; both lie in [0, ε0 of the group].
+        :func:`shuffleamp.epsilon`; both lie in [0, ε0 of the group].  ``upper`` is the minimum of the
+        personalized ε and, for k-RR, the ε of everyone at the largest ε0 at δ/λ_g
+        (``settings["upper_source"]``).
 
     Raises
     ------
@@ -1490,7 +1544,9 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     eps_rtol = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
     _check_cost(pop, "epsilon")
     out = []
+    check = _deadline()
     for g, gr in enumerate(pop.groups):
+        check(g)
         eps_hi = float(gr.mechanism.eps0)
         est = _estimator(pop, g)
         up, info, cnt = epsilon_for_delta(lambda e: _delta_target(pop, g, e, rtol), delta, eps_hi, "upper",

@@ -124,9 +124,10 @@ def test_epsilon_upper_sound_against_oracle(mech, n, target):
     for f in bounds._families(mech, "optimal", "upper"):
         g = f.gparv(r.upper)
         assert gparv_positive_part(g.values, g.probs, n) <= target * (1 + 1e-9)
-    for f in bounds._families(mech, "optimal", "lower"):
-        g = f.gparv(r.lower)
-        assert gparv_positive_part(g.values, g.probs, n) >= target * (1 - 1e-9) or r.lower == 0.0
+    # the lower answer is the exact divergence of the best documented dataset: at r.lower its δ reaches the target
+    best = max(gparv_positive_part(f.gparv(r.lower).values, f.gparv(r.lower).probs, n)
+               for f in bounds._families(mech, "optimal", "lower"))
+    assert best >= target * (1 - 1e-9) or r.lower == 0.0
 
 
 # ------------------------------------------------------------------ Laplace at small n (issue item 1)

@@ -1295,7 +1295,9 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None):
             cands = [max(scored, key=lambda t: t[0])[1:]]
         parts.append((cands[0][0], R))
         labels.append(cands[0][1])
-    extra_pld, extra_err, left_out = extras.lower_part(d, LOWER_REFINE) if extras else (None, 0.0, ())
+    # the extra events' optimistic PLD on the same lower grid d_lo = d / (an integer refinement)
+    extra_pld, extra_err, left_out = (extras.lower_part(d, int(round(d / d_lo))) if extras
+                                      else (None, 0.0, ()))
     total, calls, ro = _compose_all(parts, [extra_pld] if extra_pld is not None else ())
     trunc = 2.0 * TAIL_MASS_TRUNCATION * (calls + (extra_pld is not None)) + extra_err
     value = _lower_value(total, ro, trunc, d, epsilon, delta)

@@ -120,6 +120,7 @@ CASES = [
     ("matrix-huge", MatrixMechanism(P3), 10 ** 9, 1e-10, "mc"),
     ("joint-small", sa.joint(KRR(0.5, 3), KRR(0.5, 3)), 10, 1e-2, "brute"),
     ("joint-large", sa.joint(KRR(0.5, 3), KRR(0.5, 3)), 10 ** 5, 1e-8, "mc"),
+    ("parallel-small", sa.parallel([(0.5, KRR(1.0, 3)), (0.5, OUE(1.0, 3))]), 10, 1e-2, "brute"),
     ("parallel-large", sa.parallel([(0.5, KRR(1.0, 3)), (0.5, OUE(1.0, 3))]), 10 ** 6, 1e-8, "mc"),
     ("subsample-small", sa.subsample(KRR(1.0, 4), 0.5), 25, 1e-3, "brute"),
     ("subsample-large", sa.subsample(KRR(1.0, 4), 0.5), 10 ** 7, 1e-8, "mc"),

@@ -151,12 +151,26 @@ DELTA_CASES = [
     ("matrix-moderate", MatrixMechanism(P3), 2_000, 0.1, "exact"),
     ("joint-small", sa.joint(KRR(0.5, 3), KRR(0.5, 3)), 10, 0.2, "brute"),
     ("subsample-small", sa.subsample(KRR(1.0, 4), 0.5), 25, 0.3, "brute"),
+    # eps None: the point where the certified ε at δ = 1e-6 lies (a δ of moderate size)
+    ("blh-small", BLH(1.0, 3), 15, 0.3, "brute"),
+    ("rappor-small", RAPPOR(2.0, 3), 15, 0.5, "brute"),
+    ("rappor-large", RAPPOR(2.0, 3), 10 ** 6, None, "mc-precise"),
+    ("oue-large", OUE(1.0, 3), 10 ** 5, None, "mc-precise"),
+    ("hr-small", HadamardResponse(1.5, 8), 12, 0.4, "brute"),
+    ("hr-large", HadamardResponse(1.5, 8), 10 ** 7, None, "mc-precise"),
+    ("matrix-large", MatrixMechanism(P3), 10 ** 6, None, "mc-precise"),
+    ("joint-large", sa.joint(KRR(0.5, 3), KRR(0.5, 3)), 10 ** 5, None, "mc-precise"),
+    ("parallel-small", sa.parallel([(0.5, KRR(1.0, 3)), (0.5, OUE(1.0, 3))]), 10, 0.3, "brute"),
+    ("parallel-large", sa.parallel([(0.5, KRR(1.0, 3)), (0.5, OUE(1.0, 3))]), 10 ** 6, None, "mc-precise"),
+    ("subsample-large", sa.subsample(KRR(1.0, 4), 0.5), 10 ** 7, None, "mc-precise"),
 ]
 
 
 @pytest.mark.parametrize("name, mech, n, eps, how", DELTA_CASES, ids=[c[0] for c in DELTA_CASES])
 def test_delta_upper_two_sided(name, mech, n, eps, how):
     """The certified δ(ε) upper lies within [oracle, oracle * (1 + 1e-4)] (its stated error is 1e-5 relative)."""
+    if eps is None:
+        eps = sa.epsilon(mech, n, 1e-6).upper
     r = sa.delta(mech, n, eps)
     d, e = oracle_delta(_matrix(mech), n, eps, how)
     assert d > 1e-300
@@ -170,6 +184,11 @@ TOTAL_CASES = [
     ("blh-large", BLH(1.0, 3), 10 ** 6, "mc"),
     ("matrix-large", MatrixMechanism(P3), 10 ** 6, "mc"),
     ("joint-large", sa.joint(KRR(0.5, 3), KRR(0.5, 3)), 10 ** 5, "mc"),
+    ("krr10-large", KRR(1.0, 10), 10 ** 6, "mc"),
+    ("rappor-large", RAPPOR(2.0, 3), 10 ** 6, "mc"),
+    ("hr-large", HadamardResponse(1.5, 8), 10 ** 7, "mc"),
+    ("parallel-large", sa.parallel([(0.5, KRR(1.0, 3)), (0.5, OUE(1.0, 3))]), 10 ** 6, "mc"),
+    ("subsample-large", sa.subsample(KRR(1.0, 4), 0.5), 10 ** 7, "mc"),
 ]
 
 

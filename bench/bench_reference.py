@@ -2,9 +2,9 @@
 of each paper, row by row, with both run times.
 
 The reference numbers were produced by running each paper's public implementation (CSV files
-``anchor_values.csv``, ε(δ), and ``anchor_delta_values.csv``, δ(ε); columns implementation, method,
-mechanism, k, eps0, n, delta or eps, upper, lower, seconds, notes), found by ``--anchors DIR`` (default: the
-shared reference folder; the suite is skipped with a message when it is absent):
+``bench/data/anchor_values.csv``, ε(δ), and ``bench/data/anchor_delta_values.csv``, δ(ε); columns
+implementation, method, mechanism, k, eps0, n, delta or eps, upper, lower, seconds (of the reference code on
+this machine type), notes; ``--anchors DIR`` reads them from elsewhere):
 
 * Su, Cheng, Wang, "Decomposition-based optimal bounds for privacy amplification via shuffling"
   (IEEE S&P 2026), FFT accountant -> shuffleamp's default (optimal) method, the same mechanism; their
@@ -46,7 +46,7 @@ import shuffleamp as sa
 from shuffleamp.errors import ShuffleampError
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, Laplace
 
-DEFAULT_ANCHORS = Path("/work/shared/reference")
+DEFAULT_ANCHORS = Path(__file__).resolve().parent / "data"
 
 _METHOD = {("su-decomp", "FFT"): "optimal", ("su-decomp", "FFT get_delta"): "optimal",
            ("apple-FMT21", "closedform"): "clone-closed-form", ("apple-FMT21", "numerical"): "clone",

@@ -112,7 +112,8 @@ def _bd0(x, mu):
     """x log(x/mu) + mu - x without cancellation (series in (x-mu)/(x+mu) when x is near mu)."""
     x = np.asarray(x, dtype=np.float64)
     mu = np.asarray(mu, dtype=np.float64)
-    out = x * np.log(x / mu) + mu - x
+    with np.errstate(divide="ignore"):          # mu = 0 (a mass of 0): the pmf is 0, as exp(-inf) gives
+        out = x * np.log(x / mu) + mu - x
     near = np.abs(x - mu) < 0.1 * (x + mu)
     if np.any(near):
         xn, mn = x[near], mu[near]
@@ -146,8 +147,9 @@ def _pmf(k, m, pi):
     e0 = kk == 0
     en = (kk == mm) & ~e0
     mid = ~e0 & ~en
-    res[e0] = np.exp(mm[e0] * np.log1p(-pp[e0]))
-    res[en] = np.exp(mm[en] * np.log(pp[en]))
+    with np.errstate(divide="ignore"):          # p in {0, 1}: log 0 = -inf, exp(-inf) = 0 exactly
+        res[e0] = np.exp(mm[e0] * np.log1p(-pp[e0]))
+        res[en] = np.exp(mm[en] * np.log(pp[en]))
     if np.any(mid):
         x, n_, p_ = kk[mid], mm[mid], pp[mid]
         q_ = 1.0 - p_

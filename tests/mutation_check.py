@@ -63,11 +63,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="", help="comma-separated FAMILY:REGIME:KIND")
     ap.add_argument("--all-tests", action="store_true", help="the whole CI suite per mutation")
+    ap.add_argument("--files", default="", help="comma-separated test files instead of FILES")
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("--out", default=None, help="write a markdown table here")
     a = ap.parse_args(argv)
     specs = [s for s in a.only.split(",") if s] or [f"{f}:{r}:{k}" for k in KINDS for f in FAMILIES for r in REGIMES]
-    files = ["tests"] if a.all_tests else [f"tests/{f}" for f in FILES if (HERE / f).exists()]
+    chosen = [f for f in a.files.split(",") if f] or FILES
+    files = ["tests"] if a.all_tests else [f"tests/{f}" for f in chosen if (HERE / f).exists()]
     rows = []
     for spec in specs:
         status, where, dt = run_one(spec, files, a.timeout)

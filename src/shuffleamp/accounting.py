@@ -205,7 +205,7 @@ def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
 
     One batched call per family (:func:`shuffleamp.exact.delta_exact_profile`: the exact evaluator's
     per-ε work in one compiled loop, the same certified values as the bounds layer's dispatch
-    :func:`shuffleamp.bounds.max_delta` gives one ε at a time).  A family the exact evaluator
+    :func:`shuffleamp.evaluate.max_delta` gives one ε at a time).  A family the exact evaluator
     cannot take goes through that dispatch (certified FFT engine) one ε at a time.
     """
     eps = np.asarray(eps, dtype=np.float64)

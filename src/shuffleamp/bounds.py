@@ -39,12 +39,15 @@ from . import _validate, baselines, fft_engine
 from . import exact as _exact
 from . import exact_count as _ec
 from ._lru import LRUCache
-from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_time, check_work,
-                        epsilon_for_delta, inverse_monotone)
+from ._numerics import DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_time, check_work
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method)
 from .decomposition import Decomposition, PackedFamilies, chernoff_bounds, dedupe, law_key, pack
-from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
+from .evaluate import (DEFAULT_RTOL, DEFAULT_RTOL_LOWER, LOWER_MODE, _atomic, estimator,  # noqa: F401
+                       max_delta)
+from .fft_engine import DEFAULT_MAX_GRID
+from .search import (BUDGET_GAP, EXPENSIVE_NODES, SOFT_GAP, _chord_bracket, _near_hi_walk,  # noqa: F401
+                     _solve_convex_lower, _solve_convex_upper, solve_epsilon)
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
 
@@ -52,14 +55,6 @@ __all__ = ["delta", "epsilon", "case_deltas", "BoundResult", "Method", "METHODS"
            "EVALUATORS", "DEFAULT_EVALUATOR", "DEFAULT_RTOL", "DEFAULT_RTOL_LOWER", "method",
            "max_delta", "estimator", "solve_epsilon"]
 
-#: Default relative δ accuracy for upper bounds (spread rounding) and lower bounds (floor rounding).
-DEFAULT_RTOL = 1e-3
-DEFAULT_RTOL_LOWER = 1e-4
-_DBL_EPS = float(np.finfo(np.float64).eps)
-#: The exact evaluator hands GPARVs with a continuous part (Laplace) to the certified FFT engine up to this n.
-CONTINUOUS_FFT_MAX_N = 300
-#: Discretisation of lower bounds: spread minus its certified bias (see fft_engine._spread_bias_bound).
-LOWER_MODE = "spread_lower"
 
 
 # ---------------------------------------------------------------------------- families
@@ -136,110 +131,6 @@ def _with_swaps_packed(decs: PackedFamilies) -> PackedFamilies:
     return decs.with_entries(pos, swapped)
 
 
-def _atomic(families) -> bool:
-    """Whether every family is a :class:`Decomposition` (the kernels' packed layout applies)."""
-    return isinstance(families, PackedFamilies) or all(isinstance(f, Decomposition) for f in families)
-
-
-# ---------------------------------------------------------------------------- evaluator dispatch
-def _evaluate(f, epsilon: float, n: int, mode: str, rtol: float, max_grid: int, evaluator: str):
-    """Certified δ of family ``f`` at ε by the requested evaluator; returns (Evaluation, fallback reason or None).
-
-    ``"exact"`` (default) uses :func:`shuffleamp.exact.delta_exact_family` (the compiled Bromwich /
-    enumeration loop for atomic decompositions, :func:`shuffleamp.exact.delta_exact` otherwise; no
-    discretisation) and falls back to the certified FFT engine ("auto") for GPARVs it does not
-    support or when the integration would exceed its work budget; the fallback is recorded in the
-    evaluation info.
-    """
-    if evaluator == "exact":
-        g = None if isinstance(f, Decomposition) else f.gparv(epsilon)
-        reason = None if g is None else _exact.unsupported_reason(g)
-        if reason is None and g is not None and g.continuous is not None and g.continuous.mass > 0:
-            # continuous part (Laplace): the continuous-part integral when cheap (large n), else a finite
-            # law in convex order (certified side) evaluated as atoms
-            key = (f.law_key(), int(n)) if hasattr(f, "law_key") else None
-            try:
-                return _exact.delta_continuous(g, n, mode=mode, key=key), None
-            except ResourceLimitError as e:
-                if e.parameter in ("max_seconds", "max_memory_gb"):
-                    raise
-        if reason is None and g is not None and g.continuous is not None and n <= CONTINUOUS_FFT_MAX_N:
-            # cost model: at small n |psi|^n of a continuous part stays large at high frequencies, so the
-            # Bromwich integral needs 1e5+ nodes of hundreds of atoms; the certified FFT engine is cheaper
-            return delta_fft(g, n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator="auto"), None
-        if reason is None:
-            try:
-                if g is None:
-                    return _exact.delta_exact_family(f, n, epsilon, mode=mode), None
-                return _exact.delta_exact(g, n, mode=mode), None
-            except ResourceLimitError as e:
-                if e.parameter in ("max_seconds", "max_memory_gb"):
-                    raise
-                reason = f"exact work budget exceeded ({e}); certified FFT engine used"
-        g = f.gparv(epsilon) if g is None else g
-        return delta_fft(g, n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator="auto"), reason
-    return delta_fft(f.gparv(epsilon), n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator=evaluator), None
-
-
-def max_delta(families, n: int, epsilon: float, mode: str = "spread", rtol: float = DEFAULT_RTOL,
-              max_grid: int = DEFAULT_MAX_GRID, evaluator: str = DEFAULT_EVALUATOR) -> tuple[float, dict]:
-    """Maximum over GPARV families of the certified δ at one (n, ε).
-
-    Parameters
-    ----------
-    families : sequence
-        Objects with ``.gparv(epsilon)`` (decompositions, Laplace families, mixtures).
-    n : int
-        Number of users.
-    epsilon : float
-        Central ε (nats).
-    mode : str
-        ``"spread"`` (certified upper bound) or ``"spread_lower"`` (certified lower bound); the exact
-        evaluator reads them as upper / lower.
-    rtol, max_grid, evaluator
-        See :func:`delta`.
-
-    Returns
-    -------
-    (float, dict)
-        The maximum and the evaluation record of the maximising family (``pair`` is its label,
-        ``delta_error`` the evaluator's error bound, ``fallback`` the reason if the exact evaluator
-        fell back to the FFT engine).
-    """
-    best, info = 0.0, None
-    for f in families:
-        check_time("delta evaluation")
-        ev, fallback = _evaluate(f, epsilon, n, mode, rtol, max_grid, evaluator)
-        if info is None or ev.delta > best:
-            best, info = ev.delta, ev.to_dict()
-            info["pair"] = getattr(f, "label", "")
-            info["delta_error"] = ev.charged
-            if fallback:
-                info["fallback"] = fallback
-    return best, info
-
-
-def estimator(families, n: int):
-    """Cheap uncertified ``ε ↦ δ`` estimate (saddle point) used only to place the first root bracket.
-
-    Parameters
-    ----------
-    families : sequence of GparvFamily
-        The mechanism's decompositions (cases); each maps ε to a GPARV via ``gparv(epsilon)``.
-    n : int
-        Number of users, >= 1.
-
-    Returns
-    -------
-    callable
-        ``est(epsilon) -> float``: the largest saddle-point estimate of δ over the families
-        (ε in nats).  Never a certified number.
-    """
-    def est(e):
-        return max(saddle_estimate(f.gparv(e), n) for f in families)
-    return est
-
-
 def case_deltas(mechanism, n: int, epsilon: float, *, kind: str = "upper", rtol: float = DEFAULT_RTOL,
                 max_grid: int = DEFAULT_MAX_GRID, evaluator: str = DEFAULT_EVALUATOR) -> list[dict]:
     """δ of every case (family) of a mechanism, largest first: which neighbouring pair is worst.
@@ -285,262 +176,6 @@ def case_deltas(mechanism, n: int, epsilon: float, *, kind: str = "upper", rtol:
                         "delta": max_delta((f,), n, epsilon, LOWER_MODE, rtol, max_grid, evaluator)[0]})
     out.sort(key=lambda r: -r["delta"])
     return out
-
-
-# ---------------------------------------------------------------------------- ε search
-class _ChordConverged(Exception):
-    """Raised inside the root search once the convex chord bracket is narrow enough."""
-
-
-def _chord_bracket(pts: dict, target: float):
-    r"""Certified chord root of a δ-bound convex in :math:`x = e^\varepsilon`, and an estimate of the lowest root.
-
-    ``pts`` maps evaluated ε to (certified upper δ, info).  With ``bad`` the largest ε whose value
-    exceeds ``target`` and ``ok`` the smallest evaluated ε above it with value <= ``target``, the
-    chord between them reaches ``target`` at ``eps_c``; by convexity the true δ* lies below the chord,
-    so δ*(eps_c) <= target (certified).  The secant through ``bad`` and the evaluated point just below
-    it, extended beyond ``bad``, lies below a convex function, so (for exact values) the root is
-    >= ``eps_e``: an *estimate* of how tight ``eps_c`` is.  Returns (eps_c, eps_e, eps_bad, eps_ok) or
-    None when no crossing is bracketed.
-    """
-    eps = sorted(pts)
-    bad = [e for e in eps if pts[e][0] > target]
-    if not bad:
-        return None
-    e_bad = bad[-1]
-    oks = [e for e in eps if e > e_bad and pts[e][0] <= target]
-    if not oks:
-        return None
-    e_ok = oks[0]
-    x_b, x_o = math.exp(e_bad), math.exp(e_ok)
-    v_b, v_o = pts[e_bad][0], pts[e_ok][0]
-    x_c = x_b + (v_b - target) / (v_b - v_o) * (x_o - x_b)
-    # rounding of the chord root: move it right (towards the feasible side) by a few ulps of the data
-    x_c = min(x_c + 1e-12 * (x_o - x_b) + 8.0 * _DBL_EPS * x_o, x_o)
-    eps_c = min(math.log(x_c) * (1.0 + 4.0 * _DBL_EPS) + 1e-300, e_ok)
-    eps_c = max(eps_c, e_bad)
-    below = [e for e in eps if e < e_bad]
-    eps_e = e_bad
-    if below:
-        e_p = below[-1]
-        x_p, v_p = math.exp(e_p), pts[e_p][0]
-        if v_p > v_b:
-            x_e = x_b + (v_b - target) * (x_b - x_p) / (v_p - v_b)
-            eps_e = min(max(math.log(x_e), e_bad), eps_c)
-    return eps_c, eps_e, e_bad, e_ok
-
-
-#: Near ε0 an accepted chord may be looser than ``eps_rtol`` when the next evaluation is expensive:
-#: relative gap between the certified chord root and the estimated lowest root accepted then.
-SOFT_GAP = 1e-5
-#: Largest relative gap accepted when the time budget runs out during the upper search.
-BUDGET_GAP = 1e-4
-#: An evaluation is "expensive" (the soft gap applies) above this many integrand nodes / FFT points
-#: (a deterministic proxy of its cost, so that answers do not depend on the machine's load).
-EXPENSIVE_NODES = 1e5
-
-
-def _cost(info) -> float:
-    """Nodes (exact evaluator) or FFT length of an evaluation record (0 if unknown)."""
-    try:
-        return float((info or {}).get("N", 0) or 0)
-    except (TypeError, ValueError):  # pragma: no cover - defensive
-        return 0.0
-
-
-def _near_hi_walk(target: float, eps_hi: float, estimate) -> list:
-    """ε points for the walk towards ``eps_hi`` when the estimated root is within 2% of e^{eps_hi} (else [])."""
-    if estimate is None:
-        return []
-    from scipy.optimize import brentq
-    E = math.exp(eps_hi)
-
-    def pe(e):
-        return math.log(max(estimate(e), 1e-300)) - math.log(target)
-    try:
-        if not (pe(0.0) > 0 > pe(eps_hi * (1 - 1e-15))):
-            return []
-        g = brentq(pe, 0.0, eps_hi * (1 - 1e-15), xtol=1e-9 * eps_hi, maxiter=100)
-    except (ValueError, RuntimeError, ArithmeticError):  # pragma: no cover - defensive
-        return []
-    u_g, u = E - math.exp(g), 0.02 * E
-    if u_g >= u:
-        return []
-    out = []
-    while u > u_g and E - u > 1.0:
-        out.append(math.log(E - u))
-        u /= 8.0
-    return out
-
-
-def _solve_convex_upper(fn, target: float, eps_hi: float, rel_tol: float, estimate=None, pts=None, walk=()):
-    """Upper ε search for a δ-bound convex in e^ε that vanishes at ``eps_hi`` (see :func:`solve_epsilon`)."""
-    pts = {} if pts is None else pts
-    count = [0]
-    abs_tol = 1e-12 * eps_hi
-    last = [0.0]
-
-    def ev(e):
-        e = float(e)
-        if e not in pts:
-            pts[e] = fn(e)
-            last[0] = _cost(pts[e][1])
-            count[0] += 1
-        return pts[e]
-
-    def gap():
-        c = _chord_bracket(pts, target)
-        return (math.inf, None) if c is None else (c[0] - c[1], c)
-
-    def wrapped(e):
-        out = ev(e)
-        g, c = gap()
-        if c is None:
-            return out
-        if g <= max(rel_tol * c[0], abs_tol) or (g <= SOFT_GAP * c[0] and last[0] > EXPENSIVE_NODES):
-            raise _ChordConverged
-        return out
-
-    ev(eps_hi)
-    if pts[eps_hi][0] > 0.0:        # not zero at eps_hi: no chord to (eps_hi, 0); plain search
-        return None
-    feasible, info = None, None
-    try:
-        # near eps_hi (small n, small δ) evaluations cost ~ 1 / (e^{eps_hi} - e^ε): walk in from far,
-        # cheap points; a nearly linear δ(x) converges on a few of them
-        for e in walk:
-            wrapped(e)
-        br = inverse_monotone(wrapped, target, 0.0, eps_hi, side="upper", rel_tol=rel_tol, abs_tol=abs_tol,
-                              estimate=estimate, accelerate=True)
-        feasible, info = br.feasible, br.feasible_info
-    except _ChordConverged:
-        pass
-    except ResourceLimitError as exc:
-        g, c = gap()
-        if exc.parameter != "max_seconds" or c is None or not g <= BUDGET_GAP * c[0]:
-            raise
-    g, c = gap()
-    # verify the chord root by a direct evaluation while that is cheap, so that the answer is an evaluated
-    # ε whose own certified δ is <= target (a failed check becomes a new infeasible end)
-    for _check in range(4):
-        if c is None or (feasible is not None and c[0] >= feasible) or last[0] > EXPENSIVE_NODES:
-            break
-        eps_c = c[0]
-        try:
-            v, i_c = ev(eps_c)
-        except ResourceLimitError as exc:
-            if exc.parameter != "max_seconds":
-                raise
-            break
-        if v <= target:
-            return eps_c, i_c, count[0]
-        g, c = gap()
-    if c is not None and (feasible is None or c[0] < feasible):
-        eps_c, eps_e, e_bad, e_ok = c
-        if e_ok - eps_e <= max(rel_tol * e_ok, abs_tol):
-            # the feasible end is within the tolerance: return that evaluated, self-certified point (a direct
-            # evaluation at the chord root can exceed the target by its error bound, e.g. near eps0)
-            return e_ok, pts[e_ok][1], count[0]
-        info = dict(pts[e_ok][1] or {})
-        info["chord"] = {"epsilon_infeasible": e_bad, "epsilon_feasible": e_ok,
-                         "delta_infeasible": pts[e_bad][0], "delta_feasible": pts[e_ok][0],
-                         "epsilon_lowest_root_estimate": eps_e}
-        return eps_c, info, count[0]
-    if feasible is None:
-        return eps_hi, pts[eps_hi][1], count[0]
-    return feasible, info, count[0]
-
-
-def _solve_convex_lower(fn, target: float, eps_hi: float, eps_up: float, rel_tol: float, up_pts: dict, walk):
-    r"""Lower ε near ``eps_hi`` from the walk points, by the convexity of the lower δ in :math:`x = e^\varepsilon`.
-
-    For :math:`x_p < x_b` and a convex :math:`\delta_L`, :math:`\delta_L(x) \ge \delta_L(x_b) +
-    (\delta_L(x_b) - \delta_L(x_p))(x - x_b)/(x_b - x_p)` for :math:`x \ge x_b`; with the certified lower
-    value :math:`L_b \le \delta_L(x_b)` and an upper value :math:`U_p \ge \delta_L(x_p)` (the upper bound
-    evaluated at :math:`x_p`, since the dataset's δ is below the optimal bound) the line stays below, and
-    where it exceeds ``target`` the true ε* is larger.  Returns (ε, info, evaluations) or None if the
-    walk does not reach within ``rel_tol`` (or :data:`SOFT_GAP` on expensive evaluations) of ``eps_up``.
-    """
-    best, best_info, count = None, None, 0
-    prev = None
-    for e in walk:
-        if e not in up_pts:
-            break
-        L, info = fn(e)
-        cost = _cost(info)
-        count += 1
-        if L <= target:             # the lower root is below the walk: the plain search finds it
-            return None
-        if L > target and (best is None or e > best):
-            best, best_info = e, info
-        if prev is not None and L > target:
-            e_p = prev
-            U_p = up_pts[e_p][0]
-            x_p, x_b = math.exp(e_p), math.exp(e)
-            if U_p > L:
-                x_l = x_b + (L - target) / (U_p - L) * (x_b - x_p)
-                x_l = max(x_l - 1e-12 * (x_b - x_p) - 8.0 * _DBL_EPS * x_l, x_b)
-                e_l = min(math.log(x_l) * (1.0 - 4.0 * _DBL_EPS), eps_up)
-                if e_l > best:
-                    best = e_l
-                    best_info = dict(info or {})
-                    best_info["secant"] = {"epsilon_upper_point": e_p, "delta_upper_point": U_p,
-                                           "epsilon_lower_point": e, "delta_lower_point": L}
-        prev = e
-        if best is not None and (eps_up - best <= rel_tol * eps_up
-                                 or (eps_up - best <= SOFT_GAP * eps_up and cost > EXPENSIVE_NODES)):
-            return best, best_info, count
-    return None
-
-
-def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None,
-                  convex: bool = False):
-    r"""Conservative ε for a decreasing certified δ-bound ``fn(ε) -> (δ, info)`` on [0, ``eps_hi``].
-
-    side="upper": the smallest *evaluated* ε with fn(ε) <= target (each such ε is certified on its
-    own, so soundness does not rely on monotonicity).  side="lower": the largest evaluated ε with
-    fn(ε) > target (fn a certified lower bound, so the true ε* exceeds it), else 0.  The search is
-    :func:`shuffleamp._numerics.inverse_monotone`; ``estimate`` only places the first bracket.
-    Returns (ε, info at ε, number of fn evaluations).
-
-    With ``convex=True`` (side "upper"), ``fn`` bounds a δ* that is convex in :math:`x = e^\varepsilon`
-    and vanishes at ``eps_hi``: every GPARV family here has the form
-    :math:`G = (A - e^\varepsilon B)/C` with :math:`B \ge 0` for a latent law that does not depend on ε
-    ([SCW] Theorem 12), so :math:`(\sum_i G_i)_+` is convex in :math:`x` for every outcome and so is
-    its mean; a maximum over families stays convex.  Between an evaluated infeasible ε and the next
-    feasible one, δ* is then below the chord of the two certified values, and the chord's root is a
-    certified ε (``info["chord"]`` records the two ends).  The search stops as soon as that root is
-    within ``rel_tol`` of the secant estimate of the lowest possible root; near ``eps_hi`` (small n)
-    it first evaluates far, cheap points.
-
-    Parameters
-    ----------
-    fn : callable
-        ``fn(ε) -> (δ, info)``: a certified upper (``side="upper"``) or lower (``"lower"``) bound on δ.
-    target : float
-        Target δ in (0, 1).
-    eps_hi : float
-        Right end of the search (ε0 for a pure ε0-LDP randomizer, where δ = 0).
-    side : {"upper", "lower"}
-        Which conservative end to return.
-    rel_tol : float
-        Relative width of the final bracket.
-    estimate : callable, optional
-        Cheap uncertified δ(ε) that places the first bracket.
-    convex : bool
-        Whether ``fn`` bounds a δ* convex in e^ε (see above); side "upper" only.
-
-    Returns
-    -------
-    (float, object, int)
-        The conservative ε, the ``info`` of its evaluation, and the number of evaluations.
-    """
-    if convex and side == "upper":
-        out = _solve_convex_upper(fn, target, eps_hi, rel_tol, estimate,
-                                  walk=_near_hi_walk(target, eps_hi, estimate))
-        if out is not None:
-            return out
-    return epsilon_for_delta(fn, target, eps_hi, side, rel_tol, estimate)
 
 
 # ---------------------------------------------------------------------------- count projections (lower)
@@ -1370,9 +1005,8 @@ def _common(mechanism, method_name, rtol, rtol_lower, max_grid, evaluator, max_s
     rtol = _validate.real("rtol", rtol, lo=1e-9, hi=0.5)
     rtol_lower = _validate.real("rtol_lower", rtol_lower, lo=1e-9, hi=0.5)
     max_grid = _validate.count(max_grid, "max_grid", minimum=1024)
-    # the evaluator dispatch and the ε search are handed to the methods (baselines do not import bounds)
+    # the methods' settings; they call the evaluator dispatch (evaluate) and the ε search (search) directly
     return m, {"rtol": rtol, "rtol_lower": rtol_lower, "max_grid": max_grid, "evaluator": evaluator,
-               "max_delta": max_delta, "estimator": estimator, "solve_eps": solve_epsilon,
                "max_seconds": max_seconds, "max_memory_gb": max_memory_gb}
 
 

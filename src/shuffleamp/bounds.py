@@ -382,10 +382,8 @@ def _exact_count_side(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo
     return up, min(lo, up)
 
 
-#: Binary RR in the default method: run the exact count law first and the decomposition only where it can
-#: improve on it (:func:`_binary_rr_point`).  False: both engines always run in full (tests compare them).
-BINARY_RR_FIRST = True
-#: ... and skips the decomposition entirely when the count law's certified bracket is within this relative
+#: Binary RR in the default method runs the exact count law first and the decomposition only where it can
+#: improve on it (:func:`_binary_rr_point`); it skips the decomposition entirely when the count law's certified bracket is within this relative
 #: width (the decomposition could improve the answer by at most that much).
 SKIP_DECOMPOSITION_RTOL = 1e-9
 #: ... and otherwise runs the decomposition's upper only below this n and this eps0: elsewhere the count law's
@@ -452,16 +450,25 @@ def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: dict):
            "exact_count": _ec_summary(r),
            "decomposition": {"skipped": (f"the exact count law's bracket is within {SKIP_DECOMPOSITION_RTOL:g}"
                                           if tight else "the exact count law's block bounds are below it here")
-                             + " (bounds.BINARY_RR_FIRST)" + ("" if rec["lower"] is None else
+                             + ("" if rec["lower"] is None else
                                                               "; its lower bound was run")}})
     return up, min(lo, up), rec
 
 
 def _optimal_delta(mechanism, n: int, eps: float, ctx: dict):
-    if BINARY_RR_FIRST and ctx.get("binary_rr_eps0") is not None:
+    """δ(ε) of the optimal method at one point: binary RR's routing (:func:`_binary_rr_point`), else
+    :func:`_decomposition_delta`.  Returns (upper, lower, record)."""
+    if ctx.get("binary_rr_eps0") is not None:
         out = _binary_rr_point(mechanism, n, eps, False, ctx)
         if out is not None:
             return out
+    return _decomposition_delta(mechanism, n, eps, ctx)
+
+
+def _decomposition_delta(mechanism, n: int, eps: float, ctx: dict):
+    """The decomposition bound at one ε: the certified maximum over the upper families (Theorem 13) and over the
+    lower-bound datasets (Theorem 14), improved by count projections, and for binary RR the exact count law
+    beside it in full (upper = min, lower = max of both; both recorded)."""
     up, info_u = max_delta(ctx["upper_families"], n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
     lo, info_l = None, None
     rec = {"upper": info_u}
@@ -543,7 +550,7 @@ def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: dict, kee
 
 def _screen_eps(families, n: int, target: float, eps_hi: float) -> float:
     """A screening ε: the saddle-point estimate of the root for the first family (uncertified placement)."""
-    if KERNEL_SEARCH and isinstance(families[0], Decomposition):
+    if isinstance(families[0], Decomposition):
         g = _exact.estimate_root(families[:1], n, target, eps_hi * (1 - 1e-12))
         return g if 0.0 < g < eps_hi else 0.5 * eps_hi
     from scipy.optimize import brentq
@@ -687,10 +694,19 @@ def _certify_max(families, done: set, n: int, eps: float, v_sub: float, info_sub
 
 
 def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
-    if BINARY_RR_FIRST and ctx.get("binary_rr_eps0") is not None:
+    """ε(δ) of the optimal method at one point: binary RR's routing (:func:`_binary_rr_point`), else
+    :func:`_decomposition_epsilon`.  Returns (upper, lower, record)."""
+    if ctx.get("binary_rr_eps0") is not None:
         out = _binary_rr_point(mechanism, n, target, True, ctx)
         if out is not None:
             return out
+    return _decomposition_epsilon(mechanism, n, target, ctx)
+
+
+def _decomposition_epsilon(mechanism, n: int, target: float, ctx: dict):
+    """The decomposition bound's ε at one δ: the ε search over the families (:func:`_optimal_epsilon_families`),
+    on a subset of them when there are many (lazy maximum, certified over all at the end), and for binary RR
+    the exact count law beside it in full (upper = min, lower = max of both; both recorded)."""
     up_f, lo_f = ctx["upper_families"], ctx["lower_families"]
     eps_hi = float(mechanism.eps0)
     small = n < PRUNE_MAX_N
@@ -762,10 +778,8 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
     return up, lo, rec
 
 
-#: Run both ε searches in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
-#: an atomic decomposition and the evaluator is "exact"; False forces the Python search (tests compare both).
-KERNEL_SEARCH = True
-#: The compiled search evaluates a converged chord root directly (True, default) so that the upper answer is
+#: Both ε searches run in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
+#: an atomic decomposition and the evaluator is "exact" (:func:`_optimal_epsilon_families`).  The compiled search evaluates a converged chord root directly (True, default) so that the upper answer is
 #: an evaluated ε whose own certified δ is <= target (``delta(mechanism, n, epsilon_upper) <= delta`` holds
 #: between the two queries), or returns it as the certified chord root (False): the same number (the chord of
 #: two certified values of the convex δ* lies above δ*), one evaluation fewer, but a direct evaluation there
@@ -831,7 +845,7 @@ def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f,
     search (:func:`_solve_convex_upper`, :func:`solve_epsilon`, :func:`_solve_convex_lower`)."""
     eps_hi = float(mechanism.eps0)
     seeds_u, seeds_l = {}, {}
-    if (KERNEL_SEARCH and ctx["evaluator"] == "exact" and up_f
+    if (ctx["evaluator"] == "exact" and up_f
             and all(isinstance(f, Decomposition) for f in list(up_f) + list(lo_f))):
         check_time("epsilon search")
         first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx, verify)

@@ -1,4 +1,4 @@
-"""Evaluator dispatch: the certified δ of one GPARV family at one (n, ε), and the maximum over families.
+r"""Evaluator dispatch: the certified δ of one GPARV family at one (n, ε), and the maximum over families.
 
 :func:`max_delta` is the quantity every bound of the library is built from,
 :math:`\max_{(x,x')} \tfrac1n E[(\sum_i G_i)_+]` over a list of GPARV families, each family evaluated by

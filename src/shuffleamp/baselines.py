@@ -1179,7 +1179,7 @@ def _exact_sum_info(lo: float, hi: float) -> dict:
 
 
 def _search_info(ctx: dict, fn, target: float, eps_hi: float, estimate) -> tuple[float, None, dict]:
-    """Conservative ε of a decreasing certified δ (the library's ε search, :func:`shuffleamp.search.solve_epsilon`)."""
+    """Conservative ε of a decreasing certified δ (the ε search, :func:`shuffleamp.search.solve_epsilon`)."""
     eps, info, cnt = solve_epsilon(fn, target, eps_hi, "upper", ctx["eps_rtol"], estimate)
     info = dict(info or {})
     info["evaluations"] = cnt

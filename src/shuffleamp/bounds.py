@@ -709,20 +709,33 @@ def _decomposition_epsilon(mechanism, n: int, target: float, ctx: dict):
     the exact count law beside it in full (upper = min, lower = max of both; both recorded)."""
     up_f, lo_f = ctx["upper_families"], ctx["lower_families"]
     eps_hi = float(mechanism.eps0)
+    lo_sub = _lower_datasets_to_search(up_f, lo_f, n, target, eps_hi) if len(up_f) <= LAZY_FAMILIES else None
+    if lo_sub is not None and len(lo_sub) <= LAZY_FAMILIES:
+        # few families: one search of the certified maximum over every upper family
+        up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_sub)
+        if len(lo_sub) < len(lo_f):
+            rec["lower_families"] = {"used": len(lo_sub), "total": len(lo_f)}
+        return up, lo, rec
+    # many families: the pruning strategy (search a dominating subset, certify the maximum over all)
+    return _lazy_epsilon(mechanism, n, target, ctx, up_f, lo_f)
+
+
+def _lower_datasets_to_search(up_f, lo_f, n: int, target: float, eps_hi: float):
+    """The lower-bound datasets searched next to few upper families: all of them, or below PRUNE_MAX_N the
+    ranked subset of :func:`_lower_subset` (any subset of datasets gives a certified lower bound)."""
+    if n < PRUNE_MAX_N and LOWER_KEEP is not None and len(lo_f) > LOWER_KEEP:
+        e_r = _screen_eps(up_f, n, target, eps_hi) if all(isinstance(f, Decomposition) for f in up_f) \
+            else None                                   # a start: the first family's estimated root
+        return _lower_subset(lo_f, n, target, eps_hi, e_r)
+    return lo_f
+
+
+def _lazy_epsilon(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
+    """The pruning strategy of the ε search over many families (lazy maximum): search on the families that
+    dominate near the root (below PRUNE_MAX_N: estimated, else screened by certified evaluations, cheap there),
+    then certify the full maximum at the answer (:func:`_certify_max`), adding families until it holds."""
+    eps_hi = float(mechanism.eps0)
     small = n < PRUNE_MAX_N
-    if len(up_f) <= LAZY_FAMILIES:
-        lo_sub = lo_f
-        if small and LOWER_KEEP is not None and len(lo_f) > LOWER_KEEP:
-            e_r = _screen_eps(up_f, n, target, eps_hi) if all(isinstance(f, Decomposition) for f in up_f) \
-                else None                                   # a start: the first family's estimated root
-            lo_sub = _lower_subset(lo_f, n, target, eps_hi, e_r)
-        if len(lo_sub) <= LAZY_FAMILIES:
-            up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_sub)
-            if len(lo_sub) < len(lo_f):
-                rec["lower_families"] = {"used": len(lo_sub), "total": len(lo_f)}
-            return up, lo, rec
-    # lazy maximum: search on the families that dominate near the root (below PRUNE_MAX_N: estimated, else
-    # screened by certified evaluations, cheap there), then certify the full maximum
     if small:
         e_s, up_sub = _upper_subset(up_f, n, target, eps_hi)
         lo_sub = _lower_subset(lo_f, n, target, eps_hi, e_s)
@@ -779,8 +792,8 @@ def _decomposition_epsilon(mechanism, n: int, target: float, ctx: dict):
 
 
 #: Both ε searches run in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
-#: an atomic decomposition and the evaluator is "exact" (:func:`_optimal_epsilon_families`).  The compiled search evaluates a converged chord root directly (True, default) so that the upper answer is
-#: an evaluated ε whose own certified δ is <= target (``delta(mechanism, n, epsilon_upper) <= delta`` holds
+#: an atomic decomposition and the evaluator is "exact" (:func:`_optimal_epsilon_families`).  The compiled
+#: search evaluates a converged chord root directly (True, default) so that the upper answer is an evaluated ε whose own certified δ is <= target (``delta(mechanism, n, epsilon_upper) <= delta`` holds
 #: between the two queries), or returns it as the certified chord root (False): the same number (the chord of
 #: two certified values of the convex δ* lies above δ*), one evaluation fewer, but a direct evaluation there
 #: can exceed the target by its error bound.  The lazy maximum over many families always keeps the check.

@@ -23,14 +23,14 @@ LAYERS = {
     "_numerics": 2,
     "_registry": 2,
     "_lru": 1,
-    "search": 2.5,          # the ε search (on _numerics.inverse_monotone)
     "gparv": 3,
     "decomposition": 4,
     "mechanisms": 5,
     "compose": 6,
     "exact": 7,
     "fft_engine": 7,
-    "evaluate": 7.5,        # the evaluator dispatch: certified δ of GPARV families (exact, FFT)
+    "evaluate": 7.5,        # the evaluator interface and selection policy: certified δ of GPARV families
+    "search": 7.75,         # the ε search (on _numerics.inverse_monotone; the compiled search through exact)
     "baselines": 8,
     "exact_count": 8,
     "personalized": 8.5,    # above exact_count (the exact count law of binary-RR populations)

@@ -1,4 +1,4 @@
-"""The compiled ε(δ) search (``kernels.epsilon_search`` via ``bounds._kernel_epsilon``).
+"""The compiled ε(δ) search (``kernels.epsilon_search`` via ``search.search_families``).
 
 Checked against its definition by re-evaluations of the certified δ at and just below the returned points
 (``exact.delta_exact_family``: the answer is certified and within the search tolerance of the root), and

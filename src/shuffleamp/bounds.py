@@ -39,15 +39,14 @@ from . import _validate, baselines, fft_engine
 from . import exact as _exact
 from . import exact_count as _ec
 from ._lru import LRUCache
-from ._numerics import DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_time, check_work
+from ._numerics import DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_work
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method)
 from .decomposition import Decomposition, PackedFamilies, chernoff_bounds, dedupe, law_key, pack
 from .evaluate import (DEFAULT_RTOL, DEFAULT_RTOL_LOWER, LOWER_MODE, _atomic, estimator,  # noqa: F401
                        max_delta)
 from .fft_engine import DEFAULT_MAX_GRID
-from .search import (BUDGET_GAP, EXPENSIVE_NODES, SOFT_GAP, _chord_bracket, _near_hi_walk,  # noqa: F401
-                     _solve_convex_lower, _solve_convex_upper, solve_epsilon)
+from .search import EXPENSIVE_NODES, SOFT_GAP, _chord_bracket, search_families, solve_epsilon  # noqa: F401
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
 
@@ -791,115 +790,12 @@ def _lazy_epsilon(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
     return up, lo, rec
 
 
-#: Both ε searches run in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
-#: an atomic decomposition and the evaluator is "exact" (:func:`_optimal_epsilon_families`).  The compiled
-#: search evaluates a converged chord root directly (True, default) so that the upper answer is an evaluated ε whose own certified δ is <= target (``delta(mechanism, n, epsilon_upper) <= delta`` holds
-#: between the two queries), or returns it as the certified chord root (False): the same number (the chord of
-#: two certified values of the convex δ* lies above δ*), one evaluation fewer, but a direct evaluation there
-#: can exceed the target by its error bound.  The lazy maximum over many families always keeps the check.
-KERNEL_VERIFY_CHORD = True
-
-
-def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
-    """``max_delta``'s record of one evaluated point of the kernel search (per-family arrays U, L, ...)."""
-    vals = U if upper else L
-    j = 0
-    for i in range(1, len(vals)):     # first maximum, as max_delta
-        if vals[i] > vals[j]:
-            j = i
-    ev = _exact._kernel_evaluation(float(U[j]), float(L[j]), int(St[j]), float(Th[j]), Nd[j], upper)
-    info = ev.to_dict()
-    info["pair"] = labels[j]
-    info["delta_error"] = ev.charged
-    return info
-
-
-def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict, verify: bool | None = None):
-    """Both searches by ``kernels.epsilon_search``: ((up, info_u, count_u), (lo, info_l, count_l) or None), or
-    (None, seeds) when the kernel does not handle the case; ``seeds`` are its evaluated points (upper, lower)
-    as ``{eps: (delta, info)}`` for the Python search."""
-    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES,
-                              KERNEL_VERIFY_CHORD if verify is None else verify)
-    ulab = [getattr(f, "label", "") for f in up_f]
-    llab = [getattr(f, "label", "") for f in lo_f]
-
-    def uinfo(i):
-        return _point_info(r["u_U"][i], r["u_L"][i], r["u_status"][i], r["u_theta"][i], r["u_nodes"][i], ulab, True)
-
-    def linfo(i):
-        return _point_info(r["l_U"][i], r["l_L"][i], r["l_status"][i], r["l_theta"][i], r["l_nodes"][i], llab, False)
-
-    if r["status"] != 0:
-        ok_u = [i for i in range(len(r["u_eps"])) if (r["u_status"][i] >= 0).all()]
-        ok_l = [i for i in range(len(r["l_eps"])) if (r["l_status"][i] >= 0).all()]
-        return None, ({float(r["u_eps"][i]): (float(r["u_value"][i]), uinfo(i)) for i in ok_u},
-                      {float(r["l_eps"][i]): (float(r["l_value"][i]), linfo(i)) for i in ok_l})
-    up = float(r["upper"])
-    info_u = uinfo(r["upper_index"])
-    if r["upper_kind"] == 2:
-        e_bad, e_ok, v_bad, v_ok, eps_e = r["chord"]
-        info_u["chord"] = {"epsilon_infeasible": e_bad, "epsilon_feasible": e_ok, "delta_infeasible": v_bad,
-                           "delta_feasible": v_ok, "epsilon_lowest_root_estimate": eps_e}
-    upper = (up, info_u, len(r["u_eps"]))
-    if not lo_f:
-        return upper, None
-    lo = float(r["lower"])
-    info_l = linfo(r["lower_index"]) if r["lower_index"] >= 0 else None
-    if r["lower_kind"] == 2:
-        e_p, U_p, e_b, L_b = r["secant"]
-        info_l["secant"] = {"epsilon_upper_point": e_p, "delta_upper_point": U_p, "epsilon_lower_point": e_b,
-                            "delta_lower_point": L_b}
-    return upper, (lo, info_l, len(r["l_eps"]))
-
-
 def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f, verify: bool | None = None):
-    """Upper and lower ε of the optimal method over the given families: the compiled search when every family
-    is an atomic decomposition (:func:`_kernel_epsilon`), else (or when it does not handle the case) the Python
-    search (:func:`_solve_convex_upper`, :func:`solve_epsilon`, :func:`_solve_convex_lower`)."""
+    """Upper and lower ε of the optimal method over the given families: the ε search
+    (:func:`shuffleamp.search.search_families`: compiled for atomic decompositions, else in Python), then the
+    count-projection fallback of the lower and binary RR's count law (:func:`_finish_epsilon`)."""
     eps_hi = float(mechanism.eps0)
-    seeds_u, seeds_l = {}, {}
-    if (ctx["evaluator"] == "exact" and up_f
-            and all(isinstance(f, Decomposition) for f in list(up_f) + list(lo_f))):
-        check_time("epsilon search")
-        first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx, verify)
-        if first is not None:
-            return _finish_epsilon(ctx, n, target, eps_hi, first, second)
-        seeds_u, seeds_l = second
-    est_u = estimator(up_f, n)
-    walk = _near_hi_walk(target, eps_hi, est_u)
-    up_pts: dict = dict(seeds_u)
-    out = _solve_convex_upper(
-        lambda e: max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
-        target, eps_hi, ctx["eps_rtol"], est_u, pts=up_pts, walk=walk)
-    if out is None:
-        out = solve_epsilon(
-            lambda e: up_pts[e] if e in up_pts else
-            max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
-            target, eps_hi, "upper", ctx["eps_rtol"], est_u)
-    upper, lower = out, None
-    up = upper[0]
-    if lo_f:
-        lo_pts: dict = {}
-
-        def fn_lo(e):
-            lo_pts[e] = seeds_l[e] if e in seeds_l else max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"],
-                                                                  ctx["max_grid"], ctx["evaluator"])
-            return lo_pts[e]
-        try:
-            out = _solve_convex_lower(fn_lo, target, eps_hi, up, ctx["eps_rtol"], up_pts, walk) if walk else None
-            if out is None:
-                out = solve_epsilon(fn_lo, target, eps_hi, "lower", ctx["eps_rtol"], estimator(lo_f, n))
-        except ResourceLimitError as exc:
-            if exc.parameter != "max_seconds":
-                raise
-            # the lower bound may be loose but never unsound: the largest evaluated ε whose certified
-            # lower δ exceeds the target (else 0), flagged
-            above = [e for e, (v, _) in lo_pts.items() if v > target]
-            e_l = max(above, default=0.0)
-            info = dict(lo_pts[e_l][1] or {}) if above else {}
-            info["budget_exhausted"] = True
-            out = (e_l, info, len(lo_pts))
-        lower = out
+    upper, lower = search_families(up_f, lo_f, n, target, eps_hi, ctx, verify)
     return _finish_epsilon(ctx, n, target, eps_hi, upper, lower)
 
 

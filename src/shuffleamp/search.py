@@ -6,8 +6,9 @@ through :func:`solve_epsilon` here, itself built on :func:`shuffleamp._numerics.
 convex in :math:`x = e^\varepsilon`, the chord variant (:func:`_solve_convex_upper`,
 :func:`_solve_convex_lower`) certifies the root between two evaluated points.  When every family is an
 atomic decomposition the same chord search runs compiled (:func:`shuffleamp.exact.epsilon_search`,
-``kernels.epsilon_search``), called from :mod:`shuffleamp.bounds`; this module is the search for every
-other case (continuous parts, the FFT engine, comparison methods).
+``kernels.epsilon_search``): :func:`search_families` calls it and falls back to the Python search, seeded
+with the compiled search's points, only for the cases it does not handle (continuous parts, the FFT engine,
+a bound not zero at ``eps_hi``); the comparison methods use :func:`solve_epsilon`.
 
 Soundness: side "upper" returns an evaluated ε whose certified δ is <= the target, or a chord root
 certified by convexity; side "lower" returns an ε whose certified lower δ exceeds the target (else 0).
@@ -24,10 +25,13 @@ import math
 
 import numpy as np
 
-from ._numerics import epsilon_for_delta, inverse_monotone
+from . import exact as _exact
+from ._numerics import check_time, epsilon_for_delta, inverse_monotone
+from .decomposition import Decomposition
 from .errors import ResourceLimitError
+from .evaluate import LOWER_MODE, estimator, max_delta
 
-__all__ = ["solve_epsilon", "SOFT_GAP", "BUDGET_GAP", "EXPENSIVE_NODES"]
+__all__ = ["solve_epsilon", "search_families", "SOFT_GAP", "BUDGET_GAP", "EXPENSIVE_NODES"]
 
 _DBL_EPS = float(np.finfo(np.float64).eps)
 
@@ -285,3 +289,120 @@ def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, e
         if out is not None:
             return out
     return epsilon_for_delta(fn, target, eps_hi, side, rel_tol, estimate)
+
+
+# ---------------------------------------------------------------------------- the search over GPARV families
+#: Both ε searches run in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
+#: an atomic decomposition and the evaluator is "exact" (:func:`search_families`).  The compiled search
+#: evaluates a converged chord root directly (True, default) so that the upper answer is an evaluated ε whose
+#: own certified δ is <= target (``delta(mechanism, n, epsilon_upper) <= delta`` holds between the two
+#: queries), or returns it as the certified chord root (False): the same number (the chord of
+#: two certified values of the convex δ* lies above δ*), one evaluation fewer, but a direct evaluation there
+#: can exceed the target by its error bound.  The lazy maximum over many families always keeps the check.
+KERNEL_VERIFY_CHORD = True
+
+
+def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
+    """``max_delta``'s record of one evaluated point of the kernel search (per-family arrays U, L, ...)."""
+    vals = U if upper else L
+    j = 0
+    for i in range(1, len(vals)):     # first maximum, as max_delta
+        if vals[i] > vals[j]:
+            j = i
+    ev = _exact._kernel_evaluation(float(U[j]), float(L[j]), int(St[j]), float(Th[j]), Nd[j], upper)
+    info = ev.to_dict()
+    info["pair"] = labels[j]
+    info["delta_error"] = ev.charged
+    return info
+
+
+def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict, verify: bool | None = None):
+    """Both searches by ``kernels.epsilon_search``: ((up, info_u, count_u), (lo, info_l, count_l) or None), or
+    (None, seeds) when the kernel does not handle the case; ``seeds`` are its evaluated points (upper, lower)
+    as ``{eps: (delta, info)}`` for the Python search."""
+    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES,
+                              KERNEL_VERIFY_CHORD if verify is None else verify)
+    ulab = [getattr(f, "label", "") for f in up_f]
+    llab = [getattr(f, "label", "") for f in lo_f]
+
+    def uinfo(i):
+        return _point_info(r["u_U"][i], r["u_L"][i], r["u_status"][i], r["u_theta"][i], r["u_nodes"][i], ulab, True)
+
+    def linfo(i):
+        return _point_info(r["l_U"][i], r["l_L"][i], r["l_status"][i], r["l_theta"][i], r["l_nodes"][i], llab, False)
+
+    if r["status"] != 0:
+        ok_u = [i for i in range(len(r["u_eps"])) if (r["u_status"][i] >= 0).all()]
+        ok_l = [i for i in range(len(r["l_eps"])) if (r["l_status"][i] >= 0).all()]
+        return None, ({float(r["u_eps"][i]): (float(r["u_value"][i]), uinfo(i)) for i in ok_u},
+                      {float(r["l_eps"][i]): (float(r["l_value"][i]), linfo(i)) for i in ok_l})
+    up = float(r["upper"])
+    info_u = uinfo(r["upper_index"])
+    if r["upper_kind"] == 2:
+        e_bad, e_ok, v_bad, v_ok, eps_e = r["chord"]
+        info_u["chord"] = {"epsilon_infeasible": e_bad, "epsilon_feasible": e_ok, "delta_infeasible": v_bad,
+                           "delta_feasible": v_ok, "epsilon_lowest_root_estimate": eps_e}
+    upper = (up, info_u, len(r["u_eps"]))
+    if not lo_f:
+        return upper, None
+    lo = float(r["lower"])
+    info_l = linfo(r["lower_index"]) if r["lower_index"] >= 0 else None
+    if r["lower_kind"] == 2:
+        e_p, U_p, e_b, L_b = r["secant"]
+        info_l["secant"] = {"epsilon_upper_point": e_p, "delta_upper_point": U_p, "epsilon_lower_point": e_b,
+                            "delta_lower_point": L_b}
+    return upper, (lo, info_l, len(r["l_eps"]))
+
+
+def search_families(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict, verify: bool | None = None):
+    """Upper and lower ε of the certified maximum over GPARV families (upper families ``up_f``, lower-bound
+    datasets ``lo_f``) at δ = ``target`` on [0, ``eps_hi``]: the compiled search when every family is an atomic
+    decomposition and the evaluator is "exact" (:func:`_kernel_epsilon`), else (or when it does not handle the
+    case, seeded with its evaluated points) the Python search (:func:`_solve_convex_upper`,
+    :func:`solve_epsilon`, :func:`_solve_convex_lower`).  ``ctx`` carries the evaluator settings ("rtol",
+    "rtol_lower", "max_grid", "evaluator", "eps_rtol").  Returns (upper, lower): (ε, info, evaluations) each,
+    ``lower`` None without lower-bound datasets."""
+    seeds_u, seeds_l = {}, {}
+    if (ctx["evaluator"] == "exact" and up_f
+            and all(isinstance(f, Decomposition) for f in list(up_f) + list(lo_f))):
+        check_time("epsilon search")
+        first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx, verify)
+        if first is not None:
+            return first, second
+        seeds_u, seeds_l = second
+    est_u = estimator(up_f, n)
+    walk = _near_hi_walk(target, eps_hi, est_u)
+    up_pts: dict = dict(seeds_u)
+    out = _solve_convex_upper(
+        lambda e: max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
+        target, eps_hi, ctx["eps_rtol"], est_u, pts=up_pts, walk=walk)
+    if out is None:
+        out = solve_epsilon(
+            lambda e: up_pts[e] if e in up_pts else
+            max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
+            target, eps_hi, "upper", ctx["eps_rtol"], est_u)
+    upper, lower = out, None
+    up = upper[0]
+    if lo_f:
+        lo_pts: dict = {}
+
+        def fn_lo(e):
+            lo_pts[e] = seeds_l[e] if e in seeds_l else max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"],
+                                                                  ctx["max_grid"], ctx["evaluator"])
+            return lo_pts[e]
+        try:
+            out = _solve_convex_lower(fn_lo, target, eps_hi, up, ctx["eps_rtol"], up_pts, walk) if walk else None
+            if out is None:
+                out = solve_epsilon(fn_lo, target, eps_hi, "lower", ctx["eps_rtol"], estimator(lo_f, n))
+        except ResourceLimitError as exc:
+            if exc.parameter != "max_seconds":
+                raise
+            # the lower bound may be loose but never unsound: the largest evaluated ε whose certified
+            # lower δ exceeds the target (else 0), flagged
+            above = [e for e, (v, _) in lo_pts.items() if v > target]
+            e_l = max(above, default=0.0)
+            info = dict(lo_pts[e_l][1] or {}) if above else {}
+            info["budget_exhausted"] = True
+            out = (e_l, info, len(lo_pts))
+        lower = out
+    return upper, lower

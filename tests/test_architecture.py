@@ -29,6 +29,7 @@ LAYERS = {
     "compose": 6,
     "exact": 7,
     "fft_engine": 7,
+    "families": 6.5,        # the optimal method's GPARV families of a mechanism and their caches
     "evaluate": 7.5,        # the evaluator interface and selection policy: certified δ of GPARV families
     "search": 7.75,         # the ε search (on _numerics.inverse_monotone; the compiled search through exact)
     "baselines": 8,

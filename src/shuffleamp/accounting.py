@@ -137,7 +137,7 @@ from scipy import stats
 
 from . import _extras, _validate
 from ._numerics import inverse_monotone
-from .bounds import LOWER_MODE, max_delta
+from .evaluate import LOWER_MODE, max_delta
 from .decomposition import dedupe
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .exact import delta_exact_profile

@@ -17,6 +17,12 @@ Erlingsson et al., and the *unsound* variation-ratio and μ-GDP values), each la
 ``sound``, ``kind`` and ``settings["regime"]``.  ``"optimal"`` is the default and the only
 method with a certified lower bound.
 
+Where things are: the GPARV families of a mechanism and their caches in :mod:`shuffleamp.families`; the
+certified δ of a family (the evaluator interface and its selection policy) in :mod:`shuffleamp.evaluate`; the
+ε search (compiled for atomic decompositions, else in Python) in :mod:`shuffleamp.search`.  This module holds
+the methods (the optimal method: binary RR's routing, the decomposition bound, the pruning strategy of the ε
+search over many families, the lower-bound fallbacks) and the public :func:`delta` / :func:`epsilon`.
+
 Certified vs estimated: ``upper`` is a certified upper bound and ``lower`` a certified
 lower bound on the true shuffled δ (resp. ε), up to IEEE rounding of order 1e-15 in
 the discretisation; the *tightness* (how far ``upper`` is above the exact optimal

@@ -23,6 +23,8 @@ from shuffleamp import accounting as acc
 from shuffleamp.errors import ParameterError
 from shuffleamp.mechanisms import KRR, MatrixMechanism
 
+from decomposition_side import both_engines
+
 
 # ---------------------------------------------------------------------------- exact references
 def _blanket_pair(dec, n):
@@ -164,7 +166,7 @@ def test_binary_lower_large_n_matches_count_laws():
 # ---------------------------------------------------------------------------- one round
 @pytest.mark.parametrize("mech,n,delta", [(KRR(1.0, 2), 10_000, 1e-6), (KRR(1.0, 10), 1_000_000, 1e-8),
                                           (KRR(2.0, 5), 5_000, 1e-7)])
-def test_one_round_pld_matches_single_round_epsilon(mech, n, delta, monkeypatch):
+def test_one_round_pld_matches_single_round_epsilon(mech, n, delta):
     pld = acc.to_pld(mech, n)
     e_pld = pld.get_epsilon_for_delta(delta)
     if mech.k == 2:      # binary RR exports the exact count-law profile (maximum over every dataset)
@@ -174,10 +176,8 @@ def test_one_round_pld_matches_single_round_epsilon(mech, n, delta, monkeypatch)
         # and not above the decomposition pair's exported profile (which it replaces)
         assert e_pld <= _decomposition_pld(mech, n).get_epsilon_for_delta(delta)
         return
-    from shuffleamp import bounds
-    monkeypatch.setattr(bounds, "BINARY_RR_FIRST", False)      # k = 2: the decomposition side in full
-    r = sa.epsilon(mech, n, delta)
-    # to_pld exports the decomposition profile; for k = 2 the default also runs the exact count law
+    r = both_engines("epsilon", mech, n, delta)
+    # to_pld exports the decomposition profile; for k = 2 the exact count law runs beside it
     # (tighter; its PLD is binary_rr_rounds'), so compare with the decomposition side there
     e_sa = r.settings["grid"].get("decomposition", {}).get("upper", r.upper)
     # the PLD is pessimistic: not below the certified value by more than its eps_rtol bracket (1e-7)

@@ -30,6 +30,9 @@ LAYERS = {
     "compose": 6,
     "exact": 7,
     "fft_engine": 7,
+    "families": 6.5,        # the optimal method's GPARV families of a mechanism and their caches
+    "evaluate": 7.5,        # the evaluator interface and selection policy: certified δ of GPARV families
+    "search": 7.75,         # the ε search (on _numerics.inverse_monotone; the compiled search through exact)
     "baselines": 8,
     "exact_count": 8,
     "personalized": 8.5,    # above exact_count (the exact count law of binary-RR populations)

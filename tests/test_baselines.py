@@ -35,6 +35,7 @@ from shuffleamp.mechanisms import laplace_upper_gparv
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace, MatrixMechanism
 
 from exact_oracles import exact_four_atom, exact_three_atom, gparv_bruteforce
+from decomposition_side import both_engines
 
 # exact-count (binary RR only) is the exact value, below the decomposition bound: tested in test_exact_count.py
 SOUND_UPPER = [m for m, i in B.METHOD_INFO.items() if i.sound and m not in ("optimal", "exact-count")]
@@ -176,13 +177,11 @@ def test_clone_is_exact_and_matches_engine():
     assert "exact" in r.settings["evaluator"] and r.lower is None and r.sound
 
 
-def test_stronger_clone_equals_optimal_for_krr(monkeypatch):
-    from shuffleamp import bounds
-    monkeypatch.setattr(bounds, "BINARY_RR_FIRST", False)     # k = 2: the decomposition side in full
+def test_stronger_clone_equals_optimal_for_krr():
     for k in (2, 3, 10):
         m = KRR(1.5, k)
         a = sa.delta(m, 5000, 0.1, method="stronger-clone").upper
-        r = sa.delta(m, 5000, 0.1)   # k = 2: the default also runs the exact count law; compare its decomposition side
+        r = both_engines("delta", m, 5000, 0.1)   # k = 2: the exact count law beside it; compare the decomposition
         b = r.settings["grid"]["decomposition"]["upper"] if k == 2 else r.upper
         assert a == pytest.approx(b, rel=1e-12)
 
@@ -338,18 +337,17 @@ def test_sound_methods_dominate_exact_optimal_hypothesis(eps0, k, n, frac):
         assert v >= min(opt_lo, 1.0) * (1 - 1e-12), (method, v, opt_lo)
 
 
-def test_default_evaluator_sound_at_known_case(monkeypatch):
+def test_default_evaluator_sound_at_known_case():
     """Regression: the spectral evaluator counted some frequencies twice when refined cells overlapped
     (found by the hypothesis test above); fixed in engine._evaluate_spectral."""
-    from shuffleamp import bounds
-    monkeypatch.setattr(bounds, "BINARY_RR_FIRST", False)     # k = 2: the decomposition side in full
     mech = KRR(4.75, 2)
     eps = 4.75 * 0.3125
     for n in (736, 760):
         exact_lo, _ = _exact_opt_krr(4.75, 2, n, eps)
-        # k = 2: the default also runs the exact count law (tighter); check its decomposition side
-        assert sa.delta(mech, n, eps, evaluator="fft").settings["grid"]["decomposition"]["upper"] >= exact_lo
-        assert sa.delta(mech, n, eps).settings["grid"]["decomposition"]["upper"] >= exact_lo
+        # k = 2: the exact count law (tighter) runs beside the decomposition; check the decomposition side
+        assert both_engines("delta", mech, n, eps, evaluator="fft").settings["grid"]["decomposition"]["upper"] \
+            >= exact_lo
+        assert both_engines("delta", mech, n, eps).settings["grid"]["decomposition"]["upper"] >= exact_lo
         assert sa.delta(mech, n, eps, method="stronger-clone").upper >= exact_lo
 
 

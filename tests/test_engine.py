@@ -19,6 +19,7 @@ from shuffleamp.mechanisms import laplace_lower_gparv, laplace_upper_gparv
 from shuffleamp.mechanisms import KRR
 
 import exact_oracles as oracles
+from decomposition_side import both_engines
 
 
 def krr_upper(eps0, k):
@@ -218,15 +219,13 @@ def test_spectral_regression_cell_overlap():
 
 
 @pytest.mark.parametrize("eps0,n", [(1.0, 10**8), (4.0, 10**9)])
-def test_default_matches_exact_at_scale(eps0, n, monkeypatch):
+def test_default_matches_exact_at_scale(eps0, n):
     """Default API (spectral) vs the independent O(sqrt n) exact sum at n = 1e8 and 1e9 (2-RR):
     the upper epsilon is above the exact optimal epsilon and within 1e-4 relative of it."""
-    from shuffleamp import bounds
-    monkeypatch.setattr(bounds, "BINARY_RR_FIRST", False)     # k = 2: the decomposition side in full
     m = KRR(eps0, 2)
-    r = sa.epsilon(m, n=n, delta=1e-8)
+    r = both_engines("epsilon", m, n, 1e-8)
     dec = m.upper_decompositions()[0]
-    # 2-RR: the default also runs the exact count law (tighter); this test checks its decomposition side
+    # 2-RR: the exact count law (tighter) runs beside the decomposition; this test checks the decomposition side
     dec_upper = r.settings["grid"]["decomposition"]["upper"] if n <= 10**9 else r.upper
 
     def f(e):

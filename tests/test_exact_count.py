@@ -17,6 +17,8 @@ from shuffleamp.errors import ParameterError, ResourceLimitError
 from shuffleamp.exact_count import count_pmfs, delta_binary_rr, epsilon_binary_rr
 from shuffleamp.mechanisms import KRR
 
+from decomposition_side import both_engines
+
 
 # ----------------------------------------------------------------------------- references
 def _mp_count_laws(eps0, bits_or_m, n):
@@ -227,19 +229,8 @@ def test_pair_matches_mpmath_large_n_slow(eps0, n, m):
 
 
 # ----------------------------------------------------------------------------- issue claims
-def _both_engines(fn, *args, **kwargs):
-    """``fn`` with the default method running the decomposition bound in full next to the count law."""
-    from shuffleamp import bounds
-    saved = bounds.BINARY_RR_FIRST
-    bounds.BINARY_RR_FIRST = False
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        bounds.BINARY_RR_FIRST = saved
-
-
 def _decomposition(mech, n, delta):
-    return _both_engines(shuffleamp.epsilon, mech, n, delta).settings["grid"]["decomposition"]
+    return both_engines("epsilon", mech, n, delta).settings["grid"]["decomposition"]
 
 
 @pytest.mark.parametrize("n", [1_000, 10_000, 100_000])
@@ -357,7 +348,7 @@ def test_default_method_uses_exact_count_for_binary_rr(n, delta):
     dec = _decomposition(KRR(1.0, 2), n, delta)
     ec = r.settings["grid"]["exact_count"]
     assert r.upper == ec["upper"] and r.lower == ec["lower"]
-    full = _both_engines(shuffleamp.epsilon, KRR(1.0, 2), n, delta)
+    full = both_engines("epsilon", KRR(1.0, 2), n, delta)
     assert full.upper == min(dec["upper"], ec["upper"]) and full.lower == max(dec["lower"], ec["lower"])
     assert r.settings["upper_engine"] == "exact-count"          # 14-17 % below the decomposition here
     assert r.upper < 0.9 * dec["upper"] and r.lower <= r.upper

@@ -1,8 +1,8 @@
-"""The compiled ε(δ) search (``kernels.epsilon_search`` via ``bounds._kernel_epsilon``).
+"""The compiled ε(δ) search (``kernels.epsilon_search`` via ``search.search_families``).
 
-Checked against the Python search (``bounds.KERNEL_SEARCH = False``), against re-evaluations of the
-certified δ at the returned points (``exact.delta_exact_family``), and against the brute-force divergence
-of ``tests/oracle.py`` (no GPARV theory) for small n.
+Checked against its definition by re-evaluations of the certified δ at and just below the returned points
+(``exact.delta_exact_family``: the answer is certified and within the search tolerance of the root), and
+against the brute-force divergence of ``tests/oracle.py`` (no GPARV theory) for small n.
 """
 
 import math
@@ -17,23 +17,15 @@ from shuffleamp import exact as X
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism
 
 import oracle
+from decomposition_side import both_engines
 
 EPS_RTOL = 1e-7
 
 
-def _both(mech, n, delta):
-    """(kernel result, Python result) of sa.epsilon, both on the decomposition search (binary RR's exact
-    count law, which answers first in the default method, is switched off so that the searches compare)."""
-    old, old_rr = B.KERNEL_SEARCH, B.BINARY_RR_FIRST
-    try:
-        B.BINARY_RR_FIRST = False
-        B.KERNEL_SEARCH = True
-        k = sa.epsilon(mech, n, delta)
-        B.KERNEL_SEARCH = False
-        p = sa.epsilon(mech, n, delta)
-    finally:
-        B.KERNEL_SEARCH, B.BINARY_RR_FIRST = old, old_rr
-    return k, p
+def _search(mech, n, delta):
+    """sa.epsilon on the decomposition search (for binary RR the exact count law runs beside it in full, so
+    that the search's own answer is recorded)."""
+    return both_engines("epsilon", mech, n, delta)
 
 
 def _upper_max(mech, n, eps):
@@ -80,25 +72,30 @@ def _check_certified(mech, n, delta, r):
     assert v_b + (v_o - v_b) * (x - x_b) / (x_o - x_b) <= delta * (1 + 1e-12)
 
 
+def _check_tight(mech, n, delta, r, rel):
+    """The upper ε is within ``rel`` of the root of the certified δ: just below it the certified δ exceeds the
+    target (the search did not stop early on a conservative point)."""
+    if r.settings["upper_engine"] != "decomposition" or r.upper >= mech.eps0:
+        return
+    below = r.upper * (1 - rel) - 1e-12 * mech.eps0
+    assert below <= 0 or _upper_max(mech, n, below) > delta
+
+
 CASES = [(KRR(1.0, 10), 10**8, 1e-8), (KRR(4.0, 100), 10**5, 1e-8), (OUE(0.5, 8), 10**8, 1e-8),
          (BLH(2.0), 10**6, 1e-6), (RAPPOR(1.0, 4), 10**9, 1e-10), (KRR(0.3, 2), 50, 1e-3),
          (KRR(2.0, 5), 12, 1e-4), (OUE(1.0, 4), 3000, 1e-8)]
 
 
 @pytest.mark.parametrize("mech,n,delta", CASES)
-def test_kernel_search_matches_python_search(mech, n, delta):
-    k, p = _both(mech, n, delta)
-    assert k.upper == pytest.approx(p.upper, rel=3 * EPS_RTOL)
-    assert k.lower == pytest.approx(p.lower, rel=2 * B.SOFT_GAP)
+def test_kernel_search_certified_and_tight(mech, n, delta):
+    k = _search(mech, n, delta)
     assert 0.0 <= k.lower <= k.upper <= mech.eps0
-    # the two certified intervals overlap (each contains the true ε*)
-    assert k.lower <= p.upper and p.lower <= k.upper
     _check_certified(mech, n, delta, k)
-    # same record keys as the Python search
-    assert set(k.settings["grid"]) == set(p.settings["grid"])
-    # fewer certified evaluations
-    gk, gp = k.settings["grid"], p.settings["grid"]
-    assert gk["upper_evaluations"] + gk["lower_evaluations"] <= gp["upper_evaluations"] + gp["lower_evaluations"]
+    cost = float(k.settings["grid"]["upper"].get("N", 0) or 0)
+    _check_tight(mech, n, delta, k, B.SOFT_GAP if cost > B.EXPENSIVE_NODES else 3 * EPS_RTOL)
+    if k.lower > 0 and k.settings["lower_engine"] == "decomposition" and "secant" not in k.settings["grid"]["lower"]:
+        assert _lower_max(mech, n, k.lower) >= delta * (1 - 1e-9)
+    assert {"upper", "lower", "upper_evaluations", "lower_evaluations"} <= set(k.settings["grid"])
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -108,14 +105,12 @@ def test_kernel_search_matches_python_search(mech, n, delta):
 def test_kernel_search_properties(kind, eps0, k, n, log_delta):
     mech = _mech(kind, eps0, k if kind != "oue" else max(k, 2))
     delta = 10.0 ** log_delta
-    kr, pr = _both(mech, n, delta)
+    kr = _search(mech, n, delta)
     assert 0.0 <= kr.lower <= kr.upper <= mech.eps0
-    # both searches stop within eps_rtol, or within the documented SOFT_GAP once an evaluation cost more
+    # the search stops within eps_rtol, or within the documented SOFT_GAP once an evaluation cost more
     # than EXPENSIVE_NODES (e.g. binomial-mixture sums of ~6e5 steps at n = 1e5)
-    cost = max(float(r.settings["grid"].get("upper", {}).get("N", 0) or 0) for r in (kr, pr))
-    rel = B.SOFT_GAP if cost > B.EXPENSIVE_NODES else 3 * EPS_RTOL
-    assert kr.upper == pytest.approx(pr.upper, rel=rel, abs=1e-12 * mech.eps0)
-    assert kr.lower <= pr.upper and pr.lower <= kr.upper
+    cost = float((kr.settings["grid"].get("upper") or {}).get("N", 0) or 0)
+    _check_tight(mech, n, delta, kr, B.SOFT_GAP if cost > B.EXPENSIVE_NODES else 3 * EPS_RTOL)
     _check_certified(mech, n, delta, kr)
     if kr.lower > 0 and kr.settings["lower_engine"] == "decomposition":
         # certified lower: some concrete dataset's divergence is >= the target at the lower ε
@@ -128,7 +123,6 @@ def test_kernel_search_properties(kind, eps0, k, n, log_delta):
 def test_kernel_search_against_brute_force(mech, n, delta):
     """Independent oracle (histogram laws of every neighbouring dataset pair): true δ(upper) <= target, and the
     lower ε is one where a concrete dataset pair's divergence reaches the target."""
-    B.KERNEL_SEARCH = True
     r = sa.epsilon(mech, n, delta)
     P = np.asarray(mech.matrix())
     assert oracle.worst_dataset_divergence(P, n, r.upper) <= delta * (1 + 1e-9)
@@ -144,7 +138,9 @@ def test_kernel_search_status_and_switch(monkeypatch):
     # every evaluated point is the compiled evaluator's value
     for e, v in zip(r["u_eps"], r["u_value"]):
         assert v == _upper_max(mech, n, float(e))
-    # a "not handled" answer runs the Python search (seeded with the points): the same result as without the kernel
+    # a "not handled" answer runs the Python search (seeded with the points): certified, and the same result as
+    # the compiled search within the search tolerance
+    kernel = sa.epsilon(mech, n, delta)
     calls = []
     real = X.epsilon_search
 
@@ -154,11 +150,10 @@ def test_kernel_search_status_and_switch(monkeypatch):
         return dict(out, status=3)
     monkeypatch.setattr(X, "epsilon_search", not_handled)
     seeded = sa.epsilon(mech, n, delta)
-    monkeypatch.setattr(B, "KERNEL_SEARCH", False)
-    plain = sa.epsilon(mech, n, delta)
     assert calls
-    assert seeded.upper == pytest.approx(plain.upper, rel=3 * EPS_RTOL)
-    assert seeded.lower == pytest.approx(plain.lower, rel=3 * EPS_RTOL)
+    _check_certified(mech, n, delta, seeded)
+    assert seeded.upper == pytest.approx(kernel.upper, rel=3 * EPS_RTOL)
+    assert seeded.lower == pytest.approx(kernel.lower, rel=3 * EPS_RTOL)
 
 
 def test_kernel_search_not_zero_at_eps0_is_not_handled():
@@ -197,8 +192,8 @@ def test_estimate_root_matches_python_estimator():
 def test_kernel_search_answer_zero():
     """δ(0) already below the target (huge n, large δ): ε = 0 is evaluated first and is the answer (both sides)."""
     mech, n, delta = KRR(1.0, 10), 10**9, 1e-2
-    k, p = _both(mech, n, delta)
-    assert k.upper == p.upper == 0.0 and k.lower == p.lower == 0.0
+    k = _search(mech, n, delta)
+    assert k.upper == 0.0 and k.lower == 0.0
     assert k.settings["grid"]["upper_evaluations"] <= 2
     assert _upper_max(mech, n, 0.0) <= delta
 

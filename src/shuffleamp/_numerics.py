@@ -375,7 +375,7 @@ def epsilon_for_delta(fn: Callable[[float], tuple[float, Any]], target: float, e
                       rel_tol: float, estimate=None) -> tuple[float, Any, int]:
     """Conservative ε of a decreasing certified δ-bound ``fn(ε) -> (δ, info)`` on [0, ``eps_hi``].
 
-    The one privacy-side use of :func:`inverse_monotone` (shared by :func:`shuffleamp.bounds.solve_epsilon`
+    The one privacy-side use of :func:`inverse_monotone` (shared by :func:`shuffleamp.search.solve_epsilon`
     and the personalized populations).
 
     Parameters

@@ -208,7 +208,7 @@ from scipy import stats
 
 from . import _extras, _validate
 from ._numerics import PLD_POINT_SECONDS, budget, check_pld_points, inverse_monotone, refuse_if_costly
-from .bounds import LOWER_MODE, max_delta
+from .evaluate import LOWER_MODE, max_delta
 from .decomposition import dedupe
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .exact import delta_exact_profile
@@ -290,7 +290,7 @@ def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
 
     One batched call per family (:func:`shuffleamp.exact.delta_exact_profile`: the exact evaluator's
     per-ε work in one compiled loop, the same certified values as the bounds layer's dispatch
-    :func:`shuffleamp.bounds.max_delta` gives one ε at a time).  A family the exact evaluator
+    :func:`shuffleamp.evaluate.max_delta` gives one ε at a time).  A family the exact evaluator
     cannot take goes through that dispatch (certified FFT engine) one ε at a time.
     """
     eps = np.asarray(eps, dtype=np.float64)

@@ -49,7 +49,7 @@ Methods (references at the end of this docstring)
     :func:`gdp_delta` / :func:`gdp_epsilon`.
 
 ε(δ) of the numerical baselines uses the conservative end of a bracketing root search
-(:func:`shuffleamp.bounds.solve_epsilon`): the returned ε is one at which the method's δ was
+(:func:`shuffleamp.search.solve_epsilon`): the returned ε is one at which the method's δ was
 evaluated and found <= the target.  Closed forms are evaluated directly.
 
 References
@@ -82,8 +82,10 @@ from ._ext import binomial
 from ._numerics import inverse_monotone
 from ._registry import EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, Method
 from .decomposition import Decomposition, clone_decomposition
+from .evaluate import estimator, max_delta
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError, ShuffleampError
 from .results import BoundResult, MethodInfo
+from .search import solve_epsilon
 
 __all__ = [
     "MethodInfo", "METHOD_INFO", "METHODS", "BASELINE_METHODS", "method_info", "regime", "check_applicable",
@@ -1177,8 +1179,8 @@ def _exact_sum_info(lo: float, hi: float) -> dict:
 
 
 def _search_info(ctx: dict, fn, target: float, eps_hi: float, estimate) -> tuple[float, None, dict]:
-    """Conservative ε of a decreasing certified δ (the ε search of :mod:`shuffleamp.bounds`, handed in ``ctx``)."""
-    eps, info, cnt = ctx["solve_eps"](fn, target, eps_hi, "upper", ctx["eps_rtol"], estimate)
+    """Conservative ε of a decreasing certified δ (the ε search, :func:`shuffleamp.search.solve_epsilon`)."""
+    eps, info, cnt = solve_epsilon(fn, target, eps_hi, "upper", ctx["eps_rtol"], estimate)
     info = dict(info or {})
     info["evaluations"] = cnt
     return eps, None, info
@@ -1186,9 +1188,8 @@ def _search_info(ctx: dict, fn, target: float, eps_hi: float, estimate) -> tuple
 
 def _large_n_delta(dec: Decomposition, n: int, eps: float, ctx: dict):
     """Certified upper δ of the three-atom GPARV of ``dec`` (both orientations) by the optimal method's
-    evaluator (``ctx["max_delta"]``): the same quantity as the window sum, O(1) in n."""
-    val, info = ctx["max_delta"]([dec, dec.swapped()], n, eps, "spread", ctx["rtol"], ctx["max_grid"],
-                                 ctx["evaluator"])
+    evaluator (:func:`shuffleamp.evaluate.max_delta`): the same quantity as the window sum, O(1) in n."""
+    val, info = max_delta([dec, dec.swapped()], n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
     info = dict(info or {})
     info["large_n"] = (f"window sum would need {_window_terms(dec, n, eps)} > {THREE_ATOM_WINDOW_TERMS} terms: "
                        "the same GPARV by the certified evaluator")
@@ -1206,7 +1207,7 @@ def _clone_delta(mech, n, eps, ctx):
 
 def _clone_epsilon(mech, n, delta, ctx):
     return _search_info(ctx, lambda e: _clone_delta(mech, n, e, ctx)[::2], delta, mech.eps0,
-                        ctx["estimator"]([clone_decomposition(mech.eps0)], n))
+                        estimator([clone_decomposition(mech.eps0)], n))
 
 
 # ---- clone closed form
@@ -1226,13 +1227,13 @@ def _sc_prepare(mech, ctx):
 
 
 def _sc_delta(mech, n, eps, ctx):
-    val, info = ctx["max_delta"](ctx["stronger"], n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
+    val, info = max_delta(ctx["stronger"], n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
     return min(val, 1.0), None, info
 
 
 def _sc_epsilon(mech, n, delta, ctx):
     return _search_info(ctx, lambda e: _sc_delta(mech, n, e, ctx)[::2], delta, mech.eps0,
-                        ctx["estimator"](ctx["stronger"], n))
+                        estimator(ctx["stronger"], n))
 
 
 # ---- privacy blanket
@@ -1284,7 +1285,7 @@ def _vr_delta(mech, n, eps, ctx):
 def _vr_epsilon(mech, n, delta, ctx):
     prm = ctx["vr"]
     return _search_info(ctx, lambda e: _vr_delta(mech, n, e, ctx)[::2], delta, math.log(prm.p),
-                        ctx["estimator"]([vr_decomposition(prm)], n))
+                        estimator([vr_decomposition(prm)], n))
 
 
 # ---- μ-GDP

@@ -17,6 +17,12 @@ Erlingsson et al., and the *unsound* variation-ratio and μ-GDP values), each la
 ``sound``, ``kind`` and ``settings["regime"]``.  ``"optimal"`` is the default and the only
 method with a certified lower bound.
 
+Where things are: the GPARV families of a mechanism and their caches in :mod:`shuffleamp.families`; the
+certified δ of a family (the evaluator interface and its selection policy) in :mod:`shuffleamp.evaluate`; the
+ε search (compiled for atomic decompositions, else in Python) in :mod:`shuffleamp.search`.  This module holds
+the methods (the optimal method: binary RR's routing, the decomposition bound, the pruning strategy of the ε
+search over many families, the lower-bound fallbacks) and the public :func:`delta` / :func:`epsilon`.
+
 Certified vs estimated: ``upper`` is a certified upper bound and ``lower`` a certified
 lower bound on the true shuffled δ (resp. ε), up to IEEE rounding of order 1e-15 in
 the discretisation; the *tightness* (how far ``upper`` is above the exact optimal
@@ -38,13 +44,16 @@ import numpy as np
 from . import _validate, baselines, fft_engine
 from . import exact as _exact
 from . import exact_count as _ec
-from ._lru import LRUCache
-from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_time, check_work,
-                        epsilon_for_delta, inverse_monotone)
+from ._numerics import DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_work
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method)
-from .decomposition import Decomposition, PackedFamilies, chernoff_bounds, dedupe, law_key, pack
-from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
+from .decomposition import Decomposition, PackedFamilies, chernoff_bounds, dedupe
+from .families import (_FAMILY_CACHE, FAMILY_CACHE_SIZE, LAZY_FAMILIES, PACK_CACHE_SIZE,  # noqa: F401
+                       _cached_families, _families, _packed, _with_swaps, _with_swaps_packed)
+from .evaluate import (DEFAULT_RTOL, DEFAULT_RTOL_LOWER, LOWER_MODE, _atomic, estimator,  # noqa: F401
+                       max_delta)
+from .fft_engine import DEFAULT_MAX_GRID
+from .search import EXPENSIVE_NODES, SOFT_GAP, _chord_bracket, search_families, solve_epsilon  # noqa: F401
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
 
@@ -52,192 +61,6 @@ __all__ = ["delta", "epsilon", "case_deltas", "BoundResult", "Method", "METHODS"
            "EVALUATORS", "DEFAULT_EVALUATOR", "DEFAULT_RTOL", "DEFAULT_RTOL_LOWER", "method",
            "max_delta", "estimator", "solve_epsilon"]
 
-#: Default relative δ accuracy for upper bounds (spread rounding) and lower bounds (floor rounding).
-DEFAULT_RTOL = 1e-3
-DEFAULT_RTOL_LOWER = 1e-4
-_DBL_EPS = float(np.finfo(np.float64).eps)
-#: The exact evaluator hands GPARVs with a continuous part (Laplace) to the certified FFT engine up to this n.
-CONTINUOUS_FFT_MAX_N = 300
-#: Discretisation of lower bounds: spread minus its certified bias (see fft_engine._spread_bias_bound).
-LOWER_MODE = "spread_lower"
-
-
-# ---------------------------------------------------------------------------- families
-def _families(mechanism, method: str, which: str) -> list:
-    """GPARV families (objects with ``.gparv(eps)``) whose maximum gives the optimal bound.
-
-    ``which="upper"``: the mechanism's upper decompositions and their swaps, de-duplicated by law;
-    ``which="lower"``: its Theorem-14 lower-bound decompositions and their swaps (the same datasets
-    in the reverse ordering), de-duplicated by law.
-    """
-    if which == "upper":
-        packed = getattr(mechanism, "_upper_packed", None)      # many families: objects built on access
-        return _with_swaps(packed() if packed is not None else mechanism.upper_decompositions())
-    # both orderings of every lower-bound dataset: H(M(X0)||M(X1)) and H(M(X1)||M(X0)) are both
-    # divergences of a concrete neighbouring pair (the swap exchanges a and b)
-    packed = getattr(mechanism, "_lower_packed", None)
-    return _with_swaps(packed() if packed is not None else mechanism.lower_decompositions())
-
-
-def _with_swaps(decs) -> list:
-    """``dedupe([d0, d0.swapped(), d1, d1.swapped(), ...])`` (the same list), without building the swaps
-    that it would drop: a decomposition whose swapped law key is known (``_swap_key``, set by the batch
-    constructors and by :meth:`Decomposition.law_key`) is swapped only when that key is new.  A
-    :class:`~shuffleamp.decomposition.PackedFamilies` of base decompositions gives the same entries as a
-    :class:`~shuffleamp.decomposition.PackedFamilies` (:func:`_with_swaps_packed`: objects built on access)."""
-    if isinstance(decs, PackedFamilies):
-        return _with_swaps_packed(decs)
-    out, seen = [], set()
-    for d in decs:
-        if type(d) is Decomposition:
-            key = law_key(d)                       # ("dec", d.law_key()): caches _swap_key when cheap
-            if key not in seen:
-                seen.add(key)
-                out.append(d)
-            sk = d.__dict__.get("_swap_key")
-            if sk is not None:
-                skey = ("dec", sk)
-                if skey not in seen:              # law_key(d.swapped()) == skey: the swap is built with it
-                    seen.add(skey)
-                    out.append(d.swapped())
-                continue
-            todo = (d.swapped(),)
-        else:
-            s = getattr(d, "swapped", lambda: d)()
-            todo = (d, s) if s is not d else (d,)
-        for f in todo:
-            k = law_key(f)
-            if k not in seen:
-                seen.add(k)
-                out.append(f)
-    return out
-
-
-def _with_swaps_packed(decs: PackedFamilies) -> PackedFamilies:
-    """:func:`_with_swaps` of a :class:`~shuffleamp.decomposition.PackedFamilies` of base decompositions (each
-    with its law key and swap key): the same entries in the same order, from the keys alone."""
-    pos, swapped, seen = [], [], set()
-    keys, skeys = decs.keys, decs.swap_keys
-    for e, p in enumerate(decs.pos):
-        # law_key(d) = ("dec", key), law_key(d.swapped()) = ("dec", skey): every entry is a Decomposition, so
-        # the raw keys decide the same
-        key, skey = keys[p], skeys[p]
-        sw = decs.swapped[e]
-        if sw:
-            key, skey = skey, key
-        if key not in seen:
-            seen.add(key)
-            pos.append(p)
-            swapped.append(sw)
-        if skey not in seen:
-            seen.add(skey)
-            pos.append(p)
-            swapped.append(not sw)
-    return decs.with_entries(pos, swapped)
-
-
-def _atomic(families) -> bool:
-    """Whether every family is a :class:`Decomposition` (the kernels' packed layout applies)."""
-    return isinstance(families, PackedFamilies) or all(isinstance(f, Decomposition) for f in families)
-
-
-# ---------------------------------------------------------------------------- evaluator dispatch
-def _evaluate(f, epsilon: float, n: int, mode: str, rtol: float, max_grid: int, evaluator: str):
-    """Certified δ of family ``f`` at ε by the requested evaluator; returns (Evaluation, fallback reason or None).
-
-    ``"exact"`` (default) uses :func:`shuffleamp.exact.delta_exact_family` (the compiled Bromwich /
-    enumeration loop for atomic decompositions, :func:`shuffleamp.exact.delta_exact` otherwise; no
-    discretisation) and falls back to the certified FFT engine ("auto") for GPARVs it does not
-    support or when the integration would exceed its work budget; the fallback is recorded in the
-    evaluation info.
-    """
-    if evaluator == "exact":
-        g = None if isinstance(f, Decomposition) else f.gparv(epsilon)
-        reason = None if g is None else _exact.unsupported_reason(g)
-        if reason is None and g is not None and g.continuous is not None and g.continuous.mass > 0:
-            # continuous part (Laplace): the continuous-part integral when cheap (large n), else a finite
-            # law in convex order (certified side) evaluated as atoms
-            key = (f.law_key(), int(n)) if hasattr(f, "law_key") else None
-            try:
-                return _exact.delta_continuous(g, n, mode=mode, key=key), None
-            except ResourceLimitError as e:
-                if e.parameter in ("max_seconds", "max_memory_gb"):
-                    raise
-        if reason is None and g is not None and g.continuous is not None and n <= CONTINUOUS_FFT_MAX_N:
-            # cost model: at small n |psi|^n of a continuous part stays large at high frequencies, so the
-            # Bromwich integral needs 1e5+ nodes of hundreds of atoms; the certified FFT engine is cheaper
-            return delta_fft(g, n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator="auto"), None
-        if reason is None:
-            try:
-                if g is None:
-                    return _exact.delta_exact_family(f, n, epsilon, mode=mode), None
-                return _exact.delta_exact(g, n, mode=mode), None
-            except ResourceLimitError as e:
-                if e.parameter in ("max_seconds", "max_memory_gb"):
-                    raise
-                reason = f"exact work budget exceeded ({e}); certified FFT engine used"
-        g = f.gparv(epsilon) if g is None else g
-        return delta_fft(g, n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator="auto"), reason
-    return delta_fft(f.gparv(epsilon), n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator=evaluator), None
-
-
-def max_delta(families, n: int, epsilon: float, mode: str = "spread", rtol: float = DEFAULT_RTOL,
-              max_grid: int = DEFAULT_MAX_GRID, evaluator: str = DEFAULT_EVALUATOR) -> tuple[float, dict]:
-    """Maximum over GPARV families of the certified δ at one (n, ε).
-
-    Parameters
-    ----------
-    families : sequence
-        Objects with ``.gparv(epsilon)`` (decompositions, Laplace families, mixtures).
-    n : int
-        Number of users.
-    epsilon : float
-        Central ε (nats).
-    mode : str
-        ``"spread"`` (certified upper bound) or ``"spread_lower"`` (certified lower bound); the exact
-        evaluator reads them as upper / lower.
-    rtol, max_grid, evaluator
-        See :func:`delta`.
-
-    Returns
-    -------
-    (float, dict)
-        The maximum and the evaluation record of the maximising family (``pair`` is its label,
-        ``delta_error`` the evaluator's error bound, ``fallback`` the reason if the exact evaluator
-        fell back to the FFT engine).
-    """
-    best, info = 0.0, None
-    for f in families:
-        check_time("delta evaluation")
-        ev, fallback = _evaluate(f, epsilon, n, mode, rtol, max_grid, evaluator)
-        if info is None or ev.delta > best:
-            best, info = ev.delta, ev.to_dict()
-            info["pair"] = getattr(f, "label", "")
-            info["delta_error"] = ev.charged
-            if fallback:
-                info["fallback"] = fallback
-    return best, info
-
-
-def estimator(families, n: int):
-    """Cheap uncertified ``ε ↦ δ`` estimate (saddle point) used only to place the first root bracket.
-
-    Parameters
-    ----------
-    families : sequence of GparvFamily
-        The mechanism's decompositions (cases); each maps ε to a GPARV via ``gparv(epsilon)``.
-    n : int
-        Number of users, >= 1.
-
-    Returns
-    -------
-    callable
-        ``est(epsilon) -> float``: the largest saddle-point estimate of δ over the families
-        (ε in nats).  Never a certified number.
-    """
-    def est(e):
-        return max(saddle_estimate(f.gparv(e), n) for f in families)
-    return est
 
 
 def case_deltas(mechanism, n: int, epsilon: float, *, kind: str = "upper", rtol: float = DEFAULT_RTOL,
@@ -285,262 +108,6 @@ def case_deltas(mechanism, n: int, epsilon: float, *, kind: str = "upper", rtol:
                         "delta": max_delta((f,), n, epsilon, LOWER_MODE, rtol, max_grid, evaluator)[0]})
     out.sort(key=lambda r: -r["delta"])
     return out
-
-
-# ---------------------------------------------------------------------------- ε search
-class _ChordConverged(Exception):
-    """Raised inside the root search once the convex chord bracket is narrow enough."""
-
-
-def _chord_bracket(pts: dict, target: float):
-    r"""Certified chord root of a δ-bound convex in :math:`x = e^\varepsilon`, and an estimate of the lowest root.
-
-    ``pts`` maps evaluated ε to (certified upper δ, info).  With ``bad`` the largest ε whose value
-    exceeds ``target`` and ``ok`` the smallest evaluated ε above it with value <= ``target``, the
-    chord between them reaches ``target`` at ``eps_c``; by convexity the true δ* lies below the chord,
-    so δ*(eps_c) <= target (certified).  The secant through ``bad`` and the evaluated point just below
-    it, extended beyond ``bad``, lies below a convex function, so (for exact values) the root is
-    >= ``eps_e``: an *estimate* of how tight ``eps_c`` is.  Returns (eps_c, eps_e, eps_bad, eps_ok) or
-    None when no crossing is bracketed.
-    """
-    eps = sorted(pts)
-    bad = [e for e in eps if pts[e][0] > target]
-    if not bad:
-        return None
-    e_bad = bad[-1]
-    oks = [e for e in eps if e > e_bad and pts[e][0] <= target]
-    if not oks:
-        return None
-    e_ok = oks[0]
-    x_b, x_o = math.exp(e_bad), math.exp(e_ok)
-    v_b, v_o = pts[e_bad][0], pts[e_ok][0]
-    x_c = x_b + (v_b - target) / (v_b - v_o) * (x_o - x_b)
-    # rounding of the chord root: move it right (towards the feasible side) by a few ulps of the data
-    x_c = min(x_c + 1e-12 * (x_o - x_b) + 8.0 * _DBL_EPS * x_o, x_o)
-    eps_c = min(math.log(x_c) * (1.0 + 4.0 * _DBL_EPS) + 1e-300, e_ok)
-    eps_c = max(eps_c, e_bad)
-    below = [e for e in eps if e < e_bad]
-    eps_e = e_bad
-    if below:
-        e_p = below[-1]
-        x_p, v_p = math.exp(e_p), pts[e_p][0]
-        if v_p > v_b:
-            x_e = x_b + (v_b - target) * (x_b - x_p) / (v_p - v_b)
-            eps_e = min(max(math.log(x_e), e_bad), eps_c)
-    return eps_c, eps_e, e_bad, e_ok
-
-
-#: Near ε0 an accepted chord may be looser than ``eps_rtol`` when the next evaluation is expensive:
-#: relative gap between the certified chord root and the estimated lowest root accepted then.
-SOFT_GAP = 1e-5
-#: Largest relative gap accepted when the time budget runs out during the upper search.
-BUDGET_GAP = 1e-4
-#: An evaluation is "expensive" (the soft gap applies) above this many integrand nodes / FFT points
-#: (a deterministic proxy of its cost, so that answers do not depend on the machine's load).
-EXPENSIVE_NODES = 1e5
-
-
-def _cost(info) -> float:
-    """Nodes (exact evaluator) or FFT length of an evaluation record (0 if unknown)."""
-    try:
-        return float((info or {}).get("N", 0) or 0)
-    except (TypeError, ValueError):  # pragma: no cover - defensive
-        return 0.0
-
-
-def _near_hi_walk(target: float, eps_hi: float, estimate) -> list:
-    """ε points for the walk towards ``eps_hi`` when the estimated root is within 2% of e^{eps_hi} (else [])."""
-    if estimate is None:
-        return []
-    from scipy.optimize import brentq
-    E = math.exp(eps_hi)
-
-    def pe(e):
-        return math.log(max(estimate(e), 1e-300)) - math.log(target)
-    try:
-        if not (pe(0.0) > 0 > pe(eps_hi * (1 - 1e-15))):
-            return []
-        g = brentq(pe, 0.0, eps_hi * (1 - 1e-15), xtol=1e-9 * eps_hi, maxiter=100)
-    except (ValueError, RuntimeError, ArithmeticError):  # pragma: no cover - defensive
-        return []
-    u_g, u = E - math.exp(g), 0.02 * E
-    if u_g >= u:
-        return []
-    out = []
-    while u > u_g and E - u > 1.0:
-        out.append(math.log(E - u))
-        u /= 8.0
-    return out
-
-
-def _solve_convex_upper(fn, target: float, eps_hi: float, rel_tol: float, estimate=None, pts=None, walk=()):
-    """Upper ε search for a δ-bound convex in e^ε that vanishes at ``eps_hi`` (see :func:`solve_epsilon`)."""
-    pts = {} if pts is None else pts
-    count = [0]
-    abs_tol = 1e-12 * eps_hi
-    last = [0.0]
-
-    def ev(e):
-        e = float(e)
-        if e not in pts:
-            pts[e] = fn(e)
-            last[0] = _cost(pts[e][1])
-            count[0] += 1
-        return pts[e]
-
-    def gap():
-        c = _chord_bracket(pts, target)
-        return (math.inf, None) if c is None else (c[0] - c[1], c)
-
-    def wrapped(e):
-        out = ev(e)
-        g, c = gap()
-        if c is None:
-            return out
-        if g <= max(rel_tol * c[0], abs_tol) or (g <= SOFT_GAP * c[0] and last[0] > EXPENSIVE_NODES):
-            raise _ChordConverged
-        return out
-
-    ev(eps_hi)
-    if pts[eps_hi][0] > 0.0:        # not zero at eps_hi: no chord to (eps_hi, 0); plain search
-        return None
-    feasible, info = None, None
-    try:
-        # near eps_hi (small n, small δ) evaluations cost ~ 1 / (e^{eps_hi} - e^ε): walk in from far,
-        # cheap points; a nearly linear δ(x) converges on a few of them
-        for e in walk:
-            wrapped(e)
-        br = inverse_monotone(wrapped, target, 0.0, eps_hi, side="upper", rel_tol=rel_tol, abs_tol=abs_tol,
-                              estimate=estimate, accelerate=True)
-        feasible, info = br.feasible, br.feasible_info
-    except _ChordConverged:
-        pass
-    except ResourceLimitError as exc:
-        g, c = gap()
-        if exc.parameter != "max_seconds" or c is None or not g <= BUDGET_GAP * c[0]:
-            raise
-    g, c = gap()
-    # verify the chord root by a direct evaluation while that is cheap, so that the answer is an evaluated
-    # ε whose own certified δ is <= target (a failed check becomes a new infeasible end)
-    for _check in range(4):
-        if c is None or (feasible is not None and c[0] >= feasible) or last[0] > EXPENSIVE_NODES:
-            break
-        eps_c = c[0]
-        try:
-            v, i_c = ev(eps_c)
-        except ResourceLimitError as exc:
-            if exc.parameter != "max_seconds":
-                raise
-            break
-        if v <= target:
-            return eps_c, i_c, count[0]
-        g, c = gap()
-    if c is not None and (feasible is None or c[0] < feasible):
-        eps_c, eps_e, e_bad, e_ok = c
-        if e_ok - eps_e <= max(rel_tol * e_ok, abs_tol):
-            # the feasible end is within the tolerance: return that evaluated, self-certified point (a direct
-            # evaluation at the chord root can exceed the target by its error bound, e.g. near eps0)
-            return e_ok, pts[e_ok][1], count[0]
-        info = dict(pts[e_ok][1] or {})
-        info["chord"] = {"epsilon_infeasible": e_bad, "epsilon_feasible": e_ok,
-                         "delta_infeasible": pts[e_bad][0], "delta_feasible": pts[e_ok][0],
-                         "epsilon_lowest_root_estimate": eps_e}
-        return eps_c, info, count[0]
-    if feasible is None:
-        return eps_hi, pts[eps_hi][1], count[0]
-    return feasible, info, count[0]
-
-
-def _solve_convex_lower(fn, target: float, eps_hi: float, eps_up: float, rel_tol: float, up_pts: dict, walk):
-    r"""Lower ε near ``eps_hi`` from the walk points, by the convexity of the lower δ in :math:`x = e^\varepsilon`.
-
-    For :math:`x_p < x_b` and a convex :math:`\delta_L`, :math:`\delta_L(x) \ge \delta_L(x_b) +
-    (\delta_L(x_b) - \delta_L(x_p))(x - x_b)/(x_b - x_p)` for :math:`x \ge x_b`; with the certified lower
-    value :math:`L_b \le \delta_L(x_b)` and an upper value :math:`U_p \ge \delta_L(x_p)` (the upper bound
-    evaluated at :math:`x_p`, since the dataset's δ is below the optimal bound) the line stays below, and
-    where it exceeds ``target`` the true ε* is larger.  Returns (ε, info, evaluations) or None if the
-    walk does not reach within ``rel_tol`` (or :data:`SOFT_GAP` on expensive evaluations) of ``eps_up``.
-    """
-    best, best_info, count = None, None, 0
-    prev = None
-    for e in walk:
-        if e not in up_pts:
-            break
-        L, info = fn(e)
-        cost = _cost(info)
-        count += 1
-        if L <= target:             # the lower root is below the walk: the plain search finds it
-            return None
-        if L > target and (best is None or e > best):
-            best, best_info = e, info
-        if prev is not None and L > target:
-            e_p = prev
-            U_p = up_pts[e_p][0]
-            x_p, x_b = math.exp(e_p), math.exp(e)
-            if U_p > L:
-                x_l = x_b + (L - target) / (U_p - L) * (x_b - x_p)
-                x_l = max(x_l - 1e-12 * (x_b - x_p) - 8.0 * _DBL_EPS * x_l, x_b)
-                e_l = min(math.log(x_l) * (1.0 - 4.0 * _DBL_EPS), eps_up)
-                if e_l > best:
-                    best = e_l
-                    best_info = dict(info or {})
-                    best_info["secant"] = {"epsilon_upper_point": e_p, "delta_upper_point": U_p,
-                                           "epsilon_lower_point": e, "delta_lower_point": L}
-        prev = e
-        if best is not None and (eps_up - best <= rel_tol * eps_up
-                                 or (eps_up - best <= SOFT_GAP * eps_up and cost > EXPENSIVE_NODES)):
-            return best, best_info, count
-    return None
-
-
-def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None,
-                  convex: bool = False):
-    r"""Conservative ε for a decreasing certified δ-bound ``fn(ε) -> (δ, info)`` on [0, ``eps_hi``].
-
-    side="upper": the smallest *evaluated* ε with fn(ε) <= target (each such ε is certified on its
-    own, so soundness does not rely on monotonicity).  side="lower": the largest evaluated ε with
-    fn(ε) > target (fn a certified lower bound, so the true ε* exceeds it), else 0.  The search is
-    :func:`shuffleamp._numerics.inverse_monotone`; ``estimate`` only places the first bracket.
-    Returns (ε, info at ε, number of fn evaluations).
-
-    With ``convex=True`` (side "upper"), ``fn`` bounds a δ* that is convex in :math:`x = e^\varepsilon`
-    and vanishes at ``eps_hi``: every GPARV family here has the form
-    :math:`G = (A - e^\varepsilon B)/C` with :math:`B \ge 0` for a latent law that does not depend on ε
-    ([SCW] Theorem 12), so :math:`(\sum_i G_i)_+` is convex in :math:`x` for every outcome and so is
-    its mean; a maximum over families stays convex.  Between an evaluated infeasible ε and the next
-    feasible one, δ* is then below the chord of the two certified values, and the chord's root is a
-    certified ε (``info["chord"]`` records the two ends).  The search stops as soon as that root is
-    within ``rel_tol`` of the secant estimate of the lowest possible root; near ``eps_hi`` (small n)
-    it first evaluates far, cheap points.
-
-    Parameters
-    ----------
-    fn : callable
-        ``fn(ε) -> (δ, info)``: a certified upper (``side="upper"``) or lower (``"lower"``) bound on δ.
-    target : float
-        Target δ in (0, 1).
-    eps_hi : float
-        Right end of the search (ε0 for a pure ε0-LDP randomizer, where δ = 0).
-    side : {"upper", "lower"}
-        Which conservative end to return.
-    rel_tol : float
-        Relative width of the final bracket.
-    estimate : callable, optional
-        Cheap uncertified δ(ε) that places the first bracket.
-    convex : bool
-        Whether ``fn`` bounds a δ* convex in e^ε (see above); side "upper" only.
-
-    Returns
-    -------
-    (float, object, int)
-        The conservative ε, the ``info`` of its evaluation, and the number of evaluations.
-    """
-    if convex and side == "upper":
-        out = _solve_convex_upper(fn, target, eps_hi, rel_tol, estimate,
-                                  walk=_near_hi_walk(target, eps_hi, estimate))
-        if out is not None:
-            return out
-    return epsilon_for_delta(fn, target, eps_hi, side, rel_tol, estimate)
 
 
 # ---------------------------------------------------------------------------- count projections (lower)
@@ -654,42 +221,6 @@ NODES_PER_EVALUATION = 1e3
 EVALUATIONS_PER_SEARCH = 30
 
 
-#: Families of recently used mechanisms: (mechanism, which) -> tuple of families.  Only instances of frozen
-#: dataclasses are cached here (immutable: validated once in __post_init__, compared by their fields or, with
-#: eq=False, by identity); a bounded LRU, so a long-running service does not grow without bound.  Composed
-#: mechanisms (``_families_cacheable``) keep theirs on the instance.  Safe under concurrent calls (one lock).
-_FAMILY_CACHE = LRUCache(128)
-FAMILY_CACHE_SIZE = 128
-
-
-def _cached_families(mechanism, which: str) -> list:
-    """:func:`_families` of the optimal method, cached per (immutable) mechanism."""
-    params = getattr(type(mechanism), "__dataclass_params__", None)
-    key = None
-    if params is not None and params.frozen:
-        key = (type(mechanism), mechanism, which)
-        try:
-            hit = _FAMILY_CACHE.get(key)      # marks it most recently used (under the cache's lock)
-        except TypeError:           # a field that is not hashable: no caching
-            key, hit = None, None
-        if hit is not None:
-            return hit if isinstance(hit, PackedFamilies) else list(hit)
-    elif getattr(type(mechanism), "_families_cacheable", False):
-        # immutable composed mechanisms: cached on the instance (lives and dies with it)
-        cache = mechanism.__dict__.setdefault("_families_cache", {})
-        hit = cache.get(which)
-        if hit is None:
-            hit = cache[which] = tuple(_families(mechanism, "optimal", which))
-        return list(hit)
-    fams = _families(mechanism, "optimal", which)
-    if isinstance(fams, PackedFamilies) and len(fams) <= LAZY_FAMILIES:
-        fams = list(fams)                 # few families: the plain list (searched in full)
-    if key is not None:
-        # a PackedFamilies is read-only (its entries' objects are built once, on access): cached as it is
-        _FAMILY_CACHE.put(key, fams if isinstance(fams, PackedFamilies) else tuple(fams), FAMILY_CACHE_SIZE)
-    return fams
-
-
 def _optimal_prepare(mechanism, ctx: dict) -> None:
     ctx["upper_families"] = _cached_families(mechanism, "upper")
     ctx["lower_families"] = _cached_families(mechanism, "lower")
@@ -747,10 +278,8 @@ def _exact_count_side(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo
     return up, min(lo, up)
 
 
-#: Binary RR in the default method: run the exact count law first and the decomposition only where it can
-#: improve on it (:func:`_binary_rr_point`).  False: both engines always run in full (tests compare them).
-BINARY_RR_FIRST = True
-#: ... and skips the decomposition entirely when the count law's certified bracket is within this relative
+#: Binary RR in the default method runs the exact count law first and the decomposition only where it can
+#: improve on it (:func:`_binary_rr_point`); it skips the decomposition entirely when the count law's certified bracket is within this relative
 #: width (the decomposition could improve the answer by at most that much).
 SKIP_DECOMPOSITION_RTOL = 1e-9
 #: ... and otherwise runs the decomposition's upper only below this n and this eps0: elsewhere the count law's
@@ -817,16 +346,25 @@ def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: dict):
            "exact_count": _ec_summary(r),
            "decomposition": {"skipped": (f"the exact count law's bracket is within {SKIP_DECOMPOSITION_RTOL:g}"
                                           if tight else "the exact count law's block bounds are below it here")
-                             + " (bounds.BINARY_RR_FIRST)" + ("" if rec["lower"] is None else
+                             + ("" if rec["lower"] is None else
                                                               "; its lower bound was run")}})
     return up, min(lo, up), rec
 
 
 def _optimal_delta(mechanism, n: int, eps: float, ctx: dict):
-    if BINARY_RR_FIRST and ctx.get("binary_rr_eps0") is not None:
+    """δ(ε) of the optimal method at one point: binary RR's routing (:func:`_binary_rr_point`), else
+    :func:`_decomposition_delta`.  Returns (upper, lower, record)."""
+    if ctx.get("binary_rr_eps0") is not None:
         out = _binary_rr_point(mechanism, n, eps, False, ctx)
         if out is not None:
             return out
+    return _decomposition_delta(mechanism, n, eps, ctx)
+
+
+def _decomposition_delta(mechanism, n: int, eps: float, ctx: dict):
+    """The decomposition bound at one ε: the certified maximum over the upper families (Theorem 13) and over the
+    lower-bound datasets (Theorem 14), improved by count projections, and for binary RR the exact count law
+    beside it in full (upper = min, lower = max of both; both recorded)."""
     up, info_u = max_delta(ctx["upper_families"], n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
     lo, info_l = None, None
     rec = {"upper": info_u}
@@ -841,31 +379,10 @@ def _optimal_delta(mechanism, n: int, eps: float, ctx: dict):
     return up, lo, rec
 
 
-#: Above this many families (large matrices, joint compositions) the ε search runs on the LAZY_KEEP
-#: families with the largest certified δ at a screening ε, and the full maximum is certified at the end.
-LAZY_FAMILIES = 12
+#: Above LAZY_FAMILIES families (large matrices, joint compositions; :data:`shuffleamp.families.LAZY_FAMILIES`)
+#: the ε search runs on the LAZY_KEEP families with the largest certified δ at a screening ε, and the full
+#: maximum is certified at the end.
 LAZY_KEEP = 4
-
-
-#: Packed layouts (:func:`shuffleamp.decomposition.pack`) of the last few family lists screened, keyed by the
-#: families' ids (the entry holds the families, so the ids stay theirs): one ε search screens the same list
-#: several times.
-_PACK_CACHE = LRUCache(8)
-PACK_CACHE_SIZE = 8
-
-
-def _packed(families):
-    """``pack(families)`` of atomic decompositions, cached (read-only arrays)."""
-    packed = isinstance(families, PackedFamilies)
-    key = ("packed", id(families)) if packed else tuple(map(id, families))
-    hit = _PACK_CACHE.get(key)              # marks it most recently used (under the cache's lock)
-    if hit is None:
-        p = families.pack() if packed else pack(families)
-        for x in p:
-            x.setflags(write=False)
-        hit = (families if packed else tuple(families), p)
-        _PACK_CACHE.put(key, hit, PACK_CACHE_SIZE)
-    return hit[1]
 
 
 def _chernoff_bounds(families, n: int, eps: float, stop: float = 0.0) -> np.ndarray:
@@ -908,7 +425,7 @@ def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: dict, kee
 
 def _screen_eps(families, n: int, target: float, eps_hi: float) -> float:
     """A screening ε: the saddle-point estimate of the root for the first family (uncertified placement)."""
-    if KERNEL_SEARCH and isinstance(families[0], Decomposition):
+    if isinstance(families[0], Decomposition):
         g = _exact.estimate_root(families[:1], n, target, eps_hi * (1 - 1e-12))
         return g if 0.0 < g < eps_hi else 0.5 * eps_hi
     from scipy.optimize import brentq
@@ -1052,26 +569,48 @@ def _certify_max(families, done: set, n: int, eps: float, v_sub: float, info_sub
 
 
 def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
-    if BINARY_RR_FIRST and ctx.get("binary_rr_eps0") is not None:
+    """ε(δ) of the optimal method at one point: binary RR's routing (:func:`_binary_rr_point`), else
+    :func:`_decomposition_epsilon`.  Returns (upper, lower, record)."""
+    if ctx.get("binary_rr_eps0") is not None:
         out = _binary_rr_point(mechanism, n, target, True, ctx)
         if out is not None:
             return out
+    return _decomposition_epsilon(mechanism, n, target, ctx)
+
+
+def _decomposition_epsilon(mechanism, n: int, target: float, ctx: dict):
+    """The decomposition bound's ε at one δ: the ε search over the families (:func:`_optimal_epsilon_families`),
+    on a subset of them when there are many (lazy maximum, certified over all at the end), and for binary RR
+    the exact count law beside it in full (upper = min, lower = max of both; both recorded)."""
     up_f, lo_f = ctx["upper_families"], ctx["lower_families"]
     eps_hi = float(mechanism.eps0)
+    lo_sub = _lower_datasets_to_search(up_f, lo_f, n, target, eps_hi) if len(up_f) <= LAZY_FAMILIES else None
+    if lo_sub is not None and len(lo_sub) <= LAZY_FAMILIES:
+        # few families: one search of the certified maximum over every upper family
+        up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_sub)
+        if len(lo_sub) < len(lo_f):
+            rec["lower_families"] = {"used": len(lo_sub), "total": len(lo_f)}
+        return up, lo, rec
+    # many families: the pruning strategy (search a dominating subset, certify the maximum over all)
+    return _lazy_epsilon(mechanism, n, target, ctx, up_f, lo_f)
+
+
+def _lower_datasets_to_search(up_f, lo_f, n: int, target: float, eps_hi: float):
+    """The lower-bound datasets searched next to few upper families: all of them, or below PRUNE_MAX_N the
+    ranked subset of :func:`_lower_subset` (any subset of datasets gives a certified lower bound)."""
+    if n < PRUNE_MAX_N and LOWER_KEEP is not None and len(lo_f) > LOWER_KEEP:
+        e_r = _screen_eps(up_f, n, target, eps_hi) if all(isinstance(f, Decomposition) for f in up_f) \
+            else None                                   # a start: the first family's estimated root
+        return _lower_subset(lo_f, n, target, eps_hi, e_r)
+    return lo_f
+
+
+def _lazy_epsilon(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
+    """The pruning strategy of the ε search over many families (lazy maximum): search on the families that
+    dominate near the root (below PRUNE_MAX_N: estimated, else screened by certified evaluations, cheap there),
+    then certify the full maximum at the answer (:func:`_certify_max`), adding families until it holds."""
+    eps_hi = float(mechanism.eps0)
     small = n < PRUNE_MAX_N
-    if len(up_f) <= LAZY_FAMILIES:
-        lo_sub = lo_f
-        if small and LOWER_KEEP is not None and len(lo_f) > LOWER_KEEP:
-            e_r = _screen_eps(up_f, n, target, eps_hi) if all(isinstance(f, Decomposition) for f in up_f) \
-                else None                                   # a start: the first family's estimated root
-            lo_sub = _lower_subset(lo_f, n, target, eps_hi, e_r)
-        if len(lo_sub) <= LAZY_FAMILIES:
-            up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_f, lo_sub)
-            if len(lo_sub) < len(lo_f):
-                rec["lower_families"] = {"used": len(lo_sub), "total": len(lo_f)}
-            return up, lo, rec
-    # lazy maximum: search on the families that dominate near the root (below PRUNE_MAX_N: estimated, else
-    # screened by certified evaluations, cheap there), then certify the full maximum
     if small:
         e_s, up_sub = _upper_subset(up_f, n, target, eps_hi)
         lo_sub = _lower_subset(lo_f, n, target, eps_hi, e_s)
@@ -1127,117 +666,12 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
     return up, lo, rec
 
 
-#: Run both ε searches in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
-#: an atomic decomposition and the evaluator is "exact"; False forces the Python search (tests compare both).
-KERNEL_SEARCH = True
-#: The compiled search evaluates a converged chord root directly (True, default) so that the upper answer is
-#: an evaluated ε whose own certified δ is <= target (``delta(mechanism, n, epsilon_upper) <= delta`` holds
-#: between the two queries), or returns it as the certified chord root (False): the same number (the chord of
-#: two certified values of the convex δ* lies above δ*), one evaluation fewer, but a direct evaluation there
-#: can exceed the target by its error bound.  The lazy maximum over many families always keeps the check.
-KERNEL_VERIFY_CHORD = True
-
-
-def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
-    """``max_delta``'s record of one evaluated point of the kernel search (per-family arrays U, L, ...)."""
-    vals = U if upper else L
-    j = 0
-    for i in range(1, len(vals)):     # first maximum, as max_delta
-        if vals[i] > vals[j]:
-            j = i
-    ev = _exact._kernel_evaluation(float(U[j]), float(L[j]), int(St[j]), float(Th[j]), Nd[j], upper)
-    info = ev.to_dict()
-    info["pair"] = labels[j]
-    info["delta_error"] = ev.charged
-    return info
-
-
-def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict, verify: bool | None = None):
-    """Both searches by ``kernels.epsilon_search``: ((up, info_u, count_u), (lo, info_l, count_l) or None), or
-    (None, seeds) when the kernel does not handle the case; ``seeds`` are its evaluated points (upper, lower)
-    as ``{eps: (delta, info)}`` for the Python search."""
-    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES,
-                              KERNEL_VERIFY_CHORD if verify is None else verify)
-    ulab = [getattr(f, "label", "") for f in up_f]
-    llab = [getattr(f, "label", "") for f in lo_f]
-
-    def uinfo(i):
-        return _point_info(r["u_U"][i], r["u_L"][i], r["u_status"][i], r["u_theta"][i], r["u_nodes"][i], ulab, True)
-
-    def linfo(i):
-        return _point_info(r["l_U"][i], r["l_L"][i], r["l_status"][i], r["l_theta"][i], r["l_nodes"][i], llab, False)
-
-    if r["status"] != 0:
-        ok_u = [i for i in range(len(r["u_eps"])) if (r["u_status"][i] >= 0).all()]
-        ok_l = [i for i in range(len(r["l_eps"])) if (r["l_status"][i] >= 0).all()]
-        return None, ({float(r["u_eps"][i]): (float(r["u_value"][i]), uinfo(i)) for i in ok_u},
-                      {float(r["l_eps"][i]): (float(r["l_value"][i]), linfo(i)) for i in ok_l})
-    up = float(r["upper"])
-    info_u = uinfo(r["upper_index"])
-    if r["upper_kind"] == 2:
-        e_bad, e_ok, v_bad, v_ok, eps_e = r["chord"]
-        info_u["chord"] = {"epsilon_infeasible": e_bad, "epsilon_feasible": e_ok, "delta_infeasible": v_bad,
-                           "delta_feasible": v_ok, "epsilon_lowest_root_estimate": eps_e}
-    upper = (up, info_u, len(r["u_eps"]))
-    if not lo_f:
-        return upper, None
-    lo = float(r["lower"])
-    info_l = linfo(r["lower_index"]) if r["lower_index"] >= 0 else None
-    if r["lower_kind"] == 2:
-        e_p, U_p, e_b, L_b = r["secant"]
-        info_l["secant"] = {"epsilon_upper_point": e_p, "delta_upper_point": U_p, "epsilon_lower_point": e_b,
-                            "delta_lower_point": L_b}
-    return upper, (lo, info_l, len(r["l_eps"]))
-
-
 def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f, verify: bool | None = None):
-    """Upper and lower ε of the optimal method over the given families: the compiled search when every family
-    is an atomic decomposition (:func:`_kernel_epsilon`), else (or when it does not handle the case) the Python
-    search (:func:`_solve_convex_upper`, :func:`solve_epsilon`, :func:`_solve_convex_lower`)."""
+    """Upper and lower ε of the optimal method over the given families: the ε search
+    (:func:`shuffleamp.search.search_families`: compiled for atomic decompositions, else in Python), then the
+    count-projection fallback of the lower and binary RR's count law (:func:`_finish_epsilon`)."""
     eps_hi = float(mechanism.eps0)
-    seeds_u, seeds_l = {}, {}
-    if (KERNEL_SEARCH and ctx["evaluator"] == "exact" and up_f
-            and all(isinstance(f, Decomposition) for f in list(up_f) + list(lo_f))):
-        check_time("epsilon search")
-        first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx, verify)
-        if first is not None:
-            return _finish_epsilon(ctx, n, target, eps_hi, first, second)
-        seeds_u, seeds_l = second
-    est_u = estimator(up_f, n)
-    walk = _near_hi_walk(target, eps_hi, est_u)
-    up_pts: dict = dict(seeds_u)
-    out = _solve_convex_upper(
-        lambda e: max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
-        target, eps_hi, ctx["eps_rtol"], est_u, pts=up_pts, walk=walk)
-    if out is None:
-        out = solve_epsilon(
-            lambda e: up_pts[e] if e in up_pts else
-            max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
-            target, eps_hi, "upper", ctx["eps_rtol"], est_u)
-    upper, lower = out, None
-    up = upper[0]
-    if lo_f:
-        lo_pts: dict = {}
-
-        def fn_lo(e):
-            lo_pts[e] = seeds_l[e] if e in seeds_l else max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"],
-                                                                  ctx["max_grid"], ctx["evaluator"])
-            return lo_pts[e]
-        try:
-            out = _solve_convex_lower(fn_lo, target, eps_hi, up, ctx["eps_rtol"], up_pts, walk) if walk else None
-            if out is None:
-                out = solve_epsilon(fn_lo, target, eps_hi, "lower", ctx["eps_rtol"], estimator(lo_f, n))
-        except ResourceLimitError as exc:
-            if exc.parameter != "max_seconds":
-                raise
-            # the lower bound may be loose but never unsound: the largest evaluated ε whose certified
-            # lower δ exceeds the target (else 0), flagged
-            above = [e for e, (v, _) in lo_pts.items() if v > target]
-            e_l = max(above, default=0.0)
-            info = dict(lo_pts[e_l][1] or {}) if above else {}
-            info["budget_exhausted"] = True
-            out = (e_l, info, len(lo_pts))
-        lower = out
+    upper, lower = search_families(up_f, lo_f, n, target, eps_hi, ctx, verify)
     return _finish_epsilon(ctx, n, target, eps_hi, upper, lower)
 
 
@@ -1370,9 +804,8 @@ def _common(mechanism, method_name, rtol, rtol_lower, max_grid, evaluator, max_s
     rtol = _validate.real("rtol", rtol, lo=1e-9, hi=0.5)
     rtol_lower = _validate.real("rtol_lower", rtol_lower, lo=1e-9, hi=0.5)
     max_grid = _validate.count(max_grid, "max_grid", minimum=1024)
-    # the evaluator dispatch and the ε search are handed to the methods (baselines do not import bounds)
+    # the methods' settings; they call the evaluator dispatch (evaluate) and the ε search (search) directly
     return m, {"rtol": rtol, "rtol_lower": rtol_lower, "max_grid": max_grid, "evaluator": evaluator,
-               "max_delta": max_delta, "estimator": estimator, "solve_eps": solve_epsilon,
                "max_seconds": max_seconds, "max_memory_gb": max_memory_gb}
 
 

@@ -1,0 +1,408 @@
+r"""The ε search: the conservative inverse of a decreasing certified δ-bound, ε(δ).
+
+Every inverse query of the library (ε(δ) of the optimal method and of the comparison methods) goes
+through :func:`solve_epsilon` here, itself built on :func:`shuffleamp._numerics.inverse_monotone`
+(the one bracketing root search with conservative ends).  For the optimal method's bound, which is
+convex in :math:`x = e^\varepsilon`, the chord variant (:func:`_solve_convex_upper`,
+:func:`_solve_convex_lower`) certifies the root between two evaluated points.  When every family is an
+atomic decomposition the same chord search runs compiled (:func:`shuffleamp.exact.epsilon_search`,
+``kernels.epsilon_search``): :func:`search_families` calls it and falls back to the Python search, seeded
+with the compiled search's points, only for the cases it does not handle (continuous parts, the FFT engine,
+a bound not zero at ``eps_hi``); the comparison methods use :func:`solve_epsilon`.
+
+Soundness: side "upper" returns an evaluated ε whose certified δ is <= the target, or a chord root
+certified by convexity; side "lower" returns an ε whose certified lower δ exceeds the target (else 0).
+
+References
+----------
+P. Su, H. Cheng, P. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
+IEEE S&P 2026 (short version: arXiv:2504.07414), Theorem 12 (the GPARV form behind the convexity).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import exact as _exact
+from ._numerics import check_time, epsilon_for_delta, inverse_monotone
+from .decomposition import Decomposition
+from .errors import ResourceLimitError
+from .evaluate import LOWER_MODE, estimator, max_delta
+
+__all__ = ["solve_epsilon", "search_families", "SOFT_GAP", "BUDGET_GAP", "EXPENSIVE_NODES"]
+
+_DBL_EPS = float(np.finfo(np.float64).eps)
+
+
+class _ChordConverged(Exception):
+    """Raised inside the root search once the convex chord bracket is narrow enough."""
+
+
+def _chord_bracket(pts: dict, target: float):
+    r"""Certified chord root of a δ-bound convex in :math:`x = e^\varepsilon`, and an estimate of the lowest root.
+
+    ``pts`` maps evaluated ε to (certified upper δ, info).  With ``bad`` the largest ε whose value
+    exceeds ``target`` and ``ok`` the smallest evaluated ε above it with value <= ``target``, the
+    chord between them reaches ``target`` at ``eps_c``; by convexity the true δ* lies below the chord,
+    so δ*(eps_c) <= target (certified).  The secant through ``bad`` and the evaluated point just below
+    it, extended beyond ``bad``, lies below a convex function, so (for exact values) the root is
+    >= ``eps_e``: an *estimate* of how tight ``eps_c`` is.  Returns (eps_c, eps_e, eps_bad, eps_ok) or
+    None when no crossing is bracketed.
+    """
+    eps = sorted(pts)
+    bad = [e for e in eps if pts[e][0] > target]
+    if not bad:
+        return None
+    e_bad = bad[-1]
+    oks = [e for e in eps if e > e_bad and pts[e][0] <= target]
+    if not oks:
+        return None
+    e_ok = oks[0]
+    x_b, x_o = math.exp(e_bad), math.exp(e_ok)
+    v_b, v_o = pts[e_bad][0], pts[e_ok][0]
+    x_c = x_b + (v_b - target) / (v_b - v_o) * (x_o - x_b)
+    # rounding of the chord root: move it right (towards the feasible side) by a few ulps of the data
+    x_c = min(x_c + 1e-12 * (x_o - x_b) + 8.0 * _DBL_EPS * x_o, x_o)
+    eps_c = min(math.log(x_c) * (1.0 + 4.0 * _DBL_EPS) + 1e-300, e_ok)
+    eps_c = max(eps_c, e_bad)
+    below = [e for e in eps if e < e_bad]
+    eps_e = e_bad
+    if below:
+        e_p = below[-1]
+        x_p, v_p = math.exp(e_p), pts[e_p][0]
+        if v_p > v_b:
+            x_e = x_b + (v_b - target) * (x_b - x_p) / (v_p - v_b)
+            eps_e = min(max(math.log(x_e), e_bad), eps_c)
+    return eps_c, eps_e, e_bad, e_ok
+
+
+#: Near ε0 an accepted chord may be looser than ``eps_rtol`` when the next evaluation is expensive:
+#: relative gap between the certified chord root and the estimated lowest root accepted then.
+SOFT_GAP = 1e-5
+#: Largest relative gap accepted when the time budget runs out during the upper search.
+BUDGET_GAP = 1e-4
+#: An evaluation is "expensive" (the soft gap applies) above this many integrand nodes / FFT points
+#: (a deterministic proxy of its cost, so that answers do not depend on the machine's load).
+EXPENSIVE_NODES = 1e5
+
+
+def _cost(info) -> float:
+    """Nodes (exact evaluator) or FFT length of an evaluation record (0 if unknown)."""
+    try:
+        return float((info or {}).get("N", 0) or 0)
+    except (TypeError, ValueError):  # pragma: no cover - defensive
+        return 0.0
+
+
+def _near_hi_walk(target: float, eps_hi: float, estimate) -> list:
+    """ε points for the walk towards ``eps_hi`` when the estimated root is within 2% of e^{eps_hi} (else [])."""
+    if estimate is None:
+        return []
+    from scipy.optimize import brentq
+    E = math.exp(eps_hi)
+
+    def pe(e):
+        return math.log(max(estimate(e), 1e-300)) - math.log(target)
+    try:
+        if not (pe(0.0) > 0 > pe(eps_hi * (1 - 1e-15))):
+            return []
+        g = brentq(pe, 0.0, eps_hi * (1 - 1e-15), xtol=1e-9 * eps_hi, maxiter=100)
+    except (ValueError, RuntimeError, ArithmeticError):  # pragma: no cover - defensive
+        return []
+    u_g, u = E - math.exp(g), 0.02 * E
+    if u_g >= u:
+        return []
+    out = []
+    while u > u_g and E - u > 1.0:
+        out.append(math.log(E - u))
+        u /= 8.0
+    return out
+
+
+def _solve_convex_upper(fn, target: float, eps_hi: float, rel_tol: float, estimate=None, pts=None, walk=()):
+    """Upper ε search for a δ-bound convex in e^ε that vanishes at ``eps_hi`` (see :func:`solve_epsilon`)."""
+    pts = {} if pts is None else pts
+    count = [0]
+    abs_tol = 1e-12 * eps_hi
+    last = [0.0]
+
+    def ev(e):
+        e = float(e)
+        if e not in pts:
+            pts[e] = fn(e)
+            last[0] = _cost(pts[e][1])
+            count[0] += 1
+        return pts[e]
+
+    def gap():
+        c = _chord_bracket(pts, target)
+        return (math.inf, None) if c is None else (c[0] - c[1], c)
+
+    def wrapped(e):
+        out = ev(e)
+        g, c = gap()
+        if c is None:
+            return out
+        if g <= max(rel_tol * c[0], abs_tol) or (g <= SOFT_GAP * c[0] and last[0] > EXPENSIVE_NODES):
+            raise _ChordConverged
+        return out
+
+    ev(eps_hi)
+    if pts[eps_hi][0] > 0.0:        # not zero at eps_hi: no chord to (eps_hi, 0); plain search
+        return None
+    feasible, info = None, None
+    try:
+        # near eps_hi (small n, small δ) evaluations cost ~ 1 / (e^{eps_hi} - e^ε): walk in from far,
+        # cheap points; a nearly linear δ(x) converges on a few of them
+        for e in walk:
+            wrapped(e)
+        br = inverse_monotone(wrapped, target, 0.0, eps_hi, side="upper", rel_tol=rel_tol, abs_tol=abs_tol,
+                              estimate=estimate, accelerate=True)
+        feasible, info = br.feasible, br.feasible_info
+    except _ChordConverged:
+        pass
+    except ResourceLimitError as exc:
+        g, c = gap()
+        if exc.parameter != "max_seconds" or c is None or not g <= BUDGET_GAP * c[0]:
+            raise
+    g, c = gap()
+    # verify the chord root by a direct evaluation while that is cheap, so that the answer is an evaluated
+    # ε whose own certified δ is <= target (a failed check becomes a new infeasible end)
+    for _check in range(4):
+        if c is None or (feasible is not None and c[0] >= feasible) or last[0] > EXPENSIVE_NODES:
+            break
+        eps_c = c[0]
+        try:
+            v, i_c = ev(eps_c)
+        except ResourceLimitError as exc:
+            if exc.parameter != "max_seconds":
+                raise
+            break
+        if v <= target:
+            return eps_c, i_c, count[0]
+        g, c = gap()
+    if c is not None and (feasible is None or c[0] < feasible):
+        eps_c, eps_e, e_bad, e_ok = c
+        if e_ok - eps_e <= max(rel_tol * e_ok, abs_tol):
+            # the feasible end is within the tolerance: return that evaluated, self-certified point (a direct
+            # evaluation at the chord root can exceed the target by its error bound, e.g. near eps0)
+            return e_ok, pts[e_ok][1], count[0]
+        info = dict(pts[e_ok][1] or {})
+        info["chord"] = {"epsilon_infeasible": e_bad, "epsilon_feasible": e_ok,
+                         "delta_infeasible": pts[e_bad][0], "delta_feasible": pts[e_ok][0],
+                         "epsilon_lowest_root_estimate": eps_e}
+        return eps_c, info, count[0]
+    if feasible is None:
+        return eps_hi, pts[eps_hi][1], count[0]
+    return feasible, info, count[0]
+
+
+def _solve_convex_lower(fn, target: float, eps_hi: float, eps_up: float, rel_tol: float, up_pts: dict, walk):
+    r"""Lower ε near ``eps_hi`` from the walk points, by the convexity of the lower δ in :math:`x = e^\varepsilon`.
+
+    For :math:`x_p < x_b` and a convex :math:`\delta_L`, :math:`\delta_L(x) \ge \delta_L(x_b) +
+    (\delta_L(x_b) - \delta_L(x_p))(x - x_b)/(x_b - x_p)` for :math:`x \ge x_b`; with the certified lower
+    value :math:`L_b \le \delta_L(x_b)` and an upper value :math:`U_p \ge \delta_L(x_p)` (the upper bound
+    evaluated at :math:`x_p`, since the dataset's δ is below the optimal bound) the line stays below, and
+    where it exceeds ``target`` the true ε* is larger.  Returns (ε, info, evaluations) or None if the
+    walk does not reach within ``rel_tol`` (or :data:`SOFT_GAP` on expensive evaluations) of ``eps_up``.
+    """
+    best, best_info, count = None, None, 0
+    prev = None
+    for e in walk:
+        if e not in up_pts:
+            break
+        L, info = fn(e)
+        cost = _cost(info)
+        count += 1
+        if L <= target:             # the lower root is below the walk: the plain search finds it
+            return None
+        if L > target and (best is None or e > best):
+            best, best_info = e, info
+        if prev is not None and L > target:
+            e_p = prev
+            U_p = up_pts[e_p][0]
+            x_p, x_b = math.exp(e_p), math.exp(e)
+            if U_p > L:
+                x_l = x_b + (L - target) / (U_p - L) * (x_b - x_p)
+                x_l = max(x_l - 1e-12 * (x_b - x_p) - 8.0 * _DBL_EPS * x_l, x_b)
+                e_l = min(math.log(x_l) * (1.0 - 4.0 * _DBL_EPS), eps_up)
+                if e_l > best:
+                    best = e_l
+                    best_info = dict(info or {})
+                    best_info["secant"] = {"epsilon_upper_point": e_p, "delta_upper_point": U_p,
+                                           "epsilon_lower_point": e, "delta_lower_point": L}
+        prev = e
+        if best is not None and (eps_up - best <= rel_tol * eps_up
+                                 or (eps_up - best <= SOFT_GAP * eps_up and cost > EXPENSIVE_NODES)):
+            return best, best_info, count
+    return None
+
+
+def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None,
+                  convex: bool = False):
+    r"""Conservative ε for a decreasing certified δ-bound ``fn(ε) -> (δ, info)`` on [0, ``eps_hi``].
+
+    side="upper": the smallest *evaluated* ε with fn(ε) <= target (each such ε is certified on its
+    own, so soundness does not rely on monotonicity).  side="lower": the largest evaluated ε with
+    fn(ε) > target (fn a certified lower bound, so the true ε* exceeds it), else 0.  The search is
+    :func:`shuffleamp._numerics.inverse_monotone`; ``estimate`` only places the first bracket.
+    Returns (ε, info at ε, number of fn evaluations).
+
+    With ``convex=True`` (side "upper"), ``fn`` bounds a δ* that is convex in :math:`x = e^\varepsilon`
+    and vanishes at ``eps_hi``: every GPARV family here has the form
+    :math:`G = (A - e^\varepsilon B)/C` with :math:`B \ge 0` for a latent law that does not depend on ε
+    ([SCW] Theorem 12), so :math:`(\sum_i G_i)_+` is convex in :math:`x` for every outcome and so is
+    its mean; a maximum over families stays convex.  Between an evaluated infeasible ε and the next
+    feasible one, δ* is then below the chord of the two certified values, and the chord's root is a
+    certified ε (``info["chord"]`` records the two ends).  The search stops as soon as that root is
+    within ``rel_tol`` of the secant estimate of the lowest possible root; near ``eps_hi`` (small n)
+    it first evaluates far, cheap points.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(ε) -> (δ, info)``: a certified upper (``side="upper"``) or lower (``"lower"``) bound on δ.
+    target : float
+        Target δ in (0, 1).
+    eps_hi : float
+        Right end of the search (ε0 for a pure ε0-LDP randomizer, where δ = 0).
+    side : {"upper", "lower"}
+        Which conservative end to return.
+    rel_tol : float
+        Relative width of the final bracket.
+    estimate : callable, optional
+        Cheap uncertified δ(ε) that places the first bracket.
+    convex : bool
+        Whether ``fn`` bounds a δ* convex in e^ε (see above); side "upper" only.
+
+    Returns
+    -------
+    (float, object, int)
+        The conservative ε, the ``info`` of its evaluation, and the number of evaluations.
+    """
+    if convex and side == "upper":
+        out = _solve_convex_upper(fn, target, eps_hi, rel_tol, estimate,
+                                  walk=_near_hi_walk(target, eps_hi, estimate))
+        if out is not None:
+            return out
+    return epsilon_for_delta(fn, target, eps_hi, side, rel_tol, estimate)
+
+
+# ---------------------------------------------------------------------------- the search over GPARV families
+#: Both ε searches run in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
+#: an atomic decomposition and the evaluator is "exact" (:func:`search_families`).  The compiled search
+#: evaluates a converged chord root directly (True, default) so that the upper answer is an evaluated ε whose
+#: own certified δ is <= target (``delta(mechanism, n, epsilon_upper) <= delta`` holds between the two
+#: queries), or returns it as the certified chord root (False): the same number (the chord of
+#: two certified values of the convex δ* lies above δ*), one evaluation fewer, but a direct evaluation there
+#: can exceed the target by its error bound.  The lazy maximum over many families always keeps the check.
+KERNEL_VERIFY_CHORD = True
+
+
+def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
+    """``max_delta``'s record of one evaluated point of the kernel search (per-family arrays U, L, ...)."""
+    vals = U if upper else L
+    j = 0
+    for i in range(1, len(vals)):     # first maximum, as max_delta
+        if vals[i] > vals[j]:
+            j = i
+    ev = _exact._kernel_evaluation(float(U[j]), float(L[j]), int(St[j]), float(Th[j]), Nd[j], upper)
+    info = ev.to_dict()
+    info["pair"] = labels[j]
+    info["delta_error"] = ev.charged
+    return info
+
+
+def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict, verify: bool | None = None):
+    """Both searches by ``kernels.epsilon_search``: ((up, info_u, count_u), (lo, info_l, count_l) or None), or
+    (None, seeds) when the kernel does not handle the case; ``seeds`` are its evaluated points (upper, lower)
+    as ``{eps: (delta, info)}`` for the Python search."""
+    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES,
+                              KERNEL_VERIFY_CHORD if verify is None else verify)
+    ulab = [getattr(f, "label", "") for f in up_f]
+    llab = [getattr(f, "label", "") for f in lo_f]
+
+    def uinfo(i):
+        return _point_info(r["u_U"][i], r["u_L"][i], r["u_status"][i], r["u_theta"][i], r["u_nodes"][i], ulab, True)
+
+    def linfo(i):
+        return _point_info(r["l_U"][i], r["l_L"][i], r["l_status"][i], r["l_theta"][i], r["l_nodes"][i], llab, False)
+
+    if r["status"] != 0:
+        ok_u = [i for i in range(len(r["u_eps"])) if (r["u_status"][i] >= 0).all()]
+        ok_l = [i for i in range(len(r["l_eps"])) if (r["l_status"][i] >= 0).all()]
+        return None, ({float(r["u_eps"][i]): (float(r["u_value"][i]), uinfo(i)) for i in ok_u},
+                      {float(r["l_eps"][i]): (float(r["l_value"][i]), linfo(i)) for i in ok_l})
+    up = float(r["upper"])
+    info_u = uinfo(r["upper_index"])
+    if r["upper_kind"] == 2:
+        e_bad, e_ok, v_bad, v_ok, eps_e = r["chord"]
+        info_u["chord"] = {"epsilon_infeasible": e_bad, "epsilon_feasible": e_ok, "delta_infeasible": v_bad,
+                           "delta_feasible": v_ok, "epsilon_lowest_root_estimate": eps_e}
+    upper = (up, info_u, len(r["u_eps"]))
+    if not lo_f:
+        return upper, None
+    lo = float(r["lower"])
+    info_l = linfo(r["lower_index"]) if r["lower_index"] >= 0 else None
+    if r["lower_kind"] == 2:
+        e_p, U_p, e_b, L_b = r["secant"]
+        info_l["secant"] = {"epsilon_upper_point": e_p, "delta_upper_point": U_p, "epsilon_lower_point": e_b,
+                            "delta_lower_point": L_b}
+    return upper, (lo, info_l, len(r["l_eps"]))
+
+
+def search_families(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict, verify: bool | None = None):
+    """Upper and lower ε of the certified maximum over GPARV families (upper families ``up_f``, lower-bound
+    datasets ``lo_f``) at δ = ``target`` on [0, ``eps_hi``]: the compiled search when every family is an atomic
+    decomposition and the evaluator is "exact" (:func:`_kernel_epsilon`), else (or when it does not handle the
+    case, seeded with its evaluated points) the Python search (:func:`_solve_convex_upper`,
+    :func:`solve_epsilon`, :func:`_solve_convex_lower`).  ``ctx`` carries the evaluator settings ("rtol",
+    "rtol_lower", "max_grid", "evaluator", "eps_rtol").  Returns (upper, lower): (ε, info, evaluations) each,
+    ``lower`` None without lower-bound datasets."""
+    seeds_u, seeds_l = {}, {}
+    if (ctx["evaluator"] == "exact" and up_f
+            and all(isinstance(f, Decomposition) for f in list(up_f) + list(lo_f))):
+        check_time("epsilon search")
+        first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx, verify)
+        if first is not None:
+            return first, second
+        seeds_u, seeds_l = second
+    est_u = estimator(up_f, n)
+    walk = _near_hi_walk(target, eps_hi, est_u)
+    up_pts: dict = dict(seeds_u)
+    out = _solve_convex_upper(
+        lambda e: max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
+        target, eps_hi, ctx["eps_rtol"], est_u, pts=up_pts, walk=walk)
+    if out is None:
+        out = solve_epsilon(
+            lambda e: up_pts[e] if e in up_pts else
+            max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
+            target, eps_hi, "upper", ctx["eps_rtol"], est_u)
+    upper, lower = out, None
+    up = upper[0]
+    if lo_f:
+        lo_pts: dict = {}
+
+        def fn_lo(e):
+            lo_pts[e] = seeds_l[e] if e in seeds_l else max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"],
+                                                                  ctx["max_grid"], ctx["evaluator"])
+            return lo_pts[e]
+        try:
+            out = _solve_convex_lower(fn_lo, target, eps_hi, up, ctx["eps_rtol"], up_pts, walk) if walk else None
+            if out is None:
+                out = solve_epsilon(fn_lo, target, eps_hi, "lower", ctx["eps_rtol"], estimator(lo_f, n))
+        except ResourceLimitError as exc:
+            if exc.parameter != "max_seconds":
+                raise
+            # the lower bound may be loose but never unsound: the largest evaluated ε whose certified
+            # lower δ exceeds the target (else 0), flagged
+            above = [e for e, (v, _) in lo_pts.items() if v > target]
+            e_l = max(above, default=0.0)
+            info = dict(lo_pts[e_l][1] or {}) if above else {}
+            info["budget_exhausted"] = True
+            out = (e_l, info, len(lo_pts))
+        lower = out
+    return upper, lower

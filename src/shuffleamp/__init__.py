@@ -25,15 +25,17 @@ _EXPORTS = {
     "privacy_profile": "accounting", "AccountingResult": "accounting", "GradualRelease": "gradual",
     "sweep": "sweep", "plot": "plot",
     "population": "personalized", "Population": "personalized", "PopulationResult": "personalized",
+    "Gaussian": "gaussian", "ApproximateLDP": "gaussian",
 }
 #: Submodules reachable as attributes (``shuffleamp.baselines``) without an explicit import.
 _SUBMODULES = ("mechanisms", "gparv", "decomposition", "fft_engine", "exact", "exact_count", "compose", "bounds",
-               "baselines", "planning", "accounting", "gradual", "config", "cli", "results", "errors", "personalized")
+               "baselines", "planning", "accounting", "gradual", "config", "cli", "results", "errors", "personalized",
+               "gaussian")
 
 __all__ = ["__version__", "epsilon", "delta", "BoundResult", "ShuffleampError", "ParameterError",
            "NotLDPError", "OutOfRegimeError", "ResourceLimitError", "joint", "parallel", "subsample",
            "to_pld", "compose_rounds", "max_rounds", "privacy_profile", "AccountingResult", "GradualRelease",
-           "sweep", "plot", "population", "Population", "PopulationResult"]
+           "sweep", "plot", "population", "Population", "PopulationResult", "Gaussian", "ApproximateLDP"]
 
 
 def __getattr__(name):

@@ -1402,9 +1402,15 @@ def _run(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> BoundResul
 
 
 def _run_budgeted(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> BoundResult:
-    if m.prepare is not None:
-        m.prepare(mechanism, ctx)
-    point = m.epsilon if quantity == "epsilon" else m.delta
+    own = getattr(mechanism, "bound_point", None) if m.name == "optimal" else None
+    if own is not None:
+        # randomizers beyond pure LDP (shuffleamp.gaussian) evaluate their own points (charged truncations)
+        def point(mech, ni, oi, c):
+            return own(quantity, ni, oi, c)
+    else:
+        if m.prepare is not None:
+            m.prepare(mechanism, ctx)
+        point = m.epsilon if quantity == "epsilon" else m.delta
     given = "delta" if quantity == "epsilon" else "epsilon"
     label = f"{quantity}_upper" if m.name == "optimal" else f"{m.name} {quantity}"
     if type(n) is int and type(other) in (float, int):

@@ -159,6 +159,10 @@ THRESHOLDS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
 #: more than LADDER_RETRY_ERR of its value (a heavy far tail makes the Bromwich integral loose).
 CHARGE_FRACTION = 1e-3
 LADDER_RETRY_ERR = 0.1
+#: A δ query starts at the rung an ε query at this δ would use (then moves to the rung of its result).
+DELTA_START_GUIDE = 1e-6
+#: Up to this n a rung whose Bromwich error is loose is re-evaluated by the certified FFT engine.
+FFT_MAX_N = 2000
 #: Depth of the truncation used by the accountant (privacy profiles, PLDs): τ ≈ Φ̄(9) ≈ 1e-19.
 ACCOUNTING_Z = 9
 #: Relative margin by which the spread weight of the upper end point is rounded up.
@@ -186,6 +190,30 @@ def gaussian_delta(mu: float, epsilon):
     l2 = e + log_ndtr(-e / mu - mu / 2)
     out = np.exp(l1) * -np.expm1(np.minimum(l2 - l1, 0.0))
     return float(out) if out.ndim == 0 else out
+
+
+def _local_delta(mu: float, epsilon: float) -> float:
+    """Local Gaussian mechanism's δ(ε) of the pair (0, Δ), rounded up (relative 1e-12 plus one ulp)."""
+    v = gaussian_delta(mu, epsilon)
+    return float(min(1.0, np.nextafter(v * (1 + 1e-12), np.inf)))
+
+
+def _local_epsilon(mu: float, delta: float) -> float:
+    """Local Gaussian mechanism's ε(δ), the conservative (upper) end of a bisection bracket."""
+    if _local_delta(mu, 0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while _local_delta(mu, hi) > delta:
+        lo, hi = hi, 2 * hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _local_delta(mu, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * hi:
+            break
+    return hi
 
 
 def _sf(z):
@@ -579,25 +607,31 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
         target = value
         guide = target
         lo = None
+    if quantity == "delta":
+        guide = max(guide, DELTA_START_GUIDE)
     zs = [z for z in LADDER if _tau(mu, z) <= CHARGE_FRACTION * guide] or [LADDER[-1]]
-    order = [zs[0]]
+    order = [(zs[0], ctx["evaluator"])]
     best, best_rec = math.inf, None
-    tried = 0
-    while order and tried < 3:
-        z = order.pop(0)
-        tried += 1
+    while order and len(rec["ladder"]) < 4:
+        z, evaluator = order.pop(0)
         proxy = mech.at_depth(z)
         tau = proxy.delta_charge
         sub = dict(ctx)
         sub["upper_families"] = list(proxy.upper_decompositions())
         sub["lower_families"] = []
         sub["binary_rr_eps0"] = None
+        sub["evaluator"] = evaluator
         if quantity == "delta":
             up, info_u = B.max_delta(sub["upper_families"], n, eps, "spread", ctx["rtol"], ctx["max_grid"],
-                                     ctx["evaluator"])
-            up = float(np.nextafter(up + tau, np.inf))
+                                     evaluator)
             err = (info_u or {}).get("delta_error", 0.0) or 0.0
-            loose = err > LADDER_RETRY_ERR * max(up - tau, 0.0) and up > 0
+            loose = up > 0 and err > LADDER_RETRY_ERR * up
+            up = float(np.nextafter(up + tau, np.inf))
+            if not order:
+                # the rung an ε query at this δ would use (the first whose charge is at most a fraction of it)
+                want = [zz for zz in LADDER if _tau(mu, zz) <= CHARGE_FRACTION * min(best, up)] or [LADDER[-1]]
+                if not any(e["z"] == want[0] for e in rec["ladder"]) and want[0] != z:
+                    order.append((want[0], ctx["evaluator"]))
         else:
             if tau >= target:
                 continue
@@ -605,20 +639,33 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
             info_u = r.get("upper") or {}
             err = info_u.get("delta_error", 0.0) or 0.0
             loose = err > LADDER_RETRY_ERR * target
-        rec["ladder"].append({"z": z, "charge": tau, "upper": up, "error": err})
+        rec["ladder"].append({"z": z, "charge": tau, "upper": up, "error": err, "evaluator": evaluator})
         if up < best:
             best, best_rec = up, info_u
-        if loose and z - 1 >= LADDER[0] and not any(e["z"] == z - 1 for e in rec["ladder"]):
-            order.append(z - 1)
+        if loose:
+            # a heavy far tail makes the Bromwich integral's error bound large: the certified discretised
+            # engine on the same law, then a shallower cut
+            if evaluator == "exact" and n <= FFT_MAX_N:
+                order.append((z, "fft"))
+            elif z - 1 >= LADDER[0] and _tau(mu, z - 1) < guide:
+                order.append((z - 1, evaluator))
     if quantity == "epsilon":
         eps_hi = mech.at_depth(LADDER[-1]).eps0
 
         def fn_lo(e):
             return B.max_delta(lo_f, n, e, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
         lo, info_l, _cnt = B.solve_epsilon(fn_lo, target, eps_hi, "lower", ctx["eps_rtol"], B.estimator(lo_f, n))
+    # the shuffled output is a post-processing of the differing user's own report: the local Gaussian
+    # mechanism's exact profile (Balle-Wang) is itself a certified upper bound
+    local = _local_epsilon(mu, value) if quantity == "epsilon" else _local_delta(mu, value)
+    rec["local_gaussian"] = local
+    if local < best:
+        best, best_rec = local, {"local_gaussian": local}
+        rec["upper_engine"] = "local Gaussian mechanism"
+    else:
+        rec["upper_engine"] = "decomposition"
     rec["upper"] = best_rec
     rec["lower"] = info_l
-    rec["upper_engine"] = "decomposition"
     rec["lower_engine"] = "threshold count"
     return best, (None if lo is None else min(lo, best)), rec
 

@@ -439,7 +439,7 @@ class Gaussian(Mechanism):
         return self.sensitivity / self.sigma
 
     def at_depth(self, z: float) -> _GaussianAt:
-        """The bound at truncation depth z (cut at :math:`w_K = \mu/2 + z`).
+        r"""The bound at truncation depth z (cut at :math:`w_K = \mu/2 + z`).
 
         Parameters
         ----------

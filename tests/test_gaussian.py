@@ -257,3 +257,38 @@ def test_approximate_ldp_charge_above_target():
     with pytest.raises(ParameterError) as e:
         sa.epsilon(sa.ApproximateLDP(1.0, 1e-8), 10 ** 4, 1e-5)
     assert e.value.parameter == "delta"
+
+
+# ---------------------------------------------------------------------------- accounting and the CLI
+def test_rounds_and_profile():
+    g = sa.Gaussian(sigma=2.0)
+    one = sa.epsilon(g, 10 ** 5, 1e-6)
+    tot = sa.compose_rounds([(g, 10 ** 5, 10)], delta=1e-6)
+    assert one.upper <= tot.upper and tot.lower <= tot.upper
+    up, lo = sa.privacy_profile(g, 1000, [0.0, 0.1, 1.0])
+    assert (lo <= up).all() and (up >= g.delta_charge).all()
+
+
+def test_approximate_ldp_rounds_add_the_bad_events():
+    a = sa.ApproximateLDP(1.0, 1e-13)
+    pure = sa.compose_rounds([(sa.ApproximateLDP(1.0), 10 ** 5, 10)], epsilon=0.05)
+    charged = sa.compose_rounds([(a, 10 ** 5, 10)], epsilon=0.05)
+    assert charged.upper >= pure.upper + 10 * 10 ** 5 * 1e-13 * (1 - 1e-9)
+    with pytest.raises(ParameterError) as e:
+        sa.compose_rounds([(a, 10 ** 5, 10)], delta=1e-7)
+    assert e.value.parameter == "delta"
+
+
+def test_cli(capsys):
+    import json
+    from shuffleamp.cli import main
+    assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "2", "--sensitivity", "1", "--n", "1e5",
+                 "--delta", "1e-6", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["result"]
+    assert out["epsilon_lower"] <= out["epsilon_upper"]
+    assert main(["delta", "--mechanism", "approx-ldp", "--eps0", "1", "--delta0", "1e-12", "--n", "1e4",
+                 "--epsilon", "0.5", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "0", "--n", "100", "--delta", "1e-6",
+                 "--json"]) != 0
+    assert json.loads(capsys.readouterr().out)["error"]["parameter"] == "sigma"

@@ -188,7 +188,13 @@ def _check_mechanism(mechanism, n):
                                       f"total, got {n}")
         return mechanism, mechanism.n
     _validate.mechanism(mechanism)
-    return mechanism, _validate.count(n, "n")
+    n = _validate.count(n, "n")
+    at_n = getattr(mechanism, "at_n", None)
+    if at_n is not None:
+        # randomizers beyond pure LDP (shuffleamp.gaussian): the decompositions for these n users, whose
+        # upper profile carries an additive charge (``delta_charge``, see _certified_profile)
+        mechanism = at_n(n)
+    return mechanism, n
 
 
 def _families(mechanism, which: str) -> list:
@@ -218,6 +224,10 @@ def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
         except (UnsupportedGparvError, ResourceLimitError):
             mode = "spread" if side == "upper" else LOWER_MODE
             v = np.array([max_delta([f], n, float(e), mode)[0] for e in eps.ravel()]).reshape(eps.shape)
+        charge = getattr(f, "delta_charge", 0.0) if side == "upper" else 0.0
+        if charge:
+            # a truncated tail or an approximate-LDP term charged to every upper δ (shuffleamp.gaussian)
+            v = np.nextafter(v + charge, np.inf)
         np.maximum(best, v, out=best)
     return np.minimum(best, 1.0)
 
@@ -683,13 +693,20 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     if extra and value_discretization_interval is None:
         raise ParameterError("value_discretization_interval",
                              "must be given with extra_plds (the interval they were built with)")
-    rts = [_Round.make(m, n, tail_delta) for m, n, _ in rounds]
+    # rounds whose bound is a dominating pair up to a bad event of probability c (approximate LDP,
+    # shuffleamp.gaussian): compose the pairs and add R * c to the total delta
+    additive = sum(R * m.delta_charge for m, _, R in rounds if getattr(m, "charge_is_additive", False))
+    if delta is not None and additive >= delta:
+        raise ParameterError("delta", f"delta = {delta:g} is not above the charged approximate-LDP terms "
+                                      f"sum(R * min(n, domain-1) * delta0) = {additive:.6g}")
+    rts = [_Round.make(m.without_charge() if getattr(m, "charge_is_additive", False) else m, n, tail_delta)
+           for m, n, _ in rounds]
     d = _interval(value_discretization_interval, rts, points)
     up_pld, _ = _compose_all([(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)], extra)
     if delta is not None:
-        upper = float(up_pld.get_epsilon_for_delta(delta))
+        upper = float(up_pld.get_epsilon_for_delta(delta - additive * (1 + 1e-12)))
     else:
-        upper = min(float(up_pld.get_delta_for_epsilon(epsilon)), 1.0)
+        upper = min(float(np.nextafter(float(up_pld.get_delta_for_epsilon(epsilon)) + additive, np.inf)), 1.0)
     lo, how, err = (_total_lower(rounds, d, epsilon, delta) if lower else (0.0, "none", 0.0))
     notes = ("upper: certified single-round profile -> pessimistic connect-the-dots PLD -> dp_accounting "
              "composition (FFT round-off not charged)",

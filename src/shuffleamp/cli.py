@@ -227,6 +227,12 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = Fal
                         "for joint and subsample (e.g. krr:k=10:eps0=0.5), WEIGHT:NAME:key=value:... for parallel "
                         "(e.g. 0.5:blh:eps0=1; weights sum to 1)")
     g.add_argument("--q", type=_real, action=_Once, help="sampling probability in (0, 1] (subsample)")
+    g.add_argument("--sigma", type=_real, action=_Once, help="noise standard deviation (gaussian)")
+    g.add_argument("--sensitivity", type=_real, action=_Once,
+                   help="length of the input interval (gaussian; default 1)")
+    g.add_argument("--delta0", type=_real, action=_Once, help="local delta0 in [0, 1) (approx-ldp)")
+    g.add_argument("--domain", type=_number, action=_Once,
+                   help="input-domain size (approx-ldp; omit for any domain: the charge is n * delta0)")
     if population:
         g.add_argument("--group", action="append", metavar="COUNT:NAME:key=value...",
                        help="group of a population, repeatable: COUNT users running NAME (e.g. "
@@ -457,7 +463,8 @@ def _mechanism_label(args: argparse.Namespace) -> str:
     if comps:
         q = f", q={_num(args.q)}" if getattr(args, "q", None) is not None else ""
         return f"{args.mechanism} ({' + '.join(comps)}{q})"
-    params = [f"{key}={_num(getattr(args, key))}" for key in ("k", "d", "matrix") if getattr(args, key, None) is not None]
+    params = [f"{key}={_num(getattr(args, key))}" for key in ("k", "d", "matrix", "sigma", "sensitivity", "delta0", "domain")
+              if getattr(args, key, None) is not None]
     return f"{args.mechanism} ({', '.join(params)})" if params else args.mechanism
 
 
@@ -566,7 +573,7 @@ def _mechanism_from_args(args: argparse.Namespace):
         release = GradualRelease(k=args.k if args.k is not None else 2, schedule=schedule)  # k checked by make()
         args.eps0 = release.schedule[-1]
     spec: dict[str, Any] = {"mechanism": args.mechanism}
-    for key in ("eps0", "k", "d", "matrix", "q"):
+    for key in ("eps0", "k", "d", "matrix", "q", "sigma", "sensitivity", "delta0", "domain"):
         if getattr(args, key, None) is not None:
             spec[key] = getattr(args, key)
     comps = getattr(args, "component", None)

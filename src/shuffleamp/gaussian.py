@@ -397,7 +397,7 @@ class Gaussian(Mechanism):
     sensitivity: float = 1.0
     name: ClassVar[str] = "gaussian"
     parameters: ClassVar[tuple[str, ...]] = ("sigma", "sensitivity")
-    defaults: ClassVar[dict] = {"sensitivity": 1.0}
+    defaults: ClassVar[dict] = {"sensitivity": 1.0, "eps0": None}
     eps0_is_parameter: ClassVar[bool] = False
 
     def __post_init__(self):
@@ -678,14 +678,22 @@ class _ApproximateLDPAt:
     delta0: float
     beta: float
     eps0_pure: float
+    charged: bool = True
     name: ClassVar[str] = "approx-ldp"
+    #: The charge is the probability of a bad event of the reduction (step 3 of the module docstring): over R
+    #: rounds the dominating pairs compose and the bad events add up to R * beta.
+    charge_is_additive: ClassVar[bool] = True
 
     @property
     def delta_charge(self) -> float:
-        return self.beta
+        return self.beta if self.charged else 0.0
+
+    def without_charge(self) -> "_ApproximateLDPAt":
+        return _ApproximateLDPAt(self.eps0, self.delta0, self.beta, self.eps0_pure, False)
 
     def upper_decompositions(self) -> list:
-        return [_charged(clone_decomposition(self.eps0_pure), self.beta)]
+        dec = clone_decomposition(self.eps0_pure)
+        return [_charged(dec, self.beta) if self.charged else dec]
 
     def lower_decompositions(self) -> list:
         return ApproximateLDP._lower(self.eps0, self.delta0)

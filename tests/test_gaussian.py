@@ -292,3 +292,33 @@ def test_cli(capsys):
     assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "0", "--n", "100", "--delta", "1e-6",
                  "--json"]) != 0
     assert json.loads(capsys.readouterr().out)["error"]["parameter"] == "sigma"
+
+
+def test_gaussian_population():
+    G_ = sa.Gaussian
+    pop = sa.population([(G_(sigma=2.0), 300), (G_(sigma=3.0), 200)])
+    r = sa.delta(pop, epsilon=0.1)
+    for gr in r.groups:
+        assert 0 <= gr.lower <= gr.upper
+    # one group only: the homogeneous blanket functional with the population's coarser cells (looser,
+    # never below the certified lower bound)
+    one = sa.delta(sa.population([(G_(sigma=2.0), 1000)]), epsilon=0.1)
+    ref = sa.delta(G_(sigma=2.0), 1000, 0.1)
+    assert ref.lower <= one.upper and one.lower <= ref.upper
+    assert ref.upper * (1 - 1e-6) <= one.upper <= 2 * ref.upper
+    with pytest.raises(ParameterError):
+        sa.population([(G_(sigma=2.0, sensitivity=1.0), 10), (G_(sigma=2.0, sensitivity=2.0), 10)])
+
+
+def test_population_gammas_closed_form():
+    """γ of a larger-σ user w.r.t. the target's blanket: inf_y m_σ(y) / ω_t(y) on a fine grid."""
+    st, D = 1.0, 1.0
+    y = np.linspace(-30, 31, 2_000_001)
+    mt = np.minimum(norm.pdf(y, 0, st), norm.pdf(y, D, st))
+    gt = 2 * norm.sf(D / (2 * st))
+    for s in (1.0, 1.5, 3.0):
+        ms = np.minimum(norm.pdf(y, 0, s), norm.pdf(y, D, s))
+        brute = (ms / (mt / gt)).min()
+        assert G.population_gammas(np.array([s]), st, D)[0] <= brute * (1 + 1e-9)
+        assert G.population_gammas(np.array([s]), st, D)[0] >= brute * (1 - 1e-6)
+    assert G.population_gammas(np.array([0.5]), st, D)[0] == 0.0

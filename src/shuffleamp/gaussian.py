@@ -935,3 +935,115 @@ def charged_point(proxy, quantity: str, n: int, value: float, ctx: dict):
         lo = min(lo, up)
     rec["delta_charge"] = c
     return up, lo, rec
+
+
+# ---------------------------------------------------------------------------- Gaussian populations
+#: Truncation depth of population bounds: charge τ ≈ Φ̄(POPULATION_Z) (about 1e-12) added to every upper δ.
+POPULATION_Z = 7
+#: Coarser cells for populations (the heterogeneous evaluator's cost grows with the atoms).
+POPULATION_CELL_W = 0.5
+POPULATION_CELL_LOG_RATIO = 0.3
+#: Largest population for the threshold-count lower bound (exact Poisson-binomial law by FFT convolution).
+POPULATION_LOWER_MAX_N = 2_000_000
+
+
+def population_gammas(sigmas: np.ndarray, sigma_t: float, sensitivity: float) -> np.ndarray:
+    r"""Blanket masses of Gaussian users w.r.t. the target group's blanket ω_t (derived here).
+
+    With :math:`m_\sigma(y) = \min_{x\in\{0,\Delta\}}\varphi_\sigma(y-x)` and
+    :math:`\omega_t = m_{\sigma_t}/\gamma_t`: :math:`R_{\sigma}(x) \ge m_\sigma \ge \gamma\,\omega_t` with
+    :math:`\gamma = \gamma_t \inf_y m_\sigma(y)/m_{\sigma_t}(y)`.  For :math:`\sigma \ge \sigma_t` the ratio
+    :math:`(\sigma_t/\sigma)\exp(\tfrac{y^2}{2}(\sigma_t^{-2}-\sigma^{-2}))` (for :math:`y \ge \Delta/2`,
+    mirrored below) increases away from :math:`\Delta/2`, so the infimum is at :math:`y = \Delta/2`; for
+    :math:`\sigma < \sigma_t` it tends to 0 in the tails (γ = 0: those users are not counted as blanket).
+
+    Parameters
+    ----------
+    sigmas : ndarray
+        The other users' σ.
+    sigma_t : float
+        The target's σ.
+    sensitivity : float
+        Δ.
+
+    Returns
+    -------
+    ndarray
+        γ per entry of ``sigmas`` (rounded down).
+    """
+    s = np.asarray(sigmas, dtype=np.float64)
+    gt = float(2 * _sf(sensitivity / (2 * sigma_t)))
+    with np.errstate(divide="ignore", over="ignore"):
+        r = (sigma_t / s) * np.exp(sensitivity ** 2 / 8 * (1 / sigma_t ** 2 - 1 / s ** 2))
+    g = np.where(s >= sigma_t, np.minimum(gt * r, 1.0), 0.0)
+    return g * (1 - 1e-12)
+
+
+def population_delta_upper(pop, g: int, eps: float, rtol: float):
+    """Certified upper δ of a target user of group g of a Gaussian population at ε (personalized.py's
+    heterogeneous blanket bound, Steps 1-4 of its module docstring, with the target's spread law and the
+    charged tail τ)."""
+    from .personalized import _delta_law
+
+    mt = pop.groups[g].mechanism
+    mu = mt.mu
+    w_cut = mu / 2 + POPULATION_Z
+    h = min(POPULATION_CELL_W, POPULATION_CELL_LOG_RATIO / mu)
+    dec, tau, _ = gaussian_blanket(mu, edges=np.linspace(0.0, w_cut, max(8, int(math.ceil(w_cut / h))) + 1))
+    gt = mt.gamma
+    e = math.exp(eps)
+    vals = gt * (dec.a - e * dec.b) / dec.c
+    mass = dec.c / gt
+    sig = np.array([gr.mechanism.sigma for gr in pop.groups])
+    cnt = np.array([gr.n - (1 if i == g else 0) for i, gr in enumerate(pop.groups)], dtype=np.float64)
+    gam = population_gammas(sig, mt.sigma, mt.sensitivity)
+    keep = (cnt > 0) & (gam > 0)
+    d: dict = {}
+    for gv, c in zip(gam[keep], cnt[keep]):
+        d[float(gv)] = d.get(float(gv), 0.0) + float(c)
+    gs = np.array(sorted(d), dtype=np.float64)
+    Ns = np.array([d[x] for x in sorted(d)], dtype=np.float64)
+    up, info = _delta_law(vals, mass, gs, Ns, rtol)
+    up = float(np.nextafter(up + tau, np.inf))
+    local = _local_delta(mt.mu, eps)
+    if local < up:
+        return local, {"evaluator": "local Gaussian mechanism", "how": "local"}
+    return min(up, 1.0), dict(info, delta_charge=tau)
+
+
+def population_delta_lower(pop, g: int, eps: float, both: bool = False):
+    """Certified lower δ: threshold counts for the dataset (0 | Δ; every other user at Δ), the others'
+    count an exact Poisson-binomial law (convolution of binomial pmfs; its round-off subtracted).
+    Returns (δ, description)."""
+    from scipy.signal import fftconvolve
+    from scipy.stats import binom
+
+    n = pop.n
+    if n > POPULATION_LOWER_MAX_N:
+        return 0.0, f"none (n > {POPULATION_LOWER_MAX_N})"
+    mt = pop.groups[g].mechanism
+    D, st = mt.sensitivity, mt.sigma
+    e = math.exp(eps)
+    best, how = 0.0, "none"
+    for s in THRESHOLDS:
+        t = D / 2 + s * st
+        law = np.array([1.0])
+        for i, gr in enumerate(pop.groups):
+            m = gr.n - (1 if i == g else 0)
+            if m <= 0:
+                continue
+            p = float(_sf((t - D) / gr.mechanism.sigma))
+            law = fftconvolve(law, binom.pmf(np.arange(m + 1), m, p))
+        law = np.maximum(law, 0.0)
+        p0, p1 = float(_sf(t / st)), float(_sf((t - D) / st))
+        shifted = np.concatenate([[0.0], law])
+        base = np.concatenate([law, [0.0]])
+        P0 = p0 * shifted + (1 - p0) * base
+        P1 = p1 * shifted + (1 - p1) * base
+        margin = 1e-13 * P0.size            # FFT round-off of the convolutions (absolute, per entry 1e-13)
+        for rev in ((False, True) if both else (False,)):
+            A, B = (P1, P0) if rev else (P0, P1)
+            v = float(np.maximum(A - e * B, 0).sum()) - margin * (1 + e)
+            if v > best:
+                best, how = v, f"threshold count t = Δ/2 {s:+g}σ_t (0 | Δ; others Δ)" + (" (swapped)" if rev else "")
+    return max(best, 0.0), how

@@ -322,3 +322,17 @@ def test_population_gammas_closed_form():
         assert G.population_gammas(np.array([s]), st, D)[0] <= brute * (1 + 1e-9)
         assert G.population_gammas(np.array([s]), st, D)[0] >= brute * (1 - 1e-6)
     assert G.population_gammas(np.array([0.5]), st, D)[0] == 0.0
+
+
+def test_plan_and_sweep(tmp_path):
+    from shuffleamp.config import load_plan
+    p = tmp_path / "plan.toml"
+    p.write_text('[[collection]]\nname = "latency"\nmechanism = "gaussian"\nsigma = 2.0\nsensitivity = 1.0\n'
+                 'n = 10000\ndelta = 1e-8\nrounds = 3\n\n[[collection]]\nname = "approx"\n'
+                 'mechanism = "approx-ldp"\neps0 = 1.0\ndelta0 = 1e-15\nn = 10000\ndelta = 1e-8\n')
+    plan = load_plan(str(p))
+    assert plan[0].build() == sa.Gaussian(sigma=2.0, sensitivity=1.0)
+    assert plan[1].build() == sa.ApproximateLDP(1.0, 1e-15)
+    t = sa.sweep("gaussian", sigma=[1.0, 2.0], n=[100], delta=1e-6)
+    ups = list(t["epsilon_upper"]) if hasattr(t, "columns") else [r["epsilon_upper"] for r in t]
+    assert ups[1] <= ups[0]

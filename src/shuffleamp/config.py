@@ -171,6 +171,9 @@ class Collection:
     rounds: int = 1
     schedule: tuple[float, ...] | None = None
     groups: tuple | None = None
+    #: Further parameters the mechanism class declares (``parameters``), e.g. sigma / sensitivity of
+    #: "gaussian", delta0 / domain of "approx-ldp": ``((key, value), ...)``.
+    extra: tuple = ()
 
     def params(self) -> dict[str, Any]:
         """Mechanism parameters that were given, in a stable order.
@@ -180,7 +183,9 @@ class Collection:
         dict
             Subset of ``k``, ``d``, ``matrix`` (the inline matrix as a tuple of rows).
         """
-        return {key: getattr(self, key) for key in _MECH_PARAMS if getattr(self, key) is not None}
+        out = {key: getattr(self, key) for key in _MECH_PARAMS if getattr(self, key) is not None}
+        out.update(self.extra)
+        return out
 
     def describe_mechanism(self) -> str:
         """Short human-readable mechanism label, e.g. ``"rappor (d=128)"``.
@@ -688,7 +693,8 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
     name = raw_name if isinstance(raw_name, str) and raw_name.strip() else None
     ctx = {"row": row, "name": name}
 
-    unknown = [key for key in entry if key not in _KNOWN]
+    declared = _declared_params(entry.get("mechanism"))
+    unknown = [key for key in entry if key not in _KNOWN and key not in declared]
     if unknown:
         raise PlanError(f"unknown field (allowed: {', '.join(_KNOWN)})", field=str(unknown[0]), **ctx)
     if isinstance(entry.get("mechanism"), str) and entry["mechanism"].strip().lower() == "population":
@@ -753,9 +759,21 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
     comment = entry.get("comment", "")
     if not isinstance(comment, str):
         raise PlanError(f"must be a string, got {comment!r}", field="comment", **ctx)
+    extra = tuple((key, _number(entry[key], field=key, **ctx)) for key in declared if key in entry)
 
     return Collection(row=row, name=name, mechanism=mech, eps0=eps0, n=n, delta=delta,
-                      k=k, d=d, matrix=matrix, comment=comment.strip(), rounds=rounds, schedule=schedule)
+                      k=k, d=d, matrix=matrix, comment=comment.strip(), rounds=rounds, schedule=schedule,
+                      extra=extra)
+
+
+def _declared_params(mech) -> tuple:
+    """Parameters a registered mechanism declares beyond the fixed plan fields (e.g. ``sigma``)."""
+    from .mechanisms import MECHANISMS
+
+    cls = MECHANISMS.get(mech.strip().lower()) if isinstance(mech, str) else None
+    if cls is None:
+        return ()
+    return tuple(p for p in cls.parameters if p not in _KNOWN)
 
 
 def _parse_population_row(entry: Mapping, row: int, name: str, ctx: dict) -> Collection:

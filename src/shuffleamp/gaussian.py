@@ -153,7 +153,7 @@ MU_MAX = 8.0
 CELL_W = 0.25
 CELL_LOG_RATIO = 0.1
 #: Thresholds of the lower-bound statistic, in units of σ relative to Δ/2.
-THRESHOLDS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
+THRESHOLDS = (-6.0, -5.0, -4.0, -3.0, -2.0, -1.0, -0.5, 0.0, 0.5)
 #: The truncation of a δ query is the first of the ladder whose charge is at most this fraction of the
 #: lower bound (or the deepest); the next shallower rung is also tried when the evaluation's own error is
 #: more than LADDER_RETRY_ERR of its value (a heavy far tail makes the Bromwich integral loose).
@@ -584,6 +584,19 @@ def _lower_families(mech):
     return _with_swaps(mech.lower_decompositions())
 
 
+def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: dict):
+    """Certified lower ε at δ = target of the lower-bound datasets ``lo_f`` (atomic decompositions): the
+    compiled search of the bounds layer, run with the same families on both sides (its lower result)."""
+    from . import bounds as B
+
+    sub = dict(ctx, upper_families=list(lo_f), lower_families=list(lo_f), binary_rr_eps0=None)
+
+    class _Hi:
+        eps0 = eps_hi
+    _, lo, rec = B._optimal_epsilon_families(_Hi, n, target, sub, list(lo_f), list(lo_f))
+    return (0.0 if lo is None else lo), rec.get("lower")
+
+
 def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dict):
     r"""Certified (upper, lower, record) of the Gaussian randomizer at one point.
 
@@ -650,11 +663,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
             elif z - 1 >= LADDER[0] and _tau(mu, z - 1) < guide:
                 order.append((z - 1, evaluator))
     if quantity == "epsilon":
-        eps_hi = mech.at_depth(LADDER[-1]).eps0
-
-        def fn_lo(e):
-            return B.max_delta(lo_f, n, e, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
-        lo, info_l, _cnt = B.solve_epsilon(fn_lo, target, eps_hi, "lower", ctx["eps_rtol"], B.estimator(lo_f, n))
+        lo, info_l = _lower_epsilon(lo_f, n, target, mech.at_depth(LADDER[-1]).eps0, ctx)
     # the shuffled output is a post-processing of the differing user's own report: the local Gaussian
     # mechanism's exact profile (Balle-Wang) is itself a certified upper bound
     local = _local_epsilon(mu, value) if quantity == "epsilon" else _local_delta(mu, value)

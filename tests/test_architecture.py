@@ -26,6 +26,7 @@ LAYERS = {
     "decomposition": 4,
     "mechanisms": 5,
     "compose": 6,
+    "gaussian": 6,
     "exact": 7,
     "fft_engine": 7,
     "baselines": 8,

@@ -1405,8 +1405,10 @@ def _run_budgeted(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> B
     own = getattr(mechanism, "bound_point", None) if m.name == "optimal" else None
     if own is not None:
         # randomizers beyond pure LDP (shuffleamp.gaussian) evaluate their own points (charged truncations)
+        import sys
+
         def point(mech, ni, oi, c):
-            return own(quantity, ni, oi, c)
+            return own(quantity, ni, oi, c, sys.modules[__name__])
     else:
         if m.prepare is not None:
             m.prepare(mechanism, ctx)

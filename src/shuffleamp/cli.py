@@ -200,6 +200,7 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = Fal
     """Mechanism options. With ``planning_eps0`` (the ``eps0`` query) there is no ``--eps0`` and only the
     simple mechanisms whose eps0 is a free parameter (no matrix, no composition). With ``population``
     (``epsilon`` and ``delta``) ``--mechanism population`` and ``--group`` are accepted too."""
+    from . import gaussian  # noqa: F401  (registers the randomizers beyond pure LDP)
     from .config import COMPOSED
     from .mechanisms import MECHANISMS
 

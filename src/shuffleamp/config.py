@@ -284,6 +284,7 @@ def mechanism_from_spec(spec: Mapping):
         Unknown mechanism, a parameter the mechanism does not take (named), or a bad value;
         :class:`~shuffleamp.errors.ComponentError` naming the component and field.
     """
+    from . import gaussian  # noqa: F401  (registers the randomizers beyond pure LDP)
     from .mechanisms import MECHANISMS, make
 
     if not isinstance(spec, Mapping):
@@ -768,6 +769,7 @@ def _parse_row(entry: Any, row: int, base: Path | None) -> Collection:
 
 def _declared_params(mech) -> tuple:
     """Parameters a registered mechanism declares beyond the fixed plan fields (e.g. ``sigma``)."""
+    from . import gaussian  # noqa: F401  (registers the randomizers beyond pure LDP)
     from .mechanisms import MECHANISMS
 
     cls = MECHANISMS.get(mech.strip().lower()) if isinstance(mech, str) else None

@@ -560,7 +560,7 @@ class Gaussian(Mechanism):
         """
         return {"mechanism": self.name, "sigma": self.sigma, "sensitivity": self.sensitivity}
 
-    def bound_point(self, quantity: str, n: int, value: float, ctx: dict):
+    def bound_point(self, quantity: str, n: int, value: float, ctx: dict, B):
         """One point of the default method: the minimum over truncation depths (see :func:`ladder_point`).
 
         Parameters
@@ -571,24 +571,23 @@ class Gaussian(Mechanism):
             ε (for δ) or δ (for ε).
         ctx : dict
             The bounds layer's context.
+        B : module
+            :mod:`shuffleamp.bounds` (handed in by it: this module sits below it).
 
         Returns
         -------
         (upper, lower, record)
         """
-        return ladder_point(self, quantity, n, value, ctx)
+        return ladder_point(self, quantity, n, value, ctx, B)
 
 
-def _lower_families(mech):
-    from .bounds import _with_swaps
-    return _with_swaps(mech.lower_decompositions())
+def _lower_families(mech, B):
+    return B._with_swaps(mech.lower_decompositions())
 
 
-def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: dict):
+def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: dict, B):
     """Certified lower ε at δ = target of the lower-bound datasets ``lo_f`` (atomic decompositions): the
-    compiled search of the bounds layer, run with the same families on both sides (its lower result)."""
-    from . import bounds as B
-
+    compiled search of the bounds layer ``B``, run with the same families on both sides (its lower result)."""
     sub = dict(ctx, upper_families=list(lo_f), lower_families=list(lo_f), binary_rr_eps0=None)
 
     class _Hi:
@@ -597,7 +596,7 @@ def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: dict):
     return (0.0 if lo is None else lo), rec.get("lower")
 
 
-def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dict):
+def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dict, B):
     r"""Certified (upper, lower, record) of the Gaussian randomizer at one point.
 
     Upper: :math:`\min_z [\delta_z(\varepsilon) + \tau(z)]` over the truncation ladder (each term is a
@@ -605,12 +604,10 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
     evaluated, each searched at :math:`\delta - \tau(z)`.  The rungs tried: the first whose charge is at most
     :data:`CHARGE_FRACTION` of the target (δ query: of the certified lower bound), and the next shallower
     one when the first's evaluation error exceeds :data:`LADDER_RETRY_ERR` of its value.  Lower: the
-    threshold-count datasets (certified lower evaluators, both orderings).
+    threshold-count datasets (certified lower evaluators, both orderings).  ``B`` is :mod:`shuffleamp.bounds`.
     """
-    from . import bounds as B
-
     mu = mech.mu
-    lo_f = _lower_families(mech)
+    lo_f = _lower_families(mech, B)
     rec = {"ladder": []}
     if quantity == "delta":
         eps = value
@@ -663,7 +660,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
             elif z - 1 >= LADDER[0] and _tau(mu, z - 1) < guide:
                 order.append((z - 1, evaluator))
     if quantity == "epsilon":
-        lo, info_l = _lower_epsilon(lo_f, n, target, mech.at_depth(LADDER[-1]).eps0, ctx)
+        lo, info_l = _lower_epsilon(lo_f, n, target, mech.at_depth(LADDER[-1]).eps0, ctx, B)
     # the shuffled output is a post-processing of the differing user's own report: the local Gaussian
     # mechanism's exact profile (Balle-Wang) is itself a certified upper bound
     local = _local_epsilon(mu, value) if quantity == "epsilon" else _local_delta(mu, value)
@@ -892,7 +889,7 @@ class ApproximateLDP(Mechanism):
         """
         return {"mechanism": self.name, "eps0": self.eps0, "delta0": self.delta0, "domain": self.domain}
 
-    def bound_point(self, quantity: str, n: int, value: float, ctx: dict):
+    def bound_point(self, quantity: str, n: int, value: float, ctx: dict, B):
         """One point of the default method: the clone bound at n with its additive charge β.
 
         Parameters
@@ -903,23 +900,23 @@ class ApproximateLDP(Mechanism):
             ε (for δ) or δ (for ε).
         ctx : dict
             The bounds layer's context.
+        B : module
+            :mod:`shuffleamp.bounds` (handed in by it).
 
         Returns
         -------
         (upper, lower, record)
         """
-        return charged_point(self.at_n(n), quantity, n, value, ctx)
+        return charged_point(self.at_n(n), quantity, n, value, ctx, B)
 
 
-def charged_point(proxy, quantity: str, n: int, value: float, ctx: dict):
+def charged_point(proxy, quantity: str, n: int, value: float, ctx: dict, B):
     r"""(upper, lower, record) of a stand-in whose upper decompositions carry an additive charge c.
 
     δ at ε: the default method's δ of the decompositions plus c (rounded up); ε at δ: the upper ε searched at
     δ − c (refused with ParameterError naming ``delta`` when c >= δ), the lower ε of the lower-bound datasets
-    searched at δ itself.
+    searched at δ itself.  ``B`` is :mod:`shuffleamp.bounds`.
     """
-    from . import bounds as B
-
     c = float(proxy.delta_charge)
     sub = dict(ctx)
     B._optimal_prepare(proxy, sub)
@@ -988,12 +985,10 @@ def population_gammas(sigmas: np.ndarray, sigma_t: float, sensitivity: float) ->
     return g * (1 - 1e-12)
 
 
-def population_delta_upper(pop, g: int, eps: float, rtol: float):
-    """Certified upper δ of a target user of group g of a Gaussian population at ε (personalized.py's
-    heterogeneous blanket bound, Steps 1-4 of its module docstring, with the target's spread law and the
-    charged tail τ)."""
-    from .personalized import _delta_law
-
+def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law):
+    """Certified upper δ of a target user of group g of a Gaussian population at ε (the heterogeneous
+    blanket bound of :mod:`shuffleamp.personalized`, Steps 1-4 of its module docstring, evaluated by its
+    ``_delta_law``, handed in, with the target's spread law and the charged tail τ)."""
     mt = pop.groups[g].mechanism
     mu = mt.mu
     w_cut = mu / 2 + POPULATION_Z

@@ -1830,7 +1830,3 @@ def make(name: str, **params) -> Mechanism:
         if key not in params:
             raise ParameterError(key, f"required for mechanism {name!r}")
     return cls.from_params(**{**optional, **params})
-
-
-# randomizers beyond pure LDP register themselves on import (defined in their own module)
-from . import gaussian as _gaussian  # noqa: E402,F401

@@ -628,7 +628,7 @@ def _delta_target(pop: Population, g: int, eps: float, rtol: float):
     """Certified upper δ for a target user of group g at ε; returns (δ, info dict)."""
     if pop.kind == "gaussian":
         from .gaussian import population_delta_upper
-        return population_delta_upper(pop, g, eps, rtol)
+        return population_delta_upper(pop, g, eps, rtol, _delta_law)
     gam, N = _others(pop, g)
     best, info = 0.0, None
     for vals, mass in _target_laws(pop, g, eps):

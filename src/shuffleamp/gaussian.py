@@ -375,6 +375,11 @@ class Gaussian(Mechanism):
     docstring).  ``eps0`` is the largest log-ratio of the accountant's truncated law (beyond it only the
     charged tail remains), not a local guarantee.
 
+    What is proven: the upper bound for every neighbouring pair whose differing user moves between the two
+    end points of the interval (and any other users anywhere in it).  That interior pairs of inputs are
+    dominated by the end points is checked numerically (module docstring, "Every pair of inputs"), not
+    proven.
+
     Parameters
     ----------
     sigma : float

@@ -47,16 +47,21 @@ def shuffled_divergence(mu, eps, x0, x1, others, h, half_width=9.0):
 
 
 def threshold_oracle(mu, n, eps, s):
-    """Divergence of the count of reports above t = μ/2 + s (dataset 0 | μ; others μ), both orderings."""
-    t = mu / 2 + s
-    p0, p1 = norm.sf(t), norm.sf(t - mu)
-    c = np.arange(n + 1)
-    B = binom.pmf(c, n - 1, p1)
-    Bm = np.concatenate([[0.0], B[:-1]])
-    P0 = p0 * Bm + (1 - p0) * B
-    P1 = p1 * Bm + (1 - p1) * B
-    e = math.exp(eps)
-    return max(np.maximum(P0 - e * P1, 0).sum(), np.maximum(P1 - e * P0, 0).sum())
+    """Divergence of the count of reports above t = μ/2 + s (dataset 0 | μ; others μ), both orderings,
+    in 40-digit arithmetic (mpmath binomial pmf and normal tails)."""
+    import mpmath as mp
+    with mp.workdps(40):
+        t = mp.mpf(mu) / 2 + mp.mpf(s)
+        p0, p1 = 1 - mp.ncdf(t), 1 - mp.ncdf(t - mu)
+        e = mp.e ** mp.mpf(eps)
+        B = [mp.binomial(n - 1, c) * p1 ** c * (1 - p1) ** (n - 1 - c) for c in range(n)]
+        Bm = [mp.mpf(0)] + B
+        B = B + [mp.mpf(0)]
+        P0 = [p0 * x + (1 - p0) * y for x, y in zip(Bm, B)]
+        P1 = [p1 * x + (1 - p1) * y for x, y in zip(Bm, B)]
+        a = sum(max(x - e * y, 0) for x, y in zip(P0, P1))
+        b = sum(max(y - e * x, 0) for x, y in zip(P0, P1))
+        return float(max(a, b))
 
 
 def analytic_gaussian_epsilon(mu, delta):

@@ -152,6 +152,8 @@ MU_MAX = 8.0
 #: Cells: width at most CELL_W in w and at most CELL_LOG_RATIO in log-ratio μ·h.
 CELL_W = 0.25
 CELL_LOG_RATIO = 0.1
+#: At most this many cells per side (large Δ/σ: the log-ratio step grows beyond CELL_LOG_RATIO).
+MAX_CELLS = 120
 #: Thresholds of the lower-bound statistic, in units of σ relative to Δ/2.
 THRESHOLDS = (-6.0, -5.0, -4.0, -3.0, -2.0, -1.0, -0.5, 0.0, 0.5)
 #: The truncation of a δ query is the first of the ladder whose charge is at most this fraction of the
@@ -163,6 +165,8 @@ LADDER_RETRY_ERR = 0.1
 DELTA_START_GUIDE = 1e-6
 #: Up to this n a rung whose Bromwich error is loose is re-evaluated by the certified FFT engine.
 FFT_MAX_N = 2000
+#: ... when its law has at most this many atoms (the discretised engine's cost grows with the range).
+FFT_MAX_ATOMS = 300
 #: Depth of the truncation used by the accountant (privacy profiles, PLDs): τ ≈ Φ̄(9) ≈ 1e-19.
 ACCOUNTING_Z = 9
 #: Relative margin by which the spread weight of the upper end point is rounded up.
@@ -225,7 +229,7 @@ def _grid(mu: float, z: float) -> np.ndarray:
     """Cell edges in w: uniform on [0, μ/2 + z], width at most CELL_W and log-ratio step CELL_LOG_RATIO."""
     w_cut = mu / 2 + z
     h = min(CELL_W, CELL_LOG_RATIO / mu)
-    k = max(8, int(math.ceil(w_cut / h)))
+    k = min(MAX_CELLS, max(8, int(math.ceil(w_cut / h))))
     return np.linspace(0.0, w_cut, k + 1)
 
 
@@ -291,8 +295,10 @@ def _threshold_lowers(mu: float) -> list:
     out = []
     for s in THRESHOLDS:
         t = mu / 2 + s                                    # threshold in units of σ
-        p0, p1 = float(_sf(t)), float(_sf(t - mu))        # Pr[y > t] for inputs 0 and Δ
-        P = np.array([[1 - p0, p0], [1 - p1, p1]])
+        # Pr[y <= t], Pr[y > t] for inputs 0 and Δ, each tail from its own side (no 1 - p cancellation)
+        P = np.array([[float(ndtr(t)), float(_sf(t))], [float(ndtr(t - mu)), float(_sf(t - mu))]])
+        if not (P > 0).all():
+            continue                                      # a bit that never differs: no information
         d = lower_decomposition(P, 0, 1, 1)
         out.append(Decomposition(d.a, d.b, d.c, 0.0, label=f"threshold count t = Δ/2 {s:+g}σ (0 | Δ; others Δ)"))
     return out
@@ -660,7 +666,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
         if loose:
             # a heavy far tail makes the Bromwich integral's error bound large: the certified discretised
             # engine on the same law, then a shallower cut
-            if evaluator == "exact" and n <= FFT_MAX_N:
+            if evaluator == "exact" and n <= FFT_MAX_N and len(sub["upper_families"][0].a) <= FFT_MAX_ATOMS:
                 order.append((z, "fft"))
             elif z - 1 >= LADDER[0] and _tau(mu, z - 1) < guide:
                 order.append((z - 1, evaluator))

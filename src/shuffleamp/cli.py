@@ -495,7 +495,8 @@ def _summary(result, mech, args: argparse.Namespace) -> list[str]:
     given = "delta" if q == "epsilon" else "epsilon"
     lines = [
         f"shuffleamp {__version__}: central {q} of the shuffled reports (method: {result.method})",
-        f"  mechanism : {_mechanism_label(args)}, eps0 = {_num(mech.eps0)} nats",
+        f"  mechanism : {_mechanism_label(args)}"
+        + (f", eps0 = {_num(mech.eps0)} nats" if "eps0" in mech.describe() else ""),
         f"  n         : {_num(result.n)}",
         f"  {given:<10}: {_num(getattr(result, given))}{' nats' if given == 'epsilon' else ''}",
     ]

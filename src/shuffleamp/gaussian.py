@@ -50,13 +50,16 @@ terms and the 1/n of the bound, the **constant is exactly 1**:
 and :math:`E[(G-L)_+] = \int (R_0(y) - A_K R_\Delta(y))_+\,dy = \Phi(-\varepsilon_K/\mu + \mu/2) -
 e^{\varepsilon_K}\Phi(-\varepsilon_K/\mu - \mu/2) =: \tau`, :math:`\varepsilon_K = \mu w_K`: the hockey-stick
 divergence of :math:`N(0,1)` and :math:`N(\mu,1)` at :math:`\varepsilon_K`, **independent of ε**.  On the
-right, B is capped as well; that raises G (sound, no charge).  The cut :math:`w_K` is the largest value
-whose blanket mass beyond is still a normal float64 and whose log-ratio :math:`\mu w_K` stays within the
-evaluators' range (:data:`TAIL_Z`, :data:`EPS0_CAP`); τ is about 1e-160 or less for
-:math:`\Delta/\sigma \le 10`.  τ is the decomposition's ``delta_charge``: the bounds layer adds it to every
-upper δ and searches an upper ε for δ − τ (:func:`shuffleamp.bounds` and :mod:`shuffleamp.accounting`).
-Because the truncated bound is convex in :math:`e^\varepsilon`, the ε search may also move its answer
-along the chord to the point where δ is 0 (used when τ is negligible).
+right, B is capped as well; that raises G (sound, no charge).  The cut is :math:`w_K = \mu/2 + z`, so
+:math:`\tau(z) \approx \bar\Phi(z)`.  Every depth z gives a certified upper bound
+:math:`\delta_z(\varepsilon) + \tau(z)`, so does their minimum: a query evaluates the rung of the ladder
+:data:`LADDER` whose charge is at most :data:`CHARGE_FRACTION` of its δ (and a shallower rung, or the
+certified FFT engine at small n, when the Bromwich integral's own error bound is loose on the heavy
+far tail).  For an ε query at δ the rung's upper ε is searched at :math:`\delta - \tau(z)`.  The
+accountant (privacy profiles, PLDs, ``--rounds``) uses the rung :data:`ACCOUNTING_Z` and adds its
+:math:`\tau` to every upper δ of the profile.  Finally the shuffled output is a post-processing of the
+differing user's own report, so the local Gaussian mechanism's exact profile (Balle–Wang) is a second
+certified upper bound; the smaller is reported.
 
 **Every pair of inputs.**  The bound above is for the extreme pair (0, Δ) (and its reverse, the same
 law by the reflection :math:`y \mapsto \Delta - y`).  For interior pairs :math:`(a, b) \subset [0,\Delta]`
@@ -142,8 +145,8 @@ from .decomposition import Decomposition, clone_decomposition, lower_decompositi
 from .errors import ParameterError
 from .mechanisms import KRR, Mechanism, _form
 
-__all__ = ["Gaussian", "ApproximateLDP", "gaussian_delta", "gaussian_blanket", "THRESHOLDS", "TAIL_Z",
-           "EPS0_CAP", "MU_MAX"]
+__all__ = ["Gaussian", "ApproximateLDP", "gaussian_delta", "gaussian_blanket", "THRESHOLDS", "LADDER",
+           "MU_MAX", "population_gammas"]
 
 #: Truncation ladder: the cut is at w_K = Δ/(2σ) + z (z in units of σ), charged tail τ(z) ≈ Φ̄(z).
 LADDER = tuple(range(3, 13))

@@ -341,3 +341,10 @@ def test_plan_and_sweep(tmp_path):
     t = sa.sweep("gaussian", sigma=[1.0, 2.0], n=[100], delta=1e-6)
     ups = list(t["epsilon_upper"]) if hasattr(t, "columns") else [r["epsilon_upper"] for r in t]
     assert ups[1] <= ups[0]
+
+
+def test_comparison_methods_refused():
+    from shuffleamp.errors import OutOfRegimeError
+    for m in (sa.Gaussian(sigma=2.0), sa.ApproximateLDP(1.0, 1e-12)):
+        with pytest.raises(OutOfRegimeError):
+            sa.epsilon(m, 1000, 1e-6, method="clone")

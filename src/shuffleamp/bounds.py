@@ -1402,7 +1402,11 @@ def _run(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> BoundResul
 
 
 def _run_budgeted(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> BoundResult:
-    own = getattr(mechanism, "bound_point", None) if m.name == "optimal" else None
+    own = getattr(mechanism, "bound_point", None)
+    if own is not None and m.name != "optimal":
+        # the comparison methods assume a pure eps0-LDP randomizer; these randomizers are not
+        raise OutOfRegimeError(f"method {m.name!r} assumes a pure eps0-LDP randomizer; {mechanism.name!r} is not "
+                               "(use method='optimal')")
     if own is not None:
         # randomizers beyond pure LDP (shuffleamp.gaussian) evaluate their own points (charged truncations)
         import sys

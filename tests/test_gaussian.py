@@ -294,6 +294,9 @@ def test_cli(capsys):
     assert main(["delta", "--mechanism", "approx-ldp", "--eps0", "1", "--delta0", "1e-12", "--n", "1e4",
                  "--epsilon", "0.5", "--json"]) == 0
     capsys.readouterr()
+    assert main(["delta", "--mechanism", "population", "--group", "300:gaussian:sigma=2", "--group",
+                 "200:gaussian:sigma=3", "--epsilon", "0.1", "--json"]) == 0
+    capsys.readouterr()
     assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "0", "--n", "100", "--delta", "1e-6",
                  "--json"]) != 0
     assert json.loads(capsys.readouterr().out)["error"]["parameter"] == "sigma"

@@ -28,6 +28,7 @@ LAYERS = {
     "decomposition": 4,
     "mechanisms": 5,
     "compose": 6,
+    "gaussian": 6,
     "exact": 7,
     "fft_engine": 7,
     "families": 6.5,        # the optimal method's GPARV families of a mechanism and their caches

@@ -25,17 +25,18 @@ _EXPORTS = {
     "privacy_profile": "accounting", "AccountingResult": "results", "GradualRelease": "gradual",
     "sweep": "sweep", "plot": "plot", "plot_plan": "plot", "plan_max": "plans",
     "population": "personalized", "Population": "personalized", "PopulationResult": "results",
-    "rdp": "renyi",
+    "rdp": "renyi", "Gaussian": "gaussian", "ApproximateLDP": "gaussian",
 }
 #: Submodules reachable as attributes (``shuffleamp.baselines``) without an explicit import.
 _SUBMODULES = ("mechanisms", "gparv", "decomposition", "fft_engine", "exact", "exact_count", "compose", "bounds",
                "baselines", "planning", "accounting", "gradual", "config", "cli", "results", "errors", "personalized",
-               "plans", "interop", "renyi")
+               "plans", "interop", "renyi", "gaussian")
 
 __all__ = ["__version__", "epsilon", "delta", "BoundResult", "ShuffleampError", "ParameterError",
            "NotLDPError", "OutOfRegimeError", "ResourceLimitError", "joint", "parallel", "subsample",
            "to_pld", "compose_rounds", "max_rounds", "privacy_profile", "AccountingResult", "GradualRelease",
-           "sweep", "plot", "plot_plan", "plan_max", "population", "Population", "PopulationResult", "rdp"]
+           "sweep", "plot", "plot_plan", "plan_max", "population", "Population", "PopulationResult", "rdp",
+           "Gaussian", "ApproximateLDP"]
 
 
 def __getattr__(name):

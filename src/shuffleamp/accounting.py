@@ -274,7 +274,13 @@ def _check_mechanism(mechanism, n):
                                       f"total, got {n}")
         return mechanism, mechanism.n
     _validate.mechanism(mechanism)
-    return mechanism, _validate.count(n, "n")
+    n = _validate.count(n, "n")
+    at_n = getattr(mechanism, "at_n", None)
+    if at_n is not None:
+        # randomizers beyond pure LDP (shuffleamp.gaussian): the decompositions for these n users, whose
+        # upper profile carries an additive charge (``delta_charge``, see _certified_profile)
+        mechanism = at_n(n)
+    return mechanism, n
 
 
 def _families(mechanism, which: str) -> list:
@@ -304,6 +310,10 @@ def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
         except (UnsupportedGparvError, ResourceLimitError):
             mode = "spread" if side == "upper" else LOWER_MODE
             v = np.array([max_delta([f], n, float(e), mode)[0] for e in eps.ravel()]).reshape(eps.shape)
+        charge = getattr(f, "delta_charge", 0.0) if side == "upper" else 0.0
+        if charge:
+            # a truncated tail or an approximate-LDP term charged to every upper δ (shuffleamp.gaussian)
+            v = np.nextafter(v + charge, np.inf)
         np.maximum(best, v, out=best)
     return np.minimum(best, 1.0)
 
@@ -1222,16 +1232,23 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     if extras and value_discretization_interval is None:
         raise ParameterError("value_discretization_interval",
                              "must be given with extra_plds (the interval they were built with)")
-    rts = [_Round.make(m, n, tail_delta) for m, n, _ in rounds]
+    # rounds whose bound is a dominating pair up to a bad event of probability c (approximate LDP,
+    # shuffleamp.gaussian): compose the pairs and add R * c to the total delta
+    additive = sum(R * m.delta_charge for m, _, R in rounds if getattr(m, "charge_is_additive", False))
+    if delta is not None and additive >= delta:
+        raise ParameterError("delta", f"delta = {delta:g} is not above the charged approximate-LDP terms "
+                                      f"sum(R * min(n, domain-1) * delta0) = {additive:.6g}")
+    rts = [_Round.make(m.without_charge() if getattr(m, "charge_is_additive", False) else m, n, tail_delta)
+           for m, n, _ in rounds]
     d = _interval(value_discretization_interval, rts, points)
     up_parts = [(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)]
     _check_composition(up_parts, lower=lower)
     up_pld, _, ro = _compose_all(up_parts, extras.upper_plds(d))
     if delta is not None:
-        upper = _certified_epsilon(up_pld, delta, ro, 0.0, d, "upper")
+        upper = _certified_epsilon(up_pld, delta - additive * (1 + 1e-12), ro, 0.0, d, "upper")
         e_at = upper
     else:
-        upper = min(_delta_bounds(up_pld, epsilon, ro)[0], 1.0)
+        upper = min(float(np.nextafter(_delta_bounds(up_pld, epsilon, ro)[0] + additive, np.inf)), 1.0)
         e_at = epsilon
     # the round-off charge at the answer (reported; the bound above includes it)
     charge = (_delta_bounds(up_pld, e_at, ro)[0] - _delta_bounds(up_pld, e_at, None)[0]

@@ -828,9 +828,21 @@ def _run(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> BoundResul
 
 
 def _run_budgeted(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> BoundResult:
-    if m.prepare is not None:
-        m.prepare(mechanism, ctx)
-    point = m.epsilon if quantity == "epsilon" else m.delta
+    own = getattr(mechanism, "bound_point", None)
+    if own is not None and m.name != "optimal":
+        # the comparison methods assume a pure eps0-LDP randomizer; these randomizers are not
+        raise OutOfRegimeError(f"method {m.name!r} assumes a pure eps0-LDP randomizer; {mechanism.name!r} is not "
+                               "(use method='optimal')")
+    if own is not None:
+        # randomizers beyond pure LDP (shuffleamp.gaussian) evaluate their own points (charged truncations)
+        import sys
+
+        def point(mech, ni, oi, c):
+            return own(quantity, ni, oi, c, sys.modules[__name__])
+    else:
+        if m.prepare is not None:
+            m.prepare(mechanism, ctx)
+        point = m.epsilon if quantity == "epsilon" else m.delta
     given = "delta" if quantity == "epsilon" else "epsilon"
     label = f"{quantity}_upper" if m.name == "optimal" else f"{m.name} {quantity}"
     if type(n) is int and type(other) in (float, int):

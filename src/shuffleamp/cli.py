@@ -228,6 +228,7 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = Fal
     """Mechanism options. With ``planning_eps0`` (the ``eps0`` query) there is no ``--eps0`` and only the
     simple mechanisms whose eps0 is a free parameter (no matrix, no composition). With ``population``
     (``epsilon`` and ``delta``) ``--mechanism population`` and ``--group`` are accepted too."""
+    from . import gaussian  # noqa: F401  (registers the randomizers beyond pure LDP)
     from .config import COMPOSED
     from .mechanisms import registry
 
@@ -257,6 +258,12 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = Fal
                         "for joint and subsample (e.g. krr:k=10:eps0=0.5), WEIGHT:NAME:key=value:... for parallel "
                         "(e.g. 0.5:blh:eps0=1; weights sum to 1)")
     g.add_argument("--q", type=_real, action=_Once, help="sampling probability in (0, 1] (subsample)")
+    g.add_argument("--sigma", type=_real, action=_Once, help="noise standard deviation (gaussian)")
+    g.add_argument("--sensitivity", type=_real, action=_Once,
+                   help="length of the input interval (gaussian; default 1)")
+    g.add_argument("--delta0", type=_real, action=_Once, help="local delta0 in [0, 1) (approx-ldp)")
+    g.add_argument("--domain", type=_number, action=_Once,
+                   help="input-domain size (approx-ldp; omit for any domain: the charge is n * delta0)")
     _add_param_arg(g, MECHANISMS)
     if population:
         g.add_argument("--group", action="append", metavar="COUNT:NAME:key=value...",
@@ -553,7 +560,8 @@ def _mechanism_label(args: argparse.Namespace) -> str:
         q = given.get("q") if q is None else q
         q = f", q={_num(q)}" if q is not None else ""
         return f"{args.mechanism} ({' + '.join(comps)}{q})"
-    params = [f"{key}={_num(getattr(args, key))}" for key in ("k", "d", "matrix") if getattr(args, key, None) is not None]
+    params = [f"{key}={_num(getattr(args, key))}" for key in ("k", "d", "matrix", "sigma", "sensitivity", "delta0", "domain")
+              if getattr(args, key, None) is not None]
     params += [f"{key}={_num(value)}" for key, value in given.items()]
     return f"{args.mechanism} ({', '.join(params)})" if params else args.mechanism
 
@@ -584,7 +592,8 @@ def _summary(result, mech, args: argparse.Namespace) -> list[str]:
     given = "delta" if q == "epsilon" else "epsilon"
     lines = [
         f"shuffleamp {__version__}: central {q} of the shuffled reports (method: {result.method})",
-        f"  mechanism : {_mechanism_label(args)}, eps0 = {_num(mech.eps0)} nats",
+        f"  mechanism : {_mechanism_label(args)}"
+        + (f", eps0 = {_num(mech.eps0)} nats" if "eps0" in mech.describe() else ""),
         f"  n         : {_num(result.n)}",
         f"  {given:<10}: {_num(getattr(result, given))}{' nats' if given == 'epsilon' else ''}",
     ]
@@ -664,7 +673,7 @@ def _mechanism_from_args(args: argparse.Namespace):
         release = GradualRelease(k=k if k is not None else 2, schedule=schedule)  # k checked by make()
         args.eps0 = release.schedule[-1]
     spec: dict[str, Any] = {"mechanism": args.mechanism}
-    for key in ("eps0", "k", "d", "matrix", "q"):
+    for key in ("eps0", "k", "d", "matrix", "q", "sigma", "sensitivity", "delta0", "domain"):
         if getattr(args, key, None) is not None:
             spec[key] = getattr(args, key)
     for key, value in _param_values(args).items():

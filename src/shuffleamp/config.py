@@ -335,6 +335,7 @@ def mechanism_from_spec(spec: Mapping):
         Unknown mechanism, a parameter the mechanism does not take (named), or a bad value;
         :class:`~shuffleamp.errors.ComponentError` naming the component and field.
     """
+    from . import gaussian  # noqa: F401  (registers the randomizers beyond pure LDP)
     from .mechanisms import make, registry
 
     MECHANISMS = registry()
@@ -378,6 +379,7 @@ def mechanism_from_spec(spec: Mapping):
 
 def _declaration(mechanism: Any) -> dict:
     """``{name: Parameter}`` declared by the registered mechanism ``mechanism`` (empty if unknown or composed)."""
+    from . import gaussian  # noqa: F401  (registers the randomizers beyond pure LDP)
     from .mechanisms import registry
 
     if not isinstance(mechanism, str):
@@ -858,7 +860,6 @@ def _parse_row(entry: Any, row: int, base: Path | None, default_delta: float | N
     comment = entry.get("comment", "")
     if not isinstance(comment, str):
         raise PlanError(f"must be a string, got {comment!r}", field="comment", **ctx)
-
     return Collection(row=row, name=name, mechanism=mech, eps0=eps0, n=n, delta=delta,
                       k=k, d=d, matrix=matrix, comment=comment.strip(), rounds=rounds, schedule=schedule,
                       other_params=tuple(other))

@@ -362,6 +362,12 @@ def population(groups, *, n: int | None = None) -> Population:
     if n is not None:
         counts = _fractions_to_counts(counts, _validate.count(n, "n"))
     from .mechanisms import KRR
+    from .gaussian import Gaussian
+    if all(isinstance(m, Gaussian) for m in mechs):
+        # Gaussian groups on one input interval: each target's bound uses its own blanket (gaussian.py)
+        if len({m.sensitivity for m in mechs}) != 1:
+            raise ParameterError("groups", "Gaussian groups need a common sensitivity (one input interval)")
+        return Population(tuple(Group(m, c, m.gamma) for m, c in zip(mechs, counts)), "gaussian")
     if all(isinstance(m, KRR) for m in mechs):
         ks = {m.k for m in mechs}
         if len(ks) != 1:
@@ -673,6 +679,9 @@ class _PopLaw(_exact._AtomLaw):
 # ============================================================================ δ for one target
 def _delta_target(pop: Population, g: int, eps: float, rtol: float):
     """Certified upper δ for a target user of group g at ε; returns (δ, info dict)."""
+    if pop.kind == "gaussian":
+        from .gaussian import population_delta_upper
+        return population_delta_upper(pop, g, eps, rtol, _delta_law)
     gam, N = _others(pop, g)
     best, info = 0.0, None
     for vals, mass in _target_laws(pop, g, eps):
@@ -926,6 +935,9 @@ def _delta_lower(pop: Population, g: int, eps: float, both: bool = False):
     of :func:`_scores` (score statistic, any n; ``both``: also with the target's inputs swapped) and,
     for small k-RR populations, the exact full-histogram divergence (symmetric under the swap).
     Returns (δ, description)."""
+    if pop.kind == "gaussian":
+        from .gaussian import population_delta_lower
+        return population_delta_lower(pop, g, eps, both)
     cache = pop.__dict__.setdefault("_lower_cache", {})
     if g not in cache:
         if pop.kind == "krr" and pop.k == 2:
@@ -1566,6 +1578,8 @@ def _estimator(pop, g):
     """Cheap uncertified δ(ε) estimate (places the first root bracket): the saddle estimate of the
     homogeneous GPARV with the others' mean γ."""
     from .fft_engine import saddle_estimate
+    if pop.kind == "gaussian":
+        return None
     gam, N = _others(pop, g)
     if N.size == 0:
         return None

@@ -889,7 +889,8 @@ class PopulationResult:
         q = self.quantity
         other = "delta" if q == "epsilon" else "epsilon"
         return {f"{q}_upper": self.upper, f"{q}_lower": self.lower, other: getattr(self, other),
-                "n": self.n, "eps0": max(gr.eps0 for gr in self.groups), "mechanism": self.population,
+                "n": self.n, "eps0": max((gr.eps0 for gr in self.groups if gr.eps0 is not None), default=None),
+                "mechanism": self.population,
                 "method": self.method, "sound": self.sound, "kind": self.kind, "worst_group": self.worst,
                 "evaluator": "exact", "error": self.error, "delta_error": self.error,
                 "groups": [gr.to_dict(q) for gr in self.groups], "version": __version__}

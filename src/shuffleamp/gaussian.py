@@ -1,0 +1,1067 @@
+r"""Randomizers beyond pure local DP: the Gaussian randomizer and every (ε0, δ0)-LDP randomizer.
+
+Gaussian randomizer: certified upper bound
+------------------------------------------
+User inputs lie in an interval of length :math:`\Delta` (``sensitivity``), wlog :math:`[0, \Delta]`, and
+each user reports :math:`x + N(0, \sigma^2)`.  Write :math:`\mu = \Delta/\sigma` and work in units of
+:math:`\sigma`.  The blanket of Balle, Bell, Gascón, Nissim ("The Privacy Blanket of the Shuffle Model",
+CRYPTO 2019) is the lower envelope :math:`m(y) = \inf_{x\in[0,\mu]}\varphi(y-x) = \min(\varphi(y),
+\varphi(y-\mu))`, of mass :math:`\gamma = 2\Phi(-\mu/2)`.  With it, every output density decomposes as
+:math:`R_x = m + (R_x - m)`, a general-clone decomposition with one component per output point, and
+Su, Cheng, Wang (IEEE S&P 2026, arXiv:2504.07414, Theorems 12-13) give, for the pair :math:`(0, \Delta)`,
+
+.. math::
+
+    \delta(\varepsilon) \le \tfrac1n E\Big[\Big(\sum_{i=1}^n G_i\Big)_+\Big],\qquad
+    G = \frac{R_0(Y) - e^\varepsilon R_\Delta(Y)}{m(Y)} \text{ w.p. } \gamma \ (Y \sim m/\gamma),
+    \quad 0 \text{ w.p. } 1-\gamma .
+
+**The law of G** (derived here).  Put :math:`y = \mu/2 \mp w`, :math:`w \ge 0`.  On the left
+(:math:`y < \mu/2`) :math:`m = \varphi(y-\mu)` and :math:`A := R_0/m = e^{\mu w}`, :math:`B := R_\Delta/m = 1`;
+on the right :math:`A = 1`, :math:`B = e^{\mu w}`.  Each side carries blanket mass
+:math:`\varphi(w + \mu/2)\,dw` and :math:`A\,\varphi(w+\mu/2) = \varphi(w - \mu/2)`.  So G is
+:math:`A - e^\varepsilon B` with (A, B) a function of (side, w): the pair's only continuous parameter is
+w, and **only one of A, B varies on each side**.
+
+**Certified discretisation (mean-preserving spread).**  Cut :math:`w \in [0, w_K]` into cells
+:math:`[w_k, w_{k+1}]`.  In a left cell, A ranges over :math:`[e^{\mu w_k}, e^{\mu w_{k+1}}]` and B = 1;
+replace the cell's law of A by the two-point law on the end points with the same mass
+:math:`c_k = \Phi(w_{k+1}+\mu/2) - \Phi(w_k+\mu/2)` and the same A-mass
+:math:`a_k = \Phi(w_{k+1}-\mu/2) - \Phi(w_k-\mu/2)` (mirror on the right, with B).  Because
+:math:`G = A - e^\varepsilon` is affine in A on the left (and :math:`1 - e^\varepsilon B` affine in B on the
+right), this is a mean-preserving spread of G **at every ε at once**; the spread law :math:`\bar G`
+dominates G in convex order, sums of independent copies keep the order (Shaked, Shanthikumar,
+"Stochastic Orders", Springer 2007, Theorem 3.A.12), and :math:`s \mapsto s_+` is convex, so
+:math:`E(\sum \bar G_i)_+ \ge E(\sum G_i)_+`.  The spread law is an ordinary finite decomposition
+(components at the grid ratios :math:`(e^{\mu w_k}, 1)` and :math:`(1, e^{\mu w_k})`, a, b, c as above),
+so every evaluator, search and accountant of the library applies to it unchanged.  Round-off of the
+spread weights moves mass to the upper end point only (a first-order stochastic increase, also sound).
+
+**Truncation with a charged tail.**  Beyond :math:`w_K` the left ratio A is unbounded (the privacy
+loss of a Gaussian is unbounded): cap it at :math:`A_K = e^{\mu w_K}`.  For any :math:`L` and any reals,
+:math:`(\sum_i l_i)_+ \le (\sum_i \min(l_i, L))_+ + \sum_i (l_i - L)_+`; with n identically distributed
+terms and the 1/n of the bound, the **constant is exactly 1**:
+
+.. math::
+
+    \delta(\varepsilon) \le \tfrac1n E\Big[\Big(\sum_{i} \min(G_i, L)\Big)_+\Big] + E[(G - L)_+],
+    \qquad L = A_K - e^\varepsilon,
+
+and :math:`E[(G-L)_+] = \int (R_0(y) - A_K R_\Delta(y))_+\,dy = \Phi(-\varepsilon_K/\mu + \mu/2) -
+e^{\varepsilon_K}\Phi(-\varepsilon_K/\mu - \mu/2) =: \tau`, :math:`\varepsilon_K = \mu w_K`: the hockey-stick
+divergence of :math:`N(0,1)` and :math:`N(\mu,1)` at :math:`\varepsilon_K`, **independent of ε**.  On the
+right, B is capped as well; that raises G (sound, no charge).  The cut is :math:`w_K = \mu/2 + z`, so
+:math:`\tau(z) \approx \bar\Phi(z)`.  Every depth z gives a certified upper bound
+:math:`\delta_z(\varepsilon) + \tau(z)`, so does their minimum: a query evaluates the rung of the ladder
+:data:`LADDER` whose charge is at most :data:`CHARGE_FRACTION` of its δ (and a shallower rung, or the
+certified FFT engine at small n, when the Bromwich integral's own error bound is loose on the heavy
+far tail).  For an ε query at δ the rung's upper ε is searched at :math:`\delta - \tau(z)`.  The
+accountant (privacy profiles, PLDs, ``--rounds``) uses the rung :data:`ACCOUNTING_Z` and adds its
+:math:`\tau` to every upper δ of the profile.  Finally the shuffled output is a post-processing of the
+differing user's own report, so the local Gaussian mechanism's exact profile (Balle–Wang) is a second
+certified upper bound; the smaller is reported.
+
+**Every pair of inputs.**  The bound above is for the extreme pair (0, Δ) (and its reverse, the same
+law by the reflection :math:`y \mapsto \Delta - y`).  For interior pairs :math:`(a, b) \subset [0,\Delta]`
+the GPARV has the same blanket and the same mean :math:`1 - e^\varepsilon`; that it is dominated by the
+extreme pair's in convex order (so the maximum over pairs is the extreme pair) is **verified
+numerically** (``tests/test_gaussian.py::test_interior_pairs_convex_order``: the stop-loss transforms
+:math:`E(G_{a,b}-t)_+ \le E(G_{0,\Delta}-t)_+` on a grid of a, b, t, ε), **not proven here**.
+
+Certified lower bound (threshold counts)
+----------------------------------------
+Post-process every report to the bit :math:`1\{y > t\}` (the same map for every user, applied before
+the analyst sees anything, so the shuffled bits are a post-processing of the shuffled reports).  For the
+dataset :math:`x_1^0 = 0,\ x_1^1 = x_2 = \dots = x_n = \Delta` the bits form binary randomizers with
+:math:`p_x = \Phi((x - t)/\sigma)`, and the exact divergence of that concrete pair is the Theorem-14
+functional of the two-output decomposition ``a = (1-p_0, p_0), b = c = (1-p_Δ, p_Δ)`` (Su, Cheng, Wang,
+Theorem 14), evaluated by the library's certified lower evaluators, both orderings.  Several thresholds
+(:data:`THRESHOLDS`, in units of σ around Δ/2) are offered; the bound is their maximum, and any threshold
+gives a valid lower bound, so the choice affects tightness only.
+
+(ε0, δ0)-LDP randomizers: the reduction (derived here)
+------------------------------------------------------
+Let R be (ε0, δ0)-LDP on any domain, and fix a neighbouring pair that differs in user 1
+(:math:`x_1^0` vs :math:`x_1^1`, the others :math:`x_2, \dots, x_n`).  Let :math:`S` be the set of inputs other
+than :math:`x_1^b` that occur among :math:`x_1^{1-b}, x_2, \dots, x_n` (at most :math:`\min(n, d-1)` values
+for a domain of size d), :math:`P_b` the law of :math:`R(x_1^b)` and :math:`\rho_x` that of :math:`R(x)`.
+
+1. *Good parts.*  :math:`g_b := \min(P_b,\ e^{\varepsilon_0}\min_{x\in S}\rho_x)` (densities w.r.t. a common
+   dominating measure).  Its missing mass is
+   :math:`\beta_b = \int (P_b - e^{\varepsilon_0}\min_{x\in S}\rho_x)_+ \le \sum_{x\in S}\int(P_b -
+   e^{\varepsilon_0}\rho_x)_+ \le |S|\,\delta_0 \le \beta := \min(n, d-1)\,\delta_0`.
+2. *Pure ratios.*  :math:`g_b \le e^{\varepsilon_0}\rho_x` for :math:`x \in S`, and
+   :math:`g_0 \le e^{\varepsilon_0} g_1` (since :math:`g_0 \le e^{\varepsilon_0} P_1` and
+   :math:`g_0 \le e^{\varepsilon_0}\min_S\rho \le e^{\varepsilon_0}\cdot e^{\varepsilon_0}\min_S\rho`).
+   Normalised, :math:`\hat g_b = g_b/(1-\beta_b)` satisfies
+   :math:`\hat g_b \le e^{\varepsilon_0'}\rho_x` and :math:`\hat g_0 \le e^{\varepsilon_0'}\hat g_1`
+   (and symmetrically) with :math:`\varepsilon_0' = \varepsilon_0 - \log(1-\beta)`.
+3. *Shuffle.*  Write :math:`P_b = (1-\beta_b)\hat g_b + (P_b - g_b)`.  For any event E of the shuffled
+   output, :math:`\Pr_{D_0}[E] \le (1-\beta_0)\hat P_0(E) + \beta_0` and
+   :math:`\Pr_{D_1}[E] \ge (1-\beta_1)\hat P_1(E)`, where :math:`\hat P_b` is the shuffled output with
+   user 1 drawing from :math:`\hat g_b`.  Then
+   :math:`(1-\beta_0)\hat P_0 - e^\varepsilon(1-\beta_1)\hat P_1 = (1-\beta_1)(\hat P_0 - e^\varepsilon\hat P_1)
+   + (\beta_1-\beta_0)\hat P_0`, so
+   :math:`\Pr_{D_0}[E] - e^\varepsilon\Pr_{D_1}[E] \le \max(\beta_0, \beta_1) + \delta_{\hat P}(\varepsilon)`.
+4. The pair :math:`(\hat g_0, \hat g_1)` and the others' laws satisfy exactly the hypotheses of the standard
+   clone of Feldman, McMillan, Talwar ("Hiding Among the Clones", FOCS 2021, Theorem 3.1 and its proof:
+   :math:`\rho_x \ge e^{-\varepsilon_0'}\hat g_b` for every other user, and the pair :math:`\varepsilon_0'`-close),
+   so :math:`\delta_{\hat P}` is bounded by the clone decomposition's GPARV functional at
+   :math:`\varepsilon_0'` (Su, Cheng, Wang, Theorem 12).
+
+Hence :math:`\delta(\varepsilon) \le \delta_{\rm clone}(\varepsilon;\ \varepsilon_0 - \log(1-\beta),\ n) + \beta`,
+:math:`\beta = \min(n, d-1)\,\delta_0`.  At :math:`\delta_0 = 0` this is the pure clone bound exactly; it is
+non-decreasing in δ0 (β and ε0' are, and the clone bound is non-decreasing in ε0').  The additive
+:math:`\beta` is the decomposition's ``delta_charge``.  Compare Feldman–McMillan–Talwar's Theorem 3.8
+(an additive term of order :math:`(e^\varepsilon+1)\,n\delta_0`): the constant here is 1 and
+:math:`\min(n, d-1)` replaces n for a finite domain.
+
+**Lower bound.**  Binary randomized response at :math:`\varepsilon_1 = \log((e^{\varepsilon_0}+\delta_0)/(1-\delta_0))`
+is (ε0, δ0)-LDP (both hockey-stick divergences at :math:`e^{\varepsilon_0}` equal δ0 exactly), so its
+certified Theorem-14 lower bound is a lower bound for the worst case over all (ε0, δ0)-LDP randomizers.
+
+References
+----------
+B. Balle, J. Bell, A. Gascón, K. Nissim, "The Privacy Blanket of the Shuffle Model", CRYPTO 2019.
+J. Su, Y. Cheng, T. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
+IEEE S&P 2026 (arXiv:2504.07414), Theorems 12-14.
+V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones: A Simple and Nearly Optimal Analysis of
+Privacy Amplification by Shuffling", FOCS 2021, Theorems 3.1 and 3.8.
+B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration
+and Optimal Denoising", ICML 2018, Theorem 8 (the hockey-stick divergence of two Gaussians).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from scipy.special import ndtr, log_ndtr
+
+from . import _validate
+from .decomposition import Decomposition, clone_decomposition, lower_decomposition
+from .errors import ParameterError
+from .mechanisms import KRR, Mechanism, _form
+
+__all__ = ["Gaussian", "ApproximateLDP", "gaussian_delta", "gaussian_blanket", "THRESHOLDS", "LADDER",
+           "MU_MAX", "population_gammas"]
+
+#: Truncation ladder: the cut is at w_K = Δ/(2σ) + z (z in units of σ), charged tail τ(z) ≈ Φ̄(z).
+LADDER = tuple(range(3, 13))
+#: Largest Δ/σ accepted (the cut's log-ratio μ(μ/2 + max z) stays within the evaluators' ε0 range).
+MU_MAX = 8.0
+#: Cells: width at most CELL_W in w and at most CELL_LOG_RATIO in log-ratio μ·h.
+CELL_W = 0.25
+CELL_LOG_RATIO = 0.1
+#: At most this many cells per side (large Δ/σ: the log-ratio step grows beyond CELL_LOG_RATIO).
+MAX_CELLS = 120
+#: Thresholds of the lower-bound statistic, in units of σ relative to Δ/2.
+THRESHOLDS = (-6.0, -5.0, -4.0, -3.0, -2.0, -1.0, -0.5, 0.0, 0.5)
+#: The truncation of a δ query is the first of the ladder whose charge is at most this fraction of the
+#: lower bound (or the deepest); the next shallower rung is also tried when the evaluation's own error is
+#: more than LADDER_RETRY_ERR of its value (a heavy far tail makes the Bromwich integral loose).
+CHARGE_FRACTION = 1e-3
+LADDER_RETRY_ERR = 0.1
+#: A δ query starts at the rung an ε query at this δ would use (then moves to the rung of its result).
+DELTA_START_GUIDE = 1e-6
+#: Up to this n a rung whose Bromwich error is loose is re-evaluated by the certified FFT engine.
+FFT_MAX_N = 2000
+#: ... when its law has at most this many atoms (the discretised engine's cost grows with the range).
+FFT_MAX_ATOMS = 300
+#: Depth of the truncation used by the accountant (privacy profiles, PLDs): τ ≈ Φ̄(9) ≈ 1e-19.
+ACCOUNTING_Z = 9
+#: Relative margin by which the spread weight of the upper end point is rounded up.
+_SPREAD_MARGIN = 1e-9
+
+
+def gaussian_delta(mu: float, epsilon):
+    r"""Hockey-stick divergence of :math:`N(0,1)` and :math:`N(\mu,1)` at e^ε (Balle–Wang, ICML 2018, Theorem 8).
+
+    Parameters
+    ----------
+    mu : float
+        Δ/σ > 0.
+    epsilon : float or array_like
+        ε in nats (any real).
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\Phi(-\varepsilon/\mu + \mu/2) - e^\varepsilon\Phi(-\varepsilon/\mu - \mu/2)`, computed as a
+        difference of exponentials of ``log_ndtr`` (no overflow).
+    """
+    e = np.asarray(epsilon, dtype=np.float64)
+    l1 = log_ndtr(-e / mu + mu / 2)
+    l2 = e + log_ndtr(-e / mu - mu / 2)
+    out = np.exp(l1) * -np.expm1(np.minimum(l2 - l1, 0.0))
+    return float(out) if out.ndim == 0 else out
+
+
+def _local_delta(mu: float, epsilon: float) -> float:
+    """Local Gaussian mechanism's δ(ε) of the pair (0, Δ), rounded up (relative 1e-12 plus one ulp)."""
+    v = gaussian_delta(mu, epsilon)
+    return float(min(1.0, np.nextafter(v * (1 + 1e-12), np.inf)))
+
+
+def _local_epsilon(mu: float, delta: float) -> float:
+    """Local Gaussian mechanism's ε(δ), the conservative (upper) end of a bisection bracket."""
+    if _local_delta(mu, 0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while _local_delta(mu, hi) > delta:
+        lo, hi = hi, 2 * hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _local_delta(mu, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * hi:
+            break
+    return hi
+
+
+def _sf(z):
+    """Φ̄(z) elementwise (upper tail), accurate in both tails."""
+    return ndtr(-np.asarray(z, dtype=np.float64))
+
+
+def _grid(mu: float, z: float) -> np.ndarray:
+    """Cell edges in w: uniform on [0, μ/2 + z], width at most CELL_W and log-ratio step CELL_LOG_RATIO."""
+    w_cut = mu / 2 + z
+    h = min(CELL_W, CELL_LOG_RATIO / mu)
+    k = min(MAX_CELLS, max(8, int(math.ceil(w_cut / h))))
+    return np.linspace(0.0, w_cut, k + 1)
+
+
+def gaussian_blanket(mu: float, z: float = 8.0, edges: np.ndarray | None = None):
+    r"""The spread (convex-order dominating) blanket decomposition of the Gaussian pair (0, Δ), μ = Δ/σ.
+
+    Parameters
+    ----------
+    mu : float
+        Δ/σ in (0, :data:`MU_MAX`].
+    z : float
+        Depth of the cut in units of σ: :math:`w_K = \mu/2 + z` (ignored when ``edges`` is given).
+    edges : ndarray, optional
+        Cell edges in w (default: :func:`_grid`), starting at 0, increasing.
+
+    Returns
+    -------
+    dec : Decomposition
+        Components at the ratios :math:`(e^{\mu w_k}, 1)` (left) and :math:`(1, e^{\mu w_k})` (right), with
+        the tail beyond the last edge capped at it (see the module docstring).
+    tau : float
+        The charged tail :math:`E[(G-L)_+]` (rounded up).
+    eps_cut : float
+        :math:`\mu w_K`, the largest log-ratio of the truncated law.
+    """
+    w = _grid(mu, z) if edges is None else np.asarray(edges, dtype=np.float64)
+    K = w.size - 1
+    # masses of each cell on one side: blanket c and the larger density's mass a (= c * mean ratio)
+    sc = _sf(w + mu / 2)
+    sa = _sf(w - mu / 2)
+    c = sc[:-1] - sc[1:]
+    a = sa[:-1] - sa[1:]
+    lo_r = np.exp(mu * w[:-1])
+    hi_r = np.exp(mu * w[1:])
+    # spread: c_hi * hi_r + c_lo * lo_r = a, c_hi + c_lo = c; a - c * lo_r >= 0 analytically
+    excess = np.maximum(a - c * lo_r, 0.0)
+    c_hi = np.minimum(excess / (hi_r - lo_r) * (1 + _SPREAD_MARGIN), c)
+    c_lo = c - c_hi
+    node_c = np.zeros(K + 1)
+    node_c[:-1] += c_lo
+    node_c[1:] += c_hi
+    node_c[-1] += sc[-1]                     # tail beyond the cut, capped at the last ratio
+    ratio = np.exp(mu * w)
+    # left side: a = c * ratio, b = c; right side mirrored; the node w = 0 (ratio 1, 1) from both sides
+    a_left, b_left = node_c * ratio, node_c.copy()
+    a_comp = np.concatenate([[2 * a_left[0]], a_left[1:], node_c[1:]])
+    b_comp = np.concatenate([[2 * b_left[0]], b_left[1:], a_left[1:]])
+    c_comp = np.concatenate([[2 * node_c[0]], node_c[1:], node_c[1:]])
+    keep = c_comp > 0
+    a_comp, b_comp, c_comp = a_comp[keep], b_comp[keep], c_comp[keep]
+    gamma = float(2 * _sf(mu / 2))
+    # the sums of a (resp. b) are 1 - tau (resp. 1 - tail) analytically; normalise away only round-off
+    # (the masses below the cut are what they are: the missing tail mass is tau, charged separately)
+    dec = Decomposition._trusted(a_comp, b_comp, c_comp, max(0.0, 1.0 - gamma), label="pair (0, Δ) blanket")
+    eps_cut = float(mu * w[-1])
+    tau = gaussian_delta(mu, eps_cut)
+    tau = float(np.nextafter(tau * (1 + 1e-12) + 1e-300, np.inf))
+    return dec, tau, eps_cut
+
+
+def _threshold_lowers(mu: float) -> list:
+    """Theorem-14 decompositions of the threshold-count statistic (dataset 0 | Δ; others Δ)."""
+    out = []
+    for s in THRESHOLDS:
+        t = mu / 2 + s                                    # threshold in units of σ
+        # Pr[y <= t], Pr[y > t] for inputs 0 and Δ, each tail from its own side (no 1 - p cancellation)
+        P = np.array([[float(ndtr(t)), float(_sf(t))], [float(ndtr(t - mu)), float(_sf(t - mu))]])
+        if not (P > 0).all():
+            continue                                      # a bit that never differs: no information
+        d = lower_decomposition(P, 0, 1, 1)
+        out.append(Decomposition(d.a, d.b, d.c, 0.0, label=f"threshold count t = Δ/2 {s:+g}σ (0 | Δ; others Δ)"))
+    return out
+
+
+def _charged(dec: Decomposition, charge: float) -> Decomposition:
+    """Attach the additive ``delta_charge`` to a decomposition (informational; the bounds layer reads the
+    mechanism's ``delta_charge``)."""
+    object.__setattr__(dec, "delta_charge", float(charge))
+    return dec
+
+
+class _Proxy:
+    """Shared behaviour of the fixed-truncation / fixed-n stand-ins that the bounds layer evaluates."""
+
+    domain = None
+
+    def lower_cases(self) -> list:
+        return [(("type", "x2=x1"), f) for f in self.lower_decompositions()]
+
+    def stronger_clone_decomposition(self):
+        return None
+
+
+@dataclass(frozen=True)
+class _GaussianAt(_Proxy):
+    """The Gaussian randomizer's bound at one truncation depth z (a finite decomposition plus its charge)."""
+
+    mu: float
+    z: float
+    sigma: float
+    sensitivity: float
+    name: ClassVar[str] = "gaussian"
+
+    def _upper(self):
+        cache = self.__dict__.get("_cache")
+        if cache is None:
+            dec, tau, eps_cut = gaussian_blanket(self.mu, self.z)
+            cache = (_charged(dec, tau), tau, eps_cut)
+            object.__setattr__(self, "_cache", cache)
+        return cache
+
+    @property
+    def eps0(self) -> float:
+        return self._upper()[2]
+
+    @property
+    def delta_charge(self) -> float:
+        return self._upper()[1]
+
+    @property
+    def gamma(self) -> float:
+        return float(2 * _sf(self.mu / 2))
+
+    def upper_decompositions(self) -> list:
+        return [self._upper()[0]]
+
+    def lower_decompositions(self) -> list:
+        return _threshold_lowers(self.mu)
+
+    def variation_ratio_beta(self):
+        return float(1 - self.gamma), "total variation of N(0, σ²) and N(Δ, σ²)"
+
+    def describe(self) -> dict:
+        return {"mechanism": "gaussian", "sigma": self.sigma, "sensitivity": self.sensitivity}
+
+
+def _tau(mu: float, z: float) -> float:
+    return gaussian_delta(mu, mu * (mu / 2 + z))
+
+
+@dataclass(frozen=True)
+class Gaussian(Mechanism):
+    r"""Gaussian randomizer :math:`R(x) = x + N(0, \sigma^2)` on inputs in an interval of length
+    :math:`\Delta` (``sensitivity``).
+
+    Not pure LDP (its privacy loss is unbounded): the upper bound is the blanket decomposition with a
+    truncated, charged tail and a certified spread discretisation, minimised over a ladder of truncation
+    depths; the lower bound is the exact divergence of threshold counts of a concrete dataset (module
+    docstring).  ``eps0`` is the largest log-ratio of the accountant's truncated law (beyond it only the
+    charged tail remains), not a local guarantee.
+
+    What is proven: the upper bound for every neighbouring pair whose differing user moves between the two
+    end points of the interval (and any other users anywhere in it).  That interior pairs of inputs are
+    dominated by the end points is checked numerically (module docstring, "Every pair of inputs"), not
+    proven.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation σ > 0 (same units as the inputs).
+    sensitivity : float
+        Length Δ > 0 of the input interval; Δ/σ must be at most :data:`MU_MAX`.
+
+    Raises
+    ------
+    ParameterError
+        ``'sigma'`` or ``'sensitivity'`` not a finite real > 0 (NaN, None, strings included), or Δ/σ
+        above :data:`MU_MAX` (named ``'sigma'``).
+
+    References
+    ----------
+    Balle, Bell, Gascón, Nissim, CRYPTO 2019 (blanket); Su, Cheng, Wang, IEEE S&P 2026, Theorems 12-14.
+    """
+
+    sigma: float
+    sensitivity: float = 1.0
+    name: ClassVar[str] = "gaussian"
+    parameters: ClassVar[tuple[str, ...]] = ("sigma", "sensitivity")
+    defaults: ClassVar[dict] = {"sensitivity": 1.0, "eps0": None}
+    eps0_is_parameter: ClassVar[bool] = False
+
+    def __post_init__(self):
+        s = _validate.real("sigma", self.sigma, lo=0.0, lo_open=True)
+        d = _validate.real("sensitivity", self.sensitivity, lo=0.0, lo_open=True)
+        for name, v in (("sigma", s), ("sensitivity", d)):
+            if not isinstance(v, float):
+                raise ParameterError(name, "must be a scalar")
+        mu = d / s
+        if not mu <= MU_MAX:
+            raise ParameterError("sigma", f"sensitivity/sigma = {mu:.6g} is above {MU_MAX:g}: the Gaussian "
+                                 "randomizer is then nearly revealing (its truncated tail would not fit the "
+                                 "evaluators' range); increase sigma")
+        object.__setattr__(self, "sigma", s)
+        object.__setattr__(self, "sensitivity", d)
+
+    @classmethod
+    def from_params(cls, eps0=None, **params) -> "Gaussian":
+        """Build from keyword parameters (``eps0`` is not a parameter of this randomizer).
+
+        Parameters
+        ----------
+        eps0 : None
+            Must be None (refused otherwise, naming ``eps0``).
+        **params
+            ``sigma`` and optionally ``sensitivity``.
+
+        Returns
+        -------
+        Gaussian
+        """
+        if eps0 is not None:
+            raise ParameterError("eps0", "the Gaussian randomizer takes sigma and sensitivity, not eps0")
+        return cls(**params)
+
+    @property
+    def mu(self) -> float:
+        """Δ/σ."""
+        return self.sensitivity / self.sigma
+
+    def at_depth(self, z: float) -> _GaussianAt:
+        r"""The bound at truncation depth z (cut at :math:`w_K = \mu/2 + z`).
+
+        Parameters
+        ----------
+        z : float
+            Depth in units of σ, > 0.
+
+        Returns
+        -------
+        object
+            Mechanism-like stand-in: one spread decomposition with ``delta_charge`` = τ(z).
+        """
+        return _GaussianAt(self.mu, float(z), self.sigma, self.sensitivity)
+
+    def at_n(self, n=None) -> _GaussianAt:
+        """The accountant's truncation (:data:`ACCOUNTING_Z`), the same for every n.
+
+        Parameters
+        ----------
+        n : int, optional
+            Unused.
+
+        Returns
+        -------
+        object
+            As :meth:`at_depth`.
+        """
+        return self.at_depth(ACCOUNTING_Z)
+
+    @property
+    def eps0(self) -> float:
+        """Largest log-ratio of the accountant's truncated law (nats)."""
+        return self.at_n().eps0
+
+    @property
+    def delta_charge(self) -> float:
+        """The accountant's charged tail τ (added to every upper δ of its profile)."""
+        return self.at_n().delta_charge
+
+    @property
+    def gamma(self) -> float:
+        r"""Blanket mass :math:`\gamma = 2\Phi(-\Delta/(2\sigma))`."""
+        return float(2 * _sf(self.mu / 2))
+
+    def matrix(self) -> np.ndarray:
+        """Not available: continuous outputs.
+
+        Returns
+        -------
+        numpy.ndarray
+            Never returns.
+
+        Raises
+        ------
+        ParameterError
+            Always, naming ``mechanism``.
+        """
+        raise ParameterError("mechanism", "the Gaussian randomizer has continuous outputs; no matrix form")
+
+    def decomposition(self, form: str = "simplified"):
+        """The accountant's spread blanket decomposition of the pair (0, Δ) (any ``form``).
+
+        Parameters
+        ----------
+        form : {"simplified", "primary", "asymptotic"}
+            Which form (all give the same certified decomposition).
+
+        Returns
+        -------
+        Decomposition
+        """
+        _form(form)
+        return self.at_n().upper_decompositions()[0]
+
+    def upper_decompositions(self) -> list:
+        """The accountant's spread blanket decomposition (its charge is :attr:`delta_charge`).
+
+        Returns
+        -------
+        list of Decomposition
+        """
+        return self.at_n().upper_decompositions()
+
+    def lower_decompositions(self) -> list:
+        """Threshold-count Theorem-14 decompositions (dataset 0 | Δ; others Δ), one per threshold.
+
+        Returns
+        -------
+        list of Decomposition
+        """
+        return _threshold_lowers(self.mu)
+
+    def lower_cases(self) -> list:
+        """Lower decompositions tagged with the dataset's shape (see :meth:`Mechanism.lower_cases`).
+
+        Returns
+        -------
+        list of (tuple, Decomposition)
+        """
+        return [(("type", "x2=x1"), f) for f in self.lower_decompositions()]
+
+    def variation_ratio_beta(self) -> tuple[float, str]:
+        """Total variation of the extreme pair, 2Φ(Δ/(2σ)) − 1 (for the uncertified baselines).
+
+        Returns
+        -------
+        beta : float
+        source : str
+        """
+        return float(1 - self.gamma), "total variation of N(0, σ²) and N(Δ, σ²)"
+
+    def describe(self) -> dict:
+        """JSON-serialisable description.
+
+        Returns
+        -------
+        dict
+            ``{"mechanism": "gaussian", "sigma": σ, "sensitivity": Δ}``.
+        """
+        return {"mechanism": self.name, "sigma": self.sigma, "sensitivity": self.sensitivity}
+
+    def bound_point(self, quantity: str, n: int, value: float, ctx: dict, B):
+        """One point of the default method: the minimum over truncation depths (see :func:`ladder_point`).
+
+        Parameters
+        ----------
+        quantity : {"delta", "epsilon"}
+        n : int
+        value : float
+            ε (for δ) or δ (for ε).
+        ctx : dict
+            The bounds layer's context.
+        B : module
+            :mod:`shuffleamp.bounds` (handed in by it: this module sits below it).
+
+        Returns
+        -------
+        (upper, lower, record)
+        """
+        return ladder_point(self, quantity, n, value, ctx, B)
+
+
+def _lower_families(mech, B):
+    return B._with_swaps(mech.lower_decompositions())
+
+
+def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: dict, B):
+    """Certified lower ε at δ = target of the lower-bound datasets ``lo_f`` (atomic decompositions): the
+    compiled search of the bounds layer ``B``, run with the same families on both sides (its lower result)."""
+    sub = dict(ctx, upper_families=list(lo_f), lower_families=list(lo_f), binary_rr_eps0=None)
+
+    class _Hi:
+        eps0 = eps_hi
+    _, lo, rec = B._optimal_epsilon_families(_Hi, n, target, sub, list(lo_f), list(lo_f))
+    return (0.0 if lo is None else lo), rec.get("lower")
+
+
+def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dict, B):
+    r"""Certified (upper, lower, record) of the Gaussian randomizer at one point.
+
+    Upper: :math:`\min_z [\delta_z(\varepsilon) + \tau(z)]` over the truncation ladder (each term is a
+    certified upper bound, so is their minimum); for ε at δ, the smallest of the upper ε of the rungs
+    evaluated, each searched at :math:`\delta - \tau(z)`.  The rungs tried: the first whose charge is at most
+    :data:`CHARGE_FRACTION` of the target (δ query: of the certified lower bound), and the next shallower
+    one when the first's evaluation error exceeds :data:`LADDER_RETRY_ERR` of its value.  Lower: the
+    threshold-count datasets (certified lower evaluators, both orderings).  ``B`` is :mod:`shuffleamp.bounds`.
+    """
+    mu = mech.mu
+    lo_f = _lower_families(mech, B)
+    rec = {"ladder": []}
+    if quantity == "delta":
+        eps = value
+        lo, info_l = B.max_delta(lo_f, n, eps, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+        guide = lo
+    else:
+        target = value
+        guide = target
+        lo = None
+    if quantity == "delta":
+        guide = max(guide, DELTA_START_GUIDE)
+    zs = [z for z in LADDER if _tau(mu, z) <= CHARGE_FRACTION * guide] or [LADDER[-1]]
+    order = [(zs[0], ctx["evaluator"])]
+    best, best_rec = math.inf, None
+    while order and len(rec["ladder"]) < 4:
+        z, evaluator = order.pop(0)
+        proxy = mech.at_depth(z)
+        tau = proxy.delta_charge
+        sub = dict(ctx)
+        sub["upper_families"] = list(proxy.upper_decompositions())
+        sub["lower_families"] = []
+        sub["binary_rr_eps0"] = None
+        sub["evaluator"] = evaluator
+        if quantity == "delta":
+            up, info_u = B.max_delta(sub["upper_families"], n, eps, "spread", ctx["rtol"], ctx["max_grid"],
+                                     evaluator)
+            err = (info_u or {}).get("delta_error", 0.0) or 0.0
+            loose = up > 0 and err > LADDER_RETRY_ERR * up
+            up = float(np.nextafter(up + tau, np.inf))
+            if not order:
+                # the rung an ε query at this δ would use (the first whose charge is at most a fraction of it)
+                want = [zz for zz in LADDER if _tau(mu, zz) <= CHARGE_FRACTION * min(best, up)] or [LADDER[-1]]
+                if not any(e["z"] == want[0] for e in rec["ladder"]) and want[0] != z:
+                    order.append((want[0], ctx["evaluator"]))
+        else:
+            if tau >= target:
+                continue
+            up, _, r = B._optimal_epsilon(proxy, n, target - tau * (1 + 1e-9), sub)
+            info_u = r.get("upper") or {}
+            err = info_u.get("delta_error", 0.0) or 0.0
+            loose = err > LADDER_RETRY_ERR * target
+        rec["ladder"].append({"z": z, "charge": tau, "upper": up, "error": err, "evaluator": evaluator})
+        if up < best:
+            best, best_rec = up, info_u
+        if loose:
+            # a heavy far tail makes the Bromwich integral's error bound large: the certified discretised
+            # engine on the same law, then a shallower cut
+            if evaluator == "exact" and n <= FFT_MAX_N and len(sub["upper_families"][0].a) <= FFT_MAX_ATOMS:
+                order.append((z, "fft"))
+            elif z - 1 >= LADDER[0] and _tau(mu, z - 1) < guide:
+                order.append((z - 1, evaluator))
+    if quantity == "epsilon":
+        lo, info_l = _lower_epsilon(lo_f, n, target, mech.at_depth(LADDER[-1]).eps0, ctx, B)
+    # the shuffled output is a post-processing of the differing user's own report: the local Gaussian
+    # mechanism's exact profile (Balle-Wang) is itself a certified upper bound
+    local = _local_epsilon(mu, value) if quantity == "epsilon" else _local_delta(mu, value)
+    rec["local_gaussian"] = local
+    if local < best:
+        best, best_rec = local, {"local_gaussian": local}
+        rec["upper_engine"] = "local Gaussian mechanism"
+    else:
+        rec["upper_engine"] = "decomposition"
+    rec["upper"] = best_rec
+    rec["lower"] = info_l
+    rec["lower_engine"] = "threshold count"
+    return best, (None if lo is None else min(lo, best)), rec
+
+
+@dataclass(frozen=True)
+class _ApproximateLDPAt:
+    """The pure clone bound of :class:`ApproximateLDP` at one charge β (internal; see the module docstring)."""
+
+    eps0: float
+    delta0: float
+    beta: float
+    eps0_pure: float
+    charged: bool = True
+    name: ClassVar[str] = "approx-ldp"
+    #: The charge is the probability of a bad event of the reduction (step 3 of the module docstring): over R
+    #: rounds the dominating pairs compose and the bad events add up to R * beta.
+    charge_is_additive: ClassVar[bool] = True
+
+    @property
+    def delta_charge(self) -> float:
+        return self.beta if self.charged else 0.0
+
+    def without_charge(self) -> "_ApproximateLDPAt":
+        return _ApproximateLDPAt(self.eps0, self.delta0, self.beta, self.eps0_pure, False)
+
+    def upper_decompositions(self) -> list:
+        dec = clone_decomposition(self.eps0_pure)
+        return [_charged(dec, self.beta) if self.charged else dec]
+
+    def lower_decompositions(self) -> list:
+        return ApproximateLDP._lower(self.eps0, self.delta0)
+
+    def lower_cases(self) -> list:
+        return [(("opaque", "approx-ldp"), f) for f in self.lower_decompositions()]
+
+    @property
+    def gamma(self) -> float:
+        return math.exp(-self.eps0_pure)
+
+    @property
+    def domain(self):
+        return None
+
+    def variation_ratio_beta(self):
+        return math.tanh(self.eps0_pure / 2), "Table 2 general mechanisms (at the reduced eps0')"
+
+    def stronger_clone_decomposition(self):
+        return None
+
+    def describe(self) -> dict:
+        return {"mechanism": self.name, "eps0": self.eps0, "delta0": self.delta0}
+
+
+@dataclass(frozen=True)
+class ApproximateLDP(Mechanism):
+    r"""The worst case over every (ε0, δ0)-LDP randomizer (module docstring: the reduction and its proof).
+
+    Upper: the standard clone bound at :math:`\varepsilon_0' = \varepsilon_0 - \log(1-\beta)` plus the
+    additive :math:`\beta = \min(n, d-1)\,\delta_0`; lower: binary randomized response at
+    :math:`\log((e^{\varepsilon_0}+\delta_0)/(1-\delta_0))`, an (ε0, δ0)-LDP randomizer.  At δ0 = 0 both are
+    the pure ε0 bounds (standard clone, binary RR).
+
+    Parameters
+    ----------
+    eps0 : float
+        ε0 in nats, > 0.
+    delta0 : float
+        δ0 in [0, 1).
+    domain : int, optional
+        Size d of the input domain (>= 2); None (default) for any domain (β = n δ0).
+
+    Raises
+    ------
+    ParameterError
+        ``'eps0'``, ``'delta0'`` (outside [0, 1), NaN) or ``'domain'`` invalid; at evaluation, ``'delta0'``
+        when β >= 1 (no amplification bound) or ε0' exceeds the evaluators' range.
+
+    References
+    ----------
+    Feldman, McMillan, Talwar, FOCS 2021, Theorem 3.1 (clone) and 3.8 (approximate LDP);
+    Su, Cheng, Wang, IEEE S&P 2026, Theorem 12.
+    """
+
+    eps0: float
+    delta0: float = 0.0
+    domain: int | None = None
+    name: ClassVar[str] = "approx-ldp"
+    parameters: ClassVar[tuple[str, ...]] = ("delta0", "domain")
+    defaults: ClassVar[dict] = {"delta0": 0.0, "domain": None}
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps0", _validate.mechanism_eps0(self.eps0))
+        d0 = _validate.real("delta0", self.delta0, lo=0.0, hi=1.0, hi_open=True)
+        if not isinstance(d0, float):
+            raise ParameterError("delta0", "must be a scalar")
+        object.__setattr__(self, "delta0", d0)
+        if self.domain is not None:
+            object.__setattr__(self, "domain", _validate.count(self.domain, "domain", minimum=2))
+
+    def _beta(self, n: int | None) -> float:
+        k = (self.domain - 1) if self.domain is not None else None
+        if n is not None:
+            k = n if k is None else min(k, n)
+        if k is None:
+            raise ParameterError("n", "the (eps0, delta0)-LDP bound over an unbounded domain depends on n; "
+                                 "give n (or domain=)")
+        return k * self.delta0
+
+    def at_n(self, n: int | None) -> _ApproximateLDPAt:
+        """The pure clone bound with its charge for n users (the bounds layer calls this per n).
+
+        Parameters
+        ----------
+        n : int or None
+            Number of users (None only with a finite ``domain``).
+
+        Returns
+        -------
+        object
+            A mechanism-like object with ``upper_decompositions`` (carrying ``delta_charge`` = β),
+            ``lower_decompositions`` and ``eps0`` (= ε0').
+
+        Raises
+        ------
+        ParameterError
+            ``'delta0'`` when β >= 1 or ε0' is above the evaluators' range.
+        """
+        beta = self._beta(n)
+        if beta >= 1:
+            raise ParameterError("delta0", f"min(n, domain-1) * delta0 = {beta:.6g} >= 1: no amplification bound "
+                                 "follows from (eps0, delta0)-LDP here; decrease delta0 or n")
+        e0p = self.eps0 - math.log1p(-beta)
+        e0p = float(np.nextafter(e0p, np.inf)) if beta > 0 else e0p
+        if e0p > _validate.EPS0_MAX:
+            raise ParameterError("delta0", f"the reduced eps0' = {e0p:.6g} is above {_validate.EPS0_MAX:g}")
+        return _ApproximateLDPAt(self.eps0, self.delta0, float(beta), e0p)
+
+    @staticmethod
+    def _lower(eps0: float, delta0: float) -> list:
+        e1 = math.log(math.exp(eps0) + delta0) - math.log1p(-delta0) if delta0 > 0 else eps0
+        return KRR(min(e1, _validate.EPS0_MAX), 2).lower_decompositions()
+
+    def _at(self):
+        return self.at_n(None)
+
+    @property
+    def gamma(self) -> float:
+        r""":math:`e^{-\varepsilon_0'}` of the clone bound (finite domain; else at β = 0)."""
+        return self._at().gamma if self.domain is not None else math.exp(-self.eps0)
+
+    def matrix(self) -> np.ndarray:
+        """Not available: a class of randomizers, not one.
+
+        Returns
+        -------
+        numpy.ndarray
+            Never returns.
+
+        Raises
+        ------
+        ParameterError
+            Always, naming ``mechanism``.
+        """
+        raise ParameterError("mechanism", "approx-ldp is the worst case over a class of randomizers; no matrix")
+
+    def decomposition(self, form: str = "simplified"):
+        """The clone decomposition at ε0' (finite domain only; else see :meth:`at_n`).
+
+        Parameters
+        ----------
+        form : str
+            Ignored beyond validation.
+
+        Returns
+        -------
+        Decomposition
+        """
+        _form(form)
+        return self._at().upper_decompositions()[0]
+
+    def upper_decompositions(self) -> list:
+        """The clone decomposition at ε0' with its charge (finite ``domain``; else :meth:`at_n`).
+
+        Returns
+        -------
+        list of Decomposition
+        """
+        return self._at().upper_decompositions()
+
+    def lower_decompositions(self) -> list:
+        """Binary randomized response at log((e^ε0 + δ0)/(1 − δ0)): Theorem-14 decompositions.
+
+        Returns
+        -------
+        list of Decomposition
+        """
+        return self._lower(self.eps0, self.delta0)
+
+    def lower_cases(self) -> list:
+        """Lower decompositions tagged as opaque datasets.
+
+        Returns
+        -------
+        list of (tuple, Decomposition)
+        """
+        return [(("opaque", "approx-ldp"), f) for f in self.lower_decompositions()]
+
+    def describe(self) -> dict:
+        """JSON-serialisable description.
+
+        Returns
+        -------
+        dict
+            ``{"mechanism": "approx-ldp", "eps0": ..., "delta0": ..., "domain": ...}``.
+        """
+        return {"mechanism": self.name, "eps0": self.eps0, "delta0": self.delta0, "domain": self.domain}
+
+    def bound_point(self, quantity: str, n: int, value: float, ctx: dict, B):
+        """One point of the default method: the clone bound at n with its additive charge β.
+
+        Parameters
+        ----------
+        quantity : {"delta", "epsilon"}
+        n : int
+        value : float
+            ε (for δ) or δ (for ε).
+        ctx : dict
+            The bounds layer's context.
+        B : module
+            :mod:`shuffleamp.bounds` (handed in by it).
+
+        Returns
+        -------
+        (upper, lower, record)
+        """
+        return charged_point(self.at_n(n), quantity, n, value, ctx, B)
+
+
+def charged_point(proxy, quantity: str, n: int, value: float, ctx: dict, B):
+    r"""(upper, lower, record) of a stand-in whose upper decompositions carry an additive charge c.
+
+    δ at ε: the default method's δ of the decompositions plus c (rounded up); ε at δ: the upper ε searched at
+    δ − c (refused with ParameterError naming ``delta`` when c >= δ), the lower ε of the lower-bound datasets
+    searched at δ itself.  ``B`` is :mod:`shuffleamp.bounds`.
+    """
+    c = float(proxy.delta_charge)
+    sub = dict(ctx)
+    B._optimal_prepare(proxy, sub)
+    if quantity == "delta":
+        up, lo, rec = B._optimal_delta(proxy, n, value, sub)
+        up = float(np.nextafter(up + c, np.inf)) if c > 0 else up
+        rec["delta_charge"] = c
+        return up, (None if lo is None else min(lo, up)), rec
+    if c >= value:
+        raise ParameterError("delta", f"delta = {value:g} is not above the charged term {c:.6g} of this bound "
+                             "(min(n, domain-1) * delta0); ask for a larger delta or decrease delta0")
+    lo_f = sub["lower_families"]
+    sub["lower_families"] = []
+    up, _, rec = B._optimal_epsilon(proxy, n, value - c * (1 + 1e-9), sub)
+    lo = None
+    if lo_f:
+        def fn_lo(e):
+            return B.max_delta(lo_f, n, e, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+        lo, info_l, _cnt = B.solve_epsilon(fn_lo, value, float(proxy.eps0), "lower", ctx["eps_rtol"],
+                                           B.estimator(lo_f, n))
+        rec["lower"] = info_l
+        lo = min(lo, up)
+    rec["delta_charge"] = c
+    return up, lo, rec
+
+
+# ---------------------------------------------------------------------------- Gaussian populations
+#: Truncation depth of population bounds: charge τ ≈ Φ̄(POPULATION_Z) (about 1e-12) added to every upper δ.
+POPULATION_Z = 7
+#: Coarser cells for populations (the heterogeneous evaluator's cost grows with the atoms).
+POPULATION_CELL_W = 0.5
+POPULATION_CELL_LOG_RATIO = 0.3
+#: Largest population for the threshold-count lower bound (exact Poisson-binomial law by FFT convolution).
+POPULATION_LOWER_MAX_N = 2_000_000
+
+
+def population_gammas(sigmas: np.ndarray, sigma_t: float, sensitivity: float) -> np.ndarray:
+    r"""Blanket masses of Gaussian users w.r.t. the target group's blanket ω_t (derived here).
+
+    With :math:`m_\sigma(y) = \min_{x\in\{0,\Delta\}}\varphi_\sigma(y-x)` and
+    :math:`\omega_t = m_{\sigma_t}/\gamma_t`: :math:`R_{\sigma}(x) \ge m_\sigma \ge \gamma\,\omega_t` with
+    :math:`\gamma = \gamma_t \inf_y m_\sigma(y)/m_{\sigma_t}(y)`.  For :math:`\sigma \ge \sigma_t` the ratio
+    :math:`(\sigma_t/\sigma)\exp(\tfrac{y^2}{2}(\sigma_t^{-2}-\sigma^{-2}))` (for :math:`y \ge \Delta/2`,
+    mirrored below) increases away from :math:`\Delta/2`, so the infimum is at :math:`y = \Delta/2`; for
+    :math:`\sigma < \sigma_t` it tends to 0 in the tails (γ = 0: those users are not counted as blanket).
+
+    Parameters
+    ----------
+    sigmas : ndarray
+        The other users' σ.
+    sigma_t : float
+        The target's σ.
+    sensitivity : float
+        Δ.
+
+    Returns
+    -------
+    ndarray
+        γ per entry of ``sigmas`` (rounded down).
+    """
+    s = np.asarray(sigmas, dtype=np.float64)
+    gt = float(2 * _sf(sensitivity / (2 * sigma_t)))
+    with np.errstate(divide="ignore", over="ignore"):
+        r = (sigma_t / s) * np.exp(sensitivity ** 2 / 8 * (1 / sigma_t ** 2 - 1 / s ** 2))
+    g = np.where(s >= sigma_t, np.minimum(gt * r, 1.0), 0.0)
+    return g * (1 - 1e-12)
+
+
+def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law):
+    """Certified upper δ of a target user of group g of a Gaussian population at ε (the heterogeneous
+    blanket bound of :mod:`shuffleamp.personalized`, Steps 1-4 of its module docstring, evaluated by its
+    ``_delta_law``, handed in, with the target's spread law and the charged tail τ)."""
+    mt = pop.groups[g].mechanism
+    mu = mt.mu
+    w_cut = mu / 2 + POPULATION_Z
+    h = min(POPULATION_CELL_W, POPULATION_CELL_LOG_RATIO / mu)
+    dec, tau, _ = gaussian_blanket(mu, edges=np.linspace(0.0, w_cut, max(8, int(math.ceil(w_cut / h))) + 1))
+    gt = mt.gamma
+    e = math.exp(eps)
+    vals = gt * (dec.a - e * dec.b) / dec.c
+    mass = dec.c / gt
+    sig = np.array([gr.mechanism.sigma for gr in pop.groups])
+    cnt = np.array([gr.n - (1 if i == g else 0) for i, gr in enumerate(pop.groups)], dtype=np.float64)
+    gam = population_gammas(sig, mt.sigma, mt.sensitivity)
+    keep = (cnt > 0) & (gam > 0)
+    d: dict = {}
+    for gv, c in zip(gam[keep], cnt[keep]):
+        d[float(gv)] = d.get(float(gv), 0.0) + float(c)
+    gs = np.array(sorted(d), dtype=np.float64)
+    Ns = np.array([d[x] for x in sorted(d)], dtype=np.float64)
+    up, info = _delta_law(vals, mass, gs, Ns, rtol)
+    up = float(np.nextafter(up + tau, np.inf))
+    local = _local_delta(mt.mu, eps)
+    if local < up:
+        return local, {"evaluator": "local Gaussian mechanism", "how": "local"}
+    return min(up, 1.0), dict(info, delta_charge=tau)
+
+
+def population_delta_lower(pop, g: int, eps: float, both: bool = False):
+    """Certified lower δ: threshold counts for the dataset (0 | Δ; every other user at Δ), the others'
+    count an exact Poisson-binomial law (convolution of binomial pmfs; its round-off subtracted).
+    Returns (δ, description)."""
+    from scipy.signal import fftconvolve
+    from scipy.stats import binom
+
+    n = pop.n
+    if n > POPULATION_LOWER_MAX_N:
+        return 0.0, f"none (n > {POPULATION_LOWER_MAX_N})"
+    mt = pop.groups[g].mechanism
+    D, st = mt.sensitivity, mt.sigma
+    e = math.exp(eps)
+    best, how = 0.0, "none"
+    for s in THRESHOLDS:
+        t = D / 2 + s * st
+        law = np.array([1.0])
+        for i, gr in enumerate(pop.groups):
+            m = gr.n - (1 if i == g else 0)
+            if m <= 0:
+                continue
+            p = float(_sf((t - D) / gr.mechanism.sigma))
+            law = fftconvolve(law, binom.pmf(np.arange(m + 1), m, p))
+        law = np.maximum(law, 0.0)
+        p0, p1 = float(_sf(t / st)), float(_sf((t - D) / st))
+        shifted = np.concatenate([[0.0], law])
+        base = np.concatenate([law, [0.0]])
+        P0 = p0 * shifted + (1 - p0) * base
+        P1 = p1 * shifted + (1 - p1) * base
+        margin = 1e-13 * P0.size            # FFT round-off of the convolutions (absolute, per entry 1e-13)
+        for rev in ((False, True) if both else (False,)):
+            A, B = (P1, P0) if rev else (P0, P1)
+            v = float(np.maximum(A - e * B, 0).sum()) - margin * (1 + e)
+            if v > best:
+                best, how = v, f"threshold count t = Δ/2 {s:+g}σ_t (0 | Δ; others Δ)" + (" (swapped)" if rev else "")
+    return max(best, 0.0), how

@@ -143,7 +143,7 @@ from scipy.special import ndtr, log_ndtr
 from . import _validate
 from .decomposition import Decomposition, clone_decomposition, lower_decomposition
 from .errors import ParameterError
-from .mechanisms import KRR, Mechanism, _form
+from .mechanisms import KRR, Mechanism, Parameter, _form
 
 __all__ = ["Gaussian", "ApproximateLDP", "gaussian_delta", "gaussian_blanket", "THRESHOLDS", "LADDER",
            "MU_MAX", "population_gammas"]
@@ -410,9 +410,11 @@ class Gaussian(Mechanism):
     sigma: float
     sensitivity: float = 1.0
     name: ClassVar[str] = "gaussian"
-    parameters: ClassVar[tuple[str, ...]] = ("sigma", "sensitivity")
-    defaults: ClassVar[dict] = {"sensitivity": 1.0, "eps0": None}
     eps0_is_parameter: ClassVar[bool] = False
+    param_specs: ClassVar[tuple[Parameter, ...]] = (
+        Parameter("sigma", "real", minimum=0.0, open_minimum=True, doc="noise standard deviation σ (input units)"),
+        Parameter("sensitivity", "real", minimum=0.0, open_minimum=True, default=1.0,
+                  doc="length Δ of the input interval (input units)"))
 
     def __post_init__(self):
         s = _validate.real("sigma", self.sigma, lo=0.0, lo_open=True)
@@ -773,8 +775,11 @@ class ApproximateLDP(Mechanism):
     delta0: float = 0.0
     domain: int | None = None
     name: ClassVar[str] = "approx-ldp"
-    parameters: ClassVar[tuple[str, ...]] = ("delta0", "domain")
-    defaults: ClassVar[dict] = {"delta0": 0.0, "domain": None}
+    param_specs: ClassVar[tuple[Parameter, ...]] = (
+        Parameter("delta0", "real", minimum=0.0, maximum=1.0, open_maximum=True, default=0.0,
+                  doc="local δ0 of the randomizer"),
+        Parameter("domain", "int", minimum=2, default=None,
+                  doc="input-domain size (none: any domain, the charge is n δ0)"))
 
     def __post_init__(self):
         object.__setattr__(self, "eps0", _validate.mechanism_eps0(self.eps0))

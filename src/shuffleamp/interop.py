@@ -52,7 +52,7 @@ accountant composes it ``count`` times.
 
 **Private state.**  ``dp_accounting``'s ``PLDAccountant`` keeps its composed PLD in the private
 attribute ``_pld`` and its ``_maybe_compose`` is a closed chain of type checks (the maintainers
-will not add specialised events, google/differential-privacy issue 212).  The accountant touches
+will not add specialised events, google/differential-privacy#212 on GitHub).  The accountant touches
 that attribute (and reads its non-private flag ``_contains_non_dp_event``) in exactly one place,
 ``_parent_pld`` of its base class (:class:`shuffleamp._extras.ReplaceOneAccountant`, which also
 builds the events of :func:`shuffleamp.compose_rounds`' ``extra_plds``), checked at construction;

@@ -242,8 +242,8 @@ class Mechanism(abc.ABC):
             bad = [p for p in specs if not isinstance(p, Parameter)]
             if bad:
                 raise TypeError(f"{cls.__name__}.param_specs must hold Parameter records, got {bad[0]!r}")
-            if not any(p.name == "eps0" for p in specs):
-                specs = (EPS0,) + specs
+            if not any(p.name == "eps0" for p in specs) and own.get("eps0_is_parameter", True):
+                specs = (EPS0,) + specs     # eps0 declared once by the base (unless the class derives it)
             names = [p.name for p in specs]
             if len(set(names)) != len(names):
                 raise TypeError(f"{cls.__name__}.param_specs declares a parameter twice: {names}")

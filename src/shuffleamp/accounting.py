@@ -482,15 +482,7 @@ def _grid_points(K: int, points: int) -> np.ndarray:
 
 def _convex_minorant(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Greatest convex minorant of the points (x_i, y_i) (x increasing), evaluated at x."""
-    hull: list[int] = []
-    for i in range(x.size):
-        while len(hull) >= 2:
-            i1, i2 = hull[-2], hull[-1]
-            if (y[i2] - y[i1]) * (x[i] - x[i1]) >= (y[i] - y[i1]) * (x[i2] - x[i1]):
-                hull.pop()
-            else:
-                break
-        hull.append(i)
+    hull = _lower_hull_vertices(x, y)
     return np.interp(x, x[hull], y[hull])
 
 

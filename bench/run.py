@@ -55,6 +55,8 @@ class Suite:
         The suite measures threads: ``OMP_NUM_THREADS`` is left alone.
     stdout : bool
         The script prints its report: the runner writes its standard output to ``results``.
+    full_results : str
+        The results file of the full-size run, if it is not ``results``.
     """
 
     script: str
@@ -64,11 +66,12 @@ class Suite:
     full: tuple | None = None
     threads: bool = False
     stdout: bool = False
+    full_results: str = ""
 
 
 #: The registry: suite name -> Suite.  One line per suite.
 SUITES: dict[str, Suite] = {
-    "latency": Suite("bench_latency.py", ("--quick", "--out", "bench/results_latency_quick.md", "--jsonl", "bench/runs/latency_quick.jsonl"), "results_latency_quick.md", "tail latency of epsilon() over a fixed seeded random suite of every mechanism (300 cases; --full: 2000)", full=("--cases", "2000", "--out", "bench/results_latency.md", "--jsonl", "bench/runs/latency.jsonl")),
+    "latency": Suite("bench_latency.py", ("--quick", "--out", "bench/results_latency_quick.md", "--jsonl", "bench/runs/latency_quick.jsonl"), "results_latency_quick.md", "tail latency of epsilon() over a fixed seeded random suite of every mechanism (300 cases; --full: 2000)", full=("--cases", "2000", "--out", "bench/results_latency.md", "--jsonl", "bench/runs/latency.jsonl"), full_results="results_latency.md"),
     "large-n": Suite("bench_exact.py", ("--out", "bench/results_exact.md"), "results_exact.md", "epsilon(delta = 0.01/n) of every mechanism at n = 1e3 .. 1e9, a 100-point curve, the evaluators side by side"),
     "core": Suite("bench_core.py", ("--out", "bench/results_core.md"), "results_core.md", "10-RR and BLH at n = 1e3 .. 1e8: time, peak memory, upper/lower, the clone baselines"),
     "reference": Suite("bench_reference.py", ("--quick", "--out", "bench/results_reference.md"), "results_reference.md", "against the reference implementations' numbers (Su et al. FFT, FMT clone, blanket, variation ratio, PLD)", full=("--out", "bench/results_reference.md")),
@@ -146,7 +149,8 @@ def run(name: str, full: bool = False, extra: tuple = (), dry: bool = False) -> 
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0))
     with open(RUNS / "runs.log", "a") as f:
         f.write(f"{stamp}\t{name}\t{_commit()}\trc={rc}\t{wall:.1f}s\t{shown}\t{machine()}\n")
-    print(f"== {name}: exit {rc}, {wall:.1f} s, results: bench/{s.results}", flush=True)
+    results = s.full_results if (full and s.full is not None and s.full_results) else s.results
+    print(f"== {name}: exit {rc}, {wall:.1f} s, results: bench/{results}", flush=True)
     return rc
 
 

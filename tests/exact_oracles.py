@@ -31,6 +31,7 @@ for the former compiled oracles.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -340,3 +341,27 @@ def positive_part_tilted_mc(values, probs, n: int, samples: int = 400_000, seed:
     var = max(total2 / samples - mean * mean, 0.0)
     scale = math.exp(n * log_m) / n
     return mean * scale, math.sqrt(var / samples) * scale
+
+
+def binary_rr_enumerated_worst_delta(eps0, n, eps):
+    """Exact worst-case δ(ε) of shuffled binary randomized response by enumeration.
+
+    Every dataset (all 2^(n-1) bit vectors of users 2..n) and every report vector (2^n):
+    count law by brute force, hockey stick over every count, both orderings."""
+    E = math.exp(eps0)
+    p1 = E / (E + 1)
+    best = 0.0
+    for others in itertools.product((0, 1), repeat=n - 1):
+        laws = []
+        for b in (0, 1):
+            x = (b,) + others
+            law = np.zeros(n + 1)
+            for y in itertools.product((0, 1), repeat=n):
+                pr = 1.0
+                for xi, yi in zip(x, y):
+                    pr *= p1 if xi == yi else 1 - p1
+                law[sum(y)] += pr
+            laws.append(law)
+        for P, Q in ((laws[0], laws[1]), (laws[1], laws[0])):
+            best = max(best, float(np.maximum(P - math.exp(eps) * Q, 0).sum()))
+    return best

@@ -20,6 +20,7 @@ from scipy.optimize import brentq
 from scipy.stats import binom
 
 import shuffleamp
+from exact_oracles import binary_rr_enumerated_worst_delta
 from shuffleamp.mechanisms import KRR, MatrixMechanism
 
 REL = 1e-6          # the default's bracket at converged points, relative to the exact worst case
@@ -110,23 +111,10 @@ def _matrix2(eps0):
 # ----------------------------------------------------------------------------- the oracle itself
 def test_oracle_matches_enumeration_of_every_dataset():
     """The m-indexed oracle against every bit vector of users 2..n and every report vector (n = 5)."""
-    import itertools
     eps0, n = 1.0, 5
-    E = math.exp(eps0)
-    p1 = E / (E + 1)
     pairs = _all_pairs(eps0, n)
     for eps in (0.0, 0.1, 0.5):
-        best = 0.0
-        for others in itertools.product((0, 1), repeat=n - 1):
-            laws = []
-            for b in (0, 1):
-                x = (b,) + others
-                law = np.zeros(n + 1)
-                for y in itertools.product((0, 1), repeat=n):
-                    law[sum(y)] += np.prod([p1 if xi == yi else 1 - p1 for xi, yi in zip(x, y)])
-                laws.append(law)
-            for P, Q in ((laws[0], laws[1]), (laws[1], laws[0])):
-                best = max(best, float(np.maximum(P - math.exp(eps) * Q, 0).sum()))
+        best = binary_rr_enumerated_worst_delta(eps0, n, eps)
         assert abs(_worst_delta(pairs, eps)[0] - best) <= 1e-14
 
 

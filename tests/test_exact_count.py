@@ -2,7 +2,6 @@
 computations: enumeration of every report vector, mpmath binomial sums over every count and
 every dataset, and the decomposition bounds of shuffleamp.epsilon."""
 
-import itertools
 import math
 
 import mpmath
@@ -18,6 +17,7 @@ from shuffleamp.exact_count import count_pmfs, delta_binary_rr, epsilon_binary_r
 from shuffleamp.mechanisms import KRR
 
 from decomposition_side import both_engines
+from exact_oracles import binary_rr_enumerated_worst_delta as _enumerated_worst_delta
 
 
 # ----------------------------------------------------------------------------- references
@@ -55,28 +55,6 @@ def _mp_worst_delta(eps0, n, eps):
         P0, P1 = _mp_count_laws(eps0, m, n)
         for P, Q in ((P0, P1), (P1, P0)):
             best = max(best, sum(max(a - e * b, 0) for a, b in zip(P, Q)))
-    return best
-
-
-def _enumerated_worst_delta(eps0, n, eps):
-    """Every dataset (all 2^(n-1) bit vectors of users 2..n) and every report vector (2^n):
-    count law by brute force, hockey stick over every count, both orderings."""
-    E = math.exp(eps0)
-    p1 = E / (E + 1)
-    best = 0.0
-    for others in itertools.product((0, 1), repeat=n - 1):
-        laws = []
-        for b in (0, 1):
-            x = (b,) + others
-            law = np.zeros(n + 1)
-            for y in itertools.product((0, 1), repeat=n):
-                pr = 1.0
-                for xi, yi in zip(x, y):
-                    pr *= p1 if xi == yi else 1 - p1
-                law[sum(y)] += pr
-            laws.append(law)
-        for P, Q in ((laws[0], laws[1]), (laws[1], laws[0])):
-            best = max(best, float(np.maximum(P - math.exp(eps) * Q, 0).sum()))
     return best
 
 

@@ -230,6 +230,29 @@ def worst_clump_divergence(P, n: int, epsilon: float, *, return_argmax: bool = F
     return (best, arg) if return_argmax else best
 
 
+def heterogeneous_histogram_law(rows):
+    """Exact law of the shuffled histogram of independent users with output laws ``rows``."""
+    law = {(0,) * len(rows[0]): 1.0}
+    for r in rows:
+        new = {}
+        for h, p in law.items():
+            for y, q in enumerate(r):
+                if q > 0:
+                    h2 = list(h)
+                    h2[y] += 1
+                    h2 = tuple(h2)
+                    new[h2] = new.get(h2, 0.0) + p * q
+        law = new
+    return law
+
+
+def heterogeneous_divergence(rows0, rows1, eps) -> float:
+    """Hockey-stick divergence D_{e^eps} of the shuffled histograms of two lists of per-user output laws."""
+    a, b = heterogeneous_histogram_law(rows0), heterogeneous_histogram_law(rows1)
+    e = math.exp(eps)
+    return sum(max(p - e * b.get(h, 0.0), 0.0) for h, p in a.items())
+
+
 def gparv_positive_part(values, probs, n: int) -> float:
     r"""``(1/n) E[(G_1 + ... + G_n)_+]`` for a finite law, by enumerating the multinomial count vectors.
 

@@ -12,30 +12,11 @@ from shuffleamp import personalized as P
 from shuffleamp.errors import ParameterError
 from shuffleamp.mechanisms import KRR, MatrixMechanism
 
+from oracle import heterogeneous_divergence as _divergence
+from oracle import heterogeneous_histogram_law as _histogram_law
+
 
 # ----------------------------------------------------------------------------- brute force
-def _histogram_law(rows):
-    """Exact law of the shuffled histogram of independent users with output laws ``rows``."""
-    law = {(0,) * len(rows[0]): 1.0}
-    for r in rows:
-        new = {}
-        for h, p in law.items():
-            for y, q in enumerate(r):
-                if q > 0:
-                    h2 = list(h)
-                    h2[y] += 1
-                    h2 = tuple(h2)
-                    new[h2] = new.get(h2, 0.0) + p * q
-        law = new
-    return law
-
-
-def _divergence(rows0, rows1, eps):
-    a, b = _histogram_law(rows0), _histogram_law(rows1)
-    e = math.exp(eps)
-    return sum(max(p - e * b.get(h, 0.0), 0.0) for h, p in a.items())
-
-
 def _enumerated_max(mats, counts, g, eps, x0s=None):
     """Max divergence over concrete datasets: target of group g changes x0 -> x1, all others hold
     one common value each per group (every combination), for small n."""

@@ -14,27 +14,8 @@ from shuffleamp import exact_count
 from shuffleamp import personalized as P
 from shuffleamp.mechanisms import KRR
 
-
-def _histogram_law(rows):
-    """Exact law of the shuffled histogram of independent users with output laws ``rows``."""
-    law = {(0,) * len(rows[0]): 1.0}
-    for r in rows:
-        new = {}
-        for h, p in law.items():
-            for y, q in enumerate(r):
-                if q > 0:
-                    h2 = list(h)
-                    h2[y] += 1
-                    h2 = tuple(h2)
-                    new[h2] = new.get(h2, 0.0) + p * q
-        law = new
-    return law
-
-
-def _divergence(rows0, rows1, eps):
-    a, b = _histogram_law(rows0), _histogram_law(rows1)
-    e = math.exp(eps)
-    return sum(max(p - e * b.get(h, 0.0), 0.0) for h, p in a.items())
+from oracle import heterogeneous_divergence as _divergence
+from oracle import heterogeneous_histogram_law as _histogram_law
 
 
 def _worst(mats, counts, g, eps):

@@ -31,6 +31,8 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))  # independent oracles
+
 NS = [10**3, 10**4, 10**5, 10**6, 10**7, 10**8, 10**9]
 EPS0 = 1.0
 DELTA = 1e-6
@@ -73,20 +75,12 @@ for line in sys.stdin:
 
 
 def _truth(eps0: float, n: int, delta: float) -> float:
-    """Exact worst-case ε(δ) over every dataset (n <= 2000): scipy binomials, every m, both orderings."""
+    """Exact worst-case ε(δ) over every dataset (n <= 2000): the tests' independent count laws for every m,
+    both orderings, and a root search."""
     from scipy.optimize import brentq
-    from scipy.stats import binom
-    E = math.exp(eps0)
-    p1, p0 = E / (E + 1), 1 / (E + 1)
-    N = n - 1
-    P0 = np.zeros((n, n + 1))
-    P1 = np.zeros((n, n + 1))
-    for m in range(N + 1):
-        f = np.convolve(binom.pmf(np.arange(m + 1), m, p1), binom.pmf(np.arange(N - m + 1), N - m, p0))
-        P0[m, :-1] += p1 * f
-        P0[m, 1:] += p0 * f
-        P1[m, :-1] += p0 * f
-        P1[m, 1:] += p1 * f
+
+    from exact_oracles import binary_rr_count_laws
+    P0, P1 = binary_rr_count_laws(eps0, n)
 
     def worst(eps):
         e = math.exp(eps)

@@ -365,3 +365,20 @@ def binary_rr_enumerated_worst_delta(eps0, n, eps):
         for P, Q in ((laws[0], laws[1]), (laws[1], laws[0])):
             best = max(best, float(np.maximum(P - math.exp(eps) * Q, 0).sum()))
     return best
+
+
+def binary_rr_count_laws(eps0, n):
+    """(P0, P1): arrays of shape (n, n + 1), row m = the count laws when user 1 holds 0 / 1 and m of the
+    other n - 1 users hold 1 (scipy binomials, direct convolution, every count)."""
+    E = math.exp(eps0)
+    p1, p0 = E / (E + 1), 1 / (E + 1)
+    N = n - 1
+    P0 = np.zeros((n, n + 1))
+    P1 = np.zeros((n, n + 1))
+    for m in range(N + 1):
+        f = np.convolve(binom.pmf(np.arange(m + 1), m, p1), binom.pmf(np.arange(N - m + 1), N - m, p0))
+        P0[m, :-1] += p1 * f
+        P0[m, 1:] += p0 * f
+        P1[m, :-1] += p0 * f
+        P1[m, 1:] += p1 * f
+    return P0, P1

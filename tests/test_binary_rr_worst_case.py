@@ -3,7 +3,7 @@ or a symmetric 2 x 2 matrix) against the exact worst case over every dataset, co
 
 Oracles (none of them uses shuffleamp's kernels, windows, lower-set or symmetry arguments):
 
-* ``_all_pairs``: for every m = 0..n-1 (ones among users 2..n) the two count laws over the whole support,
+* ``_all_pairs`` (``exact_oracles.binary_rr_count_laws``): for every m = 0..n-1 (ones among users 2..n) the two count laws over the whole support,
   from scipy.stats.binom PMFs and a direct convolution; the worst case is the maximum over every m and both
   orderings of the hockey stick summed over every count; ε(δ) is the root of that maximum (scipy brentq on
   the exact δ, which is continuous and non-increasing in ε).
@@ -17,9 +17,9 @@ import mpmath
 import numpy as np
 import pytest
 from scipy.optimize import brentq
-from scipy.stats import binom
 
 import shuffleamp
+from exact_oracles import binary_rr_count_laws as _all_pairs
 from exact_oracles import binary_rr_enumerated_worst_delta
 from shuffleamp.mechanisms import KRR, MatrixMechanism
 
@@ -31,23 +31,6 @@ DELTA_FLOOR = 1e-14
 
 
 # ----------------------------------------------------------------------------- oracles
-def _all_pairs(eps0, n):
-    """(P0, P1): arrays of shape (n, n + 1), row m = the count laws when user 1 holds 0 / 1 and m of the
-    other n - 1 users hold 1 (scipy binomials, direct convolution, every count)."""
-    E = math.exp(eps0)
-    p1, p0 = E / (E + 1), 1 / (E + 1)
-    N = n - 1
-    P0 = np.zeros((n, n + 1))
-    P1 = np.zeros((n, n + 1))
-    for m in range(N + 1):
-        f = np.convolve(binom.pmf(np.arange(m + 1), m, p1), binom.pmf(np.arange(N - m + 1), N - m, p0))
-        P0[m, :-1] += p1 * f
-        P0[m, 1:] += p0 * f
-        P1[m, :-1] += p0 * f
-        P1[m, 1:] += p1 * f
-    return P0, P1
-
-
 def _worst_delta(pairs, eps):
     """max over every m and both orderings of sum_c (P(c) - e^eps Q(c))_+, and the maximising m
     (ordering "user 1 holds 0 vs 1"; the reverse ordering of m is reported as -1 - m)."""

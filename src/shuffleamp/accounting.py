@@ -1290,7 +1290,7 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None):
     # is finer than the common step (its losses are rounded down by up to one step every round)
     finest = min((rt.own_interval(points) for rt in rts if rt.edge > 0), default=d)
     d_lo = d / LOWER_REFINE / min(MIXED_REFINE, 2 ** max(0, math.ceil(math.log2(d / finest))))
-    parts, labels = [], []
+    parts, labels, alone = [], [], None
     for rt, (_, _, R) in zip(rts, rounds):
         cands = _lower_plds(rt, d, points, d_lo)
         if not cands:
@@ -1300,14 +1300,18 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None):
             for pld, label in cands:
                 tot, calls, ro = _compose_all([(pld, R)])
                 scored.append((_lower_value(tot, ro, 2.0 * TAIL_MASS_TRUNCATION * calls, d, epsilon, delta),
-                               pld, label))
-            cands = [max(scored, key=lambda t: t[0])[1:]]
+                               pld, label, (tot, calls, ro)))
+            _, pld, label, alone = max(scored, key=lambda t: t[0])
+            cands = [(pld, label)]
         parts.append((cands[0][0], R))
         labels.append(cands[0][1])
     # the extra events' optimistic PLD on the same lower grid d_lo = d / (an integer refinement)
     extra_pld, extra_err, left_out = (extras.lower_part(d, int(round(d / d_lo))) if extras
                                       else (None, 0.0, ()))
-    total, calls, ro = _compose_all(parts, [extra_pld] if extra_pld is not None else ())
+    if len(parts) == 1 and extra_pld is None and alone is not None:
+        total, calls, ro = alone      # one round type: its best pair's composition is the total
+    else:
+        total, calls, ro = _compose_all(parts, [extra_pld] if extra_pld is not None else ())
     trunc = 2.0 * TAIL_MASS_TRUNCATION * (calls + (extra_pld is not None)) + extra_err
     value = _lower_value(total, ro, trunc, d, epsilon, delta)
     e_at = value if delta is not None else epsilon

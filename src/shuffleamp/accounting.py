@@ -415,7 +415,8 @@ class _Round:
     @classmethod
     def make(cls, mechanism, n: int, tail_delta: float) -> _Round:
         fams = _families(mechanism, "upper")
-        b0 = None if _is_population(mechanism) else _binary_eps0(mechanism)
+        from .exact_count import binary_rr_eps0
+        b0 = None if _is_population(mechanism) else binary_rr_eps0(mechanism)
         if b0 is not None:
             # where the smaller of the two profiles reaches tail_delta: the decomposition profile's
             # edge, or earlier where the exact profile gets there first
@@ -443,12 +444,6 @@ class _Round:
 
     def own_interval(self, points: int) -> float:
         return self.edge / points if self.edge > 0 else 1e-4
-
-
-def _binary_eps0(mechanism):
-    """ε0 of binary randomized response (k-RR, k = 2, or a symmetric 2 x 2 matrix), else None."""
-    from .exact_count import binary_rr_eps0
-    return binary_rr_eps0(mechanism)
 
 
 class _PlainBinary:

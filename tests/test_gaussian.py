@@ -221,8 +221,9 @@ def test_approximate_ldp_monotone_in_delta0():
         assert r.upper >= prev_u and r.lower >= prev_l * (1 - 1e-9)
         assert r.lower <= r.upper
         prev_u, prev_l = r.upper, r.lower
-    # the additive charge: delta(eps) >= n * delta0
-    assert sa.delta(sa.ApproximateLDP(1.0, 1e-9), n, 5.0).upper >= n * 1e-9
+    # above eps0 the local profile (delta0) and the revealing randomizer (delta0) close the bracket
+    r = sa.delta(sa.ApproximateLDP(1.0, 1e-9), n, 5.0)
+    assert r.lower <= 1e-9 <= r.upper <= 1e-9 * (1 + 1e-12) and r.lower >= 1e-9 * (1 - 1e-12)
 
 
 def test_approximate_ldp_domain_caps_the_charge():
@@ -259,8 +260,11 @@ def test_approximate_ldp_bad_delta0(d0):
 
 
 def test_approximate_ldp_charge_above_target():
-    with pytest.raises(ParameterError) as e:
-        sa.epsilon(sa.ApproximateLDP(1.0, 1e-8), 10 ** 4, 1e-5)
+    # the charge n * delta0 = 1e-4 is above delta: the local (eps0, delta0) profile answers (eps <= eps0)
+    r = sa.epsilon(sa.ApproximateLDP(1.0, 1e-8), 10 ** 4, 1e-5)
+    assert r.lower <= r.upper <= 1.0
+    with pytest.raises(ParameterError) as e:          # below delta0 no finite epsilon exists
+        sa.epsilon(sa.ApproximateLDP(1.0, 1e-8), 10 ** 4, 1e-9)
     assert e.value.parameter == "delta"
 
 

@@ -116,9 +116,46 @@ non-decreasing in δ0 (β and ε0' are, and the clone bound is non-decreasing in
 (an additive term of order :math:`(e^\varepsilon+1)\,n\delta_0`): the constant here is 1 and
 :math:`\min(n, d-1)` replaces n for a finite domain.
 
-**Lower bound.**  Binary randomized response at :math:`\varepsilon_1 = \log((e^{\varepsilon_0}+\delta_0)/(1-\delta_0))`
-is (ε0, δ0)-LDP (both hockey-stick divergences at :math:`e^{\varepsilon_0}` equal δ0 exactly), so its
-certified Theorem-14 lower bound is a lower bound for the worst case over all (ε0, δ0)-LDP randomizers.
+**The local profile** (derived here).  The shuffled output is a randomized post-processing of the differing
+user's report (the others' reports are drawn independently, with the same law under both datasets), so
+:math:`\delta(\varepsilon) \le \sup D_{e^\varepsilon}(P\|Q)` over pairs with :math:`P(E) \le e^{\varepsilon_0}Q(E)
++ \delta_0` and :math:`Q(E) \le e^{\varepsilon_0}P(E) + \delta_0` for every event E.  For such a pair and
+:math:`0 \le \varepsilon \le \varepsilon_0`, let :math:`A = \{P > e^\varepsilon Q\}`, :math:`p = P(A)`,
+:math:`q = Q(A)`: then :math:`D = p - e^\varepsilon q` with :math:`p \le e^{\varepsilon_0}q + \delta_0` and
+:math:`1 - q \le e^{\varepsilon_0}(1-p) + \delta_0` (the event :math:`A^c`).  The maximum of this linear
+program is at a vertex of its feasible polygon in :math:`[0,1]^2`: at the intersection of the two
+constraints, :math:`q = (1-\delta_0)/(e^{\varepsilon_0}+1)`,
+:math:`p = \delta_0 + (1-\delta_0)e^{\varepsilon_0}/(e^{\varepsilon_0}+1)`, where
+
+.. math::
+
+    D = \delta_0 + (1-\delta_0)\,\frac{e^{\varepsilon_0} - e^{\varepsilon}}{e^{\varepsilon_0}+1};
+
+at :math:`q = 0` it is at most δ0 and at :math:`p = 1` (:math:`q \ge 1-\delta_0`) at most
+:math:`\delta_0 + (1-\delta_0)(1 - e^\varepsilon)`, both smaller.  For :math:`\varepsilon \ge \varepsilon_0`,
+:math:`D \le p - e^{\varepsilon_0}q \le \delta_0`.  (This is the profile of the canonical pair of Kairouz,
+Oh, Viswanath, "The Composition Theorem for Differential Privacy", ICML 2015.)  The upper bound reported is
+the smaller of the reduction above and this local profile (:func:`approx_local_delta`); it answers where the
+charge β reaches δ, and ε at δ exists exactly when :math:`\delta \ge \delta_0` (below, see the lower bound,
+no finite ε holds: refused naming ``delta``).
+
+**Lower bound.**  Two (ε0, δ0)-LDP randomizers, each evaluated on Theorem-14 datasets by the certified
+lower evaluators, the larger reported:
+
+* binary randomized response at :math:`\varepsilon_1 = \log((e^{\varepsilon_0}+\delta_0)/(1-\delta_0))`
+  (both hockey-stick divergences at :math:`e^{\varepsilon_0}` equal δ0 exactly);
+* (domain of at least 3 inputs) the randomizer that reveals its input with probability δ0,
+  :math:`R(x) = \delta_0\mathbb 1_{r_x} + (1-\delta_0)B(x)` with distinct symbols :math:`r_x` and B binary
+  randomized response at ε0 on the target's inputs :math:`x^0, x^1`, extended by :math:`B(x_2) = B(x^b)`
+  for the others' input :math:`x_2`.  It is (ε0, δ0)-LDP, since :math:`R(x)(E) \le \delta_0 +
+  (1-\delta_0)e^{\varepsilon_0}B(x')(E) \le \delta_0 + e^{\varepsilon_0}R(x')(E)`.  The symbol
+  :math:`r_{x^0}` occurs only under the first dataset (probability δ0), :math:`r_{x^1}` only under the
+  second, and the others' symbols :math:`r_{x_2}` have the same law under both and only remove users from the
+  binary-RR pool (which can only raise a concrete pair's divergence), so the divergence is at least
+  :math:`\delta_0 + (1-\delta_0)D_B(\varepsilon)`, :math:`D_B` the binary-RR Theorem-14 pair's.
+
+At n = 1 the second is the local profile exactly, so the bracket closes there; at δ0 = 0 both are binary RR
+at ε0.
 
 References
 ----------
@@ -127,6 +164,8 @@ J. Su, Y. Cheng, T. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplif
 IEEE S&P 2026 (arXiv:2504.07414), Theorems 12-14.
 V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones: A Simple and Nearly Optimal Analysis of
 Privacy Amplification by Shuffling", FOCS 2021, Theorems 3.1 and 3.8.
+P. Kairouz, S. Oh, P. Viswanath, "The Composition Theorem for Differential Privacy", ICML 2015 (the
+canonical (ε, δ) pair).
 B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration
 and Optimal Denoising", ICML 2018, Theorem 8 (the hockey-stick divergence of two Gaussians).
 """
@@ -146,7 +185,7 @@ from .errors import ParameterError
 from .mechanisms import KRR, Mechanism, Parameter, _form
 
 __all__ = ["Gaussian", "ApproximateLDP", "gaussian_delta", "gaussian_blanket", "THRESHOLDS", "LADDER",
-           "MU_MAX", "population_gammas"]
+           "MU_MAX", "population_gammas", "approx_local_delta", "approx_local_epsilon"]
 
 #: Truncation ladder: the cut is at w_K = Δ/(2σ) + z (z in units of σ), charged tail τ(z) ≈ Φ̄(z).
 LADDER = tuple(range(3, 13))
@@ -745,10 +784,12 @@ class _ApproximateLDPAt:
 class ApproximateLDP(Mechanism):
     r"""The worst case over every (ε0, δ0)-LDP randomizer (module docstring: the reduction and its proof).
 
-    Upper: the standard clone bound at :math:`\varepsilon_0' = \varepsilon_0 - \log(1-\beta)` plus the
-    additive :math:`\beta = \min(n, d-1)\,\delta_0`; lower: binary randomized response at
-    :math:`\log((e^{\varepsilon_0}+\delta_0)/(1-\delta_0))`, an (ε0, δ0)-LDP randomizer.  At δ0 = 0 both are
-    the pure ε0 bounds (standard clone, binary RR).
+    Upper: the smaller of the standard clone bound at :math:`\varepsilon_0' = \varepsilon_0 - \log(1-\beta)`
+    plus the additive :math:`\beta = \min(n, d-1)\,\delta_0` and the local (ε0, δ0) profile; lower: the larger
+    of binary randomized response at :math:`\log((e^{\varepsilon_0}+\delta_0)/(1-\delta_0))` and (domain of at
+    least 3 inputs) the randomizer that reveals its input with probability δ0, else binary RR at ε0; both
+    are (ε0, δ0)-LDP randomizers.  At δ0 = 0 both are the pure ε0 bounds (standard clone, binary RR).
+    ε at δ < δ0 does not exist (ParameterError naming ``delta``).
 
     Parameters
     ----------
@@ -830,8 +871,12 @@ class ApproximateLDP(Mechanism):
 
     @staticmethod
     def _lower(eps0: float, delta0: float) -> list:
-        e1 = math.log(math.exp(eps0) + delta0) - math.log1p(-delta0) if delta0 > 0 else eps0
-        return KRR(min(e1, _validate.EPS0_MAX), 2).lower_decompositions()
+        return KRR(min(_lower_eps1(eps0, delta0), _validate.EPS0_MAX), 2).lower_decompositions()
+
+    def reveal_ok(self, inputs: int) -> bool:
+        """Whether the domain has at least ``inputs`` inputs (the revealing lower-bound randomizer needs a
+        third input for the other users, a fourth when they hold two different values)."""
+        return self.domain is None or self.domain >= inputs
 
     def _at(self):
         return self.at_n(None)
@@ -926,40 +971,145 @@ class ApproximateLDP(Mechanism):
         -------
         (upper, lower, record)
         """
-        return charged_point(self.at_n(n), quantity, n, value, ctx, B)
+        return approx_point(self, quantity, n, value, ctx, B)
 
 
-def charged_point(proxy, quantity: str, n: int, value: float, ctx: dict, B):
-    r"""(upper, lower, record) of a stand-in whose upper decompositions carry an additive charge c.
+def approx_local_delta(eps0: float, delta0: float, epsilon: float) -> float:
+    r"""Local profile of every (ε0, δ0)-LDP randomizer (module docstring, "The local profile"), rounded up.
 
-    δ at ε: the default method's δ of the decompositions plus c (rounded up); ε at δ: the upper ε searched at
-    δ − c (refused with ParameterError naming ``delta`` when c >= δ), the lower ε of the lower-bound datasets
-    searched at δ itself.  ``B`` is :mod:`shuffleamp.bounds`.
+    Parameters
+    ----------
+    eps0, delta0 : float
+        The local guarantee (ε0 in nats, δ0 in [0, 1)).
+    epsilon : float
+        Central ε >= 0 (nats).
+
+    Returns
+    -------
+    float
+        :math:`\delta_0 + (1-\delta_0)(e^{\varepsilon_0} - e^\varepsilon)_+/(e^{\varepsilon_0}+1)`.
     """
-    c = float(proxy.delta_charge)
-    sub = dict(ctx)
-    B._optimal_prepare(proxy, sub)
+    if epsilon >= eps0:
+        v = delta0
+    else:
+        v = delta0 + (1.0 - delta0) * -math.expm1(epsilon - eps0) / (1.0 + math.exp(-eps0))
+    return float(min(1.0, np.nextafter(v * (1 + 4 * _DBL_EPS), np.inf)))
+
+
+def approx_local_epsilon(eps0: float, delta0: float, delta: float):
+    """Smallest ε (conservative) with :func:`approx_local_delta` <= ``delta``; None when ``delta`` < δ0.
+
+    Parameters
+    ----------
+    eps0, delta0 : float
+        The local guarantee.
+    delta : float
+        Central δ.
+
+    Returns
+    -------
+    float or None
+        In [0, ε0]; None if no ε qualifies (δ < δ0).
+    """
+    if delta < delta0:
+        return None
+    if approx_local_delta(eps0, delta0, 0.0) <= delta:
+        return 0.0
+    x = 1.0 - (delta - delta0) * (1.0 + math.exp(-eps0)) / (1.0 - delta0)
+    e = eps0 + math.log(x) if x > 0 else 0.0
+    e = min(max(e * (1 + 1e-12) + 1e-300, 0.0), eps0)
+    for _ in range(64):
+        if approx_local_delta(eps0, delta0, e) <= delta or e >= eps0:
+            break
+        e = min(eps0, e + max(e, 1e-300) * 1e-12 * 2 ** _)
+    return e
+
+
+_DBL_EPS = float(np.finfo(np.float64).eps)
+
+
+def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ctx: dict, B):
+    r"""Certified (upper, lower, record) of the worst (ε0, δ0)-LDP randomizer at one point.
+
+    Upper: the smaller of the clone reduction (standard clone at :math:`\varepsilon_0'` plus the additive β;
+    for ε at δ, the clone's ε searched at δ − β) and the local profile :func:`approx_local_delta`.  Lower:
+    the larger of binary randomized response at :math:`\varepsilon_1` and, when the domain has at least 3
+    inputs, :math:`\delta_0 + (1-\delta_0)` times binary randomized response at ε0 (the revealing randomizer
+    of the module docstring), each over the Theorem-14 datasets (certified lower evaluators, both orderings).
+    ``B`` is :mod:`shuffleamp.bounds`.  δ below δ0 has no finite ε: ParameterError naming ``delta``.
+    """
+    d0 = mech.delta0
+    try:
+        proxy = mech.at_n(n)
+        why = None
+    except ParameterError as exc:
+        proxy, why = None, str(exc)
+    lo_a = B._with_swaps(ApproximateLDP._lower(mech.eps0, d0))
+    lo_r = B._with_swaps(KRR(mech.eps0, 2).lower_decompositions()) if (d0 > 0 and mech.reveal_ok(3)) else []
+    rec: dict = {}
+
+    def lower_delta(e):
+        v, info = B.max_delta(lo_a, n, e, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+        info = dict(info or {}, dataset="binary RR at log((e^eps0 + delta0)/(1 - delta0))")
+        if lo_r:
+            w, info_r = B.max_delta(lo_r, n, e, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+            w = float(np.nextafter((d0 + (1.0 - d0) * w) * (1 - 4 * _DBL_EPS), -np.inf))
+            if w > v:
+                v, info = w, dict(info_r or {}, dataset="reveals its input w.p. delta0, else binary RR at eps0")
+        return v, info
+
+    def clone_sub():
+        sub = dict(ctx)
+        B._optimal_prepare(proxy, sub)
+        sub["lower_families"] = []
+        sub["binary_rr_eps0"] = None
+        return sub
+
     if quantity == "delta":
-        up, lo, rec = B._optimal_delta(proxy, n, value, sub)
-        up = float(np.nextafter(up + c, np.inf)) if c > 0 else up
-        rec["delta_charge"] = c
-        return up, (None if lo is None else min(lo, up)), rec
-    if c >= value:
-        raise ParameterError("delta", f"delta = {value:g} is not above the charged term {c:.6g} of this bound "
-                             "(min(n, domain-1) * delta0); ask for a larger delta or decrease delta0")
-    lo_f = sub["lower_families"]
-    sub["lower_families"] = []
-    up, _, rec = B._optimal_epsilon(proxy, n, value - c * (1 + 1e-9), sub)
-    lo = None
-    if lo_f:
-        def fn_lo(e):
-            return B.max_delta(lo_f, n, e, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
-        lo, info_l, _cnt = B.solve_epsilon(fn_lo, value, float(proxy.eps0), "lower", ctx["eps_rtol"],
-                                           B.estimator(lo_f, n))
+        eps = value
+        up = approx_local_delta(mech.eps0, d0, eps)
+        rec["upper_engine"], rec["upper"] = "local (eps0, delta0) profile", {"local": up}
+        if proxy is not None and proxy.delta_charge < up:
+            c = proxy.delta_charge
+            u, _, r = B._optimal_delta(proxy, n, eps, clone_sub())
+            u = float(np.nextafter(u + c, np.inf)) if c > 0 else u
+            rec["clone_reduction"] = u
+            if u < up:
+                up = u
+                rec.update(upper_engine="clone reduction", upper=r.get("upper"), delta_charge=c)
+        elif why is not None:
+            rec["clone_reduction"] = why
+        lo, info_l = lower_delta(eps)
         rec["lower"] = info_l
-        lo = min(lo, up)
-    rec["delta_charge"] = c
-    return up, lo, rec
+        return up, min(lo, up), rec
+    target = value
+    up = approx_local_epsilon(mech.eps0, d0, target)
+    if up is None:
+        raise ParameterError("delta", f"delta = {target:g} is below delta0 = {d0:g}: an (eps0, delta0)-LDP "
+                             "randomizer may reveal its input with probability delta0, so no finite epsilon "
+                             "holds; ask for delta >= delta0")
+    rec["upper_engine"], rec["upper"] = "local (eps0, delta0) profile", {"local": up}
+    if proxy is not None and proxy.delta_charge < target:
+        c = proxy.delta_charge
+        u, _, r = B._optimal_epsilon(proxy, n, target - c * (1 + 1e-9), clone_sub())
+        rec["clone_reduction"] = u
+        if u < up:
+            up = u
+            rec.update(upper_engine="clone reduction", upper=r.get("upper"), delta_charge=c)
+    elif proxy is not None:
+        rec["clone_reduction"] = f"charge {proxy.delta_charge:.6g} >= delta"
+    else:
+        rec["clone_reduction"] = why
+    eps_hi = max(float(mech.eps0), min(_lower_eps1(mech.eps0, d0), _validate.EPS0_MAX))
+    lo, info_l, _cnt = B.solve_epsilon(lower_delta, target, eps_hi, "lower", ctx["eps_rtol"],
+                                       B.estimator(lo_a, n))
+    rec["lower"] = info_l
+    return up, min(lo, up), rec
+
+
+def _lower_eps1(eps0: float, delta0: float) -> float:
+    """ε1 = log((e^ε0 + δ0)/(1 − δ0)): binary RR at ε1 is (ε0, δ0)-LDP."""
+    return math.log(math.exp(eps0) + delta0) - math.log1p(-delta0) if delta0 > 0 else eps0
 
 
 # ---------------------------------------------------------------------------- Gaussian populations

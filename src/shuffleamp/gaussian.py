@@ -990,9 +990,8 @@ def approx_local_delta(eps0: float, delta0: float, epsilon: float) -> float:
         :math:`\delta_0 + (1-\delta_0)(e^{\varepsilon_0} - e^\varepsilon)_+/(e^{\varepsilon_0}+1)`.
     """
     if epsilon >= eps0:
-        v = delta0
-    else:
-        v = delta0 + (1.0 - delta0) * -math.expm1(epsilon - eps0) / (1.0 + math.exp(-eps0))
+        return float(delta0)                       # exact: no arithmetic
+    v = delta0 + (1.0 - delta0) * -math.expm1(epsilon - eps0) / (1.0 + math.exp(-eps0))
     return float(min(1.0, np.nextafter(v * (1 + 4 * _DBL_EPS), np.inf)))
 
 

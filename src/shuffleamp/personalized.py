@@ -378,7 +378,7 @@ class Population:
 
     @property
     def delta_charge(self) -> float:
-        """Largest charge :math:`\beta_g = \min(n_g, d_g-1)\,\delta_g` of the groups (0 without
+        r"""Largest charge :math:`\beta_g = \min(n_g, d_g-1)\,\delta_g` of the groups (0 without
         ApproximateLDP groups); ParameterError naming ``delta0`` when a group's β is 1 or more."""
         if self.kind not in ("approx", "approx-uncharged"):
             return 0.0

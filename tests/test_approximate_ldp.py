@@ -216,6 +216,15 @@ def test_delta_below_delta0_is_refused():
     assert e.value.parameter == "delta"
 
 
+def test_gdp_comparison_value_uses_delta_i():
+    """method="gdp" on (eps_i, delta_i) groups: the μ-GDP estimate with q_i = (1 − δ_i)/(1 + e^{ε_i}), per user."""
+    from shuffleamp import baselines
+    pop = sa.population([(sa.ApproximateLDP(0.5, 1e-3), 60), (sa.ApproximateLDP(1.0, 0.2), 40)])
+    r = sa.epsilon(pop, delta=1e-4, method="gdp")
+    ref = baselines.gdp_epsilon([0.5] * 60 + [1.0] * 40, [1e-3] * 60 + [0.2] * 40, 1e-4).estimate
+    assert r.estimate == pytest.approx(ref, rel=1e-9) and not r.sound
+
+
 def test_mixed_groups_are_refused():
     with pytest.raises(ParameterError) as e:
         sa.population([(sa.ApproximateLDP(1.0, 1e-6), 100), (KRR(1.0, 2), 100)])

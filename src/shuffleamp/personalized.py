@@ -1810,6 +1810,23 @@ def everyone_at_max(pop: Population, delta: float) -> BoundResult:
                        sound=True, kind="upper")
 
 
+def gdp_deltas(pop: Population) -> np.ndarray:
+    """Per-group local δ_i of the μ-GDP comparison value (``delta0`` of ApproximateLDP groups, else 0).
+
+    Parameters
+    ----------
+    pop : Population
+        Any population.
+
+    Returns
+    -------
+    ndarray
+        δ_i per group (float64).
+    """
+    _check(pop)
+    return np.array([float(getattr(gr.mechanism, "delta0", 0.0)) for gr in pop.groups])
+
+
 def gdp_inputs(pop: Population):
     """Per-group ε0 and counts, the inputs of the μ-GDP comparison value of Chen–Cao–Ge (AAAI 2024)
     (``shuffleamp.epsilon(pop, delta=..., method="gdp")``, an asymptotic estimate, not a bound).

@@ -1,5 +1,5 @@
-"""Gaussian randomizer: interior input pairs against the extreme pair (the check the module docstring of
-shuffleamp.gaussian cites, "Every pair of inputs").
+"""Gaussian randomizer: interior input pairs against the extreme pair (the lemma and the stop-loss inequalities
+proved in the module docstring of shuffleamp.gaussian, "Every pair of inputs", checked by an exact oracle).
 
 For the blanket m = min(φ(y), φ(y − μ)) (units of σ, μ = Δ/σ) and inputs a, b in [0, μ], the GPARV of the pair
 (a, b) is G = (φ(y − a) − c φ(y − b))/m(y) with mass m, plus an atom 0 of mass 1 − γ common to every pair.  Its
@@ -79,6 +79,16 @@ def test_oracle_matches_the_gaussian_hockey_stick():
     for mu in (0.5, 2.0):
         for c in (1.0, 3.0):
             assert stop_loss(0.0, mu, c, 0.0, mu) == pytest.approx(gaussian_delta(mu, np.log(c)), rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize("mu", [0.3, 1.0, 3.0, MU_MAX])
+def test_lemma_blanket_stop_loss_largest_at_the_end_points(mu):
+    """H_x(K) = ∫(φ(y − x) − K m)_+ <= H_0(K) = H_μ(K) for x in [0, μ], K >= 1 (c = 0 in the oracle)."""
+    for K in (1.0, 1.01, 1.3, 2.0, 5.0, 50.0):
+        ref = stop_loss(0.0, mu, 0.0, K, mu)
+        assert stop_loss(mu, 0.0, 0.0, K, mu) == pytest.approx(ref, rel=1e-9, abs=1e-14)
+        for x in np.linspace(0.0, mu, 9):
+            assert stop_loss(x, mu, 0.0, K, mu) <= ref + 1e-13
 
 
 @pytest.mark.parametrize("mu", [0.5, 2.0])

@@ -61,36 +61,46 @@ accountant (privacy profiles, PLDs, ``--rounds``) uses the rung :data:`ACCOUNTIN
 differing user's own report, so the local Gaussian mechanism's exact profile (Balle–Wang) is a second
 certified upper bound; the smaller is reported.
 
-**Every pair of inputs.**  The bound above is for the extreme pair (0, Δ) (and its reverse, the same
-law by the reflection :math:`y \mapsto \Delta - y`, which maps the blanket to itself).  For an interior
-pair :math:`(a, b) \subset [0,\Delta]` the other users keep the same blanket (m is the lower envelope over
-the whole interval, so no larger blanket is available), and the GPARV
-:math:`G_{a,b} = (\varphi(Y-a) - e^\varepsilon\varphi(Y-b))/m(Y)` (mass γ, plus the common atom 0) has the
-same mean :math:`1 - e^\varepsilon`.  If :math:`G_{a,b} \le_{cx} G_{0,\Delta}` then
-:math:`E(\sum_i G_{a,b,i})_+ \le E(\sum_i G_{0,\Delta,i})_+` (convex order is kept by sums of independent
-copies, Shaked–Shanthikumar Theorem 3.A.12), and the extreme pair is the worst.  By equal means the convex
-order is equivalent to the stop-loss inequalities
+**Every pair of inputs** (derived here).  The bound above is for the extreme pair (0, Δ) (and its
+reverse, the same law by the reflection :math:`y \mapsto \Delta - y`, which maps the blanket to itself).
+For any pair :math:`(a, b) \subset [0, \mu]` (units of σ) the other users keep the same blanket m (the lower
+envelope over the whole interval), and the pair's GPARV is :math:`G_{a,b} = 1 - c + U_{a,b}` w.p. γ
+(:math:`Y \sim m/\gamma`) and 0 w.p. 1 − γ, with :math:`c = e^\varepsilon > 0`,
+:math:`s_x = \varphi(\cdot - x) - m \ge 0` and :math:`U_{a,b} = (s_a(Y) - c\,s_b(Y))/m(Y)`.  **Claim:**
+:math:`U_{a,b} \le_{cx} U_{0,\mu}`; then :math:`G_{a,b} \le_{cx} G_{0,\mu}` (a common shift and a common
+mixture component keep the order), sums of independent copies keep it (Shaked, Shanthikumar, Theorem
+3.A.12) and :math:`s \mapsto s_+` is convex, so :math:`E(\sum_i G_{a,b,i})_+ \le E(\sum_i G_{0,\mu,i})_+`:
+the extreme pair is the worst, for every ε.
 
-.. math::
+*Lemma.*  :math:`H_x(K) := \int(\varphi(y - x) - K m(y))_+\,dy \le H_0(K) = H_\mu(K)` for every
+:math:`x \in [0, \mu]` and :math:`K \ge 1`.  Proof: the ratio :math:`\rho_x = \varphi(\cdot - x)/m` is
+:math:`\exp((\mu - x)((\mu + x)/2 - y))` for :math:`y \le \mu/2` (where :math:`m = \varphi(\cdot - \mu)`),
+decreasing, and :math:`\exp(x(y - x/2))` for :math:`y \ge \mu/2` (where :math:`m = \varphi`), increasing,
+with minimum :math:`\rho^* = e^{x(\mu - x)/2} \ge 1`.  If :math:`K \le \rho^*` the integrand is non-negative
+and :math:`H_x = 1 - K\gamma \le H_0` (as :math:`(z)_+ \ge z`).  Otherwise, with :math:`p = x`,
+:math:`q = \mu - x`, :math:`\ell = \log K > pq/2`, the positive set is :math:`(-\infty, s_1) \cup (s_2, \infty)`
+with :math:`s_1 - x = -(\ell/q - q/2)` and :math:`s_2 - x = \ell/p - p/2`, and since the integrand vanishes
+at :math:`s_1, s_2` and m does not depend on x, :math:`dH_x/dx = \int_{\{\cdot > 0\}} (y - x)\varphi(y - x)\,dy
+= \varphi(s_2 - x) - \varphi(s_1 - x)`.  With :math:`h(z) = \ell/z - z/2` (decreasing),
+:math:`s_2 - x = h(p)` and :math:`s_1 - x = -h(q)`.  For :math:`x \le \mu/2` (:math:`p \le q`):
+:math:`p^2 \le pq < 2\ell` gives :math:`h(p) > 0`; if :math:`h(q) \ge 0` then :math:`h(p) \ge h(q)`; if
+:math:`h(q) < 0` then :math:`h(p) + h(q) = (\ell - pq/2)(p + q)/(pq) > 0`.  Either way
+:math:`|s_2 - x| \ge |s_1 - x|`, so :math:`dH_x/dx \le 0`.  As ρ* increases on [0, μ/2], the regime
+:math:`K > \rho^*` is an initial interval of x, on which H decreases, and beyond it :math:`H_x = 1 - K\gamma`
+is its minimum; H is continuous in x, so :math:`H_x \le H_0` on [0, μ/2], and the reflection gives
+:math:`H_x = H_{\mu - x}`.
 
-    F_{a,b}(t) := \int \big(\varphi(y-a) - e^\varepsilon\varphi(y-b) - t\,m(y)\big)_+\,dy
-    \;\le\; F_{0,\Delta}(t) \quad \text{for every real } t
-
-(the common atom adds the same :math:`(1-\gamma)(-t)_+` to both).  What is proven: :math:`t \ge 1 -
-e^\varepsilon` reduces the right side to the hockey-stick divergence :math:`H_{e^\varepsilon + t}(N(0,1)\|N(\mu,1))`
-(the integrand is non-positive right of μ/2), and the local part of the reported bound (the local Gaussian
-mechanism's profile, below) holds for every pair because :math:`|b - a| \le \Delta`.  What is **checked,
-not proven**, is the inequality itself: ``tests/test_gaussian_interior.py`` evaluates both sides by an
-exact oracle (the integrand's sign changes located on a 0.01-grid and refined by bisection, each positive
-piece a difference of normal CDFs) for μ = Δ/σ in {0.25, 0.5, 1, 2, 4, 8}, :math:`e^\varepsilon` in
-{1, 1.1, 1.5, 3, 10, 100}, t in {±20, ±3, ±1, ±0.3, 0} and :math:`1 - e^\varepsilon \pm 10^{-3}` (the kink),
-and a, b on a 7 × 7 grid of [0, μ] (slow test; a fast subset runs in CI); no violation beyond
-:math:`10^{-12}` was found.  A proof would need a Markov kernel that maps :math:`\varphi(\cdot)` to
-:math:`\varphi(\cdot - a)`, :math:`\varphi(\cdot - \mu)` to :math:`\varphi(\cdot - b)` and fixes the
-blanket m (then :math:`G_{a,b}` is a conditional expectation of :math:`G_{0,\Delta}`); the affine Gaussian
-garbling :math:`y \mapsto a + \tfrac{b-a}{\mu}y + N(0, 1 - (\tfrac{b-a}{\mu})^2)` maps the pair correctly but
-does not fix m, and coordinate-wise monotonicity of :math:`F_{a,b}` fails as an argument because the set
-where the integrand is positive need not be a half-line.
+*Proof of the claim.*  Equal means: :math:`E U_{a,b} = (1-\gamma)(1-c)/\gamma` for every pair.  For
+:math:`k \ge 0`, dropping :math:`-c s_b \le 0`: :math:`\gamma E(U_{a,b} - k)_+ = \int(s_a - c s_b - k m)_+
+\le \int(\varphi(\cdot - a) - (1+k)m)_+ = H_a(1+k) \le H_0(1+k)`, and :math:`\gamma E(U_{0,\mu} - k)_+ =
+H_0(1+k)` exactly (:math:`s_0 = (\varphi - \varphi(\cdot-\mu))_+` and :math:`s_\mu` have disjoint supports).
+For :math:`k = -k' < 0`, dropping :math:`-s_a`: :math:`\gamma E(k - U_{a,b})_+ \le c\,H_b(1 + k'/c) \le
+c\,H_\mu(1 + k'/c) = \gamma E(k - U_{0,\mu})_+`, and with equal means
+:math:`E(X - k)_+ = EX - k + E(k - X)_+`.  So every stop-loss transform of :math:`U_{a,b}` is at most that of
+:math:`U_{0,\mu}` with equal means: convex order (Shaked, Shanthikumar, Theorem 3.A.1).
+``tests/test_gaussian_interior.py`` checks the lemma and the stop-loss inequalities with an exact oracle
+(normal-CDF pieces between bisected sign changes) for μ in {0.25, …, 8}, :math:`e^\varepsilon` in
+{1, …, 100} and a 7 × 7 grid of input pairs.
 
 Certified lower bound (threshold counts)
 ----------------------------------------
@@ -447,10 +457,9 @@ class Gaussian(Mechanism):
     docstring).  ``eps0`` is the largest log-ratio of the accountant's truncated law (beyond it only the
     charged tail remains), not a local guarantee.
 
-    What is proven: the upper bound for every neighbouring pair whose differing user moves between the two
-    end points of the interval (and any other users anywhere in it).  That interior pairs of inputs are
-    dominated by the end points is checked numerically by an exact stop-loss oracle on a grid (module
-    docstring, "Every pair of inputs"), not proven.
+    The upper bound holds for every neighbouring pair: the extreme pair (differing user at the two end
+    points of the interval) is the worst, by a convex-order argument on the blanket decomposition (module
+    docstring, "Every pair of inputs").
 
     Parameters
     ----------

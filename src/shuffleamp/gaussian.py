@@ -70,7 +70,10 @@ envelope over the whole interval), and the pair's GPARV is :math:`G_{a,b} = 1 - 
 :math:`U_{a,b} \le_{cx} U_{0,\mu}`; then :math:`G_{a,b} \le_{cx} G_{0,\mu}` (a common shift and a common
 mixture component keep the order), sums of independent copies keep it (Shaked, Shanthikumar, Theorem
 3.A.12) and :math:`s \mapsto s_+` is convex, so :math:`E(\sum_i G_{a,b,i})_+ \le E(\sum_i G_{0,\mu,i})_+`:
-the extreme pair is the worst, for every ε.
+the extreme pair is the worst, for every ε.  The same holds in Gaussian populations
+(:func:`population_delta_upper`): the target's law :math:`L = \gamma_t G` w.r.t. its own blanket is
+ordered in the same way, and the personalized functional is a mixture over the blanket count of
+:math:`E(\sum_{i \le m+1} L_i)_+`, each term kept by the order.
 
 *Lemma.*  :math:`H_x(K) := \int(\varphi(y - x) - K m(y))_+\,dy \le H_0(K) = H_\mu(K)` for every
 :math:`x \in [0, \mu]` and :math:`K \ge 1`.  Proof: the ratio :math:`\rho_x = \varphi(\cdot - x)/m` is

@@ -1,5 +1,6 @@
-"""Gaussian randomizer: interior input pairs against the extreme pair (the lemma and the stop-loss inequalities
-proved in the module docstring of shuffleamp.gaussian, "Every pair of inputs", checked by an exact oracle).
+"""Gaussian randomizer: interior input pairs against the extreme pair (the lemma and the stop-loss
+inequalities proved in the module docstring of shuffleamp.gaussian, "Every pair of inputs", checked by an
+exact oracle).
 
 For the blanket m = min(φ(y), φ(y − μ)) (units of σ, μ = Δ/σ) and inputs a, b in [0, μ], the GPARV of the pair
 (a, b) is G = (φ(y − a) − c φ(y − b))/m(y) with mass m, plus an atom 0 of mass 1 − γ common to every pair.  Its

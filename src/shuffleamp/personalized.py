@@ -171,15 +171,18 @@ user's report, as in the μ-GDP value of Chen–Cao–Ge) needs a relation betwe
 that separate LDP constraints do not give (for example a common blanket, as for the k-RR and matrix
 populations above).  ``tests/test_approximate_ldp.py`` enumerates such a population.
 
-**Lower.**  Concrete members of the class, the other groups constant, evaluated by the binary-RR
-population lower bound above (one group of :math:`n_g` users; each value is the exact divergence of a
-concrete dataset pair, certified): (i) group g runs binary randomized response at
+**Lower.**  Concrete members of the class, the other groups constant, evaluated on the Theorem-14 datasets
+(the other users of the group at one common input; certified lower evaluators) and, up to
+:data:`APPROX_SCORE_MAX_N` users, also by the binary-RR population lower bound above (one group of
+:math:`n_g` users, mixed datasets; each value is the exact divergence of a concrete dataset pair,
+certified): (i) group g runs binary randomized response at
 :math:`\varepsilon_1 = \log((e^{\varepsilon_g}+\delta_g)/(1-\delta_g))`, which is
 :math:`(\varepsilon_g, \delta_g)`-LDP (both its hockey-stick divergences at :math:`e^{\varepsilon_g}` equal
-:math:`\delta_g`); (ii) when the domain has at least 4 inputs and :math:`\delta_g > 0`, the randomizer that
-reveals its input with probability :math:`\delta_g`: :math:`R(x) = \delta_g\,\mathbb 1_{r_x} + (1-\delta_g)B(x)`
+:math:`\delta_g`); (ii) when the domain has at least 3 inputs (4 for mixed datasets) and
+:math:`\delta_g > 0`, the randomizer that reveals its input with probability :math:`\delta_g`: :math:`R(x) = \delta_g\,\mathbb 1_{r_x} + (1-\delta_g)B(x)`
 with distinct symbols :math:`r_x` and :math:`B` binary randomized response at :math:`\varepsilon_g` on the
-target's inputs :math:`x^0, x^1`, extended by :math:`B(x_2) = B(x^1)`, :math:`B(x_3) = B(x^0)`.  It is
+target's inputs :math:`x^0, x^1`, extended by :math:`B(x_2) = B(x^1)`, :math:`B(x_3) = B(x^0)` (the
+Theorem-14 datasets need only :math:`x_2`: 3 inputs).  It is
 :math:`(\varepsilon_g, \delta_g)`-LDP: :math:`R(x)(E) \le \delta_g + (1-\delta_g)e^{\varepsilon_g}B(x')(E)
 \le \delta_g + e^{\varepsilon_g}R(x')(E)`.  Take a binary-RR dataset pair of the lower bound above (target
 :math:`x^0` vs :math:`x^1`, each other user of the group holding bit 1 or 0) and realise bit 1 by
@@ -848,6 +851,37 @@ def _approx_delta_upper(pop: Population, g: int, eps: float, rtol: float, charge
     return local, {"evaluator": "local (eps0, delta0) profile", "how": "local"}
 
 
+def _approx_epsilon_upper(pop: Population, g: int, delta: float, rtol: float, eps_rtol: float):
+    """Certified upper ε at δ of a target of an ApproximateLDP group g: the smaller of the local (ε0, δ0)
+    profile's ε (closed form) and, when the charge β_g is below δ, the clone reduction's ε (searched with the
+    charge added; its δ is β_g < δ at ε0').  Returns (ε, info, evaluations)."""
+    from .gaussian import approx_local_epsilon
+    m, ng = pop.groups[g].mechanism, pop.groups[g].n
+    up = approx_local_epsilon(m.eps0, m.delta0, delta)
+    info: dict = {"evaluator": "local (eps0, delta0) profile", "how": "local"}
+    cnt = 0
+    try:
+        proxy = m.at_n(ng)
+    except ParameterError as exc:
+        return up, dict(info, clone_reduction=str(exc)), cnt
+    c = proxy.delta_charge
+    if c >= delta:
+        return up, dict(info, clone_reduction=f"charge {c:.6g} >= delta"), cnt
+
+    def fn(e):
+        d, inf = _approx_delta_upper(pop, g, e, rtol, charged=False)
+        return (float(np.nextafter(d + c, np.inf)) if c > 0 else d), dict(inf, delta_charge=c)
+    e_c, info_c, cnt = epsilon_for_delta(fn, delta, float(proxy.eps0_pure), "upper", eps_rtol, None)
+    if e_c < up:
+        return e_c, info_c, cnt
+    return up, dict(info, clone_reduction=e_c), cnt
+
+
+#: ApproximateLDP groups: the binary-RR population lower bound (mixed datasets) is added up to this n_g (its
+#: score laws cost O(√n_g log n_g) per dataset; above, the Theorem-14 datasets alone).
+APPROX_SCORE_MAX_N = 10 ** 6
+
+
 def _approx_subpopulations(pop: Population, g: int):
     """The concrete binary-RR populations of group g's lower bound (one group of n_g users each):
     binary RR at ε1 = log((e^ε0 + δ0)/(1 − δ0)), and (domain of at least 4 inputs, δ0 > 0) binary RR at ε0
@@ -865,18 +899,50 @@ def _approx_subpopulations(pop: Population, g: int):
     return cache[g]
 
 
+def _approx_families(pop: Population, g: int):
+    """Theorem-14 lower-bound datasets (both orderings) of binary RR at ε1 and, when the domain has at least 3
+    inputs and δ0 > 0, at ε0 (for the revealing randomizer)."""
+    from .families import _with_swaps
+    from .gaussian import _lower_eps1
+    from .mechanisms import KRR
+    cache = pop.__dict__.setdefault("_approx_fams", {})
+    if g not in cache:
+        m = pop.groups[g].mechanism
+        e1 = min(_lower_eps1(m.eps0, m.delta0), _validate.EPS0_MAX)
+        rr1 = _with_swaps(KRR(e1, 2).lower_decompositions())
+        rr0 = _with_swaps(KRR(m.eps0, 2).lower_decompositions()) if (m.delta0 > 0 and m.reveal_ok(3)) else []
+        cache[g] = (rr1, rr0)
+    return cache[g]
+
+
 def _approx_delta_lower(pop: Population, g: int, eps: float, both: bool = False):
     """Certified lower δ of a target of an ApproximateLDP group g: concrete members of the class (module
-    docstring), the other groups constant.  Returns (δ, description)."""
-    m = pop.groups[g].mechanism
-    subs = _approx_subpopulations(pop, g)
-    best, how = _delta_lower(subs[0], 0, eps, both)
-    how = "binary RR at eps1 in the group (others constant): " + how
-    if len(subs) > 1:
-        v, h = _delta_lower(subs[1], 0, eps, both)
-        v = float(np.nextafter((m.delta0 + (1.0 - m.delta0) * v) * (1.0 - 4 * _DBL_EPS), -np.inf))
+    docstring), the other groups constant: Theorem-14 datasets (certified lower evaluators) and, up to
+    :data:`APPROX_SCORE_MAX_N` users, the binary-RR population's datasets.  Returns (δ, description)."""
+    from .evaluate import LOWER_MODE, max_delta
+    m, ng = pop.groups[g].mechanism, pop.groups[g].n
+    d0 = m.delta0
+    rr1, rr0 = _approx_families(pop, g)
+    best, _ = max_delta(rr1, ng, eps, LOWER_MODE)
+    how = "binary RR at eps1 in the group (others constant), Theorem-14 dataset"
+
+    def revealing(v):
+        return float(np.nextafter((d0 + (1.0 - d0) * v) * (1.0 - 4 * _DBL_EPS), -np.inf))
+    if rr0:
+        v = revealing(max_delta(rr0, ng, eps, LOWER_MODE)[0])
         if v > best:
-            best, how = v, "reveals its input w.p. delta0, else binary RR at eps0 (others constant): " + h
+            best, how = v, ("reveals its input w.p. delta0, else binary RR at eps0 (others constant), "
+                            "Theorem-14 dataset")
+    if ng <= APPROX_SCORE_MAX_N:
+        subs = _approx_subpopulations(pop, g)
+        v, h = _delta_lower(subs[0], 0, eps, both)
+        if v > best:
+            best, how = v, "binary RR at eps1 in the group (others constant): " + h
+        if len(subs) > 1:
+            v, h = _delta_lower(subs[1], 0, eps, both)
+            v = revealing(v)
+            if v > best:
+                best, how = v, "reveals its input w.p. delta0, else binary RR at eps0 (others constant): " + h
     return max(best, 0.0), how
 
 
@@ -1734,8 +1800,11 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
         check(g)
         eps_hi = float(gr.mechanism.eps0)
         est = _estimator(pop, g)
-        up, info, cnt = epsilon_for_delta(lambda e: _delta_target(pop, g, e, rtol), delta, eps_hi, "upper",
-                                          eps_rtol, est)
+        if pop.kind == "approx":
+            up, info, cnt = _approx_epsilon_upper(pop, g, delta, rtol, eps_rtol)
+        else:
+            up, info, cnt = epsilon_for_delta(lambda e: _delta_target(pop, g, e, rtol), delta, eps_hi, "upper",
+                                              eps_rtol, est)
         info = dict(info or {}, upper_evaluations=cnt)
         lo, how, cnt_l = epsilon_for_delta(lambda e: _delta_lower(pop, g, e), delta, eps_hi, "lower",
                                            eps_rtol, est)

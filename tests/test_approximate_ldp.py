@@ -140,6 +140,25 @@ def test_homogeneous_upper_above_enumerated_members():
             assert r.lower <= r.upper and truth <= r.upper * (1 + 1e-9)
 
 
+def test_fewer_users_never_hurt_the_truth():
+    """The worst case over datasets is non-increasing in n (the step behind keeping m <= n users): enumerated."""
+    rng = np.random.default_rng(3)
+    M = _random_member(rng, 1.0, 0.05, 3, 3)
+    for eps in (0.0, 0.3):
+        t = [_worst_truth([M], [n], 0, eps) for n in (1, 2, 3, 4)]
+        assert all(a >= b - 1e-15 for a, b in zip(t, t[1:]))
+
+
+def test_keeping_fewer_users_beats_the_local_profile():
+    """n = 1e8, delta0 = 1e-14, delta = 1e-6: the charge n delta0 equals delta, yet keeping fewer users certifies
+    amplification far below the local eps0 (homogeneous and as one group)."""
+    a = sa.ApproximateLDP(1.0, 1e-14)
+    r = sa.epsilon(a, 10 ** 8, 1e-6)
+    p = sa.epsilon(sa.population([(a, 10 ** 8)]), delta=1e-6).groups[0]
+    assert r.lower <= r.upper < 0.01 and p.upper == pytest.approx(r.upper, rel=1e-6)
+    assert r.settings.get("users_kept", 10 ** 8) < 10 ** 8 or p.settings["users_kept"] < 10 ** 8
+
+
 # ----------------------------------------------------------------------------- reductions
 def test_zero_delta_is_the_pure_class_bound():
     """delta_i = 0: each group's upper is the standard clone with its own n_g users (the pure eps_g-LDP class)."""

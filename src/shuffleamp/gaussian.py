@@ -153,6 +153,16 @@ non-decreasing in δ0 (β and ε0' are, and the clone bound is non-decreasing in
 (an additive term of order :math:`(e^\varepsilon+1)\,n\delta_0`): the constant here is 1 and
 :math:`\min(n, d-1)` replaces n for a finite domain.
 
+**Fewer users** (derived here).  For any m ≤ n, the shuffled output of the n users is a randomized
+post-processing of the shuffled output of the differing user and any m − 1 of the others (draw the remaining
+users' reports, independent and with the same law under both datasets, add them to the multiset), so the
+worst case over datasets is non-increasing in n and the reduction above may be applied to m users only:
+:math:`\delta(\varepsilon) \le \min_{m \le n} [\delta_{\rm clone}(\varepsilon;\ \varepsilon_0 -
+\log(1-\beta_m),\ m) + \beta_m]`, :math:`\beta_m = \min(m, d-1)\,\delta_0`.  Fewer users pay a smaller
+charge and amplify less; every m gives a certified bound, so the minimum over the m tried is one
+(:func:`approx_fewer_users`: m = n, n/2, n/4, …, skipping m whose charge alone reaches the best value or the
+target, and stopping once the pure ε0 clone bound with m users shows that no smaller m can do better).
+
 **The local profile** (derived here).  The shuffled output is a randomized post-processing of the differing
 user's report (the others' reports are drawn independently, with the same law under both datasets), so
 :math:`\delta(\varepsilon) \le \sup D_{e^\varepsilon}(P\|Q)` over pairs with :math:`P(E) \le e^{\varepsilon_0}Q(E)
@@ -222,7 +232,7 @@ from .errors import ParameterError
 from .mechanisms import KRR, Mechanism, Parameter, _form
 
 __all__ = ["Gaussian", "ApproximateLDP", "gaussian_delta", "gaussian_blanket", "THRESHOLDS", "LADDER",
-           "MU_MAX", "population_gammas", "approx_local_delta", "approx_local_epsilon"]
+           "MU_MAX", "population_gammas", "approx_local_delta", "approx_local_epsilon", "approx_fewer_users"]
 
 #: Truncation ladder: the cut is at w_K = Δ/(2σ) + z (z in units of σ), charged tail τ(z) ≈ Φ̄(z).
 LADDER = tuple(range(3, 13))
@@ -1063,22 +1073,64 @@ def approx_local_epsilon(eps0: float, delta0: float, delta: float):
 _DBL_EPS = float(np.finfo(np.float64).eps)
 
 
+def approx_fewer_users(n: int, quantity: str, value: float, best: float, best_info: dict, charge, clone, pure):
+    """The smallest clone-reduction bound over the numbers m = n, n/2, n/4, ... of users kept (module docstring,
+    "Fewer users"), starting from ``best`` (the local profile's value).
+
+    ``charge(m)``: β_m, or None when the reduction is refused at m; ``clone(m)``: (value, info) of the reduction
+    with m users and its charge (δ at ε = ``value`` for ``quantity="delta"``, ε at δ = ``value`` otherwise);
+    ``pure(m, eps)``: the certified δ of the pure ε0 clone bound with m users at ε.  m is skipped when its
+    charge alone reaches the best value (δ) or the target (ε), and the scan stops once the pure bound with m
+    users is at least the best δ (δ query) or at least the target δ at the best ε (ε query): every smaller m'
+    has a larger pure bound (fewer users) and a clone bound above its pure one, so none can do better.  Every
+    value is certified, so is their minimum; the m scanned form a fixed set, minus values that cannot win, so
+    the result is non-decreasing in δ0 up to the evaluators' errors.
+
+    Returns
+    -------
+    (float, dict)
+    """
+    for m in approx_halvings(n):
+        c = charge(m)
+        if c is None:
+            continue
+        if quantity == "delta":
+            if c >= best:
+                continue
+            if pure(m, value) >= best:
+                break
+        else:
+            if c >= value:
+                continue
+            if pure(m, best) >= value:
+                break
+        v, info = clone(m)
+        if v < best:
+            best, best_info = v, dict(info or {}, users_kept=m, delta_charge=c)
+    return best, best_info
+
+
+def approx_halvings(n: int):
+    """n, ⌊n/2⌋, ⌊n/4⌋, ... down to 1: the numbers of kept users a δ query scans (module docstring)."""
+    m = n
+    while m >= 1:
+        yield m
+        m //= 2
+
+
 def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ctx: dict, B):
     r"""Certified (upper, lower, record) of the worst (ε0, δ0)-LDP randomizer at one point.
 
-    Upper: the smaller of the clone reduction (standard clone at :math:`\varepsilon_0'` plus the additive β;
-    for ε at δ, the clone's ε searched at δ − β) and the local profile :func:`approx_local_delta`.  Lower:
-    the larger of binary randomized response at :math:`\varepsilon_1` and, when the domain has at least 3
-    inputs, :math:`\delta_0 + (1-\delta_0)` times binary randomized response at ε0 (the revealing randomizer
-    of the module docstring), each over the Theorem-14 datasets (certified lower evaluators, both orderings).
+    Upper: the smallest of the clone reduction with m of the n users kept (standard clone at
+    :math:`\varepsilon_0'` with m users plus the additive :math:`\beta_m = \min(m, d-1)\delta_0`; for ε at δ,
+    the clone's ε searched at δ − β_m; m from :func:`approx_fewer_users`) and the local profile
+    :func:`approx_local_delta`.  Lower: the larger of binary randomized
+    response at :math:`\varepsilon_1` and, when the domain has at least 3 inputs,
+    :math:`\delta_0 + (1-\delta_0)` times binary randomized response at ε0 (the revealing randomizer of the
+    module docstring), each over the Theorem-14 datasets (certified lower evaluators, both orderings).
     ``B`` is :mod:`shuffleamp.bounds`.  δ below δ0 has no finite ε: ParameterError naming ``delta``.
     """
     d0 = mech.delta0
-    try:
-        proxy = mech.at_n(n)
-        why = None
-    except ParameterError as exc:
-        proxy, why = None, str(exc)
     lo_a = B._with_swaps(ApproximateLDP._lower(mech.eps0, d0))
     lo_r = B._with_swaps(KRR(mech.eps0, 2).lower_decompositions()) if (d0 > 0 and mech.reveal_ok(3)) else []
     rec: dict = {}
@@ -1093,48 +1145,57 @@ def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ct
                 v, info = w, dict(info_r or {}, dataset="reveals its input w.p. delta0, else binary RR at eps0")
         return v, info
 
-    def clone_sub():
+    def at(m, cls=mech):
+        try:
+            proxy = cls.at_n(m)
+        except ParameterError:
+            return None, None
         sub = dict(ctx)
         B._optimal_prepare(proxy, sub)
         sub["lower_families"] = []
         sub["binary_rr_eps0"] = None
-        return sub
+        return proxy, sub
+
+    pure_cls = ApproximateLDP(mech.eps0, 0.0)
+
+    def charge(m):
+        proxy, _ = at(m)
+        return None if proxy is None else proxy.delta_charge
+
+    def pure(m, e):
+        proxy, sub = at(m, pure_cls)
+        return B._optimal_delta(proxy, m, e, sub)[0]
 
     if quantity == "delta":
         eps = value
-        up = approx_local_delta(mech.eps0, d0, eps)
-        rec["upper_engine"], rec["upper"] = "local (eps0, delta0) profile", {"local": up}
-        if proxy is not None and proxy.delta_charge < up:
+
+        def clone(m):
+            proxy, sub = at(m)
+            u, _, r = B._optimal_delta(proxy, m, eps, sub)
             c = proxy.delta_charge
-            u, _, r = B._optimal_delta(proxy, n, eps, clone_sub())
-            u = float(np.nextafter(u + c, np.inf)) if c > 0 else u
-            rec["clone_reduction"] = u
-            if u < up:
-                up = u
-                rec.update(upper_engine="clone reduction", upper=r.get("upper"), delta_charge=c)
-        elif why is not None:
-            rec["clone_reduction"] = why
+            return (float(np.nextafter(u + c, np.inf)) if c > 0 else u), {"clone": r.get("upper")}
+        local = approx_local_delta(mech.eps0, d0, eps)
+        up, info = approx_fewer_users(n, "delta", eps, local, {"local": local}, charge, clone, pure)
+        rec.update(upper_engine="clone reduction" if "users_kept" in info else "local (eps0, delta0) profile",
+                   upper=info)
         lo, info_l = lower_delta(eps)
         rec["lower"] = info_l
         return up, min(lo, up), rec
     target = value
-    up = approx_local_epsilon(mech.eps0, d0, target)
-    if up is None:
+    local = approx_local_epsilon(mech.eps0, d0, target)
+    if local is None:
         raise ParameterError("delta", f"delta = {target:g} is below delta0 = {d0:g}: an (eps0, delta0)-LDP "
                              "randomizer may reveal its input with probability delta0, so no finite epsilon "
                              "holds; ask for delta >= delta0")
-    rec["upper_engine"], rec["upper"] = "local (eps0, delta0) profile", {"local": up}
-    if proxy is not None and proxy.delta_charge < target:
+
+    def clone_eps(m):
+        proxy, sub = at(m)
         c = proxy.delta_charge
-        u, _, r = B._optimal_epsilon(proxy, n, target - c * (1 + 1e-9), clone_sub())
-        rec["clone_reduction"] = u
-        if u < up:
-            up = u
-            rec.update(upper_engine="clone reduction", upper=r.get("upper"), delta_charge=c)
-    elif proxy is not None:
-        rec["clone_reduction"] = f"charge {proxy.delta_charge:.6g} >= delta"
-    else:
-        rec["clone_reduction"] = why
+        u, _, r = B._optimal_epsilon(proxy, m, target - c * (1 + 1e-9), sub)
+        return u, {"clone": r.get("upper")}
+    up, info = approx_fewer_users(n, "epsilon", target, local, {"local": local}, charge, clone_eps, pure)
+    rec.update(upper_engine="clone reduction" if "users_kept" in info else "local (eps0, delta0) profile",
+               upper=info)
     eps_hi = max(float(mech.eps0), min(_lower_eps1(mech.eps0, d0), _validate.EPS0_MAX))
     lo, info_l, _cnt = B.solve_epsilon(lower_delta, target, eps_hi, "lower", ctx["eps_rtol"],
                                        B.estimator(lo_a, n))

@@ -159,8 +159,9 @@ target's δ(ε) is at most that of group g's :math:`n_g` shuffled reports alone:
 the smaller of the standard clone at :math:`\varepsilon_g' = \varepsilon_g - \log(1-\beta_g)` with
 :math:`n_g` users plus :math:`\beta_g = \min(n_g, d_g-1)\,\delta_g`, evaluated here as Theorem 13 with the
 clone law (the binary-RR target law at :math:`\varepsilon_g'` and blanket mass
-:math:`\gamma = e^{-\varepsilon_g'}`: the GPARV of the standard clone decomposition, atom for atom), and the
-local :math:`(\varepsilon_g, \delta_g)` profile.
+:math:`\gamma = e^{-\varepsilon_g'}`: the GPARV of the standard clone decomposition, atom for atom), with
+m ≤ :math:`n_g` of the group's users kept and the charge :math:`\beta_m` ("Fewer users" there: the same
+choices of m), and the local :math:`(\varepsilon_g, \delta_g)` profile.
 
 **No amplification across groups, and why that is the truth.**  Another group may output a constant (a
 constant randomizer is (0, 0)-LDP, hence :math:`(\varepsilon_h, \delta_h)`-LDP for every
@@ -822,59 +823,83 @@ def _delta_law(vals, mass, gam, N, rtol):
 
 
 # ============================================================================ (eps_i, delta_i)-LDP groups
+def _approx_clone(m, users: int, eps: float, rtol: float):
+    """(δ, info, charge) of the clone reduction of the class ``m`` with ``users`` users kept: Theorem 13 on the
+    standard clone law at ε0' (the binary-RR target law and blanket mass e^{-ε0'}; the GPARV of the standard
+    clone decomposition), without its charge; ParameterError from ``m.at_n`` when the charge reaches 1."""
+    proxy = m.at_n(users)
+    E = math.exp(proxy.eps0_pure)
+    e = math.exp(eps)
+    vals = np.array([2.0 * (E - e) / (E + 1.0), 2.0 * (1.0 - e * E) / (E + 1.0)])
+    mass = np.array([0.5, 0.5])
+    gam = np.array([1.0 / E]) if users > 1 else np.zeros(0)
+    N = np.array([users - 1.0]) if users > 1 else np.zeros(0)
+    d, info = _delta_law(vals, mass, gam, N, rtol)
+    return d, info, proxy.delta_charge
+
+
+def _approx_drivers(pop: Population, g: int, rtol: float):
+    """(charge, pure) callables of :func:`shuffleamp.gaussian.approx_fewer_users` for group g."""
+    from .gaussian import ApproximateLDP
+    m = pop.groups[g].mechanism
+    pure_cls = ApproximateLDP(m.eps0, 0.0)
+
+    def charge(users):
+        try:
+            return m.at_n(users).delta_charge
+        except ParameterError:
+            return None
+
+    def pure(users, e):
+        return _approx_clone(pure_cls, users, e, rtol)[0]
+    return charge, pure
+
+
 def _approx_delta_upper(pop: Population, g: int, eps: float, rtol: float, charged: bool = True):
     """Certified upper δ of a target of an ApproximateLDP group g: its own group's bound (module docstring,
-    "Groups of (eps_i, delta_i)-LDP randomizers"): the standard clone at ε0' with the group's n_g users plus
-    β_g, or the local (ε0, δ0) profile, whichever is smaller.  ``charged=False``: the clone part alone,
-    without β_g (the accountant adds R β_g to the composed total instead)."""
-    from .gaussian import approx_local_delta
+    "Groups of (eps_i, delta_i)-LDP randomizers"): the smallest of the local (ε0, δ0) profile and the clone
+    reduction with m of the group's n_g users kept plus its charge β_m
+    (:func:`shuffleamp.gaussian.approx_fewer_users`).  ``charged=False``: the clone part at m = n_g alone,
+    without β (the accountant adds R β to the composed total instead)."""
+    from .gaussian import approx_fewer_users, approx_local_delta
     m, ng = pop.groups[g].mechanism, pop.groups[g].n
-    local = approx_local_delta(m.eps0, m.delta0, eps) if charged else math.inf
-    try:
-        proxy = m.at_n(ng)
-    except ParameterError as exc:
-        if not charged:
-            raise
-        return local, {"evaluator": "local (eps0, delta0) profile", "how": "local", "clone_reduction": str(exc)}
-    c = proxy.delta_charge if charged else 0.0
-    if c < local:
-        E = math.exp(proxy.eps0_pure)
-        e = math.exp(eps)
-        vals = np.array([2.0 * (E - e) / (E + 1.0), 2.0 * (1.0 - e * E) / (E + 1.0)])
-        mass = np.array([0.5, 0.5])
-        gam = np.array([1.0 / E]) if ng > 1 else np.zeros(0)
-        N = np.array([ng - 1.0]) if ng > 1 else np.zeros(0)
-        d, info = _delta_law(vals, mass, gam, N, rtol)
-        up = float(np.nextafter(d + c, np.inf)) if c > 0 else d
-        if up < local:
-            return min(up, 1.0), dict(info, how="standard clone within the group (Theorem 13)", delta_charge=c)
-    return local, {"evaluator": "local (eps0, delta0) profile", "how": "local"}
+    if not charged:
+        d, info, _c = _approx_clone(m, ng, eps, rtol)
+        return min(d, 1.0), dict(info, how="standard clone within the group (Theorem 13)")
+    charge, pure = _approx_drivers(pop, g, rtol)
+
+    def clone(users):
+        d, info, c = _approx_clone(m, users, eps, rtol)
+        return (float(np.nextafter(d + c, np.inf)) if c > 0 else d), dict(
+            info, how="standard clone within the group (Theorem 13)")
+    local = approx_local_delta(m.eps0, m.delta0, eps)
+    best, info = approx_fewer_users(ng, "delta", eps, local, {"evaluator": "local (eps0, delta0) profile",
+                                                               "how": "local"}, charge, clone, pure)
+    return min(best, 1.0), info
 
 
 def _approx_epsilon_upper(pop: Population, g: int, delta: float, rtol: float, eps_rtol: float):
-    """Certified upper ε at δ of a target of an ApproximateLDP group g: the smaller of the local (ε0, δ0)
-    profile's ε (closed form) and, when the charge β_g is below δ, the clone reduction's ε (searched with the
-    charge added; its δ is β_g < δ at ε0').  Returns (ε, info, evaluations)."""
-    from .gaussian import approx_local_epsilon
+    """Certified upper ε at δ of a target of an ApproximateLDP group g: the smallest of the local (ε0, δ0)
+    profile's ε (closed form) and the clone reduction's ε with m users kept, searched at δ − β_m
+    (:func:`shuffleamp.gaussian.approx_fewer_users`).  Returns (ε, info, evaluations)."""
+    from .gaussian import approx_fewer_users, approx_local_epsilon
     m, ng = pop.groups[g].mechanism, pop.groups[g].n
-    up = approx_local_epsilon(m.eps0, m.delta0, delta)
-    info: dict = {"evaluator": "local (eps0, delta0) profile", "how": "local"}
-    cnt = 0
-    try:
-        proxy = m.at_n(ng)
-    except ParameterError as exc:
-        return up, dict(info, clone_reduction=str(exc)), cnt
-    c = proxy.delta_charge
-    if c >= delta:
-        return up, dict(info, clone_reduction=f"charge {c:.6g} >= delta"), cnt
+    charge, pure = _approx_drivers(pop, g, rtol)
+    count = [0]
 
-    def fn(e):
-        d, inf = _approx_delta_upper(pop, g, e, rtol, charged=False)
-        return (float(np.nextafter(d + c, np.inf)) if c > 0 else d), dict(inf, delta_charge=c)
-    e_c, info_c, cnt = epsilon_for_delta(fn, delta, float(proxy.eps0_pure), "upper", eps_rtol, None)
-    if e_c < up:
-        return e_c, info_c, cnt
-    return up, dict(info, clone_reduction=e_c), cnt
+    def clone(users):
+        c = m.at_n(users).delta_charge
+
+        def fn(e):
+            d, inf, _c = _approx_clone(m, users, e, rtol)
+            return (float(np.nextafter(d + c, np.inf)) if c > 0 else d), inf
+        e_c, info_c, k = epsilon_for_delta(fn, delta, float(m.at_n(users).eps0_pure), "upper", eps_rtol, None)
+        count[0] += k
+        return e_c, dict(info_c or {}, how="standard clone within the group (Theorem 13)")
+    local = approx_local_epsilon(m.eps0, m.delta0, delta)
+    best, info = approx_fewer_users(ng, "epsilon", delta, local, {"evaluator": "local (eps0, delta0) profile",
+                                                                   "how": "local"}, charge, clone, pure)
+    return best, info, count[0]
 
 
 #: ApproximateLDP groups: the binary-RR population lower bound (mixed datasets) is added up to this n_g (its

@@ -87,8 +87,9 @@ def main(argv=None):
              "budgets one `sa.ApproximateLDP` group; ε is the worst group's (nats).  μ-GDP: the paper's Theorem 2 "
              "value with q_i = (1 − δ_i)/(1 + e^{ε_i}), asymptotic and not certified (`sound=False`).  For this "
              "class nothing amplifies across groups (another group may output a constant), and a randomizer "
-             "may reveal its input with probability δ_i, so no ε exists below δ = δ_i; where the charge "
-             "n_g·δ_g reaches the central δ the certified upper is the local (ε_i, δ_i) profile.",
+             "may reveal its input with probability δ_i, so no ε exists below δ = δ_i.  The upper is the "
+             "smaller of the local (ε_i, δ_i) profile and the clone reduction with m <= n_g of the group's users "
+             "kept (charge m·δ_g).",
              "",
              "| part | setting | central δ | ε upper (certified) | ε lower (certified) | μ-GDP ε (not a bound) "
              "| upper from | time (s) |",
@@ -97,7 +98,7 @@ def main(argv=None):
         lines.append(f"| {part} | {label} | {d:g} | {up:.4g} | {lo:.4g} | {g:.4g} | {src} | {dt:.2f} |")
     lines += ["", "Part 1 is the paper's setting (Algorithm 3, Table 3: m = 100, δ_j = 1e-5); part 2 is an "
               "illustration (the Figure-3 group split with δ_i = 1e-9, not a setting of the paper).  Over the "
-              "paper's T = 50 epochs the reduction's charges alone add up to 50·n_g·δ_g = 0.05 for the constant "
+              "paper's T = 50 epochs the accountant's charges (n_g·δ_g per round) add up to 0.05 for the constant "
               "budgets, so no certified total exists at the paper's δ = 1e-5 through it; the paper's μ-GDP "
               "value there is an estimate, and its Theorem 2 treats the differing user's δ_i mass as "
               "uninformative, while an (ε_i, δ_i)-LDP randomizer may reveal its input with probability δ_i "

@@ -21,7 +21,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import sys

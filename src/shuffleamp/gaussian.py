@@ -1173,7 +1173,7 @@ def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ct
             proxy, sub = at(m)
             u, _, r = B._optimal_delta(proxy, m, eps, sub)
             c = proxy.delta_charge
-            return (float(np.nextafter(u + c, np.inf)) if c > 0 else u), {"clone": r.get("upper")}
+            return (float(np.nextafter(u + c, np.inf)) if c > 0 else u), dict(r.get("upper") or {})
         local = approx_local_delta(mech.eps0, d0, eps)
         up, info = approx_fewer_users(n, "delta", eps, local, {"local": local}, charge, clone, pure)
         rec.update(upper_engine="clone reduction" if "users_kept" in info else "local (eps0, delta0) profile",
@@ -1192,7 +1192,7 @@ def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ct
         proxy, sub = at(m)
         c = proxy.delta_charge
         u, _, r = B._optimal_epsilon(proxy, m, target - c * (1 + 1e-9), sub)
-        return u, {"clone": r.get("upper")}
+        return u, dict(r.get("upper") or {})
     up, info = approx_fewer_users(n, "epsilon", target, local, {"local": local}, charge, clone_eps, pure)
     rec.update(upper_engine="clone reduction" if "users_kept" in info else "local (eps0, delta0) profile",
                upper=info)

@@ -831,7 +831,8 @@ class ApproximateLDP(Mechanism):
     r"""The worst case over every (ε0, δ0)-LDP randomizer (module docstring: the reduction and its proof).
 
     Upper: the smaller of the standard clone bound at :math:`\varepsilon_0' = \varepsilon_0 - \log(1-\beta)`
-    plus the additive :math:`\beta = \min(n, d-1)\,\delta_0` and the local (ε0, δ0) profile; lower: the larger
+    plus the additive :math:`\beta = \min(m, d-1)\,\delta_0` with m <= n of the users kept (module docstring,
+    "Fewer users") and the local (ε0, δ0) profile; lower: the larger
     of binary randomized response at :math:`\log((e^{\varepsilon_0}+\delta_0)/(1-\delta_0))` and (domain of at
     least 3 inputs) the randomizer that reveals its input with probability δ0, else binary RR at ε0; both
     are (ε0, δ0)-LDP randomizers.  At δ0 = 0 both are the pure ε0 bounds (standard clone, binary RR).

@@ -1087,9 +1087,23 @@ def approx_fewer_users(n: int, quantity: str, value: float, best: float, best_in
     value is certified, so is their minimum; the m scanned form a fixed set, minus values that cannot win, so
     the result is non-decreasing in δ0 up to the evaluators' errors.
 
+    Parameters
+    ----------
+    n : int
+        Number of users.
+    quantity : {"delta", "epsilon"}
+        What ``clone`` returns.
+    value : float
+        ε (for δ) or the target δ (for ε).
+    best, best_info : float, dict
+        The starting value (the local profile's) and its record.
+    charge, clone, pure : callable
+        As above.
+
     Returns
     -------
     (float, dict)
+        The smallest value and its record (``users_kept``, ``delta_charge`` when a reduction won).
     """
     for m in approx_halvings(n):
         c = charge(m)
@@ -1112,7 +1126,7 @@ def approx_fewer_users(n: int, quantity: str, value: float, best: float, best_in
 
 
 def approx_halvings(n: int):
-    """n, ⌊n/2⌋, ⌊n/4⌋, ... down to 1: the numbers of kept users a δ query scans (module docstring)."""
+    """n, ⌊n/2⌋, ⌊n/4⌋, ... down to 1: the numbers of users kept that :func:`approx_fewer_users` scans."""
     m = n
     while m >= 1:
         yield m

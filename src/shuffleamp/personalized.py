@@ -180,10 +180,11 @@ certified): (i) group g runs binary randomized response at
 :math:`\varepsilon_1 = \log((e^{\varepsilon_g}+\delta_g)/(1-\delta_g))`, which is
 :math:`(\varepsilon_g, \delta_g)`-LDP (both its hockey-stick divergences at :math:`e^{\varepsilon_g}` equal
 :math:`\delta_g`); (ii) when the domain has at least 3 inputs (4 for mixed datasets) and
-:math:`\delta_g > 0`, the randomizer that reveals its input with probability :math:`\delta_g`: :math:`R(x) = \delta_g\,\mathbb 1_{r_x} + (1-\delta_g)B(x)`
-with distinct symbols :math:`r_x` and :math:`B` binary randomized response at :math:`\varepsilon_g` on the
-target's inputs :math:`x^0, x^1`, extended by :math:`B(x_2) = B(x^1)`, :math:`B(x_3) = B(x^0)` (the
-Theorem-14 datasets need only :math:`x_2`: 3 inputs).  It is
+:math:`\delta_g > 0`, the randomizer that reveals its input with probability :math:`\delta_g`:
+:math:`R(x) = \delta_g\,\mathbb 1_{r_x} + (1-\delta_g)B(x)` with distinct symbols :math:`r_x` and
+:math:`B` binary randomized response at :math:`\varepsilon_g` on the target's inputs :math:`x^0, x^1`,
+extended by :math:`B(x_2) = B(x^1)`, :math:`B(x_3) = B(x^0)` (the Theorem-14 datasets need only
+:math:`x_2`: 3 inputs).  It is
 :math:`(\varepsilon_g, \delta_g)`-LDP: :math:`R(x)(E) \le \delta_g + (1-\delta_g)e^{\varepsilon_g}B(x')(E)
 \le \delta_g + e^{\varepsilon_g}R(x')(E)`.  Take a binary-RR dataset pair of the lower bound above (target
 :math:`x^0` vs :math:`x^1`, each other user of the group holding bit 1 or 0) and realise bit 1 by
@@ -395,7 +396,8 @@ class Population:
 
     def describe(self) -> dict:
         """JSON-serialisable description: ``{"mechanism": "population", "n": ..., "groups": [...]}``."""
-        return {"mechanism": "population", "n": self.n, "kind": self.kind,
+        kind = "approx" if self.kind == "approx-uncharged" else self.kind
+        return {"mechanism": "population", "n": self.n, "kind": kind,
                 "groups": [dict(g.mechanism.describe(), count=g.n, gamma=g.gamma) for g in self.groups]}
 
 

@@ -52,6 +52,33 @@ def _rr_member(eps1: float, D: int = 2) -> np.ndarray:
     return R
 
 
+def _krr_members(eps0: float, delta0: float):
+    """3-RR at eps1 = log((e^eps0 + 2 delta0)/(1 − delta0)) on 3 inputs, and the randomizer that reveals its input
+    with probability delta0 on top of 3-RR at eps0, on 5 inputs (a0, a1, a2 and fresh inputs reporting like
+    a1 and a2): outputs 0..2 (3-RR) and one symbol per input."""
+    def krr(e):
+        E = math.exp(e)
+        return (np.full((3, 3), 1.0) + (E - 1) * np.eye(3)) / (E + 2)
+    plain = krr(math.log(math.exp(eps0) + 2 * delta0) - math.log1p(-delta0))
+    B = krr(eps0)
+    reveal = np.zeros((5, 8))
+    for x, b in ((0, 0), (1, 1), (2, 2), (3, 1), (4, 2)):
+        reveal[x, :3] = (1 - delta0) * B[b]
+        reveal[x, 3 + x] = delta0
+    return plain, reveal
+
+
+def _common_truth(M, n, eps, const) -> float:
+    """Max over the datasets 'target x0 vs x1, the other n − 1 users of the group at one common input' (both
+    directions) of the exact divergence; two users of another group output a constant."""
+    best = 0.0
+    for x0, x1 in itertools.permutations(range(len(M)), 2):
+        for x2 in range(len(M)):
+            rows = [M[x2]] * (n - 1) + [const[0]] * 2
+            best = max(best, _divergence([M[x0]] + rows, [M[x1]] + rows, eps))
+    return best
+
+
 def _worst_truth(mats, counts, g, eps) -> float:
     """Enumerated worst case for a target of group g: every ordered input pair of the target, every input of
     every other user (exact shuffled histogram laws, both directions), groups' matrices on one output space."""
@@ -97,18 +124,22 @@ def test_population_upper_above_enumerated_members(seed):
 @pytest.mark.parametrize("eps0,delta0,n", [(1.0, 0.03, 3), (0.5, 0.01, 4), (2.0, 0.002, 2)])
 def test_lower_below_its_own_members_truth(eps0, delta0, n):
     """The lower bound is the divergence of concrete class members (the other group constant): the enumerated
-    worst case of those members (binary RR at eps1, the revealing randomizer) is at least the lower, and at
-    most the certified upper."""
+    divergence of those members (binary RR and 3-RR at their eps1, the revealing randomizers) is at least the
+    lower, and at most the certified upper."""
     e1 = math.log(math.exp(eps0) + delta0) - math.log1p(-delta0)
     reveal, rr = _reveal_member(eps0, delta0), _rr_member(e1, 4)
     assert _ldp_delta(reveal, eps0) <= delta0 * (1 + 1e-12) and _ldp_delta(rr, eps0) <= delta0 * (1 + 1e-12)
-    Y = 7                                              # the other group's constant output is symbol 6
+    plain3, reveal3 = _krr_members(eps0, delta0)
+    assert _ldp_delta(plain3, eps0) <= delta0 * (1 + 1e-12) and _ldp_delta(reveal3, eps0) <= delta0 * (1 + 1e-12)
+    Y = 9                                              # the other group's constant output is symbol 8
     const = np.zeros((1, Y))
-    const[0, 6] = 1.0
+    const[0, 8] = 1.0
     pop = sa.population([(sa.ApproximateLDP(eps0, delta0), n), (sa.ApproximateLDP(0.3, 0.0), 2)])
     for eps in (0.0, 0.2, 0.7):
         g0 = _group_upper(pop, 0, eps)
-        truth = max(_worst_truth([_pad(M, Y), const], [n, 2], 0, eps) for M in (reveal, rr))
+        # binary members: every dataset; 3-RR members: the Theorem-14 datasets the lower bound uses
+        truth = max([_worst_truth([_pad(M, Y), const], [n, 2], 0, eps) for M in (reveal, rr)]
+                    + [_common_truth(_pad(M, Y), n, eps, const) for M in (plain3, reveal3)])
         assert g0.lower <= truth * (1 + 1e-9) + 1e-15
         assert truth <= g0.upper * (1 + 1e-9)
 

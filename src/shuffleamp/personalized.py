@@ -179,7 +179,8 @@ populations above).  ``tests/test_approximate_ldp.py`` enumerates such a populat
 certified): (i) group g runs binary randomized response at
 :math:`\varepsilon_1 = \log((e^{\varepsilon_g}+\delta_g)/(1-\delta_g))`, which is
 :math:`(\varepsilon_g, \delta_g)`-LDP (both its hockey-stick divergences at :math:`e^{\varepsilon_g}` equal
-:math:`\delta_g`); (ii) when the domain has at least 3 inputs (4 for mixed datasets) and
+:math:`\delta_g`), or (3 inputs or more) 3-RR at :math:`\log((e^{\varepsilon_g}+2\delta_g)/(1-\delta_g))`
+(Theorem-14 datasets only; module docstring of :mod:`shuffleamp.gaussian`, "Lower bound"); (ii) when the domain has at least 3 inputs (4 for mixed datasets) and
 :math:`\delta_g > 0`, the randomizer that reveals its input with probability :math:`\delta_g`:
 :math:`R(x) = \delta_g\,\mathbb 1_{r_x} + (1-\delta_g)B(x)` with distinct symbols :math:`r_x` and
 :math:`B` binary randomized response at :math:`\varepsilon_g` on the target's inputs :math:`x^0, x^1`,
@@ -927,18 +928,13 @@ def _approx_subpopulations(pop: Population, g: int):
 
 
 def _approx_families(pop: Population, g: int):
-    """Theorem-14 lower-bound datasets (both orderings) of binary RR at ε1 and, when the domain has at least 3
-    inputs and δ0 > 0, at ε0 (for the revealing randomizer)."""
-    from .families import _with_swaps
-    from .gaussian import _lower_eps1
-    from .mechanisms import KRR
+    """Theorem-14 lower-bound datasets (both orderings) of the concrete class members of
+    :func:`shuffleamp.gaussian.approx_lower_families`: (plain, revealing)."""
+    from . import families
+    from .gaussian import approx_lower_families
     cache = pop.__dict__.setdefault("_approx_fams", {})
     if g not in cache:
-        m = pop.groups[g].mechanism
-        e1 = min(_lower_eps1(m.eps0, m.delta0), _validate.EPS0_MAX)
-        rr1 = _with_swaps(KRR(e1, 2).lower_decompositions())
-        rr0 = _with_swaps(KRR(m.eps0, 2).lower_decompositions()) if (m.delta0 > 0 and m.reveal_ok(3)) else []
-        cache[g] = (rr1, rr0)
+        cache[g] = approx_lower_families(pop.groups[g].mechanism, families)
     return cache[g]
 
 
@@ -951,14 +947,14 @@ def _approx_delta_lower(pop: Population, g: int, eps: float, both: bool = False)
     d0 = m.delta0
     rr1, rr0 = _approx_families(pop, g)
     best, _ = max_delta(rr1, ng, eps, LOWER_MODE)
-    how = "binary RR at eps1 in the group (others constant), Theorem-14 dataset"
+    how = "k-RR at eps1 (k = 2, 3) in the group (others constant), Theorem-14 dataset"
 
     def revealing(v):
         return float(np.nextafter((d0 + (1.0 - d0) * v) * (1.0 - 4 * _DBL_EPS), -np.inf))
     if rr0:
         v = revealing(max_delta(rr0, ng, eps, LOWER_MODE)[0])
         if v > best:
-            best, how = v, ("reveals its input w.p. delta0, else binary RR at eps0 (others constant), "
+            best, how = v, ("reveals its input w.p. delta0, else k-RR at eps0 (others constant), "
                             "Theorem-14 dataset")
     if ng <= APPROX_SCORE_MAX_N:
         subs = _approx_subpopulations(pop, g)

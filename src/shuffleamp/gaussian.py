@@ -197,15 +197,16 @@ lower evaluators, the largest reported:
 * (domain of at least 3 inputs, 4 with 3-RR) the randomizer that reveals its input with probability δ0,
   :math:`R(x) = \delta_0\mathbb 1_{r_x} + (1-\delta_0)B(x)` with distinct symbols :math:`r_x` and B k-RR
   at ε0 on the target's inputs (and a third for 3-RR), extended by a fresh input :math:`x_2` with
-  :math:`B(x_2)` equal to the law of the Theorem-14 dataset's other users.  It is (ε0, δ0)-LDP, since :math:`R(x)(E) \le \delta_0 +
-  (1-\delta_0)e^{\varepsilon_0}B(x')(E) \le \delta_0 + e^{\varepsilon_0}R(x')(E)`.  The symbol
-  :math:`r_{x^0}` occurs only under the first dataset (probability δ0), :math:`r_{x^1}` only under the
-  second, and the others' symbols :math:`r_{x_2}` have the same law under both and only remove users from the
-  binary-RR pool (which can only raise a concrete pair's divergence), so the divergence is at least
-  :math:`\delta_0 + (1-\delta_0)D_B(\varepsilon)`, :math:`D_B` the binary-RR Theorem-14 pair's.
+  :math:`B(x_2)` equal to the law of the Theorem-14 dataset's other users.  It is (ε0, δ0)-LDP, since
+  :math:`R(x)(E) \le \delta_0 + (1-\delta_0)e^{\varepsilon_0}B(x')(E) \le \delta_0 +
+  e^{\varepsilon_0}R(x')(E)`.  The symbol :math:`r_{x^0}` occurs only under the first dataset (probability
+  δ0), :math:`r_{x^1}` only under the second, and the others' symbols :math:`r_{x_2}` have the same law under
+  both and only remove users from the k-RR pool (which can only raise a concrete pair's divergence), so the
+  divergence is at least :math:`\delta_0 + (1-\delta_0)D_B(\varepsilon)`, :math:`D_B` the k-RR Theorem-14
+  pair's.
 
-At n = 1 the second is the local profile exactly, so the bracket closes there; at δ0 = 0 both are binary RR
-at ε0.
+At n = 1 the revealing binary randomizer gives the local profile exactly, so the bracket closes there; at
+δ0 = 0 the members are k-RR at ε0.
 
 References
 ----------

@@ -180,7 +180,8 @@ certified): (i) group g runs binary randomized response at
 :math:`\varepsilon_1 = \log((e^{\varepsilon_g}+\delta_g)/(1-\delta_g))`, which is
 :math:`(\varepsilon_g, \delta_g)`-LDP (both its hockey-stick divergences at :math:`e^{\varepsilon_g}` equal
 :math:`\delta_g`), or (3 inputs or more) 3-RR at :math:`\log((e^{\varepsilon_g}+2\delta_g)/(1-\delta_g))`
-(Theorem-14 datasets only; module docstring of :mod:`shuffleamp.gaussian`, "Lower bound"); (ii) when the domain has at least 3 inputs (4 for mixed datasets) and
+(Theorem-14 datasets only; module docstring of :mod:`shuffleamp.gaussian`, "Lower bound"); (ii) when the
+domain has at least 3 inputs (4 for mixed datasets) and
 :math:`\delta_g > 0`, the randomizer that reveals its input with probability :math:`\delta_g`:
 :math:`R(x) = \delta_g\,\mathbb 1_{r_x} + (1-\delta_g)B(x)` with distinct symbols :math:`r_x` and
 :math:`B` binary randomized response at :math:`\varepsilon_g` on the target's inputs :math:`x^0, x^1`,

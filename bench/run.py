@@ -80,6 +80,7 @@ SUITES: dict[str, Suite] = {
     "compose": Suite("bench_compose.py", ("--out", "bench/results_compose.md"), "results_compose.md", "joint and parallel compositions"),
     "profile": Suite("bench_profile.py", ("--out", "bench/results_profile.md"), "results_profile.md", "the batched privacy profile (1e4 epsilons in one call) against the per-epsilon loop"),
     "binary-rr": Suite("bench_exact_count.py", (), "results_exact_count.md", "exact shuffled epsilon of binary randomized response against the decomposition bound"),
+    "beyond-pure": Suite("bench_beyond_pure.py", ("--out", "bench/results_beyond_pure.md"), "results_beyond_pure.md", "(eps_i, delta_i)-LDP users: seed002's personalized setting with certified bounds beside mu-GDP, and the Takagi-Liew comparison's status"),
     "population": Suite("bench_population.py", (), "results_population.md", "personalized populations: per-group epsilon at n = 1e8", stdout=True),
     "gradual": Suite("bench_gradual.py", ("--out", "bench/results_gradual.md"), "results_gradual.md", "gradual release of k-RR (Pan's experiments) and its shuffled central epsilon"),
     "sweep": Suite("bench_sweep.py", ("--points", "2000"), "results_sweep.md", "a sweep serial and on a 2-worker Dask cluster, progress-bar cost", full=()),

@@ -918,7 +918,8 @@ def _population_bound(quantity: str, pop, n, other, method: str, evaluator: str,
         raise ParameterError("method", f"a population supports 'optimal' (certified, per group) and 'gdp' "
                                        f"(estimate), got {method!r}")
     eps0, counts = _pop.gdp_inputs(pop)
-    q = baselines.gdp_q(np.append(eps0, eps0[:1]), None)[:-1]          # one q_i per group
+    d0 = _pop.gdp_deltas(pop)                                           # (1 - δ_i) of (ε_i, δ_i) groups
+    q = baselines.gdp_q(np.append(eps0, eps0[:1]), np.append(d0, d0[:1]))[:-1]          # one q_i per group
     den = float(counts @ q - q.max())                                   # Σ_i q_i − max_i q_i over users
     if not den > 0:
         raise OutOfRegimeError("gdp: Σ q_i − max q_i = 0 (μ is infinite)")

@@ -61,12 +61,49 @@ accountant (privacy profiles, PLDs, ``--rounds``) uses the rung :data:`ACCOUNTIN
 differing user's own report, so the local Gaussian mechanism's exact profile (Balle–Wang) is a second
 certified upper bound; the smaller is reported.
 
-**Every pair of inputs.**  The bound above is for the extreme pair (0, Δ) (and its reverse, the same
-law by the reflection :math:`y \mapsto \Delta - y`).  For interior pairs :math:`(a, b) \subset [0,\Delta]`
-the GPARV has the same blanket and the same mean :math:`1 - e^\varepsilon`; that it is dominated by the
-extreme pair's in convex order (so the maximum over pairs is the extreme pair) is **verified
-numerically** (``tests/test_gaussian.py::test_interior_pairs_convex_order``: the stop-loss transforms
-:math:`E(G_{a,b}-t)_+ \le E(G_{0,\Delta}-t)_+` on a grid of a, b, t, ε), **not proven here**.
+**Every pair of inputs** (derived here).  The bound above is for the extreme pair (0, Δ) (and its
+reverse, the same law by the reflection :math:`y \mapsto \Delta - y`, which maps the blanket to itself).
+For any pair :math:`(a, b) \subset [0, \mu]` (units of σ) the other users keep the same blanket m (the lower
+envelope over the whole interval), and the pair's GPARV is :math:`G_{a,b} = 1 - c + U_{a,b}` w.p. γ
+(:math:`Y \sim m/\gamma`) and 0 w.p. 1 − γ, with :math:`c = e^\varepsilon > 0`,
+:math:`s_x = \varphi(\cdot - x) - m \ge 0` and :math:`U_{a,b} = (s_a(Y) - c\,s_b(Y))/m(Y)`.  **Claim:**
+:math:`U_{a,b} \le_{cx} U_{0,\mu}`; then :math:`G_{a,b} \le_{cx} G_{0,\mu}` (a common shift and a common
+mixture component keep the order), sums of independent copies keep it (Shaked, Shanthikumar, Theorem
+3.A.12) and :math:`s \mapsto s_+` is convex, so :math:`E(\sum_i G_{a,b,i})_+ \le E(\sum_i G_{0,\mu,i})_+`:
+the extreme pair is the worst, for every ε.  The same holds in Gaussian populations
+(:func:`population_delta_upper`): the target's law :math:`L = \gamma_t G` w.r.t. its own blanket is
+ordered in the same way, and the personalized functional is a mixture over the blanket count of
+:math:`E(\sum_{i \le m+1} L_i)_+`, each term kept by the order.
+
+*Lemma.*  :math:`H_x(K) := \int(\varphi(y - x) - K m(y))_+\,dy \le H_0(K) = H_\mu(K)` for every
+:math:`x \in [0, \mu]` and :math:`K \ge 1`.  Proof: the ratio :math:`\rho_x = \varphi(\cdot - x)/m` is
+:math:`\exp((\mu - x)((\mu + x)/2 - y))` for :math:`y \le \mu/2` (where :math:`m = \varphi(\cdot - \mu)`),
+decreasing, and :math:`\exp(x(y - x/2))` for :math:`y \ge \mu/2` (where :math:`m = \varphi`), increasing,
+with minimum :math:`\rho^* = e^{x(\mu - x)/2} \ge 1`.  If :math:`K \le \rho^*` the integrand is non-negative
+and :math:`H_x = 1 - K\gamma \le H_0` (as :math:`(z)_+ \ge z`).  Otherwise, with :math:`p = x`,
+:math:`q = \mu - x`, :math:`\ell = \log K > pq/2`, the positive set is :math:`(-\infty, s_1) \cup (s_2, \infty)`
+with :math:`s_1 - x = -(\ell/q - q/2)` and :math:`s_2 - x = \ell/p - p/2`, and since the integrand vanishes
+at :math:`s_1, s_2` and m does not depend on x, :math:`dH_x/dx = \int_{\{\cdot > 0\}} (y - x)\varphi(y - x)\,dy
+= \varphi(s_2 - x) - \varphi(s_1 - x)`.  With :math:`h(z) = \ell/z - z/2` (decreasing),
+:math:`s_2 - x = h(p)` and :math:`s_1 - x = -h(q)`.  For :math:`x \le \mu/2` (:math:`p \le q`):
+:math:`p^2 \le pq < 2\ell` gives :math:`h(p) > 0`; if :math:`h(q) \ge 0` then :math:`h(p) \ge h(q)`; if
+:math:`h(q) < 0` then :math:`h(p) + h(q) = (\ell - pq/2)(p + q)/(pq) > 0`.  Either way
+:math:`|s_2 - x| \ge |s_1 - x|`, so :math:`dH_x/dx \le 0`.  As ρ* increases on [0, μ/2], the regime
+:math:`K > \rho^*` is an initial interval of x, on which H decreases, and beyond it :math:`H_x = 1 - K\gamma`
+is its minimum; H is continuous in x, so :math:`H_x \le H_0` on [0, μ/2], and the reflection gives
+:math:`H_x = H_{\mu - x}`.
+
+*Proof of the claim.*  Equal means: :math:`E U_{a,b} = (1-\gamma)(1-c)/\gamma` for every pair.  For
+:math:`k \ge 0`, dropping :math:`-c s_b \le 0`: :math:`\gamma E(U_{a,b} - k)_+ = \int(s_a - c s_b - k m)_+
+\le \int(\varphi(\cdot - a) - (1+k)m)_+ = H_a(1+k) \le H_0(1+k)`, and :math:`\gamma E(U_{0,\mu} - k)_+ =
+H_0(1+k)` exactly (:math:`s_0 = (\varphi - \varphi(\cdot-\mu))_+` and :math:`s_\mu` have disjoint supports).
+For :math:`k = -k' < 0`, dropping :math:`-s_a`: :math:`\gamma E(k - U_{a,b})_+ \le c\,H_b(1 + k'/c) \le
+c\,H_\mu(1 + k'/c) = \gamma E(k - U_{0,\mu})_+`, and with equal means
+:math:`E(X - k)_+ = EX - k + E(k - X)_+`.  So every stop-loss transform of :math:`U_{a,b}` is at most that of
+:math:`U_{0,\mu}` with equal means: convex order (Shaked, Shanthikumar, Theorem 3.A.1).
+``tests/test_gaussian_interior.py`` checks the lemma and the stop-loss inequalities with an exact oracle
+(normal-CDF pieces between bisected sign changes) for μ in {0.25, …, 8}, :math:`e^\varepsilon` in
+{1, …, 100} and a 7 × 7 grid of input pairs.
 
 Certified lower bound (threshold counts)
 ----------------------------------------
@@ -116,9 +153,60 @@ non-decreasing in δ0 (β and ε0' are, and the clone bound is non-decreasing in
 (an additive term of order :math:`(e^\varepsilon+1)\,n\delta_0`): the constant here is 1 and
 :math:`\min(n, d-1)` replaces n for a finite domain.
 
-**Lower bound.**  Binary randomized response at :math:`\varepsilon_1 = \log((e^{\varepsilon_0}+\delta_0)/(1-\delta_0))`
-is (ε0, δ0)-LDP (both hockey-stick divergences at :math:`e^{\varepsilon_0}` equal δ0 exactly), so its
-certified Theorem-14 lower bound is a lower bound for the worst case over all (ε0, δ0)-LDP randomizers.
+**Fewer users** (derived here).  For any m ≤ n, the shuffled output of the n users is a randomized
+post-processing of the shuffled output of the differing user and any m − 1 of the others (draw the remaining
+users' reports, independent and with the same law under both datasets, add them to the multiset), so the
+worst case over datasets is non-increasing in n and the reduction above may be applied to m users only:
+:math:`\delta(\varepsilon) \le \min_{m \le n} [\delta_{\rm clone}(\varepsilon;\ \varepsilon_0 -
+\log(1-\beta_m),\ m) + \beta_m]`, :math:`\beta_m = \min(m, d-1)\,\delta_0`.  Fewer users pay a smaller
+charge and amplify less; every m gives a certified bound, so the minimum over the m tried is one
+(:func:`approx_fewer_users`: m = n, n/2, n/4, …, skipping m whose charge alone reaches the best value or the
+target, and stopping once the pure ε0 clone bound with m users shows that no smaller m can do better).
+
+**The local profile** (derived here).  The shuffled output is a randomized post-processing of the differing
+user's report (the others' reports are drawn independently, with the same law under both datasets), so
+:math:`\delta(\varepsilon) \le \sup D_{e^\varepsilon}(P\|Q)` over pairs with :math:`P(E) \le e^{\varepsilon_0}Q(E)
++ \delta_0` and :math:`Q(E) \le e^{\varepsilon_0}P(E) + \delta_0` for every event E.  For such a pair and
+:math:`0 \le \varepsilon \le \varepsilon_0`, let :math:`A = \{P > e^\varepsilon Q\}`, :math:`p = P(A)`,
+:math:`q = Q(A)`: then :math:`D = p - e^\varepsilon q` with :math:`p \le e^{\varepsilon_0}q + \delta_0` and
+:math:`1 - q \le e^{\varepsilon_0}(1-p) + \delta_0` (the event :math:`A^c`).  The maximum of this linear
+program is at a vertex of its feasible polygon in :math:`[0,1]^2`: at the intersection of the two
+constraints, :math:`q = (1-\delta_0)/(e^{\varepsilon_0}+1)`,
+:math:`p = \delta_0 + (1-\delta_0)e^{\varepsilon_0}/(e^{\varepsilon_0}+1)`, where
+
+.. math::
+
+    D = \delta_0 + (1-\delta_0)\,\frac{e^{\varepsilon_0} - e^{\varepsilon}}{e^{\varepsilon_0}+1};
+
+at :math:`q = 0` it is at most δ0 and at :math:`p = 1` (:math:`q \ge 1-\delta_0`) at most
+:math:`\delta_0 + (1-\delta_0)(1 - e^\varepsilon)`, both smaller.  For :math:`\varepsilon \ge \varepsilon_0`,
+:math:`D \le p - e^{\varepsilon_0}q \le \delta_0`.  (This is the profile of the canonical pair of Kairouz,
+Oh, Viswanath, "The Composition Theorem for Differential Privacy", ICML 2015.)  The upper bound reported is
+the smaller of the reduction above and this local profile (:func:`approx_local_delta`); it answers where the
+charge β reaches δ, and ε at δ exists exactly when :math:`\delta \ge \delta_0` (below, see the lower bound,
+no finite ε holds: refused naming ``delta``).
+
+**Lower bound.**  Concrete (ε0, δ0)-LDP randomizers, each evaluated on Theorem-14 datasets by the certified
+lower evaluators, the largest reported:
+
+* k-randomized response at :math:`\varepsilon_1^{(k)} = \log((e^{\varepsilon_0}+(k-1)\delta_0)/(1-\delta_0))`,
+  k = 2 and (domain of at least 3 inputs) k = 3: its hockey-stick divergence at :math:`e^{\varepsilon_0}`
+  between two inputs is :math:`(e^{\varepsilon_1} - e^{\varepsilon_0})/(e^{\varepsilon_1}+k-1) = \delta_0`
+  exactly (only the first input's own output has a positive term).  3-RR matters even at δ0 = 0: at
+  n = 10^4, ε0 = 1, δ = 1e-6 its shuffled ε (0.0380) is above binary RR's (0.0357);
+* (domain of at least 3 inputs, 4 with 3-RR) the randomizer that reveals its input with probability δ0,
+  :math:`R(x) = \delta_0\mathbb 1_{r_x} + (1-\delta_0)B(x)` with distinct symbols :math:`r_x` and B k-RR
+  at ε0 on the target's inputs (and a third for 3-RR), extended by a fresh input :math:`x_2` with
+  :math:`B(x_2)` equal to the law of the Theorem-14 dataset's other users.  It is (ε0, δ0)-LDP, since
+  :math:`R(x)(E) \le \delta_0 + (1-\delta_0)e^{\varepsilon_0}B(x')(E) \le \delta_0 +
+  e^{\varepsilon_0}R(x')(E)`.  The symbol :math:`r_{x^0}` occurs only under the first dataset (probability
+  δ0), :math:`r_{x^1}` only under the second, and the others' symbols :math:`r_{x_2}` have the same law under
+  both and only remove users from the k-RR pool (which can only raise a concrete pair's divergence), so the
+  divergence is at least :math:`\delta_0 + (1-\delta_0)D_B(\varepsilon)`, :math:`D_B` the k-RR Theorem-14
+  pair's.
+
+At n = 1 the revealing binary randomizer gives the local profile exactly, so the bracket closes there; at
+δ0 = 0 the members are k-RR at ε0.
 
 References
 ----------
@@ -127,6 +215,8 @@ J. Su, Y. Cheng, T. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplif
 IEEE S&P 2026 (arXiv:2504.07414), Theorems 12-14.
 V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones: A Simple and Nearly Optimal Analysis of
 Privacy Amplification by Shuffling", FOCS 2021, Theorems 3.1 and 3.8.
+P. Kairouz, S. Oh, P. Viswanath, "The Composition Theorem for Differential Privacy", ICML 2015 (the
+canonical (ε, δ) pair).
 B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration
 and Optimal Denoising", ICML 2018, Theorem 8 (the hockey-stick divergence of two Gaussians).
 """
@@ -146,7 +236,7 @@ from .errors import ParameterError
 from .mechanisms import KRR, Mechanism, Parameter, _form
 
 __all__ = ["Gaussian", "ApproximateLDP", "gaussian_delta", "gaussian_blanket", "THRESHOLDS", "LADDER",
-           "MU_MAX", "population_gammas"]
+           "MU_MAX", "population_gammas", "approx_local_delta", "approx_local_epsilon", "approx_fewer_users"]
 
 #: Truncation ladder: the cut is at w_K = Δ/(2σ) + z (z in units of σ), charged tail τ(z) ≈ Φ̄(z).
 LADDER = tuple(range(3, 13))
@@ -384,10 +474,9 @@ class Gaussian(Mechanism):
     docstring).  ``eps0`` is the largest log-ratio of the accountant's truncated law (beyond it only the
     charged tail remains), not a local guarantee.
 
-    What is proven: the upper bound for every neighbouring pair whose differing user moves between the two
-    end points of the interval (and any other users anywhere in it).  That interior pairs of inputs are
-    dominated by the end points is checked numerically (module docstring, "Every pair of inputs"), not
-    proven.
+    The upper bound holds for every neighbouring pair: the extreme pair (differing user at the two end
+    points of the interval) is the worst, by a convex-order argument on the blanket decomposition (module
+    docstring, "Every pair of inputs").
 
     Parameters
     ----------
@@ -745,10 +834,13 @@ class _ApproximateLDPAt:
 class ApproximateLDP(Mechanism):
     r"""The worst case over every (ε0, δ0)-LDP randomizer (module docstring: the reduction and its proof).
 
-    Upper: the standard clone bound at :math:`\varepsilon_0' = \varepsilon_0 - \log(1-\beta)` plus the
-    additive :math:`\beta = \min(n, d-1)\,\delta_0`; lower: binary randomized response at
-    :math:`\log((e^{\varepsilon_0}+\delta_0)/(1-\delta_0))`, an (ε0, δ0)-LDP randomizer.  At δ0 = 0 both are
-    the pure ε0 bounds (standard clone, binary RR).
+    Upper: the smaller of the standard clone bound at :math:`\varepsilon_0' = \varepsilon_0 - \log(1-\beta)`
+    plus the additive :math:`\beta = \min(m, d-1)\,\delta_0` with m <= n of the users kept (module docstring,
+    "Fewer users") and the local (ε0, δ0) profile; lower: the larger
+    of binary randomized response at :math:`\log((e^{\varepsilon_0}+\delta_0)/(1-\delta_0))` and (domain of at
+    least 3 inputs) the randomizer that reveals its input with probability δ0, else binary RR at ε0; both
+    are (ε0, δ0)-LDP randomizers.  At δ0 = 0 both are the pure ε0 bounds (standard clone, binary RR).
+    ε at δ < δ0 does not exist (ParameterError naming ``delta``).
 
     Parameters
     ----------
@@ -830,8 +922,12 @@ class ApproximateLDP(Mechanism):
 
     @staticmethod
     def _lower(eps0: float, delta0: float) -> list:
-        e1 = math.log(math.exp(eps0) + delta0) - math.log1p(-delta0) if delta0 > 0 else eps0
-        return KRR(min(e1, _validate.EPS0_MAX), 2).lower_decompositions()
+        return KRR(min(_lower_eps1(eps0, delta0), _validate.EPS0_MAX), 2).lower_decompositions()
+
+    def reveal_ok(self, inputs: int) -> bool:
+        """Whether the domain has at least ``inputs`` inputs (the revealing lower-bound randomizer needs a
+        third input for the other users, a fourth when they hold two different values)."""
+        return self.domain is None or self.domain >= inputs
 
     def _at(self):
         return self.at_n(None)
@@ -926,40 +1022,226 @@ class ApproximateLDP(Mechanism):
         -------
         (upper, lower, record)
         """
-        return charged_point(self.at_n(n), quantity, n, value, ctx, B)
+        return approx_point(self, quantity, n, value, ctx, B)
 
 
-def charged_point(proxy, quantity: str, n: int, value: float, ctx: dict, B):
-    r"""(upper, lower, record) of a stand-in whose upper decompositions carry an additive charge c.
+def approx_local_delta(eps0: float, delta0: float, epsilon: float) -> float:
+    r"""Local profile of every (ε0, δ0)-LDP randomizer (module docstring, "The local profile"), rounded up.
 
-    δ at ε: the default method's δ of the decompositions plus c (rounded up); ε at δ: the upper ε searched at
-    δ − c (refused with ParameterError naming ``delta`` when c >= δ), the lower ε of the lower-bound datasets
-    searched at δ itself.  ``B`` is :mod:`shuffleamp.bounds`.
+    Parameters
+    ----------
+    eps0, delta0 : float
+        The local guarantee (ε0 in nats, δ0 in [0, 1)).
+    epsilon : float
+        Central ε >= 0 (nats).
+
+    Returns
+    -------
+    float
+        :math:`\delta_0 + (1-\delta_0)(e^{\varepsilon_0} - e^\varepsilon)_+/(e^{\varepsilon_0}+1)`.
     """
-    c = float(proxy.delta_charge)
-    sub = dict(ctx)
-    B._optimal_prepare(proxy, sub)
+    if epsilon >= eps0:
+        return float(delta0)                       # exact: no arithmetic
+    v = delta0 + (1.0 - delta0) * -math.expm1(epsilon - eps0) / (1.0 + math.exp(-eps0))
+    return float(min(1.0, np.nextafter(v * (1 + 4 * _DBL_EPS), np.inf)))
+
+
+def approx_local_epsilon(eps0: float, delta0: float, delta: float):
+    """Smallest ε (conservative) with :func:`approx_local_delta` <= ``delta``; None when ``delta`` < δ0.
+
+    Parameters
+    ----------
+    eps0, delta0 : float
+        The local guarantee.
+    delta : float
+        Central δ.
+
+    Returns
+    -------
+    float or None
+        In [0, ε0]; None if no ε qualifies (δ < δ0).
+    """
+    if delta < delta0:
+        return None
+    if approx_local_delta(eps0, delta0, 0.0) <= delta:
+        return 0.0
+    x = 1.0 - (delta - delta0) * (1.0 + math.exp(-eps0)) / (1.0 - delta0)
+    e = eps0 + math.log(x) if x > 0 else 0.0
+    e = min(max(e * (1 + 1e-12) + 1e-300, 0.0), eps0)
+    for _ in range(64):
+        if approx_local_delta(eps0, delta0, e) <= delta or e >= eps0:
+            break
+        e = min(eps0, e + max(e, 1e-300) * 1e-12 * 2 ** _)
+    return e
+
+
+_DBL_EPS = float(np.finfo(np.float64).eps)
+
+
+def approx_fewer_users(n: int, quantity: str, value: float, best: float, best_info: dict, charge, clone, pure):
+    """The smallest clone-reduction bound over the numbers m = n, n/2, n/4, ... of users kept (module docstring,
+    "Fewer users"), starting from ``best`` (the local profile's value).
+
+    ``charge(m)``: β_m, or None when the reduction is refused at m; ``clone(m)``: (value, info) of the reduction
+    with m users and its charge (δ at ε = ``value`` for ``quantity="delta"``, ε at δ = ``value`` otherwise);
+    ``pure(m, eps)``: the certified δ of the pure ε0 clone bound with m users at ε.  m is skipped when its
+    charge alone reaches the best value (δ) or the target (ε), and the scan stops once the pure bound with m
+    users is at least the best δ (δ query) or at least the target δ at the best ε (ε query): every smaller m'
+    has a larger pure bound (fewer users) and a clone bound above its pure one, so none can do better.  Every
+    value is certified, so is their minimum; the m scanned form a fixed set, minus values that cannot win, so
+    the result is non-decreasing in δ0 up to the evaluators' errors.
+
+    Parameters
+    ----------
+    n : int
+        Number of users.
+    quantity : {"delta", "epsilon"}
+        What ``clone`` returns.
+    value : float
+        ε (for δ) or the target δ (for ε).
+    best, best_info : float, dict
+        The starting value (the local profile's) and its record.
+    charge, clone, pure : callable
+        As above.
+
+    Returns
+    -------
+    (float, dict)
+        The smallest value and its record (``users_kept``, ``delta_charge`` when a reduction won).
+    """
+    for m in approx_halvings(n):
+        c = charge(m)
+        if c is None:
+            continue
+        if quantity == "delta":
+            if c >= best:
+                continue
+            if pure(m, value) >= best:
+                break
+        else:
+            if c >= value:
+                continue
+            if pure(m, best) >= value:
+                break
+        v, info = clone(m)
+        if v < best:
+            best, best_info = v, dict(info or {}, users_kept=m, delta_charge=c)
+    return best, best_info
+
+
+def approx_halvings(n: int):
+    """n, ⌊n/2⌋, ⌊n/4⌋, ... down to 1: the numbers of users kept that :func:`approx_fewer_users` scans."""
+    m = n
+    while m >= 1:
+        yield m
+        m //= 2
+
+
+def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ctx: dict, B):
+    r"""Certified (upper, lower, record) of the worst (ε0, δ0)-LDP randomizer at one point.
+
+    Upper: the smallest of the clone reduction with m of the n users kept (standard clone at
+    :math:`\varepsilon_0'` with m users plus the additive :math:`\beta_m = \min(m, d-1)\delta_0`; for ε at δ,
+    the clone's ε searched at δ − β_m; m from :func:`approx_fewer_users`) and the local profile
+    :func:`approx_local_delta`.  Lower: the larger of binary randomized
+    response at :math:`\varepsilon_1` and, when the domain has at least 3 inputs,
+    :math:`\delta_0 + (1-\delta_0)` times binary randomized response at ε0 (the revealing randomizer of the
+    module docstring), each over the Theorem-14 datasets (certified lower evaluators, both orderings).
+    ``B`` is :mod:`shuffleamp.bounds`.  δ below δ0 has no finite ε: ParameterError naming ``delta``.
+    """
+    d0 = mech.delta0
+    lo_a, lo_r = approx_lower_families(mech, B)
+    rec: dict = {}
+
+    def lower_delta(e):
+        v, info = B.max_delta(lo_a, n, e, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+        info = dict(info or {}, dataset="k-RR at log((e^eps0 + (k - 1) delta0)/(1 - delta0)), k = 2, 3")
+        if lo_r:
+            w, info_r = B.max_delta(lo_r, n, e, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+            w = float(np.nextafter((d0 + (1.0 - d0) * w) * (1 - 4 * _DBL_EPS), -np.inf))
+            if w > v:
+                v, info = w, dict(info_r or {}, dataset="reveals its input w.p. delta0, else k-RR at eps0")
+        return v, info
+
+    def at(m, cls=mech):
+        try:
+            proxy = cls.at_n(m)
+        except ParameterError:
+            return None, None
+        sub = dict(ctx)
+        B._optimal_prepare(proxy, sub)
+        sub["lower_families"] = []
+        sub["binary_rr_eps0"] = None
+        return proxy, sub
+
+    pure_cls = ApproximateLDP(mech.eps0, 0.0)
+
+    def charge(m):
+        proxy, _ = at(m)
+        return None if proxy is None else proxy.delta_charge
+
+    def pure(m, e):
+        proxy, sub = at(m, pure_cls)
+        return B._optimal_delta(proxy, m, e, sub)[0]
+
     if quantity == "delta":
-        up, lo, rec = B._optimal_delta(proxy, n, value, sub)
-        up = float(np.nextafter(up + c, np.inf)) if c > 0 else up
-        rec["delta_charge"] = c
-        return up, (None if lo is None else min(lo, up)), rec
-    if c >= value:
-        raise ParameterError("delta", f"delta = {value:g} is not above the charged term {c:.6g} of this bound "
-                             "(min(n, domain-1) * delta0); ask for a larger delta or decrease delta0")
-    lo_f = sub["lower_families"]
-    sub["lower_families"] = []
-    up, _, rec = B._optimal_epsilon(proxy, n, value - c * (1 + 1e-9), sub)
-    lo = None
-    if lo_f:
-        def fn_lo(e):
-            return B.max_delta(lo_f, n, e, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
-        lo, info_l, _cnt = B.solve_epsilon(fn_lo, value, float(proxy.eps0), "lower", ctx["eps_rtol"],
-                                           B.estimator(lo_f, n))
+        eps = value
+
+        def clone(m):
+            proxy, sub = at(m)
+            u, _, r = B._optimal_delta(proxy, m, eps, sub)
+            c = proxy.delta_charge
+            return (float(np.nextafter(u + c, np.inf)) if c > 0 else u), dict(r.get("upper") or {})
+        local = approx_local_delta(mech.eps0, d0, eps)
+        up, info = approx_fewer_users(n, "delta", eps, local, {"local": local}, charge, clone, pure)
+        rec.update(upper_engine="clone reduction" if "users_kept" in info else "local (eps0, delta0) profile",
+                   upper=info)
+        lo, info_l = lower_delta(eps)
         rec["lower"] = info_l
-        lo = min(lo, up)
-    rec["delta_charge"] = c
-    return up, lo, rec
+        return up, min(lo, up), rec
+    target = value
+    local = approx_local_epsilon(mech.eps0, d0, target)
+    if local is None:
+        raise ParameterError("delta", f"delta = {target:g} is below delta0 = {d0:g}: an (eps0, delta0)-LDP "
+                             "randomizer may reveal its input with probability delta0, so no finite epsilon "
+                             "holds; ask for delta >= delta0")
+
+    def clone_eps(m):
+        proxy, sub = at(m)
+        c = proxy.delta_charge
+        u, _, r = B._optimal_epsilon(proxy, m, target - c * (1 + 1e-9), sub)
+        return u, dict(r.get("upper") or {})
+    up, info = approx_fewer_users(n, "epsilon", target, local, {"local": local}, charge, clone_eps, pure)
+    rec.update(upper_engine="clone reduction" if "users_kept" in info else "local (eps0, delta0) profile",
+               upper=info)
+    eps_hi = max(float(mech.eps0), min(_lower_eps1(mech.eps0, d0, 3), _validate.EPS0_MAX))
+    lo, info_l, _cnt = B.solve_epsilon(lower_delta, target, eps_hi, "lower", ctx["eps_rtol"],
+                                       B.estimator(lo_a, n))
+    rec["lower"] = info_l
+    return up, min(lo, up), rec
+
+
+def _lower_eps1(eps0: float, delta0: float, k: int = 2) -> float:
+    """ε1 = log((e^ε0 + (k − 1)δ0)/(1 − δ0)): k-RR at ε1 is (ε0, δ0)-LDP (module docstring, "Lower bound")."""
+    return math.log(math.exp(eps0) + (k - 1) * delta0) - math.log1p(-delta0) if delta0 > 0 else eps0
+
+
+def approx_lower_families(mech: "ApproximateLDP", B):
+    """Lower-bound families of the class, each a list of Theorem-14 decompositions with swaps: (plain, revealing).
+
+    Plain: binary RR at ε1 and (domain of at least 3 inputs) 3-RR at its ε1; revealing (δ0 > 0, the randomizer that
+    reveals its input with probability δ0 on top of binary RR at ε0, or of 3-RR at ε0 with at least 4 inputs), whose
+    divergence is δ0 + (1 − δ0) times the listed decompositions'.  ``B`` provides ``_with_swaps``."""
+    e0, d0 = mech.eps0, mech.delta0
+    plain = list(ApproximateLDP._lower(e0, d0))
+    if mech.reveal_ok(3):
+        plain += KRR(min(_lower_eps1(e0, d0, 3), _validate.EPS0_MAX), 3).lower_decompositions()
+    reveal = []
+    if d0 > 0 and mech.reveal_ok(3):
+        reveal += KRR(e0, 2).lower_decompositions()
+        if mech.reveal_ok(4):
+            reveal += KRR(e0, 3).lower_decompositions()
+    return B._with_swaps(plain), (B._with_swaps(reveal) if reveal else [])
 
 
 # ---------------------------------------------------------------------------- Gaussian populations

@@ -143,6 +143,70 @@ At ε given, each group's upper is the minimum of the personalized bound above a
 minimum.  (Applying each user's channel after the shuffle is *not* a valid argument: the shuffled
 reports cannot be matched to their users' channels; the coins above avoid that step.)
 
+Groups of (ε_i, δ_i)-LDP randomizers (derived here)
+---------------------------------------------------
+A group ``(ApproximateLDP(eps0=ε_g, delta0=δ_g, domain=d_g), n_g)`` stands for n_g users who all run one
+randomizer :math:`R_g`, unknown except that it is :math:`(\varepsilon_g, \delta_g)`-LDP; the groups'
+randomizers are otherwise unrelated.  The bound is the worst case over every such choice and every dataset.
+
+**Upper.**  Fix a target of group g.  The other groups' reports are independent of the target's input and
+have the same law under both neighbouring datasets, and the shuffled output of all n users is a function of
+the shuffled reports of group g and the multiset of the other groups' reports.  By the post-processing
+inequality and joint convexity of the hockey-stick divergence (condition on the other groups' reports), the
+target's δ(ε) is at most that of group g's :math:`n_g` shuffled reports alone: a homogeneous population of
+:math:`n_g` users of one :math:`(\varepsilon_g, \delta_g)`-LDP randomizer, bounded by
+:class:`~shuffleamp.gaussian.ApproximateLDP` at :math:`n_g` (module docstring of :mod:`shuffleamp.gaussian`):
+the smaller of the standard clone at :math:`\varepsilon_g' = \varepsilon_g - \log(1-\beta_g)` with
+:math:`n_g` users plus :math:`\beta_g = \min(n_g, d_g-1)\,\delta_g`, evaluated here as Theorem 13 with the
+clone law (the binary-RR target law at :math:`\varepsilon_g'` and blanket mass
+:math:`\gamma = e^{-\varepsilon_g'}`: the GPARV of the standard clone decomposition, atom for atom), with
+m ≤ :math:`n_g` of the group's users kept and the charge :math:`\beta_m` ("Fewer users" there: the same
+choices of m), and the local :math:`(\varepsilon_g, \delta_g)` profile.
+
+**No amplification across groups, and why that is the truth.**  Another group may output a constant (a
+constant randomizer is (0, 0)-LDP, hence :math:`(\varepsilon_h, \delta_h)`-LDP for every
+:math:`\varepsilon_h, \delta_h`); then the shuffled output is group g's shuffled reports plus a known
+multiset, so the worst case over the class *is* the worst case of group g alone with :math:`n_g` users.  A
+bound that lets the other groups' users hide a target (a clone of the target's report inside another
+user's report, as in the μ-GDP value of Chen–Cao–Ge) needs a relation between different groups' randomizers
+that separate LDP constraints do not give (for example a common blanket, as for the k-RR and matrix
+populations above).  ``tests/test_approximate_ldp.py`` enumerates such a population.
+
+**Lower.**  Concrete members of the class, the other groups constant, evaluated on the Theorem-14 datasets
+(the other users of the group at one common input; certified lower evaluators) and, up to
+:data:`APPROX_SCORE_MAX_N` users, also by the binary-RR population lower bound above (one group of
+:math:`n_g` users, mixed datasets; each value is the exact divergence of a concrete dataset pair,
+certified): (i) group g runs binary randomized response at
+:math:`\varepsilon_1 = \log((e^{\varepsilon_g}+\delta_g)/(1-\delta_g))`, which is
+:math:`(\varepsilon_g, \delta_g)`-LDP (both its hockey-stick divergences at :math:`e^{\varepsilon_g}` equal
+:math:`\delta_g`), or (3 inputs or more) 3-RR at :math:`\log((e^{\varepsilon_g}+2\delta_g)/(1-\delta_g))`
+(Theorem-14 datasets only; module docstring of :mod:`shuffleamp.gaussian`, "Lower bound"); (ii) when the
+domain has at least 3 inputs (4 for mixed datasets) and
+:math:`\delta_g > 0`, the randomizer that reveals its input with probability :math:`\delta_g`:
+:math:`R(x) = \delta_g\,\mathbb 1_{r_x} + (1-\delta_g)B(x)` with distinct symbols :math:`r_x` and
+:math:`B` binary randomized response at :math:`\varepsilon_g` on the target's inputs :math:`x^0, x^1`,
+extended by :math:`B(x_2) = B(x^1)`, :math:`B(x_3) = B(x^0)` (the Theorem-14 datasets need only
+:math:`x_2`: 3 inputs).  It is
+:math:`(\varepsilon_g, \delta_g)`-LDP: :math:`R(x)(E) \le \delta_g + (1-\delta_g)e^{\varepsilon_g}B(x')(E)
+\le \delta_g + e^{\varepsilon_g}R(x')(E)`.  Take a binary-RR dataset pair of the lower bound above (target
+:math:`x^0` vs :math:`x^1`, each other user of the group holding bit 1 or 0) and realise bit 1 by
+:math:`x_2`, bit 0 by :math:`x_3`.  The symbol :math:`r_{x^0}` occurs only under :math:`D_0` (probability
+:math:`\delta_g`), :math:`r_{x^1}` only under :math:`D_1` (it adds nothing to :math:`(P_0 - e^\varepsilon
+P_1)_+`), and the other users' symbols have the same law under both datasets and show who left the
+binary-RR pool; so the divergence is exactly :math:`\delta_g + (1-\delta_g)E_J[D_B(\text{the pair without
+the } J \text{ revealing users})]`, and removing users can only raise a concrete pair's divergence (adding
+independent reports of the same law under both datasets is a post-processing), so it is at least
+:math:`\delta_g + (1-\delta_g)D_B`, :math:`D_B` the binary-RR pair's divergence.  At :math:`n_g = 1` this is
+the local profile: the bracket closes.
+
+**Checks.**  At :math:`\delta_g = 0` a group's bracket is the pure :math:`\varepsilon_g`-LDP class bound
+(standard clone with :math:`n_g` users, binary RR); one group is :class:`~shuffleamp.gaussian.ApproximateLDP`
+at n; the upper is non-decreasing in each :math:`\delta_g` (:math:`\beta_g`, :math:`\varepsilon_g'` and the
+local profile are); ε at δ needs :math:`\delta \ge \delta_g` for every group (a randomizer may reveal its
+input with probability :math:`\delta_g`: refused, naming ``delta``).  The accountant uses each group's
+upper profile (swap-symmetric, certified at every ε ≥ 0, so its arguments B–D apply) and the concrete
+binary-RR pair (i) for the lower total.
+
 Exact count law of heterogeneous binary RR (derived here)
 ---------------------------------------------------------
 For k = 2 the shuffled output is equivalent to the count of reported ones (Cheu et al.), so a dataset
@@ -282,9 +346,10 @@ class Population:
     ----------
     groups : tuple of Group
         The groups, in the given order.
-    kind : {"krr", "matrix"}
-        k-RR groups with a common k (closed forms, any k), or matrix randomizers on a common
-        output space.
+    kind : {"krr", "matrix", "gaussian", "approx"}
+        k-RR groups with a common k (closed forms, any k), matrix randomizers on a common
+        output space, Gaussian groups on one input interval, or (ε_i, δ_i)-LDP classes
+        (:class:`~shuffleamp.gaussian.ApproximateLDP` groups, each bounded within its own group).
     k : int or None
         The common k of a k-RR population.
     omega : ndarray of float64, shape (Y,) or None
@@ -311,9 +376,30 @@ class Population:
         """Largest ε0 present: every user's report is ε0-LDP at this value (so δ(ε) = 0 for ε >= it)."""
         return self.eps0_max
 
+    @property
+    def charge_is_additive(self) -> bool:
+        """ApproximateLDP groups: the upper bound carries the probability of a bad event of the reduction,
+        which adds up over rounds (the accountant composes :meth:`without_charge` and adds R times
+        :attr:`delta_charge`)."""
+        return self.kind == "approx"
+
+    @property
+    def delta_charge(self) -> float:
+        r"""Largest charge :math:`\beta_g = \min(n_g, d_g-1)\,\delta_g` of the groups (0 without
+        ApproximateLDP groups); ParameterError naming ``delta0`` when a group's β is 1 or more."""
+        if self.kind not in ("approx", "approx-uncharged"):
+            return 0.0
+        return max(gr.mechanism.at_n(gr.n).beta for gr in self.groups)
+
+    def without_charge(self) -> "Population":
+        """The population whose group profiles are the clone reduction without its charge (for the accountant:
+        module docstring, "Groups of (ε_i, δ_i)-LDP randomizers")."""
+        return dataclasses.replace(self, kind="approx-uncharged") if self.kind == "approx" else self
+
     def describe(self) -> dict:
         """JSON-serialisable description: ``{"mechanism": "population", "n": ..., "groups": [...]}``."""
-        return {"mechanism": "population", "n": self.n, "kind": self.kind,
+        kind = "approx" if self.kind == "approx-uncharged" else self.kind
+        return {"mechanism": "population", "n": self.n, "kind": kind,
                 "groups": [dict(g.mechanism.describe(), count=g.n, gamma=g.gamma) for g in self.groups]}
 
 
@@ -324,7 +410,10 @@ def population(groups, *, n: int | None = None) -> Population:
     ----------
     groups : sequence of (Mechanism, int)
         Non-empty.  Either all :class:`~shuffleamp.mechanisms.KRR` with a common ``k``, or
-        mechanisms with finite matrices (``mechanism.matrix()``) with a common number of outputs.
+        mechanisms with finite matrices (``mechanism.matrix()``) with a common number of outputs, or
+        all :class:`~shuffleamp.gaussian.Gaussian` with a common ``sensitivity``, or all
+        :class:`~shuffleamp.gaussian.ApproximateLDP` (module docstring, "Groups of (ε_i, δ_i)-LDP
+        randomizers": each target is bounded within its own group).
         ``n_g >= 1``.  With ``n`` given, the second entries are fractions of ``n`` in (0, 1]
         summing to 1 (counts by largest-remainder rounding, each >= 1).
     n : int, optional
@@ -339,7 +428,8 @@ def population(groups, *, n: int | None = None) -> Population:
     ------
     ParameterError
         ``'groups'``: empty, not pairs, different k, different output spaces, no common blanket
-        (the target's randomizer outputs a value on which ω has no mass), or continuous mechanisms;
+        (the target's randomizer outputs a value on which ω has no mass), continuous mechanisms, or
+        ApproximateLDP groups mixed with other randomizers;
         ``'n_g'``: a count that is not an integer >= 1 (or a fraction giving fewer than 1 user);
         ``'groups'`` also for fractions outside (0, 1] or not summing to 1.
     """
@@ -362,7 +452,15 @@ def population(groups, *, n: int | None = None) -> Population:
     if n is not None:
         counts = _fractions_to_counts(counts, _validate.count(n, "n"))
     from .mechanisms import KRR
-    from .gaussian import Gaussian
+    from .gaussian import ApproximateLDP, Gaussian
+    if any(isinstance(m, ApproximateLDP) for m in mechs):
+        # classes of (eps_i, delta_i)-LDP randomizers: each target is bounded within its own group
+        # (module docstring, "Groups of (eps_i, delta_i)-LDP randomizers")
+        if not all(isinstance(m, ApproximateLDP) for m in mechs):
+            raise ParameterError("groups", "ApproximateLDP groups cannot be mixed with other randomizers: the "
+                                 "worst (eps0, delta0)-LDP randomizer may use outputs no other group uses, so no "
+                                 "common blanket exists; evaluate the other groups as their own population")
+        return Population(tuple(Group(m, c, math.exp(-m.eps0)) for m, c in zip(mechs, counts)), "approx")
     if all(isinstance(m, Gaussian) for m in mechs):
         # Gaussian groups on one input interval: each target's bound uses its own blanket (gaussian.py)
         if len({m.sensitivity for m in mechs}) != 1:
@@ -682,6 +780,8 @@ def _delta_target(pop: Population, g: int, eps: float, rtol: float):
     if pop.kind == "gaussian":
         from .gaussian import population_delta_upper
         return population_delta_upper(pop, g, eps, rtol, _delta_law)
+    if pop.kind in ("approx", "approx-uncharged"):
+        return _approx_delta_upper(pop, g, eps, rtol, charged=pop.kind == "approx")
     gam, N = _others(pop, g)
     best, info = 0.0, None
     for vals, mass in _target_laws(pop, g, eps):
@@ -724,6 +824,160 @@ def _delta_law(vals, mass, gam, N, rtol):
     up = value + err + tail
     return up, {"evaluator": how, "how": mix.how, "charged": err + tail, "nodes": nodes, "theta": theta,
                 "rule_nodes": getattr(mix, "p", None)}
+
+
+# ============================================================================ (eps_i, delta_i)-LDP groups
+def _approx_clone(m, users: int, eps: float, rtol: float):
+    """(δ, info, charge) of the clone reduction of the class ``m`` with ``users`` users kept: Theorem 13 on the
+    standard clone law at ε0' (the binary-RR target law and blanket mass e^{-ε0'}; the GPARV of the standard
+    clone decomposition), without its charge; ParameterError from ``m.at_n`` when the charge reaches 1."""
+    proxy = m.at_n(users)
+    E = math.exp(proxy.eps0_pure)
+    e = math.exp(eps)
+    vals = np.array([2.0 * (E - e) / (E + 1.0), 2.0 * (1.0 - e * E) / (E + 1.0)])
+    mass = np.array([0.5, 0.5])
+    gam = np.array([1.0 / E]) if users > 1 else np.zeros(0)
+    N = np.array([users - 1.0]) if users > 1 else np.zeros(0)
+    d, info = _delta_law(vals, mass, gam, N, rtol)
+    return d, info, proxy.delta_charge
+
+
+def _approx_drivers(pop: Population, g: int, rtol: float):
+    """(charge, pure) callables of :func:`shuffleamp.gaussian.approx_fewer_users` for group g."""
+    from .gaussian import ApproximateLDP
+    m = pop.groups[g].mechanism
+    pure_cls = ApproximateLDP(m.eps0, 0.0)
+
+    def charge(users):
+        try:
+            return m.at_n(users).delta_charge
+        except ParameterError:
+            return None
+
+    def pure(users, e):
+        return _approx_clone(pure_cls, users, e, rtol)[0]
+    return charge, pure
+
+
+def _approx_delta_upper(pop: Population, g: int, eps: float, rtol: float, charged: bool = True):
+    """Certified upper δ of a target of an ApproximateLDP group g: its own group's bound (module docstring,
+    "Groups of (eps_i, delta_i)-LDP randomizers"): the smallest of the local (ε0, δ0) profile and the clone
+    reduction with m of the group's n_g users kept plus its charge β_m
+    (:func:`shuffleamp.gaussian.approx_fewer_users`).  ``charged=False``: the clone part at m = n_g alone,
+    without β (the accountant adds R β to the composed total instead)."""
+    from .gaussian import approx_fewer_users, approx_local_delta
+    m, ng = pop.groups[g].mechanism, pop.groups[g].n
+    if not charged:
+        d, info, _c = _approx_clone(m, ng, eps, rtol)
+        return min(d, 1.0), dict(info, how="standard clone within the group (Theorem 13)")
+    charge, pure = _approx_drivers(pop, g, rtol)
+
+    def clone(users):
+        d, info, c = _approx_clone(m, users, eps, rtol)
+        return (float(np.nextafter(d + c, np.inf)) if c > 0 else d), dict(
+            info, how="standard clone within the group (Theorem 13)")
+    local = approx_local_delta(m.eps0, m.delta0, eps)
+    best, info = approx_fewer_users(ng, "delta", eps, local, {"evaluator": "local (eps0, delta0) profile",
+                                                               "how": "local"}, charge, clone, pure)
+    return min(best, 1.0), info
+
+
+def _approx_epsilon_upper(pop: Population, g: int, delta: float, rtol: float, eps_rtol: float):
+    """Certified upper ε at δ of a target of an ApproximateLDP group g: the smallest of the local (ε0, δ0)
+    profile's ε (closed form) and the clone reduction's ε with m users kept, searched at δ − β_m
+    (:func:`shuffleamp.gaussian.approx_fewer_users`).  Returns (ε, info, evaluations)."""
+    from .gaussian import approx_fewer_users, approx_local_epsilon
+    m, ng = pop.groups[g].mechanism, pop.groups[g].n
+    charge, pure = _approx_drivers(pop, g, rtol)
+    count = [0]
+
+    def clone(users):
+        c = m.at_n(users).delta_charge
+
+        def fn(e):
+            d, inf, _c = _approx_clone(m, users, e, rtol)
+            return (float(np.nextafter(d + c, np.inf)) if c > 0 else d), inf
+        e_c, info_c, k = epsilon_for_delta(fn, delta, float(m.at_n(users).eps0_pure), "upper", eps_rtol, None)
+        count[0] += k
+        return e_c, dict(info_c or {}, how="standard clone within the group (Theorem 13)")
+    local = approx_local_epsilon(m.eps0, m.delta0, delta)
+    best, info = approx_fewer_users(ng, "epsilon", delta, local, {"evaluator": "local (eps0, delta0) profile",
+                                                                   "how": "local"}, charge, clone, pure)
+    return best, info, count[0]
+
+
+#: ApproximateLDP groups: the binary-RR population lower bound (mixed datasets) is added up to this n_g (its
+#: score laws cost O(√n_g log n_g) per dataset; above, the Theorem-14 datasets alone).
+APPROX_SCORE_MAX_N = 10 ** 6
+
+
+def _approx_subpopulations(pop: Population, g: int):
+    """The concrete binary-RR populations of group g's lower bound (one group of n_g users each):
+    binary RR at ε1 = log((e^ε0 + δ0)/(1 − δ0)), and (domain of at least 4 inputs, δ0 > 0) binary RR at ε0
+    for the randomizer that reveals its input with probability δ0."""
+    from .gaussian import _lower_eps1
+    from .mechanisms import KRR
+    cache = pop.__dict__.setdefault("_approx_cache", {})
+    if g not in cache:
+        m, ng = pop.groups[g].mechanism, pop.groups[g].n
+        e1 = min(_lower_eps1(m.eps0, m.delta0), _validate.EPS0_MAX)
+        subs = [population([(KRR(e1, 2), ng)])]
+        if m.delta0 > 0 and m.reveal_ok(4):
+            subs.append(population([(KRR(m.eps0, 2), ng)]))
+        cache[g] = subs
+    return cache[g]
+
+
+def _approx_families(pop: Population, g: int):
+    """Theorem-14 lower-bound datasets (both orderings) of the concrete class members of
+    :func:`shuffleamp.gaussian.approx_lower_families`: (plain, revealing)."""
+    from . import families
+    from .gaussian import approx_lower_families
+    cache = pop.__dict__.setdefault("_approx_fams", {})
+    if g not in cache:
+        cache[g] = approx_lower_families(pop.groups[g].mechanism, families)
+    return cache[g]
+
+
+def _approx_delta_lower(pop: Population, g: int, eps: float, both: bool = False):
+    """Certified lower δ of a target of an ApproximateLDP group g: concrete members of the class (module
+    docstring), the other groups constant: Theorem-14 datasets (certified lower evaluators) and, up to
+    :data:`APPROX_SCORE_MAX_N` users, the binary-RR population's datasets.  Returns (δ, description)."""
+    from .evaluate import LOWER_MODE, max_delta
+    m, ng = pop.groups[g].mechanism, pop.groups[g].n
+    d0 = m.delta0
+    rr1, rr0 = _approx_families(pop, g)
+    best, _ = max_delta(rr1, ng, eps, LOWER_MODE)
+    how = "k-RR at eps1 (k = 2, 3) in the group (others constant), Theorem-14 dataset"
+
+    def revealing(v):
+        return float(np.nextafter((d0 + (1.0 - d0) * v) * (1.0 - 4 * _DBL_EPS), -np.inf))
+    if rr0:
+        v = revealing(max_delta(rr0, ng, eps, LOWER_MODE)[0])
+        if v > best:
+            best, how = v, ("reveals its input w.p. delta0, else k-RR at eps0 (others constant), "
+                            "Theorem-14 dataset")
+    if ng <= APPROX_SCORE_MAX_N:
+        subs = _approx_subpopulations(pop, g)
+        v, h = _delta_lower(subs[0], 0, eps, both)
+        if v > best:
+            best, how = v, "binary RR at eps1 in the group (others constant): " + h
+        if len(subs) > 1:
+            v, h = _delta_lower(subs[1], 0, eps, both)
+            v = revealing(v)
+            if v > best:
+                best, how = v, "reveals its input w.p. delta0, else binary RR at eps0 (others constant): " + h
+    return max(best, 0.0), how
+
+
+def _approx_check_delta(pop: Population, delta: float) -> None:
+    """ε at δ needs δ >= δ0 of every group (a randomizer may reveal its input with probability δ0)."""
+    for i, gr in enumerate(pop.groups):
+        if delta < gr.mechanism.delta0:
+            raise ParameterError("delta", f"delta = {delta:g} is below group {i}'s delta0 = "
+                                 f"{gr.mechanism.delta0:g}: an (eps0, delta0)-LDP randomizer may reveal its "
+                                 "input with probability delta0, so no finite epsilon holds; ask for a larger "
+                                 "delta")
 
 
 # ============================================================================ lower bounds
@@ -938,6 +1192,8 @@ def _delta_lower(pop: Population, g: int, eps: float, both: bool = False):
     if pop.kind == "gaussian":
         from .gaussian import population_delta_lower
         return population_delta_lower(pop, g, eps, both)
+    if pop.kind in ("approx", "approx-uncharged"):
+        return _approx_delta_lower(pop, g, eps, both)
     cache = pop.__dict__.setdefault("_lower_cache", {})
     if g not in cache:
         if pop.kind == "krr" and pop.k == 2:
@@ -1078,6 +1334,8 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
         Log masses, equal lengths (``-inf`` never occurs in U; L > 0 everywhere).
     """
     _check(pop)
+    if pop.kind in ("approx", "approx-uncharged"):      # the concrete binary-RR configuration of the group
+        return score_pair_logpmf(_approx_subpopulations(pop, g)[0], 0, reverse=reverse)
     _delta_lower(pop, g, 0.0)                           # fills the cache of score laws
     cache = pop.__dict__["_lower_cache"]
     best, best_tv = None, -1.0
@@ -1203,7 +1461,9 @@ def _apply_reference(pop: Population, quantity: str, value: float, out: list) ->
             r = dataclasses.replace(r, upper=rf[0], lower=min(r.lower, rf[0]) if r.lower is not None else None,
                                     settings=st)
         else:
-            r = dataclasses.replace(r, settings=dict(r.settings, upper_source="personalized (common blanket)"))
+            src = ("the group's own (eps0, delta0)-LDP class bound" if pop.kind == "approx"
+                   else "personalized (common blanket)")
+            r = dataclasses.replace(r, settings=dict(r.settings, upper_source=src))
         new.append(r)
     return new
 
@@ -1543,7 +1803,8 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     Raises
     ------
     ParameterError
-        ``'population'`` not a Population, ``'delta'`` invalid, ``'n'`` inconsistent with the population.
+        ``'population'`` not a Population, ``'delta'`` invalid (or below an ApproximateLDP group's δ0: no
+        finite ε), ``'n'`` inconsistent with the population.
     ResourceLimitError
         ``'groups'``: the evaluation would exceed the default time budget (cost model
         :data:`POP_TARGET_SECONDS`, :data:`POP_GROUP_SECONDS`), or the groups' sizes make the lower
@@ -1554,6 +1815,8 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     delta = _scalar(_validate.delta(delta), "delta")
     rtol = _rtol(rtol)
     eps_rtol = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
+    if pop.kind == "approx":
+        _approx_check_delta(pop, delta)
     _check_cost(pop, "epsilon")
     out = []
     check = _deadline()
@@ -1561,8 +1824,11 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
         check(g)
         eps_hi = float(gr.mechanism.eps0)
         est = _estimator(pop, g)
-        up, info, cnt = epsilon_for_delta(lambda e: _delta_target(pop, g, e, rtol), delta, eps_hi, "upper",
-                                          eps_rtol, est)
+        if pop.kind == "approx":
+            up, info, cnt = _approx_epsilon_upper(pop, g, delta, rtol, eps_rtol)
+        else:
+            up, info, cnt = epsilon_for_delta(lambda e: _delta_target(pop, g, e, rtol), delta, eps_hi, "upper",
+                                              eps_rtol, est)
         info = dict(info or {}, upper_evaluations=cnt)
         lo, how, cnt_l = epsilon_for_delta(lambda e: _delta_lower(pop, g, e), delta, eps_hi, "lower",
                                            eps_rtol, est)
@@ -1578,7 +1844,7 @@ def _estimator(pop, g):
     """Cheap uncertified δ(ε) estimate (places the first root bracket): the saddle estimate of the
     homogeneous GPARV with the others' mean γ."""
     from .fft_engine import saddle_estimate
-    if pop.kind == "gaussian":
+    if pop.kind in ("gaussian", "approx", "approx-uncharged"):
         return None
     gam, N = _others(pop, g)
     if N.size == 0:
@@ -1635,6 +1901,23 @@ def everyone_at_max(pop: Population, delta: float) -> BoundResult:
                 "upper_evaluations": cnt}
     return BoundResult("epsilon", up, None, "everyone-at-max", pop.n, None, delta, m.describe(), settings,
                        sound=True, kind="upper")
+
+
+def gdp_deltas(pop: Population) -> np.ndarray:
+    """Per-group local δ_i of the μ-GDP comparison value (``delta0`` of ApproximateLDP groups, else 0).
+
+    Parameters
+    ----------
+    pop : Population
+        Any population.
+
+    Returns
+    -------
+    ndarray
+        δ_i per group (float64).
+    """
+    _check(pop)
+    return np.array([float(getattr(gr.mechanism, "delta0", 0.0)) for gr in pop.groups])
 
 
 def gdp_inputs(pop: Population):

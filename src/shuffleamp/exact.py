@@ -481,46 +481,42 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
 
 
 def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int, max_work: float | None = None):
-    """(value, error bound, node count, theta, how) of E[S_+]/n for the finite law of ``K``; ``max_work`` caps
-    the Bromwich integral's atom-frequency evaluations (ResourceLimitError beyond, see :func:`_bromwich`)."""
+    """(value, error bound, node count, theta, how) of E[S_+]/n for the finite law of ``K``.
+
+    The compiled evaluator of finite laws (``kernels.positive_part``: the dispatch and the Bromwich integral of
+    ``profile_bromwich``, on the given atoms): closed cases, binomial-mixture sums, meet in the middle,
+    multinomial enumeration (``enumerate_max``; 0 disables every combinatorial path) or the Bromwich integral
+    within :func:`work_cap`.  An explicit ``max_work`` (atom-frequency evaluations) lowers that cap and makes
+    the integral refuse before integrating beyond it (a ResourceLimitError carrying ``nodes_needed``, see
+    :func:`_work_error`).
+    """
+    check_time("exact evaluator")
     v, p = K.x, K.p
-    vmax, vmin = float(v.max()), float(v.min())
-    if vmax <= 0.0:
-        return 0.0, 0.0, 0, 0.0, "exact"
-    if vmin >= 0.0:                       # S >= 0: E[S_+]/n = E[G]
-        m = float(p @ v)
-        return m, 4.0 * _DBL_EPS * v.size * m, 0, 0.0, "exact"
-    k = v.size
-    enum = bool(enumerate_max) and math.comb(n + k - 1, k - 1) <= enumerate_max
-    if enumerate_max and not (enum and math.comb(n + k - 1, k - 1) <= kernels.MIXTURE_ENUM_FIRST):
-        # exact binomial-mixture sums within their step budget (the kernel path's branch, status 5)
-        ok, value, err, steps = kernels.mixture_positive_part(v, p, float(n), float(rtol), -1.0, True)
-        if ok:
-            return value, err, int(steps), 0.0, "binomial-mixture"
-    if enumerate_max and kernels.small_n_chosen(float(n), k):
-        # many atoms at small n: exact meet-in-the-middle over multisets (the compiled profile takes the
-        # same branch by the same rule); its error bound charges every rounding
-        tot, err, status = kernels.small_n_positive_part(v, p, int(n))
-        if status == 0:
-            return tot / n, err / n, 0, 0.0, "enumeration"
-    if enum:
-        tot, pos = kernels.multinomial_positive_part(v, p, n)
-        # leaf weights: log-weight error (n |log p| + log n!) eps; partial sums: n max|v| eps each
-        lw_err = 8.0 * _DBL_EPS * (n * float(np.max(np.abs(np.log(p)))) + math.lgamma(n + 1.0) + k)
-        s_err = 2.0 * _DBL_EPS * n * float(np.max(np.abs(v))) * (k + 1)
-        err = tot * math.expm1(lw_err) + s_err * pos
-        return tot / n, err / n, 0, 0.0, "enumeration"
-    if enumerate_max and kernels.pruned_chosen(float(n), k) and bool(np.all(v[1:] > v[:-1])):
-        # the pruned meet in the middle: only the multisets that can reach a positive sum (exact; the
-        # compiled profile tries it at the same place; abandoned within its step cap -> the integral)
-        tot, err, status = kernels.small_n_positive_part(v, p, int(n), kernels.PRUNED_POINT_CAP, True)
-        if status == 0:
-            return tot / n, err / n, 0, 0.0, "enumeration"
-    return _bromwich(_AtomLaw(K, n), n, rtol, max_work)
+    n = int(n)
+    cap = work_cap() if max_work is None else min(work_cap(), float(max_work))
+    st, value, err, theta, work = kernels.positive_part(
+        v, p, float(n), _enum_ok(n, v.size, enumerate_max), float(rtol), _XG, _WG, float(cap),
+        0.0 if max_work is None else float(max_work), float(TAIL_WORK), float(T0_FACTOR), float(THETA_RANGE[0]),
+        float(THETA_RANGE[1]), float(CENTRAL_WIDTHS), float(TAIL_CONST))
+    if st == -3:
+        raise _work_error(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations (n={n}, {v.size} atoms)",
+                          work)
+    if st == -2:
+        raise ResourceLimitError(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
+                                 f"(n={n}, {v.size} atoms); use evaluator='fft'")
+    if st < 0:
+        raise ResourceLimitError(f"exact evaluator: the Bromwich integral of this law leaves the compiled "
+                                 f"evaluator's range (n={n}, {v.size} atoms); use evaluator='fft'")
+    return value, err, int(work), theta, _STATUS_NAMES.get(st, "exact")
 
 
 class _AtomLaw:
-    """Finite atomic law at the tilt theta: psi, its bounds and K through the Cython kernels."""
+    """Finite atomic law at the tilt theta: psi, its bounds and K through the Cython kernels.
+
+    The base of the laws :func:`_bromwich` integrates through hooks (:class:`_MixedLaw`, the personalized
+    populations' law): its atoms carry the tilt and the small frequencies.  A plain finite law is evaluated by
+    the compiled evaluator (:func:`_positive_part`), not through this class.
+    """
 
     def __init__(self, K: LogMgf, n):
         v, p = K.x, K.p
@@ -778,8 +774,17 @@ def _work_error(message: str, nodes: float) -> ResourceLimitError:
 
 
 def _bromwich(law, n, rtol, max_work=None):
-    """(value, error bound, node count, theta, how) of E[S_+]/n for ``law`` (_AtomLaw/_MixedLaw); ``max_work``
-    (atom x frequency evaluations) lowers the work cap of :func:`work_cap`."""
+    """(value, error bound, node count, theta, how) of the Bromwich integral for a law given through hooks.
+
+    ``law`` provides the integrand's nodes, modulus bounds and outer function (the hooks of :class:`_AtomLaw`):
+    a continuous part with its closed-form MGF (:class:`_MixedLaw`) or a personalized population's product of
+    group MGFs (``shuffleamp.personalized``).  This is the only implementation for such laws: their integrand
+    is evaluated partly in Python (scipy's Faddeeva function, the population's outer function), which the
+    compiled loop does not call.  Finite atomic laws never come here: their integral is the compiled one
+    (``kernels.positive_part`` / ``profile_bromwich``, through :func:`_positive_part`), with the same cells,
+    skipping rule, panel merge (``kernels.merge_panels``) and tail bound (``kernels.tail_bound``).  ``max_work``
+    (atom x frequency evaluations) lowers the work cap of :func:`work_cap`.
+    """
     theta, L1 = law.theta, law.L1
     # (sum G_i)_+ <= sum (G_i)_+: delta <= E[G_+], a certified fallback for degenerate tilts
     trivial = law.positive_mean()
@@ -876,7 +881,8 @@ def _bromwich(law, n, rtol, max_work=None):
                 a = (a[:, None] + wn[:, None] * np.arange(8.0)[None, :]).ravel()
                 b = a + np.repeat(wn, 8)
         T_done = T
-        tail = _tail_bound(np.concatenate(seg_a), np.concatenate(seg_b), np.concatenate(seg_m), T)
+        tail = kernels.tail_bound(np.concatenate(seg_a), np.concatenate(seg_b), np.concatenate(seg_m), float(T),
+                                  TAIL_CONST)
         # |psi|^n near 1 at many frequencies (small n) makes the tail decay like 1/T only:
         # stop widening once the work budget is spent and report the larger error bound
         if tail <= 0.25 * tau or work[0] * k > TAIL_WORK:
@@ -890,23 +896,6 @@ def _bromwich(law, n, rtol, max_work=None):
     if not (value + err <= chernoff):     # badly scaled integrand (or NaN): the Chernoff bound is better
         return 0.0, chernoff, work[0], theta, "chernoff"
     return max(value, 0.0), err + max(-value, 0.0), work[0], theta, "exact"
-
-
-def _tail_bound(a, b, m, T):
-    r"""Bound on :math:`|\int_T^\infty \mathrm{Re}\,g|` from segment bounds m_i >= int_{a_i}^{b_i} |psi|^n.
-
-    :math:`4.3507\,T^{-2}\int_0^{T/2} A(w)\,dw/w` with :math:`A(w) \le \sum_{a_i < w} m_i`
-    (cumulative including the segment containing w) and :math:`A(w) \le w` on the first segment.
-    """
-    order = np.argsort(a, kind="stable")
-    a, b, m = a[order], b[order], m[order]
-    keep = a < 0.5 * T
-    a, b, m = a[keep], np.minimum(b[keep], 0.5 * T), m[keep]
-    A = np.cumsum(m)
-    first = a <= 0.0
-    logs = np.log(np.where(first, 1.0, b) / np.where(first, 1.0, a))
-    integral = float(np.sum(np.where(first, b - a, A * logs)))
-    return TAIL_CONST / T ** 2 * integral * (1.0 + 1e-9)
 
 
 # ---------------------------------------------------------------------------- continuous parts by convex order

@@ -1972,11 +1972,13 @@ def positive_part(const double[::1] values, const double[::1] probs, double n,
 
 
 # --------------------------------------------------------------------------- epsilon search
-# The epsilon(delta) search of ``shuffleamp.bounds._optimal_epsilon_families`` for atomic decompositions in
-# one nogil call: every certified evaluation is ``_profile_one`` (the compiled exact evaluator), the first
-# point comes from the saddle-point estimate computed here, and the upper answer is the certified chord root
-# of a delta-bound convex in x = e^eps (``shuffleamp.bounds._chord_bracket``).  Anything unusual returns a
-# "not handled" status and the Python search runs (seeded with the points evaluated here).
+# The epsilon(delta) search of the optimal bound (``shuffleamp.search.search_families``) for atomic
+# decompositions in one nogil call: every certified evaluation is ``_profile_one`` (the compiled exact
+# evaluator), the first point comes from the saddle-point estimate computed here, and the upper answer is the
+# certified chord root of a delta-bound convex in x = e^eps (``_chord_root``).  The certified formulas
+# (``_chord_root``, ``_convexity_lower``, ``_near_hi_walk``) are the ones the Python search of families
+# evaluated in Python calls (``chord_root``, ``convexity_lower``, ``near_hi_walk``).  Anything unusual returns
+# a "not handled" status and the Python search runs (seeded with the points evaluated here).
 from scipy.special.cython_special cimport log_ndtr
 
 DEF SR_DONE = 0           # both sides found
@@ -2217,11 +2219,12 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
 
 
 cdef void _chord_root(const double* E, const double* V, int m, double t, double* eps_c, double* eps_e,
-                      int* ib_out, int* io_out) noexcept nogil:
-    """``shuffleamp.bounds._chord_bracket`` over the points (E, V): the certified chord root ``eps_c``
-    between the largest infeasible point and the next feasible one, and the estimate ``eps_e`` of the
-    lowest root (secant of the two infeasible points below it extended right, or of the two feasible
-    points above it extended left: both lie below a convex function there).  ib/io = -1 if no bracket."""
+                      int* ib_out, int* io_out, bint feasible_side=True) noexcept nogil:
+    """The certified chord root over the points (E, V) of a delta-bound convex in x = e^eps: ``eps_c`` between
+    the largest infeasible point and the next feasible one, and the estimate ``eps_e`` of the lowest root
+    (secant of the two infeasible points below it extended right, and with ``feasible_side`` of the two
+    feasible points above it extended left: both lie below a convex function there).  ib/io = -1 if no
+    bracket.  The one implementation of the chord root (``chord_root`` for the Python search)."""
     cdef int i, ib = -1, io = -1, ip = -1, io2 = -1
     cdef double xb, xo, vb, vo, xc, ec, ee, xp, vp, xe, xo2, vo2
     for i in range(m):
@@ -2266,7 +2269,7 @@ cdef void _chord_root(const double* E, const double* V, int m, double t, double*
             if xe < E[ib]:
                 xe = E[ib]
             ee = xe if xe < ec else ec
-    if io2 >= 0:
+    if io2 >= 0 and feasible_side:
         xo2 = exp(E[io2])
         vo2 = V[io2]
         if vo > vo2:
@@ -2281,6 +2284,83 @@ cdef void _chord_root(const double* E, const double* V, int m, double t, double*
                     ee = xe
     eps_c[0] = ec
     eps_e[0] = ee
+
+
+cdef int _near_hi_walk(double eps_hi, double g, double* walk, int cap) noexcept nogil:
+    """Points of the walk towards ``eps_hi`` when the estimated root ``g`` is within 2% of e^{eps_hi} (else none):
+    x = e^{eps_hi} - u for u = 0.02 e^{eps_hi}, divided by 8 while above e^{eps_hi} - e^g (at most ``cap``).
+    Near eps_hi (small n, small delta) an evaluation costs ~ 1 / (e^{eps_hi} - e^eps): the far points are cheap
+    and a nearly linear delta(x) converges on a few of them.  Returns the number of points."""
+    cdef double Ebig = exp(eps_hi), ug, u
+    cdef int nwalk = 0
+    ug = Ebig - exp(g)
+    u = 0.02 * Ebig
+    if ug < u:
+        while u > ug and Ebig - u > 1.0 and nwalk < cap:
+            walk[nwalk] = log(Ebig - u)
+            nwalk += 1
+            u /= 8.0
+    return nwalk
+
+
+cdef double _convexity_lower(double xp, double Up, double xb, double Lb, double target, double eps_up) noexcept nogil:
+    """Certified lower epsilon from the convexity of a dataset's delta_L in x = e^eps: with a certified lower
+    value Lb <= delta_L(xb) > target and an upper value Up >= delta_L(xp) (Up > Lb) at xp < xb, the line through
+    them stays below delta_L beyond xb, so the true root lies above where it crosses ``target`` (rounded down,
+    at most ``eps_up``)."""
+    cdef double xl, el
+    xl = xb + (Lb - target) / (Up - Lb) * (xb - xp)
+    xl = xl - 1e-12 * (xb - xp) - 8.0 * DBL_EPS * xl
+    if xl < xb:
+        xl = xb
+    el = log(xl) * (1.0 - 4.0 * DBL_EPS)
+    if el > eps_up:
+        el = eps_up
+    return el
+
+
+def chord_root(const double[::1] E, const double[::1] V, double target, bint feasible_side=True):
+    """The certified chord root of evaluated points (E, V) of a delta-bound convex in x = e^eps (``_chord_root``).
+
+    Parameters
+    ----------
+    E, V : float64[::1], shape (m,)
+        Evaluated epsilons (any order) and certified upper deltas.
+    target : float
+        Target delta.
+    feasible_side : bool
+        Also estimate the lowest root from the two feasible points above the bracket (see ``_chord_root``).
+
+    Returns
+    -------
+    (float, float, int, int)
+        The certified chord root, the estimate of the lowest root, and the indices of the infeasible and
+        feasible ends (-1 when no crossing is bracketed; then the epsilons are NaN).
+    """
+    cdef double ec = NAN, ee = NAN
+    cdef int ib = -1, io = -1
+    if V.shape[0] != E.shape[0]:
+        raise ValueError("chord_root: E and V differ in length")
+    if E.shape[0]:
+        _chord_root(&E[0], &V[0], <int>E.shape[0], target, &ec, &ee, &ib, &io, feasible_side)
+    if ib < 0 or io < 0:
+        return NAN, NAN, ib, io
+    return ec, ee, ib, io
+
+
+def convexity_lower(double xp, double Up, double xb, double Lb, double target, double eps_up):
+    """``_convexity_lower``: the certified lower epsilon of a dataset from its lower value ``Lb`` at ``xb`` and an
+    upper value ``Up`` of its delta at ``xp`` < ``xb`` (x = e^eps; needs Up > Lb > target)."""
+    if not (Up > Lb and xp < xb):
+        raise ValueError("convexity_lower: needs Up > Lb and xp < xb")
+    return _convexity_lower(xp, Up, xb, Lb, target, eps_up)
+
+
+def near_hi_walk(double eps_hi, double g):
+    """``_near_hi_walk``: the walk towards ``eps_hi`` from the estimated root ``g`` (a list of epsilons)."""
+    cdef double walk[64]
+    cdef int m = _near_hi_walk(eps_hi, g, walk, 64)
+    return [walk[i] for i in range(m)]
 
 
 cdef void _nearest_two(const double* V, int m, double lt, int* j1, int* j2) noexcept nogil:
@@ -2363,9 +2443,9 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     Upper side: the certified delta* = max over the upper families is convex in x = e^eps and 0 at eps_hi
     (Su, Cheng, Wang, IEEE S&P 2026, Theorem 12: G = (A - e^eps B)/C with B >= 0), so the chord root between
     the largest infeasible evaluated point and the next feasible one is a certified epsilon; the search stops
-    when it is within ``rel_tol`` of the estimated lowest root (``shuffleamp.bounds._solve_convex_upper``).
+    when it is within ``rel_tol`` of the estimated lowest root (``shuffleamp.search``).
     Lower side: the largest epsilon at which a lower-bound dataset's certified divergence exceeds the target,
-    or the certified convexity extension (``shuffleamp.bounds._solve_convex_lower``) from its lower bound at
+    or the certified convexity extension (``_convexity_lower``) from its lower bound at
     one point and an upper bound of its divergence (its own, or the optimal bound's) at a smaller point.
 
     Parameters
@@ -2436,8 +2516,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef Py_ssize_t[::1] order = np.zeros(max(nfu, nfl), dtype=np.intp)
     cdef int status = SR_DONE, nu = 0, nl = 0, st, ib = -1, io = -1, stall = 0, ipu, k, nwalk = 0, has_ok
     cdef double work = 0.0, g = NAN, slope = NAN, gl = NAN, slope_l = NAN, eps_c = NAN, eps_e = NAN
-    cdef double up = NAN, lo = NAN, Ebig, u, ug, x, width, prev_width = INFINITY, lo_best, r_hi, xb, xp
-    cdef double xl, el, Up, Lb, sec_p = NAN, sec_b = NAN, sec_Up = NAN, sec_Lb = NAN, nodes_last = 0.0
+    cdef double up = NAN, lo = NAN, x, width, prev_width = INFINITY, lo_best, r_hi, xb, xp
+    cdef double el, Up, Lb, sec_p = NAN, sec_b = NAN, sec_Up = NAN, sec_Lb = NAN, nodes_last = 0.0
     cdef double chord_b = NAN, chord_o = NAN, chord_vb = NAN, chord_vo = NAN, lb_c = NAN, lb_e = NAN
     cdef int lo_kind = 0, lo_idx = -1, up_kind = 0, up_idx = -1, conv = 0, ia, ja, checks = 0, verify = 0
     cdef double walk[64]
@@ -2460,15 +2540,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
             g = _estimate_root(ua, ub, uc, ubeta, uoff, n, target, eps_hi * (1.0 - 1e-15), v, p, &slope)
             if g == g and g > 0.0:
                 # near eps_hi (small n, small delta) evaluations cost ~ 1 / (e^{eps_hi} - e^eps): walk in from far,
-                # cheap points first (``bounds._near_hi_walk``)
-                Ebig = exp(eps_hi)
-                ug = Ebig - exp(g)
-                u = 0.02 * Ebig
-                if ug < u:
-                    while u > ug and Ebig - u > 1.0 and nwalk < 64:
-                        walk[nwalk] = log(Ebig - u)
-                        nwalk += 1
-                        u /= 8.0
+                # cheap points first
+                nwalk = _near_hi_walk(eps_hi, g, walk, 64)
         k = 0
         while status == SR_DONE:
             # convergence of the chord
@@ -2487,7 +2560,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                 if (eps_c - eps_e <= max(rel_tol * eps_c, abs_tol)
                         or (eps_c - eps_e <= soft_gap * eps_c and nodes_last > expensive)):
                     # verify the chord root by a direct evaluation while that is cheap, so that the answer is
-                    # an evaluated epsilon whose own certified delta is <= target (``_solve_convex_upper``)
+                    # an evaluated epsilon whose own certified delta is <= target
                     conv = 1
                     if verify_root and nodes_last <= expensive and checks < 4:
                         for i in range(nu):
@@ -2610,13 +2683,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                                     Up = uV[j - nl]
                                 if not (Up > Lb):
                                     continue
-                                xl = xb + (Lb - target) / (Up - Lb) * (xb - xp)
-                                xl = xl - 1e-12 * (xb - xp) - 8.0 * DBL_EPS * xl
-                                if xl < xb:
-                                    xl = xb
-                                el = log(xl) * (1.0 - 4.0 * DBL_EPS)
-                                if el > up:
-                                    el = up
+                                el = _convexity_lower(xp, Up, xb, Lb, target, up)
                                 if el > lo_best:
                                     lo_best = el
                                     lo_kind = 2

@@ -98,7 +98,7 @@ from numpy.polynomial.legendre import leggauss
 
 from ._ext import kernels
 from ._numerics import LogMgf, check_memory, check_time, current_budget
-from .decomposition import Decomposition, pack
+from .decomposition import Decomposition
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .gparv import Gparv
 from .results import Evaluation, ExactDetail
@@ -400,84 +400,6 @@ def _kernel_evaluation(u: float, l_: float, st: int, theta: float, nodes, upper:
     charged = 0.5 * (u - l_) if (l_ > 0.0 and u < 1.0) else u - l_
     return Evaluation(u if upper else l_, "upper" if upper else "lower", max(charged, 0.0),
                       _STATUS_NAMES.get(st, "exact"), ExactDetail(theta, int(nodes)))
-
-
-#: ``kernels.epsilon_search`` status -> why the Python search runs instead
-SEARCH_STATUS = {1: "delta(eps0) > target", 2: "an evaluation the compiled loop does not handle",
-                 3: "no converged bracket within the point cap", 4: "work cap of the search"}
-
-
-def estimate_root(families, n: int, target: float, hi: float) -> float:
-    """Uncertified root in (0, ``hi``) of the largest saddle-point estimate of δ over atomic decompositions.
-
-    ``kernels.estimate_root`` of the packed families (the estimate of
-    :func:`shuffleamp.fft_engine.saddle_estimate`, without building GPARV objects); used only to place
-    searches.
-
-    Parameters
-    ----------
-    families : sequence of Decomposition
-        Atomic decompositions (at least one).
-    n : int
-        Number of users, >= 1.
-    target : float
-        Target δ.
-    hi : float
-        Right end of the search (nats).
-
-    Returns
-    -------
-    float
-        The root; 0 when the estimate is below ``target`` already at 0, NaN when it is above it at ``hi``.
-    """
-    a, b, c, beta, off = pack(families)
-    return float(kernels.estimate_root(a, b, c, beta, off, float(n), float(target), float(hi))[0])
-
-
-def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi: float, rel_tol: float,
-                   soft_gap: float, expensive: float, verify: bool = True) -> dict:
-    r"""Both ε(δ) searches of the optimal bound for atomic decompositions in one compiled call.
-
-    A thin wrapper of ``kernels.epsilon_search`` (see its docstring for the certified logic: chord root of
-    the convex upper bound in :math:`x = e^\varepsilon`, largest certified-infeasible ε or convexity
-    extension for the lower bound).  Every evaluation is the one of :func:`delta_exact_family` (same
-    evaluator, rtol and work cap per evaluation).
-
-    Parameters
-    ----------
-    upper_families, lower_families : sequence of Decomposition
-        Atomic decompositions (upper bound: maximum over the first; lower bound: over the second, may be empty).
-    n : int
-        Number of users, >= 1.
-    target : float
-        Target δ in (0, 1).
-    eps_hi : float
-        ε0 (the certified δ is 0 there for a pure ε0-LDP randomizer).
-    rel_tol : float
-        Relative tolerance of the answer (``eps_rtol``).
-    soft_gap, expensive : float
-        Looser gap accepted after an evaluation of more than ``expensive`` nodes.
-    verify : bool, optional
-        Evaluate a converged chord root directly (True, default) or return it as the certified chord root
-        (False: the same number, one evaluation fewer; see the kernel's ``verify_root``).
-
-    Returns
-    -------
-    dict
-        The kernel's record (``status`` 0 when handled; see ``SEARCH_STATUS`` otherwise).
-    """
-    ua, ub, uc, ubeta, uoff = pack(upper_families)
-    la, lb, lc, lbeta, loff = pack(lower_families)
-    K = max([f.a.size for f in list(upper_families) + list(lower_families)], default=1)
-    cap = work_cap()
-    b = current_budget()
-    # the whole search may spend the time left in the call at the conservative rate (it is not interrupted)
-    total = 10.0 * MAX_WORK if b is None else max(WORK_RATE * b.remaining(), 1e5)
-    return kernels.epsilon_search(
-        ua, ub, uc, ubeta, uoff, la, lb, lc, lbeta, loff, float(n), float(target), float(eps_hi), float(rel_tol),
-        _enum_ok(int(n), K, ENUMERATE_MAX), float(DEFAULT_RTOL), _XG, _WG, float(cap), float(TAIL_WORK),
-        float(T0_FACTOR), float(THETA_RANGE[0]), float(THETA_RANGE[1]), float(CENTRAL_WIDTHS), float(TAIL_CONST),
-        float(total), float(soft_gap), float(expensive), verify_root=1 if verify else 0)
 
 
 def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int, max_work: float | None = None):

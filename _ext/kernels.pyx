@@ -21,7 +21,7 @@ IEEE S&P 2026 (arXiv:2504.07414): the GPARV functional E[(G_1+...+G_n)_+]/n eval
 
 import numpy as np
 from libc.math cimport (ceil, floor, exp, log, log1p, log10, sqrt, cos, sin, atan2, fabs, lgamma,
-                        fmod, expm1, pow, isfinite, M_PI, INFINITY, NAN)
+                        fmod, expm1, pow, isfinite, rint, M_PI, INFINITY, NAN)
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memset, memcpy

@@ -39,8 +39,13 @@ Error bound (``Evaluation.charged``, added to upper bounds, subtracted from lowe
   first-order propagation, not interval arithmetic.
 
 Small ``n``: when the multinomial count vectors number at most ``ENUMERATE_MAX`` the sum is
-enumerated exactly (``shuffleamp._ext.kernels.multinomial_positive_part``) instead; there
-:math:`|\psi|` returns near 1 at many frequencies and enumeration is cheaper.
+enumerated exactly instead; there :math:`|\psi|` returns near 1 at many frequencies and enumeration is
+cheaper.
+
+One implementation: for a finite law, the choice between these evaluators and each of them run compiled
+(``kernels.positive_part`` on given atoms, ``kernels.profile_bromwich`` for a decomposition at many ε; the
+same code).  The Python :func:`_bromwich` integrates only laws given through hooks (continuous parts below,
+personalized populations), whose integrand is evaluated partly in Python.
 
 Binomial-mixture sums (evaluator ``"binomial-mixture"``, any ``n``): for a law of at most 7 atoms whose
 estimated cost is below the Bromwich integral's estimated cost (``kernels.mixture_positive_part``'s

@@ -21,7 +21,7 @@ IEEE S&P 2026 (arXiv:2504.07414): the GPARV functional E[(G_1+...+G_n)_+]/n eval
 
 import numpy as np
 from libc.math cimport (ceil, floor, exp, log, log1p, log10, sqrt, cos, sin, atan2, fabs, lgamma,
-                        fmod, expm1, pow, isfinite, M_PI, INFINITY, NAN)
+                        fmod, expm1, pow, isfinite, rint, M_PI, INFINITY, NAN)
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memset, memcpy
@@ -905,9 +905,11 @@ def cf_modulus_bound(const double[::1] q, const double[::1] d, double s2, const 
 
 
 # --------------------------------------------------------------------------- batched privacy profile
-# The per-epsilon orchestration of ``shuffleamp.exact._bromwich`` for finite atomic laws, step by step in
-# the same order (so that the integration cells, the skipping decisions and the error terms are the
-# same), looping over epsilon in one nogil prange.  Status codes of ``profile_bromwich``:
+# The exact evaluator of finite atomic laws (``_positive_part_law``: closed cases, binomial-mixture sums, meet in
+# the middle, enumeration, and the Bromwich integral ``_bromwich_atoms``): its one implementation, called per
+# epsilon in one nogil prange (``profile_bromwich``) or on given atoms (``positive_part``).  The Python
+# ``shuffleamp.exact._bromwich`` integrates only laws given through hooks (continuous parts, populations), with
+# this module's panel merge and tail bound.  Status codes:
 DEF ST_EXACT = 0          # Bromwich integral (evaluator "exact")
 DEF ST_CHERNOFF = 1       # certified Chernoff bound (evaluator "chernoff")
 DEF ST_TRIVIAL = 2        # certified E[G_+] (evaluator "trivial")
@@ -916,6 +918,7 @@ DEF ST_ENUMERATION = 4    # exact multinomial enumeration (evaluator "enumeratio
 DEF ST_SMALL_N = 6         # exact meet-in-the-middle over multisets (evaluator "enumeration")
 DEF ST_FALLBACK = -1      # not handled here: the caller evaluates this epsilon one by one
 DEF ST_RESOURCE = -2      # the work budget would be exceeded: the caller evaluates it one by one (and raises)
+DEF ST_WORK_NEEDED = -3   # over an explicit work cap (strict_work): work_out holds the integrand nodes needed
 # ST_MIXTURE = 5: exact binomial-mixture sums (evaluator "binomial-mixture"), in _mixture.pxi
 include "_mixture.pxi"
 
@@ -942,6 +945,7 @@ cdef struct prof_par:
     double n
     double rtol
     double max_work
+    double strict_work      # > 0: an explicit work cap (refuse before integrating beyond it, ST_WORK_NEEDED)
     double tail_work
     double t0_factor
     double theta_lo
@@ -1091,7 +1095,9 @@ cdef int _stable_sort_segs(seg_t* x, Py_ssize_t m) noexcept nogil:
 
 
 cdef double _tail_bound(svec* segs, double T, double tail_const, dvec* tmp) noexcept nogil:
-    """``shuffleamp.exact._tail_bound`` over the segments (sorted in place by left end, stable); NaN if out of memory."""
+    """The tail bound of the Bromwich integral over the segments (sorted in place by left end, stable): ``tail_const
+    / T^2 * int_0^{T/2} A(w) dw / w`` with A(w) <= the cumulative segment masses (A(w) <= w on a segment starting
+    at 0), times 1 + 1e-9; NaN if out of memory."""
     cdef Py_ssize_t i
     cdef double A = 0.0, bb, half = 0.5 * T
     if _stable_sort_segs(segs.x, segs.n):
@@ -1112,9 +1118,9 @@ cdef double _tail_bound(svec* segs, double T, double tail_const, dvec* tmp) noex
 
 
 def tail_bound(const double[::1] a, const double[::1] b, const double[::1] m, double T, double tail_const):
-    """The compiled profile's tail bound (``_tail_bound``: segments sorted stably by left end, then
-    ``tail_const / T^2 * int_0^{T/2} A(w) dw / w``) of segments [a_i, b_i] with masses m_i (as
-    ``shuffleamp.exact._tail_bound``).
+    """The tail bound of the Bromwich integral (``_tail_bound``: segments sorted stably by left end, then
+    ``tail_const / T^2 * int_0^{T/2} A(w) dw / w``) of segments [a_i, b_i] with masses m_i: the one
+    implementation, also used by ``shuffleamp.exact._bromwich`` for laws given through hooks.
 
     Parameters
     ----------
@@ -1461,10 +1467,11 @@ cdef void _bufs_free(bufs_t* B) noexcept nogil:
 cdef int _bromwich_atoms(const double[::1] v, const double[::1] p, double[::1] q, double[::1] d,
                          const prof_par* P, bufs_t* B, double* value, double* err, double* theta_out,
                          double* work_out) noexcept nogil:
-    """``shuffleamp.exact._bromwich(_AtomLaw(LogMgf(v, p), n), n, rtol)`` for one finite law; returns a status.
+    """The Bromwich integral of E[S_+]/n for one finite law (its one implementation); returns a status.
 
-    Every step follows the Python routine in the same order (integration cells, skipping decisions,
-    error terms), so the result agrees with it up to the summation order of a few dot products.
+    The steps (integration cells, skipping decisions, error terms) are those of the module docstring of
+    ``shuffleamp.exact``; ``shuffleamp.exact._bromwich`` takes the same steps for laws given through hooks.
+    With ``P.strict_work > 0`` (an explicit cap) it refuses before integrating beyond it (ST_WORK_NEEDED).
     Buffers in ``B`` are grown as needed (the caller frees them).
     """
     cdef Py_ssize_t k = v.shape[0], j, i, nc, ncell
@@ -1536,6 +1543,9 @@ cdef int _bromwich_atoms(const double[::1] v, const double[::1] p, double[::1] q
     nc = <Py_ssize_t>ceil(P.central_widths * s0 / (2.0 * hp))
     if nc < 1:
         nc = 1
+    if P.strict_work > 0.0 and <double>nc * P.gl_nodes * k > P.strict_work:
+        work_out[0] = <double>nc * P.gl_nodes       # the central panels alone exceed the explicit cap
+        return ST_WORK_NEEDED
     B.na.n = 0
     for i in range(nc + 1):
         if _dpush(&B.na, twohp * <double>i):
@@ -1624,6 +1634,9 @@ cdef int _bromwich_atoms(const double[::1] v, const double[::1] p, double[::1] q
                         x = a_ + wn * <double>j
                         if _dpush(&B.na, x) or _dpush(&B.nb, x + wn):
                             return ST_FALLBACK
+            if B.sa.n and P.strict_work > 0.0 and (work + <double>B.sa.n * P.gl_nodes) * k > P.max_work:
+                work_out[0] = work + <double>B.sa.n * P.gl_nodes
+                return ST_WORK_NEEDED
             if B.sa.n:
                 # work is counted per cell (GL_NODES each) as before the merge, so that the work caps and
                 # the widening of [0, T] decide as they did (the merge only makes each unit cheaper)
@@ -1706,24 +1719,26 @@ cdef Py_ssize_t _gparv_atoms(const double[::1] A, const double[::1] Bm, const do
     return out
 
 
-cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::1] C, double beta, double eps,
-                      const unsigned char[::1] enum_ok, const prof_par* P, double[::1] v, double[::1] p,
-                      double[::1] q, double[::1] d, double* upper, double* lower, double* theta,
-                      double* work) noexcept nogil:
-    """``shuffleamp.exact.delta_exact(dec.gparv(eps), n, mode)`` for both modes (finite atomic laws)."""
-    cdef Py_ssize_t kk, j
+cdef int _positive_part_law(const double[::1] v, const double[::1] p, Py_ssize_t kk, bint increasing,
+                            const unsigned char[::1] enum_ok, const prof_par* P, double[::1] q, double[::1] d,
+                            double* value_out, double* err_out, double* theta, double* work) noexcept nogil:
+    """E[(G_1+...+G_n)_+]/n of the finite law (v[:kk], p[:kk]) (masses summing to 1) and its error bound: the
+    one dispatch of the exact evaluator of finite laws (closed cases, binomial-mixture sums, meet in the middle,
+    multinomial enumeration, Bromwich integral).  ``increasing``: the atoms are strictly increasing (needed by
+    the pruned meet in the middle).  ``q``, ``d``: scratch of length >= kk.  Returns the status."""
+    cdef Py_ssize_t j
     cdef int st, nn
     cdef double vmax, vmin, value = 0.0, err = 0.0, x, lw, lmax = 0.0, amax = 0.0, tot, pos = 0.0
     cdef bufs_t B
     theta[0] = 0.0
     work[0] = 0.0
-    if not isfinite(eps):
-        return ST_FALLBACK
-    kk = _gparv_atoms(A, Bm, C, beta, eps, v, p)
-    if kk < 1:
-        return ST_FALLBACK
-    vmax = v[kk - 1]
+    vmax = v[0]
     vmin = v[0]
+    for j in range(1, kk):
+        if v[j] > vmax:
+            vmax = v[j]
+        if v[j] < vmin:
+            vmin = v[j]
     if vmax <= 0.0:
         st = ST_CLOSED
     elif vmin >= 0.0:                    # S >= 0: E[S_+]/n = E[G]
@@ -1735,7 +1750,7 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
         st = ST_FALLBACK
         # exact binomial-mixture sums within their step budget, unless a small enumeration is allowed
         # (the budget also stays below the meet-in-the-middle cost where that path is chosen);
-        # enum_ok[1] == 0 (enumerate_max = 0) disables every combinatorial path, as in exact._positive_part
+        # enum_ok[1] == 0 (enumerate_max = 0) disables every combinatorial path
         if (kk <= MIX_MAX_ATOMS and enum_ok[1]
                 and not (enum_ok[kk] and _enum_leaves(P.n, kk) <= MIX_ENUM_FIRST)):
             st = _mixture(v[:kk], p[:kk], P.n, P.rtol, -1.0, MIX_TRIAL_STEPS, &value, &err, work)   # -1: the budget of _mix_budget
@@ -1747,7 +1762,7 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
             value = value / P.n
             err = err / P.n
             st = ST_SMALL_N
-        elif (st == ST_FALLBACK and enum_ok[1] and not enum_ok[kk] and _pruned_chosen(P.n, kk)
+        elif (st == ST_FALLBACK and enum_ok[1] and not enum_ok[kk] and increasing and _pruned_chosen(P.n, kk)
                 and _mitm_positive_part(&v[0], &p[0], kk, <int>P.n, PRUNED_CAP, &value, &err, True) == 0):
             # otherwise the integral: the pruned meet in the middle when the multisets that can reach a
             # positive sum are few (exact; abandoned within its step cap otherwise)
@@ -1778,10 +1793,32 @@ cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::
             memset(&B, 0, sizeof(bufs_t))
             st = _bromwich_atoms(v[:kk], p[:kk], q[:kk], d[:kk], P, &B, &value, &err, theta, work)
             _bufs_free(&B)
-            if st < 0:
-                return st
+    value_out[0] = value
+    err_out[0] = err
+    return st
+
+
+cdef int _profile_one(const double[::1] A, const double[::1] Bm, const double[::1] C, double beta, double eps,
+                      const unsigned char[::1] enum_ok, const prof_par* P, double[::1] v, double[::1] p,
+                      double[::1] q, double[::1] d, double* upper, double* lower, double* theta,
+                      double* work) noexcept nogil:
+    """``shuffleamp.exact.delta_exact(dec.gparv(eps), n, mode)`` for both modes (finite atomic laws)."""
+    cdef Py_ssize_t kk
+    cdef int st
+    cdef double value = 0.0, err = 0.0, x
+    theta[0] = 0.0
+    work[0] = 0.0
+    if not isfinite(eps):
+        return ST_FALLBACK
+    kk = _gparv_atoms(A, Bm, C, beta, eps, v, p)
+    if kk < 1:
+        return ST_FALLBACK
+    # the atoms of _gparv_atoms are sorted and exactly equal values merged: strictly increasing
+    st = _positive_part_law(v, p, kk, True, enum_ok, P, q, d, &value, &err, theta, work)
+    if st < 0:
+        return st
     x = value + err
-    if x <= 0.0 and vmax > 0.0:
+    if x <= 0.0 and v[kk - 1] > 0.0:
         x = 4.9406564584124654e-324        # true value positive but below the float range
     upper[0] = 1.0 if 1.0 < x else x
     x = value - err
@@ -1796,6 +1833,7 @@ cdef void _set_par(prof_par* P, double n, double rtol, double max_work, double t
     P.n = n
     P.rtol = rtol
     P.max_work = max_work
+    P.strict_work = 0.0
     P.tail_work = tail_work
     P.t0_factor = t0_factor
     P.theta_lo = theta_lo
@@ -1876,12 +1914,71 @@ def profile_bromwich(const double[::1] a, const double[::1] b, const double[::1]
     return up_a, lo_a, st_a, th_a, wk_a
 
 
+def positive_part(const double[::1] values, const double[::1] probs, double n,
+                  const unsigned char[::1] enum_ok, double rtol, const double[::1] xg, const double[::1] wg,
+                  double max_work, double strict_work, double tail_work, double t0_factor, double theta_lo,
+                  double theta_hi, double central_widths, double tail_const):
+    """Certified E[(G_1+...+G_n)_+]/n of one finite law: the exact evaluator of ``profile_bromwich`` on given atoms.
+
+    The one implementation of the exact evaluator of finite laws (``_positive_part_law``): closed cases,
+    binomial-mixture sums, meet in the middle, multinomial enumeration and the Bromwich integral with its
+    certified error bound (Chernoff and trivial bounds out of range), chosen by the same rule as in
+    ``profile_bromwich``.  Releases the GIL.
+
+    Parameters
+    ----------
+    values, probs : float64[::1], shape (K,)
+        Atoms and masses (positive, summing to 1).  The pruned meet in the middle is used only when the
+        atoms are strictly increasing.
+    n : float
+        Number of summands (an integer value), >= 1.
+    enum_ok : uint8[::1], shape (K + 2,)
+        ``enum_ok[k]`` is 1 when a law with ``k`` atoms is to be enumerated (``enum_ok[1] == 0`` disables
+        every combinatorial path).
+    rtol : float
+        Relative accuracy target.
+    xg, wg : float64[::1], shape (G,)
+        Gauss–Legendre nodes and weights on [-1, 1].
+    max_work : float
+        Work cap (atom x frequency evaluations) of the Bromwich integral (status -2 beyond).
+    strict_work : float
+        An explicit work cap (> 0; 0: none): refuse before integrating when the central panels alone exceed it,
+        or before kept cells would exceed ``max_work`` (status -3, ``work`` = the integrand nodes needed).
+    tail_work, t0_factor, theta_lo, theta_hi, central_widths, tail_const : float
+        As in :func:`profile_bromwich`.
+
+    Returns
+    -------
+    (int, float, float, float, float)
+        Status (as :func:`profile_bromwich`; -3 see ``strict_work``), value, error bound (value - err <=
+        E[S_+]/n <= value + err), saddle point θ (0 where not computed) and work (nodes, or mixture steps).
+    """
+    cdef Py_ssize_t k = values.shape[0], j
+    cdef prof_par P
+    cdef double value = 0.0, err = 0.0, theta = 0.0, work = 0.0
+    cdef bint increasing = True
+    cdef int st
+    if probs.shape[0] != k or k < 1 or enum_ok.shape[0] < k + 2 or xg.shape[0] != wg.shape[0]:
+        raise ValueError("positive_part: inconsistent array lengths")
+    for j in range(1, k):
+        if not (values[j] > values[j - 1]):
+            increasing = False
+    _set_par(&P, n, rtol, max_work, tail_work, t0_factor, theta_lo, theta_hi, central_widths, tail_const, xg, wg)
+    P.strict_work = strict_work
+    cdef double[::1] q = np.empty(k), d = np.empty(k)
+    with nogil:
+        st = _positive_part_law(values, probs, k, increasing, enum_ok, &P, q, d, &value, &err, &theta, &work)
+    return st, value, err, theta, work
+
+
 # --------------------------------------------------------------------------- epsilon search
-# The epsilon(delta) search of ``shuffleamp.bounds._optimal_epsilon_families`` for atomic decompositions in
-# one nogil call: every certified evaluation is ``_profile_one`` (the compiled exact evaluator), the first
-# point comes from the saddle-point estimate computed here, and the upper answer is the certified chord root
-# of a delta-bound convex in x = e^eps (``shuffleamp.bounds._chord_bracket``).  Anything unusual returns a
-# "not handled" status and the Python search runs (seeded with the points evaluated here).
+# The epsilon(delta) search of the optimal bound (``shuffleamp.search.search_families``) for atomic
+# decompositions in one nogil call: every certified evaluation is ``_profile_one`` (the compiled exact
+# evaluator), the first point comes from the saddle-point estimate computed here, and the upper answer is the
+# certified chord root of a delta-bound convex in x = e^eps (``_chord_root``).  The certified formulas
+# (``_chord_root``, ``_convexity_lower``, ``_near_hi_walk``) are the ones the Python search of families
+# evaluated in Python calls (``chord_root``, ``convexity_lower``, ``near_hi_walk``).  Anything unusual returns
+# a "not handled" status and the Python search runs (seeded with the points evaluated here).
 from scipy.special.cython_special cimport log_ndtr
 
 DEF SR_DONE = 0           # both sides found
@@ -2122,11 +2219,12 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
 
 
 cdef void _chord_root(const double* E, const double* V, int m, double t, double* eps_c, double* eps_e,
-                      int* ib_out, int* io_out) noexcept nogil:
-    """``shuffleamp.bounds._chord_bracket`` over the points (E, V): the certified chord root ``eps_c``
-    between the largest infeasible point and the next feasible one, and the estimate ``eps_e`` of the
-    lowest root (secant of the two infeasible points below it extended right, or of the two feasible
-    points above it extended left: both lie below a convex function there).  ib/io = -1 if no bracket."""
+                      int* ib_out, int* io_out, bint feasible_side=True) noexcept nogil:
+    """The certified chord root over the points (E, V) of a delta-bound convex in x = e^eps: ``eps_c`` between
+    the largest infeasible point and the next feasible one, and the estimate ``eps_e`` of the lowest root
+    (secant of the two infeasible points below it extended right, and with ``feasible_side`` of the two
+    feasible points above it extended left: both lie below a convex function there).  ib/io = -1 if no
+    bracket.  The one implementation of the chord root (``chord_root`` for the Python search)."""
     cdef int i, ib = -1, io = -1, ip = -1, io2 = -1
     cdef double xb, xo, vb, vo, xc, ec, ee, xp, vp, xe, xo2, vo2
     for i in range(m):
@@ -2171,7 +2269,7 @@ cdef void _chord_root(const double* E, const double* V, int m, double t, double*
             if xe < E[ib]:
                 xe = E[ib]
             ee = xe if xe < ec else ec
-    if io2 >= 0:
+    if io2 >= 0 and feasible_side:
         xo2 = exp(E[io2])
         vo2 = V[io2]
         if vo > vo2:
@@ -2186,6 +2284,83 @@ cdef void _chord_root(const double* E, const double* V, int m, double t, double*
                     ee = xe
     eps_c[0] = ec
     eps_e[0] = ee
+
+
+cdef int _near_hi_walk(double eps_hi, double g, double* walk, int cap) noexcept nogil:
+    """Points of the walk towards ``eps_hi`` when the estimated root ``g`` is within 2% of e^{eps_hi} (else none):
+    x = e^{eps_hi} - u for u = 0.02 e^{eps_hi}, divided by 8 while above e^{eps_hi} - e^g (at most ``cap``).
+    Near eps_hi (small n, small delta) an evaluation costs ~ 1 / (e^{eps_hi} - e^eps): the far points are cheap
+    and a nearly linear delta(x) converges on a few of them.  Returns the number of points."""
+    cdef double Ebig = exp(eps_hi), ug, u
+    cdef int nwalk = 0
+    ug = Ebig - exp(g)
+    u = 0.02 * Ebig
+    if ug < u:
+        while u > ug and Ebig - u > 1.0 and nwalk < cap:
+            walk[nwalk] = log(Ebig - u)
+            nwalk += 1
+            u /= 8.0
+    return nwalk
+
+
+cdef double _convexity_lower(double xp, double Up, double xb, double Lb, double target, double eps_up) noexcept nogil:
+    """Certified lower epsilon from the convexity of a dataset's delta_L in x = e^eps: with a certified lower
+    value Lb <= delta_L(xb) > target and an upper value Up >= delta_L(xp) (Up > Lb) at xp < xb, the line through
+    them stays below delta_L beyond xb, so the true root lies above where it crosses ``target`` (rounded down,
+    at most ``eps_up``)."""
+    cdef double xl, el
+    xl = xb + (Lb - target) / (Up - Lb) * (xb - xp)
+    xl = xl - 1e-12 * (xb - xp) - 8.0 * DBL_EPS * xl
+    if xl < xb:
+        xl = xb
+    el = log(xl) * (1.0 - 4.0 * DBL_EPS)
+    if el > eps_up:
+        el = eps_up
+    return el
+
+
+def chord_root(const double[::1] E, const double[::1] V, double target, bint feasible_side=True):
+    """The certified chord root of evaluated points (E, V) of a delta-bound convex in x = e^eps (``_chord_root``).
+
+    Parameters
+    ----------
+    E, V : float64[::1], shape (m,)
+        Evaluated epsilons (any order) and certified upper deltas.
+    target : float
+        Target delta.
+    feasible_side : bool
+        Also estimate the lowest root from the two feasible points above the bracket (see ``_chord_root``).
+
+    Returns
+    -------
+    (float, float, int, int)
+        The certified chord root, the estimate of the lowest root, and the indices of the infeasible and
+        feasible ends (-1 when no crossing is bracketed; then the epsilons are NaN).
+    """
+    cdef double ec = NAN, ee = NAN
+    cdef int ib = -1, io = -1
+    if V.shape[0] != E.shape[0]:
+        raise ValueError("chord_root: E and V differ in length")
+    if E.shape[0]:
+        _chord_root(&E[0], &V[0], <int>E.shape[0], target, &ec, &ee, &ib, &io, feasible_side)
+    if ib < 0 or io < 0:
+        return NAN, NAN, ib, io
+    return ec, ee, ib, io
+
+
+def convexity_lower(double xp, double Up, double xb, double Lb, double target, double eps_up):
+    """``_convexity_lower``: the certified lower epsilon of a dataset from its lower value ``Lb`` at ``xb`` and an
+    upper value ``Up`` of its delta at ``xp`` < ``xb`` (x = e^eps; needs Up > Lb > target)."""
+    if not (Up > Lb and xp < xb):
+        raise ValueError("convexity_lower: needs Up > Lb and xp < xb")
+    return _convexity_lower(xp, Up, xb, Lb, target, eps_up)
+
+
+def near_hi_walk(double eps_hi, double g):
+    """``_near_hi_walk``: the walk towards ``eps_hi`` from the estimated root ``g`` (a list of epsilons)."""
+    cdef double walk[64]
+    cdef int m = _near_hi_walk(eps_hi, g, walk, 64)
+    return [walk[i] for i in range(m)]
 
 
 cdef void _nearest_two(const double* V, int m, double lt, int* j1, int* j2) noexcept nogil:
@@ -2268,9 +2443,9 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     Upper side: the certified delta* = max over the upper families is convex in x = e^eps and 0 at eps_hi
     (Su, Cheng, Wang, IEEE S&P 2026, Theorem 12: G = (A - e^eps B)/C with B >= 0), so the chord root between
     the largest infeasible evaluated point and the next feasible one is a certified epsilon; the search stops
-    when it is within ``rel_tol`` of the estimated lowest root (``shuffleamp.bounds._solve_convex_upper``).
+    when it is within ``rel_tol`` of the estimated lowest root (``shuffleamp.search``).
     Lower side: the largest epsilon at which a lower-bound dataset's certified divergence exceeds the target,
-    or the certified convexity extension (``shuffleamp.bounds._solve_convex_lower``) from its lower bound at
+    or the certified convexity extension (``_convexity_lower``) from its lower bound at
     one point and an upper bound of its divergence (its own, or the optimal bound's) at a smaller point.
 
     Parameters
@@ -2341,8 +2516,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef Py_ssize_t[::1] order = np.zeros(max(nfu, nfl), dtype=np.intp)
     cdef int status = SR_DONE, nu = 0, nl = 0, st, ib = -1, io = -1, stall = 0, ipu, k, nwalk = 0, has_ok
     cdef double work = 0.0, g = NAN, slope = NAN, gl = NAN, slope_l = NAN, eps_c = NAN, eps_e = NAN
-    cdef double up = NAN, lo = NAN, Ebig, u, ug, x, width, prev_width = INFINITY, lo_best, r_hi, xb, xp
-    cdef double xl, el, Up, Lb, sec_p = NAN, sec_b = NAN, sec_Up = NAN, sec_Lb = NAN, nodes_last = 0.0
+    cdef double up = NAN, lo = NAN, x, width, prev_width = INFINITY, lo_best, r_hi, xb, xp
+    cdef double el, Up, Lb, sec_p = NAN, sec_b = NAN, sec_Up = NAN, sec_Lb = NAN, nodes_last = 0.0
     cdef double chord_b = NAN, chord_o = NAN, chord_vb = NAN, chord_vo = NAN, lb_c = NAN, lb_e = NAN
     cdef int lo_kind = 0, lo_idx = -1, up_kind = 0, up_idx = -1, conv = 0, ia, ja, checks = 0, verify = 0
     cdef double walk[64]
@@ -2365,15 +2540,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
             g = _estimate_root(ua, ub, uc, ubeta, uoff, n, target, eps_hi * (1.0 - 1e-15), v, p, &slope)
             if g == g and g > 0.0:
                 # near eps_hi (small n, small delta) evaluations cost ~ 1 / (e^{eps_hi} - e^eps): walk in from far,
-                # cheap points first (``bounds._near_hi_walk``)
-                Ebig = exp(eps_hi)
-                ug = Ebig - exp(g)
-                u = 0.02 * Ebig
-                if ug < u:
-                    while u > ug and Ebig - u > 1.0 and nwalk < 64:
-                        walk[nwalk] = log(Ebig - u)
-                        nwalk += 1
-                        u /= 8.0
+                # cheap points first
+                nwalk = _near_hi_walk(eps_hi, g, walk, 64)
         k = 0
         while status == SR_DONE:
             # convergence of the chord
@@ -2392,7 +2560,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                 if (eps_c - eps_e <= max(rel_tol * eps_c, abs_tol)
                         or (eps_c - eps_e <= soft_gap * eps_c and nodes_last > expensive)):
                     # verify the chord root by a direct evaluation while that is cheap, so that the answer is
-                    # an evaluated epsilon whose own certified delta is <= target (``_solve_convex_upper``)
+                    # an evaluated epsilon whose own certified delta is <= target
                     conv = 1
                     if verify_root and nodes_last <= expensive and checks < 4:
                         for i in range(nu):
@@ -2515,13 +2683,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                                     Up = uV[j - nl]
                                 if not (Up > Lb):
                                     continue
-                                xl = xb + (Lb - target) / (Up - Lb) * (xb - xp)
-                                xl = xl - 1e-12 * (xb - xp) - 8.0 * DBL_EPS * xl
-                                if xl < xb:
-                                    xl = xb
-                                el = log(xl) * (1.0 - 4.0 * DBL_EPS)
-                                if el > up:
-                                    el = up
+                                el = _convexity_lower(xp, Up, xb, Lb, target, up)
                                 if el > lo_best:
                                     lo_best = el
                                     lo_kind = 2

@@ -1,7 +1,7 @@
 """Cheap family construction: the fast paths give the same families as the reference (plain) construction.
 
-The fast paths: the compiled merge of short rows (``kernels.merge_sorted``), the plain-Python law key of
-small batches (``_law_keys_small``), the leaner vectorised ``merge_rows`` / ``law_keys`` / ``ratio_keys``, the stacked
+The fast paths: the compiled merge by ratio (``kernels.merge_sorted``) and law key (``kernels.law_key_rows``)
+behind ``merge_rows`` / ``law_keys`` / ``small_decomposition``, the leaner ``ratio_keys``, the stacked
 validation of :class:`Decomposition` (``_set_clean``), the cached merge behind ``law_key`` /
 ``simplified`` / ``swapped``, shared read-only arrays in ``_trusted``, the prefix memo of
 ``product_decomposition`` and the batched swap keys of matrix lower triples.  The oracle is the old code
@@ -145,7 +145,6 @@ def _old_lower_swap_keys(monkeypatch):
 @pytest.fixture
 def old_path(monkeypatch):
     """Run the old construction everywhere: vectorised merge / keys, per-array validation, no caches."""
-    monkeypatch.setattr(D, "SMALL_PY", 0)               # no plain-Python construction of small families
     monkeypatch.setattr(D, "merge_rows", _old_merge_rows)
     monkeypatch.setattr(M, "merge_rows", _old_merge_rows)
     monkeypatch.setattr(D, "law_keys", _old_law_keys)
@@ -187,37 +186,41 @@ def _same(x, y):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_merge_rows_small_equals_vectorised(seed, monkeypatch):
+def test_merge_rows_equals_reference(seed):
+    """The compiled merge (stable sort by the merge keys, sequential sums) equals the numpy reference (np.lexsort,
+    np.bincount) bit for bit, for short rows (insertion sort) and long ones (merge sort)."""
     rng = np.random.default_rng(seed)
-    for m, k in [(1, 1), (1, 4), (1, 9), (3, 5), (8, 8), (2, 0), (1, 64), (4, 16), (30, 7), (3, 65), (2, 100)]:
+    for m, k in [(1, 1), (1, 4), (1, 9), (3, 5), (8, 8), (2, 0), (1, 64), (4, 16), (30, 7), (3, 65), (2, 100),
+                 (2, 517)]:
         for ties in (False, True):
             A, B, C = _batch(rng, m, k, ties)
             fast = D.merge_rows(A, B, C)
-            monkeypatch.setattr(D, "SMALL_MERGE", -1)
-            vec = D.merge_rows(A, B, C)
-            monkeypatch.undo()
-            old = _old_merge_rows(A, B, C)
-            _same(fast, old)
-            _same(vec, old)
+            _same(fast, _old_merge_rows(A, B, C))
             if ties and k > 1:
                 assert fast[1].size < m * k          # the ties were merged
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_law_keys_small_equals_vectorised(seed, monkeypatch):
+def test_law_keys_equal_reference(seed):
+    """The compiled law key equals the numpy reference (np.round, lexsort for the swapped order) byte for byte."""
     rng = np.random.default_rng(100 + seed)
-    for m, k in [(1, 1), (1, 5), (3, 4), (6, 7), (1, 40), (40, 9)]:
+    for m, k in [(1, 1), (1, 5), (3, 4), (6, 7), (1, 40), (40, 9), (2, 300)]:
         for ties in (False, True):
             A, B, C = _batch(rng, m, k, ties)
             for beta in (0.0, 0.123456789012345, rng.random(m)):
                 for swapped in (False, True):
-                    fast = D.law_keys(A, B, C, beta, swapped=swapped)
-                    monkeypatch.setattr(D, "SMALL_MERGE", -1)
-                    monkeypatch.setattr(D, "SMALL_KEYS", -1)
-                    vec = D.law_keys(A, B, C, beta, swapped=swapped)
-                    monkeypatch.undo()
-                    old = _old_law_keys(A, B, C, beta, swapped=swapped)
-                    assert fast == old and vec == old
+                    for digits in (D.LAW_KEY_DIGITS, 6):
+                        assert D.law_keys(A, B, C, beta, digits=digits, swapped=swapped) == \
+                            _old_law_keys(A, B, C, beta, digits=digits, swapped=swapped)
+
+
+def _key_round(v):
+    """The law key's rounding of ``v`` (as β, and as the first ratio of a one-component row)."""
+    from shuffleamp._ext import kernels
+    z = np.zeros(1, dtype=np.int64)
+    beta, buf = kernels.law_key_rows(z, np.array([v]), np.array([0.0]), np.array([1.0]), z, z, np.array([v]), 1,
+                                     1e12, False)[0]
+    return beta, np.frombuffer(buf)[0]
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -229,7 +232,8 @@ def test_ratio_keys_and_rounding_as_before(num, den):
     x, y = np.array(num[:k]), np.array(den[:k])
     np.testing.assert_array_equal(D.ratio_keys(x, y), _old_ratio_keys(x, y))
     for v in (x / y).tolist() + num:
-        assert D._round12(v) == np.round(np.array([v]), D.LAW_KEY_DIGITS)[0]
+        want = np.round(np.array([v]), D.LAW_KEY_DIGITS)[0]
+        assert _key_round(v) == (want, want)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -241,9 +245,10 @@ def test_ratio_keys_edges_as_before():
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_round12_edges():
+def test_key_rounding_edges():
     for v in [0.0, -0.0, 0.5e-12, 1.5e-12, 2.5e-12, 4503599627370495.5e-12, 1e296, 1e300, math.inf, -2.5e-12]:
-        assert D._round12(v) == np.round(np.array([v]), 12)[0]
+        want = np.round(np.array([v]), 12)[0]
+        assert _key_round(v) == (want, want)
 
 
 @pytest.mark.parametrize("case", [
@@ -375,11 +380,11 @@ def _small_case(rng, k, ties, zeros):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_small_decomposition_equals_numpy_constructor(seed):
-    """The plain-Python construction of small families: the same arrays, β, law key
-    and swapped law key as ``Decomposition(...)`` and ``.simplified()`` of the old code, for every size it
-    handles, with ties (merged components), empty and c-only components."""
+    """Families built from Python floats (``small_decomposition``): the same arrays, β, law key and swapped law
+    key as ``Decomposition(...)`` and ``.simplified()`` of the reference code, with ties (merged components),
+    empty and c-only components."""
     rng = np.random.default_rng(700 + seed)
-    for k in range(1, D.SMALL_PY + 2):
+    for k in range(1, 18):
         for ties in (False, True):
             for zeros in (False, True):
                 a, b, c, beta = _small_case(rng, k, ties, zeros)
@@ -425,21 +430,22 @@ def test_small_decomposition_errors_as_numpy_constructor(case, err, param):
 
 @pytest.mark.parametrize("m", [M.KRR(0.7, 10), M.KRR(3.1, 3), M.KRR(2.0, 2), M.KRR(60.0, 50), M.BLH(0.4, None),
                                M.BLH(2.5, 2), M.RAPPOR(140.0, 9), M.OUE(0.05, 2), M.HadamardResponse(1.1, 2048)])
-def test_closed_form_families_as_numpy_constructor(m, monkeypatch):
-    """The closed-form families (from_pqr, k-RR / bit / HR lower datasets) with and without the
-    plain-Python path: the same arrays, β, labels and law keys."""
+def test_closed_form_families_as_numpy_constructor(m, request):
+    """The closed-form families (from_pqr, k-RR / bit / HR lower datasets) and those of the reference
+    construction (numpy merge and keys, per-array validation): the same arrays, β, labels and law keys."""
+    bounds._FAMILY_CACHE.clear()
     fams = {w: bounds._families(m, "optimal", w) for w in ("upper", "lower")}
-    monkeypatch.setattr(D, "SMALL_PY", 0)
+    new = {w: (_family_arrays(fams[w]), [f.label for f in fams[w]]) for w in fams}
+    request.getfixturevalue("old_path")
     old = {w: bounds._families(m, "optimal", w) for w in ("upper", "lower")}
     for w in fams:
-        assert _family_arrays(fams[w]) == _family_arrays(old[w])
-        assert [f.label for f in fams[w]] == [f.label for f in old[w]]
+        assert new[w] == (_family_arrays(old[w]), [f.label for f in old[w]])
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_small_mixture_as_numpy_mixture(seed, monkeypatch):
-    """decomposition.mixture of few components in plain Python: the same arrays, β and law keys as the numpy
-    path (ties across parts merge; a denormal weight underflows some c to 0 and takes the numpy path)."""
+    """decomposition.mixture of few components: the same arrays, β and law keys as with the numpy reference merge
+    (ties across parts merge; a denormal weight underflows some c to 0)."""
     rng = np.random.default_rng(900 + seed)
     for k1, k2 in [(1, 1), (2, 3), (4, 4), (3, 7), (8, 8), (9, 9)]:
         for w in (0.5, 0.3, 1e-310):
@@ -448,7 +454,7 @@ def test_small_mixture_as_numpy_mixture(seed, monkeypatch):
             parts = [(w, f1), (1.0 - w, f2)]
             new = D.mixture(parts, label="m")
             with monkeypatch.context() as mp:
-                mp.setattr(D, "SMALL_PY", 0)
+                mp.setattr(D, "merge_rows", _old_merge_rows)
                 old = D.mixture(parts, label="m")
             for name in ("a", "b", "c"):
                 assert getattr(new, name).tobytes() == getattr(old, name).tobytes()

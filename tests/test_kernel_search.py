@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import shuffleamp as sa
 from shuffleamp import bounds as B
 from shuffleamp import exact as X
+from shuffleamp import search as S
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism
 
 import oracle
@@ -133,7 +134,7 @@ def test_kernel_search_against_brute_force(mech, n, delta):
 def test_kernel_search_status_and_switch(monkeypatch):
     mech, n, delta = KRR(1.0, 10), 10**6, 1e-8
     up_f, lo_f = B._families(mech, "optimal", "upper"), B._families(mech, "optimal", "lower")
-    r = X.epsilon_search(up_f, lo_f, n, delta, mech.eps0, EPS_RTOL, B.SOFT_GAP, B.EXPENSIVE_NODES)
+    r = S.epsilon_search(up_f, lo_f, n, delta, mech.eps0, EPS_RTOL, B.SOFT_GAP, B.EXPENSIVE_NODES)
     assert r["status"] == 0 and r["upper_kind"] in (1, 2)
     # every evaluated point is the compiled evaluator's value
     for e, v in zip(r["u_eps"], r["u_value"]):
@@ -142,13 +143,13 @@ def test_kernel_search_status_and_switch(monkeypatch):
     # the compiled search within the search tolerance
     kernel = sa.epsilon(mech, n, delta)
     calls = []
-    real = X.epsilon_search
+    real = S.epsilon_search
 
     def not_handled(*a, **kw):
         out = real(*a, **kw)
         calls.append(out)
         return dict(out, status=3)
-    monkeypatch.setattr(X, "epsilon_search", not_handled)
+    monkeypatch.setattr(S, "epsilon_search", not_handled)
     seeded = sa.epsilon(mech, n, delta)
     assert calls
     _check_certified(mech, n, delta, seeded)
@@ -160,7 +161,7 @@ def test_kernel_search_not_zero_at_eps0_is_not_handled():
     """A family whose certified δ at eps_hi exceeds the target (not pure at eps_hi) is left to the Python search."""
     mech = KRR(1.0, 10)
     up_f = B._families(mech, "optimal", "upper")
-    r = X.epsilon_search(up_f, [], 1000, 1e-6, 0.02 * mech.eps0, EPS_RTOL, B.SOFT_GAP, B.EXPENSIVE_NODES)
+    r = S.epsilon_search(up_f, [], 1000, 1e-6, 0.02 * mech.eps0, EPS_RTOL, B.SOFT_GAP, B.EXPENSIVE_NODES)
     assert r["status"] == 1
 
 
@@ -182,7 +183,7 @@ def test_estimate_root_matches_python_estimator():
     from scipy.optimize import brentq
     for mech, n, delta in [(KRR(1.0, 10), 10**6, 1e-8), (OUE(0.5, 8), 300, 1e-6), (BLH(2.0), 10**9, 1e-10)]:
         fams = B._families(mech, "optimal", "upper")
-        g = X.estimate_root(fams, n, delta, mech.eps0 * (1 - 1e-12))
+        g = S.estimate_root(fams, n, delta, mech.eps0 * (1 - 1e-12))
         est = B.estimator(fams, n)
         ref = brentq(lambda e: math.log(max(est(e), 1e-300)) - math.log(delta), 0.0, mech.eps0 * (1 - 1e-12),
                      xtol=1e-12 * mech.eps0)
@@ -206,7 +207,7 @@ def test_kernel_search_unverified_chord_root(mech, n, delta):
     re-evaluating both chord ends (convexity of δ* in e^ε), an evaluated answer by its own certified δ."""
     up_f, lo_f = B._families(mech, "optimal", "upper"), B._families(mech, "optimal", "lower")
     args = (up_f, lo_f, n, delta, mech.eps0, EPS_RTOL, B.SOFT_GAP, B.EXPENSIVE_NODES)
-    rv, ru = X.epsilon_search(*args, verify=True), X.epsilon_search(*args, verify=False)
+    rv, ru = S.epsilon_search(*args, verify=True), S.epsilon_search(*args, verify=False)
     assert rv["status"] == ru["status"] == 0
     assert ru["upper"] == rv["upper"]
     assert len(ru["u_eps"]) <= len(rv["u_eps"])
@@ -221,3 +222,44 @@ def test_kernel_search_unverified_chord_root(mech, n, delta):
     # the certified interval from the default search contains the brute-force-free truth of the verified one
     r = sa.epsilon(mech, n, delta)
     assert r.lower <= rv["upper"] and r.upper == pytest.approx(rv["upper"], rel=3 * EPS_RTOL)
+
+
+def test_convexity_lower_root_is_certified():
+    """``kernels.convexity_lower`` (the lower convexity extension of both searches): at the returned ε the line
+    through the upper value at x_p and the certified lower value at x_b (x = e^ε) is still above the target, so
+    a δ convex in x, below the upper value at x_p and above the lower one at x_b, exceeds the target there."""
+    from shuffleamp._ext import kernels
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(200):
+        e_p, e_b = sorted(rng.uniform(0.0, 3.0, 2))
+        if e_b - e_p < 1e-6:
+            continue
+        target = 10.0 ** rng.uniform(-12, -2)
+        L_b = target * (1.0 + rng.uniform(1e-6, 5.0))
+        U_p = L_b * (1.0 + rng.uniform(1e-6, 50.0))
+        eps_up = e_b + rng.uniform(0.0, 2.0)
+        x_p, x_b = math.exp(e_p), math.exp(e_b)
+        e_l = kernels.convexity_lower(x_p, U_p, x_b, L_b, target, eps_up)
+        assert e_b * (1 - 1e-15) <= e_l <= eps_up
+        x_l = math.exp(e_l)
+        line = L_b + (L_b - U_p) / (x_b - x_p) * (x_l - x_b)
+        assert line >= target * (1 - 1e-12), (e_p, e_b, e_l, line, target)
+        checked += 1
+    assert checked > 150
+
+
+def test_near_hi_walk_points():
+    """The walk towards ε0 (``kernels.near_hi_walk``): increasing points in (0, ε0) whose distances to e^ε0 in
+    x = e^ε shrink by 8 from 2 % of e^ε0 down to about the estimated root's; none when the root is far."""
+    from shuffleamp._ext import kernels
+    eps_hi = 2.0
+    E = math.exp(eps_hi)
+    assert kernels.near_hi_walk(eps_hi, 1.0) == []
+    g = math.log(E - 1e-4 * E)
+    w = kernels.near_hi_walk(eps_hi, g)
+    assert len(w) >= 2 and all(0.0 < a < b < eps_hi for a, b in zip(w, w[1:]))
+    gaps = [E - math.exp(e) for e in w]
+    assert gaps[0] == pytest.approx(0.02 * E, rel=1e-12)
+    assert all(b == pytest.approx(a / 8.0, rel=1e-9) for a, b in zip(gaps, gaps[1:]))
+    assert gaps[-1] > E - math.exp(g) and gaps[-1] / 8.0 <= E - math.exp(g)

@@ -98,9 +98,11 @@ def test_declines_beyond_budget_and_out_of_scope():
     assert not _mix(np.array([0.5, 1.0]), np.array([0.5, 0.5]), 50)[0]   # no negative atom
 
 
-def test_profile_kernel_and_python_path_agree_with_bromwich():
-    """KRR(4, 100) at n = 600: the compiled profile takes the mixture branch (status 5); delta_exact
-    (Python) returns the same numbers; both intervals overlap the Bromwich integral's."""
+def test_profile_and_gparv_routes_take_the_mixture_and_hold_the_exact_sum():
+    """KRR(4, 100) at n = 600: the compiled profile (a decomposition) and delta_exact (its GPARV) both take the
+    mixture branch (status 5); the interval holds the independent exact sum of ``exact_oracles`` and overlaps
+    the Bromwich integral's (enumeration and mixture disabled)."""
+    import exact_oracles as E
     mech = KRR(eps0=4.0, k=100)
     dec = mech.decomposition()
     n = 600
@@ -113,6 +115,8 @@ def test_profile_kernel_and_python_path_agree_with_bromwich():
         l_ = X.delta_exact(g, n, "lower")
         assert u.evaluator == l_.evaluator == "binomial-mixture"
         assert u.delta == pytest.approx(up[i], rel=1e-12) and l_.delta == pytest.approx(lo[i], rel=1e-12)
+        t_lo, t_hi = E.positive_part_exact(g.values, g.probs, n)
+        assert lo[i] <= t_hi * (1 + ORACLE_REL) and t_lo * (1 - ORACLE_REL) <= up[i], (lo[i], up[i], t_lo, t_hi)
         bu = X.delta_exact(g, n, "upper", enumerate_max=0)
         bl = X.delta_exact(g, n, "lower", enumerate_max=0)
         assert bu.evaluator == "exact"

@@ -16,6 +16,7 @@ import pytest
 import shuffleamp as sa
 from shuffleamp import bounds as B
 from shuffleamp import exact as X
+from shuffleamp import search as S
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism
 
 import oracle
@@ -52,12 +53,12 @@ def test_slope_bound_of_a_family(mech, n):
 def _search(mech, n, delta, skip):
     up_f = B._families(mech, "optimal", "upper")
     eps_hi = float(mech.eps0)
-    orig = X.kernels.epsilon_search
+    orig = S.kernels.epsilon_search
     try:
-        X.kernels.epsilon_search = functools.partial(orig, skip=skip)
-        return X.epsilon_search(up_f, [], n, delta, eps_hi, 1e-7, B.SOFT_GAP, B.EXPENSIVE_NODES)
+        S.kernels.epsilon_search = functools.partial(orig, skip=skip)
+        return S.epsilon_search(up_f, [], n, delta, eps_hi, 1e-7, B.SOFT_GAP, B.EXPENSIVE_NODES)
     finally:
-        X.kernels.epsilon_search = orig
+        S.kernels.epsilon_search = orig
 
 
 @pytest.mark.parametrize("mech,n,delta", JOINTS)

@@ -33,8 +33,8 @@ import numpy as np
 from ._ext import kernels
 from .errors import ResourceLimitError
 
-__all__ = ["Bracket", "inverse_monotone", "LogMgf", "Budget", "budget", "current_budget", "check_time",
-           "check_memory", "check_work", "refuse_if_costly", "check_pld_points"]
+__all__ = ["Bracket", "inverse_monotone", "root_of_estimate", "LogMgf", "Budget", "budget", "current_budget",
+           "check_time", "check_memory", "check_work", "refuse_if_costly", "check_pld_points"]
 
 #: Default budget of one public call.
 DEFAULT_MAX_SECONDS = 10.0
@@ -416,19 +416,47 @@ def epsilon_for_delta(fn: Callable[[float], tuple[float, Any]], target: float, e
     return br.infeasible, br.infeasible_info, br.evaluations
 
 
-def _estimate_bracket(f, ok, target, lo, hi, estimate):
-    """First bracket of a decreasing search from an uncertified estimate (x ± 3%, widened by doubling)."""
-    from scipy.optimize import brentq
+def root_of_estimate(estimate: Callable[[float], float], target: float, lo: float, hi: float, xtol: float,
+                     maxiter: int = 100) -> float | None:
+    """Root in (``lo``, ``hi``) of ``log estimate(x) = log target`` for a decreasing, uncertified estimate.
 
-    guess = None
+    The one placement of a search by an estimate (``scipy.optimize.brentq``): the first bracket of
+    :func:`inverse_monotone`, the walk of the ε search near ε0 and the screening ε of the optimal bound.  Never
+    a certified number.
+
+    Parameters
+    ----------
+    estimate : callable
+        ``estimate(x) -> float``, decreasing (e.g. a saddle-point estimate of δ(ε)).
+    target : float
+        Target value (> 0).
+    lo, hi : float
+        Interval; the estimate must be above ``target`` at ``lo`` and below it at ``hi``.
+    xtol : float
+        Absolute tolerance of the root.
+    maxiter : int
+        Iteration cap of brentq.
+
+    Returns
+    -------
+    float or None
+        The root, or None when the estimate does not cross ``target`` in the interval or brentq fails.
+    """
+    from scipy.optimize import brentq
 
     def pe(e):
         return math.log(max(estimate(e), 1e-300)) - math.log(target)
     try:
         if pe(lo) > 0 > pe(hi):
-            guess = brentq(pe, lo, hi, xtol=1e-6 * hi, maxiter=100)
+            return float(brentq(pe, lo, hi, xtol=xtol, maxiter=maxiter))
     except (ValueError, RuntimeError, ArithmeticError):  # pragma: no cover - defensive
-        guess = None
+        pass
+    return None
+
+
+def _estimate_bracket(f, ok, target, lo, hi, estimate):
+    """First bracket of a decreasing search from an uncertified estimate (x ± 3%, widened by doubling)."""
+    guess = root_of_estimate(estimate, target, lo, hi, 1e-6 * hi)
     if guess is None or not (lo < guess < hi):
         guess = 0.5 * (lo + hi)
     a, b = guess * 0.97, min(guess * 1.03, hi)

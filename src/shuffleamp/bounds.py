@@ -44,7 +44,7 @@ import numpy as np
 from . import _validate, baselines, fft_engine
 from . import exact as _exact
 from . import exact_count as _ec
-from ._numerics import DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_work
+from ._numerics import DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_work, root_of_estimate
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method)
 from .decomposition import Decomposition, PackedFamilies, chernoff_bounds, dedupe
@@ -53,7 +53,8 @@ from .families import (_FAMILY_CACHE, FAMILY_CACHE_SIZE, LAZY_FAMILIES, PACK_CAC
 from .evaluate import (DEFAULT_RTOL, DEFAULT_RTOL_LOWER, LOWER_MODE, _atomic, estimator,  # noqa: F401
                        max_delta)
 from .fft_engine import DEFAULT_MAX_GRID
-from .search import EXPENSIVE_NODES, SOFT_GAP, _chord_bracket, search_families, solve_epsilon  # noqa: F401
+from .search import (EXPENSIVE_NODES, SOFT_GAP, _chord_bracket, estimate_root, search_families,  # noqa: F401
+                     solve_epsilon)
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
 
@@ -426,19 +427,10 @@ def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: dict, kee
 def _screen_eps(families, n: int, target: float, eps_hi: float) -> float:
     """A screening ε: the saddle-point estimate of the root for the first family (uncertified placement)."""
     if isinstance(families[0], Decomposition):
-        g = _exact.estimate_root(families[:1], n, target, eps_hi * (1 - 1e-12))
+        g = estimate_root(families[:1], n, target, eps_hi * (1 - 1e-12))
         return g if 0.0 < g < eps_hi else 0.5 * eps_hi
-    from scipy.optimize import brentq
-    est = estimator(families[:1], n)
-
-    def pe(e):
-        return math.log(max(est(e), 1e-300)) - math.log(target)
-    try:
-        if pe(0.0) > 0 > pe(eps_hi * (1 - 1e-12)):
-            return float(brentq(pe, 0.0, eps_hi * (1 - 1e-12), xtol=1e-6 * eps_hi, maxiter=60))
-    except (ValueError, RuntimeError, ArithmeticError):  # pragma: no cover - defensive
-        pass
-    return 0.5 * eps_hi
+    g = root_of_estimate(estimator(families[:1], n), target, 0.0, eps_hi * (1 - 1e-12), 1e-6 * eps_hi, maxiter=60)
+    return 0.5 * eps_hi if g is None else g
 
 
 #: Below this n (where one certified evaluation costs 1e4+ integration nodes) the families of the ε search
@@ -542,7 +534,7 @@ def _upper_subset(up_f, n: int, target: float, eps_hi: float):
     if np.isnan(est).any() or not np.isfinite(est).any():
         return e0, None
     top = [up_f[int(i)] for i in np.argsort(-est, kind="stable")[:UPPER_RANK]]
-    e1 = _exact.estimate_root(top, n, target, eps_hi * (1 - 1e-12))
+    e1 = estimate_root(top, n, target, eps_hi * (1 - 1e-12))
     e_s = e1 if 0.0 < e1 < eps_hi else e0
     est = _log_estimates(top, n, e_s)
     if np.isnan(est).any() or not np.isfinite(est).any():

@@ -21,7 +21,9 @@ and its generalized privacy amplification random variable (GPARV) is
   :meth:`Decomposition.simplified`, :func:`product_decomposition` and :func:`mixture`),
 * :func:`law_key` / :func:`dedupe` (the only law key and de-duplication of GPARV families), computed
   by :func:`law_keys` for many decompositions at once (:func:`merge_rows` is the batched merge by
-  ratio that :func:`merge_by_ratio` also runs),
+  ratio that :func:`merge_by_ratio` also runs); the validation of the masses, the merge and the law key
+  run compiled (``kernels.clean_masses``, ``kernels.merge_sorted``, ``kernels.law_key_rows``: one
+  implementation each, for one family or a batch; only the ratio keys are numpy's, :func:`ratio_keys`),
 * :func:`chernoff_bounds` (certified Chernoff bounds of many families at one ε, for screening),
 * :func:`product_decomposition` (joint composition) and :func:`mixture` / :class:`MixtureFamily`
   (parallel composition),
@@ -42,7 +44,6 @@ References
 from __future__ import annotations
 
 import math
-from array import array
 from dataclasses import dataclass
 from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
 
@@ -61,6 +62,7 @@ __all__ = ["Decomposition", "GparvFamily", "MixtureFamily", "law_key", "dedupe",
 RATIO_RTOL = 1e-10
 #: Decimal digits kept by the law key (ratios and masses are rounded to this many digits).
 LAW_KEY_DIGITS = 12
+_KEY_SCALE = float(10 ** LAW_KEY_DIGITS)
 
 
 # ----------------------------------------------------------------------------- protocol
@@ -215,28 +217,16 @@ class Decomposition:
 
     def _set_clean(self, X) -> bool:
         """The checks and normalisation of :meth:`_validate_slow` for finite masses >= 0, on the stacked
-        ``(3, k)`` copy ``X`` (same values: the row sums of a contiguous array are summed as the 1-D sums);
-        False when a check fails (the slow path then raises the error)."""
-        np.maximum(X, 0, out=X)
-        S = X.sum(axis=1)
-        sa, sb, sc = S[0], S[1], S[2]
-        beta = 1.0 - sc if self.beta is None else float(self.beta)
-        if beta < -1e-12:
+        ``(3, k)`` copy ``X``, by the compiled validation (``kernels.clean_masses``); False when a check fails
+        (the slow path then raises the error)."""
+        beta = 1.0 - X[2].sum() if self.beta is None else float(self.beta)
+        cl = kernels.clean_masses(X, float(beta))
+        if cl is None:
             return False
-        beta = max(beta, 0.0)
-        if abs(sa - 1) > 1e-9 or abs(sb - 1) > 1e-9 or abs(sc + beta - 1) > 1e-9:
-            return False
-        if not (X[2] > 0).all():                # else every component is kept and none has c_j = 0
-            pos = X > 0
-            ab = pos[0] | pos[1]
-            if (ab & ~pos[2]).any():
-                return False
-            keep = ab | pos[2]
-            X = X[:, keep]
-        X.setflags(write=False)
+        Y, b = cl
         for i, name in enumerate(("a", "b", "c")):
-            object.__setattr__(self, name, X[i])
-        object.__setattr__(self, "beta", beta)
+            object.__setattr__(self, name, Y[i])
+        object.__setattr__(self, "beta", beta if b == beta else b)
         return True
 
     def _validate_slow(self):
@@ -300,13 +290,9 @@ class Decomposition:
             d = self.__dict__
             k = d.get("_law_key")
             if k is None:
-                mg = self._merge()
-                if mg[0].size <= SMALL_KEYS and (mg[3] > 0).all():
-                    k, sk = _law_key_pair(mg, self.beta)      # this law's key and its swap's, one pass
-                    if "_swap_key" not in d:
-                        object.__setattr__(self, "_swap_key", sk)
-                else:
-                    k = law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta, merged=mg)[0]
+                k, sk = _law_key_pair(self._merge(), self.beta)      # this law's key and its swap's
+                if "_swap_key" not in d:
+                    object.__setattr__(self, "_swap_key", sk)
                 object.__setattr__(self, "_law_key", k)
             return k
         return law_keys(self.a[None, :], self.b[None, :], self.c[None, :], self.beta, digits=digits)[0]
@@ -384,18 +370,6 @@ class Decomposition:
             return Decomposition(a, b, c, self.beta, label=self.label)
         out = self.__dict__.get("_simplified")
         if out is None:
-            sm = self.__dict__.get("_small_merge")
-            if sm is not None:
-                # built by small_decomposition with nothing to merge: the simplified masses are the merged lists
-                # (the same floats in key order), whose own merge is themselves, so they have this law key
-                X = np.array(sm[:3], dtype=np.float64)
-                X.setflags(write=False)
-                d = self.__dict__
-                out = Decomposition._trusted(X[0], X[1], X[2], self.beta, label=self.label, key=d["_law_key"],
-                                             swap_key=d["_swap_key"], share=True)
-                out.__dict__["_small_merge"] = sm
-                object.__setattr__(self, "_simplified", out)
-                return out
             if self.a.size > 1 and (self.c > 0).all():
                 # merge_by_ratio drops nothing here (c > 0) and runs exactly this merge
                 a, b, c = self._merge()[1:4]
@@ -445,8 +419,7 @@ class Decomposition:
         c = [p, p, q, r]
         a = [E * p, p, E * q, r]
         b = [p, E * p, E * q, r]
-        # renormalise away float noise in the closed forms (sums are exactly 1 analytically); the sums of 4
-        # floats as numpy's (sequential)
+        # renormalise away float noise in the closed forms (sums are exactly 1 analytically); left-to-right sums
         sa, sb = _seq_sum(a), _seq_sum(b)
         a, b, beta = [x / sa for x in a], [x / sb for x in b], 1.0 - _seq_sum(c)
         if cls is Decomposition:
@@ -511,204 +484,44 @@ def merge_rows(A: np.ndarray, B: np.ndarray, C: np.ndarray, rtol: float = RATIO_
         ``(k0, k1)`` (strictly increasing).
     """
     m, k = A.shape
+    if not (m and k):           # nothing to merge (empty arrays, as np.bincount of no weights gives)
+        return tuple(np.zeros(0, dtype=np.int64) for _ in range(6))
     if keys is None:
         K0, K1 = ratio_keys(np.array((A, B)), C, rtol)        # one elementwise pass over both
     else:
         K0, K1 = keys
-    if m and 0 < k <= SMALL_MERGE:
-        f, i = np.float64, np.int64
-        return kernels.merge_sorted(np.ascontiguousarray(A, f), np.ascontiguousarray(B, f),
-                                    np.ascontiguousarray(C, f), np.ascontiguousarray(K0, i),
-                                    np.ascontiguousarray(K1, i))
-    if m == 1 and k:
-        # one row: the same stable sort and sequential bincount sums on 1-D arrays (fancy indexing instead of
-        # take_along_axis; the same values)
-        k0, k1 = K0[0], K1[0]
-        order = np.lexsort((k1, k0))
-        k0, k1 = k0[order], k1[order]
-        new = np.empty(k, dtype=bool)
-        new[0] = True
-        np.not_equal(k0[1:], k0[:-1], out=new[1:])
-        new[1:] |= k1[1:] != k1[:-1]
-        seg = np.cumsum(new) - 1
-        s = int(seg[-1]) + 1
-        a = np.bincount(seg, A[0][order], s)
-        b = np.bincount(seg, B[0][order], s)
-        c = np.bincount(seg, C[0][order], s)
-        return np.zeros(s, dtype=np.int64), a, b, c, k0[new], k1[new]
-    order = np.lexsort((K1, K0), axis=-1)
-    K0 = np.take_along_axis(K0, order, axis=1)
-    K1 = np.take_along_axis(K1, order, axis=1)
-    new = np.ones((m, k), dtype=bool)
-    if k > 1:
-        new[:, 1:] = (K0[:, 1:] != K0[:, :-1]) | (K1[:, 1:] != K1[:, :-1])
-    seg = np.cumsum(new.ravel()) - 1
-    s = int(seg[-1]) + 1 if seg.size else 0
-    a = np.bincount(seg, np.take_along_axis(A, order, axis=1).ravel(), s)
-    b = np.bincount(seg, np.take_along_axis(B, order, axis=1).ravel(), s)
-    c = np.bincount(seg, np.take_along_axis(C, order, axis=1).ravel(), s)
-    row = np.repeat(np.arange(m, dtype=np.int64), new.sum(axis=1))
-    first = new.ravel()
-    return row, a, b, c, K0.ravel()[first], K1.ravel()[first]
-
-
-#: Rows of at most this many components are merged by the compiled ``kernels.merge_sorted`` (stable
-#: insertion sort by the keys, sequential sums: the same order and sums as ``np.lexsort`` +
-#: ``np.bincount``, bit-identical, which the tests check); longer rows by the vectorised numpy path.
-SMALL_MERGE = 64
-#: Merged batches of at most this many components are law-keyed by the plain-Python :func:`_law_keys_small`
-#: (a few microseconds instead of tens of numpy calls; the same rounding and bytes).
-SMALL_KEYS = 12
-
-
-def _round12(x: float) -> float:
-    """``np.round(x, LAW_KEY_DIGITS)`` for one float: ``rint(x * 1e12) / 1e12`` (round half to even), as numpy."""
-    y = x * 1e12
-    if -4503599627370496.0 < y < 4503599627370496.0:      # |y| < 2**52 (larger floats are integers)
-        return round(y) / 1e12
-    return y / 1e12
-
-
-def _law_keys_small(m, row, a, b, c, k0, k1, beta, swapped):
-    """:func:`law_keys` at the default digits for small merged batches (same values and bytes)."""
-    rl, al, bl, cl = row.tolist(), a.tolist(), b.tolist(), c.tolist()
-    s = len(rl)
-    r0 = [_round12(x / y) for x, y in zip(al, cl)]
-    r1 = [_round12(x / y) for x, y in zip(bl, cl)]
-    cr = [_round12(x) for x in cl]
-    order = range(s)
-    if swapped:
-        r0, r1 = r1, r0
-        kl0, kl1 = k0.tolist(), k1.tolist()
-        order = sorted(order, key=lambda i: (rl[i], kl1[i], kl0[i]))
-    flat = []
-    for i in order:
-        flat += (r0[i] + 0.0, r1[i] + 0.0, cr[i] + 0.0)      # no -0.0
-    buf = array("d", flat).tobytes()
-    if isinstance(beta, (float, int)):
-        betas = [_round12(float(beta))] * m
-    else:
-        betas = np.broadcast_to(np.round(np.asarray(beta, dtype=np.float64), LAW_KEY_DIGITS), (m,)).tolist()
-    counts = [0] * (m + 1)
-    for r in rl:
-        counts[r + 1] += 1
-    out, pos = [], 0
-    for i in range(m):
-        end = pos + counts[i + 1] * 24
-        out.append((betas[i], buf[pos:end]))
-        pos = end
-    return out
+    f, i = np.float64, np.int64
+    return kernels.merge_sorted(np.ascontiguousarray(A, f), np.ascontiguousarray(B, f), np.ascontiguousarray(C, f),
+                                np.ascontiguousarray(K0, i), np.ascontiguousarray(K1, i))
 
 
 def _law_key_pair(merged, beta) -> tuple:
-    """The law keys of one small merged decomposition and of its swap (``law_keys`` without and with
-    ``swapped=True``; the same values and bytes), sharing the rounding."""
-    _, a, b, c, k0, k1 = merged
-    return _law_key_pair_lists(a.tolist(), b.tolist(), c.tolist(), k0.tolist(), k1.tolist(), beta)
-
-
-def _law_key_pair_lists(al, bl, cl, k0, k1, beta) -> tuple:
-    """:func:`_law_key_pair` of a merged decomposition given as Python lists (masses, merge keys)."""
-    rd = _round12
-    r0 = [rd(x / y) + 0.0 for x, y in zip(al, cl)]          # + 0.0: no -0.0
-    r1 = [rd(x / y) + 0.0 for x, y in zip(bl, cl)]
-    cr = [rd(x) + 0.0 for x in cl]
-    flat, sflat = [], []
-    for i in range(len(cl)):
-        flat += (r0[i], r1[i], cr[i])
-    for _, _, i in sorted(zip(k1, k0, range(len(cl)))):
-        sflat += (r1[i], r0[i], cr[i])
-    bt = _round12(float(beta))
-    return (bt, array("d", flat).tobytes()), (bt, array("d", sflat).tobytes())
-
-
-#: Decompositions of at most this many components, given as Python floats with an explicit β, are validated,
-#: merged and law-keyed in plain Python by :func:`small_decomposition` (the same values, order and keys as
-#: the numpy constructor: the merge keys are still :func:`ratio_keys`, the sums sequential as numpy's).
-SMALL_PY = 16
+    """The law keys of one merged decomposition and of its swap (:func:`law_keys` without and with
+    ``swapped=True``), from its merge (:func:`merge_rows`' output)."""
+    row, a, b, c, k0, k1 = merged
+    bt = np.array([float(beta)])
+    return (kernels.law_key_rows(row, a, b, c, k0, k1, bt, 1, _KEY_SCALE, False)[0],
+            kernels.law_key_rows(row, a, b, c, k0, k1, bt, 1, _KEY_SCALE, True)[0])
 
 
 def _seq_sum(xs) -> float:
-    """Left-to-right sum from 0.0: numpy's sum of fewer than 8 float64, bit for bit (longer sums are only
-    compared with a tolerance here)."""
+    """Left-to-right sum from 0.0 (the normalisation of the closed-form masses of :meth:`Decomposition.from_pqr`)."""
     s = 0.0
     for x in xs:
         s += x
     return s
 
 
-def _clean_lists(a: list, b: list, c: list, beta: float):
-    """``(a, b, c, beta)`` as :meth:`Decomposition._set_clean` leaves them, for Python float lists of equal
-    length <= :data:`SMALL_PY` and an explicit β; None when a check fails or the input is not eligible (the
-    numpy constructor then runs and raises the error)."""
-    k = len(a)
-    if not (0 < k <= SMALL_PY and len(b) == k and len(c) == k) or beta is None:
-        return None
-    for x in (*a, *b, *c):
-        if not (0.0 <= x < math.inf):               # rejects NaN, inf and negative masses
-            return None
-    a, b, c = [x + 0.0 for x in a], [x + 0.0 for x in b], [x + 0.0 for x in c]     # as np.maximum(., 0)
-    beta = float(beta)
-    if beta < -1e-12:
-        return None
-    beta = max(beta, 0.0)
-    if abs(_seq_sum(a) - 1) > 1e-9 or abs(_seq_sum(b) - 1) > 1e-9 or abs(_seq_sum(c) + beta - 1) > 1e-9:
-        return None
-    for x in c:
-        if not x > 0:
-            keep = []
-            for j in range(k):
-                if c[j] > 0:
-                    keep.append(j)
-                elif a[j] > 0 or b[j] > 0:
-                    return None
-            a, b, c = [a[j] for j in keep], [b[j] for j in keep], [c[j] for j in keep]
-            if not c:
-                return None
-            break
-    return a, b, c, beta
-
-
-def _merge_lists(a: list, b: list, c: list, keys=None) -> tuple:
-    """``kernels.merge_sorted`` of one row given as lists (keys by :func:`ratio_keys` unless given): merged
-    ``(a, b, c, k0, k1)`` sorted by the keys, each group summed in its input order from 0.0."""
-    if keys is None:
-        # masses <= 1 + 1e-9 over c > 1e-300 have finite ratios: no warning to silence
-        K0, K1 = ratio_keys(np.array((a, b)), np.array(c), quiet=min(c) > 1e-300 and max(*a, *b) <= 2.0).tolist()
-    else:
-        K0, K1 = keys
-    ma, mb, mc, m0, m1 = [], [], [], [], []
-    for i in sorted(range(len(a)), key=lambda j: (K0[j], K1[j])):       # stable, as the insertion sort
-        if m0 and K0[i] == m0[-1] and K1[i] == m1[-1]:
-            ma[-1] += a[i]
-            mb[-1] += b[i]
-            mc[-1] += c[i]
-        else:
-            ma.append(0.0 + a[i])
-            mb.append(0.0 + b[i])
-            mc.append(0.0 + c[i])
-            m0.append(K0[i])
-            m1.append(K1[i])
-    return ma, mb, mc, m0, m1
-
-
-def _keyed(a: list, b: list, c: list, beta: float, label: str, keys=None) -> "Decomposition":
-    """A Decomposition of clean lists with its law key and its swap's law key cached (as :meth:`law_key`);
-    ``keys``: the merge keys of these masses if known."""
-    X = np.array((a, b, c), dtype=np.float64)          # read-only rows of one (3, k) array, as _set_clean
-    X.setflags(write=False)
-    ma, mb, mc, m0, m1 = _merge_lists(a, b, c, keys)
-    key, swap_key = _law_key_pair_lists(ma, mb, mc, m0, m1, beta)
-    d = Decomposition._trusted(X[0], X[1], X[2], beta, label=label, key=key, swap_key=swap_key, share=True)
-    if len(ma) == len(a):
-        # nothing merged: simplified() is these masses in key order (the same floats), keyed by the same keys
-        d.__dict__["_small_merge"] = (ma, mb, mc, m0, m1)
-    return d
+def _merge_clean(X) -> tuple:
+    """:func:`merge_rows` of one validated decomposition ``X`` (rows a, b, c; every c > 0, masses <= 1 + 1e-9)."""
+    K = ratio_keys(X[:2], X[2], quiet=bool(X[2].min() > 1e-300))       # finite ratios: no warning to silence
+    return merge_rows(X[0:1], X[1:2], X[2:3], keys=(K[0:1], K[1:2]))
 
 
 def small_decomposition(a, b, c, beta: float, label: str = "", simplify: bool = False) -> "Decomposition":
-    """``Decomposition(a, b, c, beta, label)`` (``.simplified()`` if ``simplify``) for a few components given
-    as Python floats: the same arrays, β and law keys, built without numpy on tiny arrays.
+    """``Decomposition(a, b, c, beta, label)`` (``.simplified()`` if ``simplify``) with its law key and its swap's
+    cached, built by the compiled constructor: validation (``kernels.clean_masses``), merge by ratio
+    (:func:`merge_rows`) and law keys (``kernels.law_key_rows``), a few calls for a family of a few components.
 
     Parameters
     ----------
@@ -724,7 +537,7 @@ def small_decomposition(a, b, c, beta: float, label: str = "", simplify: bool = 
     Returns
     -------
     Decomposition
-        With its law key and its swap's law key cached.
+        The same arrays, β and law keys as ``Decomposition(a, b, c, beta, label)`` (``.simplified()``).
 
     Raises
     ------
@@ -735,26 +548,33 @@ def small_decomposition(a, b, c, beta: float, label: str = "", simplify: bool = 
     ----------
     [SCW] Definition 7 and Theorem 7 (components with equal ratios merged: the same GPARV law).
     """
-    cl = _clean_lists(list(a), list(b), list(c), beta)
+    try:
+        X = np.array((a, b, c), dtype=np.float64)
+        cl = kernels.clean_masses(X, float(beta)) if X.ndim == 2 and beta is not None else None
+    except (TypeError, ValueError):
+        cl = None
     if cl is None:
         d = Decomposition(np.array(a, dtype=np.float64), np.array(b, dtype=np.float64),
                           np.array(c, dtype=np.float64), beta, label=label)
         return d.simplified() if simplify else d
-    a, b, c, beta = cl
-    keys = None
-    if simplify:
-        if len(a) > 1:                              # simplified(): the merge, then a validated Decomposition
-            k = len(a)
-            a, b, c, m0, m1 = _merge_lists(a, b, c)
-            if len(a) == k:
-                # nothing merged: the masses are the input's (0.0 + x == x for x >= 0), reordered, so their
-                # merge keys are the (element-wise) keys already computed, sorted
-                keys = (m0, m1)
-        cl = _clean_lists(a, b, c, beta)
+    X, beta = cl
+    mg = _merge_clean(X)
+    if simplify and mg[1].size < X.shape[1]:
+        # simplified(): the merged masses, validated as a new decomposition, and their own merge
+        cl = kernels.clean_masses(np.array(mg[1:4]), beta)
         if cl is None:
-            return Decomposition(np.array(a), np.array(b), np.array(c), beta, label=label)
-        a, b, c, beta = cl
-    return _keyed(a, b, c, beta, label, keys)
+            return Decomposition(mg[1], mg[2], mg[3], beta, label=label)
+        X, beta = cl
+        mg = _merge_clean(X)
+    elif simplify:
+        # nothing merged: the simplified masses are the input's in merge-key order (the same floats), whose own
+        # merge is themselves
+        X = np.array(mg[1:4])
+        X.setflags(write=False)
+    key, swap_key = _law_key_pair(mg, beta)
+    d = Decomposition._trusted(X[0], X[1], X[2], beta, label=label, key=key, swap_key=swap_key, share=True)
+    d.__dict__["_merged"] = mg
+    return d
 
 
 def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LAW_KEY_DIGITS,
@@ -783,25 +603,11 @@ def law_keys(A: np.ndarray, B: np.ndarray, C: np.ndarray, beta, digits: int = LA
     """
     m = A.shape[0]
     row, a, b, c, k0, k1 = merge_rows(A, B, C) if merged is None else merged
-    if digits == LAW_KEY_DIGITS and row.size <= SMALL_KEYS and (c > 0).all():
-        return _law_keys_small(m, row, a, b, c, k0, k1, beta, swapped)
-    rows = np.empty((row.size, 3))
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        np.divide(a, c, out=rows[:, 0])
-        np.divide(b, c, out=rows[:, 1])
-    rows[:, 2] = c
-    np.round(rows, digits, out=rows)                # element-wise: the same as rounding each column
-    # canonical order: the merged components' (unique) merge keys, already sorted within each row
-    if swapped:
-        rows = rows[np.lexsort((k0, k1, row))][:, [1, 0, 2]]
-    rows += 0.0                                     # no -0.0
-    buf = rows.tobytes()
-    if m == 1:
-        bl = [0, len(buf)]
-    else:
-        bl = (np.searchsorted(row, np.arange(m + 1)) * 24).tolist()
-    betas = np.broadcast_to(np.round(np.asarray(beta, dtype=np.float64), digits), (m,)).tolist()
-    return [(betas[i], buf[bl[i]:bl[i + 1]]) for i in range(m)]
+    f, i = np.float64, np.int64
+    betas = np.ascontiguousarray(np.broadcast_to(np.asarray(beta, dtype=f), (m,)))
+    return kernels.law_key_rows(np.ascontiguousarray(row, i), np.ascontiguousarray(a, f), np.ascontiguousarray(b, f),
+                                np.ascontiguousarray(c, f), np.ascontiguousarray(k0, i), np.ascontiguousarray(k1, i),
+                                betas, m, float(10 ** digits), swapped)
 
 
 # ----------------------------------------------------------------------------- certified screening
@@ -1177,24 +983,15 @@ def mixture(parts: Sequence[tuple[float, Any]], label: str = ""):
         by ratio; otherwise a :class:`MixtureFamily` whose GPARV is the mixture of the parts' GPARVs.
     """
     parts = [(float(w), f) for w, f in parts if w > 0]
-    if all(isinstance(f, Decomposition) for _, f in parts) and 1 < sum(f.a.size for _, f in parts) <= SMALL_PY:
-        # the same floats in plain Python (element-wise products and quotients), merged and validated by
-        # small_decomposition(simplify=True) = merge_by_ratio + Decomposition when every c > 0 (nothing dropped)
-        a, b, c = [], [], []
-        for w, f in parts:
-            for x, y, z in zip(f.a.tolist(), f.b.tolist(), f.c.tolist()):
-                cz = w * z
-                c.append(cz)
-                a.append((x / z) * cz)
-                b.append((y / z) * cz)
-        if all(z > 0.0 for z in c):
-            return small_decomposition(a, b, c, sum(w * f.beta for w, f in parts), label=label, simplify=True)
     if all(isinstance(f, Decomposition) for _, f in parts):
         # scale c and rebuild a, b from the part's ratios, so the ratios survive tiny (denormal) weights
         c = np.concatenate([w * f.c for w, f in parts])
         a = np.concatenate([(f.a / f.c) for w, f in parts]) * c
         b = np.concatenate([(f.b / f.c) for w, f in parts]) * c
         beta = sum(w * f.beta for w, f in parts)
+        if (c > 0).all():
+            # merge_by_ratio drops nothing: the simplified decomposition, with its law keys
+            return small_decomposition(a, b, c, beta, label=label, simplify=True)
         a, b, c = merge_by_ratio(a, b, c)
         return Decomposition(a, b, c, beta, label=label)
     return MixtureFamily(tuple(parts), label)

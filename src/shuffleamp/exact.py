@@ -39,8 +39,13 @@ Error bound (``Evaluation.charged``, added to upper bounds, subtracted from lowe
   first-order propagation, not interval arithmetic.
 
 Small ``n``: when the multinomial count vectors number at most ``ENUMERATE_MAX`` the sum is
-enumerated exactly (``shuffleamp._ext.kernels.multinomial_positive_part``) instead; there
-:math:`|\psi|` returns near 1 at many frequencies and enumeration is cheaper.
+enumerated exactly instead; there :math:`|\psi|` returns near 1 at many frequencies and enumeration is
+cheaper.
+
+One implementation: for a finite law, the choice between these evaluators and each of them run compiled
+(``kernels.positive_part`` on given atoms, ``kernels.profile_bromwich`` for a decomposition at many ε; the
+same code).  The Python :func:`_bromwich` integrates only laws given through hooks (continuous parts below,
+personalized populations), whose integrand is evaluated partly in Python.
 
 Binomial-mixture sums (evaluator ``"binomial-mixture"``, any ``n``): for a law of at most 7 atoms whose
 estimated cost is below the Bromwich integral's estimated cost (``kernels.mixture_positive_part``'s
@@ -98,7 +103,7 @@ from numpy.polynomial.legendre import leggauss
 
 from ._ext import kernels
 from ._numerics import LogMgf, check_memory, check_time, current_budget
-from .decomposition import Decomposition, pack
+from .decomposition import Decomposition
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .gparv import Gparv
 from .results import Evaluation, ExactDetail
@@ -402,125 +407,43 @@ def _kernel_evaluation(u: float, l_: float, st: int, theta: float, nodes, upper:
                       _STATUS_NAMES.get(st, "exact"), ExactDetail(theta, int(nodes)))
 
 
-#: ``kernels.epsilon_search`` status -> why the Python search runs instead
-SEARCH_STATUS = {1: "delta(eps0) > target", 2: "an evaluation the compiled loop does not handle",
-                 3: "no converged bracket within the point cap", 4: "work cap of the search"}
-
-
-def estimate_root(families, n: int, target: float, hi: float) -> float:
-    """Uncertified root in (0, ``hi``) of the largest saddle-point estimate of δ over atomic decompositions.
-
-    ``kernels.estimate_root`` of the packed families (the estimate of
-    :func:`shuffleamp.fft_engine.saddle_estimate`, without building GPARV objects); used only to place
-    searches.
-
-    Parameters
-    ----------
-    families : sequence of Decomposition
-        Atomic decompositions (at least one).
-    n : int
-        Number of users, >= 1.
-    target : float
-        Target δ.
-    hi : float
-        Right end of the search (nats).
-
-    Returns
-    -------
-    float
-        The root; 0 when the estimate is below ``target`` already at 0, NaN when it is above it at ``hi``.
-    """
-    a, b, c, beta, off = pack(families)
-    return float(kernels.estimate_root(a, b, c, beta, off, float(n), float(target), float(hi))[0])
-
-
-def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi: float, rel_tol: float,
-                   soft_gap: float, expensive: float, verify: bool = True) -> dict:
-    r"""Both ε(δ) searches of the optimal bound for atomic decompositions in one compiled call.
-
-    A thin wrapper of ``kernels.epsilon_search`` (see its docstring for the certified logic: chord root of
-    the convex upper bound in :math:`x = e^\varepsilon`, largest certified-infeasible ε or convexity
-    extension for the lower bound).  Every evaluation is the one of :func:`delta_exact_family` (same
-    evaluator, rtol and work cap per evaluation).
-
-    Parameters
-    ----------
-    upper_families, lower_families : sequence of Decomposition
-        Atomic decompositions (upper bound: maximum over the first; lower bound: over the second, may be empty).
-    n : int
-        Number of users, >= 1.
-    target : float
-        Target δ in (0, 1).
-    eps_hi : float
-        ε0 (the certified δ is 0 there for a pure ε0-LDP randomizer).
-    rel_tol : float
-        Relative tolerance of the answer (``eps_rtol``).
-    soft_gap, expensive : float
-        Looser gap accepted after an evaluation of more than ``expensive`` nodes.
-    verify : bool, optional
-        Evaluate a converged chord root directly (True, default) or return it as the certified chord root
-        (False: the same number, one evaluation fewer; see the kernel's ``verify_root``).
-
-    Returns
-    -------
-    dict
-        The kernel's record (``status`` 0 when handled; see ``SEARCH_STATUS`` otherwise).
-    """
-    ua, ub, uc, ubeta, uoff = pack(upper_families)
-    la, lb, lc, lbeta, loff = pack(lower_families)
-    K = max([f.a.size for f in list(upper_families) + list(lower_families)], default=1)
-    cap = work_cap()
-    b = current_budget()
-    # the whole search may spend the time left in the call at the conservative rate (it is not interrupted)
-    total = 10.0 * MAX_WORK if b is None else max(WORK_RATE * b.remaining(), 1e5)
-    return kernels.epsilon_search(
-        ua, ub, uc, ubeta, uoff, la, lb, lc, lbeta, loff, float(n), float(target), float(eps_hi), float(rel_tol),
-        _enum_ok(int(n), K, ENUMERATE_MAX), float(DEFAULT_RTOL), _XG, _WG, float(cap), float(TAIL_WORK),
-        float(T0_FACTOR), float(THETA_RANGE[0]), float(THETA_RANGE[1]), float(CENTRAL_WIDTHS), float(TAIL_CONST),
-        float(total), float(soft_gap), float(expensive), verify_root=1 if verify else 0)
-
-
 def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int, max_work: float | None = None):
-    """(value, error bound, node count, theta, how) of E[S_+]/n for the finite law of ``K``; ``max_work`` caps
-    the Bromwich integral's atom-frequency evaluations (ResourceLimitError beyond, see :func:`_bromwich`)."""
+    """(value, error bound, node count, theta, how) of E[S_+]/n for the finite law of ``K``.
+
+    The compiled evaluator of finite laws (``kernels.positive_part``: the dispatch and the Bromwich integral of
+    ``profile_bromwich``, on the given atoms): closed cases, binomial-mixture sums, meet in the middle,
+    multinomial enumeration (``enumerate_max``; 0 disables every combinatorial path) or the Bromwich integral
+    within :func:`work_cap`.  An explicit ``max_work`` (atom-frequency evaluations) lowers that cap and makes
+    the integral refuse before integrating beyond it (a ResourceLimitError carrying ``nodes_needed``, see
+    :func:`_work_error`).
+    """
+    check_time("exact evaluator")
     v, p = K.x, K.p
-    vmax, vmin = float(v.max()), float(v.min())
-    if vmax <= 0.0:
-        return 0.0, 0.0, 0, 0.0, "exact"
-    if vmin >= 0.0:                       # S >= 0: E[S_+]/n = E[G]
-        m = float(p @ v)
-        return m, 4.0 * _DBL_EPS * v.size * m, 0, 0.0, "exact"
-    k = v.size
-    enum = bool(enumerate_max) and math.comb(n + k - 1, k - 1) <= enumerate_max
-    if enumerate_max and not (enum and math.comb(n + k - 1, k - 1) <= kernels.MIXTURE_ENUM_FIRST):
-        # exact binomial-mixture sums within their step budget (the kernel path's branch, status 5)
-        ok, value, err, steps = kernels.mixture_positive_part(v, p, float(n), float(rtol), -1.0, True)
-        if ok:
-            return value, err, int(steps), 0.0, "binomial-mixture"
-    if enumerate_max and kernels.small_n_chosen(float(n), k):
-        # many atoms at small n: exact meet-in-the-middle over multisets (the compiled profile takes the
-        # same branch by the same rule); its error bound charges every rounding
-        tot, err, status = kernels.small_n_positive_part(v, p, int(n))
-        if status == 0:
-            return tot / n, err / n, 0, 0.0, "enumeration"
-    if enum:
-        tot, pos = kernels.multinomial_positive_part(v, p, n)
-        # leaf weights: log-weight error (n |log p| + log n!) eps; partial sums: n max|v| eps each
-        lw_err = 8.0 * _DBL_EPS * (n * float(np.max(np.abs(np.log(p)))) + math.lgamma(n + 1.0) + k)
-        s_err = 2.0 * _DBL_EPS * n * float(np.max(np.abs(v))) * (k + 1)
-        err = tot * math.expm1(lw_err) + s_err * pos
-        return tot / n, err / n, 0, 0.0, "enumeration"
-    if enumerate_max and kernels.pruned_chosen(float(n), k) and bool(np.all(v[1:] > v[:-1])):
-        # the pruned meet in the middle: only the multisets that can reach a positive sum (exact; the
-        # compiled profile tries it at the same place; abandoned within its step cap -> the integral)
-        tot, err, status = kernels.small_n_positive_part(v, p, int(n), kernels.PRUNED_POINT_CAP, True)
-        if status == 0:
-            return tot / n, err / n, 0, 0.0, "enumeration"
-    return _bromwich(_AtomLaw(K, n), n, rtol, max_work)
+    n = int(n)
+    cap = work_cap() if max_work is None else min(work_cap(), float(max_work))
+    st, value, err, theta, work = kernels.positive_part(
+        v, p, float(n), _enum_ok(n, v.size, enumerate_max), float(rtol), _XG, _WG, float(cap),
+        0.0 if max_work is None else float(max_work), float(TAIL_WORK), float(T0_FACTOR), float(THETA_RANGE[0]),
+        float(THETA_RANGE[1]), float(CENTRAL_WIDTHS), float(TAIL_CONST))
+    if st == -3:
+        raise _work_error(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations (n={n}, {v.size} atoms)",
+                          work)
+    if st == -2:
+        raise ResourceLimitError(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
+                                 f"(n={n}, {v.size} atoms); use evaluator='fft'")
+    if st < 0:
+        raise ResourceLimitError(f"exact evaluator: the Bromwich integral of this law leaves the compiled "
+                                 f"evaluator's range (n={n}, {v.size} atoms); use evaluator='fft'")
+    return value, err, int(work), theta, _STATUS_NAMES.get(st, "exact")
 
 
 class _AtomLaw:
-    """Finite atomic law at the tilt theta: psi, its bounds and K through the Cython kernels."""
+    """Finite atomic law at the tilt theta: psi, its bounds and K through the Cython kernels.
+
+    The base of the laws :func:`_bromwich` integrates through hooks (:class:`_MixedLaw`, the personalized
+    populations' law): its atoms carry the tilt and the small frequencies.  A plain finite law is evaluated by
+    the compiled evaluator (:func:`_positive_part`), not through this class.
+    """
 
     def __init__(self, K: LogMgf, n):
         v, p = K.x, K.p
@@ -778,8 +701,17 @@ def _work_error(message: str, nodes: float) -> ResourceLimitError:
 
 
 def _bromwich(law, n, rtol, max_work=None):
-    """(value, error bound, node count, theta, how) of E[S_+]/n for ``law`` (_AtomLaw/_MixedLaw); ``max_work``
-    (atom x frequency evaluations) lowers the work cap of :func:`work_cap`."""
+    """(value, error bound, node count, theta, how) of the Bromwich integral for a law given through hooks.
+
+    ``law`` provides the integrand's nodes, modulus bounds and outer function (the hooks of :class:`_AtomLaw`):
+    a continuous part with its closed-form MGF (:class:`_MixedLaw`) or a personalized population's product of
+    group MGFs (``shuffleamp.personalized``).  This is the only implementation for such laws: their integrand
+    is evaluated partly in Python (scipy's Faddeeva function, the population's outer function), which the
+    compiled loop does not call.  Finite atomic laws never come here: their integral is the compiled one
+    (``kernels.positive_part`` / ``profile_bromwich``, through :func:`_positive_part`), with the same cells,
+    skipping rule, panel merge (``kernels.merge_panels``) and tail bound (``kernels.tail_bound``).  ``max_work``
+    (atom x frequency evaluations) lowers the work cap of :func:`work_cap`.
+    """
     theta, L1 = law.theta, law.L1
     # (sum G_i)_+ <= sum (G_i)_+: delta <= E[G_+], a certified fallback for degenerate tilts
     trivial = law.positive_mean()
@@ -876,7 +808,8 @@ def _bromwich(law, n, rtol, max_work=None):
                 a = (a[:, None] + wn[:, None] * np.arange(8.0)[None, :]).ravel()
                 b = a + np.repeat(wn, 8)
         T_done = T
-        tail = _tail_bound(np.concatenate(seg_a), np.concatenate(seg_b), np.concatenate(seg_m), T)
+        tail = kernels.tail_bound(np.concatenate(seg_a), np.concatenate(seg_b), np.concatenate(seg_m), float(T),
+                                  TAIL_CONST)
         # |psi|^n near 1 at many frequencies (small n) makes the tail decay like 1/T only:
         # stop widening once the work budget is spent and report the larger error bound
         if tail <= 0.25 * tau or work[0] * k > TAIL_WORK:
@@ -890,23 +823,6 @@ def _bromwich(law, n, rtol, max_work=None):
     if not (value + err <= chernoff):     # badly scaled integrand (or NaN): the Chernoff bound is better
         return 0.0, chernoff, work[0], theta, "chernoff"
     return max(value, 0.0), err + max(-value, 0.0), work[0], theta, "exact"
-
-
-def _tail_bound(a, b, m, T):
-    r"""Bound on :math:`|\int_T^\infty \mathrm{Re}\,g|` from segment bounds m_i >= int_{a_i}^{b_i} |psi|^n.
-
-    :math:`4.3507\,T^{-2}\int_0^{T/2} A(w)\,dw/w` with :math:`A(w) \le \sum_{a_i < w} m_i`
-    (cumulative including the segment containing w) and :math:`A(w) \le w` on the first segment.
-    """
-    order = np.argsort(a, kind="stable")
-    a, b, m = a[order], b[order], m[order]
-    keep = a < 0.5 * T
-    a, b, m = a[keep], np.minimum(b[keep], 0.5 * T), m[keep]
-    A = np.cumsum(m)
-    first = a <= 0.0
-    logs = np.log(np.where(first, 1.0, b) / np.where(first, 1.0, a))
-    integral = float(np.sum(np.where(first, b - a, A * logs)))
-    return TAIL_CONST / T ** 2 * integral * (1.0 + 1e-9)
 
 
 # ---------------------------------------------------------------------------- continuous parts by convex order

@@ -1026,7 +1026,7 @@ class HadamardResponse(_PQRMechanism):
             if positive:
                 # Decomposition(rows[0], rows[1], rows[2 + i], 0.0).simplified(): positive rows are kept as they
                 # are, so its merge is merge_rows of the rows, and the simplified family is the merged masses
-                # (a few components: built and keyed in plain Python).  That merge without sorting d columns:
+                # (a few components: built and keyed by the compiled constructor, small_decomposition).  That merge without sorting d columns:
                 # column y's masses depend only on y mod `per` (the inputs 1..4 see the low three bits of y),
                 # so its merge keys are those of the first `per` columns (ratio_keys is element-wise), and
                 # np.bincount adds each group's masses in column order from 0.0, as merge_rows' stable sort

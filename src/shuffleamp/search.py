@@ -1,14 +1,27 @@
-r"""The ε search: the conservative inverse of a decreasing certified δ-bound, ε(δ).
+r"""The ε search: every inverse query ε(δ) of the library, in one module.
 
-Every inverse query of the library (ε(δ) of the optimal method and of the comparison methods) goes
-through :func:`solve_epsilon` here, itself built on :func:`shuffleamp._numerics.inverse_monotone`
-(the one bracketing root search with conservative ends).  For the optimal method's bound, which is
-convex in :math:`x = e^\varepsilon`, the chord variant (:func:`_solve_convex_upper`,
-:func:`_solve_convex_lower`) certifies the root between two evaluated points.  When every family is an
-atomic decomposition the same chord search runs compiled (:func:`shuffleamp.exact.epsilon_search`,
-``kernels.epsilon_search``): :func:`search_families` calls it and falls back to the Python search, seeded
-with the compiled search's points, only for the cases it does not handle (continuous parts, the FFT engine,
-a bound not zero at ``eps_hi``); the comparison methods use :func:`solve_epsilon`.
+* :func:`shuffleamp._numerics.inverse_monotone` is the one bracketing root search with conservative ends (each
+  end an evaluated, self-certified point); :func:`solve_epsilon` applies it to a decreasing certified δ-bound
+  (the comparison methods, and bounds not known to be convex).  The planning and accounting queries call
+  ``inverse_monotone`` directly (integer, log or increasing scales).
+* :func:`search_families` is the ε search of the optimal method: the certified maximum over GPARV families is
+  convex in :math:`x = e^\varepsilon` ([SCW] Theorem 12), so the root between two evaluated points is
+  certified by the chord (:func:`_chord_bracket`) and the search stops as soon as that chord root is within
+  the tolerance of an estimate of the lowest root.  When every family is an atomic decomposition and the
+  evaluator is "exact", the whole search runs compiled (:func:`epsilon_search`, ``kernels.epsilon_search``:
+  evaluations in C, one call, no Python per point).  Other families (a continuous part, the FFT engine) are
+  evaluated in Python, one family at a time: their search (:func:`_solve_convex_upper`,
+  :func:`_solve_convex_lower`) places points with ``inverse_monotone`` and certifies them with the compiled
+  search's own formulas (``kernels.chord_root``, ``kernels.convexity_lower``, ``kernels.near_hi_walk``); it
+  also takes over, seeded with the compiled search's points, the cases the compiled search declines
+  (:data:`SEARCH_STATUS`).
+
+Why two point placements and not one: the compiled loop cannot call a Python evaluator without giving up
+what makes it fast (no GIL, no Python per point), and the Python evaluators cannot run inside it; the
+certified parts (chord root, convexity extension, walk near ε0) are one implementation, shared.  Why the
+convex search and the plain one are both kept: convexity gives a certified root between evaluated points and
+a far cheaper approach to ε0 at small n (the walk); a bound not known to be convex (the comparison methods)
+has only the plain, self-certified search.
 
 Soundness: side "upper" returns an evaluated ε whose certified δ is <= the target, or a chord root
 certified by convexity; side "lower" returns an ε whose certified lower δ exceeds the target (else 0).
@@ -26,15 +39,14 @@ import math
 import numpy as np
 
 from . import exact as _exact
-from ._numerics import check_time, epsilon_for_delta, inverse_monotone
-from .decomposition import Decomposition
+from ._ext import kernels
+from ._numerics import check_time, current_budget, epsilon_for_delta, inverse_monotone, root_of_estimate
+from .decomposition import Decomposition, pack
 from .errors import ResourceLimitError
 from .evaluate import LOWER_MODE, estimator, max_delta
 
-__all__ = ["solve_epsilon", "search_families", "SOFT_GAP", "BUDGET_GAP", "EXPENSIVE_NODES"]
-
-_DBL_EPS = float(np.finfo(np.float64).eps)
-
+__all__ = ["solve_epsilon", "search_families", "epsilon_search", "estimate_root", "SEARCH_STATUS", "SOFT_GAP",
+           "BUDGET_GAP", "EXPENSIVE_NODES"]
 
 class _ChordConverged(Exception):
     """Raised inside the root search once the convex chord bracket is narrow enough."""
@@ -48,34 +60,18 @@ def _chord_bracket(pts: dict, target: float):
     chord between them reaches ``target`` at ``eps_c``; by convexity the true δ* lies below the chord,
     so δ*(eps_c) <= target (certified).  The secant through ``bad`` and the evaluated point just below
     it, extended beyond ``bad``, lies below a convex function, so (for exact values) the root is
-    >= ``eps_e``: an *estimate* of how tight ``eps_c`` is.  Returns (eps_c, eps_e, eps_bad, eps_ok) or
-    None when no crossing is bracketed.
+    >= ``eps_e``: an *estimate* of how tight ``eps_c`` is.  The formulas are the compiled search's
+    (``kernels.chord_root``, without its estimate from the feasible side).  Returns (eps_c, eps_e, eps_bad,
+    eps_ok) or None when no crossing is bracketed.
     """
-    eps = sorted(pts)
-    bad = [e for e in eps if pts[e][0] > target]
-    if not bad:
+    if not pts:
         return None
-    e_bad = bad[-1]
-    oks = [e for e in eps if e > e_bad and pts[e][0] <= target]
-    if not oks:
+    E = np.fromiter(pts, dtype=np.float64, count=len(pts))
+    V = np.fromiter((v[0] for v in pts.values()), dtype=np.float64, count=len(pts))
+    eps_c, eps_e, ib, io = kernels.chord_root(E, V, float(target), False)
+    if ib < 0 or io < 0:
         return None
-    e_ok = oks[0]
-    x_b, x_o = math.exp(e_bad), math.exp(e_ok)
-    v_b, v_o = pts[e_bad][0], pts[e_ok][0]
-    x_c = x_b + (v_b - target) / (v_b - v_o) * (x_o - x_b)
-    # rounding of the chord root: move it right (towards the feasible side) by a few ulps of the data
-    x_c = min(x_c + 1e-12 * (x_o - x_b) + 8.0 * _DBL_EPS * x_o, x_o)
-    eps_c = min(math.log(x_c) * (1.0 + 4.0 * _DBL_EPS) + 1e-300, e_ok)
-    eps_c = max(eps_c, e_bad)
-    below = [e for e in eps if e < e_bad]
-    eps_e = e_bad
-    if below:
-        e_p = below[-1]
-        x_p, v_p = math.exp(e_p), pts[e_p][0]
-        if v_p > v_b:
-            x_e = x_b + (v_b - target) * (x_b - x_p) / (v_p - v_b)
-            eps_e = min(max(math.log(x_e), e_bad), eps_c)
-    return eps_c, eps_e, e_bad, e_ok
+    return eps_c, eps_e, float(E[ib]), float(E[io])
 
 
 #: Near ε0 an accepted chord may be looser than ``eps_rtol`` when the next evaluation is expensive:
@@ -97,28 +93,12 @@ def _cost(info) -> float:
 
 
 def _near_hi_walk(target: float, eps_hi: float, estimate) -> list:
-    """ε points for the walk towards ``eps_hi`` when the estimated root is within 2% of e^{eps_hi} (else [])."""
+    """ε points for the walk towards ``eps_hi`` when the estimated root is within 2% of e^{eps_hi} (else []): the
+    compiled search's walk (``kernels.near_hi_walk``) from the root of ``estimate``."""
     if estimate is None:
         return []
-    from scipy.optimize import brentq
-    E = math.exp(eps_hi)
-
-    def pe(e):
-        return math.log(max(estimate(e), 1e-300)) - math.log(target)
-    try:
-        if not (pe(0.0) > 0 > pe(eps_hi * (1 - 1e-15))):
-            return []
-        g = brentq(pe, 0.0, eps_hi * (1 - 1e-15), xtol=1e-9 * eps_hi, maxiter=100)
-    except (ValueError, RuntimeError, ArithmeticError):  # pragma: no cover - defensive
-        return []
-    u_g, u = E - math.exp(g), 0.02 * E
-    if u_g >= u:
-        return []
-    out = []
-    while u > u_g and E - u > 1.0:
-        out.append(math.log(E - u))
-        u /= 8.0
-    return out
+    g = root_of_estimate(estimate, target, 0.0, eps_hi * (1 - 1e-15), 1e-9 * eps_hi)
+    return [] if g is None else kernels.near_hi_walk(eps_hi, g)
 
 
 def _solve_convex_upper(fn, target: float, eps_hi: float, rel_tol: float, estimate=None, pts=None, walk=()):
@@ -226,9 +206,7 @@ def _solve_convex_lower(fn, target: float, eps_hi: float, eps_up: float, rel_tol
             U_p = up_pts[e_p][0]
             x_p, x_b = math.exp(e_p), math.exp(e)
             if U_p > L:
-                x_l = x_b + (L - target) / (U_p - L) * (x_b - x_p)
-                x_l = max(x_l - 1e-12 * (x_b - x_p) - 8.0 * _DBL_EPS * x_l, x_b)
-                e_l = min(math.log(x_l) * (1.0 - 4.0 * _DBL_EPS), eps_up)
+                e_l = kernels.convexity_lower(x_p, U_p, x_b, L, target, eps_up)
                 if e_l > best:
                     best = e_l
                     best_info = dict(info or {})
@@ -241,25 +219,15 @@ def _solve_convex_lower(fn, target: float, eps_hi: float, eps_up: float, rel_tol
     return None
 
 
-def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None,
-                  convex: bool = False):
+def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, estimate=None):
     r"""Conservative ε for a decreasing certified δ-bound ``fn(ε) -> (δ, info)`` on [0, ``eps_hi``].
 
     side="upper": the smallest *evaluated* ε with fn(ε) <= target (each such ε is certified on its
     own, so soundness does not rely on monotonicity).  side="lower": the largest evaluated ε with
     fn(ε) > target (fn a certified lower bound, so the true ε* exceeds it), else 0.  The search is
-    :func:`shuffleamp._numerics.inverse_monotone`; ``estimate`` only places the first bracket.
-    Returns (ε, info at ε, number of fn evaluations).
-
-    With ``convex=True`` (side "upper"), ``fn`` bounds a δ* that is convex in :math:`x = e^\varepsilon`
-    and vanishes at ``eps_hi``: every GPARV family here has the form
-    :math:`G = (A - e^\varepsilon B)/C` with :math:`B \ge 0` for a latent law that does not depend on ε
-    ([SCW] Theorem 12), so :math:`(\sum_i G_i)_+` is convex in :math:`x` for every outcome and so is
-    its mean; a maximum over families stays convex.  Between an evaluated infeasible ε and the next
-    feasible one, δ* is then below the chord of the two certified values, and the chord's root is a
-    certified ε (``info["chord"]`` records the two ends).  The search stops as soon as that root is
-    within ``rel_tol`` of the secant estimate of the lowest possible root; near ``eps_hi`` (small n)
-    it first evaluates far, cheap points.
+    :func:`shuffleamp._numerics.inverse_monotone`; ``estimate`` only places the first bracket.  Used by the
+    comparison methods and for bounds that are not known to be convex in :math:`e^\varepsilon`; the optimal
+    bound's families go through :func:`search_families`.
 
     Parameters
     ----------
@@ -275,24 +243,17 @@ def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, e
         Relative width of the final bracket.
     estimate : callable, optional
         Cheap uncertified δ(ε) that places the first bracket.
-    convex : bool
-        Whether ``fn`` bounds a δ* convex in e^ε (see above); side "upper" only.
 
     Returns
     -------
     (float, object, int)
         The conservative ε, the ``info`` of its evaluation, and the number of evaluations.
     """
-    if convex and side == "upper":
-        out = _solve_convex_upper(fn, target, eps_hi, rel_tol, estimate,
-                                  walk=_near_hi_walk(target, eps_hi, estimate))
-        if out is not None:
-            return out
     return epsilon_for_delta(fn, target, eps_hi, side, rel_tol, estimate)
 
 
 # ---------------------------------------------------------------------------- the search over GPARV families
-#: Both ε searches run in the compiled kernel (:func:`shuffleamp.exact.epsilon_search`) when every family is
+#: Both ε searches run in the compiled kernel (:func:`epsilon_search`) when every family is
 #: an atomic decomposition and the evaluator is "exact" (:func:`search_families`).  The compiled search
 #: evaluates a converged chord root directly (True, default) so that the upper answer is an evaluated ε whose
 #: own certified δ is <= target (``delta(mechanism, n, epsilon_upper) <= delta`` holds between the two
@@ -300,6 +261,86 @@ def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, e
 #: two certified values of the convex δ* lies above δ*), one evaluation fewer, but a direct evaluation there
 #: can exceed the target by its error bound.  The lazy maximum over many families always keeps the check.
 KERNEL_VERIFY_CHORD = True
+
+
+#: ``kernels.epsilon_search`` status -> why the Python search runs instead
+SEARCH_STATUS = {1: "delta(eps0) > target", 2: "an evaluation the compiled loop does not handle",
+                 3: "no converged bracket within the point cap", 4: "work cap of the search"}
+
+
+def estimate_root(families, n: int, target: float, hi: float) -> float:
+    """Uncertified root in (0, ``hi``) of the largest saddle-point estimate of δ over atomic decompositions.
+
+    ``kernels.estimate_root`` of the packed families (the estimate of
+    :func:`shuffleamp.fft_engine.saddle_estimate`, without building GPARV objects); used only to place
+    searches (the compiled counterpart of :func:`shuffleamp._numerics.root_of_estimate` for atomic
+    decompositions).
+
+    Parameters
+    ----------
+    families : sequence of Decomposition
+        Atomic decompositions (at least one).
+    n : int
+        Number of users, >= 1.
+    target : float
+        Target δ.
+    hi : float
+        Right end of the search (nats).
+
+    Returns
+    -------
+    float
+        The root; 0 when the estimate is below ``target`` already at 0, NaN when it is above it at ``hi``.
+    """
+    a, b, c, beta, off = pack(families)
+    return float(kernels.estimate_root(a, b, c, beta, off, float(n), float(target), float(hi))[0])
+
+
+def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi: float, rel_tol: float,
+                   soft_gap: float, expensive: float, verify: bool = True) -> dict:
+    r"""Both ε(δ) searches of the optimal bound for atomic decompositions in one compiled call.
+
+    A thin wrapper of ``kernels.epsilon_search`` (see its docstring for the certified logic: chord root of
+    the convex upper bound in :math:`x = e^\varepsilon`, largest certified-infeasible ε or convexity
+    extension for the lower bound).  Every evaluation is the one of
+    :func:`shuffleamp.exact.delta_exact_family` (same evaluator, rtol and work cap per evaluation).
+
+    Parameters
+    ----------
+    upper_families, lower_families : sequence of Decomposition
+        Atomic decompositions (upper bound: maximum over the first; lower bound: over the second, may be empty).
+    n : int
+        Number of users, >= 1.
+    target : float
+        Target δ in (0, 1).
+    eps_hi : float
+        ε0 (the certified δ is 0 there for a pure ε0-LDP randomizer).
+    rel_tol : float
+        Relative tolerance of the answer (``eps_rtol``).
+    soft_gap, expensive : float
+        Looser gap accepted after an evaluation of more than ``expensive`` nodes.
+    verify : bool, optional
+        Evaluate a converged chord root directly (True, default) or return it as the certified chord root
+        (False: the same number, one evaluation fewer; see the kernel's ``verify_root``).
+
+    Returns
+    -------
+    dict
+        The kernel's record (``status`` 0 when handled; see ``SEARCH_STATUS`` otherwise).
+    """
+    ua, ub, uc, ubeta, uoff = pack(upper_families)
+    la, lb, lc, lbeta, loff = pack(lower_families)
+    K = max([f.a.size for f in list(upper_families) + list(lower_families)], default=1)
+    cap = _exact.work_cap()
+    b = current_budget()
+    # the whole search may spend the time left in the call at the conservative rate (it is not interrupted)
+    total = 10.0 * _exact.MAX_WORK if b is None else max(_exact.WORK_RATE * b.remaining(), 1e5)
+    return kernels.epsilon_search(
+        ua, ub, uc, ubeta, uoff, la, lb, lc, lbeta, loff, float(n), float(target), float(eps_hi), float(rel_tol),
+        _exact._enum_ok(int(n), K, _exact.ENUMERATE_MAX), float(_exact.DEFAULT_RTOL), _exact._XG, _exact._WG,
+        float(cap), float(_exact.TAIL_WORK), float(_exact.T0_FACTOR), float(_exact.THETA_RANGE[0]),
+        float(_exact.THETA_RANGE[1]), float(_exact.CENTRAL_WIDTHS), float(_exact.TAIL_CONST), float(total),
+        float(soft_gap), float(expensive), verify_root=1 if verify else 0)
 
 
 def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
@@ -320,8 +361,8 @@ def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict,
     """Both searches by ``kernels.epsilon_search``: ((up, info_u, count_u), (lo, info_l, count_l) or None), or
     (None, seeds) when the kernel does not handle the case; ``seeds`` are its evaluated points (upper, lower)
     as ``{eps: (delta, info)}`` for the Python search."""
-    r = _exact.epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES,
-                              KERNEL_VERIFY_CHORD if verify is None else verify)
+    r = epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES,
+                       KERNEL_VERIFY_CHORD if verify is None else verify)
     ulab = [getattr(f, "label", "") for f in up_f]
     llab = [getattr(f, "label", "") for f in lo_f]
 

@@ -11,7 +11,7 @@
 
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport exp, expl, log, log1p, sqrt, floor, ceil, INFINITY
+from libc.math cimport exp, expl, log, log1p, sqrt, floor, ceil, fabs, INFINITY
 from libc.stdint cimport int64_t
 
 cnp.import_array()
@@ -335,3 +335,80 @@ def pair_profile(const double[::1] f, double q0, double q1, double rho, double e
             if l[i] < 0.0:
                 l[i] = 0.0
     return up, lw
+
+
+def phase_block_max(const double[::1] fp, double rho, double tau, double alpha, double beta, double jb,
+                    Py_ssize_t lo, Py_ssize_t hi):
+    """Certified max over the count x and the lattice offset |w| <= 1/2 of the phase-comparison value
+    V(x, w) = sum_u L_w(u) H(x - u) of :mod:`shuffleamp.exact_count` (module notes, fact 7), one pass over
+    the centres x = lo .. hi - 1 (indices into ``fp``, clipped to 3 .. len - 4).
+
+    ``fp``: one binomial window (``binom_window`` output, per-entry relative error ``rho`` with the
+    smooth-plus-rounding structure described there) padded with at least 4 zeros on each side (true values
+    in [0, ``tau``] there).  H(x) = alpha (f(x) + jb A3(x)) - beta (F(x-1) + jb B3(x)) with
+    A3 = -f(x-2)/2 + f(x-1) - f(x+1) + f(x+2)/2, B3 = (f(x+1) - f(x) - f(x-1) + f(x-2))/2 (double sums,
+    F accumulated in long double).  Every H carries its error envelope eH: relative ``rho`` + 2 EPS on the
+    value of each stencil, 8 u |offset| + EPS/2 + 2 u (u the long double epsilon) on each entry of a stencil
+    for the non-common part of the entry errors, 4 EPS of the stencil's absolute sum for its own rounding,
+    ``tau`` per padded entry, and 16 EPS of the combination; V adds eH(x) + 3/8 (eH(x-1) + eH(x+1)) and
+    8 EPS of its terms.  Returns (value, index into ``fp`` of x); (-inf, -1) for an empty range.
+    """
+    cdef Py_ssize_t L = fp.shape[0], i, arg = -1
+    cdef long double F = 0.0
+    cdef double u = <double>LDBL_EPSILON, eps = 2.220446049250313e-16
+    cdef double r0 = 0.5 * eps + 2 * u, g = 1.0 + 4 * rho, ajb = jb if jb >= 0 else -jb
+    cdef double a3, b3, fm2, fm1, f0, fp1, fp2
+    cdef double A, B, absA, absB, dA, dB, eA3, eB3, eAf, eBF, Fd, rb = rho + (L + 2) * u + eps
+    cdef double h0 = 0.0, h1 = 0.0, h2 = 0.0, e0 = 0.0, e1 = 0.0, e2 = 0.0
+    cdef double v1, v2, val, best = -INFINITY
+    cdef double s1 = 8 * u + r0, s2 = 16 * u + r0
+    if L < 9:
+        raise ValueError("fp must be padded with 4 zeros on each side")
+    if lo < 3:
+        lo = 3
+    if hi > L - 3:
+        hi = L - 3
+    if hi <= lo:
+        return -INFINITY, -1
+    with nogil:
+        for i in range(0, lo - 1):          # F(lo - 2)
+            F += fp[i]
+        for i in range(lo - 1, hi + 1):     # H(i) for i = lo - 1 .. hi; F holds F(i - 1)
+            fm2 = fp[i - 2]
+            fm1 = fp[i - 1]
+            f0 = fp[i]
+            fp1 = fp[i + 1]
+            fp2 = fp[i + 2]
+            a3 = (-0.5 * fm2 + fm1) + (0.5 * fp2 - fp1)
+            b3 = 0.5 * ((fp1 - f0) + (fm2 - fm1))
+            Fd = <double>F
+            A = f0 + jb * a3
+            B = Fd + jb * b3
+            absA = 0.5 * fm2 + fm1 + fp1 + 0.5 * fp2
+            absB = 0.5 * (fp1 + f0 + fm1 + fm2)
+            dA = 0.5 * fm2 * s2 + fm1 * s1 + fp1 * s1 + 0.5 * fp2 * s2
+            dB = 0.5 * (fp1 * s1 + f0 * r0 + fm1 * s1 + fm2 * s2)
+            eA3 = (rho + 2 * eps) * (fabs(a3) + 2 * dA) + g * dA + 4 * eps * absA + 3 * tau
+            eB3 = (rho + 2 * eps) * (fabs(b3) + 2 * dB) + g * dB + 4 * eps * absB + 2 * tau
+            eAf = rho * f0 + tau
+            eBF = rb * Fd + tau
+            h0 = h1
+            h1 = h2
+            e0 = e1
+            e1 = e2
+            h2 = alpha * A - beta * B
+            e2 = (alpha * (eAf + ajb * eA3) + beta * (eBF + ajb * eB3)
+                  + 16 * eps * (alpha * (f0 + ajb * fabs(a3)) + beta * (Fd + ajb * fabs(b3))))
+            F += f0
+            if i >= lo + 1:              # h0, h1, h2 = H(x-1), H(x), H(x+1) for x = i - 1
+                v1 = 0.5 * (h0 - h2)
+                v2 = 0.5 * (h2 - 2.0 * h1 + h0)
+                val = h1 + 0.5 * fabs(v1) + 0.25 * v2
+                if v2 < 0 and fabs(v1) <= -v2:
+                    if h1 - v1 * v1 / (4.0 * v2) > val:
+                        val = h1 - v1 * v1 / (4.0 * v2)
+                val += e1 + 0.375 * (e0 + e2) + 8 * eps * (fabs(h0) + fabs(h1) + fabs(h2))
+                if val > best:
+                    best = val
+                    arg = i - 1
+    return best, arg

@@ -607,6 +607,241 @@ def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: fl
     return upper, best_lo, best_m, complete, pairs, exact_seen.get(best_m, upper)
 
 
+# --------------------------------------------------------------------------- phase comparison (large n)
+#: Smallest n at which the phase-comparison bound (fact 7 of the module notes) is evaluated; below it the
+#: search over blocks alone (at n <= 1e4 it is exact, and there the phase bound's lattice remainder is large).
+PHASE_MIN_N = 20_000
+#: The default methods accept the phase-comparison bracket without running the block search when its
+#: relative width is at most this (the search's first-order block loss cannot improve on it at such n).
+PHASE_ACCEPT_RTOL = 1e-6
+#: Above this n the block search runs beside the phase bound only when the phase bracket exceeds 1e-3: its
+#: first-order block loss cannot reach the phase bound's bracket there within its pair budget (measured in
+#: ``bench/results_binary_rr.md``).
+PHASE_SEARCH_MAX_N = 10**6
+#: Cells of the certified upper Riemann sum of the remainder integrals (fact 7).
+PHASE_GRID = 4000
+#: The remainder integrals run over |θ| <= PHASE_THETA_SIGMAS / σ (σ² = (n - 1) p0 p1); beyond, the
+#: characteristic function is below exp(-PHASE_THETA_SIGMAS² / 4) and the rest is bounded as a whole.
+PHASE_THETA_SIGMAS = 60.0
+
+
+@functools.lru_cache(maxsize=256)
+def _phase_remainder(eps0: float, N: int, J: int):
+    """Certified (I0, I1) of fact 7: for every |j| <= J and every lattice offset |w| <= 1/2,
+    (1/2π) ∫ |φ(θ)| |ψ(θ)^j - λ̂_j(θ)| dθ <= I0 and the same integral divided by |1 - e^{iθ}| <= I1.
+
+    Upper Riemann sums of the majorant |φ| = D^{N/2} (decreasing on [0, π]) times
+    Ψ = min(cap, T) (increasing), over cells of width θ_max / PHASE_GRID, plus the rest of [0, π] as one
+    cell; every factor is taken at the end of its cell that makes it larger."""
+    p0, p1 = _probs(eps0)
+    a, pq = p1 - p0, p0 * p1
+    b = a * pq / 3.0
+    sig = math.sqrt(N * pq)
+    tmax = min(math.pi, PHASE_THETA_SIGMAS / sig)
+    th = np.linspace(0.0, tmax, PHASE_GRID + 1)
+    s = 2.0 * np.sin(th / 2.0)                      # |1 - e^{iθ}|, increasing on [0, π]
+    u = 0.5 * s * s                                 # 1 - cos θ
+    D = 1.0 - 2.0 * pq * u
+    phi = np.exp(0.5 * N * np.log1p(-2.0 * pq * u))
+    t3 = th ** 3
+    bbar = a * pq * t3 / (3.0 * D)
+    k5 = a * pq * (pq / D + 1.0 / 3.0) / 5.0
+    T = ((5.0 / 48.0) * t3 * (1.0 + J * b * t3) + 0.5 * (J * bbar) ** 2 + J * k5 * th ** 5
+         + J * 8 * _EPS * b * t3)
+    cap = 1.0 + 1.25 * (1.0 + J * b * t3)
+    psi = np.minimum(T, cap)
+    dth = np.diff(th)
+    i0 = float(np.sum(phi[:-1] * psi[1:] * dth)) / math.pi
+    den = s[:-1].copy()
+    den[0] = s[1]                   # first cell: Ψ/θ and θ/(2 sin(θ/2)) are increasing, take both at θ_1
+    i1 = float(np.sum(phi[:-1] * psi[1:] / den * dth)) / math.pi
+    if tmax < math.pi:
+        capmax = 1.0 + 1.25 * (1.0 + J * b * math.pi ** 3)
+        rest = float(phi[-1]) * capmax * (math.pi - tmax) / math.pi
+        i0 += rest
+        i1 += rest / float(s[-1])
+    return i0 * (1 + 1e-9), i1 * (1 + 1e-9)
+
+
+#: Zeros padded on each side of a base window for :func:`_kern.phase_block_max` (its stencils reach 3 entries).
+_PHASE_PAD = 4
+
+
+@functools.lru_cache(maxsize=4)
+def _phase_base(eps0: float, N: int, m0: int):
+    """(count of the first padded entry, padded window, rho, tau, its prefix sums, index of its mode) of
+    the base dataset m0 in {0, N}: one binomial window (``binom_window``, or its mirror), whose entry
+    errors have the structure the kernel's envelopes rely on (fact 7)."""
+    start, f, rho, eta, tau = _sum_law(eps0, N, m0)
+    if eta != 0.0:             # pragma: no cover - one binomial window is never an FFT product
+        raise AssertionError("the phase bound needs a single binomial window")
+    fp = np.zeros(len(f) + 2 * _PHASE_PAD)
+    fp[_PHASE_PAD:_PHASE_PAD + len(f)] = f
+    fp.setflags(write=False)
+    cum = np.cumsum(fp)
+    cum.setflags(write=False)
+    return start - _PHASE_PAD, fp, rho, tau, cum, int(np.argmax(fp))
+
+
+def _phase_block(base, alpha: float, beta: float, jb: float, thr: float):
+    """Certified max over x and the lattice offset |w| <= 1/2 of V(x, w) (fact 7) for one base and one end
+    j of its block (``jb`` = j b), envelopes included; returns (value, count x of the max).
+
+    Only the centres where V can reach ``thr`` are passed to the kernel; the others are bounded as a whole
+    (and the returned value is at least that bound): with Kf = alpha (1 + 3|jb|) + 2 beta |jb|, every H(y) is
+    at most Kf f(y') - beta F(y - 1) over the stencil's entries y', and V(x) <= 9/8 max H - 1/8 min H over
+    x - 1 .. x + 1.  Left of the mode (f, F increasing): V(x) <= 5/4 (Kf f(x + 3) + beta F(x + 2)) + envelopes;
+    right of it: V(x) <= 5/4 Kf fmax - beta (F(x - 2) - fmax / 4) + envelopes.  Envelopes are charged as
+    a factor 2 and 1e-9 beta (they are relative 1e-11 or less)."""
+    x0, fp, rho, tau, cum, mode = base
+    ajb = abs(jb)
+    kf = alpha * (1 + 3 * ajb) + 2 * beta * ajb
+    fmax = float(fp[mode])
+    L = len(fp)
+    small = 8 * (kf + beta) * tau + 1e-9 * beta
+    # centres the kernel never visits (x <= 2 and x >= L - 3, and every count beyond the window)
+    lo, hi = 3, L - 3
+    rest = max(2.5 * (kf * (float(fp[:6].max()) + tau) + beta * (float(cum[5]) + tau)) + small,
+               2.5 * kf * (float(fp[L - 7:].max()) + tau)
+               - beta * (float(cum[L - 6]) * (1 - 1e-9) - 0.25 * (fmax + tau)) + small)
+    if thr > 0 and mode > 6:
+        # left: every centre x < lo has V(x) < thr (the bound is increasing in x up to the mode)
+        g_left = 2.5 * (kf * fp[6:mode + 1] + beta * cum[5:mode]) + small
+        k = int(np.searchsorted(g_left, thr, side="left"))   # g_left[:k] < thr
+        if k > 0:
+            lo = k + 2
+            rest = max(rest, float(g_left[k - 1]))
+        # right: every centre x >= hi has V(x) < thr
+        if beta > 0:
+            need = (2.5 * kf * fmax + thr + small) / beta + 0.25 * fmax
+            if need < 1.0 and need * (1 + 1e-9) <= cum[-1]:
+                j = int(np.searchsorted(cum, need * (1 + 1e-9), side="left"))   # F(x - 2) >= need for x >= j + 2
+                hi = min(L - 3, max(j + 2, lo + 1))
+                rest = max(rest, thr)
+    v, k = _kern.phase_block_max(fp, rho, tau, alpha, beta, jb, lo, hi)
+    return max(v, rest), x0 + k
+
+
+def _phase_blocks(N: int):
+    """The two blocks of fact 7: (base m0, j range) with m = m0 + j covering 0..N once."""
+    h = N // 2
+    return ((0, 0, h), (N, h + 1 - N, 0)) if N >= 1 else ((0, 0, 0),)
+
+
+def _phase_delta(eps0: float, N: int, eps: float, thr: float = 0.0):
+    """Certified upper bound of max_m δ_m(ε) (fact 7) and the block end that attains it (m of that end)."""
+    p0, p1 = _probs(eps0)
+    a = p1 - p0
+    b = a * p0 * p1 / 3.0
+    alpha = max(0.0, p1 - math.exp(eps) * p0) * (1 + 4 * _EPS)
+    beta = math.expm1(eps) * (1 + 4 * _EPS)
+    best, arg = -math.inf, 0
+    for m0, jl, jh in _phase_blocks(N):
+        base = _phase_base(eps0, N, m0)
+        i0, i1 = _phase_remainder(eps0, N, max(abs(jl), abs(jh)))
+        R = alpha * i0 + beta * i1
+        for j in ((jl, jh) if jl != jh else (jl,)):
+            v, _ = _phase_block(base, alpha, beta, j * b, thr)
+            if v + R > best:
+                best, arg = v + R, m0 + j
+    return min(1.0, best * (1 + 4 * _EPS)), arg
+
+
+def _phase_epsilon(eps0: float, N: int, delta: float, start: float):
+    """Smallest ε found (secant steps on log U from ``start``, a certified lower ε) with U(ε) <= δ,
+    U the bound of :func:`_phase_delta`; returns (ε, m of the attaining block end); ε0 if none below."""
+    def U(e):
+        return _phase_delta(eps0, N, e, 0.5 * delta)
+
+    lo = max(0.0, start)
+    u_lo, arg = U(lo)
+    if u_lo <= delta:
+        return lo, arg
+    ok_e, ok_arg = None, arg
+    bad_e, bad_u = lo, u_lo
+    e = lo * (1 + 1e-6) + 1e-300
+    for _ in range(24):
+        e = min(e, eps0)
+        v, a_ = U(e)
+        if v <= delta:
+            ok_e, ok_arg = e, a_
+            if (e - bad_e) <= 1e-9 * e:
+                break
+            # secant between the infeasible and the feasible point, nudged up
+            y0, y1 = math.log(bad_u) - math.log(delta), math.log(max(v, 1e-300)) - math.log(delta)
+            t = y0 / (y0 - y1) if y0 != y1 else 0.5
+            e = bad_e + (e - bad_e) * min(max(t, 0.0), 1.0) * (1 + 1e-10) + 1e-12 * bad_e
+            if e >= ok_e:
+                break
+        else:
+            if e >= eps0:
+                break
+            y0, y1 = math.log(bad_u) - math.log(delta), math.log(v) - math.log(delta)
+            step = e - bad_e
+            bad_e, bad_u = e, v
+            if y0 > y1 > 0:
+                e = e + step * min(y1 / (y0 - y1), 1e3) * (1 + 1e-6) + 1e-12 * e
+            else:
+                e = e + 10 * step
+    if ok_e is None:
+        return eps0, ok_arg
+    return ok_e, ok_arg
+
+
+def _phase_search(eps0: float, n: int, x: float, want_eps: bool, rtol: float = PHASE_ACCEPT_RTOL):
+    """Certified (upper, lower, m*, pairs, upper of the pair m* alone) from the phase-comparison bound
+    (upper, fact 7) and the exact values of the two base datasets m = 0 and N, then, while the bracket is
+    wider than ``rtol``, of the datasets next to the block end where the bound is largest (lower)."""
+    N = n - 1
+    pairs = 0
+    best_lo, best_m, best_up = -1.0, 0, 0.0
+    seen = set()
+
+    def ev(ms):
+        nonlocal pairs, best_lo, best_m, best_up
+        for m in ms:
+            if 0 <= m <= N and m not in seen:
+                seen.add(m)
+                pairs += 1
+                up, lo = _score(eps0, N, m, x, want_eps)
+                if lo > best_lo:
+                    best_lo, best_m, best_up = lo, m, up
+
+    def bound():
+        if want_eps:
+            return _phase_epsilon(eps0, N, x, best_lo)
+        return _phase_delta(eps0, N, x, 0.5 * best_lo)
+
+    ev([0, N])
+    upper, arg = bound()
+    if upper > best_lo * (1 + rtol):
+        near = [arg - 1, arg, arg + 1] if 2 < arg < N - 2 else [1, 2, N - 2, N - 1]
+        ev(near + ([1, 2] if arg <= 2 else [N - 2, N - 1] if arg >= N - 2 else []))
+        if want_eps:            # the search for the upper starts from the lower: repeat it from the new one
+            upper, arg = bound()
+    upper = max(upper, best_lo)
+    return upper, best_lo, best_m, pairs, best_up
+
+
+@functools.lru_cache(maxsize=64)
+def _point(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: float, max_pairs: int):
+    """The certified worst case over datasets at one point, as ``_search`` returns it: the phase-comparison
+    bound (fact 7) from n = :data:`PHASE_MIN_N`, accepted alone when its bracket is within
+    max(rtol, :data:`PHASE_ACCEPT_RTOL`); otherwise combined with the block search (fact 4) where that can
+    still help (n <= :data:`PHASE_SEARCH_MAX_N`, or a phase bracket above 1e-3)."""
+    if n < PHASE_MIN_N:
+        return _search(eps0, n, x, want_eps, rtol, atol, max_pairs)
+    up, lo, m, pairs, wu = _phase_search(eps0, n, x, want_eps, max(rtol, PHASE_ACCEPT_RTOL))
+    tol = max(atol, max(rtol, PHASE_ACCEPT_RTOL) * lo)
+    if up <= lo + tol or (n > PHASE_SEARCH_MAX_N and up <= lo * (1 + 1e-3)):
+        return up, lo, m, up <= lo + max(atol, rtol * lo), pairs, wu
+    su, sl, sm, sc, sp, swu = _search(eps0, n, x, want_eps, rtol, atol, max_pairs)
+    if sl > lo:
+        lo, m, wu = sl, sm, swu
+    up = min(up, su)
+    return up, lo, m, up <= lo + max(atol, rtol * lo), pairs + sp, wu
+
+
 # --------------------------------------------------------------------------- public API
 def _run(eps0, n, x, want_eps, rtol, atol, max_pairs, name):
     eps0 = _check_eps0(float(_validate.eps0(eps0)))
@@ -624,8 +859,8 @@ def _run(eps0, n, x, want_eps, rtol, atol, max_pairs, name):
     pairs = 0
     t0 = time.perf_counter()
     for idx in np.ndindex(nb.shape):
-        u, l_, m_, c_, p_, wu[idx] = _search(eps0, int(nb[idx]), float(xb[idx]), want_eps, rtol, atol,
-                                    max_pairs)
+        u, l_, m_, c_, p_, wu[idx] = _point(eps0, int(nb[idx]), float(xb[idx]), want_eps, rtol, atol,
+                                            max_pairs)
         up[idx], lo[idx], wm[idx], conv[idx] = u, l_, m_, c_
         pairs += p_
     scalar = nb.ndim == 0

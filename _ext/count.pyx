@@ -338,30 +338,32 @@ def pair_profile(const double[::1] f, double q0, double q1, double rho, double e
 
 
 def phase_block_max(const double[::1] fp, double rho, double tau, double alpha, double beta, double jb,
-                    Py_ssize_t lo, Py_ssize_t hi):
+                    Py_ssize_t lo, Py_ssize_t hi, double r0, double drift):
     """Certified max over the count x and the lattice offset |w| <= 1/2 of the phase-comparison value
     V(x, w) = sum_u L_w(u) H(x - u) of :mod:`shuffleamp.exact_count` (module notes, fact 7), one pass over
     the centres x = lo .. hi - 1 (indices into ``fp``, clipped to 3 .. len - 4).
 
-    ``fp``: one binomial window (``binom_window`` output, per-entry relative error ``rho`` with the
-    smooth-plus-rounding structure described there) padded with at least 4 zeros on each side (true values
-    in [0, ``tau``] there).  H(x) = alpha (f(x) + jb A3(x)) - beta (F(x-1) + jb B3(x)) with
+    ``fp``: a count law whose entries are the true values times a common factor within ``rho``, times a factor
+    that changes by at most ``drift`` per entry, times an independent factor within ``r0`` (a
+    ``binom_window`` output: drift = 8 u, r0 = EPS/2 + 2 u; any window with a plain per-entry band ``rho``:
+    drift = 0, r0 = rho), padded with at least 4 zeros on each side (true values in [0, ``tau``] there).
+    H(x) = alpha (f(x) + jb A3(x)) - beta (F(x-1) + jb B3(x)) with
     A3 = -f(x-2)/2 + f(x-1) - f(x+1) + f(x+2)/2, B3 = (f(x+1) - f(x) - f(x-1) + f(x-2))/2 (double sums,
     F accumulated in long double).  Every H carries its error envelope eH: relative ``rho`` + 2 EPS on the
-    value of each stencil, 8 u |offset| + EPS/2 + 2 u (u the long double epsilon) on each entry of a stencil
-    for the non-common part of the entry errors, 4 EPS of the stencil's absolute sum for its own rounding,
+    value of each stencil, ``drift`` |offset| + ``r0`` on each entry of a stencil for the non-common part of
+    the entry errors, 4 EPS of the stencil's absolute sum for its own rounding,
     ``tau`` per padded entry, and 16 EPS of the combination; V adds eH(x) + 3/8 (eH(x-1) + eH(x+1)) and
     8 EPS of its terms.  Returns (value, index into ``fp`` of x); (-inf, -1) for an empty range.
     """
     cdef Py_ssize_t L = fp.shape[0], i, arg = -1
     cdef long double F = 0.0
     cdef double u = <double>LDBL_EPSILON, eps = 2.220446049250313e-16
-    cdef double r0 = 0.5 * eps + 2 * u, g = 1.0 + 4 * rho, ajb = jb if jb >= 0 else -jb
+    cdef double g = 1.0 + 4 * rho, ajb = jb if jb >= 0 else -jb
     cdef double a3, b3, fm2, fm1, f0, fp1, fp2
     cdef double A, B, absA, absB, dA, dB, eA3, eB3, eAf, eBF, Fd, rb = rho + (L + 2) * u + eps
     cdef double h0 = 0.0, h1 = 0.0, h2 = 0.0, e0 = 0.0, e1 = 0.0, e2 = 0.0
     cdef double v1, v2, val, best = -INFINITY
-    cdef double s1 = 8 * u + r0, s2 = 16 * u + r0
+    cdef double s1 = drift + r0, s2 = 2 * drift + r0
     if L < 9:
         raise ValueError("fp must be padded with 4 zeros on each side")
     if lo < 3:

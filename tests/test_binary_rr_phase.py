@@ -71,8 +71,8 @@ def _dataset_delta(eps0, n, m, eps, width=15.0):
 
 
 # ----------------------------------------------------------------------------- the identity of fact 7
-@pytest.mark.parametrize("eps0,n", [(0.5, 60), (1.0, 200), (2.5, 120), (1.0, 401)])
-def test_comparison_identity_remainder(eps0, n):
+@pytest.mark.parametrize("eps0,n,K", [(0.5, 60, 2), (1.0, 200, 2), (2.5, 120, 2), (1.0, 401, 2), (1.0, 300, 8)])
+def test_comparison_identity_remainder(eps0, n, K):
     """|G_{m0+j}(c) - V(c - k0, w; j)| <= alpha I0 + beta I1 for every j of both blocks and every c, and the
     remainder is not vacuous: the largest residual uses a good part of it."""
     p0, p1 = _probs(eps0)
@@ -81,7 +81,9 @@ def test_comparison_identity_remainder(eps0, n):
     worst_ratio = 0.0
     for eps in (0.0, 0.3 * eps0, 0.8 * eps0):
         al, be = p1 - math.exp(eps) * p0, math.expm1(eps)
-        for m0, jl, jh in ec._phase_blocks(N):
+        blocks = ec._phase_blocks(N, K)
+        assert sorted(m for m0, jl, jh in blocks for m in range(m0 + jl, m0 + jh + 1)) == list(range(N + 1))
+        for m0, jl, jh in blocks:
             i0, i1 = ec._phase_remainder(eps0, N, max(abs(jl), abs(jh)))
             R = al * i0 + be * i1
             G0 = _G(_law(eps0, N, m0), eps0, eps)               # counts -3 .. N + 3
@@ -140,9 +142,10 @@ def test_phase_bound_is_above_the_worst_dataset(eps0, n):
     tight = []
     for eps in np.linspace(0.0, eps0, 9):
         truth = _worst_delta(P0, P1, eps)
-        up, _ = ec._phase_delta(eps0, n - 1, float(eps))
-        assert truth <= up * (1 + 1e-12), (eps0, n, eps, truth, up)
-        tight.append(up / truth if truth > 1e-12 else math.inf)
+        for K in (2, 4, 16):
+            up, _ = ec._phase_delta(eps0, n - 1, float(eps), 0.0, K)
+            assert truth <= up * (1 + 1e-12), (eps0, n, eps, K, truth, up)
+            tight.append(up / truth if truth > 1e-12 else math.inf)
     if n >= 300:
         assert min(tight) <= 1.01, tight        # not vacuous where the remainder is small
 
@@ -160,15 +163,15 @@ def test_threshold_restriction_never_lowers_the_bound():
 
 
 @settings(max_examples=40, deadline=None)
-@given(eps0=st.floats(0.05, 5.0), n=st.integers(2, 120), frac=st.floats(0.0, 1.0))
-def test_phase_bound_property(eps0, n, frac):
+@given(eps0=st.floats(0.05, 5.0), n=st.integers(2, 120), frac=st.floats(0.0, 1.0), K=st.sampled_from([2, 4, 8]))
+def test_phase_bound_property(eps0, n, frac, K):
     P0, P1 = binary_rr_count_laws(eps0, n)
     eps = frac * eps0
-    assert _worst_delta(P0, P1, eps) <= ec._phase_delta(eps0, n - 1, eps)[0] * (1 + 1e-12) + 1e-300
+    assert _worst_delta(P0, P1, eps) <= ec._phase_delta(eps0, n - 1, eps, 0.0, K)[0] * (1 + 1e-12) + 1e-300
 
 
 # ----------------------------------------------------------------------------- large n: the default answer
-@pytest.mark.parametrize("eps0,n", [(1.0, 10**7), (1.0, 10**8), pytest.param(0.5, 10**8, marks=pytest.mark.slow),
+@pytest.mark.parametrize("eps0,n", [(1.0, 10**6), (1.0, 10**7), (1.0, 10**8), pytest.param(0.5, 10**8, marks=pytest.mark.slow),
                                     pytest.param(2.0, 10**9, marks=pytest.mark.slow)])
 def test_default_at_large_n_brackets_independent_datasets(eps0, n):
     """The default δ(ε) and ε(δ) for 2-RR: upper above the independent value of the datasets m = 0, 1,

@@ -734,20 +734,44 @@ def _phase_remainder(eps0: float, N: int, J: int):
 _PHASE_PAD = 4
 
 
-@functools.lru_cache(maxsize=4)
+#: Largest number of multiply-adds of the direct convolution that builds one base law in the middle of
+#: the range (fact 7 (e)); beyond it only the two one-binomial bases m0 = 0 and N are used.
+PHASE_DIRECT_OPS = 200_000_000
+#: Largest number of base datasets (fact 7 (e)); the bound over blocks of half-width J costs one law each.
+PHASE_MAX_BASES = 32
+
+
+@functools.lru_cache(maxsize=16)
 def _phase_base(eps0: float, N: int, m0: int):
-    """(count of the first padded entry, padded window, rho, tau, its prefix sums, index of its mode) of
-    the base dataset m0 in {0, N}: one binomial window (``binom_window``, or its mirror), whose entry
-    errors have the structure the kernel's envelopes rely on (fact 7)."""
-    start, f, rho, eta, tau = _sum_law(eps0, N, m0)
-    if eta != 0.0:             # pragma: no cover - one binomial window is never an FFT product
-        raise AssertionError("the phase bound needs a single binomial window")
+    """(count of the first padded entry, padded window, rho, tau, prefix sums, index of the mode, r0, drift)
+    of the base dataset m0.  For m0 in {0, N} one binomial window (``binom_window`` or its mirror), whose
+    entry errors are a common factor, a drift of at most 8 long double ulps per entry and an independent
+    rounding (r0 = EPS/2 + 2u); otherwise the direct convolution of two binomial windows (``np.convolve``),
+    charged with its plain per-entry band (drift 0, r0 = rho)."""
+    if m0 in (0, N):
+        start, f, rho, eta, tau = _sum_law(eps0, N, m0)
+        if eta != 0.0:             # pragma: no cover - one binomial window is never an FFT product
+            raise AssertionError("the phase bound needs a single binomial window")
+        r0, drift = 0.5 * _EPS + 2 * _EPS_LD, 8 * _EPS_LD
+    else:
+        p0, p1 = _probs(eps0)
+        wins = []
+        start, rho = 0, 0.0
+        for k, p, lg, q in ((m0, p1, eps0, p0), (N - m0, p0, -eps0, p1)):
+            lo, hi = _binom_window(k, p, TAIL, q)
+            wins.append(_kern.binom_window(k, p, lg, lo, hi))
+            start += lo
+            rho += 8 * (hi - lo + 5) * _EPS_LD + 4 * _EPS
+        f = np.convolve(wins[0], wins[1])
+        tau = 4 * TAIL
+        rho += (min(len(w) for w in wins) + 2) * _EPS + tau
+        r0, drift = rho, 0.0
     fp = np.zeros(len(f) + 2 * _PHASE_PAD)
     fp[_PHASE_PAD:_PHASE_PAD + len(f)] = f
     fp.setflags(write=False)
     cum = np.cumsum(fp)
     cum.setflags(write=False)
-    return start - _PHASE_PAD, fp, rho, tau, cum, int(np.argmax(fp))
+    return start - _PHASE_PAD, fp, rho, tau, cum, int(np.argmax(fp)), r0, drift
 
 
 def _phase_block(base, alpha: float, beta: float, jb: float, thr: float):
@@ -760,7 +784,7 @@ def _phase_block(base, alpha: float, beta: float, jb: float, thr: float):
     x - 1 .. x + 1.  Left of the mode (f, F increasing): V(x) <= 5/4 (Kf f(x + 3) + beta F(x + 2)) + envelopes;
     right of it: V(x) <= 5/4 Kf fmax - beta (F(x - 2) - fmax / 4) + envelopes.  Envelopes are charged as
     a factor 2 and 1e-9 beta (they are relative 1e-11 or less)."""
-    x0, fp, rho, tau, cum, mode = base
+    x0, fp, rho, tau, cum, mode, r0, drift = base
     ajb = abs(jb)
     kf = alpha * (1 + 3 * ajb) + 2 * beta * ajb
     fmax = float(fp[mode])
@@ -785,25 +809,61 @@ def _phase_block(base, alpha: float, beta: float, jb: float, thr: float):
                 j = int(np.searchsorted(cum, need * (1 + 1e-9), side="left"))   # F(x - 2) >= need for x >= j + 2
                 hi = min(L - 3, max(j + 2, lo + 1))
                 rest = max(rest, thr)
-    v, k = _kern.phase_block_max(fp, rho, tau, alpha, beta, jb, lo, hi)
+    v, k = _kern.phase_block_max(fp, rho, tau, alpha, beta, jb, lo, hi, r0, drift)
     return max(v, rest), x0 + k
 
 
-def _phase_blocks(N: int):
-    """The two blocks of fact 7: (base m0, j range) with m = m0 + j covering 0..N once."""
-    h = N // 2
-    return ((0, 0, h), (N, h + 1 - N, 0)) if N >= 1 else ((0, 0, 0),)
+def _phase_blocks(N: int, K: int = 2):
+    """The blocks of fact 7: (base m0, j range) with m = m0 + j covering 0..N once.  K = 2: m in [0, N/2]
+    from m0 = 0 and the rest from m0 = N; K > 2: end blocks [0, J] and [N - J, N] from m0 = 0 and N, and
+    K - 2 blocks of at most 2J + 1 datasets in between, each from its middle dataset."""
+    if N < 1:
+        return ((0, 0, 0),)
+    if K <= 2 or N < 4 * K:
+        h = N // 2
+        return ((0, 0, h), (N, h + 1 - N, 0))
+    J = -(-(N + 1) // (2 * K - 2))
+    out = [(0, 0, J), (N, -J, 0)]
+    s = J + 1
+    while s <= N - J - 1:
+        e = min(s + 2 * J, N - J - 1)
+        c = (s + e) // 2
+        out.append((c, s - c, e - c))
+        s = e + 1
+    return tuple(out)
 
 
-def _phase_delta(eps0: float, N: int, eps: float, thr: float = 0.0):
-    """Certified upper bound of max_m δ_m(ε) (fact 7) and the block end that attains it (m of that end)."""
+def _phase_bases(eps0: float, N: int, eps: float, target: float) -> int:
+    """Number of bases K for fact 7: the smallest K in 2, 4, 8, ... (at most :data:`PHASE_MAX_BASES`, and
+    only while every interior base law costs at most :data:`PHASE_DIRECT_OPS` multiply-adds) whose
+    remainder alpha I0 + beta I1 at ``eps`` is at most ``target``, or at most 1.5 times the remainder of
+    the lattice offset alone (what more bases cannot remove)."""
+    p0, p1 = _probs(eps0)
+    alpha, beta = max(0.0, p1 - math.exp(eps) * p0), math.expm1(eps)
+    width = 2 * 10.7 * math.sqrt(0.5 * N * p0 * p1) + 2        # one binomial window of half the users
+    floor = 1.5 * (alpha * _phase_remainder(eps0, N, 0)[0] + beta * _phase_remainder(eps0, N, 0)[1])
+    K = 2
+    while True:
+        blocks = _phase_blocks(N, K)
+        J = max(max(abs(jl), abs(jh)) for _, jl, jh in blocks)
+        i0, i1 = _phase_remainder(eps0, N, J)
+        if alpha * i0 + beta * i1 <= max(target, floor):
+            return K
+        if 2 * K > PHASE_MAX_BASES or width * width > PHASE_DIRECT_OPS or N < 8 * K:
+            return K
+        K *= 2
+
+
+def _phase_delta(eps0: float, N: int, eps: float, thr: float = 0.0, K: int = 2):
+    """Certified upper bound of max_m δ_m(ε) (fact 7) with K bases, and the block end that attains it
+    (m of that end)."""
     p0, p1 = _probs(eps0)
     a = p1 - p0
     b = a * p0 * p1 / 3.0
     alpha = max(0.0, p1 - math.exp(eps) * p0) * (1 + 4 * _EPS)
     beta = math.expm1(eps) * (1 + 4 * _EPS)
     best, arg = -math.inf, 0
-    for m0, jl, jh in _phase_blocks(N):
+    for m0, jl, jh in _phase_blocks(N, K):
         base = _phase_base(eps0, N, m0)
         i0, i1 = _phase_remainder(eps0, N, max(abs(jl), abs(jh)))
         R = alpha * i0 + beta * i1
@@ -814,11 +874,11 @@ def _phase_delta(eps0: float, N: int, eps: float, thr: float = 0.0):
     return min(1.0, best * (1 + 4 * _EPS)), arg
 
 
-def _phase_epsilon(eps0: float, N: int, delta: float, start: float):
+def _phase_epsilon(eps0: float, N: int, delta: float, start: float, K: int = 2):
     """Smallest ε found (secant steps on log U from ``start``, a certified lower ε) with U(ε) <= δ,
     U the bound of :func:`_phase_delta`; returns (ε, m of the attaining block end); ε0 if none below."""
     def U(e):
-        return _phase_delta(eps0, N, e, 0.5 * delta)
+        return _phase_delta(eps0, N, e, 0.5 * delta, K)
 
     lo = max(0.0, start)
     u_lo, arg = U(lo)
@@ -876,8 +936,10 @@ def _phase_search(eps0: float, n: int, x: float, want_eps: bool, rtol: float = P
 
     def bound():
         if want_eps:
-            return _phase_epsilon(eps0, N, x, best_lo)
-        return _phase_delta(eps0, N, x, 0.5 * best_lo)
+            K = _phase_bases(eps0, N, best_lo, 1e-7 * x)
+            return _phase_epsilon(eps0, N, x, best_lo, K)
+        K = _phase_bases(eps0, N, x, 1e-7 * best_lo)
+        return _phase_delta(eps0, N, x, 0.5 * best_lo, K)
 
     ev([0, N])
     upper, arg = bound()

@@ -339,9 +339,10 @@ def pair_profile(const double[::1] f, double q0, double q1, double rho, double e
 
 def phase_block_max(const double[::1] fp, double rho, double tau, double alpha, double beta, double jb,
                     Py_ssize_t lo, Py_ssize_t hi, double r0, double drift):
-    """Certified max over the count x and the lattice offset |w| <= 1/2 of the phase-comparison value
-    V(x, w) = sum_u L_w(u) H(x - u) of :mod:`shuffleamp.exact_count` (module notes, fact 7), one pass over
-    the centres x = lo .. hi - 1 (indices into ``fp``, clipped to 3 .. len - 4).
+    """Certified max over the count x and the lattice offset 0 <= w <= 1 of the phase-comparison value
+    V(x, w) = sum_u l_u(w) H(x - u), u = -1, 0, 1, 2 (cubic Lagrange weights) of :mod:`shuffleamp.exact_count`
+    (module notes, fact 7), one pass over the centres x = lo .. hi - 1 (indices into ``fp``, clipped to
+    4 .. len - 4).
 
     ``fp``: a count law whose entries are the true values times a common factor within ``rho``, times a factor
     that changes by at most ``drift`` per entry, times an independent factor within ``r0`` (a
@@ -351,31 +352,39 @@ def phase_block_max(const double[::1] fp, double rho, double tau, double alpha, 
     A3 = -f(x-2)/2 + f(x-1) - f(x+1) + f(x+2)/2, B3 = (f(x+1) - f(x) - f(x-1) + f(x-2))/2 (double sums,
     F accumulated in long double).  Every H carries its error envelope eH: relative ``rho`` + 2 EPS on the
     value of each stencil, ``drift`` |offset| + ``r0`` on each entry of a stencil for the non-common part of
-    the entry errors, 4 EPS of the stencil's absolute sum for its own rounding,
-    ``tau`` per padded entry, and 16 EPS of the combination; V adds eH(x) + 3/8 (eH(x-1) + eH(x+1)) and
-    8 EPS of its terms.  Returns (value, index into ``fp`` of x); (-inf, -1) for an empty range.
+    the entry errors, 4 EPS of the stencil's absolute sum for its own rounding, ``tau`` per padded entry, and
+    16 EPS of the combination.  V is the cubic through (u, H(x - u)); its maximum over [0, 1] is taken at the
+    ends and at the roots of its derivative, plus 64 EPS of the four values (the rounding of the roots), plus
+    eH(x) + eH(x-1) + 0.09 eH(x+1) + 0.07 eH(x-2) (|l_0|, |l_1| <= 1, |l_-1| <= 1/12, |l_2| <= 0.065).
+    Returns (value, index into ``fp`` of x, the maximising w there); (-inf, -1, 0) for an empty range.
     """
-    cdef Py_ssize_t L = fp.shape[0], i, arg = -1
+    cdef Py_ssize_t L = fp.shape[0], i, arg = -1, t
     cdef long double F = 0.0
     cdef double u = <double>LDBL_EPSILON, eps = 2.220446049250313e-16
     cdef double g = 1.0 + 4 * rho, ajb = jb if jb >= 0 else -jb
     cdef double a3, b3, fm2, fm1, f0, fp1, fp2
     cdef double A, B, absA, absB, dA, dB, eA3, eB3, eAf, eBF, Fd, rb = rho + (L + 2) * u + eps
-    cdef double h0 = 0.0, h1 = 0.0, h2 = 0.0, e0 = 0.0, e1 = 0.0, e2 = 0.0
-    cdef double v1, v2, val, best = -INFINITY
+    cdef double h[4]
+    cdef double e[4]
+    cdef double ym, y0, y1, y2, d1, d2, d3, qa, qb, qc, disc, q, ww, val, pv, wv, best = -INFINITY, wbest = 0.0
     cdef double s1 = drift + r0, s2 = 2 * drift + r0
+    cdef double roots[2]
+    cdef int nr, r
     if L < 9:
         raise ValueError("fp must be padded with 4 zeros on each side")
-    if lo < 3:
-        lo = 3
+    if lo < 4:
+        lo = 4
     if hi > L - 3:
         hi = L - 3
     if hi <= lo:
-        return -INFINITY, -1
+        return -INFINITY, -1, 0.0
     with nogil:
-        for i in range(0, lo - 1):          # F(lo - 2)
+        for t in range(4):
+            h[t] = 0.0
+            e[t] = 0.0
+        for i in range(0, lo - 2):          # F(lo - 3)
             F += fp[i]
-        for i in range(lo - 1, hi + 1):     # H(i) for i = lo - 1 .. hi; F holds F(i - 1)
+        for i in range(lo - 2, hi + 1):     # H(i) for i = lo - 2 .. hi; F holds F(i - 1)
             fm2 = fp[i - 2]
             fm1 = fp[i - 1]
             f0 = fp[i]
@@ -394,23 +403,55 @@ def phase_block_max(const double[::1] fp, double rho, double tau, double alpha, 
             eB3 = (rho + 2 * eps) * (fabs(b3) + 2 * dB) + g * dB + 4 * eps * absB + 2 * tau
             eAf = rho * f0 + tau
             eBF = rb * Fd + tau
-            h0 = h1
-            h1 = h2
-            e0 = e1
-            e1 = e2
-            h2 = alpha * A - beta * B
-            e2 = (alpha * (eAf + ajb * eA3) + beta * (eBF + ajb * eB3)
-                  + 16 * eps * (alpha * (f0 + ajb * fabs(a3)) + beta * (Fd + ajb * fabs(b3))))
+            for t in range(3):
+                h[t] = h[t + 1]
+                e[t] = e[t + 1]
+            h[3] = alpha * A - beta * B
+            e[3] = (alpha * (eAf + ajb * eA3) + beta * (eBF + ajb * eB3)
+                    + 16 * eps * (alpha * (f0 + ajb * fabs(a3)) + beta * (Fd + ajb * fabs(b3))))
             F += f0
-            if i >= lo + 1:              # h0, h1, h2 = H(x-1), H(x), H(x+1) for x = i - 1
-                v1 = 0.5 * (h0 - h2)
-                v2 = 0.5 * (h2 - 2.0 * h1 + h0)
-                val = h1 + 0.5 * fabs(v1) + 0.25 * v2
-                if v2 < 0 and fabs(v1) <= -v2:
-                    if h1 - v1 * v1 / (4.0 * v2) > val:
-                        val = h1 - v1 * v1 / (4.0 * v2)
-                val += e1 + 0.375 * (e0 + e2) + 8 * eps * (fabs(h0) + fabs(h1) + fabs(h2))
+            if i >= lo + 1:              # h = H(x-2), H(x-1), H(x), H(x+1) for x = i - 1
+                ym = h[3]
+                y0 = h[2]
+                y1 = h[1]
+                y2 = h[0]
+                d1 = y1 - y0
+                d2 = y1 - 2.0 * y0 + ym
+                d3 = y2 - 3.0 * y1 + 3.0 * y0 - ym
+                val = y0
+                wv = 0.0
+                if y1 > y0:
+                    val = y1
+                    wv = 1.0
+                # P(w) = y0 + w d1 + (w^2 - w) d2 / 2 + (w^3 - w) d3 / 6; P'(w) = qa w^2 + qb w + qc
+                qa = 0.5 * d3
+                qb = d2
+                qc = d1 - 0.5 * d2 - d3 / 6.0
+                nr = 0
+                if qa == 0.0:
+                    if qb != 0.0:
+                        roots[0] = -qc / qb
+                        nr = 1
+                else:
+                    disc = qb * qb - 4.0 * qa * qc
+                    if disc >= 0.0:
+                        q = -0.5 * (qb + (sqrt(disc) if qb >= 0 else -sqrt(disc)))
+                        roots[0] = q / qa
+                        nr = 1
+                        if q != 0.0:
+                            roots[1] = qc / q
+                            nr = 2
+                for r in range(nr):
+                    ww = roots[r]
+                    if ww > 0.0 and ww < 1.0:
+                        pv = y0 + ww * d1 + (ww * ww - ww) * 0.5 * d2 + (ww * ww * ww - ww) * d3 / 6.0
+                        if pv > val:
+                            val = pv
+                            wv = ww
+                val += (e[2] + e[1] + 0.09 * e[3] + 0.07 * e[0]
+                        + 64 * eps * (fabs(ym) + fabs(y0) + fabs(y1) + fabs(y2)))
                 if val > best:
                     best = val
                     arg = i - 1
-    return best, arg
+                    wbest = wv
+    return best, arg, wbest

@@ -93,9 +93,10 @@ def test_comparison_identity_remainder(eps0, n, K):
             s3 = {2: -0.5, 1: 1.0, -1: -1.0, -2: 0.5}
             for j in range(jl, jh + 1):
                 Gj = _G(_law(eps0, N, m0 + j), eps0, eps)
-                k0 = int(round(j * a))
+                k0 = math.floor(j * a)
                 w = j * a - k0
-                L = {-1: -w * (1 - w) / 2, 0: 1 - w * w, 1: w * (1 + w) / 2}
+                L = {-1: -w * (w - 1) * (w - 2) / 6, 0: (w + 1) * (w - 1) * (w - 2) / 2,
+                     1: -(w + 1) * w * (w - 2) / 2, 2: (w + 1) * w * (w - 1) / 6}
                 cs = np.arange(-3, N + 4)
                 V = np.zeros(len(cs))
                 for u, lu in L.items():
@@ -123,9 +124,10 @@ def test_remainder_integrals_bound_the_quadrature():
         best0 = best1 = 0.0
         for j in (J // 2, J):
             psij = ((p0 + p1 * z) / (p1 + p0 * z)) ** j
-            k0 = round(j * a)
+            k0 = math.floor(j * a)
             w = j * a - k0
-            Lw = -w * (1 - w) / 2 / z + (1 - w * w) + w * (1 + w) / 2 * z
+            Lw = (-w * (w - 1) * (w - 2) / 6 / z + (w + 1) * (w - 1) * (w - 2) / 2 - (w + 1) * w * (w - 2) / 2 * z
+                  + (w + 1) * w * (w - 1) / 6 * z ** 2)
             lam = z ** k0 * Lw * (1 + j * b * (0.5 / z ** 2 - 1 / z + z - 0.5 * z ** 2))
             g = phi * np.abs(psij - lam)
             best0 = max(best0, np.trapezoid(g, th) / math.pi)

@@ -86,19 +86,24 @@ Facts used (derived here)
    :math:`|B| \le ap_0p_1|\theta|^3/(3D(\theta))`: moving m is a shift by :math:`ja` plus a cubic phase
    :math:`jb\theta^3`, :math:`b = ap_0p_1/3` (the third cumulant, linear in m; even cumulants do not move).
 
-   (b) *Comparison measure.*  Let :math:`k_0 = \mathrm{round}(ja)`, :math:`w = ja - k_0\in[-1/2, 1/2]`,
-   :math:`L_w` the weights :math:`-w(1-w)/2,\ 1-w^2,\ w(1+w)/2` on -1, 0, 1 (quadratic interpolation:
-   :math:`\hat L_w` matches :math:`e^{iw\theta}` to second order) and :math:`s_3` the weights
+   (b) *Comparison measure.*  Let :math:`k_0 = \lfloor ja\rfloor`, :math:`w = ja - k_0\in[0, 1)`,
+   :math:`L_w` the cubic Lagrange weights :math:`l_u(w)` on u = -1, 0, 1, 2 (their moments of order 0..3
+   are those of :math:`\delta_w`, so :math:`\hat L_w` matches :math:`e^{iw\theta}` to third order;
+   :math:`|l_{-1}| \le 1/12`, :math:`|l_2| \le 0.065`, :math:`\|L_w\|_1 \le 5/4`) and :math:`s_3` the weights
    1/2, -1, 1, -1/2 on -2, -1, 1, 2 (:math:`\hat s_3 = iC`, :math:`C = 2\sin\theta(1-\cos\theta)`,
    :math:`0 \le C \le \theta^3` on [0, π]).  With
    :math:`\lambda_j = \delta_{k_0} * L_w * (\delta_0 + jb\,s_3)` and
    :math:`H_j = G_{m_0} + jb\,(s_3 * G_{m_0})`,
-   :math:`\Phi_c(S_{m_0} * \lambda_j) = V(c-k_0, w; j) := \sum_u L_w(u) H_j(c - k_0 - u)`, so
-   :math:`\delta_{m_0+j}(\varepsilon) \le \max_x \max_{|w|\le 1/2} V(x, w; j) + \sup_c|\Phi_c(E_j)|`,
+   :math:`\Phi_c(S_{m_0} * \lambda_j) = V(c-k_0, w; j) := \sum_u l_u(w) H_j(c - k_0 - u)` (the cubic
+   through the points :math:`(u, H_j(c-k_0-u))`, at w), so
+   :math:`\delta_{m_0+j}(\varepsilon) \le \max_x \max_{0\le w\le 1} V(x, w; j) + \sup_c|\Phi_c(E_j)|`,
    :math:`E_j = S_{m_0} * (\nu_j - \lambda_j)`.  For fixed (x, w), V is affine in j: over a block of
-   datasets :math:`j \in [j_L, j_H]` the maximum is at :math:`j_L` or :math:`j_H`.  The two blocks are
-   m in [0, N/2] from the base m0 = 0 and m in (N/2, N] from m0 = N, so two count laws, each one binomial,
-   bound every dataset.  V is maximised over w in closed form (a quadratic in w).
+   datasets :math:`j \in [j_L, j_H]` the maximum is at :math:`j_L` or :math:`j_H`.  Blocks: with two
+   bases, m in [0, N/2] from m0 = 0 and m in (N/2, N] from m0 = N, each law one binomial; with K > 2,
+   end blocks [0, J], [N - J, N] from 0 and N and K - 2 blocks of at most 2J + 1 datasets between them,
+   each from its middle dataset (law: the direct convolution of two binomial windows, used while their
+   cost is small, :data:`PHASE_DIRECT_OPS`).  V is maximised over w at the ends and at the roots of its
+   derivative (a cubic in w).
 
    (c) *Remainder.*  :math:`E_j` is summable with mass 0 and a finite first moment, so its CDF has
    transform :math:`\hat E/(1 - e^{i\theta})` and
@@ -107,16 +112,17 @@ Facts used (derived here)
    :math:`|\hat E| = D^{N/2}\,|\psi^j - \hat\lambda_j|` (each Bernoulli factor has modulus
    :math:`\sqrt D`).  Now :math:`|\psi^j - \hat\lambda_j| = |e^{iw\theta}e^{ijB} - \hat L_w(1 + ijbC)|
    \le |e^{iw\theta} - \hat L_w|\,(1 + |j|b|C|) + |e^{ijB} - 1 - ijB| + |j|\,|B - bC|`, where
-   :math:`e^{iw\theta} - \hat L_w` vanishes with two derivatives at 0 and has third derivative at most
-   :math:`|w|^3 + |w| \le 5/8` (so it is at most :math:`\frac5{48}|\theta|^3`),
+   :math:`e^{iw\theta} - \hat L_w` vanishes with three derivatives at 0 and has fourth derivative at most
+   :math:`w^4 + \sum_u |l_u| u^4 \le 1 + 1/12 + 1 + 16\cdot 0.0642 < 3.12` (so it is at most
+   :math:`0.13\,\theta^4`),
    :math:`|e^{ijB} - 1 - ijB| \le (jB)^2/2`, and :math:`B' - bC' = 4ap_0p_1u^2(p_0p_1/D + 1/3)` gives
    :math:`|B - bC| \le ap_0p_1(p_0p_1/D(\theta) + 1/3)|\theta|^5/5`; always
    :math:`|\psi^j - \hat\lambda_j| \le 1 + \tfrac54(1 + |j|b|\theta|^3)`.  The integrals are bounded by upper
    Riemann sums (:math:`D^{N/2}` decreasing, the bracket increasing, each taken at the worse end of its
    cell; the rounding of b is charged as a further :math:`8\,\mathrm{eps}\,|j|b|\theta|^3`).  Their size
    is dominated by :math:`(jB)^2/2`, of order :math:`\beta a^2/(p_0p_1N)` at :math:`|j| = N/2`, and by the
-   lattice term of order :math:`\beta/\sigma^3`: relative to δ the first falls like :math:`n^{-3/2}`, the
-   second like :math:`n^{-2}`.
+   lattice term of order :math:`\beta/\sigma^4`: relative to δ the first falls like :math:`n^{-3/2}` (and like
+   :math:`K^{-2}` with K bases), the second like :math:`n^{-5/2}`.
 
    (d) *Numerics.*  A base window from the ratio recurrence has per-entry errors that are a common factor
    (normalisation), a factor that changes by at most 8 long double ulps per step (three roundings and the
@@ -127,15 +133,19 @@ Facts used (derived here)
    threshold (the others are bounded as a whole from the unimodality of f and the growth of F).
 
    (e) *Use.*  ``upper`` is this bound (for ε: a secant search for the smallest ε with the bound <= δ,
-   checked at the returned point), ``lower`` the exact value of the best evaluated dataset (the bases,
-   then the datasets next to the block end where the bound is largest).  Measured
-   (``bench/results_binary_rr.md``), the bracket on ε at ε0 = 1 is below 1e-6 from n = 1e7 at δ = 1e-6
-   and at n = 1e9 at δ = 1e-8 (1.8e-6 at n = 1e8), with 16 kernel passes at n = 1e8.  Below that the
-   lattice and quadratic remainders dominate (the uniform Fourier bound does not decay with the tail), and
-   the block search of fact 4 runs as well where it can still help; at n = 1e5 neither reaches 1e-6
-   (bracket about 7e-4).  Closing it needs a tilted (saddle-point) version of (c), so that the remainder
-   scales with the tail probability instead of the density's peak, or further base laws in the middle of
-   the range whose difference stencils are accurate (an FFT product's absolute error is not).
+   checked at the returned point), with the fewest bases (2, 4, ..., :data:`PHASE_MAX_BASES`) whose remainder
+   is below 1e-7 δ or what the lattice term leaves; ``lower`` the exact value of the best evaluated dataset:
+   the bases 0 and N, then, near the block end where the bound is largest, the datasets whose lattice offset
+   is closest to the maximising w (those come closest to the bound; the difference between lattice offsets
+   is real, of relative order :math:`z^2/\sigma^2`).  From n = :data:`PHASE_MIN_N` the default methods
+   accept this bracket alone when it is within 1e-6 (:data:`PHASE_ACCEPT_RTOL`) and otherwise also run the
+   block search of fact 4 where it can still help.  Measured at ε0 in {0.5, 1, 2}
+   (``bench/results_binary_rr.md``): brackets on ε of 1e-8 to 1e-6 at δ = 1e-6 from n = 1e5 or 1e6 to
+   1e9, tens of milliseconds at n = 1e8.  Where they are wider (δ = 1e-8 below n = 1e9; n = 1e5) the
+   quadratic remainder of the last two bases dominates: the uniform Fourier bound (c) does not decay with
+   the tail, so it is an absolute bound against a small δ.  Closing that needs a tilted (saddle-point)
+   version of (c), whose remainder scales with the tail probability, or accurate base laws in the middle
+   of the range at large n (an FFT product's absolute error swamps the difference stencils).
 
 Numerics
 --------
@@ -694,7 +704,7 @@ PHASE_THETA_SIGMAS = 60.0
 
 @functools.lru_cache(maxsize=256)
 def _phase_remainder(eps0: float, N: int, J: int):
-    """Certified (I0, I1) of fact 7: for every |j| <= J and every lattice offset |w| <= 1/2,
+    """Certified (I0, I1) of fact 7: for every |j| <= J and every lattice offset 0 <= w <= 1,
     (1/2π) ∫ |φ(θ)| |ψ(θ)^j - λ̂_j(θ)| dθ <= I0 and the same integral divided by |1 - e^{iθ}| <= I1.
 
     Upper Riemann sums of the majorant |φ| = D^{N/2} (decreasing on [0, π]) times
@@ -713,7 +723,7 @@ def _phase_remainder(eps0: float, N: int, J: int):
     t3 = th ** 3
     bbar = a * pq * t3 / (3.0 * D)
     k5 = a * pq * (pq / D + 1.0 / 3.0) / 5.0
-    T = ((5.0 / 48.0) * t3 * (1.0 + J * b * t3) + 0.5 * (J * bbar) ** 2 + J * k5 * th ** 5
+    T = (0.13 * th ** 4 * (1.0 + J * b * t3) + 0.5 * (J * bbar) ** 2 + J * k5 * th ** 5
          + J * 8 * _EPS * b * t3)
     cap = 1.0 + 1.25 * (1.0 + J * b * t3)
     psi = np.minimum(T, cap)
@@ -734,14 +744,15 @@ def _phase_remainder(eps0: float, N: int, J: int):
 _PHASE_PAD = 4
 
 
-#: Largest number of multiply-adds of the direct convolution that builds one base law in the middle of
-#: the range (fact 7 (e)); beyond it only the two one-binomial bases m0 = 0 and N are used.
-PHASE_DIRECT_OPS = 200_000_000
+#: Largest total number of multiply-adds of the direct convolutions that build the base laws in the middle of
+#: the range (fact 7 (e)), about 0.3 s on the machine of ``bench/results_binary_rr.md``: it bounds their number
+#: (none from n of about 1e7 at eps0 = 1, where the two one-binomial bases m0 = 0 and N suffice).
+PHASE_DIRECT_OPS = 400_000_000
 #: Largest number of base datasets (fact 7 (e)); the bound over blocks of half-width J costs one law each.
 PHASE_MAX_BASES = 32
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=2 * PHASE_MAX_BASES + 8)
 def _phase_base(eps0: float, N: int, m0: int):
     """(count of the first padded entry, padded window, rho, tau, prefix sums, index of the mode, r0, drift)
     of the base dataset m0.  For m0 in {0, N} one binomial window (``binom_window`` or its mirror), whose
@@ -775,15 +786,16 @@ def _phase_base(eps0: float, N: int, m0: int):
 
 
 def _phase_block(base, alpha: float, beta: float, jb: float, thr: float):
-    """Certified max over x and the lattice offset |w| <= 1/2 of V(x, w) (fact 7) for one base and one end
-    j of its block (``jb`` = j b), envelopes included; returns (value, count x of the max).
+    """Certified max over x and the lattice offset 0 <= w <= 1 of V(x, w) (fact 7) for one base and one end
+    j of its block (``jb`` = j b), envelopes included; returns (value, the lattice offset w of the max).
 
     Only the centres where V can reach ``thr`` are passed to the kernel; the others are bounded as a whole
     (and the returned value is at least that bound): with Kf = alpha (1 + 3|jb|) + 2 beta |jb|, every H(y) is
-    at most Kf f(y') - beta F(y - 1) over the stencil's entries y', and V(x) <= 9/8 max H - 1/8 min H over
-    x - 1 .. x + 1.  Left of the mode (f, F increasing): V(x) <= 5/4 (Kf f(x + 3) + beta F(x + 2)) + envelopes;
-    right of it: V(x) <= 5/4 Kf fmax - beta (F(x - 2) - fmax / 4) + envelopes.  Envelopes are charged as
-    a factor 2 and 1e-9 beta (they are relative 1e-11 or less)."""
+    at most Kf f(y') - beta F(y - 1) over the stencil's entries y', and V(x) <= 1.15 max H - 0.15 min H over
+    x - 2 .. x + 1 (the negative cubic weights sum to at most 0.15).  Left of the mode (f, F increasing):
+    V(x) <= 1.3 Kf f(x + 3) + 0.15 beta F(x) + envelopes; right of it:
+    V(x) <= 1.3 Kf fmax - beta (F(x - 3) - 0.6 fmax) + envelopes.  Envelopes are charged as a factor about 2
+    and 1e-9 beta (they are relative 1e-11 or less)."""
     x0, fp, rho, tau, cum, mode, r0, drift = base
     ajb = abs(jb)
     kf = alpha * (1 + 3 * ajb) + 2 * beta * ajb
@@ -792,9 +804,9 @@ def _phase_block(base, alpha: float, beta: float, jb: float, thr: float):
     small = 8 * (kf + beta) * tau + 1e-9 * beta
     # centres the kernel never visits (x <= 2 and x >= L - 3, and every count beyond the window)
     lo, hi = 3, L - 3
-    rest = max(2.5 * (kf * (float(fp[:6].max()) + tau) + beta * (float(cum[5]) + tau)) + small,
-               2.5 * kf * (float(fp[L - 7:].max()) + tau)
-               - beta * (float(cum[L - 6]) * (1 - 1e-9) - 0.25 * (fmax + tau)) + small)
+    rest = max(2.5 * (kf * (float(fp[:7].max()) + tau) + beta * (float(cum[6]) + tau)) + small,
+               2.5 * kf * (float(fp[L - 8:].max()) + tau)
+               - beta * (float(cum[L - 6]) * (1 - 1e-9) - 0.6 * (fmax + tau)) + small)
     if thr > 0 and mode > 6:
         # left: every centre x < lo has V(x) < thr (the bound is increasing in x up to the mode)
         g_left = 2.5 * (kf * fp[6:mode + 1] + beta * cum[5:mode]) + small
@@ -804,13 +816,13 @@ def _phase_block(base, alpha: float, beta: float, jb: float, thr: float):
             rest = max(rest, float(g_left[k - 1]))
         # right: every centre x >= hi has V(x) < thr
         if beta > 0:
-            need = (2.5 * kf * fmax + thr + small) / beta + 0.25 * fmax
+            need = (2.5 * kf * fmax + thr + small) / beta + 0.6 * fmax
             if need < 1.0 and need * (1 + 1e-9) <= cum[-1]:
-                j = int(np.searchsorted(cum, need * (1 + 1e-9), side="left"))   # F(x - 2) >= need for x >= j + 2
-                hi = min(L - 3, max(j + 2, lo + 1))
+                j = int(np.searchsorted(cum, need * (1 + 1e-9), side="left"))   # F(x - 3) >= need for x >= j + 3
+                hi = min(L - 3, max(j + 3, lo + 1))
                 rest = max(rest, thr)
-    v, k = _kern.phase_block_max(fp, rho, tau, alpha, beta, jb, lo, hi, r0, drift)
-    return max(v, rest), x0 + k
+    v, k, w = _kern.phase_block_max(fp, rho, tau, alpha, beta, jb, lo, hi, r0, drift)
+    return max(v, rest), w
 
 
 def _phase_blocks(N: int, K: int = 2):
@@ -835,12 +847,12 @@ def _phase_blocks(N: int, K: int = 2):
 
 def _phase_bases(eps0: float, N: int, eps: float, target: float) -> int:
     """Number of bases K for fact 7: the smallest K in 2, 4, 8, ... (at most :data:`PHASE_MAX_BASES`, and
-    only while every interior base law costs at most :data:`PHASE_DIRECT_OPS` multiply-adds) whose
+    only while the K - 2 interior base laws cost at most :data:`PHASE_DIRECT_OPS` multiply-adds together) whose
     remainder alpha I0 + beta I1 at ``eps`` is at most ``target``, or at most 1.5 times the remainder of
     the lattice offset alone (what more bases cannot remove)."""
     p0, p1 = _probs(eps0)
     alpha, beta = max(0.0, p1 - math.exp(eps) * p0), math.expm1(eps)
-    width = 2 * 10.7 * math.sqrt(0.5 * N * p0 * p1) + 2        # one binomial window of half the users
+    ops = (2 * 10.7) ** 2 * p0 * p1 * N / 2 + 1e3     # the two binomial windows of a base law, multiplied
     floor = 1.5 * (alpha * _phase_remainder(eps0, N, 0)[0] + beta * _phase_remainder(eps0, N, 0)[1])
     K = 2
     while True:
@@ -849,28 +861,28 @@ def _phase_bases(eps0: float, N: int, eps: float, target: float) -> int:
         i0, i1 = _phase_remainder(eps0, N, J)
         if alpha * i0 + beta * i1 <= max(target, floor):
             return K
-        if 2 * K > PHASE_MAX_BASES or width * width > PHASE_DIRECT_OPS or N < 8 * K:
+        if 2 * K > PHASE_MAX_BASES or (2 * K - 2) * ops > PHASE_DIRECT_OPS or N < 8 * K:
             return K
         K *= 2
 
 
 def _phase_delta(eps0: float, N: int, eps: float, thr: float = 0.0, K: int = 2):
-    """Certified upper bound of max_m δ_m(ε) (fact 7) with K bases, and the block end that attains it
-    (m of that end)."""
+    """Certified upper bound of max_m δ_m(ε) (fact 7) with K bases, and where it is attained: (m0, j, w), the
+    base, the block end and the lattice offset."""
     p0, p1 = _probs(eps0)
     a = p1 - p0
     b = a * p0 * p1 / 3.0
     alpha = max(0.0, p1 - math.exp(eps) * p0) * (1 + 4 * _EPS)
     beta = math.expm1(eps) * (1 + 4 * _EPS)
-    best, arg = -math.inf, 0
+    best, arg = -math.inf, (0, 0, 0.0)
     for m0, jl, jh in _phase_blocks(N, K):
         base = _phase_base(eps0, N, m0)
         i0, i1 = _phase_remainder(eps0, N, max(abs(jl), abs(jh)))
         R = alpha * i0 + beta * i1
         for j in ((jl, jh) if jl != jh else (jl,)):
-            v, _ = _phase_block(base, alpha, beta, j * b, thr)
+            v, w = _phase_block(base, alpha, beta, j * b, thr)
             if v + R > best:
-                best, arg = v + R, m0 + j
+                best, arg = v + R, (m0, j, w)
     return min(1.0, best * (1 + 4 * _EPS)), arg
 
 
@@ -915,6 +927,23 @@ def _phase_epsilon(eps0: float, N: int, delta: float, start: float, K: int = 2):
     return ok_e, ok_arg
 
 
+#: Datasets evaluated for the lower end of the phase-comparison bracket: this many, next to the block end where
+#: the bound is largest, chosen among the nearest PHASE_CANDIDATE_SPAN for the lattice offset of the maximum.
+PHASE_CANDIDATES = 4
+PHASE_CANDIDATE_SPAN = 64
+
+
+def _phase_candidates(eps0: float, N: int, m0: int, j: int, w: float):
+    """Datasets near m0 + j (within PHASE_CANDIDATE_SPAN, in [0, N]) whose lattice offset frac((m - m0) a) is
+    closest to w (circularly): the ones whose value is closest to the bound's maximum (fact 7 (e))."""
+    p0, p1 = _probs(eps0)
+    a = p1 - p0
+    ms = np.arange(max(0, m0 + j - PHASE_CANDIDATE_SPAN), min(N, m0 + j + PHASE_CANDIDATE_SPAN) + 1)
+    fr = np.mod((ms - m0) * a, 1.0)
+    d = np.minimum(np.abs(fr - w), 1.0 - np.abs(fr - w)) + 1e-3 * np.abs(ms - (m0 + j)) / PHASE_CANDIDATE_SPAN
+    return [int(m) for m in ms[np.argsort(d, kind="stable")[:PHASE_CANDIDATES]]] + [m0 + j]
+
+
 def _phase_search(eps0: float, n: int, x: float, want_eps: bool, rtol: float = PHASE_ACCEPT_RTOL):
     """Certified (upper, lower, m*, pairs, upper of the pair m* alone) from the phase-comparison bound
     (upper, fact 7) and the exact values of the two base datasets m = 0 and N, then, while the bracket is
@@ -944,8 +973,10 @@ def _phase_search(eps0: float, n: int, x: float, want_eps: bool, rtol: float = P
     ev([0, N])
     upper, arg = bound()
     if upper > best_lo * (1 + rtol):
-        near = [arg - 1, arg, arg + 1] if 2 < arg < N - 2 else [1, 2, N - 2, N - 1]
-        ev(near + ([1, 2] if arg <= 2 else [N - 2, N - 1] if arg >= N - 2 else []))
+        m0, j, w = arg
+        near_end = min(m0 + j, N - m0 - j) <= PHASE_CANDIDATE_SPAN
+        # datasets in the middle of a large range cost an FFT product each: only the block end itself there
+        ev(_phase_candidates(eps0, N, m0, j, w) if near_end or N <= PHASE_SEARCH_MAX_N else [m0 + j])
         if want_eps:            # the search for the upper starts from the lower: repeat it from the new one
             upper, arg = bound()
     upper = max(upper, best_lo)

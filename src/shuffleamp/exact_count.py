@@ -749,7 +749,7 @@ _PHASE_PAD = 4
 #: (none from n of about 1e7 at eps0 = 1, where the two one-binomial bases m0 = 0 and N suffice).
 PHASE_DIRECT_OPS = 400_000_000
 #: Largest number of base datasets (fact 7 (e)); the bound over blocks of half-width J costs one law each.
-PHASE_MAX_BASES = 32
+PHASE_MAX_BASES = 64
 
 
 @functools.lru_cache(maxsize=2 * PHASE_MAX_BASES + 8)
@@ -785,7 +785,17 @@ def _phase_base(eps0: float, N: int, m0: int):
     return start - _PHASE_PAD, fp, rho, tau, cum, int(np.argmax(fp)), r0, drift
 
 
-def _phase_block(base, alpha: float, beta: float, jb: float, thr: float):
+@_LawCache
+def _phase_arrays(eps0: float, N: int, m0: int, jb: float):
+    """The ε-independent arrays (A, B, eA, eB) of ``phase_arrays`` for one base and one block end, stacked in
+    one (4, L) array, kept in a cache bounded in bytes (an ε query and its δ check reuse them)."""
+    x0, fp, rho, tau, cum, mode, r0, drift = _phase_base(eps0, N, m0)
+    out = _kern.phase_arrays(fp, rho, tau, jb, r0, drift)
+    out.setflags(write=False)
+    return None, out
+
+
+def _phase_block(base, alpha: float, beta: float, jb: float, thr: float, key=None):
     """Certified max over x and the lattice offset 0 <= w <= 1 of V(x, w) (fact 7) for one base and one end
     j of its block (``jb`` = j b), envelopes included; returns (value, the lattice offset w of the max).
 
@@ -821,7 +831,8 @@ def _phase_block(base, alpha: float, beta: float, jb: float, thr: float):
                 j = int(np.searchsorted(cum, need * (1 + 1e-9), side="left"))   # F(x - 3) >= need for x >= j + 3
                 hi = min(L - 3, max(j + 3, lo + 1))
                 rest = max(rest, thr)
-    v, k, w = _kern.phase_block_max(fp, rho, tau, alpha, beta, jb, lo, hi, r0, drift)
+    _, arrays = _phase_arrays(*key, jb) if key is not None else (None, _kern.phase_arrays(fp, rho, tau, jb, r0, drift))
+    v, k, w = _kern.phase_block_max(arrays[0], arrays[1], arrays[2], arrays[3], alpha, beta, lo, hi)
     return max(v, rest), w
 
 
@@ -880,7 +891,7 @@ def _phase_delta(eps0: float, N: int, eps: float, thr: float = 0.0, K: int = 2):
         i0, i1 = _phase_remainder(eps0, N, max(abs(jl), abs(jh)))
         R = alpha * i0 + beta * i1
         for j in ((jl, jh) if jl != jh else (jl,)):
-            v, w = _phase_block(base, alpha, beta, j * b, thr)
+            v, w = _phase_block(base, alpha, beta, j * b, thr, (eps0, N, m0))
             if v + R > best:
                 best, arg = v + R, (m0, j, w)
     return min(1.0, best * (1 + 4 * _EPS)), arg

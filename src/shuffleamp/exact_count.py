@@ -691,10 +691,10 @@ PHASE_MIN_N = 20_000
 #: The default methods accept the phase-comparison bracket without running the block search when its
 #: relative width is at most this (the search's first-order block loss cannot improve on it at such n).
 PHASE_ACCEPT_RTOL = 1e-6
-#: Above this n the block search runs beside the phase bound only when the phase bracket exceeds 1e-3: its
-#: first-order block loss cannot reach the phase bound's bracket there within its pair budget (measured in
-#: ``bench/results_binary_rr.md``).
-PHASE_SEARCH_MAX_N = 10**6
+#: Above this variance of the others' count, (n - 1) p0 p1 (about n = 1e6 at eps0 = 1), the block search runs
+#: beside the phase bound only when the phase bracket exceeds 1e-3: its first-order block loss cannot reach
+#: the phase bound's bracket there within its pair budget (measured in ``bench/results_binary_rr.md``).
+PHASE_SEARCH_MAX_VAR = 2e5
 #: Cells of the certified upper Riemann sum of the remainder integrals (fact 7).
 PHASE_GRID = 4000
 #: The remainder integrals run over |θ| <= PHASE_THETA_SIGMAS / σ (σ² = (n - 1) p0 p1); beyond, the
@@ -987,7 +987,8 @@ def _phase_search(eps0: float, n: int, x: float, want_eps: bool, rtol: float = P
         m0, j, w = arg
         near_end = min(m0 + j, N - m0 - j) <= PHASE_CANDIDATE_SPAN
         # datasets in the middle of a large range cost an FFT product each: only the block end itself there
-        ev(_phase_candidates(eps0, N, m0, j, w) if near_end or N <= PHASE_SEARCH_MAX_N else [m0 + j])
+        cheap = near_end or N * _probs(eps0)[0] * _probs(eps0)[1] <= PHASE_SEARCH_MAX_VAR
+        ev(_phase_candidates(eps0, N, m0, j, w) if cheap else [m0 + j])
         if want_eps:            # the search for the upper starts from the lower: repeat it from the new one
             upper, arg = bound()
     upper = max(upper, best_lo)
@@ -999,12 +1000,13 @@ def _point(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: flo
     """The certified worst case over datasets at one point, as ``_search`` returns it: the phase-comparison
     bound (fact 7) from n = :data:`PHASE_MIN_N`, accepted alone when its bracket is within
     max(rtol, :data:`PHASE_ACCEPT_RTOL`); otherwise combined with the block search (fact 4) where that can
-    still help (n <= :data:`PHASE_SEARCH_MAX_N`, or a phase bracket above 1e-3)."""
+    still help ((n - 1) p0 p1 <= :data:`PHASE_SEARCH_MAX_VAR`, or a phase bracket above 1e-3)."""
     if n < PHASE_MIN_N:
         return _search(eps0, n, x, want_eps, rtol, atol, max_pairs)
     up, lo, m, pairs, wu = _phase_search(eps0, n, x, want_eps, max(rtol, PHASE_ACCEPT_RTOL))
     tol = max(atol, max(rtol, PHASE_ACCEPT_RTOL) * lo)
-    if up <= lo + tol or (n > PHASE_SEARCH_MAX_N and up <= lo * (1 + 1e-3)):
+    p0, p1 = _probs(eps0)
+    if up <= lo + tol or ((n - 1) * p0 * p1 > PHASE_SEARCH_MAX_VAR and up <= lo * (1 + 1e-3)):
         return up, lo, m, up <= lo + max(atol, rtol * lo), pairs, wu
     su, sl, sm, sc, sp, swu = _search(eps0, n, x, want_eps, rtol, atol, max_pairs)
     if sl > lo:

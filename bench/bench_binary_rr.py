@@ -73,6 +73,25 @@ for line in sys.stdin:
 """
 
 
+READING = """\
+* How the default gets there (module notes of `shuffleamp.exact_count`, facts 4 and 7): up to n = 2e4 the
+  certified search over blocks of datasets (exact at n <= 1e4 where it converges); from n = 2e4 the
+  phase-comparison bound, which compares every dataset with a base dataset through a shift-and-skew stencil
+  and charges a Fourier remainder, with 2 bases (m = 0 and N, one binomial each) at large n and up to 64
+  bases (direct convolutions) where their laws are cheap (n p0 p1 up to about 2e5..1e6); the block search
+  still runs beside it where that can help (n p0 p1 <= 2e5, or a phase bracket above 1e-3).
+* Where the bracket is above 1e-6 the phase bound's remainder dominates: its uniform Fourier bound is an
+  absolute bound, so against a small delta (1e-8) it needs larger n (it falls like n^-3/2, and like K^-2
+  with K bases), and at n = 1e5 the lattice term of the 64 bases remains.  n = 1e4 at eps0 = 0.5 is the
+  block search alone on its pair budget.
+* Times: wall clock of one call on a machine shared with other jobs (see the load column: at load L on 2
+  cores a CPU-bound call takes about L/2 times its idle time).  `warm` repeats the same call (the count-law
+  answers are memoised).  A cold cell whose datasets include one in the middle of a large range pays an FFT
+  product there, and the first one in a process imports pyFFTW (about a second; e.g. eps0 = 0.5,
+  delta = 1e-8, n = 1e8).
+"""
+
+
 def _truth(eps0: float, n: int, delta: float) -> float:
     """Exact worst-case ε(δ) over every dataset (n <= 2000): the tests' independent count laws for every m,
     both orderings, and a root search."""
@@ -185,7 +204,7 @@ def main():
                     cells.append(f"{r.get('error', '—')[:40]} | | |")
             out.append(f"| {n:.0e} | " + " | ".join(cells) + " |")
         out.append("")
-    out += ["## Reading the tables", "", "READING", ""]
+    out += ["## Reading the tables", "", READING, ""]
     with open(args.out, "w") as fh:
         fh.write("\n".join(out))
     print("wrote", args.out)

@@ -140,12 +140,14 @@ Facts used (derived here)
    is real, of relative order :math:`z^2/\sigma^2`).  From n = :data:`PHASE_MIN_N` the default methods
    accept this bracket alone when it is within 1e-6 (:data:`PHASE_ACCEPT_RTOL`) and otherwise also run the
    block search of fact 4 where it can still help.  Measured at ε0 in {0.5, 1, 2}
-   (``bench/results_binary_rr.md``): brackets on ε of 1e-8 to 1e-6 at δ = 1e-6 from n = 1e5 or 1e6 to
-   1e9, tens of milliseconds at n = 1e8.  Where they are wider (δ = 1e-8 below n = 1e9; n = 1e5) the
-   quadratic remainder of the last two bases dominates: the uniform Fourier bound (c) does not decay with
-   the tail, so it is an absolute bound against a small δ.  Closing that needs a tilted (saddle-point)
-   version of (c), whose remainder scales with the tail probability, or accurate base laws in the middle
-   of the range at large n (an FFT product's absolute error swamps the difference stencils).
+   (``bench/results_binary_rr.md``): at δ = 1e-6 the bracket on ε is 1e-8 to 1e-6 from n = 1e6 to 1e9 at
+   ε0 = 0.5 and 1 (ε0 = 1: 5e-7 at n = 1e6, 9e-7 at 1e7, 4e-8 at 1e8 in a few tens of milliseconds, 1e-8 at
+   1e9), 1e-6 to 6e-6 at n = 1e5; at ε0 = 2, 1.3e-6 at n = 1e6 and 9e-6 at 1e7 (two bases only there: more
+   would cost too much); at δ = 1e-8 it is 1e-6 to 6e-4 below n = 1e9.  There the remainder (c) dominates: it is an absolute bound
+   (the uniform Fourier bound does not decay with the tail), so against a small δ it needs larger n, and at
+   n = 1e5 the lattice term of 64 bases remains.  Closing that needs a tilted (saddle-point) version of (c),
+   whose remainder scales with the tail probability, or accurate base laws in the middle of the range at
+   large n (an FFT product's absolute error swamps the difference stencils).
 
 Numerics
 --------

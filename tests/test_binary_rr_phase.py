@@ -102,7 +102,8 @@ def test_comparison_identity_remainder(eps0, n, K):
                 for u, lu in L.items():
                     for v, sv in [(0, 1.0)] + [(t, j * b * c) for t, c in s3.items()]:
                         idx = cs - k0 - u - v + off
-                        vals = np.where(idx < 0, 0.0, np.where(idx >= len(Gp), -be, Gp[np.clip(idx, 0, len(Gp) - 1)]))
+                        inside = Gp[np.clip(idx, 0, len(Gp) - 1)]
+                        vals = np.where(idx < 0, 0.0, np.where(idx >= len(Gp), -be, inside))
                         V += lu * sv * vals
                 resid = float(np.max(np.abs(Gj - V)))
                 assert resid <= R * (1 + 1e-9) + 1e-15, (eps0, n, eps, m0, j, resid, R)
@@ -173,7 +174,8 @@ def test_phase_bound_property(eps0, n, frac, K):
 
 
 # ----------------------------------------------------------------------------- large n: the default answer
-@pytest.mark.parametrize("eps0,n", [(1.0, 10**6), (1.0, 10**7), (1.0, 10**8), pytest.param(0.5, 10**8, marks=pytest.mark.slow),
+@pytest.mark.parametrize("eps0,n", [(1.0, 10**6), (1.0, 10**7), (1.0, 10**8),
+                                    pytest.param(0.5, 10**8, marks=pytest.mark.slow),
                                     pytest.param(2.0, 10**9, marks=pytest.mark.slow)])
 def test_default_at_large_n_brackets_independent_datasets(eps0, n):
     """The default δ(ε) and ε(δ) for 2-RR: upper above the independent value of the datasets m = 0, 1,

@@ -143,11 +143,12 @@ Facts used (derived here)
    (``bench/results_binary_rr.md``): at δ = 1e-6 the bracket on ε is 1e-8 to 1e-6 from n = 1e6 to 1e9 at
    ε0 = 0.5 and 1 (ε0 = 1: 5e-7 at n = 1e6, 9e-7 at 1e7, 4e-8 at 1e8 in a few tens of milliseconds, 1e-8 at
    1e9), 1e-6 to 6e-6 at n = 1e5; at ε0 = 2, 1.3e-6 at n = 1e6 and 9e-6 at 1e7 (two bases only there: more
-   would cost too much); at δ = 1e-8 it is 1e-6 to 6e-4 below n = 1e9.  There the remainder (c) dominates: it is an absolute bound
-   (the uniform Fourier bound does not decay with the tail), so against a small δ it needs larger n, and at
-   n = 1e5 the lattice term of 64 bases remains.  Closing that needs a tilted (saddle-point) version of (c),
-   whose remainder scales with the tail probability, or accurate base laws in the middle of the range at
-   large n (an FFT product's absolute error swamps the difference stencils).
+   would cost too much); at δ = 1e-8 it is 2e-7 to 6e-4 between n = 1e5 and 1e8.  There the remainder
+   (c) dominates: it is an absolute bound (the uniform Fourier bound does not decay with the tail), so
+   against a small δ it needs larger n, and at n = 1e5 the lattice term of 64 bases remains.  Closing that
+   needs a tilted (saddle-point) version of (c), whose remainder scales with the tail probability, or
+   accurate base laws in the middle of the range at large n (an FFT product's absolute error swamps the
+   difference stencils).
 
 Numerics
 --------
@@ -833,7 +834,10 @@ def _phase_block(base, alpha: float, beta: float, jb: float, thr: float, key=Non
                 j = int(np.searchsorted(cum, need * (1 + 1e-9), side="left"))   # F(x - 3) >= need for x >= j + 3
                 hi = min(L - 3, max(j + 3, lo + 1))
                 rest = max(rest, thr)
-    _, arrays = _phase_arrays(*key, jb) if key is not None else (None, _kern.phase_arrays(fp, rho, tau, jb, r0, drift))
+    if key is not None:
+        _, arrays = _phase_arrays(*key, jb)
+    else:
+        arrays = _kern.phase_arrays(fp, rho, tau, jb, r0, drift)
     v, k, w = _kern.phase_block_max(arrays[0], arrays[1], arrays[2], arrays[3], alpha, beta, lo, hi)
     return max(v, rest), w
 
@@ -911,8 +915,8 @@ def _phase_epsilon(eps0: float, N: int, delta: float, start: float, K: int = 2):
         return lo, arg
     ok_e, ok_arg = None, arg
     bad_e, bad_u = lo, u_lo
-    e = lo * (1 + 1e-6) + 1e-300
-    for _ in range(24):
+    e = lo * (1 + 1e-6) if lo > 0 else 1e-9 * eps0
+    for _ in range(40):
         e = min(e, eps0)
         v, a_ = U(e)
         if v <= delta:

@@ -1,22 +1,23 @@
-"""Binary randomized response, single round: the default answer against the exact worst case, side by side
-with another source tree (e.g. the code before a change), writing ``bench/results_binary_rr.md``.
+"""Binary randomized response, single round: the default answer against the exact worst case, writing
+``bench/results_binary_rr.md``.
 
-Each source tree runs in its own worker process (``--src name=path``); every cell is sent to each worker in
-turn (same machine load).  Per cell and tree:
+For every eps0 in {0.5, 1, 2}, n = 1e3 .. 1e9 and delta in {1e-6, 1e-8}:
 
-* ``default``: ``shuffleamp.epsilon(KRR(eps0, 2), n, delta)`` (the default method);
-* ``standalone``: ``exact_count.epsilon_binary_rr(eps0, n, delta)`` with its default arguments;
-* ``delta``: ``shuffleamp.delta(KRR(eps0, 2), n, eps)`` at ``eps`` = 0.9 x the default's lower ε.
+* ``epsilon``: ``shuffleamp.epsilon(KRR(eps0, 2), n, delta)`` (the default method): its upper and lower ε,
+  ``rel`` = upper / lower - 1 (which bounds each side's relative distance to the exact worst case), the
+  time of a cold call (the count-law caches of :mod:`shuffleamp.exact_count` cleared before it) and of the
+  same call again (caches warm), and the 1-minute load average of the machine when the cell ran;
+* ``delta check``: ``shuffleamp.delta`` at the returned upper ε is at most delta (the two queries agree);
+* ``exact``: the worst case over every dataset computed independently (scipy binomials over every m, both
+  orderings, brentq) where n <= 2000.
 
-Before each timed call the worker makes one call at another delta (imports, FFT plans) and clears the count
-law caches (``exact_count._law`` and ``_search``), so the time is that of a new (eps0, n, delta).  For
-n <= 2000 the exact worst case over every dataset is computed here independently (scipy binomials over
-every m, both orderings, brentq), and the table gives each side's relative distance to it.
+A second source tree can be compared on the eps0 = 1, delta = 1e-6 column (``--src before=PATH``, e.g. a
+``git archive`` of an older commit with its count kernel built); each tree runs in its own worker process.
 
 Usage::
 
-    python bench/bench_binary_rr.py --src before=/path/to/old/src --src after=src \
-        --describe "before=commit 6b09ab8, its kernels built from its _ext" --describe "after=this tree"
+    python bench/bench_binary_rr.py --src after=src [--src before=/path/to/old/src --describe "before=..."]
+    python bench/run.py binary-rr-default [-- --src before=/path/to/old/src --describe "before=..."]
 """
 from __future__ import annotations
 
@@ -34,43 +35,60 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))  # independent oracles
 
 NS = [10**3, 10**4, 10**5, 10**6, 10**7, 10**8, 10**9]
-EPS0 = 1.0
-DELTA = 1e-6
-EXTRA = [(0.25, 10**3), (0.25, 10**6), (4.0, 10**3), (4.0, 10**6)]     # other eps0 (default only)
+EPS0S = [0.5, 1.0, 2.0]
+DELTAS = [1e-6, 1e-8]
+COMPARE = (1.0, 1e-6)          # the cell compared with another source tree
 
 WORKER = r"""
-import json, sys, time
+import json, os, sys, time
 import shuffleamp as sa
 from shuffleamp import exact_count as ec
 from shuffleamp.mechanisms import KRR
 sa.epsilon(KRR(1.0, 2), 1000, 1e-8)
 def clear():
-    ec._law.cache_clear()
-    if hasattr(ec._search, "cache_clear"):
-        ec._search.cache_clear()
+    for name in ("_law", "_search", "_point", "_phase_base", "_phase_remainder", "_phase_arrays"):
+        fn = getattr(ec, name, None)
+        if hasattr(fn, "cache_clear"):
+            fn.cache_clear()
 for line in sys.stdin:
-    kind, eps0, n, x = json.loads(line)
+    eps0, n, delta, check = json.loads(line)
     m = KRR(eps0, 2)
     try:
-        if kind == "standalone":
-            ec.epsilon_binary_rr(eps0, n, x * 3.0)
-            clear()
-            t = time.perf_counter()
-            r = ec.epsilon_binary_rr(eps0, n, x)
-        elif kind == "default":
-            sa.epsilon(m, n, x * 3.0)
-            clear()
-            t = time.perf_counter()
-            r = sa.epsilon(m, n, x)
-        else:
-            sa.delta(m, n, x * 1.1)
-            clear()
-            t = time.perf_counter()
-            r = sa.delta(m, n, x)
-        ms = 1e3 * (time.perf_counter() - t)
-        print(json.dumps({"ms": ms, "upper": float(r.upper), "lower": float(r.lower)}), flush=True)
+        sa.epsilon(m, n, delta * 3.0)          # imports, FFT plans, kernels' first calls
+        clear()
+        load = os.getloadavg()[0]
+        t = time.perf_counter()
+        r = sa.epsilon(m, n, delta)
+        cold = 1e3 * (time.perf_counter() - t)
+        t = time.perf_counter()
+        r = sa.epsilon(m, n, delta)
+        warm = 1e3 * (time.perf_counter() - t)
+        out = {"cold": cold, "warm": warm, "upper": float(r.upper), "lower": float(r.lower), "load": load}
+        if check:
+            d = sa.delta(m, n, float(r.upper))
+            out["check"] = bool(d.upper <= delta)
+        print(json.dumps(out), flush=True)
     except Exception as exc:
         print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}), flush=True)
+"""
+
+
+READING = """\
+* How the default gets there (module notes of `shuffleamp.exact_count`, facts 4 and 7): up to n = 2e4 the
+  certified search over blocks of datasets (exact at n <= 1e4 where it converges); from n = 2e4 the
+  phase-comparison bound, which compares every dataset with a base dataset through a shift-and-skew stencil
+  and charges a Fourier remainder, with 2 bases (m = 0 and N, one binomial each) at large n and up to 64
+  bases (direct convolutions) where their laws are cheap (n p0 p1 up to about 2e5..1e6); the block search
+  still runs beside it where that can help (n p0 p1 <= 2e5, or a phase bracket above 1e-3).
+* Where the bracket is above 1e-6 the phase bound's remainder dominates: its uniform Fourier bound is an
+  absolute bound, so against a small delta (1e-8) it needs larger n (it falls like n^-3/2, and like K^-2
+  with K bases), and at n = 1e5 the lattice term of the 64 bases remains.  n = 1e4 at eps0 = 0.5 is the
+  block search alone on its pair budget.
+* Times: wall clock of one call on a machine shared with other jobs (see the load column: at load L on 2
+  cores a CPU-bound call takes about L/2 times its idle time).  `warm` repeats the same call (the count-law
+  answers are memoised).  A cold cell whose datasets include one in the middle of a large range pays an FFT
+  product there, and the first one in a process imports pyFFTW (about a second; e.g. eps0 = 0.5,
+  delta = 1e-8, n = 1e8).
 """
 
 
@@ -89,20 +107,14 @@ def _truth(eps0: float, n: int, delta: float) -> float:
     return brentq(lambda e: worst(e) - delta, 0.0, eps0, xtol=1e-17, rtol=1e-15)
 
 
-def _fmt(r, truth=None):
-    if r is None:
-        return "—", "—", "—", "—"
-    if "error" in r:
-        return r["error"][:40], "", "", ""
-    rel = (r["upper"] - r["lower"]) / r["lower"] if r["lower"] > 0 else math.inf
-    return f"{r['upper']:.10g}", f"{r['lower']:.10g}", f"{rel:.1e}", f"{r['ms']:.0f}"
+def _rel(r):
+    return r["upper"] / r["lower"] - 1 if r.get("lower", 0) > 0 else math.inf
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--src", action="append", required=True, help="name=path of a source tree (first: before)")
+    ap.add_argument("--src", action="append", required=True, help="name=path of a source tree (first: the main one)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results_binary_rr.md"))
-    ap.add_argument("--max-n-standalone", type=int, default=10**9)
     ap.add_argument("--describe", action="append", default=[], help="name=text: what a source tree is")
     args = ap.parse_args()
     workers = {}
@@ -111,6 +123,8 @@ def main():
         env = dict(os.environ, PYTHONPATH=os.path.abspath(path))
         workers[name] = subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, text=True, env=env)
+    names = list(workers)
+    main_name = names[0]
 
     def ask(name, *cell):
         w = workers[name]
@@ -118,64 +132,79 @@ def main():
         w.stdin.flush()
         return json.loads(w.stdout.readline())
 
-    names = list(workers)
     rows = []
-    for n in NS:
-        truth = _truth(EPS0, n, DELTA) if n <= 2000 else None
-        row = {"n": n, "truth": truth}
-        for name in names:
-            row[name, "default"] = ask(name, "default", EPS0, n, DELTA)
-            row[name, "standalone"] = (ask(name, "standalone", EPS0, n, DELTA) if n <= args.max_n_standalone
-                                       else None)
-            lo = row[name, "default"].get("lower")
-            row[name, "delta"] = ask(name, "delta", EPS0, n, 0.9 * lo) if lo else None
-        rows.append(row)
-        print(n, {k: v for k, v in row.items() if k != "n"}, flush=True)
-    extra = []
-    for eps0, n in EXTRA:
-        extra.append((eps0, n, _truth(eps0, n, DELTA) if n <= 2000 else None,
-                      {name: ask(name, "default", eps0, n, DELTA) for name in names}))
+    for eps0 in EPS0S:
+        for delta in DELTAS:
+            for n in NS:
+                truth = _truth(eps0, n, delta) if n <= 2000 else None
+                res = {main_name: ask(main_name, eps0, n, delta, True)}
+                if (eps0, delta) == COMPARE:
+                    for other in names[1:]:
+                        res[other] = ask(other, eps0, n, delta, False)
+                rows.append((eps0, delta, n, truth, res))
+                print(eps0, delta, n, truth, res, flush=True)
     for w in workers.values():
         w.stdin.close()
         w.wait()
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
+    described = dict(d.split("=", 1) for d in args.describe)
+    cmd = "python bench/bench_binary_rr.py " + " ".join("--src " + s for s in args.src) \
+        + "".join(" --describe %r" % d for d in args.describe)
     out = [
         "# Binary randomized response, single round: default answer vs the exact worst case",
         "",
-        f"Generated by `python bench/bench_binary_rr.py {' '.join('--src ' + s for s in args.src)}"
-        f"{' --max-n-standalone %d' % args.max_n_standalone if args.max_n_standalone < 10**9 else ''}"
-        f"{''.join(' --describe %r' % d for d in args.describe)}` on "
+        f"Generated by `{cmd}` (suite `binary-rr-default` of `bench/run.py`) on "
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.machine()} "
         f"{os.cpu_count()} cores, Python {platform.python_version()}; load average at the end "
-        f"{', '.join(f'{x:.1f}' for x in load)} (the machine was shared: times are wall clock of one cold "
-        "call and vary by about 2x with the load).",
+        f"{', '.join(f'{x:.1f}' for x in load)}.  The machine was shared with other jobs: the `load` column is "
+        "the 1-minute load average when the cell ran (on 2 cores; at load L a CPU-bound call takes roughly "
+        "L/2 times its idle time).",
         "",
-        f"eps0 = {EPS0:g}, delta = {DELTA:g}. `default`: `shuffleamp.epsilon(KRR(eps0, 2), n, delta)`; "
-        "`standalone`: `exact_count.epsilon_binary_rr(eps0, n, delta)` (default arguments); `delta`: "
-        "`shuffleamp.delta` at 0.9 x the default's lower ε. `rel` = (upper - lower) / lower, which bounds "
-        "each side's distance to the exact worst case; `exact` is that worst case computed independently "
-        "(every dataset, scipy binomials) where n <= 2000.",
+        "`epsilon`: `shuffleamp.epsilon(KRR(eps0, 2), n, delta)` (the default method); `rel` = upper / lower - 1, "
+        "which bounds each side's relative distance to the exact worst case; `cold ms`: the count-law caches "
+        "cleared before the call; `warm ms`: the same call again; `δ(ε_up) ≤ δ`: `shuffleamp.delta` at the "
+        "returned upper ε certifies at most the target δ; `exact`: the worst case over every dataset, computed "
+        "independently (every m, scipy binomials), where n <= 2000.",
         "",
     ]
-    described = dict(d.split("=", 1) for d in args.describe)
-    for name in names:
-        out += [f"## {name}" + (f": {described[name]}" if name in described else ""), "",
-                "| n | exact | default upper | default lower | rel | ms | standalone upper | standalone lower "
-                "| rel | ms | delta(eps) upper | delta lower | rel | ms |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for row in rows:
-            t = f"{row['truth']:.13g}" if row["truth"] is not None else "—"
-            cells = _fmt(row[name, "default"]) + _fmt(row[name, "standalone"]) + _fmt(row[name, "delta"])
-            out.append(f"| {row['n']:.0e} | {t} | " + " | ".join(cells) + " |")
+    for eps0 in EPS0S:
+        for delta in DELTAS:
+            out += [f"## eps0 = {eps0:g}, delta = {delta:g}", "",
+                    "| n | exact | upper | lower | rel | cold ms | warm ms | load | δ(ε_up) ≤ δ |",
+                    "|---|---|---|---|---|---|---|---|---|"]
+            for e0, d, n, truth, res in rows:
+                if (e0, d) != (eps0, delta):
+                    continue
+                r = res[main_name]
+                t = f"{truth:.13g}" if truth is not None else "—"
+                if "error" in r:
+                    out.append(f"| {n:.0e} | {t} | {r['error'][:60]} | | | | | | |")
+                    continue
+                out.append(f"| {n:.0e} | {t} | {r['upper']:.12g} | {r['lower']:.12g} | {_rel(r):.1e} | "
+                           f"{r['cold']:.0f} | {r['warm']:.0f} | {r['load']:.1f} | "
+                           f"{'yes' if r.get('check') else 'NO'} |")
+            out.append("")
+    if len(names) > 1:
+        e0, d = COMPARE
+        out += [f"## Against other trees (eps0 = {e0:g}, delta = {d:g})", ""]
+        for nm in names:
+            out.append(f"* `{nm}`: {described.get(nm, 'see the command line')}")
+        out += ["", "| n | " + " | ".join(f"{nm} upper | {nm} lower | {nm} rel | {nm} cold ms" for nm in names) + " |",
+                "|---|" + "---|---|---|---|" * len(names)]
+        for e0_, d_, n, truth, res in rows:
+            if (e0_, d_) != COMPARE:
+                continue
+            cells = []
+            for nm in names:
+                r = res.get(nm, {})
+                if "upper" in r:
+                    cells.append(f"{r['upper']:.10g} | {r['lower']:.10g} | {_rel(r):.1e} | {r['cold']:.0f}")
+                else:
+                    cells.append(f"{r.get('error', '—')[:40]} | | |")
+            out.append(f"| {n:.0e} | " + " | ".join(cells) + " |")
         out.append("")
-    out += ["## Other eps0 (default only)", "",
-            "| eps0 | n | exact | " + " | ".join(f"{nm} upper | {nm} lower | {nm} rel | {nm} ms" for nm in names)
-            + " |", "|---|---|---|" + "---|---|---|---|" * len(names)]
-    for eps0, n, truth, res in extra:
-        t = f"{truth:.13g}" if truth is not None else "—"
-        out.append(f"| {eps0:g} | {n:.0e} | {t} | " + " | ".join(" | ".join(_fmt(res[nm])) for nm in names) + " |")
-    out.append("")
+    out += ["## Reading the tables", "", READING, ""]
     with open(args.out, "w") as fh:
         fh.write("\n".join(out))
     print("wrote", args.out)

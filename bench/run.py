@@ -85,7 +85,7 @@ SUITES: dict[str, Suite] = {
     "gradual": Suite("bench_gradual.py", ("--out", "bench/results_gradual.md"), "results_gradual.md", "gradual release of k-RR (Pan's experiments) and its shuffled central epsilon"),
     "sweep": Suite("bench_sweep.py", ("--points", "2000"), "results_sweep.md", "a sweep serial and on a 2-worker Dask cluster, progress-bar cost", full=()),
     "totals": Suite("bench_totals.py", ("--out", "bench/results_totals.md"), "results_totals.md", "certified totals over rounds (upper, lower, ratio, round-off, what limits the bracket) and the default plan's grand total"),
-    "binary-rr-default": Suite("bench_binary_rr.py", ("--src", "after=src", "--max-n-standalone", "100000000"), "results_binary_rr.md", "the default single-round answer for binary RR against the exact worst case, n = 1e3 .. 1e9 (give a second --src before=PATH for a side-by-side run)"),
+    "binary-rr-default": Suite("bench_binary_rr.py", ("--src", "after=src"), "results_binary_rr.md", "the default single-round answer for binary RR against the exact worst case: bracket and cold/warm time, eps0 0.5/1/2, n = 1e3 .. 1e9, delta 1e-6/1e-8 (add -- --src before=PATH for a side-by-side column)"),
     "brackets": Suite("bench_brackets.py", (), "results_brackets.md", "per-round brackets by mechanism, eps0 and n, and which side is loose (brute force at small n)", stdout=True),
     "limits": Suite("bench_limits.py", (), "results_limits.md", "the up-front cost model: each audited slow or oversized call answered or refused", stdout=True),
     "budget": Suite("bench_budget.py", (), "results_budget.md", "the plan workflow: start-up against --version, the year report, plan-level queries, the total-over-days plot"),

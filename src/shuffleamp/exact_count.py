@@ -64,11 +64,91 @@ Facts used (derived here)
    case to 1e-6 therefore takes blocks of about 1e-6 N / 0.3 datasets near the worst one: the search
    converges at n <= 1e4 in a few hundred pairs, needs over a thousand at n = 1e5, and beyond stops on
    the default's pair budget with a bracket of a few tenths of a percent (n = 1e5, 1e6) to 2.5 %
-   (n = 1e8, 1e9) (``bench/results_binary_rr.md``).  Closing it at large n needs a block bound whose loss is
-   of higher order in j/N, e.g. comparing each dataset of a block with a moment-matched mixture of
-   integer shifts of one evaluated dataset (whose value is at most that dataset's, the optimum over
-   thresholds absorbing the shifts), through a finite-difference Taylor bound of the common users'
-   smooth law near the optimal threshold (not implemented).
+   (n = 1e8, 1e9) (``bench/results_binary_rr.md``).  Fact 7 closes it at large n with a bound whose
+   loss is of higher order in j/N.
+7. **Phase comparison (from n = 2e4).**  Write :math:`\alpha = p_1 - e^\varepsilon p_0 \ge 0`
+   (ε <= ε0), :math:`\beta = e^\varepsilon - 1`, and for a signed measure S on the integers
+   :math:`\Phi_c(S) = \alpha S(\{c\}) - \beta S((-\infty, c-1])`.  From
+   :math:`F_0(c) = p_0F(c-1) + p_1F(c)`, :math:`F_1(c) = p_1F(c-1) + p_0F(c)` (F the CDF of
+   :math:`S_m`), :math:`F_0(c) - e^\varepsilon F_1(c) = \Phi_c(S_m)`, so by fact 2
+   :math:`\delta_m(\varepsilon) = \max_c G_m(c)` with :math:`G_m(c) = \Phi_c(S_m)`.  Φ is linear and
+   commutes with shifts: :math:`\Phi_c(S * \mu) = \sum_t \mu(t)\,G_S(c-t)` for a summable μ.
+
+   (a) *Moving m is a pure phase.*  :math:`\mathrm{Bern}(p_1) = \mathrm{Bern}(p_0) * \nu_1` with the
+   summable signed measure :math:`\nu_1 = r\delta_0 + (1-r^2)\sum_{k\ge1}(-r)^{k-1}\delta_k`,
+   :math:`r = p_0/p_1`, whose characteristic function is
+   :math:`\psi(\theta) = (p_0 + p_1e^{i\theta})/(p_1 + p_0e^{i\theta})`, of modulus 1.  So
+   :math:`S_{m_0+j} = S_{m_0} * \nu_j` exactly, :math:`\hat\nu_j = \psi^j` (j < 0: the reflection).
+   With :math:`\psi = e^{iA}`, :math:`A(\theta) = 2\arg(p_0 + p_1e^{i\theta}) - \theta`, a direct
+   computation gives :math:`A' = a/D`, :math:`a = p_1 - p_0`, :math:`D = 1 - 2p_0p_1(1-\cos\theta)`
+   (:math:`\ge a^2`, decreasing on [0, π]).  Hence :math:`B = A - a\theta` has
+   :math:`B' = 2ap_0p_1u/D`, :math:`u = 1-\cos\theta \le \theta^2/2`, and
+   :math:`|B| \le ap_0p_1|\theta|^3/(3D(\theta))`: moving m is a shift by :math:`ja` plus a cubic phase
+   :math:`jb\theta^3`, :math:`b = ap_0p_1/3` (the third cumulant, linear in m; even cumulants do not move).
+
+   (b) *Comparison measure.*  Let :math:`k_0 = \lfloor ja\rfloor`, :math:`w = ja - k_0\in[0, 1)`,
+   :math:`L_w` the cubic Lagrange weights :math:`l_u(w)` on u = -1, 0, 1, 2 (their moments of order 0..3
+   are those of :math:`\delta_w`, so :math:`\hat L_w` matches :math:`e^{iw\theta}` to third order;
+   :math:`|l_{-1}| \le 1/12`, :math:`|l_2| \le 0.065`, :math:`\|L_w\|_1 \le 5/4`) and :math:`s_3` the weights
+   1/2, -1, 1, -1/2 on -2, -1, 1, 2 (:math:`\hat s_3 = iC`, :math:`C = 2\sin\theta(1-\cos\theta)`,
+   :math:`0 \le C \le \theta^3` on [0, π]).  With
+   :math:`\lambda_j = \delta_{k_0} * L_w * (\delta_0 + jb\,s_3)` and
+   :math:`H_j = G_{m_0} + jb\,(s_3 * G_{m_0})`,
+   :math:`\Phi_c(S_{m_0} * \lambda_j) = V(c-k_0, w; j) := \sum_u l_u(w) H_j(c - k_0 - u)` (the cubic
+   through the points :math:`(u, H_j(c-k_0-u))`, at w), so
+   :math:`\delta_{m_0+j}(\varepsilon) \le \max_x \max_{0\le w\le 1} V(x, w; j) + \sup_c|\Phi_c(E_j)|`,
+   :math:`E_j = S_{m_0} * (\nu_j - \lambda_j)`.  For fixed (x, w), V is affine in j: over a block of
+   datasets :math:`j \in [j_L, j_H]` the maximum is at :math:`j_L` or :math:`j_H`.  Blocks: with two
+   bases, m in [0, N/2] from m0 = 0 and m in (N/2, N] from m0 = N, each law one binomial; with K > 2,
+   end blocks [0, J], [N - J, N] from 0 and N and K - 2 blocks of at most 2J + 1 datasets between them,
+   each from its middle dataset (law: the direct convolution of two binomial windows, used while their
+   cost is small, :data:`PHASE_DIRECT_OPS`).  V is maximised over w at the ends and at the roots of its
+   derivative (a cubic in w).
+
+   (c) *Remainder.*  :math:`E_j` is summable with mass 0 and a finite first moment, so its CDF has
+   transform :math:`\hat E/(1 - e^{i\theta})` and
+   :math:`|\Phi_c(E_j)| \le \alpha I_0 + \beta I_1`, :math:`I_0 = \frac1{2\pi}\int|\hat E|`,
+   :math:`I_1 = \frac1{2\pi}\int|\hat E|/|1-e^{i\theta}|`, with
+   :math:`|\hat E| = D^{N/2}\,|\psi^j - \hat\lambda_j|` (each Bernoulli factor has modulus
+   :math:`\sqrt D`).  Now :math:`|\psi^j - \hat\lambda_j| = |e^{iw\theta}e^{ijB} - \hat L_w(1 + ijbC)|
+   \le |e^{iw\theta} - \hat L_w|\,(1 + |j|b|C|) + |e^{ijB} - 1 - ijB| + |j|\,|B - bC|`, where
+   :math:`e^{iw\theta} - \hat L_w` vanishes with three derivatives at 0 and has fourth derivative at most
+   :math:`w^4 + \sum_u |l_u| u^4 \le 1 + 1/12 + 1 + 16\cdot 0.0642 < 3.12` (so it is at most
+   :math:`0.13\,\theta^4`),
+   :math:`|e^{ijB} - 1 - ijB| \le (jB)^2/2`, and :math:`B' - bC' = 4ap_0p_1u^2(p_0p_1/D + 1/3)` gives
+   :math:`|B - bC| \le ap_0p_1(p_0p_1/D(\theta) + 1/3)|\theta|^5/5`; always
+   :math:`|\psi^j - \hat\lambda_j| \le 1 + \tfrac54(1 + |j|b|\theta|^3)`.  The integrals are bounded by upper
+   Riemann sums (:math:`D^{N/2}` decreasing, the bracket increasing, each taken at the worse end of its
+   cell; the rounding of b is charged as a further :math:`8\,\mathrm{eps}\,|j|b|\theta|^3`).  Their size
+   is dominated by :math:`(jB)^2/2`, of order :math:`\beta a^2/(p_0p_1N)` at :math:`|j| = N/2`, and by the
+   lattice term of order :math:`\beta/\sigma^4`: relative to δ the first falls like :math:`n^{-3/2}` (and like
+   :math:`K^{-2}` with K bases), the second like :math:`n^{-5/2}`.
+
+   (d) *Numerics.*  A base window from the ratio recurrence has per-entry errors that are a common factor
+   (normalisation), a factor that changes by at most 8 long double ulps per step (three roundings and the
+   odds' error), and an independent final rounding.  So a difference stencil has an error relative to its
+   own value plus about one double ulp of each entry, not the window's relative band times its entries
+   (which the factor jb, up to 1e7, would amplify past δ); the kernel ``phase_block_max`` charges exactly
+   these terms, the window's tails, and its own roundings, in one pass over the counts that can reach the
+   threshold (the others are bounded as a whole from the unimodality of f and the growth of F).
+
+   (e) *Use.*  ``upper`` is this bound (for ε: a secant search for the smallest ε with the bound <= δ,
+   checked at the returned point), with the fewest bases (2, 4, ..., :data:`PHASE_MAX_BASES`) whose remainder
+   is below 1e-7 δ or what the lattice term leaves; ``lower`` the exact value of the best evaluated dataset:
+   the bases 0 and N, then, near the block end where the bound is largest, the datasets whose lattice offset
+   is closest to the maximising w (those come closest to the bound; the difference between lattice offsets
+   is real, of relative order :math:`z^2/\sigma^2`).  From n = :data:`PHASE_MIN_N` the default methods
+   accept this bracket alone when it is within 1e-6 (:data:`PHASE_ACCEPT_RTOL`) and otherwise also run the
+   block search of fact 4 where it can still help.  Measured at ε0 in {0.5, 1, 2}
+   (``bench/results_binary_rr.md``): at δ = 1e-6 the bracket on ε is 1e-8 to 1e-6 from n = 1e6 to 1e9 at
+   ε0 = 0.5 and 1 (ε0 = 1: 5e-7 at n = 1e6, 9e-7 at 1e7, 4e-8 at 1e8 in a few tens of milliseconds, 1e-8 at
+   1e9), 1e-6 to 6e-6 at n = 1e5; at ε0 = 2, 1.3e-6 at n = 1e6 and 9e-6 at 1e7 (two bases only there: more
+   would cost too much); at δ = 1e-8 it is 2e-7 to 6e-4 between n = 1e5 and 1e8.  There the remainder
+   (c) dominates: it is an absolute bound (the uniform Fourier bound does not decay with the tail), so
+   against a small δ it needs larger n, and at n = 1e5 the lattice term of 64 bases remains.  Closing that
+   needs a tilted (saddle-point) version of (c), whose remainder scales with the tail probability, or
+   accurate base laws in the middle of the range at large n (an FFT product's absolute error swamps the
+   difference stencils).
 
 Numerics
 --------
@@ -607,6 +687,340 @@ def _search(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: fl
     return upper, best_lo, best_m, complete, pairs, exact_seen.get(best_m, upper)
 
 
+# --------------------------------------------------------------------------- phase comparison (large n)
+#: Smallest n at which the phase-comparison bound (fact 7 of the module notes) is evaluated; below it the
+#: search over blocks alone (at n <= 1e4 it is exact, and there the phase bound's lattice remainder is large).
+PHASE_MIN_N = 20_000
+#: The default methods accept the phase-comparison bracket without running the block search when its
+#: relative width is at most this (the search's first-order block loss cannot improve on it at such n).
+PHASE_ACCEPT_RTOL = 1e-6
+#: Above this variance of the others' count, (n - 1) p0 p1 (about n = 1e6 at eps0 = 1), the block search runs
+#: beside the phase bound only when the phase bracket exceeds 1e-3: its first-order block loss cannot reach
+#: the phase bound's bracket there within its pair budget (measured in ``bench/results_binary_rr.md``).
+PHASE_SEARCH_MAX_VAR = 2e5
+#: Cells of the certified upper Riemann sum of the remainder integrals (fact 7).
+PHASE_GRID = 4000
+#: The remainder integrals run over |θ| <= PHASE_THETA_SIGMAS / σ (σ² = (n - 1) p0 p1); beyond, the
+#: characteristic function is below exp(-PHASE_THETA_SIGMAS² / 4) and the rest is bounded as a whole.
+PHASE_THETA_SIGMAS = 60.0
+
+
+@functools.lru_cache(maxsize=256)
+def _phase_remainder(eps0: float, N: int, J: int):
+    """Certified (I0, I1) of fact 7: for every |j| <= J and every lattice offset 0 <= w <= 1,
+    (1/2π) ∫ |φ(θ)| |ψ(θ)^j - λ̂_j(θ)| dθ <= I0 and the same integral divided by |1 - e^{iθ}| <= I1.
+
+    Upper Riemann sums of the majorant |φ| = D^{N/2} (decreasing on [0, π]) times
+    Ψ = min(cap, T) (increasing), over cells of width θ_max / PHASE_GRID, plus the rest of [0, π] as one
+    cell; every factor is taken at the end of its cell that makes it larger."""
+    p0, p1 = _probs(eps0)
+    a, pq = p1 - p0, p0 * p1
+    b = a * pq / 3.0
+    sig = math.sqrt(N * pq)
+    tmax = min(math.pi, PHASE_THETA_SIGMAS / sig)
+    th = np.linspace(0.0, tmax, PHASE_GRID + 1)
+    s = 2.0 * np.sin(th / 2.0)                      # |1 - e^{iθ}|, increasing on [0, π]
+    u = 0.5 * s * s                                 # 1 - cos θ
+    D = 1.0 - 2.0 * pq * u
+    phi = np.exp(0.5 * N * np.log1p(-2.0 * pq * u))
+    t3 = th ** 3
+    bbar = a * pq * t3 / (3.0 * D)
+    k5 = a * pq * (pq / D + 1.0 / 3.0) / 5.0
+    T = (0.13 * th ** 4 * (1.0 + J * b * t3) + 0.5 * (J * bbar) ** 2 + J * k5 * th ** 5
+         + J * 8 * _EPS * b * t3)
+    cap = 1.0 + 1.25 * (1.0 + J * b * t3)
+    psi = np.minimum(T, cap)
+    dth = np.diff(th)
+    i0 = float(np.sum(phi[:-1] * psi[1:] * dth)) / math.pi
+    den = s[:-1].copy()
+    den[0] = s[1]                   # first cell: Ψ/θ and θ/(2 sin(θ/2)) are increasing, take both at θ_1
+    i1 = float(np.sum(phi[:-1] * psi[1:] / den * dth)) / math.pi
+    if tmax < math.pi:
+        capmax = 1.0 + 1.25 * (1.0 + J * b * math.pi ** 3)
+        rest = float(phi[-1]) * capmax * (math.pi - tmax) / math.pi
+        i0 += rest
+        i1 += rest / float(s[-1])
+    return i0 * (1 + 1e-9), i1 * (1 + 1e-9)
+
+
+#: Zeros padded on each side of a base window for :func:`_kern.phase_block_max` (its stencils reach 3 entries).
+_PHASE_PAD = 4
+
+
+#: Largest total number of multiply-adds of the direct convolutions that build the base laws in the middle of
+#: the range (fact 7 (e)), about 0.3 s on the machine of ``bench/results_binary_rr.md``: it bounds their number
+#: (none from n of about 1e7 at eps0 = 1, where the two one-binomial bases m0 = 0 and N suffice).
+PHASE_DIRECT_OPS = 400_000_000
+#: Largest number of base datasets (fact 7 (e)); the bound over blocks of half-width J costs one law each.
+PHASE_MAX_BASES = 64
+
+
+@functools.lru_cache(maxsize=2 * PHASE_MAX_BASES + 8)
+def _phase_base(eps0: float, N: int, m0: int):
+    """(count of the first padded entry, padded window, rho, tau, prefix sums, index of the mode, r0, drift)
+    of the base dataset m0.  For m0 in {0, N} one binomial window (``binom_window`` or its mirror), whose
+    entry errors are a common factor, a drift of at most 8 long double ulps per entry and an independent
+    rounding (r0 = EPS/2 + 2u); otherwise the direct convolution of two binomial windows (``np.convolve``),
+    charged with its plain per-entry band (drift 0, r0 = rho)."""
+    if m0 in (0, N):
+        start, f, rho, eta, tau = _sum_law(eps0, N, m0)
+        if eta != 0.0:             # pragma: no cover - one binomial window is never an FFT product
+            raise AssertionError("the phase bound needs a single binomial window")
+        r0, drift = 0.5 * _EPS + 2 * _EPS_LD, 8 * _EPS_LD
+    else:
+        p0, p1 = _probs(eps0)
+        wins = []
+        start, rho = 0, 0.0
+        for k, p, lg, q in ((m0, p1, eps0, p0), (N - m0, p0, -eps0, p1)):
+            lo, hi = _binom_window(k, p, TAIL, q)
+            wins.append(_kern.binom_window(k, p, lg, lo, hi))
+            start += lo
+            rho += 8 * (hi - lo + 5) * _EPS_LD + 4 * _EPS
+        f = np.convolve(wins[0], wins[1])
+        tau = 4 * TAIL
+        rho += (min(len(w) for w in wins) + 2) * _EPS + tau
+        r0, drift = rho, 0.0
+    fp = np.zeros(len(f) + 2 * _PHASE_PAD)
+    fp[_PHASE_PAD:_PHASE_PAD + len(f)] = f
+    fp.setflags(write=False)
+    cum = np.cumsum(fp)
+    cum.setflags(write=False)
+    return start - _PHASE_PAD, fp, rho, tau, cum, int(np.argmax(fp)), r0, drift
+
+
+@_LawCache
+def _phase_arrays(eps0: float, N: int, m0: int, jb: float):
+    """The ε-independent arrays (A, B, eA, eB) of ``phase_arrays`` for one base and one block end, stacked in
+    one (4, L) array, kept in a cache bounded in bytes (an ε query and its δ check reuse them)."""
+    x0, fp, rho, tau, cum, mode, r0, drift = _phase_base(eps0, N, m0)
+    out = _kern.phase_arrays(fp, rho, tau, jb, r0, drift)
+    out.setflags(write=False)
+    return None, out
+
+
+def _phase_block(base, alpha: float, beta: float, jb: float, thr: float, key=None):
+    """Certified max over x and the lattice offset 0 <= w <= 1 of V(x, w) (fact 7) for one base and one end
+    j of its block (``jb`` = j b), envelopes included; returns (value, the lattice offset w of the max).
+
+    Only the centres where V can reach ``thr`` are passed to the kernel; the others are bounded as a whole
+    (and the returned value is at least that bound): with Kf = alpha (1 + 3|jb|) + 2 beta |jb|, every H(y) is
+    at most Kf f(y') - beta F(y - 1) over the stencil's entries y', and V(x) <= 1.15 max H - 0.15 min H over
+    x - 2 .. x + 1 (the negative cubic weights sum to at most 0.15).  Left of the mode (f, F increasing):
+    V(x) <= 1.3 Kf f(x + 3) + 0.15 beta F(x) + envelopes; right of it:
+    V(x) <= 1.3 Kf fmax - beta (F(x - 3) - 0.6 fmax) + envelopes.  Envelopes are charged as a factor about 2
+    and 1e-9 beta (they are relative 1e-11 or less)."""
+    x0, fp, rho, tau, cum, mode, r0, drift = base
+    ajb = abs(jb)
+    kf = alpha * (1 + 3 * ajb) + 2 * beta * ajb
+    fmax = float(fp[mode])
+    L = len(fp)
+    small = 8 * (kf + beta) * tau + 1e-9 * beta
+    # centres the kernel never visits (x <= 2 and x >= L - 3, and every count beyond the window)
+    lo, hi = 3, L - 3
+    rest = max(2.5 * (kf * (float(fp[:7].max()) + tau) + beta * (float(cum[6]) + tau)) + small,
+               2.5 * kf * (float(fp[L - 8:].max()) + tau)
+               - beta * (float(cum[L - 6]) * (1 - 1e-9) - 0.6 * (fmax + tau)) + small)
+    if thr > 0 and mode > 6:
+        # left: every centre x < lo has V(x) < thr (the bound is increasing in x up to the mode)
+        g_left = 2.5 * (kf * fp[6:mode + 1] + beta * cum[5:mode]) + small
+        k = int(np.searchsorted(g_left, thr, side="left"))   # g_left[:k] < thr
+        if k > 0:
+            lo = k + 2
+            rest = max(rest, float(g_left[k - 1]))
+        # right: every centre x >= hi has V(x) < thr
+        if beta > 0:
+            need = (2.5 * kf * fmax + thr + small) / beta + 0.6 * fmax
+            if need < 1.0 and need * (1 + 1e-9) <= cum[-1]:
+                j = int(np.searchsorted(cum, need * (1 + 1e-9), side="left"))   # F(x - 3) >= need for x >= j + 3
+                hi = min(L - 3, max(j + 3, lo + 1))
+                rest = max(rest, thr)
+    if key is not None:
+        _, arrays = _phase_arrays(*key, jb)
+    else:
+        arrays = _kern.phase_arrays(fp, rho, tau, jb, r0, drift)
+    v, k, w = _kern.phase_block_max(arrays[0], arrays[1], arrays[2], arrays[3], alpha, beta, lo, hi)
+    return max(v, rest), w
+
+
+def _phase_blocks(N: int, K: int = 2):
+    """The blocks of fact 7: (base m0, j range) with m = m0 + j covering 0..N once.  K = 2: m in [0, N/2]
+    from m0 = 0 and the rest from m0 = N; K > 2: end blocks [0, J] and [N - J, N] from m0 = 0 and N, and
+    K - 2 blocks of at most 2J + 1 datasets in between, each from its middle dataset."""
+    if N < 1:
+        return ((0, 0, 0),)
+    if K <= 2 or N < 4 * K:
+        h = N // 2
+        return ((0, 0, h), (N, h + 1 - N, 0))
+    J = -(-(N + 1) // (2 * K - 2))
+    out = [(0, 0, J), (N, -J, 0)]
+    s = J + 1
+    while s <= N - J - 1:
+        e = min(s + 2 * J, N - J - 1)
+        c = (s + e) // 2
+        out.append((c, s - c, e - c))
+        s = e + 1
+    return tuple(out)
+
+
+def _phase_bases(eps0: float, N: int, eps: float, target: float) -> int:
+    """Number of bases K for fact 7: the smallest K in 2, 4, 8, ... (at most :data:`PHASE_MAX_BASES`, and
+    only while the K - 2 interior base laws cost at most :data:`PHASE_DIRECT_OPS` multiply-adds together) whose
+    remainder alpha I0 + beta I1 at ``eps`` is at most ``target``, or at most 1.5 times the remainder of
+    the lattice offset alone (what more bases cannot remove)."""
+    p0, p1 = _probs(eps0)
+    alpha, beta = max(0.0, p1 - math.exp(eps) * p0), math.expm1(eps)
+    ops = (2 * 10.7) ** 2 * p0 * p1 * N / 2 + 1e3     # the two binomial windows of a base law, multiplied
+    floor = 1.5 * (alpha * _phase_remainder(eps0, N, 0)[0] + beta * _phase_remainder(eps0, N, 0)[1])
+    K = 2
+    while True:
+        blocks = _phase_blocks(N, K)
+        J = max(max(abs(jl), abs(jh)) for _, jl, jh in blocks)
+        i0, i1 = _phase_remainder(eps0, N, J)
+        if alpha * i0 + beta * i1 <= max(target, floor):
+            return K
+        if 2 * K > PHASE_MAX_BASES or (2 * K - 2) * ops > PHASE_DIRECT_OPS or N < 8 * K:
+            return K
+        K *= 2
+
+
+def _phase_delta(eps0: float, N: int, eps: float, thr: float = 0.0, K: int = 2):
+    """Certified upper bound of max_m δ_m(ε) (fact 7) with K bases, and where it is attained: (m0, j, w), the
+    base, the block end and the lattice offset."""
+    p0, p1 = _probs(eps0)
+    a = p1 - p0
+    b = a * p0 * p1 / 3.0
+    alpha = max(0.0, p1 - math.exp(eps) * p0) * (1 + 4 * _EPS)
+    beta = math.expm1(eps) * (1 + 4 * _EPS)
+    best, arg = -math.inf, (0, 0, 0.0)
+    for m0, jl, jh in _phase_blocks(N, K):
+        base = _phase_base(eps0, N, m0)
+        i0, i1 = _phase_remainder(eps0, N, max(abs(jl), abs(jh)))
+        R = alpha * i0 + beta * i1
+        for j in ((jl, jh) if jl != jh else (jl,)):
+            v, w = _phase_block(base, alpha, beta, j * b, thr, (eps0, N, m0))
+            if v + R > best:
+                best, arg = v + R, (m0, j, w)
+    return min(1.0, best * (1 + 4 * _EPS)), arg
+
+
+def _phase_epsilon(eps0: float, N: int, delta: float, start: float, K: int = 2):
+    """Smallest ε found (secant steps on log U from ``start``, a certified lower ε) with U(ε) <= δ,
+    U the bound of :func:`_phase_delta`; returns (ε, m of the attaining block end); ε0 if none below."""
+    def U(e):
+        return _phase_delta(eps0, N, e, 0.5 * delta, K)
+
+    lo = max(0.0, start)
+    u_lo, arg = U(lo)
+    if u_lo <= delta:
+        return lo, arg
+    ok_e, ok_arg = None, arg
+    bad_e, bad_u = lo, u_lo
+    e = lo * (1 + 1e-6) if lo > 0 else 1e-9 * eps0
+    for _ in range(40):
+        e = min(e, eps0)
+        v, a_ = U(e)
+        if v <= delta:
+            ok_e, ok_arg = e, a_
+            if (e - bad_e) <= 1e-9 * e:
+                break
+            # secant between the infeasible and the feasible point, nudged up
+            y0, y1 = math.log(bad_u) - math.log(delta), math.log(max(v, 1e-300)) - math.log(delta)
+            t = y0 / (y0 - y1) if y0 != y1 else 0.5
+            e = bad_e + (e - bad_e) * min(max(t, 0.0), 1.0) * (1 + 1e-10) + 1e-12 * bad_e
+            if e >= ok_e:
+                break
+        else:
+            if e >= eps0:
+                break
+            y0, y1 = math.log(bad_u) - math.log(delta), math.log(v) - math.log(delta)
+            step = e - bad_e
+            bad_e, bad_u = e, v
+            if y0 > y1 > 0:
+                e = e + step * min(y1 / (y0 - y1), 1e3) * (1 + 1e-6) + 1e-12 * e
+            else:
+                e = e + 10 * step
+    if ok_e is None:
+        return eps0, ok_arg
+    return ok_e, ok_arg
+
+
+#: Datasets evaluated for the lower end of the phase-comparison bracket: this many, next to the block end where
+#: the bound is largest, chosen among the nearest PHASE_CANDIDATE_SPAN for the lattice offset of the maximum.
+PHASE_CANDIDATES = 4
+PHASE_CANDIDATE_SPAN = 64
+
+
+def _phase_candidates(eps0: float, N: int, m0: int, j: int, w: float):
+    """Datasets near m0 + j (within PHASE_CANDIDATE_SPAN, in [0, N]) whose lattice offset frac((m - m0) a) is
+    closest to w (circularly): the ones whose value is closest to the bound's maximum (fact 7 (e))."""
+    p0, p1 = _probs(eps0)
+    a = p1 - p0
+    ms = np.arange(max(0, m0 + j - PHASE_CANDIDATE_SPAN), min(N, m0 + j + PHASE_CANDIDATE_SPAN) + 1)
+    fr = np.mod((ms - m0) * a, 1.0)
+    d = np.minimum(np.abs(fr - w), 1.0 - np.abs(fr - w)) + 1e-3 * np.abs(ms - (m0 + j)) / PHASE_CANDIDATE_SPAN
+    return [int(m) for m in ms[np.argsort(d, kind="stable")[:PHASE_CANDIDATES]]] + [m0 + j]
+
+
+def _phase_search(eps0: float, n: int, x: float, want_eps: bool, rtol: float = PHASE_ACCEPT_RTOL):
+    """Certified (upper, lower, m*, pairs, upper of the pair m* alone) from the phase-comparison bound
+    (upper, fact 7) and the exact values of the two base datasets m = 0 and N, then, while the bracket is
+    wider than ``rtol``, of the datasets next to the block end where the bound is largest (lower)."""
+    N = n - 1
+    pairs = 0
+    best_lo, best_m, best_up = -1.0, 0, 0.0
+    seen = set()
+
+    def ev(ms):
+        nonlocal pairs, best_lo, best_m, best_up
+        for m in ms:
+            if 0 <= m <= N and m not in seen:
+                seen.add(m)
+                pairs += 1
+                up, lo = _score(eps0, N, m, x, want_eps)
+                if lo > best_lo:
+                    best_lo, best_m, best_up = lo, m, up
+
+    def bound():
+        if want_eps:
+            K = _phase_bases(eps0, N, best_lo, 1e-7 * x)
+            return _phase_epsilon(eps0, N, x, best_lo, K)
+        K = _phase_bases(eps0, N, x, 1e-7 * best_lo)
+        return _phase_delta(eps0, N, x, 0.5 * best_lo, K)
+
+    ev([0, N])
+    upper, arg = bound()
+    if upper > best_lo * (1 + rtol):
+        m0, j, w = arg
+        near_end = min(m0 + j, N - m0 - j) <= PHASE_CANDIDATE_SPAN
+        # datasets in the middle of a large range cost an FFT product each: only the block end itself there
+        cheap = near_end or N * _probs(eps0)[0] * _probs(eps0)[1] <= PHASE_SEARCH_MAX_VAR
+        ev(_phase_candidates(eps0, N, m0, j, w) if cheap else [m0 + j])
+        if want_eps:            # the search for the upper starts from the lower: repeat it from the new one
+            upper, arg = bound()
+    upper = max(upper, best_lo)
+    return upper, best_lo, best_m, pairs, best_up
+
+
+@functools.lru_cache(maxsize=64)
+def _point(eps0: float, n: int, x: float, want_eps: bool, rtol: float, atol: float, max_pairs: int):
+    """The certified worst case over datasets at one point, as ``_search`` returns it: the phase-comparison
+    bound (fact 7) from n = :data:`PHASE_MIN_N`, accepted alone when its bracket is within
+    max(rtol, :data:`PHASE_ACCEPT_RTOL`); otherwise combined with the block search (fact 4) where that can
+    still help ((n - 1) p0 p1 <= :data:`PHASE_SEARCH_MAX_VAR`, or a phase bracket above 1e-3)."""
+    if n < PHASE_MIN_N:
+        return _search(eps0, n, x, want_eps, rtol, atol, max_pairs)
+    up, lo, m, pairs, wu = _phase_search(eps0, n, x, want_eps, max(rtol, PHASE_ACCEPT_RTOL))
+    tol = max(atol, max(rtol, PHASE_ACCEPT_RTOL) * lo)
+    p0, p1 = _probs(eps0)
+    if up <= lo + tol or ((n - 1) * p0 * p1 > PHASE_SEARCH_MAX_VAR and up <= lo * (1 + 1e-3)):
+        return up, lo, m, up <= lo + max(atol, rtol * lo), pairs, wu
+    su, sl, sm, sc, sp, swu = _search(eps0, n, x, want_eps, rtol, atol, max_pairs)
+    if sl > lo:
+        lo, m, wu = sl, sm, swu
+    up = min(up, su)
+    return up, lo, m, up <= lo + max(atol, rtol * lo), pairs + sp, wu
+
+
 # --------------------------------------------------------------------------- public API
 def _run(eps0, n, x, want_eps, rtol, atol, max_pairs, name):
     eps0 = _check_eps0(float(_validate.eps0(eps0)))
@@ -624,8 +1038,8 @@ def _run(eps0, n, x, want_eps, rtol, atol, max_pairs, name):
     pairs = 0
     t0 = time.perf_counter()
     for idx in np.ndindex(nb.shape):
-        u, l_, m_, c_, p_, wu[idx] = _search(eps0, int(nb[idx]), float(xb[idx]), want_eps, rtol, atol,
-                                    max_pairs)
+        u, l_, m_, c_, p_, wu[idx] = _point(eps0, int(nb[idx]), float(xb[idx]), want_eps, rtol, atol,
+                                            max_pairs)
         up[idx], lo[idx], wm[idx], conv[idx] = u, l_, m_, c_
         pairs += p_
     scalar = nb.ndim == 0

@@ -18,10 +18,8 @@ Two-sided, within the stated error:
 
 A 1 % under-estimate of any family's upper therefore fails the *sound* side (``tests/mutation_check.py``
 injects one).  Binary RR's default answer is its exact count law, tighter than the decomposition bound
-(checked in ``tests/test_exact_count.py``).  Laplace's GPARV has a continuous part: its cells are replaced
-by their conditional means (closed form from the part's cdf and integrated cdf), a law smaller in convex
-order, so the Monte Carlo δ of that law is a lower estimate of the true δ and both sides are checked with it
-(``TIGHT_LAPLACE``, the cells' loss included).
+(checked in ``tests/test_binary_rr_worst_case.py``).  Laplace, whose GPARV has a continuous part, is
+checked in ``tests/test_laplace_independent.py``.
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ import numpy as np
 import pytest
 
 import shuffleamp as sa
-from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, Laplace, MatrixMechanism
+from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism
 
 import exact_oracles as E
 
@@ -44,11 +42,6 @@ SAMPLES = 100_000
 SAMPLES_PRECISE = 1_500_000
 #: Standard errors of margin on Monte Carlo estimates.
 Z = 6.0
-#: Laplace: relative distance below the returned ε (cells of the continuous part, Monte Carlo error) and the
-#: cells and samples of its oracle.
-TIGHT_LAPLACE = 1e-2
-LAPLACE_CELLS = 120
-LAPLACE_SAMPLES = 50_000
 P3 = np.array([[0.6, 0.25, 0.15], [0.2, 0.55, 0.25], [0.1, 0.3, 0.6]])
 
 
@@ -216,45 +209,3 @@ def test_pair_laws_match_the_documented_krr_law():
     want = sorted([(E0 - Ee, q), (1 - Ee * E0, q), (1 - Ee, (k - 2) * q), (0.0, 1 - k * q)])
     assert np.allclose(v, [w[0] for w in want], rtol=1e-13, atol=1e-15)
     assert np.allclose(p, [w[1] for w in want], rtol=1e-13, atol=1e-15)
-
-
-# ------------------------------------------------------------------ Laplace: atoms and a continuous part
-def laplace_lower_law(g, cells=LAPLACE_CELLS):
-    """The atoms of ``g`` and its continuous part's cells at their conditional means: smaller in convex order
-    than ``g``, so E[(sum)_+] of this law is at most that of ``g``.  Cell mass F(b) - F(a), first moment
-    b F(b) - a F(a) - (I(b) - I(a)) with I the integrated cdf (``g.continuous.icdf``)."""
-    c = g.continuous
-    x = np.linspace(c.lo, c.hi, cells + 1)
-    F = np.asarray(c.cdf(x), dtype=np.float64)
-    I = np.asarray(c.icdf(x), dtype=np.float64)
-    mass = np.diff(F)
-    moment = x[1:] * F[1:] - x[:-1] * F[:-1] - np.diff(I)
-    keep = mass > 0
-    v = np.concatenate([g.values, moment[keep] / mass[keep]])
-    p = np.concatenate([g.probs, mass[keep]])
-    return v, p / p.sum()
-
-
-def laplace_delta(mech, n, eps):
-    """(estimate, error) of a lower estimate of the Laplace bound's δ at ``eps`` (max over its families)."""
-    best, err = 0.0, 0.0
-    for i, fam in enumerate(mech.upper_decompositions()):
-        v, p = laplace_lower_law(fam.gparv(eps))
-        d, se = E.positive_part_tilted_mc(v, p, n, samples=LAPLACE_SAMPLES, seed=2000 + i)
-        if d > best:
-            best, err = d, Z * se
-    return best, err
-
-
-LAPLACE_CASES = [("laplace-small", Laplace(1.0), 30, 1e-3), ("laplace-large", Laplace(1.0), 10 ** 6, 1e-8)]
-
-
-@pytest.mark.parametrize("name, mech, n, delta", LAPLACE_CASES, ids=[c[0] for c in LAPLACE_CASES])
-def test_laplace_epsilon_upper_two_sided(name, mech, n, delta):
-    """At the returned upper the lower-estimate δ is at most the target; at ``upper * (1 - TIGHT_LAPLACE)``
-    it already exceeds it (so does the true δ, which is larger)."""
-    r = sa.epsilon(mech, n, delta)
-    d_at, e_at = laplace_delta(mech, n, r.upper)
-    assert d_at - e_at <= delta * (1 + 1e-9), (name, r.upper, d_at, e_at)
-    d_below, e_below = laplace_delta(mech, n, r.upper * (1 - TIGHT_LAPLACE))
-    assert d_below - e_below > delta, (name, r.upper, d_below, e_below)

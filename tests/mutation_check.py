@@ -33,7 +33,7 @@ FAMILIES = ["krr2", "krr", "blh", "rappor", "oue", "hr", "laplace", "matrix", "j
 REGIMES = ["small", "large"]
 KINDS = ["epsilon", "delta", "total"]
 #: The test files run per mutation, most discriminating first (-x stops at the first failure).
-FILES = ["test_bounds_independent.py", "test_laplace_independent.py", "test_reference.py", "test_exact_count.py", "test_laplace_convex.py",
+FILES = ["test_bounds_independent.py", "test_laplace_independent.py", "test_binary_rr_worst_case.py", "test_reference.py", "test_exact_count.py", "test_laplace_convex.py",
          "test_accounting.py", "test_population.py", "test_oracle.py", "test_exact.py", "test_compose.py",
          "test_properties.py"]
 

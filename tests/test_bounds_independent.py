@@ -24,6 +24,7 @@ checked in ``tests/test_laplace_independent.py``.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -209,3 +210,157 @@ def test_pair_laws_match_the_documented_krr_law():
     want = sorted([(E0 - Ee, q), (1 - Ee * E0, q), (1 - Ee, (k - 2) * q), (0.0, 1 - k * q)])
     assert np.allclose(v, [w[0] for w in want], rtol=1e-13, atol=1e-15)
     assert np.allclose(p, [w[1] for w in want], rtol=1e-13, atol=1e-15)
+
+
+# ------------------------------------------------------------------ binary randomized response (k = 2)
+#: Binary RR: relative distance below the returned ε at which the exact worst case must exceed the target
+#: (the default's certified bracket is 1e-12 wide here; up to ~2e-4 at n = 2e4, eps0 = 0.5).
+TIGHT_BINARY = 1e-3
+
+
+def test_binary_rr_fft_oracle_matches_direct_convolution():
+    """The FFT oracle of every dataset against the direct scipy convolution of every dataset (n = 300)."""
+    P0, P1 = E.binary_rr_count_laws(1.0, 300)
+    for eps in (0.0, 0.05, 0.2):
+        e = math.exp(eps)
+        ref = max(np.maximum(P0 - e * P1, 0).sum(axis=1).max(), np.maximum(P1 - e * P0, 0).sum(axis=1).max())
+        d, _, err = E.binary_rr_worst_delta_fft(1.0, 300, eps)
+        assert abs(d[0] - ref) <= err[0] + 1e-15 * ref
+
+
+@pytest.mark.parametrize("eps0, n, delta", [(1.0, 300, 1e-3), (1.0, 10 ** 4, 1e-6)], ids=["small", "large"])
+def test_binary_rr_against_every_dataset(eps0, n, delta):
+    """Binary RR's default answer is the exact worst case over every dataset (both orderings, every m):
+    ε upper within ``TIGHT_BINARY`` above its root, ε lower at most the root, δ(ε) upper within
+    ``TIGHT_BINARY`` above the exact δ (its certified bracket is 1.3e-4 wide at n = 1e4, ε = 0.018) and
+    lower below it; all evaluated on one pass of the FFT oracle."""
+    mech = KRR(eps0, 2)
+    r = sa.epsilon(mech, n, delta)
+    eps_d = 0.5 * r.upper
+    d = sa.delta(mech, n, eps_d)
+    grid = [r.upper, r.upper * (1 - TIGHT_BINARY), r.lower, eps_d]
+    truth, _, err = E.binary_rr_worst_delta_fft(eps0, n, grid)
+    assert truth[0] - err[0] <= delta * (1 + 1e-9), (r.upper, truth[0])                # ε upper sound
+    assert truth[1] - err[1] > delta, (r.upper, truth[1])                              # ε upper tight
+    assert truth[2] + err[2] >= delta * (1 - 1e-9), (r.lower, truth[2])                # ε lower valid
+    assert d.upper >= truth[3] - err[3], (d.upper, truth[3])                           # δ upper sound
+    assert d.upper <= (truth[3] + err[3]) * (1 + TIGHT_BINARY), (d.upper, truth[3])    # δ upper tight
+    assert d.lower <= truth[3] + err[3], (d.lower, truth[3])                           # δ lower valid
+
+
+@pytest.mark.parametrize("eps0, n, delta, slack", [(1.0, 100, 1e-3, 1e-3), (4.0, 10 ** 4, 1e-9, 5e-3)],
+                         ids=["small", "large"])
+def test_binary_rr_total_of_one_round_against_every_dataset(eps0, n, delta, slack):
+    """The accountant's one-round total of binary RR: sound against the exact worst case over every dataset,
+    and within ``slack`` of its root.  Measured: 4e-6 above the single-round ε at n = 100, but 1.2 % at
+    n = 300 and 0.4-1.9 % at n = 1e4 (eps0 0.5-4, δ 1e-3-1e-9): there a 1 % under-estimate of the total
+    stays above the truth; 0.37 % at eps0 = 4, δ = 1e-9, the case used here."""
+    total = sa.compose_rounds([(KRR(eps0, 2), n, 1)], delta=delta, lower=False)
+    truth, _, err = E.binary_rr_worst_delta_fft(eps0, n, [total.upper, total.upper * (1 - slack)])
+    assert truth[0] - err[0] <= delta * (1 + 1e-9), (total.upper, truth[0])
+    assert truth[1] - err[1] > delta, (total.upper, truth[1])
+
+
+# ------------------------------------------------------------------ k-RR populations: the personalized bound
+POP_SMALL = ((0.5, 2.0), (24, 16), 5)
+POP_LARGE = ((0.5, 2.0), (6000, 4000), 10)
+#: Populations at large n: the library's upper lies 1.1e-4 below the bound's exact value (see
+#: test_population_large_n_upper_at_least_the_exact_bound, xfail), so the two-sided check there allows
+#: POP_REL on the sound side; a 1 % under-estimate still fails it.
+POP_REL = 1e-3
+
+
+@functools.lru_cache(maxsize=32)
+def population_oracle(spec, eps):
+    """Per group (lo, hi) of the certified δ(ε) of a k-RR population (``exact_oracles``), cached."""
+    eps0s, counts, k = spec
+    return tuple(E.krr_population_bounds(eps0s, counts, k, eps))
+
+
+def _population(spec):
+    eps0s, counts, k = spec
+    return sa.population([(KRR(eps0=e, k=k), c) for e, c in zip(eps0s, counts)])
+
+
+@pytest.mark.parametrize("spec, delta, rel", [(POP_SMALL, 1e-3, 1e-6), (POP_LARGE, 1e-8, POP_REL)],
+                         ids=["small", "large"])
+def test_population_against_the_exact_bound(spec, delta, rel):
+    """A k-RR population (per-group ε0): ``epsilon(pop).upper`` (the worst group) is the root of the
+    certified per-group δ(ε), the minimum of the personalized bound and everyone-at-the-largest-ε0, written
+    out independently in ``exact_oracles.krr_population_bounds``; ``delta(pop).upper`` is its value (within
+    ``rel``; both sides)."""
+    pop = _population(spec)
+    r = sa.epsilon(pop, delta=delta)
+    worst = int(np.argmax([gr.upper for gr in r.groups]))
+    at = population_oracle(spec, r.upper)
+    assert max(lo for lo, _ in at) <= delta * (1 + rel), (r.upper, at)                            # sound
+    below = population_oracle(spec, r.upper * (1 - TIGHT))[worst]
+    assert below[0] > delta, (r.upper, below)                                                      # tight
+    d = sa.delta(pop, epsilon=r.upper)
+    lo, hi = max(lo for lo, _ in at), max(hi for _, hi in at)
+    assert lo > 0
+    assert d.upper >= lo * (1 - rel), (d.upper, lo)                                                # sound
+    assert d.upper <= hi * (1 + 1e-4), (d.upper, hi)                                               # tight
+
+
+@pytest.mark.xfail(strict=True, reason="population upper (Gauss-Laguerre rule path) is 1.1e-4 below the exact "
+                                       "value of its own personalized bound at n = 1e4")
+def test_population_large_n_upper_at_least_the_exact_bound():
+    """``delta(pop).upper`` must be at least the personalized bound's value (its stated error is far below
+    1e-4): at n = 1e4 it is 9.99999996e-9 against 1.000110e-8 (two groups; three groups eps0 0.5, 2, 4 with
+    6000, 3000, 1000 users: 9.99999999e-9 against 1.000122e-8, computed two independent ways, the
+    vectorised sum of ``krr_population_bounds`` and ``positive_part_exact`` for every number of blanket
+    draws)."""
+    pop = _population(POP_LARGE)
+    r = sa.epsilon(pop, delta=1e-8)
+    d = sa.delta(pop, epsilon=r.upper)
+    lo = max(lo for lo, _ in population_oracle(POP_LARGE, r.upper))
+    assert d.upper >= lo * (1 - 1e-6), (d.upper, lo)
+
+
+@pytest.mark.parametrize("spec, delta, rel", [(POP_SMALL, 1e-3, 1e-6), (POP_LARGE, 1e-8, POP_REL)],
+                         ids=["small", "large"])
+def test_population_total_of_one_round(spec, delta, rel):
+    """The accountant's one-round total of a population against the root ε* of the exact bound: the oracle
+    shows ε* > upper * (1 - TIGHT) (δ above the target there) and ε* <= upper (δ at most the target, within
+    ``rel``), upper the single-round ε; the total must be >= upper * (1 - TIGHT) (so >= ε* up to TIGHT) and at
+    most 3e-3 above upper (its profile uses at most POPULATION_POINTS points: 1e-3 measured)."""
+    pop = _population(spec)
+    r = sa.epsilon(pop, delta=delta)
+    worst = int(np.argmax([gr.upper for gr in r.groups]))
+    assert max(lo for lo, _ in population_oracle(spec, r.upper)) <= delta * (1 + rel)
+    assert population_oracle(spec, r.upper * (1 - TIGHT))[worst][0] > delta
+    total = sa.compose_rounds([(pop, None, 1)], delta=delta, lower=False)
+    assert r.upper * (1 - TIGHT) <= total.upper <= r.upper * (1 + 3e-3), (total.upper, r.upper)
+
+
+def test_binary_population_against_every_dataset():
+    """A small binary-RR population (k = 2): its default answer is the exact worst case over every binary
+    dataset and both orderings, enumerated here by brute force (``tests/oracle.py``)."""
+    import itertools
+
+    from oracle import heterogeneous_divergence
+    eps0s, counts = (1.0, 2.5), (4, 3)
+    pop = sa.population([(KRR(eps0=e, k=2), c) for e, c in zip(eps0s, counts)])
+    mats = [KRR(e, 2).matrix() for e in eps0s]
+
+    def worst(eps):
+        best = 0.0
+        for g in range(len(counts)):
+            others = [M for i, (M, c) in enumerate(zip(mats, counts)) for _ in range(c - (i == g))]
+            for bits in itertools.product((0, 1), repeat=len(others)):
+                rows = [M[b] for M, b in zip(others, bits)]
+                for x0, x1 in ((0, 1), (1, 0)):
+                    best = max(best, heterogeneous_divergence([mats[g][x0]] + rows, [mats[g][x1]] + rows, eps))
+        return best
+
+    checked = 0
+    for eps in (0.1, 0.4):
+        d = sa.delta(pop, epsilon=eps)
+        t = worst(eps)
+        assert t * (1 - 1e-9) <= d.upper <= t * (1 + 1e-6), (eps, d.upper, t)
+        assert d.lower <= t * (1 + 1e-9)
+        checked += 1
+    r = sa.epsilon(pop, delta=0.05)
+    assert worst(r.upper) <= 0.05 * (1 + 1e-9) < worst(r.upper * (1 - 1e-4)), r.upper
+    assert checked == 2

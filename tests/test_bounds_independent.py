@@ -200,6 +200,21 @@ def test_total_of_one_round_two_sided(name, mech, n, how):
     assert d_below - e_below > delta, (name, total.upper, d_below, e_below)
 
 
+SMALL_TOTAL_CASES = [c for c in CASES if c[4] == "brute"]
+
+
+@pytest.mark.parametrize("name, mech, n, delta, how", SMALL_TOTAL_CASES, ids=[c[0] for c in SMALL_TOTAL_CASES])
+def test_total_of_one_round_small_n(name, mech, n, delta, how):
+    """The accountant's one-round total at small n against the brute-force oracle, both sides (measured:
+    within 2e-5 of the single-round ε)."""
+    total = sa.compose_rounds([(mech, n, 1)], delta=delta, lower=False)
+    P = _matrix(mech)
+    d_at, e_at = oracle_delta(P, n, total.upper, how)
+    assert d_at - e_at <= delta * (1 + 1e-9), (name, total.upper, d_at)
+    d_below, e_below = oracle_delta(P, n, total.upper * (1 - TIGHT), how)
+    assert d_below - e_below > delta, (name, total.upper, d_below)
+
+
 def test_pair_laws_match_the_documented_krr_law():
     """The rebuilt law of k-RR is the documented one: atoms E - e^ε, 1 - e^ε E, 1 - e^ε and 0 with masses
     p, p, (k - 2) p and 1 - k p, p = 1/(E + k - 1)."""

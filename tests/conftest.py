@@ -1,4 +1,4 @@
-"""A time-boxed sample of the slow suite in CI.
+"""Hypothesis profiles and a time-boxed sample of the slow suite in CI.
 
 CI runs ``pytest -m "not slow"``, which would never run the exhaustive and large-n checks.  Here the first
 case of each slow test function named in ``SLOW_SAMPLE`` (the ones whose first case takes seconds, not
@@ -13,6 +13,15 @@ import os
 import time
 
 import pytest
+from hypothesis import settings
+
+from hypothesis_budget import CI_MAX_EXAMPLES
+
+# Hypothesis profiles (see tests/hypothesis_budget.py): "ci" runs each property's own count, "thorough" ten
+# times as many; --hypothesis-profile=NAME or SHUFFLEAMP_HYPOTHESIS_PROFILE=NAME selects one.
+settings.register_profile("ci", max_examples=CI_MAX_EXAMPLES)
+settings.register_profile("thorough", max_examples=10 * CI_MAX_EXAMPLES)
+settings.load_profile(os.environ.get("SHUFFLEAMP_HYPOTHESIS_PROFILE", "ci"))
 
 #: Slow test functions whose first case runs in the CI sample.
 SLOW_SAMPLE = {"test_delta_matches_mpmath_every_dataset_slow", "test_worst_over_m_float_reference_slow",

@@ -16,6 +16,7 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution as dpl
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from scipy import stats
 
 import shuffleamp as sa
@@ -252,7 +253,7 @@ def _total(eps0, n, R, delta):
                               points=60, lower=False).upper
 
 
-@settings(max_examples=3, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(eps0=st.floats(0.5, 2.0), n=st.integers(4000, 20000), R=st.integers(1, 20),
        logd=st.floats(-10, -4))
 def test_total_monotone(eps0, n, R, logd):
@@ -513,7 +514,7 @@ def test_totals_monotone_and_bracketed(e0, k, n, R, delta):
 
 
 @pytest.mark.slow
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(e0=st.sampled_from([0.5, 1.0, 2.0]), k=st.sampled_from([2, 3, 10]),
        n=st.sampled_from([3_000, 50_000, 10**6]), R=st.integers(2, 40), log_delta=st.sampled_from([-6.0, -8.0]))
 def test_totals_monotone_and_bracketed_property(e0, k, n, R, log_delta):

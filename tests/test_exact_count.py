@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import example, HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from scipy.stats import binom
 
 import shuffleamp
@@ -234,7 +235,7 @@ def test_reverse_ordering_beats_todays_lower_bound():
 
 
 # ----------------------------------------------------------------------------- properties
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(eps0=st.sampled_from([0.25, 0.5, 1.0, 2.0, 3.0]),
        n=st.integers(2, 3000),
        log_delta=st.floats(-9, -2))
@@ -257,7 +258,7 @@ def test_between_decomposition_bounds(eps0, n, log_delta):
     assert full.lower >= b["lower"] * (1 - 1e-7) - 1e-12 and full.lower <= full.upper
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(eps0=st.sampled_from([0.3, 1.0, 2.5]), n=st.integers(1, 5000), k=st.integers(1, 500),
        log_delta=st.floats(-9, -2))
 def test_epsilon_non_increasing_in_n(eps0, n, k, log_delta):
@@ -478,7 +479,7 @@ def _check_eps_against(worst_delta, r, delta, abs_tol):
         assert worst_delta(r.lower) >= delta * (1 - 1e-9) - abs_tol
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(eps0=st.floats(0.05, 10.0), n=st.integers(2, 24), log_delta=st.floats(-12, -2))
 @example(eps0=0.05, n=24, log_delta=-6.0)
 @example(eps0=10.0, n=2, log_delta=-12.0)
@@ -514,7 +515,7 @@ def _worst_float_stable(eps0, n, eps):
     return best
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(eps0=st.floats(0.05, 10.0), n=st.integers(31, 250), log_delta=st.floats(-8, -2))
 @example(eps0=4.0, n=400, log_delta=-8.0)      # geometric blocks: the search converges on its initial set
 @example(eps0=0.06, n=300, log_delta=-10.0)    # the decomposition's upper still runs here

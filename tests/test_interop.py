@@ -13,6 +13,7 @@ from dp_accounting.mechanism_calibration import ExplicitBracketInterval, calibra
 from dp_accounting.pld import privacy_loss_distribution as dpl
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from scipy import stats
 
 import shuffleamp as sa
@@ -339,7 +340,7 @@ def exact_gaussian_plus_rr_delta(sigma, k_gauss, p, k_rr, eps) -> float:
     return float(np.sum(w * dg))
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(sigma=st.floats(2.0, 8.0), k_gauss=st.integers(1, 5), p=st.floats(0.3, 0.95), k_rr=st.integers(1, 6),
        eps=st.floats(0.0, 3.0))
 def test_mixed_composition_bracket_contains_exact(sigma, k_gauss, p, k_rr, eps):

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 import shuffleamp as sa
 from shuffleamp.decomposition import (Decomposition, law_key, law_keys, lower_decomposition, merge_by_ratio,
@@ -175,7 +176,7 @@ def test_merge_by_ratio_equals_unique_merge():
 
 
 # ------------------------------------------------------------------ brute-force certificates
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(D=st.integers(2, 3), Y=st.integers(2, 4), eps0=st.floats(0.05, 10.0), n=st.integers(2, 3),
        q=st.floats(0.05, 0.95), seed=st.integers(0, 2 ** 20))
 def test_small_matrix_upper_ge_bruteforce_ge_lower(D, Y, eps0, n, q, seed):
@@ -190,7 +191,7 @@ def test_small_matrix_upper_ge_bruteforce_ge_lower(D, Y, eps0, n, q, seed):
     assert r.lower <= truth * (1 + 1e-9) + 1e-15
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(D=st.integers(2, 8), Y=st.integers(2, 8), eps0=st.floats(0.05, 10.0),
        logn=st.floats(math.log(2), math.log(1e9)), logd=st.floats(math.log(1e-12), math.log(1e-2)),
        seed=st.integers(0, 2 ** 20))
@@ -353,8 +354,7 @@ def test_batched_pairs_match_per_pair_exhaustive(P):
 @given(P=_matrices(), n=st.integers(2, 4), q=st.floats(0.05, 0.95))
 def test_small_matrix_bruteforce_exhaustive(P, n, q):
     m = MatrixMechanism(P)
-    if m.matrix().shape[0] > 4 or m.matrix().shape[1] > 5:
-        return
+    assume(m.matrix().shape[0] <= 4 and m.matrix().shape[1] <= 5)
     eps = q * m.eps0
     r = sa.delta(m, n, eps)
     truth = worst_dataset_divergence(m.matrix(), n, eps)

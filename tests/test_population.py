@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from hypothesis_budget import examples
 from scipy.stats import binom
 
 import shuffleamp as sa
@@ -189,7 +190,7 @@ def test_evaluators_agree():
 
 
 # ----------------------------------------------------------------------------- monotonicity (hypothesis)
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.floats(0.2, 3.0), st.floats(0.2, 3.0), st.floats(0.05, 1.0), st.integers(20000, 10**6))
 def test_raising_other_eps0_never_lowers(e_t, e_o, bump, n):
     base = P.population([(KRR(eps0=e_t, k=5), n), (KRR(eps0=e_o, k=5), n)])
@@ -199,7 +200,7 @@ def test_raising_other_eps0_never_lowers(e_t, e_o, bump, n):
     assert b >= a * (1 - 1e-6)
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.floats(0.2, 3.0), st.floats(0.2, 3.0), st.integers(20000, 10**6), st.integers(1, 10**5))
 def test_adding_users_never_raises(e_t, e_o, n, extra):
     base = P.population([(KRR(eps0=e_t, k=5), n), (KRR(eps0=e_o, k=5), n)])
@@ -409,7 +410,7 @@ def test_cli_population_bad_input(argv, capsys):
     assert "--group" in err or "n:" in err
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.lists(st.floats(0.2, 4.0), min_size=2, max_size=3), st.integers(10**4, 10**6))
 def test_ordering_lower_upper_everyone_at_max(eps0s, n):
     """lower <= certified upper <= everyone-at-max-ε0 for every group (hypothesis)."""

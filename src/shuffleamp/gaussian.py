@@ -143,6 +143,7 @@ from scipy.special import ndtr, log_ndtr
 from . import _validate
 from .decomposition import Decomposition, clone_decomposition, lower_decomposition
 from .errors import ParameterError
+from ._registry import Settings
 from .mechanisms import KRR, Mechanism, Parameter, _form
 
 __all__ = ["Gaussian", "ApproximateLDP", "gaussian_delta", "gaussian_blanket", "THRESHOLDS", "LADDER",
@@ -576,7 +577,7 @@ class Gaussian(Mechanism):
         """
         return {"mechanism": self.name, "sigma": self.sigma, "sensitivity": self.sensitivity}
 
-    def bound_point(self, quantity: str, n: int, value: float, ctx: dict, B):
+    def bound_point(self, quantity: str, n: int, value: float, ctx: Settings, B):
         """One point of the default method: the minimum over truncation depths (see :func:`ladder_point`).
 
         Parameters
@@ -585,8 +586,8 @@ class Gaussian(Mechanism):
         n : int
         value : float
             ε (for δ) or δ (for ε).
-        ctx : dict
-            The bounds layer's context.
+        ctx : Settings
+            The call's settings (:class:`shuffleamp._registry.Settings`).
         B : module
             :mod:`shuffleamp.bounds` (handed in by it: this module sits below it).
 
@@ -601,10 +602,10 @@ def _lower_families(mech, B):
     return B._with_swaps(mech.lower_decompositions())
 
 
-def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: dict, B):
+def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: Settings, B):
     """Certified lower ε at δ = target of the lower-bound datasets ``lo_f`` (atomic decompositions): the
     compiled search of the bounds layer ``B``, run with the same families on both sides (its lower result)."""
-    sub = dict(ctx, upper_families=list(lo_f), lower_families=list(lo_f), binary_rr_eps0=None)
+    sub = ctx.with_(upper_families=list(lo_f), lower_families=list(lo_f), binary_rr_eps0=None)
 
     class _Hi:
         eps0 = eps_hi
@@ -612,7 +613,7 @@ def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: dict, B):
     return (0.0 if lo is None else lo), rec.get("lower")
 
 
-def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dict, B):
+def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Settings, B):
     r"""Certified (upper, lower, record) of the Gaussian randomizer at one point.
 
     Upper: :math:`\min_z [\delta_z(\varepsilon) + \tau(z)]` over the truncation ladder (each term is a
@@ -627,7 +628,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
     rec = {"ladder": []}
     if quantity == "delta":
         eps = value
-        lo, info_l = B.max_delta(lo_f, n, eps, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+        lo, info_l = B.max_delta(lo_f, n, eps, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)
         guide = lo
     else:
         target = value
@@ -636,19 +637,16 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
     if quantity == "delta":
         guide = max(guide, DELTA_START_GUIDE)
     zs = [z for z in LADDER if _tau(mu, z) <= CHARGE_FRACTION * guide] or [LADDER[-1]]
-    order = [(zs[0], ctx["evaluator"])]
+    order = [(zs[0], ctx.evaluator)]
     best, best_rec = math.inf, None
     while order and len(rec["ladder"]) < 4:
         z, evaluator = order.pop(0)
         proxy = mech.at_depth(z)
         tau = proxy.delta_charge
-        sub = dict(ctx)
-        sub["upper_families"] = list(proxy.upper_decompositions())
-        sub["lower_families"] = []
-        sub["binary_rr_eps0"] = None
-        sub["evaluator"] = evaluator
+        sub = ctx.with_(upper_families=list(proxy.upper_decompositions()), lower_families=[],
+                        binary_rr_eps0=None, evaluator=evaluator)
         if quantity == "delta":
-            up, info_u = B.max_delta(sub["upper_families"], n, eps, "spread", ctx["rtol"], ctx["max_grid"],
+            up, info_u = B.max_delta(sub.upper_families, n, eps, "spread", ctx.rtol, ctx.max_grid,
                                      evaluator)
             err = (info_u or {}).get("delta_error", 0.0) or 0.0
             loose = up > 0 and err > LADDER_RETRY_ERR * up
@@ -657,7 +655,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
                 # the rung an ε query at this δ would use (the first whose charge is at most a fraction of it)
                 want = [zz for zz in LADDER if _tau(mu, zz) <= CHARGE_FRACTION * min(best, up)] or [LADDER[-1]]
                 if not any(e["z"] == want[0] for e in rec["ladder"]) and want[0] != z:
-                    order.append((want[0], ctx["evaluator"]))
+                    order.append((want[0], ctx.evaluator))
         else:
             if tau >= target:
                 continue
@@ -671,7 +669,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
         if loose:
             # a heavy far tail makes the Bromwich integral's error bound large: the certified discretised
             # engine on the same law, then a shallower cut
-            if evaluator == "exact" and n <= FFT_MAX_N and len(sub["upper_families"][0].a) <= FFT_MAX_ATOMS:
+            if evaluator == "exact" and n <= FFT_MAX_N and len(sub.upper_families[0].a) <= FFT_MAX_ATOMS:
                 order.append((z, "fft"))
             elif z - 1 >= LADDER[0] and _tau(mu, z - 1) < guide:
                 order.append((z - 1, evaluator))
@@ -908,7 +906,7 @@ class ApproximateLDP(Mechanism):
         """
         return {"mechanism": self.name, "eps0": self.eps0, "delta0": self.delta0, "domain": self.domain}
 
-    def bound_point(self, quantity: str, n: int, value: float, ctx: dict, B):
+    def bound_point(self, quantity: str, n: int, value: float, ctx: Settings, B):
         """One point of the default method: the clone bound at n with its additive charge β.
 
         Parameters
@@ -917,8 +915,8 @@ class ApproximateLDP(Mechanism):
         n : int
         value : float
             ε (for δ) or δ (for ε).
-        ctx : dict
-            The bounds layer's context.
+        ctx : Settings
+            The call's settings (:class:`shuffleamp._registry.Settings`).
         B : module
             :mod:`shuffleamp.bounds` (handed in by it).
 
@@ -929,7 +927,7 @@ class ApproximateLDP(Mechanism):
         return charged_point(self.at_n(n), quantity, n, value, ctx, B)
 
 
-def charged_point(proxy, quantity: str, n: int, value: float, ctx: dict, B):
+def charged_point(proxy, quantity: str, n: int, value: float, ctx: Settings, B):
     r"""(upper, lower, record) of a stand-in whose upper decompositions carry an additive charge c.
 
     δ at ε: the default method's δ of the decompositions plus c (rounded up); ε at δ: the upper ε searched at
@@ -937,8 +935,7 @@ def charged_point(proxy, quantity: str, n: int, value: float, ctx: dict, B):
     searched at δ itself.  ``B`` is :mod:`shuffleamp.bounds`.
     """
     c = float(proxy.delta_charge)
-    sub = dict(ctx)
-    B._optimal_prepare(proxy, sub)
+    sub = B._optimal_prepare(proxy, ctx)
     if quantity == "delta":
         up, lo, rec = B._optimal_delta(proxy, n, value, sub)
         up = float(np.nextafter(up + c, np.inf)) if c > 0 else up
@@ -947,14 +944,14 @@ def charged_point(proxy, quantity: str, n: int, value: float, ctx: dict, B):
     if c >= value:
         raise ParameterError("delta", f"delta = {value:g} is not above the charged term {c:.6g} of this bound "
                              "(min(n, domain-1) * delta0); ask for a larger delta or decrease delta0")
-    lo_f = sub["lower_families"]
-    sub["lower_families"] = []
+    lo_f = sub.lower_families
+    sub = sub.with_(lower_families=[])
     up, _, rec = B._optimal_epsilon(proxy, n, value - c * (1 + 1e-9), sub)
     lo = None
     if lo_f:
         def fn_lo(e):
-            return B.max_delta(lo_f, n, e, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
-        lo, info_l, _cnt = B.solve_epsilon(fn_lo, value, float(proxy.eps0), "lower", ctx["eps_rtol"],
+            return B.max_delta(lo_f, n, e, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)
+        lo, info_l, _cnt = B.solve_epsilon(fn_lo, value, float(proxy.eps0), "lower", ctx.eps_rtol,
                                            B.estimator(lo_f, n))
         rec["lower"] = info_l
         lo = min(lo, up)

@@ -2063,7 +2063,7 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
                       int[::1] St, double[::1] Th, double[::1] Nd, int lower_side, double* value,
                       double* work, double* nodes, const double[:, ::1] Uh, const double* Eh, int mh,
                       const double[::1] sb, double[::1] bnd, Py_ssize_t[::1] order,
-                      int chernoff) noexcept nogil:
+                      int chernoff, double lower_skip=-INFINITY) noexcept nogil:
     """Certified delta of every packed family at ``eps`` (``_profile_one``); ``value`` = the maximum of
     the upper bounds (or of the lower bounds when ``lower_side``), ``nodes`` those of the maximiser (first
     maximum, as ``bounds.max_delta``).  Returns the first negative ``_profile_one`` status, else 0.
@@ -2072,17 +2072,25 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
     and/or ``chernoff`` (certified Chernoff bounds at ``eps``, :func:`_chernoff_family`): families are
     evaluated by decreasing certified bound (:func:`_family_bound`, the smaller of both), and a family whose
     bound is below the largest value evaluated so far is not evaluated (status ``ST_SKIPPED``, ``Uf`` = that
-    bound, ``Lf`` = 0): it cannot be the maximum, so ``value`` is the certified maximum over every family."""
+    bound, ``Lf`` = 0): it cannot be the maximum, so ``value`` is the certified maximum over every family.
+
+    Lower side with a history (upper bounds ``Uh`` of the same lower-bound datasets): a dataset is not
+    evaluated when its bound is below the largest lower value so far *and* at most ``lower_skip`` (the
+    search's target).  Its lower value there cannot be the maximum, nor exceed the target (so no convexity
+    extension starts from it); and since its bound needs delta non-increasing in eps (finite slope bound),
+    its lower value stays <= the target at every larger eps, where its upper value here could serve an
+    extension.  So the lower search takes the same steps and returns the same number as with every dataset
+    evaluated."""
     cdef Py_ssize_t f, nf = beta.shape[0], i, j, t
     cdef int st, have = 0
     cdef Py_ssize_t ibest = -1
     cdef double best = 0.0, x
     for f in range(nf):
         bnd[f] = INFINITY
-        if not lower_side and nf > 1:
+        if nf > 1:
             if mh > 0:
                 bnd[f] = _family_bound(Uh, Eh, mh, f, eps, sb[f])
-            if chernoff:
+            if chernoff and not lower_side:
                 x = _chernoff_family(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f],
                                      eps, P.n, v, p)
                 if x < bnd[f]:
@@ -2095,7 +2103,14 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
         order[i] = f
     for t in range(nf):
         f = order[t]
-        if have and bnd[f] < best:
+        if lower_side and have and bnd[f] < best and bnd[f] <= lower_skip:
+            Uf[f] = bnd[f]
+            Lf[f] = 0.0
+            St[f] = ST_SKIPPED
+            Th[f] = 0.0
+            Nd[f] = 0.0
+            continue
+        if have and bnd[f] < best and not lower_side:
             # certified: delta_f(eps) <= bnd[f] < best (and so for the remaining families, in this order)
             for j in range(t, nf):
                 f = order[j]
@@ -2292,7 +2307,9 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         1 (default): at an upper point, a family whose certified bound from its earlier points
         (:func:`_family_bound`: delta non-increasing in eps, slope in e^eps at most sum b / s) is below the
         largest value evaluated there is not evaluated (status 20 in ``u_status``, ``u_U`` holds the bound);
-        the maximum is the same certified number.  0: every family at every point.
+        the maximum is the same certified number; at a lower point, a dataset whose bound from its earlier points
+        is below the largest lower value there and at most the target is not evaluated (the same steps and
+        number, see :func:`_search_eval`).  0: every family at every point.
         With ``skip`` and n < ``SKIP_CHERNOFF_MAX_N`` (1e4, where one evaluation costs 1e4+ integration nodes)
         the bound is also the family's certified Chernoff bound at the point (:func:`_chernoff_family`), also
         at the first point of the search.
@@ -2336,7 +2353,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef double[:, ::1] uU = uU_a, uL = uL_a, uT = uT_a, uNd = uN_a, lU = lU_a, lL = lL_a, lT = lT_a, lNd = lN_a
     cdef int[:, ::1] uS = uS_a, lS = lS_a
     cdef double[::1] v = np.zeros(K + 1), p = np.zeros(K + 1), q = np.zeros(K + 1), d = np.zeros(K + 1)
-    cdef double[::1] usb = np.zeros(nfu), bnd = np.zeros(max(nfu, nfl))
+    cdef double[::1] usb = np.zeros(nfu), lsb = np.zeros(max(nfl, 1)), bnd = np.zeros(max(nfu, nfl))
     cdef int use_ch = 1 if (skip and n < SKIP_CHERNOFF_MAX_N) else 0
     cdef Py_ssize_t[::1] order = np.zeros(max(nfu, nfl), dtype=np.intp)
     cdef int status = SR_DONE, nu = 0, nl = 0, st, ib = -1, io = -1, stall = 0, ipu, k, nwalk = 0, has_ok
@@ -2349,6 +2366,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef double abs_tol = 1e-12 * eps_hi
     for f in range(nfu):
         usb[f] = _slope_bound(ub[uoff[f]:uoff[f + 1]], uc[uoff[f]:uoff[f + 1]], ubeta[f])
+    for f in range(nfl):
+        lsb[f] = _slope_bound(lb[loff[f]:loff[f + 1]], lc[loff[f]:loff[f + 1]], lbeta[f])
     with nogil:
         # ---------------- upper side
         uE[0] = eps_hi
@@ -2583,7 +2602,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                         break
                 lE[nl] = x
                 st = _search_eval(la, lb, lc, lbeta, loff, x, enum_ok, &P, v, p, q, d, lU[nl], lL[nl], lS[nl],
-                                  lT[nl], lNd[nl], 1, &lV[nl], &work, &lN[nl], lU, &lE[0], 0, usb, bnd, order, 0)
+                                  lT[nl], lNd[nl], 1, &lV[nl], &work, &lN[nl], lU, &lE[0], nl if skip else 0, lsb,
+                                  bnd, order, 0, target)
                 nodes_last = lN[nl]
                 nl += 1
                 if st < 0:

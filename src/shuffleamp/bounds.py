@@ -50,8 +50,10 @@ from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS
 from .decomposition import Decomposition, PackedFamilies, chernoff_bounds, dedupe
 from .families import (_FAMILY_CACHE, FAMILY_CACHE_SIZE, LAZY_FAMILIES, PACK_CACHE_SIZE,  # noqa: F401
                        _cached_families, _families, _packed, _with_swaps, _with_swaps_packed)
-from .evaluate import (DEFAULT_RTOL, DEFAULT_RTOL_LOWER, LOWER_MODE, _atomic, estimator,  # noqa: F401
-                       max_delta)
+from .evaluate import (ATOM_NODE_SECONDS, DECOMPOSITION_MAX_EPS0,  # noqa: F401
+                       DECOMPOSITION_MAX_N, DEFAULT_RTOL, DEFAULT_RTOL_LOWER, EVALUATIONS_PER_SEARCH,
+                       LOWER_BAND_RTOL, LOWER_MODE, NODES_PER_EVALUATION, SKIP_DECOMPOSITION_RTOL, _atomic,
+                       binary_rr_plan, estimator, max_atoms, max_delta, search_cost)
 from .fft_engine import DEFAULT_MAX_GRID
 from .search import EXPENSIVE_NODES, SOFT_GAP, _chord_bracket, search_families, solve_epsilon  # noqa: F401
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
@@ -214,13 +216,6 @@ def _improve_lower(ctx: Settings, n: int, x: float, want_eps: bool, up: float, l
 
 
 # ---------------------------------------------------------------------------- the optimal method
-#: Up-front cost model of one ε(δ) / δ(ε) call: seconds per atom x integration node, nodes per
-#: evaluation and evaluations per search assumed for the largest family (a refusal estimate only).
-ATOM_NODE_SECONDS = 3e-8
-NODES_PER_EVALUATION = 1e3
-EVALUATIONS_PER_SEARCH = 30
-
-
 def _optimal_prepare(mechanism, ctx: Settings) -> Settings:
     """The settings with the mechanism's families and binary RR's ε0 (refused up front when too costly)."""
     e0 = _ec.binary_rr_eps0(mechanism)
@@ -228,18 +223,25 @@ def _optimal_prepare(mechanism, ctx: Settings) -> Settings:
     ctx = ctx.with_(upper_families=_cached_families(mechanism, "upper"),
                     lower_families=_cached_families(mechanism, "lower"),
                     binary_rr_eps0=e0 if e0 is not None and e0 <= _ec.MAX_EPS0 else None)
-    atoms = max([f.a.size for fams in (ctx.upper_families, ctx.lower_families)
-                 if not isinstance(fams, PackedFamilies) for f in fams if isinstance(f, Decomposition)]
-                + [fams.max_atoms for fams in (ctx.upper_families, ctx.lower_families)
-                   if isinstance(fams, PackedFamilies)], default=0)
-    check_work(atoms * ATOM_NODE_SECONDS * NODES_PER_EVALUATION * EVALUATIONS_PER_SEARCH,
-               f"evaluating GPARVs of {atoms} atoms (a mechanism with fewer distinct output ratios is cheaper)")
+    lists = (ctx.upper_families, ctx.lower_families)
+    check_work(search_cost(lists).seconds,
+               f"evaluating GPARVs of {max_atoms(lists)} atoms (a mechanism with fewer distinct output ratios "
+               "is cheaper)")
     return ctx
 
 
 def _count_law(ctx: Settings, n: int, x: float, want_eps: bool):
     """Binary RR's exact count law at one point (ε at δ = x, or δ at ε = x): (result, None), or (None, the
-    reason it did not run: n above its default limit, or a ResourceLimitError)."""
+    reason it did not run: n above its default limit, or a ResourceLimitError).  Computed once per point of a
+    call (kept in ``ctx.memo``): the routing and the engines' comparison read the same result."""
+    key = ("count_law", n, x, want_eps)
+    hit = ctx.memo.get(key)
+    if hit is None:
+        hit = ctx.memo[key] = _count_law_run(ctx, n, x, want_eps)
+    return hit
+
+
+def _count_law_run(ctx: Settings, n: int, x: float, want_eps: bool):
     if n > _ec.DEFAULT_MAX_N:
         return None, (f"n > {_ec.DEFAULT_MAX_N:.0e}: decomposition only (method='exact-count' runs the count law "
                       "up to its memory limit)")
@@ -280,21 +282,6 @@ def _exact_count_side(ctx: Settings, n: int, x: float, want_eps: bool, up: float
     return up, min(lo, up)
 
 
-#: Binary RR in the default method runs the exact count law first and the decomposition only where it can
-#: improve on it (:func:`_binary_rr_point`); it skips the decomposition entirely when the count law's certified bracket is within this relative
-#: width (the decomposition could improve the answer by at most that much).
-SKIP_DECOMPOSITION_RTOL = 1e-9
-#: ... and otherwise runs the decomposition's upper only below this n and this eps0: elsewhere the count law's
-#: initial bracket was below the decomposition's upper in every sampled case (measured over random eps0 in
-#: [0.05, 10], n in [2, 1e5], delta in [1e-12, 1e-2]: the decomposition won only at eps0 < 0.07, n < 500, by
-#: < 0.5 %; see bench/results_exact_count.md), and its search costs 10-200 ms at moderate n.
-DECOMPOSITION_MAX_N = 600
-DECOMPOSITION_MAX_EPS0 = 0.25
-#: The decomposition's lower runs when the count law's worst dataset carries a numerical band wider than
-#: this (relative): at large n and small eps0 (windows of ~1e5 entries) it is then slightly higher.
-LOWER_BAND_RTOL = 1e-6
-
-
 def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: Settings):
     """Binary RR in the default method: the exact count law first, the decomposition only where it can help.
 
@@ -315,7 +302,7 @@ def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: Settings)
     if r is None:
         return None
     tight = r.upper - r.lower <= SKIP_DECOMPOSITION_RTOL * r.lower
-    if n < DECOMPOSITION_MAX_N and e0 < DECOMPOSITION_MAX_EPS0 and (not tight or not want_eps):
+    if binary_rr_plan(e0, n, want_eps, tight) == "decomposition-upper":
         # (a delta query here always takes the decomposition's one evaluation: an epsilon query's upper
         # may come from it, and delta(epsilon_upper) <= delta must hold between the two queries)
         if want_eps:

@@ -84,12 +84,21 @@ def discretize_atoms(const double[::1] values, const double[::1] probs, double l
     w : float64 ndarray, shape (M,)
         Grid indices and masses (M <= 2K), not merged.
     """
-    cdef Py_ssize_t K = values.shape[0], j, m = 0
+    cdef Py_ssize_t K = values.shape[0], m = 0
     cdef int imode = 0 if mode == "ceil" else (1 if mode == "floor" else 2)
     idx_a = np.empty(2 * K, dtype=np.int64)
     w_a = np.empty(2 * K, dtype=np.float64)
     cdef int64_t[::1] idx = idx_a
     cdef double[::1] w = w_a
+    with nogil:
+        m = _discretize_atoms(values, probs, l, imode, idx, w)
+    return idx_a[:m], w_a[:m]
+
+
+cdef Py_ssize_t _discretize_atoms(const double[::1] values, const double[::1] probs, double l, int imode,
+                                  int64_t[::1] idx, double[::1] w) noexcept nogil:
+    """The loop of :func:`discretize_atoms` (without the GIL); returns the number of entries written."""
+    cdef Py_ssize_t K = values.shape[0], j, m = 0
     cdef double v, frac
     cdef int64_t i
     for j in range(K):
@@ -122,7 +131,7 @@ def discretize_atoms(const double[::1] values, const double[::1] probs, double l
             idx[m] = i; w[m] = probs[j] * (1.0 - frac); m += 1
             if frac > 0.0:
                 idx[m] = i + 1; w[m] = probs[j] * frac; m += 1
-    return idx_a[:m], w_a[:m]
+    return m
 
 
 def discretize_cells(const double[::1] mass, const double[::1] moment, const double[::1] edges,
@@ -154,22 +163,23 @@ def discretize_cells(const double[::1] mass, const double[::1] moment, const dou
     cdef int64_t[::1] idx = idx_a
     cdef double[::1] w = w_a
     cdef double mu, frac
-    for k in range(K):
-        if mass[k] <= 0.0:
-            continue
-        if imode == 0:
-            idx[m] = i_lo + k + 1; w[m] = mass[k]; m += 1
-        elif imode == 1:
-            idx[m] = i_lo + k; w[m] = mass[k]; m += 1
-        else:
-            mu = moment[k] / mass[k]
-            frac = (mu - edges[k]) / l
-            if frac < 0.0:
-                frac = 0.0
-            if frac > 1.0:
-                frac = 1.0
-            idx[m] = i_lo + k; w[m] = mass[k] * (1.0 - frac); m += 1
-            idx[m] = i_lo + k + 1; w[m] = mass[k] * frac; m += 1
+    with nogil:
+        for k in range(K):
+            if mass[k] <= 0.0:
+                continue
+            if imode == 0:
+                idx[m] = i_lo + k + 1; w[m] = mass[k]; m += 1
+            elif imode == 1:
+                idx[m] = i_lo + k; w[m] = mass[k]; m += 1
+            else:
+                mu = moment[k] / mass[k]
+                frac = (mu - edges[k]) / l
+                if frac < 0.0:
+                    frac = 0.0
+                if frac > 1.0:
+                    frac = 1.0
+                idx[m] = i_lo + k; w[m] = mass[k] * (1.0 - frac); m += 1
+                idx[m] = i_lo + k + 1; w[m] = mass[k] * frac; m += 1
     return idx_a[:m], w_a[:m]
 
 

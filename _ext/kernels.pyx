@@ -2073,7 +2073,7 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
                       int[::1] St, double[::1] Th, double[::1] Nd, int lower_side, double* value,
                       double* work, double* nodes, const double[:, ::1] Uh, const double* Eh, int mh,
                       const double[::1] sb, double[::1] bnd, Py_ssize_t[::1] order,
-                      int chernoff, double lower_skip=-INFINITY) noexcept nogil:
+                      int chernoff, double skip_below=INFINITY) noexcept nogil:
     """Certified delta of every packed family at ``eps`` (``_profile_one``); ``value`` = the maximum of
     the upper bounds (or of the lower bounds when ``lower_side``), ``nodes`` those of the maximiser (first
     maximum, as ``bounds.max_delta``).  Returns the first negative ``_profile_one`` status, else 0.
@@ -2085,13 +2085,13 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
     bound, ``Lf`` = 0): it cannot be the maximum, so ``value`` is the certified maximum over every family.
 
     Lower side with a history (upper bounds ``Uh`` of the same lower-bound datasets): a dataset is not
-    evaluated when its bound is below the largest lower value so far *and* at most ``lower_skip`` (the
-    search's target).  Its lower value there cannot be the maximum, nor exceed the target (so no convexity
+    evaluated when its bound is below the largest lower value so far *and* at most ``skip_below`` (the
+    search's target; the upper side passes +inf).  Its lower value there cannot be the maximum, nor exceed the target (so no convexity
     extension starts from it); and since its bound needs delta non-increasing in eps (finite slope bound),
     its lower value stays <= the target at every larger eps, where its upper value here could serve an
     extension.  So the lower search takes the same steps and returns the same number as with every dataset
     evaluated."""
-    cdef Py_ssize_t f, nf = beta.shape[0], i, j, t
+    cdef Py_ssize_t f, nf = beta.shape[0], i, t
     cdef int st, have = 0
     cdef Py_ssize_t ibest = -1
     cdef double best = 0.0, x
@@ -2113,23 +2113,14 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
         order[i] = f
     for t in range(nf):
         f = order[t]
-        if lower_side and have and bnd[f] < best and bnd[f] <= lower_skip:
+        if have and bnd[f] < best and bnd[f] <= skip_below:
+            # certified: delta_f(eps) <= bnd[f] < best (upper side: so for the remaining families, in this order)
             Uf[f] = bnd[f]
             Lf[f] = 0.0
             St[f] = ST_SKIPPED
             Th[f] = 0.0
             Nd[f] = 0.0
             continue
-        if have and bnd[f] < best and not lower_side:
-            # certified: delta_f(eps) <= bnd[f] < best (and so for the remaining families, in this order)
-            for j in range(t, nf):
-                f = order[j]
-                Uf[f] = bnd[f]
-                Lf[f] = 0.0
-                St[f] = ST_SKIPPED
-                Th[f] = 0.0
-                Nd[f] = 0.0
-            break
         st = _profile_one(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f], eps,
                           enum_ok, P, v, p, q, d, &Uf[f], &Lf[f], &Th[f], &Nd[f])
         St[f] = st

@@ -7,7 +7,7 @@ without loading the numerical modules.  The entries themselves are registered by
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Sequence
 
 from .results import MethodInfo
@@ -100,8 +100,21 @@ class Settings:
     memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def with_(self, **changes) -> "Settings":
-        """A copy with ``changes`` applied and a fresh ``memo`` (its entries belong to the old families)."""
-        return replace(self, memo={}, **changes)
+        """A copy with ``changes`` applied and a fresh ``memo`` (its entries belong to the old families).
+
+        The fields are copied as they are (no ``__init__`` call: every value was set by a constructor call or an
+        earlier copy), which keeps this off the latency of a call; an unknown name raises TypeError."""
+        unknown = changes.keys() - _SETTINGS_FIELDS
+        if unknown:
+            raise TypeError(f"Settings has no field {sorted(unknown)[0]!r}")
+        new = object.__new__(Settings)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        new.__dict__["memo"] = {}
+        return new
+
+
+_SETTINGS_FIELDS = frozenset(f.name for f in fields(Settings))
 
 
 @dataclass(frozen=True)

@@ -2084,7 +2084,8 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
     bound is below the largest value evaluated so far is not evaluated (status ``ST_SKIPPED``, ``Uf`` = that
     bound, ``Lf`` = 0): it cannot be the maximum, so ``value`` is the certified maximum over every family.
 
-    Lower side with a history (upper bounds ``Uh`` of the same lower-bound datasets): a dataset is not
+    Lower side with a history (upper bounds ``Uh`` of the same lower-bound datasets) and/or ``chernoff``
+    (for datasets whose delta is non-increasing in eps: finite slope bound ``sb``): a dataset is not
     evaluated when its bound is below the largest lower value so far *and* at most ``skip_below`` (the
     search's target; the upper side passes +inf).  Its lower value there cannot be the maximum, nor exceed the target (so no convexity
     extension starts from it); and since its bound needs delta non-increasing in eps (finite slope bound),
@@ -2100,7 +2101,7 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
         if nf > 1:
             if mh > 0:
                 bnd[f] = _family_bound(Uh, Eh, mh, f, eps, sb[f])
-            if chernoff and not lower_side:
+            if chernoff and (not lower_side or sb[f] == sb[f]):
                 x = _chernoff_family(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f],
                                      eps, P.n, v, p)
                 if x < bnd[f]:
@@ -2310,7 +2311,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         largest value evaluated there is not evaluated (status 20 in ``u_status``, ``u_U`` holds the bound);
         the maximum is the same certified number; at a lower point, a dataset whose bound from its earlier points
         is below the largest lower value there and at most the target is not evaluated (the same steps and
-        number, see :func:`_search_eval`).  0: every family at every point.
+        number, see :func:`_search_eval`; its bound is also its certified Chernoff bound at the point, at every
+        n: at large n that bound is within a few percent of the value).  0: every family at every point.
         With ``skip`` and n < ``SKIP_CHERNOFF_MAX_N`` (1e4, where one evaluation costs 1e4+ integration nodes)
         the bound is also the family's certified Chernoff bound at the point (:func:`_chernoff_family`), also
         at the first point of the search.
@@ -2604,7 +2606,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                 lE[nl] = x
                 st = _search_eval(la, lb, lc, lbeta, loff, x, enum_ok, &P, v, p, q, d, lU[nl], lL[nl], lS[nl],
                                   lT[nl], lNd[nl], 1, &lV[nl], &work, &lN[nl], lU, &lE[0], nl if skip else 0, lsb,
-                                  bnd, order, 0, target)
+                                  bnd, order, skip, target)
                 nodes_last = lN[nl]
                 nl += 1
                 if st < 0:

@@ -84,12 +84,21 @@ def discretize_atoms(const double[::1] values, const double[::1] probs, double l
     w : float64 ndarray, shape (M,)
         Grid indices and masses (M <= 2K), not merged.
     """
-    cdef Py_ssize_t K = values.shape[0], j, m = 0
+    cdef Py_ssize_t K = values.shape[0], m = 0
     cdef int imode = 0 if mode == "ceil" else (1 if mode == "floor" else 2)
     idx_a = np.empty(2 * K, dtype=np.int64)
     w_a = np.empty(2 * K, dtype=np.float64)
     cdef int64_t[::1] idx = idx_a
     cdef double[::1] w = w_a
+    with nogil:
+        m = _discretize_atoms(values, probs, l, imode, idx, w)
+    return idx_a[:m], w_a[:m]
+
+
+cdef Py_ssize_t _discretize_atoms(const double[::1] values, const double[::1] probs, double l, int imode,
+                                  int64_t[::1] idx, double[::1] w) noexcept nogil:
+    """The loop of :func:`discretize_atoms` (without the GIL); returns the number of entries written."""
+    cdef Py_ssize_t K = values.shape[0], j, m = 0
     cdef double v, frac
     cdef int64_t i
     for j in range(K):
@@ -122,7 +131,7 @@ def discretize_atoms(const double[::1] values, const double[::1] probs, double l
             idx[m] = i; w[m] = probs[j] * (1.0 - frac); m += 1
             if frac > 0.0:
                 idx[m] = i + 1; w[m] = probs[j] * frac; m += 1
-    return idx_a[:m], w_a[:m]
+    return m
 
 
 def discretize_cells(const double[::1] mass, const double[::1] moment, const double[::1] edges,
@@ -154,22 +163,23 @@ def discretize_cells(const double[::1] mass, const double[::1] moment, const dou
     cdef int64_t[::1] idx = idx_a
     cdef double[::1] w = w_a
     cdef double mu, frac
-    for k in range(K):
-        if mass[k] <= 0.0:
-            continue
-        if imode == 0:
-            idx[m] = i_lo + k + 1; w[m] = mass[k]; m += 1
-        elif imode == 1:
-            idx[m] = i_lo + k; w[m] = mass[k]; m += 1
-        else:
-            mu = moment[k] / mass[k]
-            frac = (mu - edges[k]) / l
-            if frac < 0.0:
-                frac = 0.0
-            if frac > 1.0:
-                frac = 1.0
-            idx[m] = i_lo + k; w[m] = mass[k] * (1.0 - frac); m += 1
-            idx[m] = i_lo + k + 1; w[m] = mass[k] * frac; m += 1
+    with nogil:
+        for k in range(K):
+            if mass[k] <= 0.0:
+                continue
+            if imode == 0:
+                idx[m] = i_lo + k + 1; w[m] = mass[k]; m += 1
+            elif imode == 1:
+                idx[m] = i_lo + k; w[m] = mass[k]; m += 1
+            else:
+                mu = moment[k] / mass[k]
+                frac = (mu - edges[k]) / l
+                if frac < 0.0:
+                    frac = 0.0
+                if frac > 1.0:
+                    frac = 1.0
+                idx[m] = i_lo + k; w[m] = mass[k] * (1.0 - frac); m += 1
+                idx[m] = i_lo + k + 1; w[m] = mass[k] * frac; m += 1
     return idx_a[:m], w_a[:m]
 
 
@@ -2160,7 +2170,7 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
                       int[::1] St, double[::1] Th, double[::1] Nd, int lower_side, double* value,
                       double* work, double* nodes, const double[:, ::1] Uh, const double* Eh, int mh,
                       const double[::1] sb, double[::1] bnd, Py_ssize_t[::1] order,
-                      int chernoff) noexcept nogil:
+                      int chernoff, double skip_below=INFINITY) noexcept nogil:
     """Certified delta of every packed family at ``eps`` (``_profile_one``); ``value`` = the maximum of
     the upper bounds (or of the lower bounds when ``lower_side``), ``nodes`` those of the maximiser (first
     maximum, as ``bounds.max_delta``).  Returns the first negative ``_profile_one`` status, else 0.
@@ -2169,17 +2179,26 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
     and/or ``chernoff`` (certified Chernoff bounds at ``eps``, :func:`_chernoff_family`): families are
     evaluated by decreasing certified bound (:func:`_family_bound`, the smaller of both), and a family whose
     bound is below the largest value evaluated so far is not evaluated (status ``ST_SKIPPED``, ``Uf`` = that
-    bound, ``Lf`` = 0): it cannot be the maximum, so ``value`` is the certified maximum over every family."""
-    cdef Py_ssize_t f, nf = beta.shape[0], i, j, t
+    bound, ``Lf`` = 0): it cannot be the maximum, so ``value`` is the certified maximum over every family.
+
+    Lower side with a history (upper bounds ``Uh`` of the same lower-bound datasets) and/or ``chernoff``
+    (for datasets whose delta is non-increasing in eps: finite slope bound ``sb``): a dataset is not
+    evaluated when its bound is below the largest lower value so far *and* at most ``skip_below`` (the
+    search's target; the upper side passes +inf).  Its lower value there cannot be the maximum, nor exceed the target (so no convexity
+    extension starts from it); and since its bound needs delta non-increasing in eps (finite slope bound),
+    its lower value stays <= the target at every larger eps, where its upper value here could serve an
+    extension.  So the lower search takes the same steps and returns the same number as with every dataset
+    evaluated."""
+    cdef Py_ssize_t f, nf = beta.shape[0], i, t
     cdef int st, have = 0
     cdef Py_ssize_t ibest = -1
     cdef double best = 0.0, x
     for f in range(nf):
         bnd[f] = INFINITY
-        if not lower_side and nf > 1:
+        if nf > 1:
             if mh > 0:
                 bnd[f] = _family_bound(Uh, Eh, mh, f, eps, sb[f])
-            if chernoff:
+            if chernoff and (not lower_side or sb[f] == sb[f]):
                 x = _chernoff_family(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f],
                                      eps, P.n, v, p)
                 if x < bnd[f]:
@@ -2192,16 +2211,14 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
         order[i] = f
     for t in range(nf):
         f = order[t]
-        if have and bnd[f] < best:
-            # certified: delta_f(eps) <= bnd[f] < best (and so for the remaining families, in this order)
-            for j in range(t, nf):
-                f = order[j]
-                Uf[f] = bnd[f]
-                Lf[f] = 0.0
-                St[f] = ST_SKIPPED
-                Th[f] = 0.0
-                Nd[f] = 0.0
-            break
+        if have and bnd[f] < best and bnd[f] <= skip_below:
+            # certified: delta_f(eps) <= bnd[f] < best (upper side: so for the remaining families, in this order)
+            Uf[f] = bnd[f]
+            Lf[f] = 0.0
+            St[f] = ST_SKIPPED
+            Th[f] = 0.0
+            Nd[f] = 0.0
+            continue
         st = _profile_one(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f], eps,
                           enum_ok, P, v, p, q, d, &Uf[f], &Lf[f], &Th[f], &Nd[f])
         St[f] = st
@@ -2467,7 +2484,10 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         1 (default): at an upper point, a family whose certified bound from its earlier points
         (:func:`_family_bound`: delta non-increasing in eps, slope in e^eps at most sum b / s) is below the
         largest value evaluated there is not evaluated (status 20 in ``u_status``, ``u_U`` holds the bound);
-        the maximum is the same certified number.  0: every family at every point.
+        the maximum is the same certified number; at a lower point, a dataset whose bound from its earlier points
+        is below the largest lower value there and at most the target is not evaluated (the same steps and
+        number, see :func:`_search_eval`; its bound is also its certified Chernoff bound at the point, at every
+        n: at large n that bound is within a few percent of the value).  0: every family at every point.
         With ``skip`` and n < ``SKIP_CHERNOFF_MAX_N`` (1e4, where one evaluation costs 1e4+ integration nodes)
         the bound is also the family's certified Chernoff bound at the point (:func:`_chernoff_family`), also
         at the first point of the search.
@@ -2511,7 +2531,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef double[:, ::1] uU = uU_a, uL = uL_a, uT = uT_a, uNd = uN_a, lU = lU_a, lL = lL_a, lT = lT_a, lNd = lN_a
     cdef int[:, ::1] uS = uS_a, lS = lS_a
     cdef double[::1] v = np.zeros(K + 1), p = np.zeros(K + 1), q = np.zeros(K + 1), d = np.zeros(K + 1)
-    cdef double[::1] usb = np.zeros(nfu), bnd = np.zeros(max(nfu, nfl))
+    cdef double[::1] usb = np.zeros(nfu), lsb = np.zeros(max(nfl, 1)), bnd = np.zeros(max(nfu, nfl))
     cdef int use_ch = 1 if (skip and n < SKIP_CHERNOFF_MAX_N) else 0
     cdef Py_ssize_t[::1] order = np.zeros(max(nfu, nfl), dtype=np.intp)
     cdef int status = SR_DONE, nu = 0, nl = 0, st, ib = -1, io = -1, stall = 0, ipu, k, nwalk = 0, has_ok
@@ -2524,6 +2544,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef double abs_tol = 1e-12 * eps_hi
     for f in range(nfu):
         usb[f] = _slope_bound(ub[uoff[f]:uoff[f + 1]], uc[uoff[f]:uoff[f + 1]], ubeta[f])
+    for f in range(nfl):
+        lsb[f] = _slope_bound(lb[loff[f]:loff[f + 1]], lc[loff[f]:loff[f + 1]], lbeta[f])
     with nogil:
         # ---------------- upper side
         uE[0] = eps_hi
@@ -2745,7 +2767,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                         break
                 lE[nl] = x
                 st = _search_eval(la, lb, lc, lbeta, loff, x, enum_ok, &P, v, p, q, d, lU[nl], lL[nl], lS[nl],
-                                  lT[nl], lNd[nl], 1, &lV[nl], &work, &lN[nl], lU, &lE[0], 0, usb, bnd, order, 0)
+                                  lT[nl], lNd[nl], 1, &lV[nl], &work, &lN[nl], lU, &lE[0], nl if skip else 0, lsb,
+                                  bnd, order, skip, target)
                 nodes_last = lN[nl]
                 nl += 1
                 if st < 0:

@@ -19,5 +19,5 @@ def both_engines(quantity, mechanism, n, value, *, evaluator="exact", eps_rtol=1
                             bounds.DEFAULT_MAX_MEMORY_GB)
     m = dataclasses.replace(m, delta=bounds._decomposition_delta, epsilon=bounds._decomposition_epsilon)
     if quantity == "epsilon":
-        ctx["eps_rtol"] = eps_rtol
+        ctx = ctx.with_(eps_rtol=eps_rtol)
     return bounds._run(quantity, m, mechanism, n, value, ctx)

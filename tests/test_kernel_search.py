@@ -263,3 +263,43 @@ def test_near_hi_walk_points():
     assert gaps[0] == pytest.approx(0.02 * E, rel=1e-12)
     assert all(b == pytest.approx(a / 8.0, rel=1e-9) for a, b in zip(gaps, gaps[1:]))
     assert gaps[-1] > E - math.exp(g) and gaps[-1] / 8.0 <= E - math.exp(g)
+
+
+def _kernel_search(up_f, lo_f, n, target, eps_hi, skip):
+    """``kernels.epsilon_search`` with the arguments of ``exact.epsilon_search`` and the given ``skip`` rule."""
+    from shuffleamp._ext import kernels
+    from shuffleamp.decomposition import pack
+    ua, ub, uc, ubeta, uoff = pack(up_f)
+    la, lb, lc, lbeta, loff = pack(lo_f)
+    K = max(f.a.size for f in list(up_f) + list(lo_f))
+    return kernels.epsilon_search(
+        ua, ub, uc, ubeta, uoff, la, lb, lc, lbeta, loff, float(n), float(target), float(eps_hi), EPS_RTOL,
+        X._enum_ok(int(n), K, X.ENUMERATE_MAX), float(X.DEFAULT_RTOL), X._XG, X._WG, float(X.MAX_WORK),
+        float(X.TAIL_WORK), float(X.T0_FACTOR), float(X.THETA_RANGE[0]), float(X.THETA_RANGE[1]),
+        float(X.CENTRAL_WIDTHS), float(X.TAIL_CONST), 10.0 * X.MAX_WORK, B.SOFT_GAP, B.EXPENSIVE_NODES, skip=skip)
+
+
+@pytest.mark.parametrize("mech, n, delta", [
+    (sa.joint(HadamardResponse(0.49, 16), BLH(0.49, 6), KRR(0.49, 404)), 9, 3.96e-12),
+    (sa.joint(OUE(0.28, 10), BLH(0.28)), 38, 7.7e-7),
+    (RAPPOR(1.5, 6), 60, 1e-8),
+    (sa.joint(KRR(1.0, 30), OUE(0.7, 5)), 3000, 1e-9),
+])
+def test_lower_datasets_skipped_by_their_bound_give_the_same_search(mech, n, delta):
+    """A lower-bound dataset whose certified bound from earlier points is below the lower maximum and the target
+    is not evaluated: the lower search takes the same steps (values, answer, convexity extension) as with
+    every dataset evaluated, and fewer evaluations are made."""
+    up_f = B._families(mech, "optimal", "upper")
+    lo_f = B._families(mech, "optimal", "lower")
+    a = _kernel_search(up_f, lo_f, n, delta, mech.eps0, 1)
+    b = _kernel_search(up_f, lo_f, n, delta, mech.eps0, 0)
+    assert a["status"] == b["status"] == 0
+    assert (a["upper"], a["lower"], a["lower_kind"], a["lower_index"]) == \
+        (b["upper"], b["lower"], b["lower_kind"], b["lower_index"])
+    assert a["secant"] == b["secant"] or (np.isnan(a["secant"]).all() and np.isnan(b["secant"]).all())
+    np.testing.assert_array_equal(a["l_eps"], b["l_eps"])
+    np.testing.assert_array_equal(a["l_value"], b["l_value"])
+    evaluated = (a["l_status"] != 20)
+    assert (a["l_L"][evaluated] == b["l_L"][evaluated]).all()
+    assert (a["l_L"][~evaluated] == 0.0).all() and (b["l_L"][~evaluated] <= delta).all()
+    assert (~evaluated).sum() > 0          # not vacuous: datasets were skipped in every case here

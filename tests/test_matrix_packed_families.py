@@ -11,6 +11,8 @@ the materialised list, and the list path of the evaluator (the packed path switc
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ import shuffleamp as sa
 from shuffleamp import bounds as B
 from shuffleamp import families as F
 from shuffleamp import exact_count as EC
+from shuffleamp._registry import Settings
 from shuffleamp.decomposition import (Decomposition, PackedFamilies, chernoff_bounds, law_key, lower_decomposition,
                                       pack, primary_decomposition)
 from shuffleamp.mechanisms import KRR, MatrixMechanism
@@ -171,9 +174,10 @@ def test_projection_skips_only_swapped_duplicates():
     m = MatrixMechanism(_random_matrix(30, 3, 1.0, 6))
     lf = B._families(m, "optimal", "lower")
     n, x = 1000, 1e-6
-    ctx = {"lower_families": lf}
+    ctx = Settings(B.DEFAULT_RTOL, B.DEFAULT_RTOL_LOWER, B.DEFAULT_MAX_GRID, "exact", math.inf, math.inf,
+                   lower_families=lf)
     got = B._projection_lower(ctx, n, x, True)
-    sets = sorted(ctx["projection_sets"], key=lambda t: -B._projection_score(t[0], t[1], t[2], n))
+    sets = sorted(ctx.memo["projection_sets"], key=lambda t: -B._projection_score(t[0], t[1], t[2], n))
     best, lab = 0.0, None
     for al, be, ga, label in sets[:B.PROJECTION_EVALS]:               # every projection evaluated
         lo = EC.projection_pair_bounds(al, be, ga, n, x, True)[1]

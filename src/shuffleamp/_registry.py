@@ -7,13 +7,13 @@ without loading the numerical modules.  The entries themselves are registered by
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Sequence
 
 from .results import MethodInfo
 
 __all__ = ["COMPOSED", "METHODS", "EVALUATORS", "DEFAULT_EVALUATOR", "OPTIMAL_INFO", "OPTIMAL_REGIME", "OPTIMAL_SOURCE",
-           "EXACT_COUNT_INFO", "Method"]
+           "EXACT_COUNT_INFO", "Method", "Settings"]
 
 #: Names of the composed mechanisms (``mechanism=`` in plans and on the command line).
 COMPOSED: tuple[str, ...] = ("joint", "parallel", "subsample")
@@ -47,6 +47,77 @@ EXACT_COUNT_INFO = MethodInfo(
 
 
 @dataclass(frozen=True)
+class Settings:
+    """The settings of one ``delta`` / ``epsilon`` call, as every method and evaluator reads them.
+
+    Built once per call by :mod:`shuffleamp.bounds` from the validated keyword arguments; a method's
+    ``prepare`` returns a copy with its mechanism-specific data filled in (:meth:`with_`).  Frozen: a
+    helper that needs other settings (another evaluator, other families) makes a copy, so a call never
+    changes the settings another part of it reads.
+
+    Attributes
+    ----------
+    rtol, rtol_lower : float
+        Requested relative accuracy of the upper / lower δ of the discretised engine (grid choice).
+    max_grid : int
+        Largest FFT length of the discretised engine.
+    evaluator : str
+        A value of :data:`EVALUATORS`.
+    max_seconds, max_memory_gb : float
+        The call's time and memory budget (see :func:`shuffleamp._numerics.budget`).
+    eps_rtol : float
+        Relative width of the final bracket of an ε search (ε(δ) queries).
+    upper_families, lower_families : sequence
+        The optimal method's GPARV families (upper bound: Theorem 13 pairs; lower bound: Theorem 14
+        datasets), set by its ``prepare``; empty for the other methods.
+    binary_rr_eps0 : float or None
+        ε0 of a binary randomized response whose exact count law the optimal method runs beside the
+        decomposition (None otherwise).
+    method : str
+        The ``method=`` value (set by the comparison methods' ``prepare``).
+    stronger : tuple
+        The stronger-clone decompositions (both orientations) of ``method="stronger-clone"``.
+    vr : object
+        The (p, β, q) parameters of ``method="variation-ratio"``.
+    memo : dict
+        Values computed once per call and read again within it (the count projections of the lower-bound
+        datasets, binary RR's count law at a point); not part of the settings' identity.
+    """
+
+    rtol: float
+    rtol_lower: float
+    max_grid: int
+    evaluator: str
+    max_seconds: float
+    max_memory_gb: float
+    eps_rtol: float = 1e-7
+    upper_families: Sequence = ()
+    lower_families: Sequence = ()
+    binary_rr_eps0: float | None = None
+    method: str = "optimal"
+    stronger: tuple = ()
+    vr: Any = None
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def with_(self, **changes) -> "Settings":
+        """A copy with ``changes`` applied and a fresh ``memo`` (its entries belong to the old families).
+
+        The fields are copied as they are (no ``__init__`` call: every value was set by a constructor call or an
+        earlier copy), which keeps this off the latency of a call; an unknown name raises TypeError."""
+        unknown = changes.keys() - _SETTINGS_FIELDS
+        if unknown:
+            raise TypeError(f"Settings has no field {sorted(unknown)[0]!r}")
+        new = object.__new__(Settings)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        new.__dict__["memo"] = {}
+        return new
+
+
+_SETTINGS_FIELDS = frozenset(f.name for f in fields(Settings))
+
+
+@dataclass(frozen=True)
 class Method:
     """One ``method=`` value: its description and its implementations.
 
@@ -55,14 +126,15 @@ class Method:
     info : MethodInfo
         Name, soundness, kind, source and generic regime.
     delta : callable
-        ``delta(mechanism, n, epsilon, ctx) -> (value, info dict)`` at one point.
+        ``delta(mechanism, n, epsilon, settings) -> (upper, lower or None, record)`` at one point
+        (``settings`` a :class:`Settings`).
     epsilon : callable
-        ``epsilon(mechanism, n, delta, ctx) -> (value, info dict)`` at one point.
+        ``epsilon(mechanism, n, delta, settings) -> (upper, lower or None, record)`` at one point.
     prepare : callable, optional
-        ``prepare(mechanism, ctx) -> None``: adds mechanism-specific data to ``ctx`` once per call
-        (raises :class:`~shuffleamp.errors.OutOfRegimeError` if the method is undefined for it).
+        ``prepare(mechanism, settings) -> Settings``: the settings with the method's mechanism-specific data,
+        once per call (raises :class:`~shuffleamp.errors.OutOfRegimeError` if the method is undefined for it).
     settings : callable, optional
-        ``settings(mechanism, ctx) -> dict``: method-specific entries of ``BoundResult.settings``.
+        ``settings(mechanism, settings, records) -> dict``: method-specific entries of ``BoundResult.settings``.
     regime : callable, optional
         ``regime(mechanism) -> str``: the mechanism-specific validity regime (default: ``info.regime``).
     """
@@ -70,7 +142,7 @@ class Method:
     info: MethodInfo
     delta: Callable[..., tuple[float, dict]]
     epsilon: Callable[..., tuple[float, dict]]
-    prepare: Callable[..., None] | None = None
+    prepare: Callable[..., Settings] | None = None
     settings: Callable[..., dict] | None = None
     regime_of: Callable[[Any], str] | None = None
 

@@ -80,7 +80,7 @@ from scipy.special import betainc, log_ndtr  # loaded with the kernels anyway
 from . import _validate
 from ._ext import binomial
 from ._numerics import inverse_monotone
-from ._registry import EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, Method
+from ._registry import EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, Method, Settings
 from .decomposition import Decomposition, clone_decomposition
 from .evaluate import estimator, max_delta
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError, ShuffleampError
@@ -1178,18 +1178,18 @@ def _exact_sum_info(lo: float, hi: float) -> dict:
     return {"exact_window_sum": lo, "charged": hi - lo, "delta_error": hi - lo}
 
 
-def _search_info(ctx: dict, fn, target: float, eps_hi: float, estimate) -> tuple[float, None, dict]:
+def _search_info(ctx: Settings, fn, target: float, eps_hi: float, estimate) -> tuple[float, None, dict]:
     """Conservative ε of a decreasing certified δ (the ε search, :func:`shuffleamp.search.solve_epsilon`)."""
-    eps, info, cnt = solve_epsilon(fn, target, eps_hi, "upper", ctx["eps_rtol"], estimate)
+    eps, info, cnt = solve_epsilon(fn, target, eps_hi, "upper", ctx.eps_rtol, estimate)
     info = dict(info or {})
     info["evaluations"] = cnt
     return eps, None, info
 
 
-def _large_n_delta(dec: Decomposition, n: int, eps: float, ctx: dict):
+def _large_n_delta(dec: Decomposition, n: int, eps: float, ctx: Settings):
     """Certified upper δ of the three-atom GPARV of ``dec`` (both orientations) by the optimal method's
     evaluator (:func:`shuffleamp.evaluate.max_delta`): the same quantity as the window sum, O(1) in n."""
-    val, info = max_delta([dec, dec.swapped()], n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
+    val, info = max_delta([dec, dec.swapped()], n, eps, "spread", ctx.rtol, ctx.max_grid, ctx.evaluator)
     info = dict(info or {})
     info["large_n"] = (f"window sum would need {_window_terms(dec, n, eps)} > {THREE_ATOM_WINDOW_TERMS} terms: "
                        "the same GPARV by the certified evaluator")
@@ -1221,19 +1221,19 @@ def _ccf_epsilon(mech, n, delta, ctx):
 
 
 # ---- stronger clone
-def _sc_prepare(mech, ctx):
+def _sc_prepare(mech, ctx: Settings) -> Settings:
     dec = stronger_clone_decomposition(mech)
-    ctx["stronger"] = [dec, dec.swapped()]
+    return ctx.with_(stronger=(dec, dec.swapped()))
 
 
 def _sc_delta(mech, n, eps, ctx):
-    val, info = max_delta(ctx["stronger"], n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
+    val, info = max_delta(ctx.stronger, n, eps, "spread", ctx.rtol, ctx.max_grid, ctx.evaluator)
     return min(val, 1.0), None, info
 
 
 def _sc_epsilon(mech, n, delta, ctx):
     return _search_info(ctx, lambda e: _sc_delta(mech, n, e, ctx)[::2], delta, mech.eps0,
-                        estimator(ctx["stronger"], n))
+                        estimator(ctx.stronger, n))
 
 
 # ---- privacy blanket
@@ -1268,12 +1268,12 @@ def _efm_epsilon(mech, n, delta, ctx):
 
 
 # ---- variation ratio
-def _vr_prepare(mech, ctx):
-    ctx["vr"] = vr_params(mech)
+def _vr_prepare(mech, ctx: Settings) -> Settings:
+    return ctx.with_(vr=vr_params(mech))
 
 
 def _vr_delta(mech, n, eps, ctx):
-    prm = ctx["vr"]
+    prm = ctx.vr
     if prm.beta > 0.0 and eps < math.log(prm.p):
         dec = vr_decomposition(prm)
         if _window_terms(dec, n, eps) > THREE_ATOM_WINDOW_TERMS:
@@ -1283,7 +1283,7 @@ def _vr_delta(mech, n, eps, ctx):
 
 
 def _vr_epsilon(mech, n, delta, ctx):
-    prm = ctx["vr"]
+    prm = ctx.vr
     return _search_info(ctx, lambda e: _vr_delta(mech, n, e, ctx)[::2], delta, math.log(prm.p),
                         estimator([vr_decomposition(prm)], n))
 
@@ -1302,7 +1302,7 @@ def _gdp_epsilon(mech, n, delta, ctx):
 def _settings_with(evaluator: str, extra: Callable | None = None):
     """``Method.settings`` of a comparison method: regime, source, evaluator text, method extras, points."""
     def settings(mech, ctx, evals):
-        m = _BY_NAME[ctx["method"]]
+        m = _BY_NAME[ctx.method]
         s = {"regime": m.regime(mech), "source": m.source, "evaluator": evaluator}
         if extra is not None:
             s.update(extra(mech, ctx))
@@ -1312,10 +1312,9 @@ def _settings_with(evaluator: str, extra: Callable | None = None):
 
 
 def _name_prepare(name: str, then: Callable | None = None):
-    def prepare(mech, ctx):
-        ctx["method"] = name
-        if then is not None:
-            then(mech, ctx)
+    def prepare(mech, ctx: Settings) -> Settings:
+        ctx = ctx.with_(method=name)
+        return ctx if then is None else then(mech, ctx)
     return prepare
 
 
@@ -1358,7 +1357,7 @@ BASELINE_METHODS: tuple[Method, ...] = (
                       f"{FMT23}, corrected four-point decomposition (= the k-RR optimal decomposition of {SCW})",
                       "k-RR only (the only mechanism with known (p, q)); any n >= 1"),
            _sc_delta, _sc_epsilon, _name_prepare("stronger-clone", _sc_prepare),
-           _settings_with("certified FFT engine (spread rounding)", lambda mech, ctx: {"rtol": ctx["rtol"]})),
+           _settings_with("certified FFT engine (spread rounding)", lambda mech, ctx: {"rtol": ctx.rtol})),
     Method(MethodInfo("blanket-hoeffding", True, "upper", f"{BBGN19}, privacy blanket + Hoeffding, Theorem 3.1",
                       _BLANKET_REGIME),
            *_hoeffding, _name_prepare("blanket-hoeffding"),
@@ -1374,7 +1373,7 @@ BASELINE_METHODS: tuple[Method, ...] = (
     Method(VR_INFO, _vr_delta, _vr_epsilon, _name_prepare("variation-ratio", _vr_prepare),
            _settings_with("exact three-atom binomial sums (= Theorem 4.8); the certified evaluator of the same "
                           "GPARV at large n (THREE_ATOM_WINDOW_TERMS)", lambda mech, ctx: {"vr_params": {
-               "p": ctx["vr"].p, "beta": ctx["vr"].beta, "q": ctx["vr"].q, "source": ctx["vr"].source}}),
+               "p": ctx.vr.p, "beta": ctx.vr.beta, "q": ctx.vr.q, "source": ctx.vr.source}}),
            _vr_regime),
     Method(GDP_INFO, _gdp_delta, _gdp_epsilon, _name_prepare("gdp"), _settings_with("closed form (Gaussian trade-off)"),
            lambda mech: GDP_INFO.regime + "; homogeneous budgets eps0 for all n users (mechanism type ignored)"),

@@ -46,12 +46,14 @@ from . import exact as _exact
 from . import exact_count as _ec
 from ._numerics import DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_work, root_of_estimate
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
-                        OPTIMAL_SOURCE, Method)
+                        OPTIMAL_SOURCE, Method, Settings)
 from .decomposition import Decomposition, PackedFamilies, chernoff_bounds, dedupe
 from .families import (_FAMILY_CACHE, FAMILY_CACHE_SIZE, LAZY_FAMILIES, PACK_CACHE_SIZE,  # noqa: F401
                        _cached_families, _families, _packed, _with_swaps, _with_swaps_packed)
-from .evaluate import (DEFAULT_RTOL, DEFAULT_RTOL_LOWER, LOWER_MODE, _atomic, estimator,  # noqa: F401
-                       max_delta)
+from .evaluate import (ATOM_NODE_SECONDS, DECOMPOSITION_MAX_EPS0,  # noqa: F401
+                       DECOMPOSITION_MAX_N, DEFAULT_RTOL, DEFAULT_RTOL_LOWER, EVALUATIONS_PER_SEARCH,
+                       LOWER_BAND_RTOL, LOWER_MODE, NODES_PER_EVALUATION, SKIP_DECOMPOSITION_RTOL, _atomic,
+                       binary_rr_plan, estimator, max_atoms, max_delta, search_cost)
 from .fft_engine import DEFAULT_MAX_GRID
 from .search import (EXPENSIVE_NODES, SOFT_GAP, _chord_bracket, estimate_root, search_families,  # noqa: F401
                      solve_epsilon)
@@ -169,15 +171,15 @@ def _projection_score(alpha: float, beta: float, gamma: float, n: int) -> float:
     return abs(alpha - beta) / math.sqrt((n - 1) * gamma * (1.0 - gamma) + 1.0)
 
 
-def _projection_lower(ctx: dict, n: int, x: float, want_eps: bool):
+def _projection_lower(ctx: Settings, n: int, x: float, want_eps: bool):
     """Best certified lower value over the count projections: (value, label) or (0, None).
 
     Only the :data:`PROJECTION_EVALS` projections with the largest :func:`_projection_score` are
     evaluated (each costs O(sqrt n)); any subset of concrete dataset pairs gives a valid lower bound.
     """
-    if "projection_sets" not in ctx:
-        ctx["projection_sets"] = _projection_sets(ctx["lower_families"])
-    sets = sorted(ctx["projection_sets"], key=lambda t: -_projection_score(t[0], t[1], t[2], n))
+    if "projection_sets" not in ctx.memo:
+        ctx.memo["projection_sets"] = _projection_sets(ctx.lower_families)
+    sets = sorted(ctx.memo["projection_sets"], key=lambda t: -_projection_score(t[0], t[1], t[2], n))
     best, lab, done = 0.0, None, set()
     for alpha, beta, gamma, label in sets[:PROJECTION_EVALS]:
         # a dataset's swap projects to (beta, alpha, gamma): projection_pair_bounds takes the maximum over both
@@ -195,13 +197,13 @@ def _projection_lower(ctx: dict, n: int, x: float, want_eps: bool):
     return best, lab
 
 
-def _improve_lower(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo, rec: dict, cap: float):
+def _improve_lower(ctx: Settings, n: int, x: float, want_eps: bool, up: float, lo, rec: dict, cap: float):
     """Max of the Theorem-14 lower bound and, where that one is weak, the count projections; sets the
     record's ``lower_engine`` / ``lower_note``."""
     lo = 0.0 if lo is None else lo
     if up <= 0.0:                 # the upper bound is 0: so is the exact value, and the lower 0 is exact
         return 0.0
-    if ctx["lower_families"] and lo <= PROJECTION_TRIGGER * up:
+    if ctx.lower_families and lo <= PROJECTION_TRIGGER * up:
         p, lab = _projection_lower(ctx, n, x, want_eps)
         p = min(p, cap)
         if p > lo:
@@ -215,35 +217,37 @@ def _improve_lower(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo, r
 
 
 # ---------------------------------------------------------------------------- the optimal method
-#: Up-front cost model of one ε(δ) / δ(ε) call: seconds per atom x integration node, nodes per
-#: evaluation and evaluations per search assumed for the largest family (a refusal estimate only).
-ATOM_NODE_SECONDS = 3e-8
-NODES_PER_EVALUATION = 1e3
-EVALUATIONS_PER_SEARCH = 30
-
-
-def _optimal_prepare(mechanism, ctx: dict) -> None:
-    ctx["upper_families"] = _cached_families(mechanism, "upper")
-    ctx["lower_families"] = _cached_families(mechanism, "lower")
+def _optimal_prepare(mechanism, ctx: Settings) -> Settings:
+    """The settings with the mechanism's families and binary RR's ε0 (refused up front when too costly)."""
     e0 = _ec.binary_rr_eps0(mechanism)
     # above the count law's eps0 limit the decomposition bound answers alone
-    ctx["binary_rr_eps0"] = e0 if e0 is not None and e0 <= _ec.MAX_EPS0 else None
-    atoms = max([f.a.size for fams in (ctx["upper_families"], ctx["lower_families"])
-                 if not isinstance(fams, PackedFamilies) for f in fams if isinstance(f, Decomposition)]
-                + [fams.max_atoms for fams in (ctx["upper_families"], ctx["lower_families"])
-                   if isinstance(fams, PackedFamilies)], default=0)
-    check_work(atoms * ATOM_NODE_SECONDS * NODES_PER_EVALUATION * EVALUATIONS_PER_SEARCH,
-               f"evaluating GPARVs of {atoms} atoms (a mechanism with fewer distinct output ratios is cheaper)")
+    ctx = ctx.with_(upper_families=_cached_families(mechanism, "upper"),
+                    lower_families=_cached_families(mechanism, "lower"),
+                    binary_rr_eps0=e0 if e0 is not None and e0 <= _ec.MAX_EPS0 else None)
+    lists = (ctx.upper_families, ctx.lower_families)
+    check_work(search_cost(lists).seconds,
+               f"evaluating GPARVs of {max_atoms(lists)} atoms (a mechanism with fewer distinct output ratios "
+               "is cheaper)")
+    return ctx
 
 
-def _count_law(ctx: dict, n: int, x: float, want_eps: bool):
+def _count_law(ctx: Settings, n: int, x: float, want_eps: bool):
     """Binary RR's exact count law at one point (ε at δ = x, or δ at ε = x): (result, None), or (None, the
-    reason it did not run: n above its default limit, or a ResourceLimitError)."""
+    reason it did not run: n above its default limit, or a ResourceLimitError).  Computed once per point of a
+    call (kept in ``ctx.memo``): the routing and the engines' comparison read the same result."""
+    key = ("count_law", n, x, want_eps)
+    hit = ctx.memo.get(key)
+    if hit is None:
+        hit = ctx.memo[key] = _count_law_run(ctx, n, x, want_eps)
+    return hit
+
+
+def _count_law_run(ctx: Settings, n: int, x: float, want_eps: bool):
     if n > _ec.DEFAULT_MAX_N:
         return None, (f"n > {_ec.DEFAULT_MAX_N:.0e}: decomposition only (method='exact-count' runs the count law "
                       "up to its memory limit)")
     try:
-        return _ec.default_point(ctx["binary_rr_eps0"], n, x, want_eps), None
+        return _ec.default_point(ctx.binary_rr_eps0, n, x, want_eps), None
     except ResourceLimitError as exc:
         return None, str(exc)
 
@@ -257,12 +261,12 @@ def _ec_summary(r, error: bool = False) -> dict:
     return out
 
 
-def _exact_count_side(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo, rec: dict):
+def _exact_count_side(ctx: Settings, n: int, x: float, want_eps: bool, up: float, lo, rec: dict):
     """Binary RR inside the default method: upper = min(exact-count, decomposition) upper and
     lower = max of both lowers; each side's engine is recorded."""
     rec["upper_engine"] = "decomposition"
     rec["lower_engine"] = rec.get("lower_engine", "decomposition")
-    if ctx.get("binary_rr_eps0") is None:
+    if ctx.binary_rr_eps0 is None:
         return up, lo
     r, skipped = _count_law(ctx, n, x, want_eps)
     if r is None:
@@ -279,22 +283,7 @@ def _exact_count_side(ctx: dict, n: int, x: float, want_eps: bool, up: float, lo
     return up, min(lo, up)
 
 
-#: Binary RR in the default method runs the exact count law first and the decomposition only where it can
-#: improve on it (:func:`_binary_rr_point`); it skips the decomposition entirely when the count law's certified bracket is within this relative
-#: width (the decomposition could improve the answer by at most that much).
-SKIP_DECOMPOSITION_RTOL = 1e-9
-#: ... and otherwise runs the decomposition's upper only below this n and this eps0: elsewhere the count law's
-#: initial bracket was below the decomposition's upper in every sampled case (measured over random eps0 in
-#: [0.05, 10], n in [2, 1e5], delta in [1e-12, 1e-2]: the decomposition won only at eps0 < 0.07, n < 500, by
-#: < 0.5 %; see bench/results_exact_count.md), and its search costs 10-200 ms at moderate n.
-DECOMPOSITION_MAX_N = 600
-DECOMPOSITION_MAX_EPS0 = 0.25
-#: The decomposition's lower runs when the count law's worst dataset carries a numerical band wider than
-#: this (relative): at large n and small eps0 (windows of ~1e5 entries) it is then slightly higher.
-LOWER_BAND_RTOL = 1e-6
-
-
-def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: dict):
+def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: Settings):
     """Binary RR in the default method: the exact count law first, the decomposition only where it can help.
 
     The count law (:mod:`shuffleamp.exact_count`) brackets the exact worst case over every dataset.
@@ -309,18 +298,18 @@ def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: dict):
     ResourceLimitError): the usual path then runs unchanged.  Soundness is unaffected either way
     (upper = min and lower = max of certified bounds).
     """
-    e0 = ctx["binary_rr_eps0"]
+    e0 = ctx.binary_rr_eps0
     r, _skipped = _count_law(ctx, n, x, want_eps)
     if r is None:
         return None
     tight = r.upper - r.lower <= SKIP_DECOMPOSITION_RTOL * r.lower
-    if n < DECOMPOSITION_MAX_N and e0 < DECOMPOSITION_MAX_EPS0 and (not tight or not want_eps):
+    if binary_rr_plan(e0, n, want_eps, tight) == "decomposition-upper":
         # (a delta query here always takes the decomposition's one evaluation: an epsilon query's upper
         # may come from it, and delta(epsilon_upper) <= delta must hold between the two queries)
         if want_eps:
-            return _optimal_epsilon_families(mechanism, n, x, ctx, ctx["upper_families"], [])
-        up, info_u = max_delta(ctx["upper_families"], n, x, "spread", ctx["rtol"], ctx["max_grid"],
-                               ctx["evaluator"])
+            return _optimal_epsilon_families(mechanism, n, x, ctx, ctx.upper_families, [])
+        up, info_u = max_delta(ctx.upper_families, n, x, "spread", ctx.rtol, ctx.max_grid,
+                               ctx.evaluator)
         rec = {"upper": info_u, "lower": None}
         return (*_exact_count_side(ctx, n, x, False, up, None, rec), rec)
     up, lo = r.upper, r.lower
@@ -328,18 +317,18 @@ def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: dict):
         up = min(up, float(mechanism.eps0))
     rec = {"upper": None, "lower": None}
     lower_engine = "exact-count"
-    if r.settings["worst_pair_upper"] - r.lower > LOWER_BAND_RTOL * r.lower and ctx["lower_families"]:
+    if r.settings["worst_pair_upper"] - r.lower > LOWER_BAND_RTOL * r.lower and ctx.lower_families:
         # at large n the count law's own band (recurrence round-off over ~1e5 entries) is wider than the
         # decomposition's evaluation of the same datasets (others all 0 / all 1): take the better lower
         if want_eps:
-            fn_lo = lambda e: max_delta(ctx["lower_families"], n, e, LOWER_MODE, ctx["rtol_lower"],  # noqa: E731
-                                        ctx["max_grid"], ctx["evaluator"])
-            d_lo, info_l, cnt_l = solve_epsilon(fn_lo, x, float(mechanism.eps0), "lower", ctx["eps_rtol"],
-                                                estimator(ctx["lower_families"], n))
+            fn_lo = lambda e: max_delta(ctx.lower_families, n, e, LOWER_MODE, ctx.rtol_lower,  # noqa: E731
+                                        ctx.max_grid, ctx.evaluator)
+            d_lo, info_l, cnt_l = solve_epsilon(fn_lo, x, float(mechanism.eps0), "lower", ctx.eps_rtol,
+                                                estimator(ctx.lower_families, n))
             rec["lower_evaluations"] = cnt_l
         else:
-            d_lo, info_l = max_delta(ctx["lower_families"], n, x, LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"],
-                                     ctx["evaluator"])
+            d_lo, info_l = max_delta(ctx.lower_families, n, x, LOWER_MODE, ctx.rtol_lower, ctx.max_grid,
+                                     ctx.evaluator)
         rec["lower"] = info_l
         if d_lo > lo:
             lo, lower_engine = d_lo, "decomposition"
@@ -352,26 +341,26 @@ def _binary_rr_point(mechanism, n: int, x: float, want_eps: bool, ctx: dict):
     return up, min(lo, up), rec
 
 
-def _optimal_delta(mechanism, n: int, eps: float, ctx: dict):
+def _optimal_delta(mechanism, n: int, eps: float, ctx: Settings):
     """δ(ε) of the optimal method at one point: binary RR's routing (:func:`_binary_rr_point`), else
     :func:`_decomposition_delta`.  Returns (upper, lower, record)."""
-    if ctx.get("binary_rr_eps0") is not None:
+    if ctx.binary_rr_eps0 is not None:
         out = _binary_rr_point(mechanism, n, eps, False, ctx)
         if out is not None:
             return out
     return _decomposition_delta(mechanism, n, eps, ctx)
 
 
-def _decomposition_delta(mechanism, n: int, eps: float, ctx: dict):
+def _decomposition_delta(mechanism, n: int, eps: float, ctx: Settings):
     """The decomposition bound at one ε: the certified maximum over the upper families (Theorem 13) and over the
     lower-bound datasets (Theorem 14), improved by count projections, and for binary RR the exact count law
     beside it in full (upper = min, lower = max of both; both recorded)."""
-    up, info_u = max_delta(ctx["upper_families"], n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
+    up, info_u = max_delta(ctx.upper_families, n, eps, "spread", ctx.rtol, ctx.max_grid, ctx.evaluator)
     lo, info_l = None, None
     rec = {"upper": info_u}
-    if ctx["lower_families"]:
-        lo, info_l = max_delta(ctx["lower_families"], n, eps, LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"],
-                               ctx["evaluator"])
+    if ctx.lower_families:
+        lo, info_l = max_delta(ctx.lower_families, n, eps, LOWER_MODE, ctx.rtol_lower, ctx.max_grid,
+                               ctx.evaluator)
         rec["lower"] = info_l
         lo = _improve_lower(ctx, n, eps, False, up, min(lo, up), rec, 1.0)
     else:
@@ -396,7 +385,7 @@ def _chernoff_bounds(families, n: int, eps: float, stop: float = 0.0) -> np.ndar
     return chernoff_bounds(families, n, eps, stop=stop)
 
 
-def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: dict, keep: int,
+def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: Settings, keep: int,
             bound_only: bool = False, max_evals: int | None = None):
     """The ``keep`` families with the largest certified δ at ``eps``, and the certified maximum over all.
 
@@ -416,7 +405,7 @@ def _screen(families, n: int, eps: float, mode: str, rtol: float, ctx: dict, kee
             break
         if max_evals is not None and len(vals) >= max_evals:
             break
-        v, info = max_delta((families[i],), n, eps, mode, rtol, ctx["max_grid"], ctx["evaluator"])
+        v, info = max_delta((families[i],), n, eps, mode, rtol, ctx.max_grid, ctx.evaluator)
         vals.append(v)
         infos.append(info)
         done.append(i)
@@ -542,7 +531,7 @@ def _upper_subset(up_f, n: int, target: float, eps_hi: float):
     return e_s, [top[int(i)] for i in sorted(np.argsort(-est, kind="stable")[:UPPER_KEEP])]
 
 
-def _certify_max(families, done: set, n: int, eps: float, v_sub: float, info_sub, ctx: dict):
+def _certify_max(families, done: set, n: int, eps: float, v_sub: float, info_sub, ctx: Settings):
     """Certified maximum of the upper δ over ``families`` at ``eps``, given ``v_sub``, the certified maximum
     over those whose ``id`` is in ``done`` (and its record ``info_sub``): the others are evaluated by
     decreasing certified Chernoff bound (:func:`_chernoff_bounds`) while that bound exceeds the maximum so far
@@ -554,27 +543,27 @@ def _certify_max(families, done: set, n: int, eps: float, v_sub: float, info_sub
             break
         if id(families[i]) in done:
             continue
-        v, inf_ = max_delta((families[i],), n, eps, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"])
+        v, inf_ = max_delta((families[i],), n, eps, "spread", ctx.rtol, ctx.max_grid, ctx.evaluator)
         if v > best or info is None:
             best, info = max(best, v), inf_
     return best, info
 
 
-def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
+def _optimal_epsilon(mechanism, n: int, target: float, ctx: Settings):
     """ε(δ) of the optimal method at one point: binary RR's routing (:func:`_binary_rr_point`), else
     :func:`_decomposition_epsilon`.  Returns (upper, lower, record)."""
-    if ctx.get("binary_rr_eps0") is not None:
+    if ctx.binary_rr_eps0 is not None:
         out = _binary_rr_point(mechanism, n, target, True, ctx)
         if out is not None:
             return out
     return _decomposition_epsilon(mechanism, n, target, ctx)
 
 
-def _decomposition_epsilon(mechanism, n: int, target: float, ctx: dict):
+def _decomposition_epsilon(mechanism, n: int, target: float, ctx: Settings):
     """The decomposition bound's ε at one δ: the ε search over the families (:func:`_optimal_epsilon_families`),
     on a subset of them when there are many (lazy maximum, certified over all at the end), and for binary RR
     the exact count law beside it in full (upper = min, lower = max of both; both recorded)."""
-    up_f, lo_f = ctx["upper_families"], ctx["lower_families"]
+    up_f, lo_f = ctx.upper_families, ctx.lower_families
     eps_hi = float(mechanism.eps0)
     lo_sub = _lower_datasets_to_search(up_f, lo_f, n, target, eps_hi) if len(up_f) <= LAZY_FAMILIES else None
     if lo_sub is not None and len(lo_sub) <= LAZY_FAMILIES:
@@ -597,7 +586,7 @@ def _lower_datasets_to_search(up_f, lo_f, n: int, target: float, eps_hi: float):
     return lo_f
 
 
-def _lazy_epsilon(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
+def _lazy_epsilon(mechanism, n: int, target: float, ctx: Settings, up_f, lo_f):
     """The pruning strategy of the ε search over many families (lazy maximum): search on the families that
     dominate near the root (below PRUNE_MAX_N: estimated, else screened by certified evaluations, cheap there),
     then certify the full maximum at the answer (:func:`_certify_max`), adding families until it holds."""
@@ -609,9 +598,9 @@ def _lazy_epsilon(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
     else:
         e_s, up_sub, lo_sub = _screen_eps(up_f, n, target, eps_hi), None, lo_f
     if len(lo_sub) > LAZY_FAMILIES:   # a subset of the lower-bound datasets: still a lower bound
-        lo_sub = _screen(lo_f, n, e_s, LOWER_MODE, ctx["rtol_lower"], ctx, LAZY_KEEP, max_evals=2 * LAZY_KEEP)[0]
+        lo_sub = _screen(lo_f, n, e_s, LOWER_MODE, ctx.rtol_lower, ctx, LAZY_KEEP, max_evals=2 * LAZY_KEEP)[0]
     if up_sub is None:
-        up_sub = _screen(up_f, n, e_s, "spread", ctx["rtol"], ctx, LAZY_KEEP)[0] if len(up_f) > LAZY_FAMILIES \
+        up_sub = _screen(up_f, n, e_s, "spread", ctx.rtol, ctx, LAZY_KEEP)[0] if len(up_f) > LAZY_FAMILIES \
             else up_f
     for _round in range(4):
         up, lo, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_sub, lo_sub if _round == 0 else [],
@@ -647,7 +636,7 @@ def _lazy_epsilon(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
                 rec["upper"] = i_chk
                 break
         # another family dominates at the answer: add the worst ones there and search again
-        extra = _screen(up_f, n, e_chk, "spread", ctx["rtol"], ctx, LAZY_KEEP)[0]
+        extra = _screen(up_f, n, e_chk, "spread", ctx.rtol, ctx, LAZY_KEEP)[0]
         up_sub = dedupe(list(up_sub) + extra)
     else:
         up, _, rec = _optimal_epsilon_families(mechanism, n, target, ctx, up_f, [])
@@ -658,7 +647,7 @@ def _lazy_epsilon(mechanism, n: int, target: float, ctx: dict, up_f, lo_f):
     return up, lo, rec
 
 
-def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f, lo_f, verify: bool | None = None):
+def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: Settings, up_f, lo_f, verify: bool | None = None):
     """Upper and lower ε of the optimal method over the given families: the ε search
     (:func:`shuffleamp.search.search_families`: compiled for atomic decompositions, else in Python), then the
     count-projection fallback of the lower and binary RR's count law (:func:`_finish_epsilon`)."""
@@ -667,7 +656,7 @@ def _optimal_epsilon_families(mechanism, n: int, target: float, ctx: dict, up_f,
     return _finish_epsilon(ctx, n, target, eps_hi, upper, lower)
 
 
-def _finish_epsilon(ctx: dict, n: int, target: float, eps_hi: float, upper, lower):
+def _finish_epsilon(ctx: Settings, n: int, target: float, eps_hi: float, upper, lower):
     """The record of both ε searches ((ε, info, evaluations) each; ``lower`` None without lower-bound
     datasets), the count-projection fallback of the lower and binary RR's count law: (up, lo, record)."""
     up, info_u, cnt_u = upper
@@ -691,14 +680,14 @@ def _ran_fft(evals) -> bool:
     return False
 
 
-def _optimal_settings(mechanism, ctx: dict, evals) -> dict:
-    evaluator = ctx["evaluator"]
+def _optimal_settings(mechanism, ctx: Settings, evals) -> dict:
+    evaluator = ctx.evaluator
     s = {"evaluator": evaluator}
     if evaluator == "exact":
         s["exact_rtol"] = _exact.DEFAULT_RTOL
     else:
         s.update(rounding_upper="spread", rounding_lower=LOWER_MODE)
-    s.update(rtol=ctx["rtol"], rtol_lower=ctx["rtol_lower"], max_grid=ctx["max_grid"])
+    s.update(rtol=ctx.rtol, rtol_lower=ctx.rtol_lower, max_grid=ctx.max_grid)
     if evaluator != "exact" or _ran_fft(evals):
         s["fft_backend"] = fft_engine.backend_name()
     recs = evals if isinstance(evals, list) else [evals]
@@ -709,7 +698,7 @@ def _optimal_settings(mechanism, ctx: dict, evals) -> dict:
     if notes:
         s["lower_note"] = notes[0] + ("" if len(notes) == len(recs) else
                                       f" (at {len(notes)} of {len(recs)} points)")
-    if ctx.get("binary_rr_eps0") is not None:
+    if ctx.binary_rr_eps0 is not None:
         s["exact_count"] = ("binary randomized response: the exact count law (shuffleamp.exact_count) runs first, "
                             f"tolerance {_ec.DEFAULT_POINT_RTOL:g} within a pair budget from n (exact_count.default_pairs), and the decomposition bound only where it can "
                             "improve on it (grid: decomposition); upper = min and lower = max of the engines run "
@@ -723,30 +712,30 @@ OPTIMAL = Method(OPTIMAL_INFO, _optimal_delta, _optimal_epsilon, _optimal_prepar
 
 
 # ---------------------------------------------------------------------------- the exact-count method
-def _ec_prepare(mechanism, ctx: dict) -> None:
+def _ec_prepare(mechanism, ctx: Settings) -> Settings:
     e0 = _ec.binary_rr_eps0(mechanism)
     if e0 is None:
         raise OutOfRegimeError(f"exact-count: {getattr(mechanism, 'name', type(mechanism).__name__)} is not binary "
                                "randomized response (k-RR with k = 2, or a symmetric 2 x 2 matrix)")
-    ctx["binary_rr_eps0"] = e0
+    return ctx.with_(binary_rr_eps0=e0)
 
 
 def _ec_record(r) -> dict:
     return _ec_summary(r, error=True)
 
 
-def _ec_delta(mechanism, n: int, eps: float, ctx: dict):
-    r = _ec.default_point(ctx["binary_rr_eps0"], n, eps, False)
+def _ec_delta(mechanism, n: int, eps: float, ctx: Settings):
+    r = _ec.default_point(ctx.binary_rr_eps0, n, eps, False)
     return r.upper, r.lower, _ec_record(r)
 
 
-def _ec_epsilon(mechanism, n: int, target: float, ctx: dict):
-    r = _ec.default_point(ctx["binary_rr_eps0"], n, target, True)
+def _ec_epsilon(mechanism, n: int, target: float, ctx: Settings):
+    r = _ec.default_point(ctx.binary_rr_eps0, n, target, True)
     up = min(r.upper, float(mechanism.eps0))
     return up, min(r.lower, up), _ec_record(r)
 
 
-def _ec_settings(mechanism, ctx: dict, evals) -> dict:
+def _ec_settings(mechanism, ctx: Settings, evals) -> dict:
     return {"evaluator": "exact count law (binomial windows, certified branch and bound over datasets)",
             "tail": _ec.TAIL, "rtol": _ec.DEFAULT_POINT_RTOL, "max_pairs": "exact_count.default_pairs(n)",
             "points": evals,
@@ -797,8 +786,8 @@ def _common(mechanism, method_name, rtol, rtol_lower, max_grid, evaluator, max_s
     rtol_lower = _validate.real("rtol_lower", rtol_lower, lo=1e-9, hi=0.5)
     max_grid = _validate.count(max_grid, "max_grid", minimum=1024)
     # the methods' settings; they call the evaluator dispatch (evaluate) and the ε search (search) directly
-    return m, {"rtol": rtol, "rtol_lower": rtol_lower, "max_grid": max_grid, "evaluator": evaluator,
-               "max_seconds": max_seconds, "max_memory_gb": max_memory_gb}
+    return m, Settings(rtol=rtol, rtol_lower=rtol_lower, max_grid=max_grid, evaluator=evaluator,
+                       max_seconds=max_seconds, max_memory_gb=max_memory_gb)
 
 
 def _broadcast(n, other):
@@ -809,17 +798,17 @@ def _broadcast(n, other):
     return scalar, nb, ob
 
 
-def _run(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> BoundResult:
+def _run(quantity: str, m: Method, mechanism, n, other, ctx: Settings) -> BoundResult:
     """Evaluate method ``m`` at every broadcast point of (n, other) and build the result.
 
     The whole call runs under one :class:`shuffleamp._numerics.Budget` (``max_seconds``,
     ``max_memory_gb``): the evaluators refuse with ResourceLimitError rather than exceed it.
     """
-    with budget(ctx["max_seconds"], ctx["max_memory_gb"]):
+    with budget(ctx.max_seconds, ctx.max_memory_gb):
         return _run_budgeted(quantity, m, mechanism, n, other, ctx)
 
 
-def _run_budgeted(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> BoundResult:
+def _run_budgeted(quantity: str, m: Method, mechanism, n, other, ctx: Settings) -> BoundResult:
     own = getattr(mechanism, "bound_point", None)
     if own is not None and m.name != "optimal":
         # the comparison methods assume a pure eps0-LDP randomizer; these randomizers are not
@@ -833,7 +822,7 @@ def _run_budgeted(quantity: str, m: Method, mechanism, n, other, ctx: dict) -> B
             return own(quantity, ni, oi, c, sys.modules[__name__])
     else:
         if m.prepare is not None:
-            m.prepare(mechanism, ctx)
+            ctx = m.prepare(mechanism, ctx)
         point = m.epsilon if quantity == "epsilon" else m.delta
     given = "delta" if quantity == "epsilon" else "epsilon"
     label = f"{quantity}_upper" if m.name == "optimal" else f"{m.name} {quantity}"
@@ -1026,7 +1015,7 @@ def _pure_dp_short_circuit(m: Method, eps0: float) -> Method:
 
     def delta_point(mechanism, n, eps, ctx):
         if eps0 > 0 and eps >= eps0:
-            lower = 0.0 if (m.name == "optimal" and ctx.get("lower_families")) else None
+            lower = 0.0 if (m.name == "optimal" and ctx.lower_families) else None
             info = {"evaluator": "pure-dp", "note": f"epsilon >= eps0 = {eps0:g}: delta = 0 exactly"}
             return 0.0, lower, {"upper": info, "lower": info if lower is not None else None}
         return point(mechanism, n, eps, ctx)
@@ -1092,5 +1081,5 @@ def epsilon(mechanism, n=None, delta=None, *, method: str = "optimal", rtol: flo
     m, ctx = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator, max_seconds, max_memory_gb)
     n = _validate.count(_required(n, "n"), "n")
     delta = _validate.delta(_required(delta, "delta"))
-    ctx["eps_rtol"] = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
+    ctx = ctx.with_(eps_rtol=_validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1))
     return _run("epsilon", m, mechanism, n, delta, ctx)

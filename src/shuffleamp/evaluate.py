@@ -6,11 +6,19 @@ the requested evaluator (:func:`_evaluate`): the exact evaluator (:mod:`shufflea
 binomial mixture, Bromwich integral, continuous part) with the certified FFT engine
 (:mod:`shuffleamp.fft_engine`) as its fallback, or the FFT engine directly.  :func:`estimator` is the
 uncertified saddle-point estimate that places the first bracket of an ε search.
+
+The evaluator interface is :class:`FamilyEvaluator` (a certified δ and a :class:`Cost` estimate), the one
+selection policy :func:`selection` (with :func:`plan`: the evaluators tried for a family and their costs,
+:func:`search_cost`: the up-front cost of a whole ε search, :func:`binary_rr_plan`: binary RR's route
+between its exact count law and the decomposition bound).  Every constant of the cost model, here and in the
+evaluators and kernels, is listed in one table, :data:`COST_MODEL_DOC`.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import math
+from dataclasses import dataclass
+from typing import Callable
 
 from . import exact as _exact
 from ._numerics import check_time
@@ -20,16 +28,15 @@ from .errors import ResourceLimitError
 from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
 from .results import Evaluation
 
-__all__ = ["max_delta", "estimator", "selection", "FamilyEvaluator", "FAMILY_EVALUATORS", "DEFAULT_RTOL",
-           "DEFAULT_RTOL_LOWER", "LOWER_MODE"]
+__all__ = ["max_delta", "estimator", "selection", "plan", "search_cost", "max_atoms", "binary_rr_plan", "Cost",
+           "FamilyEvaluator", "FAMILY_EVALUATORS", "COST_MODEL_DOC", "DEFAULT_RTOL", "DEFAULT_RTOL_LOWER",
+           "LOWER_MODE"]
 
 #: Default relative δ accuracy for upper bounds (spread rounding) and lower bounds (floor rounding).
 DEFAULT_RTOL = 1e-3
 DEFAULT_RTOL_LOWER = 1e-4
 #: Discretisation of lower bounds: spread minus its certified bias (see fft_engine._spread_bias_bound).
 LOWER_MODE = "spread_lower"
-#: The exact evaluator hands GPARVs with a continuous part (Laplace) to the certified FFT engine up to this n.
-CONTINUOUS_FFT_MAX_N = 300
 
 
 def _atomic(families) -> bool:
@@ -37,19 +44,125 @@ def _atomic(families) -> bool:
     return isinstance(families, PackedFamilies) or all(isinstance(f, Decomposition) for f in families)
 
 
-class FamilyEvaluator(Protocol):
-    r"""The evaluator interface: a certified δ of one GPARV family at one (n, ε).
+@dataclass(frozen=True)
+class Cost:
+    """Estimated cost of one evaluation (a planning estimate, never part of a certified number).
 
-    ``evaluate(f, g, n, epsilon, mode, rtol, max_grid)`` returns a
+    Attributes
+    ----------
+    seconds : float
+        Wall-clock seconds on one core at the cost model's rates.
+    nbytes : float
+        Peak working memory in bytes.
+    """
+
+    seconds: float
+    nbytes: float
+
+
+# ---------------------------------------------------------------------------- the cost model
+#: Seconds per atom x integration node of the exact evaluator (compiled Bromwich loop on a loaded core).
+ATOM_NODE_SECONDS = 3e-8
+#: Integration nodes assumed per evaluation when the law's own work is not known up front.
+NODES_PER_EVALUATION = 1e3
+#: Evaluations assumed per ε search (the up-front estimate of a whole search, :func:`search_cost`).
+EVALUATIONS_PER_SEARCH = 30
+#: Working bytes per atom of the exact evaluator (node and weight arrays, both sides).
+ATOM_BYTES = 8.0 * (8 + 4 * _exact.GL_NODES) * 2.0
+#: Seconds per enumerated count vector of the multinomial enumeration.
+COUNT_VECTOR_SECONDS = 6e-8
+#: Seconds and bytes per grid point of the FFT engine (transform and window arrays).
+FFT_POINT_SECONDS = 3e-8
+FFT_POINT_BYTES = 64.0
+#: The exact evaluator hands GPARVs with a continuous part (Laplace) to the certified FFT engine up to this n.
+CONTINUOUS_FFT_MAX_N = 300
+#: Binary randomized response in the default method runs its exact count law first
+#: (:mod:`shuffleamp.exact_count`, up to ``exact_count.DEFAULT_MAX_N`` users and ``exact_count.MAX_EPS0``) and
+#: the decomposition bound only where it can improve on it (:func:`binary_rr_plan`): never when the count
+#: law's certified bracket is within SKIP_DECOMPOSITION_RTOL (relative) for an ε query ...
+SKIP_DECOMPOSITION_RTOL = 1e-9
+#: ... the decomposition's upper only below this n and this eps0: elsewhere the count law's initial bracket
+#: was below the decomposition's upper in every sampled case (random eps0 in [0.05, 10], n in [2, 1e5],
+#: delta in [1e-12, 1e-2]: the decomposition won only at eps0 < 0.07, n < 500, by < 0.5 %; see
+#: bench/results_exact_count.md), and its search costs 10-200 ms at moderate n ...
+DECOMPOSITION_MAX_N = 600
+DECOMPOSITION_MAX_EPS0 = 0.25
+#: ... and the decomposition's lower when the count law's worst dataset carries a numerical band wider than
+#: this (relative): at large n and small eps0 (windows of ~1e5 entries) it is then slightly higher.
+LOWER_BAND_RTOL = 1e-6
+
+COST_MODEL_DOC = r"""Where each evaluator choice is made, and the constants that make it (one table).
+
+=====================================  ==========================================================================
+choice                                 constants (module)
+=====================================  ==========================================================================
+family evaluator (:func:`selection`)   ``CONTINUOUS_FFT_MAX_N`` (here); an unsupported law -> FFT engine
+exact: refuse -> FFT engine            ``exact.MAX_WORK``, ``exact.WORK_RATE`` (:func:`shuffleamp.exact.work_cap`:
+                                       a quarter of the call's time left at that rate), ``exact.TAIL_WORK``
+exact: enumeration                     ``exact.ENUMERATE_MAX`` count vectors (:func:`_exact_atoms_cost`)
+exact: binomial mixture                ``kernels.MIXTURE_ENUM_FIRST`` and the step budget ``MIX_*`` of
+                                       ``_ext/_mixture.pxi`` (laws of at most 7 atoms)
+exact: meet in the middle              ``kernels.small_n_chosen`` (n <= 64, <= 2.5e5 points, < 1/4 of the
+                                       enumeration), ``kernels.pruned_chosen`` (n <= 128, cap
+                                       ``kernels.PRUNED_POINT_CAP``) in ``_ext/_small_n.pxi``
+exact: continuous part                 ``exact.CONTINUOUS_EXACT_MIN_N``, ``exact.CONTINUOUS_EXACT_WORK``
+FFT engine: spectral or FFT            ``fft_engine.SPECTRAL_MAX_ATOMS``, ``fft_engine.SPECTRAL_MAX_POINTS``
+binary RR: count law / decomposition   ``SKIP_DECOMPOSITION_RTOL``, ``DECOMPOSITION_MAX_N``,
+                                       ``DECOMPOSITION_MAX_EPS0``, ``LOWER_BAND_RTOL`` (here,
+                                       :func:`binary_rr_plan`)
+a whole search refused up front        ``ATOM_NODE_SECONDS``, ``NODES_PER_EVALUATION``,
+                                       ``EVALUATIONS_PER_SEARCH`` (here, :func:`search_cost`)
+=====================================  ==========================================================================
+
+The compiled kernels make the choices inside one exact evaluation (enumeration, binomial mixture, meet in the
+middle, Bromwich integral) by the same rules as :mod:`shuffleamp.exact`; both are listed here so that a
+maintainer finds every threshold of the cost model in one place.
+"""
+
+
+def _exact_atoms_cost(f, g, n: int, epsilon: float, rtol: float, max_grid: int) -> Cost:
+    """Cost of the exact evaluator of a finite law: the enumeration's count vectors when it enumerates
+    (``exact.ENUMERATE_MAX``), else :data:`NODES_PER_EVALUATION` integration nodes per atom."""
+    k = int(f.a.size) if g is None else int(g.values.size)
+    count = math.comb(int(n) + k - 1, k - 1) if k > 0 else 0
+    if 0 < count <= _exact.ENUMERATE_MAX:
+        return Cost(count * COUNT_VECTOR_SECONDS, k * ATOM_BYTES)
+    return Cost(k * NODES_PER_EVALUATION * ATOM_NODE_SECONDS, k * ATOM_BYTES)
+
+
+def _fft_cost(f, g, n: int, epsilon: float, rtol: float, max_grid: int) -> Cost:
+    """Cost of the FFT engine, bounded by its largest grid ``max_grid`` (it never transforms more points)."""
+    N = float(max_grid)
+    return Cost(FFT_POINT_SECONDS * N * max(math.log2(N), 1.0), FFT_POINT_BYTES * N)
+
+
+def _continuous_cost(f, g, n: int, epsilon: float, rtol: float, max_grid: int) -> Cost:
+    """Cost of the continuous-part evaluator: at most ``exact.CONTINUOUS_EXACT_WORK`` atom-node evaluations."""
+    k = int(g.values.size) if g is not None else 0
+    return Cost(_exact.CONTINUOUS_EXACT_WORK * ATOM_NODE_SECONDS, max(k, 1) * ATOM_BYTES)
+
+
+@dataclass(frozen=True)
+class FamilyEvaluator:
+    r"""The evaluator interface: a certified δ of one GPARV family at one (n, ε), and its cost estimate.
+
+    ``evaluate(f, g, n, epsilon, mode, rtol, max_grid)`` (also the object's call) returns a
     :class:`~shuffleamp.results.Evaluation` whose ``delta`` is a certified upper (``mode`` "spread") or
     lower ("spread_lower") bound on :math:`\tfrac1n E[(G_1+\dots+G_n)_+]` for :math:`G = ` ``f.gparv(epsilon)``
     (``g``, or None for an atomic :class:`~shuffleamp.decomposition.Decomposition`, which the compiled loop
     evaluates without building the GPARV), with its error charged (``charged``).  An evaluator may refuse with
     :class:`~shuffleamp.errors.ResourceLimitError` when its work budget would be exceeded; the selection
-    policy (:func:`selection`) then tries the next one.
+    policy (:func:`selection`) then tries the next one.  ``cost(f, g, n, epsilon, rtol, max_grid)`` is the
+    :class:`Cost` of one evaluation by the cost model (the constants of this module, listed with every other
+    threshold of the evaluator choice in :data:`COST_MODEL_DOC`).
     """
 
-    def __call__(self, f, g, n: int, epsilon: float, mode: str, rtol: float, max_grid: int) -> Evaluation: ...
+    name: str
+    evaluate: Callable[..., Evaluation]
+    cost: Callable[..., Cost]
+
+    def __call__(self, f, g, n: int, epsilon: float, mode: str, rtol: float, max_grid: int) -> Evaluation:
+        return self.evaluate(f, g, n, epsilon, mode, rtol, max_grid)
 
 
 def _continuous(f, g, n, epsilon, mode, rtol, max_grid):
@@ -62,8 +175,8 @@ def _continuous(f, g, n, epsilon, mode, rtol, max_grid):
 def _exact_atoms(f, g, n, epsilon, mode, rtol, max_grid):
     """The exact evaluator of a finite law, no discretisation: :func:`shuffleamp.exact.delta_exact_family` (the
     compiled loop for atomic decompositions) or :func:`shuffleamp.exact.delta_exact`; within it enumeration,
-    meet in the middle, the binomial mixture or the Bromwich integral by the exact module's work model
-    (``exact.ENUMERATE_MAX``, ``exact.MAX_WORK``, ``exact.WORK_RATE``)."""
+    meet in the middle, the binomial mixture or the Bromwich integral by the rules listed in
+    :data:`COST_MODEL_DOC`."""
     if g is None:
         return _exact.delta_exact_family(f, n, epsilon, mode=mode)
     return _exact.delta_exact(g, n, mode=mode)
@@ -75,8 +188,12 @@ def _fft(f, g, n, epsilon, mode, rtol, max_grid):
     return delta_fft(g, n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator="auto")
 
 
-#: The evaluators of ``evaluator="exact"`` by name (each a :class:`FamilyEvaluator`).
-FAMILY_EVALUATORS: dict[str, FamilyEvaluator] = {"continuous": _continuous, "exact": _exact_atoms, "fft": _fft}
+#: The evaluators of ``evaluator="exact"`` by name.
+FAMILY_EVALUATORS: dict[str, FamilyEvaluator] = {
+    "continuous": FamilyEvaluator("continuous", _continuous, _continuous_cost),
+    "exact": FamilyEvaluator("exact", _exact_atoms, _exact_atoms_cost),
+    "fft": FamilyEvaluator("fft", _fft, _fft_cost),
+}
 
 
 def selection(g, n: int, unsupported: str | None) -> tuple[str, ...]:
@@ -92,7 +209,7 @@ def selection(g, n: int, unsupported: str | None) -> tuple[str, ...]:
       :math:`|\psi|^n` stays large at high frequencies, so the Bromwich integral would need 1e5+ nodes of
       hundreds of atoms;
     * otherwise the exact evaluator of finite laws (:func:`_exact_atoms`), whose own work model picks
-      enumeration, the binomial mixture or the Bromwich integral.
+      enumeration, the binomial mixture or the Bromwich integral (:data:`COST_MODEL_DOC`).
     """
     if unsupported is not None:
         return ("fft",)
@@ -100,6 +217,46 @@ def selection(g, n: int, unsupported: str | None) -> tuple[str, ...]:
     if g is not None and g.continuous is not None and n <= CONTINUOUS_FFT_MAX_N:
         return (*first, "fft")
     return (*first, "exact", "fft")
+
+
+def plan(f, n: int, epsilon: float, rtol: float = DEFAULT_RTOL, max_grid: int = DEFAULT_MAX_GRID) -> list:
+    """The selection policy's evaluators for family ``f`` at (n, ε), in the order tried, each with its
+    :class:`Cost`: ``[(name, Cost), ...]`` (what :func:`max_delta` would run, for inspection and planning)."""
+    g = None if isinstance(f, Decomposition) else f.gparv(epsilon)
+    reason = None if g is None else _exact.unsupported_reason(g)
+    return [(name, FAMILY_EVALUATORS[name].cost(f, g, n, epsilon, rtol, max_grid))
+            for name in selection(g, n, reason)]
+
+
+def max_atoms(family_lists) -> int:
+    """The most atoms of an atomic decomposition in any of the lists (a packed list counts by its largest)."""
+    return max([f.a.size for fams in family_lists if not isinstance(fams, PackedFamilies)
+                for f in fams if isinstance(f, Decomposition)]
+               + [fams.max_atoms for fams in family_lists if isinstance(fams, PackedFamilies)], default=0)
+
+
+def search_cost(family_lists) -> Cost:
+    """Up-front cost of the ε searches over the family lists by the exact evaluator: :data:`EVALUATIONS_PER_SEARCH`
+    evaluations of the largest family at :data:`NODES_PER_EVALUATION` nodes per atom (a refusal estimate for
+    a mechanism too large to search within the budget)."""
+    atoms = max_atoms(family_lists)
+    return Cost(atoms * ATOM_NODE_SECONDS * NODES_PER_EVALUATION * EVALUATIONS_PER_SEARCH, atoms * ATOM_BYTES)
+
+
+def binary_rr_plan(eps0: float, n: int, want_eps: bool, tight: bool) -> str:
+    """Binary RR's route in the default method once its exact count law has run (:mod:`shuffleamp.exact_count`).
+
+    Returns ``"decomposition-upper"`` (also run the decomposition's upper: below :data:`DECOMPOSITION_MAX_N`
+    and :data:`DECOMPOSITION_MAX_EPS0`, unless an ε query's count-law bracket is ``tight``, within
+    :data:`SKIP_DECOMPOSITION_RTOL`; a δ query there always takes the decomposition's one evaluation, so
+    that ``delta(epsilon_upper) <= delta`` holds between the two queries) or ``"count-law"`` (the count
+    law answers; its lower is compared with the decomposition's when its band exceeds
+    :data:`LOWER_BAND_RTOL`).  Soundness is unaffected either way (upper = min, lower = max of certified
+    bounds); the choice is by cost (bench/results_exact_count.md).
+    """
+    if n < DECOMPOSITION_MAX_N and eps0 < DECOMPOSITION_MAX_EPS0 and (not tight or not want_eps):
+        return "decomposition-upper"
+    return "count-law"
 
 
 def _evaluate(f, epsilon: float, n: int, mode: str, rtol: float, max_grid: int, evaluator: str):

@@ -233,6 +233,7 @@ from scipy.special import ndtr, log_ndtr
 from . import _validate
 from .decomposition import Decomposition, clone_decomposition, lower_decomposition
 from .errors import ParameterError
+from ._registry import Settings
 from .mechanisms import KRR, Mechanism, Parameter, _form
 
 __all__ = ["Gaussian", "ApproximateLDP", "gaussian_delta", "gaussian_blanket", "THRESHOLDS", "LADDER",
@@ -665,7 +666,7 @@ class Gaussian(Mechanism):
         """
         return {"mechanism": self.name, "sigma": self.sigma, "sensitivity": self.sensitivity}
 
-    def bound_point(self, quantity: str, n: int, value: float, ctx: dict, B):
+    def bound_point(self, quantity: str, n: int, value: float, ctx: Settings, B):
         """One point of the default method: the minimum over truncation depths (see :func:`ladder_point`).
 
         Parameters
@@ -674,8 +675,8 @@ class Gaussian(Mechanism):
         n : int
         value : float
             ε (for δ) or δ (for ε).
-        ctx : dict
-            The bounds layer's context.
+        ctx : Settings
+            The call's settings (:class:`shuffleamp._registry.Settings`).
         B : module
             :mod:`shuffleamp.bounds` (handed in by it: this module sits below it).
 
@@ -690,10 +691,10 @@ def _lower_families(mech, B):
     return B._with_swaps(mech.lower_decompositions())
 
 
-def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: dict, B):
+def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: Settings, B):
     """Certified lower ε at δ = target of the lower-bound datasets ``lo_f`` (atomic decompositions): the
     compiled search of the bounds layer ``B``, run with the same families on both sides (its lower result)."""
-    sub = dict(ctx, upper_families=list(lo_f), lower_families=list(lo_f), binary_rr_eps0=None)
+    sub = ctx.with_(upper_families=list(lo_f), lower_families=list(lo_f), binary_rr_eps0=None)
 
     class _Hi:
         eps0 = eps_hi
@@ -701,7 +702,7 @@ def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: dict, B):
     return (0.0 if lo is None else lo), rec.get("lower")
 
 
-def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dict, B):
+def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Settings, B):
     r"""Certified (upper, lower, record) of the Gaussian randomizer at one point.
 
     Upper: :math:`\min_z [\delta_z(\varepsilon) + \tau(z)]` over the truncation ladder (each term is a
@@ -716,7 +717,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
     rec = {"ladder": []}
     if quantity == "delta":
         eps = value
-        lo, info_l = B.max_delta(lo_f, n, eps, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+        lo, info_l = B.max_delta(lo_f, n, eps, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)
         guide = lo
     else:
         target = value
@@ -725,19 +726,16 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
     if quantity == "delta":
         guide = max(guide, DELTA_START_GUIDE)
     zs = [z for z in LADDER if _tau(mu, z) <= CHARGE_FRACTION * guide] or [LADDER[-1]]
-    order = [(zs[0], ctx["evaluator"])]
+    order = [(zs[0], ctx.evaluator)]
     best, best_rec = math.inf, None
     while order and len(rec["ladder"]) < 4:
         z, evaluator = order.pop(0)
         proxy = mech.at_depth(z)
         tau = proxy.delta_charge
-        sub = dict(ctx)
-        sub["upper_families"] = list(proxy.upper_decompositions())
-        sub["lower_families"] = []
-        sub["binary_rr_eps0"] = None
-        sub["evaluator"] = evaluator
+        sub = ctx.with_(upper_families=list(proxy.upper_decompositions()), lower_families=[],
+                        binary_rr_eps0=None, evaluator=evaluator)
         if quantity == "delta":
-            up, info_u = B.max_delta(sub["upper_families"], n, eps, "spread", ctx["rtol"], ctx["max_grid"],
+            up, info_u = B.max_delta(sub.upper_families, n, eps, "spread", ctx.rtol, ctx.max_grid,
                                      evaluator)
             err = (info_u or {}).get("delta_error", 0.0) or 0.0
             loose = up > 0 and err > LADDER_RETRY_ERR * up
@@ -746,7 +744,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
                 # the rung an ε query at this δ would use (the first whose charge is at most a fraction of it)
                 want = [zz for zz in LADDER if _tau(mu, zz) <= CHARGE_FRACTION * min(best, up)] or [LADDER[-1]]
                 if not any(e["z"] == want[0] for e in rec["ladder"]) and want[0] != z:
-                    order.append((want[0], ctx["evaluator"]))
+                    order.append((want[0], ctx.evaluator))
         else:
             if tau >= target:
                 continue
@@ -760,7 +758,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
         if loose:
             # a heavy far tail makes the Bromwich integral's error bound large: the certified discretised
             # engine on the same law, then a shallower cut
-            if evaluator == "exact" and n <= FFT_MAX_N and len(sub["upper_families"][0].a) <= FFT_MAX_ATOMS:
+            if evaluator == "exact" and n <= FFT_MAX_N and len(sub.upper_families[0].a) <= FFT_MAX_ATOMS:
                 order.append((z, "fft"))
             elif z - 1 >= LADDER[0] and _tau(mu, z - 1) < guide:
                 order.append((z - 1, evaluator))
@@ -1004,7 +1002,7 @@ class ApproximateLDP(Mechanism):
         """
         return {"mechanism": self.name, "eps0": self.eps0, "delta0": self.delta0, "domain": self.domain}
 
-    def bound_point(self, quantity: str, n: int, value: float, ctx: dict, B):
+    def bound_point(self, quantity: str, n: int, value: float, ctx: Settings, B):
         """One point of the default method: the clone bound at n with its additive charge β.
 
         Parameters
@@ -1013,8 +1011,8 @@ class ApproximateLDP(Mechanism):
         n : int
         value : float
             ε (for δ) or δ (for ε).
-        ctx : dict
-            The bounds layer's context.
+        ctx : Settings
+            The call's settings (:class:`shuffleamp._registry.Settings`).
         B : module
             :mod:`shuffleamp.bounds` (handed in by it).
 
@@ -1137,7 +1135,7 @@ def approx_halvings(n: int):
         m //= 2
 
 
-def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ctx: dict, B):
+def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ctx: Settings, B):
     r"""Certified (upper, lower, record) of the worst (ε0, δ0)-LDP randomizer at one point.
 
     Upper: the smallest of the clone reduction with m of the n users kept (standard clone at
@@ -1154,10 +1152,10 @@ def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ct
     rec: dict = {}
 
     def lower_delta(e):
-        v, info = B.max_delta(lo_a, n, e, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+        v, info = B.max_delta(lo_a, n, e, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)
         info = dict(info or {}, dataset="k-RR at log((e^eps0 + (k - 1) delta0)/(1 - delta0)), k = 2, 3")
         if lo_r:
-            w, info_r = B.max_delta(lo_r, n, e, B.LOWER_MODE, ctx["rtol_lower"], ctx["max_grid"], ctx["evaluator"])
+            w, info_r = B.max_delta(lo_r, n, e, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)
             w = float(np.nextafter((d0 + (1.0 - d0) * w) * (1 - 4 * _DBL_EPS), -np.inf))
             if w > v:
                 v, info = w, dict(info_r or {}, dataset="reveals its input w.p. delta0, else k-RR at eps0")
@@ -1168,10 +1166,7 @@ def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ct
             proxy = cls.at_n(m)
         except ParameterError:
             return None, None
-        sub = dict(ctx)
-        B._optimal_prepare(proxy, sub)
-        sub["lower_families"] = []
-        sub["binary_rr_eps0"] = None
+        sub = B._optimal_prepare(proxy, ctx).with_(lower_families=[], binary_rr_eps0=None)
         return proxy, sub
 
     pure_cls = ApproximateLDP(mech.eps0, 0.0)
@@ -1215,7 +1210,7 @@ def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ct
     rec.update(upper_engine="clone reduction" if "users_kept" in info else "local (eps0, delta0) profile",
                upper=info)
     eps_hi = max(float(mech.eps0), min(_lower_eps1(mech.eps0, d0, 3), _validate.EPS0_MAX))
-    lo, info_l, _cnt = B.solve_epsilon(lower_delta, target, eps_hi, "lower", ctx["eps_rtol"],
+    lo, info_l, _cnt = B.solve_epsilon(lower_delta, target, eps_hi, "lower", ctx.eps_rtol,
                                        B.estimator(lo_a, n))
     rec["lower"] = info_l
     return up, min(lo, up), rec

@@ -40,6 +40,7 @@ import numpy as np
 
 from . import exact as _exact
 from ._ext import kernels
+from ._registry import Settings
 from ._numerics import check_time, current_budget, epsilon_for_delta, inverse_monotone, root_of_estimate
 from .decomposition import Decomposition, pack
 from .errors import ResourceLimitError
@@ -357,11 +358,11 @@ def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:
     return info
 
 
-def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict, verify: bool | None = None):
+def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: Settings, verify: bool | None = None):
     """Both searches by ``kernels.epsilon_search``: ((up, info_u, count_u), (lo, info_l, count_l) or None), or
     (None, seeds) when the kernel does not handle the case; ``seeds`` are its evaluated points (upper, lower)
     as ``{eps: (delta, info)}`` for the Python search."""
-    r = epsilon_search(up_f, lo_f, n, target, eps_hi, ctx["eps_rtol"], SOFT_GAP, EXPENSIVE_NODES,
+    r = epsilon_search(up_f, lo_f, n, target, eps_hi, ctx.eps_rtol, SOFT_GAP, EXPENSIVE_NODES,
                        KERNEL_VERIFY_CHORD if verify is None else verify)
     ulab = [getattr(f, "label", "") for f in up_f]
     llab = [getattr(f, "label", "") for f in lo_f]
@@ -395,16 +396,16 @@ def _kernel_epsilon(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict,
     return upper, (lo, info_l, len(r["l_eps"]))
 
 
-def search_families(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict, verify: bool | None = None):
+def search_families(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: Settings, verify: bool | None = None):
     """Upper and lower ε of the certified maximum over GPARV families (upper families ``up_f``, lower-bound
     datasets ``lo_f``) at δ = ``target`` on [0, ``eps_hi``]: the compiled search when every family is an atomic
     decomposition and the evaluator is "exact" (:func:`_kernel_epsilon`), else (or when it does not handle the
     case, seeded with its evaluated points) the Python search (:func:`_solve_convex_upper`,
-    :func:`solve_epsilon`, :func:`_solve_convex_lower`).  ``ctx`` carries the evaluator settings ("rtol",
-    "rtol_lower", "max_grid", "evaluator", "eps_rtol").  Returns (upper, lower): (ε, info, evaluations) each,
-    ``lower`` None without lower-bound datasets."""
+    :func:`solve_epsilon`, :func:`_solve_convex_lower`).  ``ctx`` carries the evaluator settings (``rtol``,
+    ``rtol_lower``, ``max_grid``, ``evaluator``, ``eps_rtol`` of :class:`shuffleamp._registry.Settings`).
+    Returns (upper, lower): (ε, info, evaluations) each, ``lower`` None without lower-bound datasets."""
     seeds_u, seeds_l = {}, {}
-    if (ctx["evaluator"] == "exact" and up_f
+    if (ctx.evaluator == "exact" and up_f
             and all(isinstance(f, Decomposition) for f in list(up_f) + list(lo_f))):
         check_time("epsilon search")
         first, second = _kernel_epsilon(up_f, lo_f, n, target, eps_hi, ctx, verify)
@@ -415,26 +416,26 @@ def search_families(up_f, lo_f, n: int, target: float, eps_hi: float, ctx: dict,
     walk = _near_hi_walk(target, eps_hi, est_u)
     up_pts: dict = dict(seeds_u)
     out = _solve_convex_upper(
-        lambda e: max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
-        target, eps_hi, ctx["eps_rtol"], est_u, pts=up_pts, walk=walk)
+        lambda e: max_delta(up_f, n, e, "spread", ctx.rtol, ctx.max_grid, ctx.evaluator),
+        target, eps_hi, ctx.eps_rtol, est_u, pts=up_pts, walk=walk)
     if out is None:
         out = solve_epsilon(
             lambda e: up_pts[e] if e in up_pts else
-            max_delta(up_f, n, e, "spread", ctx["rtol"], ctx["max_grid"], ctx["evaluator"]),
-            target, eps_hi, "upper", ctx["eps_rtol"], est_u)
+            max_delta(up_f, n, e, "spread", ctx.rtol, ctx.max_grid, ctx.evaluator),
+            target, eps_hi, "upper", ctx.eps_rtol, est_u)
     upper, lower = out, None
     up = upper[0]
     if lo_f:
         lo_pts: dict = {}
 
         def fn_lo(e):
-            lo_pts[e] = seeds_l[e] if e in seeds_l else max_delta(lo_f, n, e, LOWER_MODE, ctx["rtol_lower"],
-                                                                  ctx["max_grid"], ctx["evaluator"])
+            lo_pts[e] = seeds_l[e] if e in seeds_l else max_delta(lo_f, n, e, LOWER_MODE, ctx.rtol_lower,
+                                                                  ctx.max_grid, ctx.evaluator)
             return lo_pts[e]
         try:
-            out = _solve_convex_lower(fn_lo, target, eps_hi, up, ctx["eps_rtol"], up_pts, walk) if walk else None
+            out = _solve_convex_lower(fn_lo, target, eps_hi, up, ctx.eps_rtol, up_pts, walk) if walk else None
             if out is None:
-                out = solve_epsilon(fn_lo, target, eps_hi, "lower", ctx["eps_rtol"], estimator(lo_f, n))
+                out = solve_epsilon(fn_lo, target, eps_hi, "lower", ctx.eps_rtol, estimator(lo_f, n))
         except ResourceLimitError as exc:
             if exc.parameter != "max_seconds":
                 raise

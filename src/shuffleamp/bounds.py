@@ -358,7 +358,17 @@ def _optimal_delta(mechanism, n: int, eps: float, ctx: dict):
         out = _binary_rr_point(mechanism, n, eps, False, ctx)
         if out is not None:
             return out
-    return _decomposition_delta(mechanism, n, eps, ctx)
+    return _decomposition_delta(mechanism, n, eps, _at_n(mechanism, n, ctx))
+
+
+def _at_n(mechanism, n: int, ctx: dict) -> dict:
+    """``ctx`` with the mechanism's finite decompositions for n users (``decompositions_at(n)``: continuous
+    randomizers whose certified discretisation depends on n) under the exact evaluator, else ``ctx`` itself."""
+    at = getattr(mechanism, "decompositions_at", None)
+    if at is None or ctx["evaluator"] != "exact":
+        return ctx
+    up, lo = at(n)
+    return dict(ctx, upper_families=list(up), lower_families=list(lo))
 
 
 def _decomposition_delta(mechanism, n: int, eps: float, ctx: dict):
@@ -575,7 +585,7 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
         out = _binary_rr_point(mechanism, n, target, True, ctx)
         if out is not None:
             return out
-    return _decomposition_epsilon(mechanism, n, target, ctx)
+    return _decomposition_epsilon(mechanism, n, target, _at_n(mechanism, n, ctx))
 
 
 def _decomposition_epsilon(mechanism, n: int, target: float, ctx: dict):

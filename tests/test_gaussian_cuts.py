@@ -81,3 +81,11 @@ def test_epsilon_query_brackets_and_matches_delta_query(sigma, n, delta):
     d = sa.delta(g, n, r.upper)
     assert d.upper <= delta * (1 + 1e-6)
     assert d.lower <= delta
+
+
+def test_costly_cut_refused_up_front_naming_sigma():
+    from shuffleamp.errors import ResourceLimitError
+    with pytest.raises(ResourceLimitError) as info:
+        sa.epsilon(sa.Gaussian(sigma=0.2), 10 ** 4, 1e-12)
+    assert info.value.parameter == "sigma"
+    assert "sigma" in str(info.value)

@@ -145,6 +145,7 @@ import numpy as np
 from scipy.special import ndtr, log_ndtr
 
 from . import _validate
+from ._numerics import refuse_if_costly
 from .decomposition import Decomposition, clone_decomposition, lower_decomposition
 from .errors import ParameterError
 from .mechanisms import KRR, Mechanism, Parameter, _form
@@ -720,6 +721,26 @@ def _first_evaluator(mech: "Gaussian", n: int, evaluator: str) -> str:
     return evaluator
 
 
+#: Up-front time estimate of a Bromwich evaluation of a truncated law whose largest log-ratio is ε_K = μ w_K:
+#: about CUT_SECONDS_REF at ε_K = CUT_LOG_RATIO_REF, growing e-fold every CUT_LOG_RATIO_SCALE nats (measured on
+#: the 2-core machine over n = 1e4 .. 1e9; order of magnitude only).
+CUT_SECONDS_REF = 2.0
+CUT_LOG_RATIO_REF = 31.0
+CUT_LOG_RATIO_SCALE = 5.0
+
+
+def _refuse_if_costly(mu: float, z: float, n: int, evaluator: str) -> None:
+    """Refuse up front (ResourceLimitError naming ``sigma``) when the Bromwich evaluation of the cut at depth z
+    would exceed the time budget (:func:`shuffleamp._numerics.refuse_if_costly`, estimate above)."""
+    if evaluator != "exact":
+        return
+    eps_cut = mu * (mu / 2 + z)
+    seconds = CUT_SECONDS_REF * math.exp(min((eps_cut - CUT_LOG_RATIO_REF) / CUT_LOG_RATIO_SCALE, 700.0))
+    refuse_if_costly(f"Gaussian randomizer, Δ/σ = {mu:.4g}, n = {n}: the truncated law spans log-ratios up to "
+                     f"{eps_cut:.3g}", "sigma", seconds=seconds,
+                     hint="increase sigma (or raise max_seconds)")
+
+
 def _cut_cells(n: int):
     """At most SMALL_N_CELLS cells per side below FINE_MIN_N users (cost: atoms x integrand nodes), else the
     default grid."""
@@ -763,6 +784,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
         lo = None
         z1 = _depth_for(mu, FIRST_FRACTION * target)
         order = [(z1, first)]
+    _refuse_if_costly(mu, z1, n, first)
     best, best_rec = math.inf, None
     while order and len(rec["ladder"]) < 4:
         z, evaluator = order.pop(0)

@@ -1282,14 +1282,17 @@ def laplace_lower_gparv(eps0: float, epsilon: float) -> Gparv:
 # ------------------------------------------------------------------ Laplace as finite decompositions
 #: Cells per side of the log-ratio grid of :func:`laplace_spread_decomposition` / :func:`laplace_cells_lower`
 #: for n users (:func:`laplace_cells`): from LAPLACE_FINE_MIN_N on, a log-ratio step of at most
-#: LAPLACE_CELL_LOG_RATIO within [LAPLACE_CELLS_MIN, LAPLACE_CELLS_MAX] cells (a narrow Bromwich bell: the
-#: cost grows slowly with the atoms); below, LAPLACE_CELLS_SMALL_N cells (there the integrand hardly decays
-#: and the cost is nodes x atoms).  The grid decides tightness only, never soundness.
+#: LAPLACE_CELL_LOG_RATIO within [LAPLACE_CELLS_MIN, LAPLACE_CELLS_MAX] cells (at most LAPLACE_CELLS_MID below
+#: LAPLACE_LARGE_N; a narrow Bromwich bell: the cost grows slowly with the atoms); below LAPLACE_FINE_MIN_N,
+#: LAPLACE_CELLS_SMALL_N cells (there the integrand hardly decays and the cost is nodes x atoms; measured
+#: fastest of 4 .. 24 at n <= 20).  The grid decides tightness only, never soundness.
 LAPLACE_CELL_LOG_RATIO = 0.05
 LAPLACE_CELLS_MIN = 32
+LAPLACE_CELLS_MID = 64
 LAPLACE_CELLS_MAX = 160
-LAPLACE_CELLS_SMALL_N = 16
+LAPLACE_CELLS_SMALL_N = 24
 LAPLACE_FINE_MIN_N = 2000
+LAPLACE_LARGE_N = 100_000
 #: Relative margin by which the spread weight of a cell's upper end point is rounded up.
 _SPREAD_MARGIN = 1e-9
 
@@ -1311,7 +1314,8 @@ def laplace_cells(eps0: float, n: int) -> int:
     """
     if n < LAPLACE_FINE_MIN_N:
         return LAPLACE_CELLS_SMALL_N
-    return int(min(max(math.ceil(eps0 / LAPLACE_CELL_LOG_RATIO), LAPLACE_CELLS_MIN), LAPLACE_CELLS_MAX))
+    cap = LAPLACE_CELLS_MID if n < LAPLACE_LARGE_N else LAPLACE_CELLS_MAX
+    return int(min(max(math.ceil(eps0 / LAPLACE_CELL_LOG_RATIO), LAPLACE_CELLS_MIN), cap))
 
 
 def ratio_spread_components(log_ratio: np.ndarray, c_lo: np.ndarray, c_hi: np.ndarray, tail: float):
@@ -1440,9 +1444,9 @@ def laplace_cells_lower(eps0: float, cells: int) -> Decomposition:
 
 
 @functools.lru_cache(maxsize=64)
-def _laplace_families(eps0: float, cells: int) -> tuple:
+def _laplace_families(eps0: float, cells: int, lower_cells: int) -> tuple:
     up = laplace_spread_decomposition(eps0, cells)
-    lo = laplace_cells_lower(eps0, cells)
+    lo = laplace_cells_lower(eps0, lower_cells)
     return tuple(dedupe([up, up.swapped()])), tuple(dedupe([lo, lo.swapped()]))
 
 
@@ -1594,8 +1598,9 @@ class Laplace(Mechanism):
 
         The upper family :func:`laplace_spread_decomposition` (a certified mean-preserving spread of the blanket
         GPARV, no charge) and the lower family :func:`laplace_cells_lower` (the Theorem-14 dataset with the
-        reports quantised, a post-processing), each with its swap, on :func:`laplace_cells` cells per side:
-        atomic laws, so the compiled ε search applies.  Cached per (ε0, cells).
+        reports quantised, a post-processing), each with its swap, on :func:`laplace_cells` cells per side
+        (half as many for the lower family below :data:`LAPLACE_FINE_MIN_N` users): atomic laws, so the compiled
+        ε search applies.  Cached per (ε0, cells).
 
         Parameters
         ----------
@@ -1607,7 +1612,9 @@ class Laplace(Mechanism):
         (tuple of Decomposition, tuple of Decomposition)
             Upper and lower families (swap-closed).
         """
-        return _laplace_families(self.eps0, laplace_cells(self.eps0, int(n)))
+        cells = laplace_cells(self.eps0, int(n))
+        # below LAPLACE_FINE_MIN_N the lower search dominates the cost (nodes x atoms): half the cells there
+        return _laplace_families(self.eps0, cells, cells if n >= LAPLACE_FINE_MIN_N else max(cells // 2, 8))
 
     def lower_cases(self) -> list:
         """Theorem-14 decompositions tagged with the dataset's shape; see :meth:`Mechanism.lower_cases`.

@@ -180,6 +180,9 @@ FFT_MAX_ATOMS = 300
 #: (see :func:`ladder_point`).
 FIRST_FRACTION = 1e-3
 SHALLOW_FRACTION = 0.25
+#: From this Δ/σ on the ε query starts at the shallower cut (measured: there the deeper cut's evaluation is loose
+#: at every n >= FINE_MIN_N, and the shallow one within 1 % of the best cut otherwise).
+SHALLOW_FIRST_MU = 2.0
 #: Below this n the laws have at most SMALL_N_CELLS cells per side (the cost is atoms x integrand nodes there).
 FINE_MIN_N = 2000
 SMALL_N_CELLS = 32
@@ -678,9 +681,23 @@ def _lower_families(mech, B, n: int | None = None):
     return B._with_swaps(mech.lower_decompositions())
 
 
+#: The ε query searches the lower bound over at most this many lower-bound datasets (orderings included): those
+#: with the largest estimated root (any subset of datasets gives a certified lower bound).
+LOWER_SEARCH_KEEP = 2
+
+
 def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: dict, B):
     """Certified lower ε at δ = target of the lower-bound datasets ``lo_f`` (atomic decompositions): the
-    compiled search of the bounds layer ``B``, run with the same families on both sides (its lower result)."""
+    compiled search of the bounds layer ``B``, run with the same families on both sides (its lower result), over
+    the LOWER_SEARCH_KEEP datasets with the largest saddle-point estimate of the root
+    (:func:`shuffleamp.exact.estimate_root`, uncertified: it only ranks)."""
+    if len(lo_f) > LOWER_SEARCH_KEEP:
+        from . import exact as _exact
+
+        def score(f):
+            r = _exact.estimate_root([f], n, target, eps_hi)
+            return eps_hi if math.isnan(r) else r
+        lo_f = sorted(lo_f, key=score, reverse=True)[:LOWER_SEARCH_KEEP]
     sub = dict(ctx, upper_families=list(lo_f), lower_families=list(lo_f), binary_rr_eps0=None)
 
     class _Hi:
@@ -756,7 +773,8 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
 
     * ε query: first the cut whose charge is :data:`FIRST_FRACTION` of δ; when its evaluation is loose, the
       shallower cut whose charge is :data:`SHALLOW_FRACTION` of δ (the evaluators' error bounds grow with the
-      truncated law's largest ratio :math:`e^{\mu w_K}`).
+      truncated law's largest ratio :math:`e^{\mu w_K}`).  From Δ/σ = :data:`SHALLOW_FIRST_MU` and
+      :data:`FINE_MIN_N` users on, the shallower cut alone.
     * δ query: the cut whose charge is :data:`FIRST_FRACTION` of the certified lower bound (at least
       :data:`DELTA_START_GUIDE`), then the cut an ε query at the result would use.
     * Both: an evaluation whose error exceeds :data:`LADDER_RETRY_ERR` of its value is redone by the certified
@@ -782,7 +800,8 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: dic
         target = value
         guide = target
         lo = None
-        z1 = _depth_for(mu, FIRST_FRACTION * target)
+        z1 = _depth_for(mu, (SHALLOW_FRACTION if mu >= SHALLOW_FIRST_MU and n >= FINE_MIN_N else FIRST_FRACTION)
+                        * target)
         order = [(z1, first)]
     _refuse_if_costly(mu, z1, n, first)
     best, best_rec = math.inf, None

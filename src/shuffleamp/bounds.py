@@ -361,14 +361,29 @@ def _optimal_delta(mechanism, n: int, eps: float, ctx: dict):
     return _decomposition_delta(mechanism, n, eps, _at_n(mechanism, n, ctx))
 
 
-def _at_n(mechanism, n: int, ctx: dict) -> dict:
+#: An ε query through ``decompositions_at`` searches the lower bound over this many lower-bound datasets (orderings
+#: included): those with the largest estimated root (any subset of datasets gives a certified lower bound).
+AT_N_LOWER_KEEP = 1
+
+
+def _at_n(mechanism, n: int, ctx: dict, target: float | None = None) -> dict:
     """``ctx`` with the mechanism's finite decompositions for n users (``decompositions_at(n)``: continuous
-    randomizers whose certified discretisation depends on n) under the exact evaluator, else ``ctx`` itself."""
+    randomizers whose certified discretisation depends on n) under the exact evaluator, else ``ctx`` itself.
+    For an ε query at δ = ``target`` the lower-bound datasets are cut to the AT_N_LOWER_KEEP with the largest
+    saddle-point estimate of the root (uncertified; it only ranks)."""
     at = getattr(mechanism, "decompositions_at", None)
     if at is None or ctx["evaluator"] != "exact":
         return ctx
     up, lo = at(n)
-    return dict(ctx, upper_families=list(up), lower_families=list(lo))
+    lo = list(lo)
+    if target is not None and len(lo) > AT_N_LOWER_KEEP:
+        hi = float(mechanism.eps0)
+
+        def score(f):
+            r = _exact.estimate_root([f], n, target, hi)
+            return hi if math.isnan(r) else r
+        lo = sorted(lo, key=score, reverse=True)[:AT_N_LOWER_KEEP]
+    return dict(ctx, upper_families=list(up), lower_families=lo)
 
 
 def _decomposition_delta(mechanism, n: int, eps: float, ctx: dict):
@@ -585,7 +600,7 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: dict):
         out = _binary_rr_point(mechanism, n, target, True, ctx)
         if out is not None:
             return out
-    return _decomposition_epsilon(mechanism, n, target, _at_n(mechanism, n, ctx))
+    return _decomposition_epsilon(mechanism, n, target, _at_n(mechanism, n, ctx, target))
 
 
 def _decomposition_epsilon(mechanism, n: int, target: float, ctx: dict):

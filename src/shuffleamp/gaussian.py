@@ -692,10 +692,8 @@ def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: dict, B):
     the LOWER_SEARCH_KEEP datasets with the largest saddle-point estimate of the root
     (:func:`shuffleamp.exact.estimate_root`, uncertified: it only ranks)."""
     if len(lo_f) > LOWER_SEARCH_KEEP:
-        from . import exact as _exact
-
         def score(f):
-            r = _exact.estimate_root([f], n, target, eps_hi)
+            r = B._exact.estimate_root([f], n, target, eps_hi)     # the bounds layer's exact module
             return eps_hi if math.isnan(r) else r
         lo_f = sorted(lo_f, key=score, reverse=True)[:LOWER_SEARCH_KEEP]
     sub = dict(ctx, upper_families=list(lo_f), lower_families=list(lo_f), binary_rr_eps0=None)

@@ -1,9 +1,12 @@
 """Continuous randomizers beside k-RR: latency of one certified ε(δ), and seed002's experiment settings.
 
 Part 1 (latency): ``sa.epsilon(mechanism, n, delta)`` (upper and lower, default evaluator) for k-RR (k = 10),
-Laplace and the Gaussian randomizer over n = 2 … 1e9, three privacy levels each and two δ, in one process
-and one run (a warm-up call per mechanism first).  Targets for Laplace and Gaussian: median <= 10 ms,
-max <= 200 ms over the grid, <= 50 ms at n = 1e8.
+Laplace and the Gaussian randomizer (Δ = 1) over one seeded random sample, in one process and one run (a
+warm-up call per randomizer first): case i draws n log-uniform in [2, 1e9], δ log-uniform in [1e-12, 1e-3]
+and one quantile q, and each randomizer's privacy parameter is that quantile of its log-uniform range (k-RR
+and Laplace ε0 in [0.1, 10]; Gaussian Δ/σ in [0.05, 8], the largest accepted); every randomizer sees the same
+(n, δ).  Then the n = 1e8 points: three privacy levels each (ε0 = 0.5, 2, 8; σ = 8, 2, 0.5) at δ = 1e-6, 1e-10.
+Targets for Laplace and Gaussian: median <= 10 ms and max <= 200 ms over the sample, <= 50 ms at n = 1e8.
 
 Part 2 (Chen, Cao, Ge, "A Generalized Shuffle Framework for Privacy Amplification", AAAI 2024): certified
 upper and lower ε beside the paper's μ-GDP value (``baselines.gdp_epsilon``, labelled sound=False) for
@@ -13,7 +16,8 @@ Gaussian SGD setting (m = 100 clients, δ_j = 1e-5, the paper's σ_j = Δ·sqrt(
 
 Usage::
 
-    python bench/bench_continuous.py --out bench/results_continuous.md
+    python bench/bench_continuous.py --out bench/results_continuous.md            # 100 cases per randomizer
+    python bench/bench_continuous.py --cases 300 --out bench/results_continuous.md
 """
 
 from __future__ import annotations
@@ -32,40 +36,82 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import shuffleamp as sa  # noqa: E402
 from shuffleamp import baselines  # noqa: E402
+from shuffleamp.errors import ResourceLimitError  # noqa: E402
 from shuffleamp.mechanisms import KRR, Laplace  # noqa: E402
 
-NS = [2, 5, 20, 100, 1000, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7, 10 ** 8, 10 ** 9]
-DELTAS = [1e-6, 1e-10]
-MECHS = {
+SEED = 20261127
+N_RANGE = (2, 10 ** 9)
+DELTA_RANGE = (1e-12, 1e-3)
+EPS0_RANGE = (0.1, 10.0)
+MU_RANGE = (0.05, 8.0)
+RANDOMIZERS = {
+    "k-RR (k=10)": lambda q: KRR(_logq(EPS0_RANGE, q), 10),
+    "Laplace": lambda q: Laplace(_logq(EPS0_RANGE, q)),
+    "Gaussian (Δ = 1)": lambda q: sa.Gaussian(sigma=1.0 / _logq(MU_RANGE, q), sensitivity=1.0),
+}
+AT_1E8 = {
     "k-RR (k=10)": [KRR(0.5, 10), KRR(2.0, 10), KRR(8.0, 10)],
     "Laplace": [Laplace(0.5), Laplace(2.0), Laplace(8.0)],
-    "Gaussian": [sa.Gaussian(sigma=8.0), sa.Gaussian(sigma=2.0), sa.Gaussian(sigma=0.5)],
+    "Gaussian (Δ = 1)": [sa.Gaussian(sigma=8.0), sa.Gaussian(sigma=2.0), sa.Gaussian(sigma=0.5)],
 }
 
 
-def latency():
-    rows, per = {}, []
-    for name, mechs in MECHS.items():
-        sa.epsilon(mechs[0], 1000, 1e-6)                      # warm-up (imports, kernels)
-        times, at_1e8, worst = [], [], (0.0, None)
-        for m in mechs:
-            mine, gaps = [], []
-            for n in NS:
-                for d in DELTAS:
-                    t = time.perf_counter()
-                    r = sa.epsilon(m, n, d)
-                    dt = (time.perf_counter() - t) * 1e3
-                    assert r.lower <= r.upper
-                    times.append(dt)
-                    mine.append(dt)
-                    gaps.append(r.upper / r.lower if r.lower > 0 else math.inf)
-                    if n == 10 ** 8:
-                        at_1e8.append(dt)
-                    if dt > worst[0]:
-                        worst = (dt, f"{m.describe()} n={n:g} δ={d:g}")
-            per.append((name, m.describe(), statistics.median(mine), max(mine), statistics.median(gaps), max(gaps)))
-        rows[name] = (statistics.median(times), max(times), max(at_1e8), len(times), worst[1])
-    return rows, per
+def _logq(rng, q):
+    return float(math.exp(math.log(rng[0]) + q * (math.log(rng[1]) - math.log(rng[0]))))
+
+
+def sample(cases: int, seed: int = SEED):
+    """The seeded sample: (n, δ, q) per case."""
+    g = np.random.default_rng(seed)
+    n = np.exp(g.uniform(math.log(N_RANGE[0]), math.log(N_RANGE[1]), cases)).round().astype(np.int64)
+    d = np.exp(g.uniform(math.log(DELTA_RANGE[0]), math.log(DELTA_RANGE[1]), cases))
+    q = g.uniform(0.0, 1.0, cases)
+    return [(max(int(a), 2), float(b), float(c)) for a, b, c in zip(n, d, q)]
+
+
+def _one(m, n, d):
+    """(wall ms, CPU ms of this process, (status, upper/lower))."""
+    t, c = time.perf_counter(), time.process_time()
+    try:
+        r = sa.epsilon(m, n, d)
+        gap = r.upper / r.lower if r.lower > 0 else (1.0 if r.upper == 0 else math.inf)
+        assert r.lower <= r.upper
+        out = ("ok", gap)
+    except ResourceLimitError as e:
+        out = (f"refused ({e.parameter})", None)
+    return (time.perf_counter() - t) * 1e3, (time.process_time() - c) * 1e3, out
+
+
+def _pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, math.ceil(p / 100 * len(xs)) - 1))]
+
+
+def latency(cases: int):
+    pts = sample(cases)
+    rows = []
+    for name, make in RANDOMIZERS.items():
+        sa.epsilon(make(0.5), 1000, 1e-6)                    # warm-up (imports, kernels)
+        times, cpus, gaps, worst, refused = [], [], [], (0.0, ""), {}
+        for n, d, q in pts:
+            m = make(q)
+            dt, dc, (status, gap) = _one(m, n, d)
+            times.append(dt)
+            cpus.append(dc)
+            if gap is not None:
+                gaps.append(gap)
+            else:
+                refused[status] = refused.get(status, 0) + 1
+            if dt > worst[0]:
+                worst = (dt, f"{m.describe()} n={n} δ={d:.2g}")
+        at8 = [_one(m, 10 ** 8, d)[0] for m in AT_1E8[name] for d in (1e-6, 1e-10)]
+        rows.append(dict(name=name, cases=len(times), median=statistics.median(times), p90=_pct(times, 90),
+                         cpu_median=statistics.median(cpus), cpu_p99=_pct(cpus, 99), cpu_max=max(cpus),
+                         p99=_pct(times, 99), max=max(times), worst=worst[1], at8_median=statistics.median(at8),
+                         at8_max=max(at8), gap_median=statistics.median(gaps) if gaps else math.nan,
+                         gap_max=max(gaps) if gaps else math.nan,
+                         refused=", ".join(f"{v} {k}" for k, v in sorted(refused.items())) or "0"))
+    return rows
 
 
 def gspa_gaussian_mu(eps):
@@ -118,36 +164,46 @@ def seed002():
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--cases", type=int, default=100, help="cases of the seeded sample (per randomizer)")
+    ap.add_argument("--no-seed002", action="store_true", help="skip part 2 (Chen-Cao-Ge settings)")
     args = ap.parse_args(argv)
     t0 = time.time()
-    lat, per = latency()
-    s2 = seed002()
+    load0 = os.getloadavg()
+    lat = latency(args.cases)
+    load1 = os.getloadavg()
+    s2 = [] if args.no_seed002 else seed002()
+    cmd = "python bench/bench_continuous.py" + (f" --cases {args.cases}" if args.cases != 100 else "") + \
+        (" --no-seed002" if args.no_seed002 else "") + " --out bench/results_continuous.md"
     lines = ["# Continuous randomizers beside k-RR", "",
-             f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}; "
+             f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared with other jobs), Python "
+             f"{platform.python_version()}; load average {load0[0]:.1f} at the start, {load1[0]:.1f} after part 1; "
              f"date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; run time {time.time() - t0:.0f} s.",
-             "Command: `python bench/bench_continuous.py --out bench/results_continuous.md`", "",
+             f"Command: `{cmd}` (or `python bench/run.py continuous`)", "",
              "## Latency of one certified ε(δ) (upper and lower)", "",
-             f"Grid: n in {{{', '.join(f'{x:g}' for x in NS)}}} x δ in {{1e-6, 1e-10}} x three privacy levels "
-             "(k-RR and Laplace ε0 = 0.5, 2, 8; Gaussian Δ = 1, σ = 8, 2, 0.5).  Targets (Laplace, Gaussian): "
-             "median <= 10 ms, max <= 200 ms, <= 50 ms at n = 1e8.", "",
-             "| randomizer | cases | median (ms) | max (ms) | max at n = 1e8 (ms) | slowest case |",
-             "|---|---|---|---|---|---|"]
-    for name, (med, mx, m8, cnt, worst) in lat.items():
-        lines.append(f"| {name} | {cnt} | {med:.1f} | {mx:.0f} | {m8:.1f} | {worst} |")
-    lines += ["", "Per privacy level (upper/lower: ratio of the certified ε bounds, median and max over the grid):", "",
-              "| randomizer | parameters | median (ms) | max (ms) | upper/lower median | upper/lower max |",
-              "|---|---|---|---|---|---|"]
-    for name, desc, med, mx, g_med, g_max in per:
-        lines.append(f"| {name} | {desc} | {med:.1f} | {mx:.0f} | {g_med:.3g} | {g_max:.3g} |")
-    lines += ["", "## Chen–Cao–Ge (AAAI 2024) settings: certified bounds beside the μ-GDP value", "",
-              "μ-GDP: the paper's Theorem 2 value (asymptotic, not certified: `sound=False`).  The certified "
-              "numbers are this library's upper and lower bounds (users' budgets attached to users, replace-one).",
-              "",
-              "| setting | central δ | epochs | ε upper (certified) | ε lower (certified) | μ-GDP ε (not a bound) | time (s) |",
-              "|---|---|---|---|---|---|---|"]
-    for label, d, T, up, lo, g, dt in s2:
-        lines.append(f"| {label} | {d:g} | {T} | {up:.4g} | {lo:.4g} | {g:.4g} | "
-                     f"{'' if dt is None else f'{dt:.2f}'} |")
+             f"Seeded sample (seed {SEED}, {args.cases} cases, the same (n, δ) for every randomizer): n log-uniform in "
+             f"[2, 1e9], δ log-uniform in [1e-12, 1e-3]; ε0 log-uniform in [0.1, 10] (k-RR, Laplace), Δ/σ in "
+             "[0.05, 8] (Gaussian, Δ = 1), one quantile per case.  At n = 1e8: ε0 = 0.5, 2, 8 / σ = 8, 2, 0.5 at "
+             "δ = 1e-6, 1e-10.  Targets (Laplace, Gaussian): median <= 10 ms, max <= 200 ms, <= 50 ms at n = 1e8.  "
+             "Wall-clock times on a shared, loaded machine: compare rows of one run, not runs; the CPU time of the "
+             "process (single-threaded kernels) depends less on the load.", "",
+             "| randomizer | cases | median (ms) | p90 (ms) | p99 (ms) | max (ms) | CPU median / p99 / max (ms) | "
+             "n = 1e8 median / max (ms) | upper/lower median / max | refused | slowest case |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in lat:
+        lines.append(f"| {r['name']} | {r['cases']} | {r['median']:.1f} | {r['p90']:.1f} | {r['p99']:.0f} | "
+                     f"{r['max']:.0f} | {r['cpu_median']:.1f} / {r['cpu_p99']:.0f} / {r['cpu_max']:.0f} | "
+                     f"{r['at8_median']:.1f} / {r['at8_max']:.1f} | {r['gap_median']:.3g} / "
+                     f"{r['gap_max']:.3g} | {r['refused']} | {r['worst']} |")
+    if s2:
+        lines += ["", "## Chen–Cao–Ge (AAAI 2024) settings: certified bounds beside the μ-GDP value", "",
+                  "μ-GDP: the paper's Theorem 2 value (asymptotic, not certified: `sound=False`).  The certified "
+                  "numbers are this library's upper and lower bounds (users' budgets attached to users, replace-one).",
+                  "",
+                  "| setting | central δ | epochs | ε upper (certified) | ε lower (certified) | μ-GDP ε (not a bound) | time (s) |",
+                  "|---|---|---|---|---|---|---|"]
+        for label, d, T, up, lo, g, dt in s2:
+            lines.append(f"| {label} | {d:g} | {T} | {up:.4g} | {lo:.4g} | {g:.4g} | "
+                         f"{'' if dt is None else f'{dt:.2f}'} |")
     text = "\n".join(lines) + "\n"
     if args.out:
         with open(args.out, "w") as f:

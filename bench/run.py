@@ -89,7 +89,7 @@ SUITES: dict[str, Suite] = {
     "brackets": Suite("bench_brackets.py", (), "results_brackets.md", "per-round brackets by mechanism, eps0 and n, and which side is loose (brute force at small n)", stdout=True),
     "limits": Suite("bench_limits.py", (), "results_limits.md", "the up-front cost model: each audited slow or oversized call answered or refused", stdout=True),
     "budget": Suite("bench_budget.py", (), "results_budget.md", "the plan workflow: start-up against --version, the year report, plan-level queries, the total-over-days plot"),
-    "continuous": Suite("bench_continuous.py", ("--out", "bench/results_continuous.md"), "results_continuous.md", "Gaussian and Laplace latency beside k-RR over n = 2 .. 1e9, and Chen-Cao-Ge's settings with certified bounds"),
+    "continuous": Suite("bench_continuous.py", ("--out", "bench/results_continuous.md"), "results_continuous.md", "Gaussian and Laplace latency beside k-RR over one seeded sample (median, p90, p99, max; n = 1e8 points), and Chen-Cao-Ge settings with certified bounds"),
     "interop": Suite("bench_interop.py", ("--out", "bench/results_interop.md"), "results_interop.md", "dp_accounting PLDAccountant with shuffled rounds against compose_rounds"),
     "threads": Suite("bench_threads.py", ("--out", "bench/results_threads.md"), "results_threads.md", "throughput of concurrent epsilon() calls on 1, 2, 4 threads (the kernels release the GIL)", threads=True),
 }

@@ -266,7 +266,7 @@ def test_near_hi_walk_points():
 
 
 def _kernel_search(up_f, lo_f, n, target, eps_hi, skip):
-    """``kernels.epsilon_search`` with the arguments of ``exact.epsilon_search`` and the given ``skip`` rule."""
+    """``kernels.epsilon_search`` with the arguments of ``search.epsilon_search`` and the given ``skip`` rule."""
     from shuffleamp._ext import kernels
     from shuffleamp.decomposition import pack
     ua, ub, uc, ubeta, uoff = pack(up_f)

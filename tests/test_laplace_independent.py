@@ -31,12 +31,23 @@ from shuffleamp.mechanisms import Laplace
 import laplace_oracles as L
 import oracle
 
-#: The certified δ upper lies within this of the oracle's value (its own stated error is 1e-5 relative).
-REL = 1e-4
-#: The certified lower lies within this below the concrete pair's exact value.
-REL_LOWER = 1e-4
-#: Relative distance below the returned ε at which the bound's δ must exceed the target.
-TIGHT = 1e-4
+#: The certified δ upper lies within this of the oracle's value.  The default evaluates the blanket bound on a
+#: spread log-ratio grid (``mechanisms.laplace_spread_decomposition``, convex-order dominating, a fixed grid per
+#: (ε0, n) instead of a re-cut per ε), measured up to 1.4e-3 above the continuous bound's δ here (4e-4 in ε);
+#: a 1 % under-estimate still fails the sound side.
+REL = 2e-3
+#: The certified lower lies within this below the concrete pair's exact value (the larger ordering).  The
+#: default's lower is that pair with each report quantised to a cell of a fixed grid
+#: (``mechanisms.laplace_cells_lower``, a post-processing, so a valid lower bound): measured 2.5e-4 .. 1.1e-3
+#: below the continuous pair's δ here.
+REL_LOWER = 2e-3
+#: Relative distance below the returned ε at which the bound's δ must exceed the target (the upper: the spread
+#: grid's loss, see REL; the lower: its own search tolerance).
+TIGHT_UPPER = 1e-3
+#: The lower ε lies within this below the concrete pair's root: its quantised grid is coarsest at n <= 3
+#: (12 cells per side), where the root of the quantised pair sits up to a few percent below.
+TIGHT_LOWER_SMALL_N = 5e-2
+TIGHT_LOWER = 2e-3
 
 
 def bound_delta(eps0, n, eps):
@@ -48,13 +59,22 @@ def bound_delta(eps0, n, eps):
     return v - err, v + err
 
 
-def pair_delta(eps0, n, eps):
-    """(lo, hi) of the exact δ of the Theorem-14 dataset (user 1: 0 vs 1, others 1), direction 0 -> 1."""
-    law = L.pair_law(eps0, eps)
+def _pair_delta_one(eps0, n, eps, reverse):
+    law = L.pair_law(eps0, eps, reverse)
     if n <= 3:
         return L.convex_bracket(law, n)
     v, err = L.positive_part_bromwich(law, n)
     return v - err, v + err
+
+
+def pair_delta(eps0, n, eps, weaker=False):
+    """(lo, hi) of the exact δ of the Theorem-14 dataset (user 1: 0 vs 1, others 1): the larger of its two
+    orderings (the truth at that dataset pair, which bounds every valid lower), or with ``weaker`` the smaller
+    (the library's lower searches one ordering, ranked by an uncertified estimate, so its tightness is checked
+    against the weaker one)."""
+    f, r = _pair_delta_one(eps0, n, eps, False), _pair_delta_one(eps0, n, eps, True)
+    pick = min if weaker else max
+    return pick(f[0], r[0]), pick(f[1], r[1])
 
 
 # ------------------------------------------------------------------ the oracle itself
@@ -103,7 +123,7 @@ def test_delta_upper_and_lower_two_sided(name, eps0, n, eps):
     assert r.upper <= hi * (1 + REL), (name, r.upper, hi)                   # tight
     plo, phi = pair_delta(eps0, n, eps)
     assert r.lower <= phi * (1 + 1e-12), (name, r.lower, phi)               # a valid lower bound
-    assert r.lower >= plo * (1 - REL_LOWER), (name, r.lower, plo)           # the pair it names
+    assert r.lower >= pair_delta(eps0, n, eps, weaker=True)[0] * (1 - REL_LOWER), (name, r.lower)  # the pair it names
 
 
 # ------------------------------------------------------------------ ε(δ): the bound's root, both sides
@@ -116,9 +136,10 @@ def test_epsilon_upper_and_lower_two_sided(name, eps0, n, delta):
     r = sa.epsilon(Laplace(eps0), n, delta)
     assert 0 < r.lower <= r.upper < eps0, r
     assert bound_delta(eps0, n, r.upper)[0] <= delta * (1 + 1e-9), (name, r.upper)           # sound
-    assert bound_delta(eps0, n, r.upper * (1 - TIGHT))[0] > delta, (name, r.upper)            # tight
+    assert bound_delta(eps0, n, r.upper * (1 - TIGHT_UPPER))[0] > delta, (name, r.upper)      # tight
     assert pair_delta(eps0, n, r.lower)[1] >= delta * (1 - 1e-9), (name, r.lower)              # lower valid
-    assert pair_delta(eps0, n, r.lower * (1 + TIGHT))[1] < delta, (name, r.lower)             # and tight
+    tight_lower = TIGHT_LOWER_SMALL_N if n <= 3 else TIGHT_LOWER
+    assert pair_delta(eps0, n, r.lower * (1 + tight_lower), weaker=True)[1] < delta, (name, r.lower)  # tight
 
 
 # ------------------------------------------------------------------ the truth at n = 2, 3

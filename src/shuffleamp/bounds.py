@@ -55,8 +55,8 @@ from .evaluate import (ATOM_NODE_SECONDS, DECOMPOSITION_MAX_EPS0,  # noqa: F401
                        LOWER_BAND_RTOL, LOWER_MODE, NODES_PER_EVALUATION, SKIP_DECOMPOSITION_RTOL, _atomic,
                        binary_rr_plan, estimator, max_atoms, max_delta, search_cost)
 from .fft_engine import DEFAULT_MAX_GRID
-from .search import (EXPENSIVE_NODES, SOFT_GAP, _chord_bracket, estimate_root, search_families,  # noqa: F401
-                     solve_epsilon)
+from .search import (EXPENSIVE_NODES, SOFT_GAP, _chord_bracket, estimate_root, keep_largest_roots,  # noqa: F401
+                     search_families, solve_epsilon)
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
 
@@ -348,7 +348,27 @@ def _optimal_delta(mechanism, n: int, eps: float, ctx: Settings):
         out = _binary_rr_point(mechanism, n, eps, False, ctx)
         if out is not None:
             return out
-    return _decomposition_delta(mechanism, n, eps, ctx)
+    return _decomposition_delta(mechanism, n, eps, _at_n(mechanism, n, ctx))
+
+
+#: An ε query through ``decompositions_at`` searches the lower bound over this many lower-bound datasets (orderings
+#: included): those with the largest estimated root (any subset of datasets gives a certified lower bound).
+AT_N_LOWER_KEEP = 1
+
+
+def _at_n(mechanism, n: int, ctx: Settings, target: float | None = None) -> Settings:
+    """``ctx`` with the mechanism's finite decompositions for n users (``decompositions_at(n)``: continuous
+    randomizers whose certified discretisation depends on n) under the exact evaluator, else ``ctx`` itself.
+    For an ε query at δ = ``target`` the lower-bound datasets are cut to the AT_N_LOWER_KEEP with the largest
+    saddle-point estimate of the root (uncertified; it only ranks)."""
+    at = getattr(mechanism, "decompositions_at", None)
+    if at is None or ctx.evaluator != "exact":
+        return ctx
+    up, lo = at(n)
+    lo = list(lo)
+    if target is not None:
+        lo = keep_largest_roots(lo, n, target, float(mechanism.eps0), AT_N_LOWER_KEEP)
+    return ctx.with_(upper_families=list(up), lower_families=lo)
 
 
 def _decomposition_delta(mechanism, n: int, eps: float, ctx: Settings):
@@ -556,7 +576,7 @@ def _optimal_epsilon(mechanism, n: int, target: float, ctx: Settings):
         out = _binary_rr_point(mechanism, n, target, True, ctx)
         if out is not None:
             return out
-    return _decomposition_epsilon(mechanism, n, target, ctx)
+    return _decomposition_epsilon(mechanism, n, target, _at_n(mechanism, n, ctx, target))
 
 
 def _decomposition_epsilon(mechanism, n: int, target: float, ctx: Settings):

@@ -52,10 +52,10 @@ e^{\varepsilon_K}\Phi(-\varepsilon_K/\mu - \mu/2) =: \tau`, :math:`\varepsilon_K
 divergence of :math:`N(0,1)` and :math:`N(\mu,1)` at :math:`\varepsilon_K`, **independent of ε**.  On the
 right, B is capped as well; that raises G (sound, no charge).  The cut is :math:`w_K = \mu/2 + z`, so
 :math:`\tau(z) \approx \bar\Phi(z)`.  Every depth z gives a certified upper bound
-:math:`\delta_z(\varepsilon) + \tau(z)`, so does their minimum: a query evaluates the rung of the ladder
-:data:`LADDER` whose charge is at most :data:`CHARGE_FRACTION` of its δ (and a shallower rung, or the
-certified FFT engine at small n, when the Bromwich integral's own error bound is loose on the heavy
-far tail).  For an ε query at δ the rung's upper ε is searched at :math:`\delta - \tau(z)`.  The
+:math:`\delta_z(\varepsilon) + \tau(z)`, so does their minimum: a query evaluates the cut (z a multiple of
+:data:`DEPTH_STEP`) whose charge is at most :data:`FIRST_FRACTION` of its δ (and the certified FFT engine
+at small n, or a shallower cut, when the Bromwich integral's own error bound is loose on the heavy far tail;
+see :func:`ladder_point`).  For an ε query at δ the cut's upper ε is searched at :math:`\delta - \tau(z)`.  The
 accountant (privacy profiles, PLDs, ``--rounds``) uses the rung :data:`ACCOUNTING_Z` and adds its
 :math:`\tau` to every upper δ of the profile.  Finally the shuffled output is a post-processing of the
 differing user's own report, so the local Gaussian mechanism's exact profile (Balle–Wang) is a second
@@ -114,7 +114,10 @@ dataset :math:`x_1^0 = 0,\ x_1^1 = x_2 = \dots = x_n = \Delta` the bits form bin
 functional of the two-output decomposition ``a = (1-p_0, p_0), b = c = (1-p_Δ, p_Δ)`` (Su, Cheng, Wang,
 Theorem 14), evaluated by the library's certified lower evaluators, both orderings.  Several thresholds
 (:data:`THRESHOLDS`, in units of σ around Δ/2) are offered; the bound is their maximum, and any threshold
-gives a valid lower bound, so the choice affects tightness only.
+gives a valid lower bound, so the choice affects tightness only.  Quantising every report to a cell of a grid
+that contains the thresholds (:func:`cells_lower`) is a finer post-processing, so its divergence is at least
+every threshold's: the single-round query uses it from :data:`FINE_MIN_N` users on when Δ/σ <
+:data:`LOWER_CELLS_MU_MAX`.
 
 (ε0, δ0)-LDP randomizers: the reduction (derived here)
 ------------------------------------------------------
@@ -223,6 +226,7 @@ and Optimal Denoising", ICML 2018, Theorem 8 (the hockey-stick divergence of two
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -231,6 +235,7 @@ import numpy as np
 from scipy.special import ndtr, log_ndtr
 
 from . import _validate
+from ._numerics import refuse_if_costly
 from .decomposition import Decomposition, clone_decomposition, lower_decomposition
 from .errors import ParameterError
 from ._registry import Settings
@@ -261,6 +266,22 @@ DELTA_START_GUIDE = 1e-6
 FFT_MAX_N = 2000
 #: ... when its law has at most this many atoms (the discretised engine's cost grows with the range).
 FFT_MAX_ATOMS = 300
+#: ε queries: the first cut's charge is FIRST_FRACTION of the target δ; when its evaluation is loose (the error
+#: bounds grow with the truncated law's largest ratio), a shallower cut whose charge is SHALLOW_FRACTION of it
+#: (see :func:`ladder_point`).
+FIRST_FRACTION = 1e-3
+SHALLOW_FRACTION = 0.25
+#: From this Δ/σ on the ε query starts at the shallower cut (measured: there the deeper cut's evaluation is loose
+#: at every n >= FINE_MIN_N, and the shallow one within 1 % of the best cut otherwise).
+SHALLOW_FIRST_MU = 2.0
+#: Below this n the laws have at most SMALL_N_CELLS cells per side (the cost is atoms x integrand nodes there).
+FINE_MIN_N = 2000
+SMALL_N_CELLS = 32
+#: The certified FFT engine evaluates first when n >= FFT_FIRST_MIN_N, n γ <= FFT_FIRST_BLANKET and Δ/σ >=
+#: FFT_FIRST_MU (few blanket draws of a wide law: the heavy atom at 0 keeps the Bromwich integrand from decaying).
+FFT_FIRST_MIN_N = 4
+FFT_FIRST_BLANKET = 40.0
+FFT_FIRST_MU = 0.5
 #: Depth of the truncation used by the accountant (privacy profiles, PLDs): τ ≈ Φ̄(9) ≈ 1e-19.
 ACCOUNTING_Z = 9
 #: Relative margin by which the spread weight of the upper end point is rounded up.
@@ -319,11 +340,12 @@ def _sf(z):
     return ndtr(-np.asarray(z, dtype=np.float64))
 
 
-def _grid(mu: float, z: float) -> np.ndarray:
-    """Cell edges in w: uniform on [0, μ/2 + z], width at most CELL_W and log-ratio step CELL_LOG_RATIO."""
+def _grid(mu: float, z: float, max_cells: int | None = None) -> np.ndarray:
+    """Cell edges in w: uniform on [0, μ/2 + z], width at most CELL_W and log-ratio step CELL_LOG_RATIO, at most
+    ``max_cells`` (default :data:`MAX_CELLS`) cells."""
     w_cut = mu / 2 + z
     h = min(CELL_W, CELL_LOG_RATIO / mu)
-    k = min(MAX_CELLS, max(8, int(math.ceil(w_cut / h))))
+    k = min(MAX_CELLS if max_cells is None else int(max_cells), max(8, int(math.ceil(w_cut / h))))
     return np.linspace(0.0, w_cut, k + 1)
 
 
@@ -398,6 +420,56 @@ def _threshold_lowers(mu: float) -> list:
     return out
 
 
+#: The quantised lower-bound dataset (:func:`cells_lower`): reports cut at Δ/2 + s σ for s on a grid of this step
+#: (units of σ; the :data:`THRESHOLDS` are on it) over [-LOWER_CELLS_HALF_WIDTH, +LOWER_CELLS_HALF_WIDTH] ...
+LOWER_CELLS_STEP = 0.25
+LOWER_CELLS_HALF_WIDTH = 8.0
+#: The quantised dataset is used from FINE_MIN_N users on and for Δ/σ below LOWER_CELLS_MU_MAX; otherwise the
+#: threshold counts (a wide ratio range at small n: the evaluators' error bounds would exceed the gain).
+LOWER_CELLS_MU_MAX = 1.0
+
+
+@functools.lru_cache(maxsize=128)
+def cells_lower(mu: float, step: float = LOWER_CELLS_STEP) -> Decomposition:
+    r"""Theorem-14 decomposition of the dataset (0 | Δ; others Δ) with every report quantised to a cell.
+
+    Each report y (units of σ) is mapped to its cell among the edges :math:`\mu/2 + s`, s on the grid of
+    ``step`` over :math:`[-8, 8]` (:data:`LOWER_CELLS_HALF_WIDTH`), plus the two unbounded end cells: the same map
+    for every user before shuffling, so the shuffled cell counts are a post-processing of the shuffled reports
+    and the exact divergence of the quantised pair (Su, Cheng, Wang, Theorem 14, for the finite randomizer
+    ``P``) is a lower bound.  Every threshold count of :data:`THRESHOLDS` is a post-processing of the cell index
+    (the thresholds are edges of the grid), so this dataset's divergence is at least each of theirs.  Cell
+    probabilities are differences of normal tails, each taken on the side where it does not cancel.
+
+    Parameters
+    ----------
+    mu : float
+        Δ/σ.
+    step : float
+        Grid step in units of σ (a divisor of 0.5).
+
+    Returns
+    -------
+    Decomposition
+        ``a = P[0]`` (input 0), ``b = c = P[Δ]``, β = 0; cells of zero probability under both inputs dropped.
+    """
+    k = int(round(LOWER_CELLS_HALF_WIDTH / step))
+    t = mu / 2 + step * np.arange(-k, k + 1)                 # edges, units of σ
+
+    def probs(shift):
+        x = t - shift
+        lo = ndtr(x)                                          # P(y <= t) for y ~ N(shift, 1)
+        hi = _sf(x)                                           # P(y > t)
+        # interior cells: the difference of lower tails left of the mean, of upper tails right of it
+        mid = np.where(x[1:] <= 0.0, lo[1:] - lo[:-1], hi[:-1] - hi[1:])
+        return np.concatenate([[lo[0]], np.maximum(mid, 0.0), [hi[-1]]])
+
+    p0, p1 = probs(0.0), probs(mu)
+    keep = (p0 > 0) | (p1 > 0)
+    p0, p1 = p0[keep] / math.fsum(p0[keep]), p1[keep] / math.fsum(p1[keep])
+    return Decomposition(p0, p1, p1, 0.0, label=f"dataset (0 | Δ; others Δ), reports in {int(keep.sum())} cells")
+
+
 def _charged(dec: Decomposition, charge: float) -> Decomposition:
     """Attach the additive ``delta_charge`` to a decomposition (informational; the bounds layer reads the
     mechanism's ``delta_charge``)."""
@@ -425,12 +497,13 @@ class _GaussianAt(_Proxy):
     z: float
     sigma: float
     sensitivity: float
+    cells: int | None = None
     name: ClassVar[str] = "gaussian"
 
     def _upper(self):
         cache = self.__dict__.get("_cache")
         if cache is None:
-            dec, tau, eps_cut = gaussian_blanket(self.mu, self.z)
+            dec, tau, eps_cut = gaussian_blanket(self.mu, self.z, _grid(self.mu, self.z, self.cells))
             cache = (_charged(dec, tau), tau, eps_cut)
             object.__setattr__(self, "_cache", cache)
         return cache
@@ -544,20 +617,22 @@ class Gaussian(Mechanism):
         """Δ/σ."""
         return self.sensitivity / self.sigma
 
-    def at_depth(self, z: float) -> _GaussianAt:
+    def at_depth(self, z: float, cells: int | None = None) -> _GaussianAt:
         r"""The bound at truncation depth z (cut at :math:`w_K = \mu/2 + z`).
 
         Parameters
         ----------
         z : float
             Depth in units of σ, > 0.
+        cells : int, optional
+            At most this many cells per side (default :data:`MAX_CELLS`).
 
         Returns
         -------
         object
             Mechanism-like stand-in: one spread decomposition with ``delta_charge`` = τ(z).
         """
-        return _GaussianAt(self.mu, float(z), self.sigma, self.sensitivity)
+        return _GaussianAt(self.mu, float(z), self.sigma, self.sensitivity, None if cells is None else int(cells))
 
     def at_n(self, n=None) -> _GaussianAt:
         """The accountant's truncation (:data:`ACCOUNTING_Z`), the same for every n.
@@ -687,13 +762,26 @@ class Gaussian(Mechanism):
         return ladder_point(self, quantity, n, value, ctx, B)
 
 
-def _lower_families(mech, B):
+def _lower_families(mech, B, n: int | None = None):
+    """The lower-bound datasets of one query, both orderings: the quantised dataset (:func:`cells_lower`, which
+    dominates every threshold count) from FINE_MIN_N users on when Δ/σ < LOWER_CELLS_MU_MAX, else the threshold
+    counts (:meth:`Gaussian.lower_decompositions`)."""
+    if n is not None and n >= FINE_MIN_N and mech.mu < LOWER_CELLS_MU_MAX:
+        return B._with_swaps([cells_lower(mech.mu)])
     return B._with_swaps(mech.lower_decompositions())
+
+
+#: The ε query searches the lower bound over at most this many lower-bound datasets (orderings included): those
+#: with the largest estimated root (any subset of datasets gives a certified lower bound).
+LOWER_SEARCH_KEEP = 2
 
 
 def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: Settings, B):
     """Certified lower ε at δ = target of the lower-bound datasets ``lo_f`` (atomic decompositions): the
-    compiled search of the bounds layer ``B``, run with the same families on both sides (its lower result)."""
+    compiled search of the bounds layer ``B``, run with the same families on both sides (its lower result), over
+    the LOWER_SEARCH_KEEP datasets with the largest saddle-point estimate of the root
+    (:func:`shuffleamp.search.keep_largest_roots`, uncertified: it only ranks)."""
+    lo_f = B.keep_largest_roots(lo_f, n, target, eps_hi, LOWER_SEARCH_KEEP)
     sub = ctx.with_(upper_families=list(lo_f), lower_families=list(lo_f), binary_rr_eps0=None)
 
     class _Hi:
@@ -702,35 +790,108 @@ def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: Settings, B)
     return (0.0 if lo is None else lo), rec.get("lower")
 
 
+#: Truncation depths are multiples of this (units of σ), so that an ε query and the δ query at its answer cut
+#: at the same depth.
+DEPTH_STEP = 0.125
+
+
+def _depth_for(mu: float, charge: float) -> float:
+    """The shallowest truncation depth z on the grid of DEPTH_STEP whose charged tail τ(z) is at most ``charge``
+    (any z is sound: its own τ is what is charged), within [0.5, 40]."""
+    from scipy.optimize import brentq
+
+    f = lambda z: math.log(max(_tau(mu, z), 1e-320)) - math.log(charge)       # noqa: E731 - decreasing in z
+    if f(0.5) <= 0.0:
+        return 0.5
+    if f(40.0) >= 0.0:
+        return 40.0
+    z = float(brentq(f, 0.5, 40.0, xtol=1e-6))
+    z = math.ceil(z / DEPTH_STEP - 1e-9) * DEPTH_STEP
+    while z < 40.0 and f(z) > 0.0:
+        z += DEPTH_STEP
+    return z
+
+
+def _first_evaluator(mech: "Gaussian", n: int, evaluator: str) -> str:
+    """The evaluator of the first cut: the certified FFT engine when n >= FFT_FIRST_MIN_N, n γ <=
+    FFT_FIRST_BLANKET and Δ/σ >= FFT_FIRST_MU (few blanket draws of a wide law: the heavy atom at 0 keeps the
+    Bromwich integrand from decaying), else the requested one."""
+    if (evaluator == "exact" and n >= FFT_FIRST_MIN_N and n * mech.gamma <= FFT_FIRST_BLANKET
+            and mech.mu >= FFT_FIRST_MU):
+        return "fft"
+    return evaluator
+
+
+#: Up-front time estimate of a Bromwich evaluation of a truncated law whose largest log-ratio is ε_K = μ w_K:
+#: about CUT_SECONDS_REF at ε_K = CUT_LOG_RATIO_REF, growing e-fold every CUT_LOG_RATIO_SCALE nats (measured on
+#: the 2-core machine over n = 1e4 .. 1e9; order of magnitude only).
+CUT_SECONDS_REF = 2.0
+CUT_LOG_RATIO_REF = 31.0
+CUT_LOG_RATIO_SCALE = 5.0
+
+
+def _refuse_if_costly(mu: float, z: float, n: int, evaluator: str) -> None:
+    """Refuse up front (ResourceLimitError naming ``sigma``) when the Bromwich evaluation of the cut at depth z
+    would exceed the time budget (:func:`shuffleamp._numerics.refuse_if_costly`, estimate above)."""
+    if evaluator != "exact":
+        return
+    eps_cut = mu * (mu / 2 + z)
+    seconds = CUT_SECONDS_REF * math.exp(min((eps_cut - CUT_LOG_RATIO_REF) / CUT_LOG_RATIO_SCALE, 700.0))
+    refuse_if_costly(f"Gaussian randomizer, Δ/σ = {mu:.4g}, n = {n}: the truncated law spans log-ratios up to "
+                     f"{eps_cut:.3g}", "sigma", seconds=seconds,
+                     hint="increase sigma (or raise max_seconds)")
+
+
+def _cut_cells(n: int):
+    """At most SMALL_N_CELLS cells per side below FINE_MIN_N users (cost: atoms x integrand nodes), else the
+    default grid."""
+    return SMALL_N_CELLS if n < FINE_MIN_N else None
+
+
 def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Settings, B):
     r"""Certified (upper, lower, record) of the Gaussian randomizer at one point.
 
-    Upper: :math:`\min_z [\delta_z(\varepsilon) + \tau(z)]` over the truncation ladder (each term is a
-    certified upper bound, so is their minimum); for ε at δ, the smallest of the upper ε of the rungs
-    evaluated, each searched at :math:`\delta - \tau(z)`.  The rungs tried: the first whose charge is at most
-    :data:`CHARGE_FRACTION` of the target (δ query: of the certified lower bound), and the next shallower
-    one when the first's evaluation error exceeds :data:`LADDER_RETRY_ERR` of its value.  Lower: the
-    threshold-count datasets (certified lower evaluators, both orderings).  ``B`` is :mod:`shuffleamp.bounds`.
+    Upper: :math:`\min_z [\delta_z(\varepsilon) + \tau(z)]` over the truncation depths evaluated (each term is
+    a certified upper bound, so is their minimum); for ε at δ, the smallest of the upper ε of the cuts
+    evaluated, each searched at :math:`\delta - \tau(z)`.
+
+    * ε query: first the cut whose charge is :data:`FIRST_FRACTION` of δ; when its evaluation is loose, the
+      shallower cut whose charge is :data:`SHALLOW_FRACTION` of δ (the evaluators' error bounds grow with the
+      truncated law's largest ratio :math:`e^{\mu w_K}`).  From Δ/σ = :data:`SHALLOW_FIRST_MU` and
+      :data:`FINE_MIN_N` users on, the shallower cut alone.
+    * δ query: the cut whose charge is :data:`FIRST_FRACTION` of the certified lower bound (at least
+      :data:`DELTA_START_GUIDE`), then the cut an ε query at the result would use.
+    * Both: an evaluation whose error exceeds :data:`LADDER_RETRY_ERR` of its value is redone by the certified
+      FFT engine (n <= :data:`FFT_MAX_N`), else at a shallower cut; below :data:`FINE_MIN_N` users the laws have
+      at most :data:`SMALL_N_CELLS` cells per side, and the first evaluator is :func:`_first_evaluator`'s.
+
+    Lower: the threshold-count datasets (certified lower evaluators, both orderings).  The local Gaussian
+    mechanism's exact profile is a second certified upper bound; the smaller is reported.  ``B`` is
+    :mod:`shuffleamp.bounds`.
     """
     mu = mech.mu
-    lo_f = _lower_families(mech, B)
+    lo_f = _lower_families(mech, B, n)
     rec = {"ladder": []}
+    cells = _cut_cells(n)
+    first = _first_evaluator(mech, n, ctx.evaluator)
     if quantity == "delta":
         eps = value
         lo, info_l = B.max_delta(lo_f, n, eps, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)
-        guide = lo
+        guide = max(lo, DELTA_START_GUIDE)
+        z1 = _depth_for(mu, FIRST_FRACTION * guide)
+        order = [(z1, first)]
     else:
         target = value
         guide = target
         lo = None
-    if quantity == "delta":
-        guide = max(guide, DELTA_START_GUIDE)
-    zs = [z for z in LADDER if _tau(mu, z) <= CHARGE_FRACTION * guide] or [LADDER[-1]]
-    order = [(zs[0], ctx.evaluator)]
+        z1 = _depth_for(mu, (SHALLOW_FRACTION if mu >= SHALLOW_FIRST_MU and n >= FINE_MIN_N else FIRST_FRACTION)
+                        * target)
+        order = [(z1, first)]
+    _refuse_if_costly(mu, z1, n, first)
     best, best_rec = math.inf, None
     while order and len(rec["ladder"]) < 4:
         z, evaluator = order.pop(0)
-        proxy = mech.at_depth(z)
+        proxy = mech.at_depth(z, cells)
         tau = proxy.delta_charge
         sub = ctx.with_(upper_families=list(proxy.upper_decompositions()), lower_families=[],
                         binary_rr_eps0=None, evaluator=evaluator)
@@ -740,11 +901,12 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
             err = (info_u or {}).get("delta_error", 0.0) or 0.0
             loose = up > 0 and err > LADDER_RETRY_ERR * up
             up = float(np.nextafter(up + tau, np.inf))
-            if not order:
-                # the rung an ε query at this δ would use (the first whose charge is at most a fraction of it)
-                want = [zz for zz in LADDER if _tau(mu, zz) <= CHARGE_FRACTION * min(best, up)] or [LADDER[-1]]
-                if not any(e["z"] == want[0] for e in rec["ladder"]) and want[0] != z:
-                    order.append((want[0], ctx.evaluator))
+            if not order and z == z1:
+                # the cut an ε query at this δ would use first
+                want = _depth_for(mu, FIRST_FRACTION * min(best, up))
+                if want != z:
+                    z1 = want
+                    order.append((want, first))
         else:
             if tau >= target:
                 continue
@@ -760,10 +922,13 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
             # engine on the same law, then a shallower cut
             if evaluator == "exact" and n <= FFT_MAX_N and len(sub.upper_families[0].a) <= FFT_MAX_ATOMS:
                 order.append((z, "fft"))
-            elif z - 1 >= LADDER[0] and _tau(mu, z - 1) < guide:
-                order.append((z - 1, evaluator))
+            elif z == z1:
+                # a shallower cut (δ query: the one an ε query at the best value so far would use)
+                zs = _depth_for(mu, SHALLOW_FRACTION * (target if quantity == "epsilon" else min(best, guide)))
+                if zs < z:
+                    order.append((zs, evaluator))
     if quantity == "epsilon":
-        lo, info_l = _lower_epsilon(lo_f, n, target, mech.at_depth(LADDER[-1]).eps0, ctx, B)
+        lo, info_l = _lower_epsilon(lo_f, n, target, mu * (mu / 2 + LADDER[-1]), ctx, B)
     # the shuffled output is a post-processing of the differing user's own report: the local Gaussian
     # mechanism's exact profile (Balle-Wang) is itself a certified upper bound
     local = _local_epsilon(mu, value) if quantity == "epsilon" else _local_delta(mu, value)
@@ -775,7 +940,8 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
         rec["upper_engine"] = "decomposition"
     rec["upper"] = best_rec
     rec["lower"] = info_l
-    rec["lower_engine"] = "threshold count"
+    rec["lower_engine"] = "quantised reports" if lo_f and "cells" in getattr(lo_f[0], "label", "") \
+        else "threshold count"
     return best, (None if lo is None else min(lo, best)), rec
 
 

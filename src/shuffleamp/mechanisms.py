@@ -62,8 +62,8 @@ import numpy as np
 from . import _validate
 from ._numerics import check_time, check_work
 from ._validate import REQUIRED, Parameter
-from .decomposition import (RATIO_RTOL, Decomposition, PackedFamilies, law_keys, merge_rows, primary_decomposition,
-                            ratio_keys, small_decomposition)
+from .decomposition import (RATIO_RTOL, Decomposition, PackedFamilies, dedupe, law_keys, merge_rows,
+                            primary_decomposition, ratio_keys, small_decomposition)
 from .errors import ParameterError, ResourceLimitError
 from .gparv import ContinuousPart, Gparv
 
@@ -71,7 +71,8 @@ __all__ = [
     "Mechanism", "KRR", "BLH", "RAPPOR", "OUE", "HadamardResponse", "Laplace",
     "MatrixMechanism", "MECHANISMS", "make", "registry", "Parameter", "REQUIRED", "EPS0", "ENTRY_POINT_GROUP",
     "LaplaceFamily", "laplace_upper_gparv",
-    "laplace_lower_gparv", "inv_sqrt_mgf", "inv_sqrt_mgf_scaled",
+    "laplace_lower_gparv", "inv_sqrt_mgf", "inv_sqrt_mgf_scaled", "laplace_spread_decomposition",
+    "laplace_cells_lower", "laplace_cells", "ratio_spread_components",
     "MAX_MATRIX_ENTRIES", "MAX_BIT_DOMAIN", "EPS0_MAX",
 ]
 
@@ -1278,6 +1279,177 @@ def laplace_lower_gparv(eps0: float, epsilon: float) -> Gparv:
     return Gparv(np.array([lo, hi]), np.array([0.5, 0.5 / E]), cont)
 
 
+# ------------------------------------------------------------------ Laplace as finite decompositions
+#: Cells per side of the log-ratio grid of :func:`laplace_spread_decomposition` / :func:`laplace_cells_lower`
+#: for n users (:func:`laplace_cells`): from LAPLACE_FINE_MIN_N on, a log-ratio step of at most
+#: LAPLACE_CELL_LOG_RATIO within [LAPLACE_CELLS_MIN, LAPLACE_CELLS_MAX] cells (at most LAPLACE_CELLS_MID below
+#: LAPLACE_LARGE_N; a narrow Bromwich bell: the cost grows slowly with the atoms); below LAPLACE_FINE_MIN_N,
+#: LAPLACE_CELLS_SMALL_N cells (there the integrand hardly decays and the cost is nodes x atoms; measured
+#: fastest of 4 .. 24 at n <= 20).  The grid decides tightness only, never soundness.
+LAPLACE_CELL_LOG_RATIO = 0.05
+LAPLACE_CELLS_MIN = 32
+LAPLACE_CELLS_MID = 64
+LAPLACE_CELLS_MAX = 160
+LAPLACE_CELLS_SMALL_N = 24
+LAPLACE_FINE_MIN_N = 2000
+LAPLACE_LARGE_N = 100_000
+#: Relative margin by which the spread weight of a cell's upper end point is rounded up.
+_SPREAD_MARGIN = 1e-9
+
+
+def laplace_cells(eps0: float, n: int) -> int:
+    """Cells per side of the Laplace decompositions used for n users (a deterministic rule of (ε0, n)).
+
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 in nats.
+    n : int
+        Number of users.
+
+    Returns
+    -------
+    int
+        See :data:`LAPLACE_CELL_LOG_RATIO`.
+    """
+    if n < LAPLACE_FINE_MIN_N:
+        return LAPLACE_CELLS_SMALL_N
+    cap = LAPLACE_CELLS_MID if n < LAPLACE_LARGE_N else LAPLACE_CELLS_MAX
+    return int(min(max(math.ceil(eps0 / LAPLACE_CELL_LOG_RATIO), LAPLACE_CELLS_MIN), cap))
+
+
+def ratio_spread_components(log_ratio: np.ndarray, c_lo: np.ndarray, c_hi: np.ndarray, tail: float):
+    r"""Components of the blanket decomposition of a mirror-symmetric pair whose latent ratio is spread onto a grid.
+
+    For a pair :math:`(R_0, R_1)` mirror-symmetric about the blanket, where on one side
+    :math:`(A, B) = (R_0/m, R_1/m) = (e^u, 1)` and on the other :math:`(1, e^u)` (u >= 0 the log-ratio), the
+    blanket mass of each side is placed on the grid ``log_ratio`` (:math:`u_0 = 0 < \dots < u_K`): cell k
+    gives ``c_lo[k]`` to node k and ``c_hi[k]`` to node k + 1, and ``tail`` (mass at or beyond :math:`u_K`,
+    capped there) goes to node K.  Components: :math:`(a, b, c) = (c_j e^{u_j}, c_j, c_j)` (one side),
+    :math:`(c_j, c_j e^{u_j}, c_j)` (the other), the two nodes at u = 0 merged (zero masses dropped).
+
+    Parameters
+    ----------
+    log_ratio : ndarray, shape (K + 1,)
+        Grid nodes u, increasing, starting at 0.
+    c_lo, c_hi : ndarray, shape (K,)
+        Blanket mass of each cell (one side) given to its lower and upper node.
+    tail : float
+        Blanket mass (one side) at the last node.
+
+    Returns
+    -------
+    a, b, c : ndarray
+        The components (``c`` > 0); the mass outside the blanket is the caller's β = 1 − γ.
+    """
+    node_c = np.zeros(log_ratio.size)
+    node_c[:-1] += c_lo
+    node_c[1:] += c_hi
+    node_c[-1] += tail
+    a_side = node_c * np.exp(log_ratio)
+    a = np.concatenate([[2 * a_side[0]], a_side[1:], node_c[1:]])
+    b = np.concatenate([[2 * node_c[0]], node_c[1:], a_side[1:]])
+    c = np.concatenate([[2 * node_c[0]], node_c[1:], node_c[1:]])
+    keep = c > 0
+    return a[keep], b[keep], c[keep]
+
+
+@functools.lru_cache(maxsize=64)
+def laplace_spread_decomposition(eps0: float, cells: int) -> Decomposition:
+    r"""Finite decomposition dominating the Laplace blanket GPARV in convex order at every ε ([SCW] Theorem 13).
+
+    Derivation (here).  For :math:`R(x) = x + \mathrm{Lap}(1/\varepsilon_0)` on {0, 1} the blanket is
+    :math:`m = \min(R_0, R_1)`, :math:`\gamma = e^{-\varepsilon_0/2}`.  For :math:`y \in (0, 1/2)`,
+    :math:`m = R_1` and :math:`(A, B) = (R_0/m, R_1/m) = (e^u, 1)` with :math:`u = \varepsilon_0(1 - 2y)`;
+    for :math:`y < 0`, :math:`(A, B) = (E, 1)`; the other side is the mirror image.  In u the blanket mass of
+    one side has density :math:`\tfrac14 e^{-(\varepsilon_0+u)/2}` on :math:`(0, \varepsilon_0)` and an atom
+    :math:`\tfrac12 e^{-\varepsilon_0}` at :math:`u = \varepsilon_0`; its A-mass (the :math:`R_0`-mass) has
+    density :math:`\tfrac14 e^{(u-\varepsilon_0)/2}`.  On a cell :math:`[u_k, u_{k+1}]` (width h) these are
+
+    .. math::
+
+        c_k = -\tfrac12 e^{-(\varepsilon_0+u_k)/2}\,\mathrm{expm1}(-h/2),\qquad
+        a_k = \tfrac12 e^{(u_k-\varepsilon_0)/2}\,\mathrm{expm1}(h/2),
+
+    and the two-point law on the end points with the same blanket mass and the same A-mass gives the upper
+    end point :math:`c_k^{hi} = (a_k - c_k e^{u_k})/(e^{u_{k+1}} - e^{u_k}) =
+    e^{-(\varepsilon_0+u_k)/2}\, 2\sinh^2(h/4)/\mathrm{expm1}(h)` (closed form, no cancellation; rounded up
+    by a relative 1e-9, a first-order stochastic increase).  Because :math:`G = (A - e^\varepsilon B)` is
+    affine in A on one side and in B on the other, this is a mean-preserving spread of G at every ε at
+    once, so :math:`E(\sum \bar G_i)_+ \ge E(\sum G_i)_+` (convex order is closed under convolution:
+    Shaked, Shanthikumar, "Stochastic Orders", Springer 2007, Theorem 3.A.12).  The ratios are bounded by
+    :math:`E`, so nothing is truncated and nothing is charged.
+
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 in nats.
+    cells : int
+        Cells per side (uniform in the log-ratio u on [0, ε0]).
+
+    Returns
+    -------
+    Decomposition
+        ``2 * cells + 1`` components (ratios :math:`(e^{u_k}, 1)`, :math:`(1, e^{u_k})`), β = 1 − γ.
+    """
+    u = np.linspace(0.0, eps0, int(cells) + 1)
+    u[-1] = eps0
+    h = np.diff(u)
+    base = np.exp(-(eps0 + u[:-1]) / 2)
+    c = -0.5 * base * np.expm1(-h / 2)
+    c_hi = np.minimum(base * 2.0 * np.sinh(h / 4) ** 2 / np.expm1(h) * (1 + _SPREAD_MARGIN), c)
+    a, b, cc = ratio_spread_components(u, c - c_hi, c_hi, 0.5 * math.exp(-eps0))
+    # not renormalised: the sums of a and b are 1 analytically (plus the upward rounding of the spread weights);
+    # the probabilities c and β = 1 - γ are what the GPARV draws from
+    return Decomposition._trusted(a, b, cc, max(0.0, -math.expm1(-eps0 / 2)),
+                                  label=f"pair (0, 1) spread, {cells} cells")
+
+
+@functools.lru_cache(maxsize=64)
+def laplace_cells_lower(eps0: float, cells: int) -> Decomposition:
+    r"""Theorem-14 decomposition of the Laplace dataset (0 | 1; others 1) with the reports quantised to cells.
+
+    Every report y is mapped to the cell of its likelihood ratio :math:`v = \log(R_0(y)/R_1(y))`, clipped to
+    :math:`[-\varepsilon_0, \varepsilon_0]` (``2 * cells`` equal cells on it, plus the two end values
+    :math:`\pm\varepsilon_0` reached by y < 0 and y > 1): the same map for every user before shuffling, a
+    post-processing of the shuffled reports, so the divergence of the quantised pair is a lower bound
+    ([SCW] Theorem 14 for the finite randomizer ``P``).  In v, for y in [0, 1], :math:`R_1` has density
+    :math:`\tfrac14 e^{-(\varepsilon_0+v)/2}` and :math:`R_0` density :math:`\tfrac14 e^{(v-\varepsilon_0)/2}`
+    (derived here); y < 0 carries :math:`(R_0, R_1) = (\tfrac12, \tfrac12 e^{-\varepsilon_0})`, y > 1 the
+    reverse.  Finer cells give a larger lower bound; as the cells shrink it tends to the continuous
+    Theorem-14 value.
+
+    Parameters
+    ----------
+    eps0 : float
+        Local ε0 in nats.
+    cells : int
+        Half the number of cells on :math:`[-\varepsilon_0, \varepsilon_0]`.
+
+    Returns
+    -------
+    Decomposition
+        ``a = P[0]``, ``b = c = P[1]``, β = 0.
+    """
+    v = np.linspace(-eps0, eps0, 2 * int(cells) + 1)
+    v[0], v[-1] = -eps0, eps0
+    h = np.diff(v)
+    p1 = -0.5 * np.exp(-(eps0 + v[:-1]) / 2) * np.expm1(-h / 2)
+    p0 = 0.5 * np.exp((v[:-1] - eps0) / 2) * np.expm1(h / 2)
+    tail = 0.5 * math.exp(-eps0)
+    P0 = np.concatenate([[0.5], p0, [tail]])
+    P1 = np.concatenate([[tail], p1, [0.5]])
+    P0, P1 = P0 / math.fsum(P0), P1 / math.fsum(P1)
+    return Decomposition(P0, P1, P1, 0.0, label=f"dataset (0 | 1; others 1), reports in {2 * cells + 2} cells")
+
+
+@functools.lru_cache(maxsize=64)
+def _laplace_families(eps0: float, cells: int, lower_cells: int) -> tuple:
+    up = laplace_spread_decomposition(eps0, cells)
+    lo = laplace_cells_lower(eps0, lower_cells)
+    return tuple(dedupe([up, up.swapped()])), tuple(dedupe([lo, lo.swapped()]))
+
+
 @dataclass(frozen=True)
 class LaplaceFamily:
     """ε ↦ GPARV of the Laplace mechanism on {0, 1} (a :class:`~shuffleamp.decomposition.GparvFamily`).
@@ -1420,6 +1592,29 @@ class Laplace(Mechanism):
             The lower bound is the maximum over the list.
         """
         return [LaplaceFamily(self.eps0, "lower", label="dataset (0 | 1; others 1)")]
+
+    def decompositions_at(self, n: int) -> tuple:
+        """Finite decompositions for one ε(δ) / δ(ε) query with n users (the exact evaluator's default).
+
+        The upper family :func:`laplace_spread_decomposition` (a certified mean-preserving spread of the blanket
+        GPARV, no charge) and the lower family :func:`laplace_cells_lower` (the Theorem-14 dataset with the
+        reports quantised, a post-processing), each with its swap, on :func:`laplace_cells` cells per side
+        (half as many for the lower family below :data:`LAPLACE_FINE_MIN_N` users): atomic laws, so the compiled
+        ε search applies.  Cached per (ε0, cells).
+
+        Parameters
+        ----------
+        n : int
+            Number of users.
+
+        Returns
+        -------
+        (tuple of Decomposition, tuple of Decomposition)
+            Upper and lower families (swap-closed).
+        """
+        cells = laplace_cells(self.eps0, int(n))
+        # below LAPLACE_FINE_MIN_N the lower search dominates the cost (nodes x atoms): half the cells there
+        return _laplace_families(self.eps0, cells, cells if n >= LAPLACE_FINE_MIN_N else max(cells // 2, 8))
 
     def lower_cases(self) -> list:
         """Theorem-14 decompositions tagged with the dataset's shape; see :meth:`Mechanism.lower_cases`.

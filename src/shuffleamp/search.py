@@ -46,7 +46,7 @@ from .decomposition import Decomposition, pack
 from .errors import ResourceLimitError
 from .evaluate import LOWER_MODE, estimator, max_delta
 
-__all__ = ["solve_epsilon", "search_families", "epsilon_search", "estimate_root", "SEARCH_STATUS", "SOFT_GAP",
+__all__ = ["solve_epsilon", "search_families", "epsilon_search", "estimate_root", "keep_largest_roots", "SEARCH_STATUS", "SOFT_GAP",
            "BUDGET_GAP", "EXPENSIVE_NODES"]
 
 class _ChordConverged(Exception):
@@ -295,6 +295,20 @@ def estimate_root(families, n: int, target: float, hi: float) -> float:
     """
     a, b, c, beta, off = pack(families)
     return float(kernels.estimate_root(a, b, c, beta, off, float(n), float(target), float(hi))[0])
+
+
+def keep_largest_roots(families, n: int, target: float, hi: float, keep: int) -> list:
+    """The ``keep`` families with the largest estimated root of δ = ``target`` (:func:`estimate_root` of each
+    alone; NaN, above ``target`` at ``hi``, ranks as ``hi``).  Uncertified: it only ranks, for searches over a
+    subset of lower-bound datasets (any subset gives a certified lower bound)."""
+    families = list(families)
+    if len(families) <= keep:
+        return families
+
+    def score(f):
+        r = estimate_root([f], n, target, hi)
+        return hi if math.isnan(r) else r
+    return sorted(families, key=score, reverse=True)[:keep]
 
 
 def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi: float, rel_tol: float,

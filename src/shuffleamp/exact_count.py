@@ -1456,7 +1456,7 @@ def _profile_blocks(eps0: float, n: int, eps: np.ndarray):
 
 #: The profile evaluates the phase-comparison bound (fact 7) at nodes among the requested ε whose block-bound
 #: values fall by at most this factor from one node to the next (fact 8) ...
-PHASE_PROFILE_RATIO = 1.1
+PHASE_PROFILE_RATIO = 1.2
 #: ... and at most this many nodes (the factor grows until they fit); between nodes, the chord in e^ε.
 PHASE_PROFILE_NODES = 256
 #: Nodes only where the block bound exceeds this many times the phase bound's remainder (below, the remainder

@@ -102,14 +102,16 @@ def test_phase_profile_chords_with_few_nodes(monkeypatch):
 
 
 # ----------------------------------------------------------------------------- large n: independent datasets
-@pytest.mark.parametrize("eps0,n", [(1.0, 10**5), (1.0, 10**6), (0.5, 10**7), (1.0, 10**8),
-                                    pytest.param(2.0, 10**6, marks=pytest.mark.slow),
-                                    pytest.param(1.0, 10**9, marks=pytest.mark.slow)])
-def test_profile_above_independent_datasets_at_large_n(eps0, n):
+@pytest.mark.parametrize("eps0,n,tight", [(1.0, 10**5, 1.02), (1.0, 10**6, 1.02), (0.5, 10**7, 1.02),
+                                          (1.0, 10**8, 1.02),
+                                          pytest.param(2.0, 10**6, 1.05, marks=pytest.mark.slow),
+                                          pytest.param(1.0, 10**9, 1.02, marks=pytest.mark.slow)])
+def test_profile_above_independent_datasets_at_large_n(eps0, n, tight):
     """At every ε of a grid through δ = 1e-3 .. 1e-11 the profile's upper is above the independent value of
     the datasets m = 0, 1, N - 1, N (and N / 2 where its convolution is cheap), its lower below the upper,
     and the upper is within 2 % of the best of them where δ >= 1e-8 (the block bound alone is 20-40 % above
-    there at n = 1e5 .. 1e8; the phase nodes' chords add up to (log 1.2)^2 / 8 = 0.4 %)."""
+    there at n = 1e5 .. 1e8; the phase nodes' chords add up to (log 1.2)^2 / 8 = 0.4 %).  At eps0 = 2, 5 %: the
+    phase remainder is larger there (module notes, fact 7 (e)) and the worst dataset is not among those five."""
     N = n - 1
     e_hi = ec.epsilon_binary_rr(eps0, n, 1e-11, max_pairs=8).upper
     eps = np.linspace(0.0, e_hi, 241)
@@ -121,7 +123,7 @@ def test_profile_above_independent_datasets_at_large_n(eps0, n):
     assert np.all(lo <= up)
     sel = vals >= 1e-8
     assert sel.sum() > 20
-    assert np.max(up[sel] / vals[sel]) <= 1.02, np.max(up[sel] / vals[sel])
+    assert np.max(up[sel] / vals[sel]) <= tight, np.max(up[sel] / vals[sel])
 
 
 # ----------------------------------------------------------------------------- totals
@@ -146,3 +148,17 @@ def test_two_round_total_brackets_the_exact_pair_composition(eps0, n):
         assert r.lower <= exact[0] * (1 + 1e-9) + 1e-15, (r.lower, exact)
         assert max(exact) <= r.upper, (r.upper, exact)
         assert r.upper <= 1.05 * max(exact) + 1e-12, (r.upper, exact)
+
+
+def test_phase_profile_unsorted_repeated_epsilons(monkeypatch):
+    """Unsorted, repeated ε in any shape: every value above the worst case over every dataset."""
+    eps0, n = 1.0, 300
+    P0, P1 = binary_rr_count_laws(eps0, n)
+    rng = np.random.default_rng(7)
+    eps = rng.permutation(np.concatenate((np.linspace(0.0, eps0, 60), np.linspace(0.0, eps0, 60)[::3])))
+    truth = _worst_profile(P0, P1, eps)
+    monkeypatch.setattr(ec, "PHASE_MIN_N", 2)
+    up, lo = ec.profile_binary_rr(eps0, n, eps.reshape(4, -1))
+    assert up.shape == (4, eps.size // 4)
+    assert np.all(truth <= up.ravel() * (1 + 1e-12) + 1e-300)
+    assert np.all(lo.ravel() <= truth * (1 + 1e-12) + 1e-300)

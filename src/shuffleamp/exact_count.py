@@ -1510,6 +1510,7 @@ def _phase_profile(eps0: float, N: int, eps: np.ndarray, up: np.ndarray, lo: np.
             nodes = sorted({int(cand[0]), int(cand[-1])})
             break
         ratio, gap = min(ratio * ratio, 1e301), 2 * gap
+    nodes = [i for k, i in enumerate(nodes) if k == 0 or se[i] > se[nodes[k - 1]]]   # distinct node ε
     ne = se[nodes]
     nu = np.array([_phase_delta(eps0, N, float(e), 0.5 * float(sl[i]), K)[0] for e, i in zip(ne, nodes)])
     nu = np.minimum.accumulate(nu)          # δ* is non-increasing in ε >= 0 (fact 8)

@@ -149,6 +149,21 @@ Facts used (derived here)
    needs a tilted (saddle-point) version of (c), whose remainder scales with the tail probability, or
    accurate base laws in the middle of the range at large n (an FFT product's absolute error swamps the
    difference stencils).
+8. **The profile from nodes (from n = 2e4).**  :math:`\delta^*` as a function of :math:`x = e^\varepsilon`
+   is convex and non-increasing on :math:`x \ge 1`: each :math:`H_m(x) = \sum_c (P(c) - xQ(c))_+` is a sum of
+   convex non-increasing functions of x, and a pointwise maximum keeps both properties.  So from certified
+   upper values :math:`U_k \ge \delta^*(x_k)` at nodes :math:`x_1 < \dots < x_K`, first made
+   non-increasing (:math:`U_k \leftarrow \min_{i \le k} U_i`, valid as :math:`\delta^*(x_k) \le
+   \delta^*(x_i)`), every x in :math:`[x_k, x_{k+1}]` has :math:`\delta^*(x) \le (1-t)U_k + tU_{k+1}`,
+   :math:`t = (x - x_k)/(x_{k+1} - x_k)` (the chord of a convex function lies above it; the chord of the
+   :math:`U` lies above that one), and :math:`\delta^*(x) \le U_K` for :math:`x \ge x_K`.  The chord is
+   non-increasing in t, so t is rounded down (by the rounding of the three exponentials) and the value up.
+   :func:`profile_binary_rr` evaluates the phase bound of fact 7 (with a fixed number of bases, so that its
+   ε-independent arrays are built once per (ε0, n) and cached) at nodes among the requested ε, chosen where
+   the block bound of fact 4 falls by at most :data:`PHASE_PROFILE_RATIO` from one node to the next (a chord
+   then exceeds the curve by at most about :math:`(\log r)^2/8` relative), and returns the smaller of this
+   and the block bound at every ε.  Nodes are placed only where the block bound exceeds the phase remainder
+   several times (elsewhere the remainder alone exceeds what the phase bound could gain).
 
 Numerics
 --------
@@ -1367,10 +1382,13 @@ def profile_binary_rr(eps0, n, epsilons):
 
     ``upper`` bounds :math:`\delta^*(\varepsilon) = \max` over every neighbouring dataset and both
     orderings of the hockey-stick divergence; ``lower`` is the value of the best of the datasets
-    m = 0..4, N - 4..N, N // 2 (and of the single-m blocks, at small n every m).  The evaluations are the initial set of :func:`delta_binary_rr`'s
-    search (exact datasets and the blocks covering every m, with the coin-decomposition block bound),
-    each count law built once and evaluated at every ε through the convex hull of its certified
-    cumulative bands, in O(W + K log W).  Since ``upper`` is the maximum over all neighbouring pairs,
+    m = 0..4, N - 4..N, N // 2 (and of the single-m blocks, at small n every m).  The evaluations are the
+    initial set of :func:`delta_binary_rr`'s search (exact datasets and the blocks covering every m, with the
+    coin-decomposition block bound, module notes fact 4), each count law built once and evaluated at every ε
+    through the convex hull of its certified cumulative bands, in O(W + K log W).  From n =
+    :data:`PHASE_MIN_N` ``upper`` is also the phase-comparison bound (fact 7) at up to
+    :data:`PHASE_PROFILE_NODES` nodes among the requested ε and its chords in :math:`e^\varepsilon` between
+    them (fact 8), whichever is smaller at each ε.  Since ``upper`` is the maximum over all neighbouring pairs,
     it is the profile of a dominating pair (the pointwise maximum of the profiles of a swap-closed
     set of pairs; Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022, Prop. 2.2 and 2.12).
 
@@ -1403,7 +1421,18 @@ def profile_binary_rr(eps0, n, epsilons):
     eps0 = _check_eps0(float(_validate.eps0(eps0)))
     n = _validate.count(n, "n")
     eps = np.asarray(_validate.epsilon(epsilons, "epsilons"), dtype=np.float64)
-    xs = np.ascontiguousarray(np.exp(eps.ravel()))
+    flat = np.ascontiguousarray(eps.ravel())
+    up, lo = _profile_blocks(eps0, n, flat)
+    if n >= PHASE_MIN_N and flat.size:
+        up = np.minimum(up, _phase_profile(eps0, n - 1, flat, up, lo))
+    up = np.minimum(up, 1.0).reshape(eps.shape)
+    return up, np.minimum(lo.reshape(eps.shape), up)
+
+
+def _profile_blocks(eps0: float, n: int, eps: np.ndarray):
+    """Certified (upper, lower) of the exact profile at the 1-d array ``eps`` from the initial set of the block
+    search (fact 4): exact datasets and the coin-decomposition bound of the blocks covering every m."""
+    xs = np.ascontiguousarray(np.exp(eps))
     N = n - 1
     p0, p1 = _probs(eps0)
     up = np.zeros(xs.shape)
@@ -1422,5 +1451,82 @@ def profile_binary_rr(eps0, n, epsilons):
         _, f, rho, eta, tau = _law(eps0, a, N - b, k0)
         u, _ = _kern.pair_profile(f, p0, p1, rho + 4 * _EPS, eta, tau, xs)
         np.maximum(up, u + TAIL_COINS, out=up)
-    up = np.minimum(up, 1.0).reshape(eps.shape)
-    return up, np.minimum(lo.reshape(eps.shape), up)
+    return np.minimum(up, 1.0), lo
+
+
+#: The profile evaluates the phase-comparison bound (fact 7) at nodes among the requested ε whose block-bound
+#: values fall by at most this factor from one node to the next (fact 8) ...
+PHASE_PROFILE_RATIO = 1.2
+#: ... and at most this many nodes (the factor grows until they fit); between nodes, the chord in e^ε.
+PHASE_PROFILE_NODES = 256
+#: Nodes only where the block bound exceeds this many times the phase bound's remainder (below, the remainder
+#: alone is larger than what the phase bound could gain).
+PHASE_PROFILE_MARGIN = 4.0
+#: Bases of the profile's phase bound: the largest K in 2, 4, ..., PHASE_PROFILE_MAX_BASES whose 2K - 2 interior
+#: base laws cost at most PHASE_PROFILE_OPS multiply-adds together (K = 16 at n = 1e5, 4 at 1e6, 2 from about
+#: 2e6 at eps0 = 1; the laws are built once per (eps0, n) and cached).
+PHASE_PROFILE_MAX_BASES = 16
+PHASE_PROFILE_OPS = 3e8
+
+
+def _phase_profile_bases(eps0: float, N: int) -> int:
+    """Number of bases K of the profile's phase bound (see :data:`PHASE_PROFILE_OPS`)."""
+    p0, p1 = _probs(eps0)
+    ops = (2 * 10.7) ** 2 * p0 * p1 * N / 2 + 1e3     # the two binomial windows of a base law, multiplied
+    K = 2
+    while 2 * K <= PHASE_PROFILE_MAX_BASES and (4 * K - 2) * ops <= PHASE_PROFILE_OPS and N >= 16 * K:
+        K *= 2
+    return K
+
+
+def _phase_profile(eps0: float, N: int, eps: np.ndarray, up: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """Certified upper bound of the exact profile at the 1-d array ``eps`` from the phase-comparison bound
+    (fact 7, :func:`_phase_profile_bases` bases) at nodes among the requested ε and chords in x = e^ε between them (fact 8); ``inf``
+    where no node applies.  ``up`` / ``lo``: certified upper / lower values at ``eps`` (the block bound and
+    the exact datasets), used to place the nodes and to restrict the kernel's scan."""
+    out = np.full(eps.shape, np.inf)
+    p0, p1 = _probs(eps0)
+    order = np.argsort(eps, kind="stable")
+    se, su, sl = eps[order], up[order], lo[order]
+    K = _phase_profile_bases(eps0, N)
+    J = max(max(abs(jl), abs(jh)) for _, jl, jh in _phase_blocks(N, K))
+    i0, i1 = _phase_remainder(eps0, N, J)
+    alpha = np.maximum(0.0, p1 - np.exp(se) * p0)
+    rem = alpha * i0 + np.expm1(se) * i1
+    cand = np.flatnonzero((se < eps0) & (su > PHASE_PROFILE_MARGIN * rem))
+    if cand.size == 0:
+        return out
+    ratio, gap = PHASE_PROFILE_RATIO, 0.05 * eps0
+    while True:
+        nodes = [int(cand[0])]
+        for i in cand[1:]:
+            if su[nodes[-1]] > ratio * su[i] or se[i] > se[nodes[-1]] + gap:
+                nodes.append(int(i))
+        if nodes[-1] != int(cand[-1]):
+            nodes.append(int(cand[-1]))
+        if len(nodes) <= max(2, PHASE_PROFILE_NODES):
+            break
+        if ratio > 1e300 and gap > eps0:          # every condition relaxed: the two ends only
+            nodes = sorted({int(cand[0]), int(cand[-1])})
+            break
+        ratio, gap = min(ratio * ratio, 1e301), 2 * gap
+    nodes = [i for k, i in enumerate(nodes) if k == 0 or se[i] > se[nodes[k - 1]]]   # distinct node ε
+    ne = se[nodes]
+    nu = np.array([_phase_delta(eps0, N, float(e), 0.5 * float(sl[i]), K)[0] for e, i in zip(ne, nodes)])
+    nu = np.minimum.accumulate(nu)          # δ* is non-increasing in ε >= 0 (fact 8)
+    # chords in x = e^ε between consecutive nodes (δ* is convex in x); beyond the last node, its value
+    k = np.searchsorted(ne, se, side="right") - 1      # node at or below each ε
+    ok = k >= 0
+    val = np.full(se.shape, np.inf)
+    last = ok & (k == len(nodes) - 1)
+    val[last] = nu[-1]
+    mid = ok & ~last
+    if mid.any():
+        km = k[mid]
+        xa, xb, x = np.exp(ne[km]), np.exp(ne[km + 1]), np.exp(se[mid])
+        t = (x - xa) / (xb - xa)
+        t = np.clip(t - 8 * _EPS * (xb / (xb - xa) + 1.0), 0.0, 1.0)   # rounded down: the chord is decreasing in t
+        ua, ub = nu[km], nu[km + 1]
+        val[mid] = np.minimum(ua, (ub + (1.0 - t) * (ua - ub)) * (1 + 8 * _EPS))
+    out[order] = val
+    return out

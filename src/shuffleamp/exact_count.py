@@ -1178,6 +1178,12 @@ DEFAULT_POINT_MAX_PAIRS = 4096
 #: must (near ε = 0 the worst datasets are the balanced ones, whose values are flat in m), at a few tens of
 #: microseconds per count law.
 ALL_DATASETS_MAX_N = 2048
+#: Up to this n the budget is at least :data:`CONVERGE_MIN_PAIRS` pairs: there the phase-comparison bound's
+#: lattice remainder (fact 7 (e)) leaves brackets of 1e-5 .. 1e-4 at δ = 1e-8, while the search over blocks
+#: converges to the exact worst case within about 500 (n = 2e4) to 1300 (n = 1e5) pairs, 0.1 .. 0.45 s cold on
+#: the 2-core machine (``bench/results_binary_rr.md``); it stops as soon as the tolerance is met.
+CONVERGE_MAX_N = 200_000
+CONVERGE_MIN_PAIRS = 2048
 #: ε queries of the default method check δ at their upper ε with the same search and, when that δ query
 #: would certify more than the target δ, re-search at a smaller target this many times at most.
 CONSISTENCY_STEPS = 4
@@ -1192,7 +1198,8 @@ def default_pairs(n: int) -> int:
     0.8 ms at 1e6, 7 ms at 1e8, 40 ms at 1e9), so the budget is :data:`DEFAULT_POINT_SECONDS` over that,
     clipped to [:data:`DEFAULT_BOUNDS_PAIRS`, :data:`DEFAULT_POINT_MAX_PAIRS`]: about 540 pairs at
     n = 1e4, 140 at 1e5, 340 at 3e5, 220 at 1e6, 22 at 1e8, 8 at 1e9; up to n = :data:`ALL_DATASETS_MAX_N` at least 4 n, enough to split every block
-    down to single datasets (the search is then complete: exact up to the numerical bands).  The search
+    down to single datasets (the search is then complete: exact up to the numerical bands); up to
+    n = :data:`CONVERGE_MAX_N` at least :data:`CONVERGE_MIN_PAIRS`, enough to converge there.  The search
     stops earlier when the tolerance is met (at n <= 1e4 it is, at eps0 = 1, delta = 1e-6, within about
     400 pairs).
 
@@ -1209,7 +1216,9 @@ def default_pairs(n: int) -> int:
     direct = min(n, max(0, 2 * DIRECT_COST_MAX_N - n))        # rises to n = DIRECT_COST_MAX_N, then fades
     cost = 2e-4 + 7e-7 * math.sqrt(float(n)) + 2e-11 * n + 1e-8 * direct
     timed = int(min(DEFAULT_POINT_MAX_PAIRS, max(DEFAULT_BOUNDS_PAIRS, DEFAULT_POINT_SECONDS / cost)))
-    return max(timed, 4 * n) if n <= ALL_DATASETS_MAX_N else timed
+    if n <= ALL_DATASETS_MAX_N:
+        return max(timed, 4 * n)
+    return max(timed, CONVERGE_MIN_PAIRS) if n <= CONVERGE_MAX_N else timed
 
 
 def default_point(eps0, n, x, want_eps: bool) -> ExactCountResult:

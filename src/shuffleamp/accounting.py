@@ -56,6 +56,20 @@ pair, and its profile :math:`1 + g^*(-e^\varepsilon) = \max_i \delta_i(\varepsil
 ℝ.  f-DP composition (Dong–Roth–Su Theorem 3.2, adaptive) then bounds R rounds by the R-fold
 product of :math:`(P^*, Q^*)`, which is what the PLD composition computes.
 
+**C2. Continuous randomizers through finite decompositions for n users.**  A mechanism with
+``decompositions_at(n)`` (Laplace) is profiled through two finite laws.  Upper: a finite law
+:math:`\bar G_\varepsilon` that is a mean-preserving spread of the blanket GPARV
+:math:`G_\varepsilon` at every ε at once (:func:`shuffleamp.mechanisms.laplace_spread_decomposition`,
+where this is proved; its swap likewise of the swapped GPARV).  Convex order is closed under
+i.i.d. sums and :math:`x \mapsto x_+` is convex, so
+:math:`\tfrac1n E(\sum \bar G_i)_+ \ge \tfrac1n E(\sum G_i)_+ = \delta^*(\varepsilon)` at every
+ε ≥ 0 and for both orderings: the certified values of the finite law are certified upper values of
+the blanket pair's profile (a dominating pair, arguments A and C) at any grid of ε, which is all
+arguments B and D use.  Lower: the Theorem-14 dataset with every report quantised by one fixed map
+(:func:`shuffleamp.mechanisms.laplace_cells_lower`), a post-processing applied before shuffling,
+so the quantised pair is itself a concrete pair whose divergence is at most the dataset's, and
+argument G applies to it as to any finite concrete pair.
+
 **D. Pessimistic PLD from certified upper values (connect the dots).**
 ``dp_accounting.pld.pld_pmf.create_pmf_pessimistic_connect_dots(d, k, deltas)`` (Doroshenko,
 Ghazi, Kamath, Kumar, Manurangsi, "Connect the Dots: Tighter Discrete Approximations of
@@ -929,7 +943,7 @@ def _round_type_seconds(mechanism, n=None) -> float:
         at = None
     if at is not None:
         atoms = max((np.asarray(f.a).size for f in at[0] if hasattr(f, "a")), default=0)
-        per_atom = AT_N_ATOM_SECONDS * min(1.0, (1000.0 / max(float(n), 1.0)) ** 0.25)   # narrower bells at large n
+        per_atom = AT_N_ATOM_SECONDS * min(1.0, math.sqrt(1000.0 / max(float(n), 1.0)))   # narrower bells at large n
         return ROUND_TYPE_SECONDS + (AT_N_POINTS + 20 + 2 * (LOWER_POINTS + 1)) * atoms * per_atom
     return ROUND_TYPE_SECONDS
 

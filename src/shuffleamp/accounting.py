@@ -308,14 +308,14 @@ def _check_mechanism(mechanism, n):
 
 
 def _families_at(mechanism, n: int | None):
-    """The mechanism's finite decompositions for n users, ``(upper, lower)``, or None.
+    r"""The mechanism's finite decompositions for n users, ``(upper, lower)``, or None.
 
     Continuous randomizers whose certified discretisation depends on n (``decompositions_at(n)``, e.g.
     :meth:`shuffleamp.mechanisms.Laplace.decompositions_at`) are profiled through them: the upper family
     dominates the mechanism's GPARV in convex order at every ε at once (a mean-preserving spread of
     :math:`G_\varepsilon` for every ε, see :func:`shuffleamp.mechanisms.laplace_spread_decomposition`), so
-    its certified profile is >= the blanket profile at every ε of a grid, hence a dominating profile
-    (argument C); the lower family is a post-processing (quantisation of the reports) of the concrete
+    its certified profile is >= the blanket pair's profile (a dominating pair's) at every ε of a grid: module
+    docstring, argument C2); the lower family is a post-processing (quantisation of the reports) of the concrete
     Theorem-14 pair, so its profile is <= that pair's at every ε and its buckets compose into a valid
     lower bound (argument G).  Both are atomic, so the compiled profile loop evaluates them.
     """

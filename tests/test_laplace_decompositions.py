@@ -115,3 +115,30 @@ def test_finer_cells_tighten_both_sides():
     assert ups[0] >= ups[1] >= ups[2] > 0
     assert los[0] <= los[1] <= los[2]
     assert los[2] <= ups[2]
+
+
+# ------------------------------------------------------------------ the accountant's time budget
+def test_totals_stop_within_the_time_budget():
+    """A Laplace round's profile is evaluated in chunks with the time budget checked between them: under a
+    budget that is already spent the call stops with a ResourceLimitError naming ``max_seconds``."""
+    from shuffleamp._numerics import budget
+    from shuffleamp.errors import ResourceLimitError
+    with budget(max_seconds=1e-9):
+        with pytest.raises(ResourceLimitError) as info:
+            sa.privacy_profile(Laplace(1.0), 30, np.linspace(0.0, 1.0, 100))
+    assert info.value.parameter == "max_seconds"
+    # compose_rounds refuses such a call up front (its cost model against the time left), naming ``rounds``
+    with budget(max_seconds=1e-9):
+        with pytest.raises(ResourceLimitError) as info:
+            sa.compose_rounds([(Laplace(1.0), 30, 3)], delta=1e-2, lower=False)
+    assert info.value.parameter == "rounds"
+
+
+def test_many_laplace_round_types_refused_up_front():
+    """The cost model of a round type profiled through its finite decompositions refuses, before any
+    evaluation, a call whose round types would exceed the default budget, naming ``rounds``."""
+    from shuffleamp.errors import ResourceLimitError
+    rounds = [(Laplace(1.0 + 0.1 * i), 30, 2) for i in range(8)]
+    with pytest.raises(ResourceLimitError) as info:
+        sa.compose_rounds(rounds, delta=1e-6)
+    assert info.value.parameter == "rounds"

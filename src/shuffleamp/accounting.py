@@ -56,6 +56,20 @@ pair, and its profile :math:`1 + g^*(-e^\varepsilon) = \max_i \delta_i(\varepsil
 ℝ.  f-DP composition (Dong–Roth–Su Theorem 3.2, adaptive) then bounds R rounds by the R-fold
 product of :math:`(P^*, Q^*)`, which is what the PLD composition computes.
 
+**C2. Continuous randomizers through finite decompositions for n users.**  A mechanism with
+``decompositions_at(n)`` (Laplace) is profiled through two finite laws.  Upper: a finite law
+:math:`\bar G_\varepsilon` that is a mean-preserving spread of the blanket GPARV
+:math:`G_\varepsilon` at every ε at once (:func:`shuffleamp.mechanisms.laplace_spread_decomposition`,
+where this is proved; its swap likewise of the swapped GPARV).  Convex order is closed under
+i.i.d. sums and :math:`x \mapsto x_+` is convex, so
+:math:`\tfrac1n E(\sum \bar G_i)_+ \ge \tfrac1n E(\sum G_i)_+ = \delta^*(\varepsilon)` at every
+ε ≥ 0 and for both orderings: the certified values of the finite law are certified upper values of
+the blanket pair's profile (a dominating pair, arguments A and C) at any grid of ε, which is all
+arguments B and D use.  Lower: the Theorem-14 dataset with every report quantised by one fixed map
+(:func:`shuffleamp.mechanisms.laplace_cells_lower`), a post-processing applied before shuffling,
+so the quantised pair is itself a concrete pair whose divergence is at most the dataset's, and
+argument G applies to it as to any finite concrete pair.
+
 **D. Pessimistic PLD from certified upper values (connect the dots).**
 ``dp_accounting.pld.pld_pmf.create_pmf_pessimistic_connect_dots(d, k, deltas)`` (Doroshenko,
 Ghazi, Kamath, Kumar, Manurangsi, "Connect the Dots: Tighter Discrete Approximations of
@@ -207,9 +221,9 @@ from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 from scipy import stats
 
 from . import _extras, _validate
-from ._numerics import PLD_POINT_SECONDS, budget, check_pld_points, inverse_monotone, refuse_if_costly
+from ._numerics import PLD_POINT_SECONDS, budget, check_pld_points, check_time, inverse_monotone, refuse_if_costly
 from .evaluate import LOWER_MODE, max_delta
-from .decomposition import dedupe
+from .decomposition import dedupe, law_key
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .exact import delta_exact_profile
 from .personalized import Population, group_profiles, score_pair_logpmf
@@ -241,6 +255,16 @@ LOWER_POINTS = 128
 #: mixture; about 15 ms CPU measured for 20 binary-RR groups at n = 1e5), POPULATION_POINTS + 20 per group
 #: (the grid and the support-edge search).
 POPULATION_EVAL_SECONDS = 0.01
+#: Profile evaluations per side of the upper PLD of a round type profiled through a continuous randomizer's
+#: finite decompositions for n users (:func:`_families_at`; each evaluation is a Bromwich integral over up to
+#: a few hundred atoms, 1–4 ms CPU below n = 1e4): the evaluated points are a subset of the PLD grid
+#: (still pessimistic; measured loosening 5e-5 relative of the total ε for Laplace, ε0 = 1, n = 30).
+AT_N_POINTS = 256
+#: Cost model of one profile evaluation of such a round type: seconds per atom of the upper family (about
+#: 4e-5 s measured at n = 10 .. 1000 on one core, doubled for a loaded machine; less at large n).
+AT_N_ATOM_SECONDS = 1e-4
+#: Profile evaluations between two checks of the time budget.
+PROFILE_CHUNK = 32
 #: Binomial window of the concrete-pair lower bound: mean ± LOWER_WINDOW_SD standard deviations.
 LOWER_WINDOW_SD = 14.0
 _U = float(np.finfo(np.float64).eps)
@@ -283,11 +307,35 @@ def _check_mechanism(mechanism, n):
     return mechanism, n
 
 
-def _families(mechanism, which: str) -> list:
-    """Swap-closed list of GPARV families (objects with ``.gparv(eps)``), duplicates dropped by law."""
+def _families_at(mechanism, n: int | None):
+    r"""The mechanism's finite decompositions for n users, ``(upper, lower)``, or None.
+
+    Continuous randomizers whose certified discretisation depends on n (``decompositions_at(n)``, e.g.
+    :meth:`shuffleamp.mechanisms.Laplace.decompositions_at`) are profiled through them: the upper family
+    dominates the mechanism's GPARV in convex order at every ε at once (a mean-preserving spread of
+    :math:`G_\varepsilon` for every ε, see :func:`shuffleamp.mechanisms.laplace_spread_decomposition`), so
+    its certified profile is >= the blanket pair's profile (a dominating pair's) at every ε of a grid: module
+    docstring, argument C2); the lower family is a post-processing (quantisation of the reports) of the concrete
+    Theorem-14 pair, so its profile is <= that pair's at every ε and its buckets compose into a valid
+    lower bound (argument G).  Both are atomic, so the compiled profile loop evaluates them.
+    """
+    at = getattr(mechanism, "decompositions_at", None)
+    if at is None or n is None or _is_population(mechanism):
+        return None
+    up, lo = at(int(n))
+    return list(up), list(lo)
+
+
+def _families(mechanism, which: str, n: int | None = None) -> list:
+    """Swap-closed list of GPARV families (objects with ``.gparv(eps)``), duplicates dropped by law;
+    with ``n``, a mechanism's finite decompositions for n users where it has them (:func:`_families_at`)."""
     if _is_population(mechanism):
         return [_PopulationFamily(mechanism)]
-    base = mechanism.upper_decompositions() if which == "upper" else mechanism.lower_decompositions()
+    at = _families_at(mechanism, n)
+    if at is not None:
+        base = at[0] if which == "upper" else at[1]
+    else:
+        base = mechanism.upper_decompositions() if which == "upper" else mechanism.lower_decompositions()
     return dedupe([f for d in base for f in (d, d.swapped())])
 
 
@@ -306,7 +354,7 @@ def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
             np.maximum(best, f.values(eps, side), out=best)
             continue
         try:
-            v = delta_exact_profile(f, n, eps, mode=side)
+            v = _exact_profile(f, n, eps, side)
         except (UnsupportedGparvError, ResourceLimitError):
             mode = "spread" if side == "upper" else LOWER_MODE
             v = np.array([max_delta([f], n, float(e), mode)[0] for e in eps.ravel()]).reshape(eps.shape)
@@ -316,6 +364,31 @@ def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
             v = np.nextafter(v + charge, np.inf)
         np.maximum(best, v, out=best)
     return np.minimum(best, 1.0)
+
+
+def _exact_profile(f, n: int, eps: np.ndarray, mode: str) -> np.ndarray:
+    """:func:`shuffleamp.exact.delta_exact_profile` in chunks of :data:`PROFILE_CHUNK` ε, the enclosing call's
+    time budget checked between chunks (the same values)."""
+    eps = np.asarray(eps, dtype=np.float64)
+    flat = eps.ravel()
+    if flat.size <= PROFILE_CHUNK:
+        return delta_exact_profile(f, n, eps, mode=mode)
+    parts = []
+    for i in range(0, flat.size, PROFILE_CHUNK):
+        check_time("the certified privacy profile")
+        parts.append(delta_exact_profile(f, n, flat[i:i + PROFILE_CHUNK], mode=mode))
+    out = np.concatenate(parts, axis=-1)
+    return out.reshape(out.shape[:-1] + eps.shape)
+
+
+def _at_n_budget(mechanisms):
+    """The default time budget (:func:`shuffleamp._numerics.budget`) when a mechanism is profiled through its
+    finite decompositions for n users (:func:`_families_at`: evaluations of ms each, checked in chunks so the
+    call stops within the budget), else a no-op context."""
+    import contextlib
+    if any(getattr(m, "decompositions_at", None) is not None and not _is_population(m) for m in mechanisms):
+        return budget()
+    return contextlib.nullcontext()
 
 
 def _profile_values(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
@@ -373,8 +446,9 @@ def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.nd
     """
     mechanism, n = _check_mechanism(mechanism, n)
     eps = np.asarray(_validate.real("epsilons", epsilons), dtype=np.float64)
-    up = _profile_values(_families(mechanism, "upper"), n, eps, "upper")
-    lo = np.minimum(_profile_values(_families(mechanism, "lower"), n, eps, "lower"), up)
+    with _at_n_budget([mechanism]):
+        up = _profile_values(_families(mechanism, "upper", n), n, eps, "upper")
+        lo = np.minimum(_profile_values(_families(mechanism, "lower", n), n, eps, "lower"), up)
     return up, lo
 
 
@@ -393,6 +467,7 @@ class _Round:
     fams: list
     edge: float          # smallest evaluated ε with certified U(ε) <= tail_delta (0 if U(0) is)
     binary_eps0: float | None = None
+    at_n: bool = False   # profiled through the mechanism's finite decompositions for n users
 
     def upper_profile(self, eps: np.ndarray) -> np.ndarray:
         """Certified upper values of the round's dominating profile at ε >= 0.
@@ -414,7 +489,7 @@ class _Round:
 
     @classmethod
     def make(cls, mechanism, n: int, tail_delta: float) -> _Round:
-        fams = _families(mechanism, "upper")
+        fams = _families(mechanism, "upper", n)
         from .exact_count import binary_rr_eps0
         b0 = None if _is_population(mechanism) else binary_rr_eps0(mechanism)
         if b0 is not None:
@@ -426,8 +501,9 @@ class _Round:
         def U(e):
             return float(_certified_profile(fams, n, np.array([e]), "upper")[0])
 
+        at_n = _families_at(mechanism, n) is not None
         if U(0.0) <= tail_delta:
-            return cls(mechanism, n, fams, 0.0)
+            return cls(mechanism, n, fams, 0.0, None, at_n)
         hi = float(mechanism.eps0)
         for bump in (1e-9, 1e-6, 1e-3):  # δ(eps0) = 0 for pure eps0-LDP; atoms ~1e-16 > 0 from rounding
             if U(hi) <= tail_delta:
@@ -440,7 +516,7 @@ class _Round:
         br = inverse_monotone(lambda e: (U(e), None), tail_delta, 1e-12, hi, side="upper", rel_tol=0.01,
                               scale="log")
         hi = float(br.feasible)
-        return cls(mechanism, n, fams, hi)
+        return cls(mechanism, n, fams, hi, None, at_n)
 
     def own_interval(self, points: int) -> float:
         return self.edge / points if self.edge > 0 else 1e-4
@@ -485,6 +561,8 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
     """Pessimistic connect-the-dots PLD of one round on the integer grid k * d (argument D)."""
     if any(isinstance(f, _PopulationFamily) for f in rnd.fams):
         points = min(points, POPULATION_POINTS)     # one Bromwich integral per group and point
+    if rnd.at_n:
+        points = min(points, AT_N_POINTS)           # one Bromwich integral over the atoms per point
     K = math.ceil(rnd.edge / d)
     if K > MAX_GRID_STEPS:
         raise ResourceLimitError(f"the PLD grid would need {K} steps of {d:g} up to eps={rnd.edge:g}; pass a "
@@ -555,9 +633,10 @@ def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = N
     """
     mechanism, n = _check_mechanism(mechanism, n)
     points, tail_delta = _grid_options(points, tail_delta)
-    rnd = _Round.make(mechanism, n, tail_delta)
-    d = _interval(value_discretization_interval, [rnd], points)
-    return _extras.tag(_upper_pld(rnd, d, points))
+    with _at_n_budget([mechanism]):
+        rnd = _Round.make(mechanism, n, tail_delta)
+        d = _interval(value_discretization_interval, [rnd], points)
+        return _extras.tag(_upper_pld(rnd, d, points))
 
 
 def _one_target(epsilon, delta):
@@ -742,8 +821,8 @@ def _direction_points(es, fw, bw):
 def _concrete_profile_pld(dec, n: int, es: np.ndarray, d: float):
     """Optimistic PLD (both orderings) of the concrete pair of ``dec`` (argument G), or None."""
     try:
-        fw = delta_exact_profile(dec, n, es, mode="both")
-        bw = delta_exact_profile(dec.swapped(), n, es, mode="both")
+        fw = _exact_profile(dec, n, es, "both")
+        bw = _exact_profile(dec.swapped(), n, es, "both")
     except (UnsupportedGparvError, ResourceLimitError):
         return None
     pr, ir = _optimistic_ctd_pmf(*_direction_points(es, fw, bw), d)
@@ -782,7 +861,8 @@ def _lower_plds(rnd: _Round, d_grid: float, points: int, d: float) -> list:
     mechanism, n = rnd.mechanism, rnd.n
     if _is_population(mechanism):
         return [_population_lower_pld(mechanism, d)]
-    decs = [dec for dec in mechanism.lower_decompositions()
+    at = _families_at(mechanism, n)
+    decs = [dec for dec in (_one_ordering(at[1]) if at is not None else mechanism.lower_decompositions())
             if all(hasattr(dec, f) for f in ("a", "b", "c", "beta")) and float(dec.beta) == 0.0]
     if not decs:
         return []
@@ -797,6 +877,17 @@ def _lower_plds(rnd: _Round, d_grid: float, points: int, d: float) -> list:
     for dec in decs:
         pld = _concrete_profile_pld(dec, n, es, d)
         out.append((pld, LABEL_BUCKETS) if pld is not None else _count_statistic_pld(dec, n, d))
+    return out
+
+
+def _one_ordering(decs) -> list:
+    """One of each pair ``{dec, dec.swapped()}`` of a swap-closed list (a concrete pair's PLD takes both
+    orderings, :func:`_concrete_profile_pld`)."""
+    out, seen = [], set()
+    for dec in decs:
+        if law_key(dec) not in seen:
+            out.append(dec)
+            seen.update((law_key(dec), law_key(dec.swapped())))
     return out
 
 
@@ -840,10 +931,20 @@ def _validate_rounds(rounds) -> list:
     return out
 
 
-def _round_type_seconds(mechanism) -> float:
-    """Estimated seconds of one round type in :func:`compose_rounds` (the cost model above)."""
+def _round_type_seconds(mechanism, n=None) -> float:
+    """Estimated seconds of one round type in :func:`compose_rounds` (the cost model above): for a mechanism
+    profiled through its finite decompositions for n users, the upper profile (:data:`AT_N_POINTS` points and
+    the edge search) and the concrete pair's buckets (both orderings) at :data:`AT_N_ATOM_SECONDS` per atom."""
     if _is_population(mechanism):
         return len(mechanism.groups) * (POPULATION_POINTS + 20) * POPULATION_EVAL_SECONDS
+    try:
+        at = _families_at(mechanism, n)
+    except (ParameterError, TypeError, ValueError):
+        at = None
+    if at is not None:
+        atoms = max((np.asarray(f.a).size for f in at[0] if hasattr(f, "a")), default=0)
+        per_atom = AT_N_ATOM_SECONDS * min(1.0, math.sqrt(1000.0 / max(float(n), 1.0)))   # narrower bells at large n
+        return ROUND_TYPE_SECONDS + (AT_N_POINTS + 20 + 2 * (LOWER_POINTS + 1)) * atoms * per_atom
     return ROUND_TYPE_SECONDS
 
 
@@ -1213,7 +1314,7 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     epsilon, delta = _one_target(epsilon, delta)
     points, tail_delta = _grid_options(points, tail_delta)
     refuse_if_costly(f"{len(rounds)} round types", "rounds",
-                     seconds=sum(_round_type_seconds(m) for m, _, _ in rounds) * (1.0 if lower else 0.5),
+                     seconds=sum(_round_type_seconds(m, n) for m, n, _ in rounds) * (1.0 if lower else 0.5),
                      hint="use fewer round types, or populations with fewer groups")
     extras = _extras.Extras.check(extra_plds, neighboring_relation)
     if extras and value_discretization_interval is None:
@@ -1225,23 +1326,24 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     if delta is not None and additive >= delta:
         raise ParameterError("delta", f"delta = {delta:g} is not above the charged approximate-LDP terms "
                                       f"sum(R * min(n, domain-1) * delta0) = {additive:.6g}")
-    rts = [_Round.make(m.without_charge() if getattr(m, "charge_is_additive", False) else m, n, tail_delta)
-           for m, n, _ in rounds]
-    d = _interval(value_discretization_interval, rts, points)
-    up_parts = [(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)]
-    _check_composition(up_parts, lower=lower)
-    up_pld, _, ro = _compose_all(up_parts, extras.upper_plds(d))
-    if delta is not None:
-        upper = _certified_epsilon(up_pld, delta - additive * (1 + 1e-12), ro, 0.0, d, "upper")
-        e_at = upper
-    else:
-        upper = min(float(np.nextafter(_delta_bounds(up_pld, epsilon, ro)[0] + additive, np.inf)), 1.0)
-        e_at = epsilon
-    # the round-off charge at the answer (reported; the bound above includes it)
-    charge = (_delta_bounds(up_pld, e_at, ro)[0] - _delta_bounds(up_pld, e_at, None)[0]
-              if math.isfinite(e_at) else 0.0)
-    lo, how, err, per_round = (_total_lower(rts, rounds, d, points, epsilon, delta, extras) if lower
-                               else (0.0, "none", 0.0, None))
+    with _at_n_budget([m for m, _, _ in rounds]):   # stops within the time budget (checked in chunks)
+        rts = [_Round.make(m.without_charge() if getattr(m, "charge_is_additive", False) else m, n, tail_delta)
+               for m, n, _ in rounds]
+        d = _interval(value_discretization_interval, rts, points)
+        up_parts = [(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)]
+        _check_composition(up_parts, lower=lower)
+        up_pld, _, ro = _compose_all(up_parts, extras.upper_plds(d))
+        if delta is not None:
+            upper = _certified_epsilon(up_pld, delta - additive * (1 + 1e-12), ro, 0.0, d, "upper")
+            e_at = upper
+        else:
+            upper = min(float(np.nextafter(_delta_bounds(up_pld, epsilon, ro)[0] + additive, np.inf)), 1.0)
+            e_at = epsilon
+        # the round-off charge at the answer (reported; the bound above includes it)
+        charge = (_delta_bounds(up_pld, e_at, ro)[0] - _delta_bounds(up_pld, e_at, None)[0]
+                  if math.isfinite(e_at) else 0.0)
+        lo, how, err, per_round = (_total_lower(rts, rounds, d, points, epsilon, delta, extras) if lower
+                                   else (0.0, "none", 0.0, None))
     notes = ("upper: certified single-round profile -> pessimistic connect-the-dots PLD -> dp_accounting "
              f"composition; floating-point round-off of the composition {charge:.3g} charged to delta",
              f"lower: {how}; dp_accounting truncation and round-off {err:.3g} in delta subtracted")

@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))  # independent oracles
 
-NS = [10**3, 10**4, 10**5, 10**6, 10**7, 10**8, 10**9]
+NS = [10**3, 10**4, 3 * 10**4, 10**5, 3 * 10**5, 10**6, 10**7, 10**8, 10**9]
 EPS0S = [0.5, 1.0, 2.0]
 DELTAS = [1e-6, 1e-8]
 COMPARE = (1.0, 1e-6)          # the cell compared with another source tree

@@ -763,6 +763,14 @@ class _PopLaw(_exact._AtomLaw):
     def bell_width(self):
         return 1.0 / math.sqrt(self.n * self.s2 + 2.0 / self.theta ** 2)
 
+    def panel_nodes(self, a, b):
+        """``nodes`` at the Gauss–Legendre nodes of the panels [a_i, b_i] (panel-major).  Overrides the base
+        class, whose compiled node formation is that of the n-fold sum :math:`M(z)^n/n`, not of
+        :math:`\tilde\Phi(M(z))`: :func:`shuffleamp.exact._bromwich` integrates ``panel_nodes`` only."""
+        c = 0.5 * np.asarray(a, dtype=np.float64) + 0.5 * np.asarray(b, dtype=np.float64)
+        h = 0.5 * (np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64))
+        return self.nodes(np.ascontiguousarray((c[:, None] + h[:, None] * _exact._XG[None, :]).ravel()))
+
     def nodes(self, t):
         tt = np.asarray(t, dtype=np.float64)
         ph = tt[:, None] * self.d[None, :]

@@ -313,6 +313,8 @@ PMF_MAX = 4000
 RULE_ETA = 1e-10
 #: Largest number of Gauss–Laguerre nodes tried.
 RULE_MAX_NODES = 64
+#: Largest work array (entries) of one block of frequencies of the population law's integrand.
+NODE_BLOCK_ELEMENTS = 1 << 20
 _DBL_EPS = float(np.finfo(np.float64).eps)
 
 
@@ -626,6 +628,10 @@ class _Mixture:
         with np.errstate(divide="ignore"):
             self.lognu = np.log(self.pmf) - np.log(self.ms + 1.0)
 
+    def work_per_node(self) -> int:
+        """Entries of the outer function's work array per frequency (groups x rule nodes, or the window)."""
+        return int(self.gam.size * self.p) if self.how == "rule" else int(self.ms.size)
+
     # ------------------------------------------------------------------ Φ on the real line / complex
     def log_phi(self, K):
         """log Φ(e^K) for real K (scalar or array)."""
@@ -660,7 +666,10 @@ class _Mixture:
         key = float(K)
         if getattr(self, "_ref", (None,))[0] != key:        # log Φ(e^K) at the contour's K, reused
             self._ref = (key, float(self.log_phi(key)))
-        out = np.exp(np.minimum(self.log_phi(K + lr) - self._ref[1], 0.0))
+        step = max(1, NODE_BLOCK_ELEMENTS // max(1, self.work_per_node()))
+        x = np.ravel(K + lr)
+        lp = np.concatenate([np.atleast_1d(self.log_phi(x[i:i + step])) for i in range(0, max(x.size, 1), step)])
+        out = np.exp(np.minimum(lp.reshape(np.shape(K + lr)) - self._ref[1], 0.0))
         return np.minimum(out * (1.0 + 1e-12), 1.0)
 
     def ratio_complex(self, K, v):
@@ -764,7 +773,7 @@ class _PopLaw(_exact._AtomLaw):
         return 1.0 / math.sqrt(self.n * self.s2 + 2.0 / self.theta ** 2)
 
     def panel_nodes(self, a, b):
-        """``nodes`` at the Gauss–Legendre nodes of the panels [a_i, b_i] (panel-major).  Overrides the base
+        r"""``nodes`` at the Gauss–Legendre nodes of the panels [a_i, b_i] (panel-major).  Overrides the base
         class, whose compiled node formation is that of the n-fold sum :math:`M(z)^n/n`, not of
         :math:`\tilde\Phi(M(z))`: :func:`shuffleamp.exact._bromwich` integrates ``panel_nodes`` only."""
         c = 0.5 * np.asarray(a, dtype=np.float64) + 0.5 * np.asarray(b, dtype=np.float64)
@@ -773,6 +782,16 @@ class _PopLaw(_exact._AtomLaw):
 
     def nodes(self, t):
         tt = np.asarray(t, dtype=np.float64)
+        # the outer function's work arrays are (nodes, groups x rule nodes) or (nodes, window): in blocks of
+        # at most NODE_BLOCK_ELEMENTS entries, so memory stays bounded whatever the number of frequencies
+        per = max(1, self.mix.work_per_node())
+        step = max(1, NODE_BLOCK_ELEMENTS // per)
+        if tt.size <= step:
+            return self._nodes_block(tt)
+        parts = [self._nodes_block(tt[i:i + step]) for i in range(0, tt.size, step)]
+        return tuple(np.concatenate(x) for x in zip(*parts))
+
+    def _nodes_block(self, tt):
         ph = tt[:, None] * self.d[None, :]
         psi1 = (-2.0 * np.sin(0.5 * ph) ** 2) @ self.q + 1j * (np.sin(ph) @ self.q)
         v = _log1pc(psi1) + 1j * tt * self.mu
@@ -828,6 +847,14 @@ def _delta_law(vals, mass, gam, N, rtol):
         m = float(K.p @ K.x)
         return m * (1 + 4 * _DBL_EPS * vals.size) + tail, {"evaluator": "exact", "how": "L >= 0"}
     law = _PopLaw(K, mix)
+    if math.isfinite(law.theta) and law.theta > 0:
+        # Chernoff: s_+ <= e^{θ s}/(e θ) termwise, so the integral is at most Φ̃(M_L(θ))/(e θ); when that is
+        # below the tail charge the integral cannot matter more than the charge itself
+        log_ch = law.outer_log(law.log_mgf(law.theta)) - 1.0 - math.log(law.theta)
+        ch = math.exp(log_ch + law.outer_log_error(law.theta)) if log_ch < 700.0 else math.inf
+        if ch <= tail:
+            return ch + tail, {"evaluator": "chernoff", "how": mix.how, "charged": ch + tail,
+                               "rule_nodes": getattr(mix, "p", None)}
     value, err, nodes, theta, how = _exact._bromwich(law, 1, rtol)
     up = value + err + tail
     return up, {"evaluator": how, "how": mix.how, "charged": err + tail, "nodes": nodes, "theta": theta,

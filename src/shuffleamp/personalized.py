@@ -115,9 +115,9 @@ ellipses, skipped cells, tail) bound the integral of :math:`\tilde\Phi(M_L(z))/z
 computed value only if the integrated node values are that function's.  The population law therefore forms
 its panel nodes itself (``_PopLaw.panel_nodes``); the compiled node formation of the n-fold sum,
 :math:`M_L(z)^{n}/n`, is a different integrand: with the mean count :math:`n = E M' + 1` it integrates to
-:math:`E[(\sum_{i \le n} L_i)_+]/n`, the homogeneous value at the mean count, which lies *below* the mixture
-:math:`E[g(M')]` (measured: 8e-4 relative at n = 1000, 1.1e-4 at n = 1e4 for two k-RR groups; the mixture's
-spread of M' is what the rule integrates), and no error term accounts for the difference.  The nodes are
+:math:`E[(\sum_{i \le n} L_i)_+]/n`, the homogeneous value at the mean count, not the mixture
+:math:`E[g(M')]`, and no error term accounts for the difference (measured: 8e-4 relative *below* the mixture
+at n = 1000, 1.1e-4 at n = 1e4, for two k-RR groups).  The nodes are
 evaluated in blocks of at most ``NODE_BLOCK_ELEMENTS`` work entries (frequencies × groups × rule nodes, or
 frequencies × window), so memory stays bounded.  Before integrating, the Chernoff bound
 :math:`\tilde\Phi(M_L(\theta))/(e\theta)` (valid for every θ > 0, since :math:`s_+ \le e^{\theta s}/(e\theta)`

@@ -696,8 +696,16 @@ class _Mixture:
             w0 = self.logc - self.x + self.N @ A
             w0 = np.exp(w0 - w0.max())
             w0 = w0 / w0.sum()
-            z = _log1pc(b[None, :, :] * em1[:, None, None])             # (t, G, p)
-            S = np.tensordot(z, self.N, axes=(1, 0))                    # (t, p)
+            # S = sum_g N_g log(1 + b_gk (e^v - 1)): _log1pc's accurate form in real arithmetic, (t, p, G) arrays
+            xr = np.multiply.outer(em1.real, b.T)
+            xi = np.multiply.outer(em1.imag, b.T)
+            mod = xr + 2.0
+            mod *= xr
+            mod += xi * xi
+            np.log1p(mod, out=mod)
+            xr += 1.0
+            np.arctan2(xi, xr, out=xi)
+            S = 0.5 * (mod @ self.N) + 1j * (xi @ self.N)               # (t, p)
             val = np.exp(v) * (np.exp(S) @ w0)
             rel = 8 * _DBL_EPS * (1.0 + np.abs(S).max(axis=1) + self.n_eff * (1.0 + np.abs(v)))
             return val, rel

@@ -452,6 +452,72 @@ def binary_rr_worst_delta_fft(eps0, n, eps, batch=512):
 
 
 # ------------------------------------------------------------------ k-RR populations: the personalized bound
+def blanket_mixture_bounds(values, probs, gammas, counts, width=10.0):
+    r"""``(lo, hi)`` of :math:`\sum_m P(M'=m)\,E[(\sum_{i\le m+1} L_i)_+]/(m+1)` for a law L of at most three
+    atoms, M' Poisson-binomial (:math:`\mathrm{Bin}(N_h, \gamma_h)` per entry of ``gammas`` / ``counts``): the
+    heterogeneous blanket bound of a target (Su-Cheng-Wang Theorem 12 averaged over the blanket count).
+
+    The atoms are ordered :math:`A \ge C \ge B` (two atoms: C = B with mass 0).  Given j = m + 1 draws,
+    u ~ Bin(j, P(A)) draws at A and v | u ~ Bin(j-u, P(B)/(P(B)+P(C))) at B: every u that can make the sum
+    positive (u > -Cj/(A-C)) within ±``width`` standard deviations is summed with binomial pmfs, v in closed
+    form (:func:`_last_level`); M' over ±``width`` standard deviations per group.  What is left out is charged
+    to ``hi`` (the sum is at most A j, and the mixture's terms are at most E[L_+] <= max(A, 0)).
+    """
+    from scipy.stats import binom as _binom
+
+    v = np.asarray(values, dtype=np.float64).ravel()
+    q = np.asarray(probs, dtype=np.float64).ravel()
+    keep = q > 0
+    v, q = v[keep], q[keep]
+    if v.size > 3:
+        raise ValueError("at most three atoms")
+    order = np.argsort(-v, kind="stable")
+    v, q = v[order], q[order]
+    if v.size == 1 or v[0] <= 0:
+        x = max(float(v[0]), 0.0) if v.size else 0.0
+        return x, x
+    A, pa = float(v[0]), float(q[0])
+    if v.size == 2:
+        B, pb, C, pc = float(v[1]), float(q[1]), float(v[1]), 0.0
+    else:
+        C, pc, B, pb = float(v[1]), float(q[1]), float(v[2]), float(q[2])
+    pm, lo_m, charged = np.ones(1), 0, 0.0
+    for gm, N in zip(gammas, counts):
+        N, gm = int(N), float(gm)
+        if N == 0:
+            continue
+        mu, sd = N * gm, math.sqrt(N * gm * (1 - gm))
+        a, b = max(0, int(mu - width * sd - 5)), min(N, int(mu + width * sd + 5))
+        ks = np.arange(a, b + 1)
+        pm = np.convolve(pm, _binom.pmf(ks, N, gm))
+        charged += float(_binom.cdf(a - 1, N, gm) + _binom.sf(b, N, gm))
+        lo_m += a
+    j = np.arange(lo_m, lo_m + pm.size) + 1                  # j = m + 1 draws of L
+    ok = pm > 0
+    j, pm = j[ok], pm[ok]
+    EL = A * pa                                              # E[L_+] <= A P(A) + max(C, 0) P(C)
+    EL += max(C, 0.0) * pc
+    su = np.sqrt(j * pa * (1 - pa))
+    ustar = np.floor(-C * j / (A - C)) + 1 if A > C else np.zeros_like(j)
+    ulo = np.maximum(np.maximum(ustar, j * pa - width * su - 5), 0).astype(np.int64)
+    uhi = np.minimum(np.maximum(ulo, j * pa + width * su + 5), j).astype(np.int64)
+    cnt = uhi - ulo + 1
+    jj = np.repeat(j, cnt)
+    uu = np.repeat(ulo, cnt) + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    wu = _pmf(uu, jj, pa)
+    base = C * jj + (A - C) * uu
+    pi = pb / (pb + pc) if pb + pc > 0 else 0.0
+    ev = _last_level(base.astype(np.float64), np.full(base.shape, B - C), (jj - uu).astype(np.int64),
+                     np.full(base.shape, pi))
+    weight = np.repeat(pm / j, cnt)
+    val = float(np.sum(weight * wu * ev))
+    # left out: u below ulo where it could matter (below the bulk's window) and above uhi
+    below = np.where(ulo > ustar, _binom.cdf(ulo - 1, j, pa), 0.0)
+    above = _binom.sf(uhi, j, pa)
+    charge = float(np.sum(pm * A * (below + above))) + charged * EL
+    return val, val + charge
+
+
 def krr_population_bounds(eps0s, counts, k, eps, width=10.0):
     r"""Per group g, ``(lo, hi)`` of the certified δ(ε) of a k-RR population (k >= 3, one ε0 per group),
     written out independently of the library from its derivation (Su-Cheng-Wang Theorems 12-13 with a
@@ -462,70 +528,46 @@ def krr_population_bounds(eps0s, counts, k, eps, width=10.0):
       :math:`\gamma_h = k/(e^{\varepsilon_{0,h}}+k-1)`, :math:`N_h` the group's users other than the target),
       L the target's ratio at a uniform output: :math:`A = k(E_t-e^\varepsilon)/(E_t+k-1)` (prob 1/k),
       :math:`B = k(1-e^\varepsilon E_t)/(E_t+k-1)` (1/k), :math:`C = k(1-e^\varepsilon)/(E_t+k-1)`
-      ((k-2)/k).  Given j = m + 1 draws, u ~ Bin(j, 1/k) draws at A and v | u ~ Bin(j-u, 1/(k-1)) at B:
-      every u is summed with scipy binomial pmfs (only u > -Cj/(A-C) can make the sum positive), v in closed
-      form (:func:`_last_level`); M' and u over ±``width`` standard deviations, what is left out charged to
-      ``hi`` (the sum is at most A j, and g(m) <= E[L_+]).
+      ((k-2)/k), summed by :func:`blanket_mixture_bounds` (``personalized_only`` returns this part alone,
+      for k >= 2).
     * *everyone at the largest ε0*: :math:`\lambda_g\,\delta^*` with
       :math:`\lambda_g = \frac{(E_g-1)/(E_g+k-1)}{(E_b-1)/(E_b+k-1)}` and δ* the homogeneous k-RR bound at
       the largest ε0 with every user (four atoms, :func:`positive_part_exact`).
 
     The certified value is the minimum of the two; returns ``[(lo, hi), ...]`` per group.
     """
-    from scipy.stats import binom as _binom
+    return _krr_population_bounds(eps0s, counts, k, eps, width, False)
 
+
+def krr_personalized_bounds(eps0s, counts, k, eps, width=10.0):
+    """Per group ``(lo, hi)`` of the personalized (heterogeneous blanket) part of
+    :func:`krr_population_bounds` alone (any k >= 2)."""
+    return _krr_population_bounds(eps0s, counts, k, eps, width, True)
+
+
+def _krr_population_bounds(eps0s, counts, k, eps, width, personalized_only):
     eps0s = [float(e) for e in eps0s]
     counts = [int(c) for c in counts]
     n = sum(counts)
     e = math.exp(eps)
     gam = [k / (math.exp(x) + k - 1) for x in eps0s]
-    # everyone at the largest eps0: the homogeneous four-atom law
-    Eb = math.exp(max(eps0s))
-    q = 1.0 / (Eb + k - 1)
-    hom = positive_part_exact([Eb - e, 1 - e * Eb, 1 - e, 0.0], [q, q, (k - 2) * q, 1 - k * q], n)
+    if not personalized_only:
+        # everyone at the largest eps0: the homogeneous four-atom law
+        Eb = math.exp(max(eps0s))
+        q = 1.0 / (Eb + k - 1)
+        hom = positive_part_exact([Eb - e, 1 - e * Eb, 1 - e, 0.0], [q, q, (k - 2) * q, 1 - k * q], n)
     out = []
     for g, x in enumerate(eps0s):
         Et = math.exp(x)
         A, B, C = k * (Et - e) / (Et + k - 1), k * (1 - e * Et) / (Et + k - 1), k * (1 - e) / (Et + k - 1)
-        # Poisson-binomial pmf of M' on a window (direct convolution of the groups' binomial windows)
-        pm, lo_m, charged = np.ones(1), 0, 0.0
-        for h, c in enumerate(counts):
-            N = c - (1 if h == g else 0)
-            if N == 0:
-                continue
-            mu, sd = N * gam[h], math.sqrt(N * gam[h] * (1 - gam[h]))
-            a, b = max(0, int(mu - width * sd - 5)), min(N, int(mu + width * sd + 5))
-            ks = np.arange(a, b + 1)
-            pm = np.convolve(pm, _binom.pmf(ks, N, gam[h]))
-            charged += float(_binom.cdf(a - 1, N, gam[h]) + _binom.sf(b, N, gam[h]))
-            lo_m += a
-        j = np.arange(lo_m, lo_m + pm.size) + 1                  # j = m + 1 draws of L
-        keep = pm > 0
-        j, pm = j[keep], pm[keep]
-        EL = max(A, 0.0) / k                                     # E[L_+]: only A can be positive
+        others = [c - (1 if h == g else 0) for h, c in enumerate(counts)]
         if A <= 0:
             out.append((0.0, 0.0))
             continue
-        # u window per j: from the first u that can give S > 0 (or the bulk's lower end) to width sd above
-        su = np.sqrt(j * (1 / k) * (1 - 1 / k))
-        ustar = np.floor(-C * j / (A - C)) + 1 if A > C else np.zeros_like(j)
-        ulo = np.maximum(np.maximum(ustar, j / k - width * su - 5), 0).astype(np.int64)
-        uhi = np.minimum(np.maximum(ulo, j / k + width * su + 5), j).astype(np.int64)
-        cnt = uhi - ulo + 1
-        jj = np.repeat(j, cnt)
-        uu = np.repeat(ulo, cnt) + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-        wu = _pmf(uu, jj, 1.0 / k)
-        base = C * jj + (A - C) * uu
-        ev = _last_level(base.astype(np.float64), np.full(base.shape, B - C), (jj - uu).astype(np.int64),
-                         np.full(base.shape, 1.0 / (k - 1)))
-        weight = np.repeat(pm / j, cnt)
-        pers = float(np.sum(weight * wu * ev))
-        # left out: u below ulo where it could matter (below the bulk's window) and above uhi
-        below = np.where(ulo > ustar, _binom.cdf(ulo - 1, j, 1.0 / k), 0.0)
-        above = _binom.sf(uhi, j, 1.0 / k)
-        charge = float(np.sum(pm * A * (below + above))) + charged * EL
+        pers, pers_hi = blanket_mixture_bounds([A, B, C], [1 / k, 1 / k, (k - 2) / k], gam, others, width)
+        if personalized_only:
+            out.append((pers, pers_hi))
+            continue
         lam = ((Et - 1) / (Et + k - 1)) / ((Eb - 1) / (Eb + k - 1))
-        lo = min(pers, lam * hom[0])
-        hi = min(pers + charge, lam * hom[1])
-        out.append((lo, hi))
+        out.append((min(pers, lam * hom[0]), min(pers_hi, lam * hom[1])))
     return out

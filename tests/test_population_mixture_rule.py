@@ -172,3 +172,14 @@ def test_public_upper_sweep(n, delta):
     lo, hi = max(x for x, _ in at), max(x for _, x in at)
     assert d.upper >= lo * (1 - ROUND_REL), (d.upper, lo)
     assert d.upper <= hi * (1 + TIGHT_REL), (d.upper, hi)
+
+
+def test_a_law_with_its_own_integrand_must_give_its_own_panel_nodes():
+    """``exact._bromwich`` integrates ``panel_nodes`` only: a subclass of the atomic law that overrides ``nodes``
+    (its own integrand) without ``panel_nodes`` is refused when the class is created."""
+    from shuffleamp import exact
+
+    with pytest.raises(TypeError, match="panel_nodes"):
+        class _Law(exact._AtomLaw):          # noqa: F841 - the class statement itself must fail
+            def nodes(self, t):
+                return None

@@ -445,6 +445,15 @@ class _AtomLaw:
     the compiled evaluator (:func:`_positive_part`), not through this class.
     """
 
+    def __init_subclass__(cls, **kwargs):
+        # _bromwich reads the integrand only through panel_nodes, whose base version is the compiled n-fold
+        # sum's: a law with its own integrand (nodes) must give its own panel_nodes too, or it would silently
+        # integrate the n-fold sum instead of itself.
+        super().__init_subclass__(**kwargs)
+        if "nodes" in cls.__dict__ and "panel_nodes" not in cls.__dict__:
+            raise TypeError(f"{cls.__name__} overrides nodes() but not panel_nodes(): _bromwich integrates "
+                            "panel_nodes(), so both must describe the same integrand")
+
     def __init__(self, K: LogMgf, n):
         v, p = K.x, K.p
         self.K, self.v, self.p, self.n = K, v, p, n

@@ -1181,8 +1181,9 @@ ALL_DATASETS_MAX_N = 2048
 #: Up to this n the budget is at least :data:`CONVERGE_MIN_PAIRS` pairs: there the phase-comparison bound's
 #: lattice remainder (fact 7 (e)) leaves brackets of 1e-5 .. 1e-4 at δ = 1e-8, while the search over blocks
 #: converges to the exact worst case within about 500 (n = 2e4) to 1300 (n = 1e5) pairs, 0.1 .. 0.45 s cold on
-#: the 2-core machine (``bench/results_binary_rr.md``); it stops as soon as the tolerance is met.
-CONVERGE_MAX_N = 200_000
+#: the idle 2-core machine, and reaches 1e-7 .. 3e-6 within the floor at n = 3e5 .. 5e5 (up to about 2 s)
+#: (``bench/results_binary_rr.md``); it stops as soon as the tolerance is met.
+CONVERGE_MAX_N = 500_000
 CONVERGE_MIN_PAIRS = 2048
 #: ε queries of the default method check δ at their upper ε with the same search and, when that δ query
 #: would certify more than the target δ, re-search at a smaller target this many times at most.
@@ -1199,7 +1200,7 @@ def default_pairs(n: int) -> int:
     clipped to [:data:`DEFAULT_BOUNDS_PAIRS`, :data:`DEFAULT_POINT_MAX_PAIRS`]: about 540 pairs at
     n = 1e4, 140 at 1e5, 340 at 3e5, 220 at 1e6, 22 at 1e8, 8 at 1e9; up to n = :data:`ALL_DATASETS_MAX_N` at least 4 n, enough to split every block
     down to single datasets (the search is then complete: exact up to the numerical bands); up to
-    n = :data:`CONVERGE_MAX_N` at least :data:`CONVERGE_MIN_PAIRS`, enough to converge there.  The search
+    n = :data:`CONVERGE_MAX_N` at least :data:`CONVERGE_MIN_PAIRS` (converged, or within a few 1e-6, there).  The search
     stops earlier when the tolerance is met (at n <= 1e4 it is, at eps0 = 1, delta = 1e-6, within about
     400 pairs).
 

@@ -72,14 +72,11 @@ def _pair_delta_one(eps0, n, eps, reverse):
     return v - err, v + err
 
 
-def pair_delta(eps0, n, eps, weaker=False):
+def pair_delta(eps0, n, eps):
     """(lo, hi) of the exact δ of the Theorem-14 dataset (user 1: 0 vs 1, others 1): the larger of its two
-    orderings (the truth at that dataset pair, which bounds every valid lower), or with ``weaker`` the smaller
-    (the library's lower searches one ordering, ranked by an uncertified estimate, so its tightness is checked
-    against the weaker one)."""
+    orderings (the truth at that dataset pair, which bounds every valid lower; the library searches both)."""
     f, r = _pair_delta_one(eps0, n, eps, False), _pair_delta_one(eps0, n, eps, True)
-    pick = min if weaker else max
-    return pick(f[0], r[0]), pick(f[1], r[1])
+    return max(f[0], r[0]), max(f[1], r[1])
 
 
 # ------------------------------------------------------------------ the oracle itself
@@ -128,7 +125,7 @@ def test_delta_upper_and_lower_two_sided(name, eps0, n, eps):
     assert r.upper <= hi * (1 + REL), (name, r.upper, hi)                   # tight
     plo, phi = pair_delta(eps0, n, eps)
     assert r.lower <= phi * (1 + 1e-12), (name, r.lower, phi)               # a valid lower bound
-    assert r.lower >= pair_delta(eps0, n, eps, weaker=True)[0] * (1 - REL_LOWER), (name, r.lower)  # the pair it names
+    assert r.lower >= pair_delta(eps0, n, eps)[0] * (1 - REL_LOWER), (name, r.lower)  # the pair it names
 
 
 # ------------------------------------------------------------------ ε(δ): the bound's root, both sides
@@ -144,7 +141,7 @@ def test_epsilon_upper_and_lower_two_sided(name, eps0, n, delta):
     assert bound_delta(eps0, n, r.upper * (1 - TIGHT_UPPER))[0] > delta, (name, r.upper)      # tight
     assert pair_delta(eps0, n, r.lower)[1] >= delta * (1 - 1e-9), (name, r.lower)              # lower valid
     tight_lower = TIGHT_LOWER_SMALL_N if n <= 3 else TIGHT_LOWER
-    assert pair_delta(eps0, n, r.lower * (1 + tight_lower), weaker=True)[1] < delta, (name, r.lower)  # tight
+    assert pair_delta(eps0, n, r.lower * (1 + tight_lower))[1] < delta, (name, r.lower)  # tight
 
 
 # ------------------------------------------------------------------ the truth at n = 2, 3

@@ -239,7 +239,7 @@ from ._numerics import refuse_if_costly
 from .decomposition import Decomposition, clone_decomposition, lower_decomposition
 from .errors import ParameterError
 from ._registry import Settings
-from .mechanisms import KRR, Mechanism, Parameter, _form
+from .mechanisms import KRR, Mechanism, Parameter, _form, _NoMatrix
 
 __all__ = ["Gaussian", "ApproximateLDP", "gaussian_delta", "gaussian_blanket", "THRESHOLDS", "LADDER",
            "MU_MAX", "population_gammas", "approx_local_delta", "approx_local_epsilon", "approx_fewer_users"]
@@ -537,8 +537,37 @@ def _tau(mu: float, z: float) -> float:
     return gaussian_delta(mu, mu * (mu / 2 + z))
 
 
+class _StandIn(_NoMatrix, Mechanism):
+    """Base of the randomizers bounded through a finite stand-in (:meth:`at_n`, what the bounds layer calls per
+    n): their decompositions are the stand-in's at ``at_n(None)``, and they have no matrix form."""
+
+    def decomposition(self, form: str = "simplified"):
+        """The stand-in's first upper decomposition at ``at_n(None)`` (any valid ``form``: all give it).
+
+        Parameters
+        ----------
+        form : {"simplified", "primary", "asymptotic"}
+            Validated only.
+
+        Returns
+        -------
+        Decomposition
+        """
+        _form(form)
+        return self.upper_decompositions()[0]
+
+    def upper_decompositions(self) -> list:
+        """The stand-in's upper decompositions at ``at_n(None)``, carrying its ``delta_charge``.
+
+        Returns
+        -------
+        list of Decomposition
+        """
+        return self.at_n(None).upper_decompositions()
+
+
 @dataclass(frozen=True)
-class Gaussian(Mechanism):
+class Gaussian(_StandIn):
     r"""Gaussian randomizer :math:`R(x) = x + N(0, \sigma^2)` on inputs in an interval of length
     :math:`\Delta` (``sensitivity``).
 
@@ -574,6 +603,7 @@ class Gaussian(Mechanism):
     sensitivity: float = 1.0
     name: ClassVar[str] = "gaussian"
     eps0_is_parameter: ClassVar[bool] = False
+    no_matrix: ClassVar[str] = "the Gaussian randomizer has continuous outputs; no matrix form"
     param_specs: ClassVar[tuple[Parameter, ...]] = (
         Parameter("sigma", "real", minimum=0.0, open_minimum=True, doc="noise standard deviation σ (input units)"),
         Parameter("sensitivity", "real", minimum=0.0, open_minimum=True, default=1.0,
@@ -663,45 +693,6 @@ class Gaussian(Mechanism):
     def gamma(self) -> float:
         r"""Blanket mass :math:`\gamma = 2\Phi(-\Delta/(2\sigma))`."""
         return float(2 * _sf(self.mu / 2))
-
-    def matrix(self) -> np.ndarray:
-        """Not available: continuous outputs.
-
-        Returns
-        -------
-        numpy.ndarray
-            Never returns.
-
-        Raises
-        ------
-        ParameterError
-            Always, naming ``mechanism``.
-        """
-        raise ParameterError("mechanism", "the Gaussian randomizer has continuous outputs; no matrix form")
-
-    def decomposition(self, form: str = "simplified"):
-        """The accountant's spread blanket decomposition of the pair (0, Δ) (any ``form``).
-
-        Parameters
-        ----------
-        form : {"simplified", "primary", "asymptotic"}
-            Which form (all give the same certified decomposition).
-
-        Returns
-        -------
-        Decomposition
-        """
-        _form(form)
-        return self.at_n().upper_decompositions()[0]
-
-    def upper_decompositions(self) -> list:
-        """The accountant's spread blanket decomposition (its charge is :attr:`delta_charge`).
-
-        Returns
-        -------
-        list of Decomposition
-        """
-        return self.at_n().upper_decompositions()
 
     def lower_decompositions(self) -> list:
         """Threshold-count Theorem-14 decompositions (dataset 0 | Δ; others Δ), one per threshold.
@@ -995,7 +986,7 @@ class _ApproximateLDPAt:
 
 
 @dataclass(frozen=True)
-class ApproximateLDP(Mechanism):
+class ApproximateLDP(_StandIn):
     r"""The worst case over every (ε0, δ0)-LDP randomizer (module docstring: the reduction and its proof).
 
     Upper: the smaller of the standard clone bound at :math:`\varepsilon_0' = \varepsilon_0 - \log(1-\beta)`
@@ -1031,6 +1022,7 @@ class ApproximateLDP(Mechanism):
     delta0: float = 0.0
     domain: int | None = None
     name: ClassVar[str] = "approx-ldp"
+    no_matrix: ClassVar[str] = "approx-ldp is the worst case over a class of randomizers; no matrix"
     param_specs: ClassVar[tuple[Parameter, ...]] = (
         Parameter("delta0", "real", minimum=0.0, maximum=1.0, open_maximum=True, default=0.0,
                   doc="local δ0 of the randomizer"),
@@ -1093,52 +1085,10 @@ class ApproximateLDP(Mechanism):
         third input for the other users, a fourth when they hold two different values)."""
         return self.domain is None or self.domain >= inputs
 
-    def _at(self):
-        return self.at_n(None)
-
     @property
     def gamma(self) -> float:
         r""":math:`e^{-\varepsilon_0'}` of the clone bound (finite domain; else at β = 0)."""
-        return self._at().gamma if self.domain is not None else math.exp(-self.eps0)
-
-    def matrix(self) -> np.ndarray:
-        """Not available: a class of randomizers, not one.
-
-        Returns
-        -------
-        numpy.ndarray
-            Never returns.
-
-        Raises
-        ------
-        ParameterError
-            Always, naming ``mechanism``.
-        """
-        raise ParameterError("mechanism", "approx-ldp is the worst case over a class of randomizers; no matrix")
-
-    def decomposition(self, form: str = "simplified"):
-        """The clone decomposition at ε0' (finite domain only; else see :meth:`at_n`).
-
-        Parameters
-        ----------
-        form : str
-            Ignored beyond validation.
-
-        Returns
-        -------
-        Decomposition
-        """
-        _form(form)
-        return self._at().upper_decompositions()[0]
-
-    def upper_decompositions(self) -> list:
-        """The clone decomposition at ε0' with its charge (finite ``domain``; else :meth:`at_n`).
-
-        Returns
-        -------
-        list of Decomposition
-        """
-        return self._at().upper_decompositions()
+        return self.at_n(None).gamma if self.domain is not None else math.exp(-self.eps0)
 
     def lower_decompositions(self) -> list:
         """Binary randomized response at log((e^ε0 + δ0)/(1 − δ0)): Theorem-14 decompositions.

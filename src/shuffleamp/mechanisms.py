@@ -438,6 +438,30 @@ class Mechanism(abc.ABC):
 
 
 # ---------------------------------------------------------------------------- extreme-property base
+class _NoMatrix:
+    """Base of the mechanisms without a finite matrix form (continuous outputs, or a class of randomizers):
+    :meth:`matrix` refuses with the class's :attr:`no_matrix` reason.  Listed before :class:`Mechanism` among
+    the bases, so that its ``matrix`` is the one found."""
+
+    #: Why there is no matrix (the ParameterError's message).
+    no_matrix: ClassVar[str] = "this mechanism has no matrix form"
+
+    def matrix(self) -> np.ndarray:
+        """Not available (:attr:`no_matrix` says why).
+
+        Returns
+        -------
+        numpy.ndarray
+            Never returns.
+
+        Raises
+        ------
+        ParameterError
+            Always, naming ``mechanism``.
+        """
+        raise ParameterError("mechanism", self.no_matrix)
+
+
 class _PQRMechanism(Mechanism):
     """Extreme-property mechanism described by the (p, q, r) of [SCW] Table 2."""
 
@@ -1508,7 +1532,7 @@ class LaplaceFamily:
 
 
 @dataclass(frozen=True)
-class Laplace(Mechanism):
+class Laplace(_NoMatrix, Mechanism):
     r"""Laplace mechanism :math:`R(x) = x + \mathrm{Lap}(1/\varepsilon_0)` on :math:`\mathbb X = \{0, 1\}`
     ([SCW] Appendix B).
 
@@ -1533,24 +1557,10 @@ class Laplace(Mechanism):
     eps0: float
     name: ClassVar[str] = "laplace"
     param_specs: ClassVar[tuple[Parameter, ...]] = ()
+    no_matrix: ClassVar[str] = "the Laplace mechanism has continuous outputs; no matrix form"
 
     def __post_init__(self):
         object.__setattr__(self, "eps0", _eps0(self.eps0))
-
-    def matrix(self) -> np.ndarray:
-        """Not available: the Laplace mechanism has continuous outputs.
-
-        Returns
-        -------
-        numpy.ndarray
-            Never returns.
-
-        Raises
-        ------
-        ParameterError
-            Always, naming ``mechanism``.
-        """
-        raise ParameterError("mechanism", "the Laplace mechanism has continuous outputs; no matrix form")
 
     @property
     def gamma(self) -> float:

@@ -138,15 +138,22 @@ def decode(key: int, n: int, Y: int) -> tuple:
     return tuple(out)
 
 
-def hockey_stick(law0, law1, alpha) -> float:
-    """``sum_h max(0, P0(h) - alpha P1(h))`` for two laws ``(keys, probs)`` over the same alphabet."""
+def on_common_alphabet(law0, law1, dtype=np.float64):
+    """The probabilities of two laws ``(keys, probs)`` on the union of their keys (zeros where a law has
+    none), as two arrays of ``dtype`` in the order of the sorted keys."""
     k0, p0 = law0
     k1, p1 = law1
     keys = np.union1d(k0, k1)
-    q0 = np.zeros(keys.size, dtype=LD)
-    q1 = np.zeros(keys.size, dtype=LD)
-    q0[np.searchsorted(keys, k0)] = p0
-    q1[np.searchsorted(keys, k1)] = p1
+    q0 = np.zeros(keys.size, dtype=dtype)
+    q1 = np.zeros(keys.size, dtype=dtype)
+    q0[np.searchsorted(keys, k0)] = np.asarray(p0, dtype=dtype)
+    q1[np.searchsorted(keys, k1)] = np.asarray(p1, dtype=dtype)
+    return q0, q1
+
+
+def hockey_stick(law0, law1, alpha) -> float:
+    """``sum_h max(0, P0(h) - alpha P1(h))`` for two laws ``(keys, probs)`` over the same alphabet."""
+    q0, q1 = on_common_alphabet(law0, law1, LD)
     diff = q0 - LD(alpha) * q1
     return float(np.sum(diff[diff > 0], dtype=LD))
 

@@ -36,12 +36,8 @@ def _blanket_pair(dec, n):
     P[2, :k], P[2, k] = dec.c, dec.beta
     P = P / P.sum(axis=1, keepdims=True)
     X0, X1 = [0] + [2] * (n - 1), [1] + [2] * (n - 1)
-    (k0, p0), (k1, p1) = oracle.histogram_law(P, X0, lump=False), oracle.histogram_law(P, X1, lump=False)
-    keys = np.union1d(k0, k1)
-    q0, q1 = np.zeros(keys.size), np.zeros(keys.size)
-    q0[np.searchsorted(keys, k0)] = np.asarray(p0, dtype=float)
-    q1[np.searchsorted(keys, k1)] = np.asarray(p1, dtype=float)
-    return q0, q1
+    return oracle.on_common_alphabet(oracle.histogram_law(P, X0, lump=False),
+                                     oracle.histogram_law(P, X1, lump=False))
 
 
 def _product_delta(p0, p1, T, eps):
@@ -397,12 +393,8 @@ def _concrete_krr_pair(eps0, k, n):
     np.fill_diagonal(P, E / (E + k - 1))
     other = 2 % k
     X0, X1 = [0] + [other] * (n - 1), [1] + [other] * (n - 1)
-    (k0, p0), (k1, p1) = oracle.histogram_law(P, X0, lump=False), oracle.histogram_law(P, X1, lump=False)
-    keys = np.union1d(k0, k1)
-    q0, q1 = np.zeros(keys.size), np.zeros(keys.size)
-    q0[np.searchsorted(keys, k0)] = np.asarray(p0, dtype=float)
-    q1[np.searchsorted(keys, k1)] = np.asarray(p1, dtype=float)
-    return q0, q1
+    return oracle.on_common_alphabet(oracle.histogram_law(P, X0, lump=False),
+                                     oracle.histogram_law(P, X1, lump=False))
 
 
 def _loss_atoms(p, q):

@@ -11,20 +11,14 @@ from shuffleamp.accounting import binary_rr_rounds
 from shuffleamp.errors import ParameterError
 from shuffleamp.mechanisms import KRR
 
-from oracle import histogram_law, lump_equal_columns, neighbouring_pairs
+from oracle import histogram_law, lump_equal_columns, neighbouring_pairs, on_common_alphabet
 
 ORDERS = np.array([1.01, 1.5, 2.0, 3.0, 5.0, 8.0, 16.0, 32.0, 64.0])
 
 
 def renyi_of_laws(law0, law1, orders) -> np.ndarray:
     """Exact D_α(P0 || P1) of two histogram laws (keys, probs) from tests/oracle.py, α > 1."""
-    k0, p0 = law0
-    k1, p1 = law1
-    keys = np.union1d(k0, k1)
-    q0 = np.zeros(keys.size)
-    q1 = np.zeros(keys.size)
-    q0[np.searchsorted(keys, k0)] = np.asarray(p0, dtype=np.float64)
-    q1[np.searchsorted(keys, k1)] = np.asarray(p1, dtype=np.float64)
+    q0, q1 = on_common_alphabet(law0, law1)
     if ((q0 > 0) & (q1 == 0)).any():
         return np.full(len(orders), np.inf)
     k = q0 > 0

@@ -11,7 +11,7 @@ asymptotic estimate, sound=False).
 Part 2 (an illustration, not a setting of the paper): the paper's Figure-3 group split (54/37/9 % of
 n = 10^4 at ε = 0.1/0.5/1) with δ_i = 1e-9, where the charge min(n_g, d − 1)·δ_g is below the central δ.
 
-Part 3: the Takagi–Liew comparison (status of the source text).
+The Takagi–Liew comparison is the suite ``takagi-liew`` (``bench/bench_takagi_liew.py``).
 
 Usage::
 
@@ -102,13 +102,10 @@ def main(argv=None):
               "value there is an estimate, and its Theorem 2 treats the differing user's δ_i mass as "
               "uninformative, while an (ε_i, δ_i)-LDP randomizer may reveal its input with probability δ_i "
               "(the certified lower bound above is at least δ_i at every ε).", "",
-              "## Takagi–Liew comparison: not made", "",
-              "Takagi, Liew, \"Analysis of Shuffling Beyond Pure Local Differential Privacy\" "
-              "(arXiv:2601.19154) defines a shuffle index χ and an asymptotic band for δ_n.  Only its abstract "
-              "and third-party summaries are available here (the search tools return the abstract of the arXiv "
-              "HTML pages v1/v3 and summary sites; the seeds and the reference notes do not contain the paper); "
-              "the definition of χ for a given randomizer and the constants of its asymptotic band are not in "
-              "the available text.  No formula is reconstructed, so no comparison row is given.", ""]
+              "## Takagi–Liew comparison", "",
+              "The Gaussian and k-RR brackets beside the shuffle-index asymptotic band of Takagi, Liew, \"Analysis "
+              "of Shuffling Beyond Pure Local Differential Privacy\" (arXiv:2601.19154) are in "
+              "`bench/results_takagi_liew.md` (suite `takagi-liew`).", ""]
     text = "\n".join(lines) + "\n"
     if args.out:
         with open(args.out, "w") as f:

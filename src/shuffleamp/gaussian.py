@@ -871,6 +871,9 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
     * Both: an evaluation whose error exceeds :data:`LADDER_RETRY_ERR` of its value is redone by the certified
       FFT engine (n <= :data:`FFT_MAX_N`), else at a shallower cut; below :data:`FINE_MIN_N` users the laws have
       at most :data:`SMALL_N_CELLS` cells per side, and the first evaluator is :func:`_first_evaluator`'s.
+    * Cost: a cut's ε search runs compiled (``kernels.epsilon_search``) with the allowance of
+      :data:`CUT_SEARCH_RATE` (a cut with Δ/σ >= 4 needs 0.7 - 1.1e6 integrand nodes x 241 atoms per point); the
+      up-front refusal (:func:`_refuse_if_costly`) skips cuts the exact evaluator enumerates (n = 2, 3).
 
     Lower: the threshold-count datasets (certified lower evaluators, both orderings).  The local Gaussian
     mechanism's exact profile is a second certified upper bound; the smaller is reported.  ``B`` is

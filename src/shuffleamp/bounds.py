@@ -366,6 +366,9 @@ def _at_n(mechanism, n: int, ctx: Settings, target: float | None = None) -> Sett
     at = getattr(mechanism, "decompositions_at", None)
     if at is None or ctx.evaluator != "exact":
         return ctx
+    slow = getattr(mechanism, "refuse_slow_epsilon", None)
+    if target is not None and slow is not None:
+        slow(n)                       # an up-front refusal of an ε search that would take seconds
     up, lo = at(n)
     lo = list(lo)
     if target is not None:

@@ -251,11 +251,13 @@ import numpy as np
 from scipy.special import ndtr, log_ndtr
 
 from . import _validate
+from . import exact as _exact
 from ._numerics import refuse_if_costly
 from .decomposition import Decomposition, clone_decomposition, lower_decomposition
 from .errors import ParameterError
 from ._registry import Settings
 from .mechanisms import KRR, Mechanism, Parameter, _form, _NoMatrix
+from .search import search_work_rate
 
 __all__ = ["Gaussian", "ApproximateLDP", "gaussian_delta", "gaussian_blanket", "THRESHOLDS", "LADDER",
            "MU_MAX", "population_gammas", "approx_local_delta", "approx_local_epsilon", "approx_fewer_users"]
@@ -837,16 +839,30 @@ CUT_LOG_RATIO_REF = 31.0
 CUT_LOG_RATIO_SCALE = 5.0
 
 
-def _refuse_if_costly(mu: float, z: float, n: int, evaluator: str) -> None:
+def _refuse_if_costly(mu: float, z: float, n: int, evaluator: str, cells: int | None = None) -> None:
     """Refuse up front (ResourceLimitError naming ``sigma``) when the Bromwich evaluation of the cut at depth z
-    would exceed the time budget (:func:`shuffleamp._numerics.refuse_if_costly`, estimate above)."""
+    would exceed the time budget (:func:`shuffleamp._numerics.refuse_if_costly`, estimate above).  A cut whose law
+    (``cells`` per side, :func:`_grid`) the exact evaluator enumerates at this n (at most ``exact.ENUMERATE_MAX``
+    count vectors: n = 2, 3) never integrates, whatever its ratios: no refusal (measured: Δ/σ = 5 - 8, n = 2, 3,
+    δ = 1e-6 .. 1e-12: 3 - 4 ms, where the estimate above said 17 s - 7e5 s)."""
     if evaluator != "exact":
+        return
+    atoms = 2 * (_grid(mu, z, cells).size - 1) + 1
+    if _exact._enum_ok(int(n), atoms, _exact.ENUMERATE_MAX)[atoms]:
         return
     eps_cut = mu * (mu / 2 + z)
     seconds = CUT_SECONDS_REF * math.exp(min((eps_cut - CUT_LOG_RATIO_REF) / CUT_LOG_RATIO_SCALE, 700.0))
     refuse_if_costly(f"Gaussian randomizer, Δ/σ = {mu:.4g}, n = {n}: the truncated law spans log-ratios up to "
                      f"{eps_cut:.3g}", "sigma", seconds=seconds,
                      hint="increase sigma (or raise max_seconds)")
+
+
+#: Atom x frequency evaluations per second assumed for the compiled ε search of one cut
+#: (:func:`shuffleamp.search.search_work_rate`).  Measured on the 2-core machine: 7e8 - 1.1e9 /s idle on the
+#: 241-atom cuts (1.7 - 2.7e8 evaluations per point at Δ/σ ~ 4.5 - 5.8), about 3e8 /s at load 3; at the library's
+#: default rate (exact.WORK_RATE) the search of such a cut stops after its first point and is redone point by point
+#: in Python (Δ/σ = 4.48, n = 4626, δ = 1.1e-9: 2.4 s of CPU instead of 0.9 s).
+CUT_SEARCH_RATE = 2e8
 
 
 def _cut_cells(n: int):
@@ -871,6 +887,9 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
     * Both: an evaluation whose error exceeds :data:`LADDER_RETRY_ERR` of its value is redone by the certified
       FFT engine (n <= :data:`FFT_MAX_N`), else at a shallower cut; below :data:`FINE_MIN_N` users the laws have
       at most :data:`SMALL_N_CELLS` cells per side, and the first evaluator is :func:`_first_evaluator`'s.
+    * Cost: a cut's ε search runs compiled (``kernels.epsilon_search``) with the allowance of
+      :data:`CUT_SEARCH_RATE` (a cut with Δ/σ >= 4 needs 0.7 - 1.1e6 integrand nodes x 241 atoms per point); the
+      up-front refusal (:func:`_refuse_if_costly`) skips cuts the exact evaluator enumerates (n = 2, 3).
 
     Lower: the threshold-count datasets (certified lower evaluators, both orderings).  The local Gaussian
     mechanism's exact profile is a second certified upper bound; the smaller is reported.  ``B`` is
@@ -894,7 +913,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
         z1 = _depth_for(mu, (SHALLOW_FRACTION if mu >= SHALLOW_FIRST_MU and n >= FINE_MIN_N else FIRST_FRACTION)
                         * target)
         order = [(z1, first)]
-    _refuse_if_costly(mu, z1, n, first)
+    _refuse_if_costly(mu, z1, n, first, cells)
     best, best_rec = math.inf, None
     while order and len(rec["ladder"]) < 4:
         z, evaluator = order.pop(0)
@@ -917,7 +936,8 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
         else:
             if tau >= target:
                 continue
-            up, _, r = B._optimal_epsilon(proxy, n, target - tau * (1 + 1e-9), sub)
+            with search_work_rate(CUT_SEARCH_RATE):
+                up, _, r = B._optimal_epsilon(proxy, n, target - tau * (1 + 1e-9), sub)
             info_u = r.get("upper") or {}
             err = info_u.get("delta_error", 0.0) or 0.0
             loose = err > LADDER_RETRY_ERR * target

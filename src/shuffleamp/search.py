@@ -34,6 +34,8 @@ IEEE S&P 2026 (short version: arXiv:2504.07414), Theorem 12 (the GPARV form behi
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 import numpy as np
@@ -46,7 +48,7 @@ from .decomposition import Decomposition, pack
 from .errors import ResourceLimitError
 from .evaluate import LOWER_MODE, estimator, max_delta
 
-__all__ = ["solve_epsilon", "search_families", "epsilon_search", "estimate_root", "keep_largest_roots", "SEARCH_STATUS", "SOFT_GAP",
+__all__ = ["solve_epsilon", "search_families", "epsilon_search", "estimate_root", "keep_largest_roots", "SEARCH_STATUS", "SOFT_GAP", "search_work_rate",
            "BUDGET_GAP", "EXPENSIVE_NODES"]
 
 class _ChordConverged(Exception):
@@ -264,6 +266,32 @@ def solve_epsilon(fn, target: float, eps_hi: float, side: str, rel_tol: float, e
 KERNEL_VERIFY_CHORD = True
 
 
+_SEARCH_RATE: contextvars.ContextVar = contextvars.ContextVar("search_work_rate", default=None)
+
+
+@contextlib.contextmanager
+def search_work_rate(rate: float):
+    """Within the block, the compiled ε search (:func:`epsilon_search`) may spend the time left in the call's
+    budget at ``rate`` atom x frequency evaluations per second (default: ``exact.WORK_RATE``, conservative).
+
+    The search is one uninterrupted compiled call, so its allowance is the time left at an assumed rate; a
+    search declined for its allowance (status 4) is redone point by point in Python, slower per point and with
+    more points, so an allowance below the search's real cost costs time instead of saving it.  Callers whose
+    laws are known to need large evaluations (the Gaussian cuts, :func:`shuffleamp.gaussian.ladder_point`) raise
+    it to a measured rate.
+
+    Parameters
+    ----------
+    rate : float
+        Atom x frequency evaluations per second, > 0.
+    """
+    token = _SEARCH_RATE.set(float(rate))
+    try:
+        yield
+    finally:
+        _SEARCH_RATE.reset(token)
+
+
 #: ``kernels.epsilon_search`` status -> why the Python search runs instead
 SEARCH_STATUS = {1: "delta(eps0) > target", 2: "an evaluation the compiled loop does not handle",
                  3: "no converged bracket within the point cap", 4: "work cap of the search"}
@@ -348,8 +376,8 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
     K = max([f.a.size for f in list(upper_families) + list(lower_families)], default=1)
     cap = _exact.work_cap()
     b = current_budget()
-    # the whole search may spend the time left in the call at the conservative rate (it is not interrupted)
-    total = 10.0 * _exact.MAX_WORK if b is None else max(_exact.WORK_RATE * b.remaining(), 1e5)
+    # the whole search may spend the time left in the call at the assumed rate (it is not interrupted)
+    total = 10.0 * _exact.MAX_WORK if b is None else max((_SEARCH_RATE.get() or _exact.WORK_RATE) * b.remaining(), 1e5)
     return kernels.epsilon_search(
         ua, ub, uc, ubeta, uoff, la, lb, lc, lbeta, loff, float(n), float(target), float(eps_hi), float(rel_tol),
         _exact._enum_ok(int(n), K, _exact.ENUMERATE_MAX), float(_exact.DEFAULT_RTOL), _exact._XG, _exact._WG,

@@ -41,7 +41,7 @@ CASES = [  # (label, oracle name, library mechanism, plan n, plan δ)
     ("OUE ε0=8 d=1024 (keyboard)", "oue", OUE(eps0=8.0, d=1024), 100_000_000, 1e-10),
 ]
 SMALL = [(4, 3), (5, 3), (7, 2), (12, 1)]      # (n, max third values)
-EPS = (0.1, 0.5)
+EPS = (0.02, 0.1, 0.5)
 
 
 def small_n():

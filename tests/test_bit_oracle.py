@@ -62,7 +62,7 @@ def test_every_dataset_is_listed_once():
 
 def _check_small_n(name, eps0, n, max_third, d=None):
     mech = LIB[name](eps0=eps0, d=d)
-    res = B.worst_datasets(name, eps0, n, (0.1, 0.5), max_third=max_third)
+    res = B.worst_datasets(name, eps0, n, (0.02, 0.1, 0.5), max_third=max_third)
     for eps, rows in res.items():
         truth = rows[0][0]
         r = sa.delta(mech, n, eps)

@@ -29,11 +29,14 @@ once); :func:`datasets` lists them (at most ``max_third`` third values, at most 
 shuffled output is asymptotically normal with variance ``I / n`` where, for others spread with weights
 ``w_x`` over the inputs, ``I = v^T (sum_x w_x Cov_x)^+ v``, ``v = R(x_1^0) - R(x_1^1)``,
 ``Cov_x = diag(R(x)) - R(x) R(x)^T`` (the histogram of the others is a sum of independent categorical
-vectors; the target adds a mean shift v).  ``A -> v^T A^+ v`` is convex and ``sum_x w_x Cov_x`` is linear in
-w, so I is maximal at a vertex: all others at one value ``x_2``, where ``I = sum_y v(y)^2 / R(x_2)(y)``
-(:func:`information_constant`).  A decomposition bound whose others are blanket-only has the constant
-``sum_y v(y)^2 / (gamma omega(y))`` (:func:`blanket_information_constant`); the ratio of the square roots of
-the two constants is the asymptotic upper/lower ratio of ε when the lower dataset is the worst one.
+vectors; the target adds a mean shift v).  ``A -> v^T A^+ v`` is convex (the matrix-fractional function, on
+the positive semidefinite matrices whose range contains v, here every ``Cov_x`` restricted to the sum-zero
+subspace) and ``sum_x w_x Cov_x`` is linear in w, so I is maximal at a vertex: all others at one value
+``x_2``, where ``I = sum_y v(y)^2 / R(x_2)(y)`` (:func:`information_constant`).  A decomposition bound whose
+others are blanket-only has the constant ``sum_y v(y)^2 / (gamma omega(y))``
+(:func:`blanket_information_constant`).  The Gaussian profiles of the two constants
+(:func:`gaussian_epsilon`) are the large-n limits of the worst dataset's ε and of the decomposition upper's;
+this is an asymptotic argument (first order in n^-1/2), not a certified bound.
 """
 
 from __future__ import annotations
@@ -269,7 +272,6 @@ def gaussian_epsilon(information: float, n: int, delta: float) -> float:
     return brentq(excess, 0.0, mu * (mu + 40.0), xtol=1e-16, rtol=1e-13)
 
 
-__all__ = ["gaussian_epsilon", "MECHANISMS", "bit_probabilities", "bit_matrix", "full_bit_rows", "datasets", "dataset_pair",
-           "dataset_divergence", "dataset_divergences", "worst_datasets", "pair_laws",
-           "hockey_stick_pair", "MAX_STATES", "describe", "information_constant",
-           "blanket_information_constant"]
+__all__ = ["MAX_STATES", "MECHANISMS", "bit_matrix", "bit_probabilities", "blanket_information_constant",
+           "dataset_divergence", "dataset_divergences", "dataset_pair", "datasets", "describe", "full_bit_rows",
+           "gaussian_epsilon", "hockey_stick_pair", "information_constant", "pair_laws", "worst_datasets"]

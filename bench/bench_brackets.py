@@ -97,7 +97,9 @@ def main():
           f"{min(up_ratio):.4f} to {max(up_ratio):.4f} (median {sorted(up_ratio)[len(up_ratio) // 2]:.4f}): where every "
           "dataset can be enumerated, the loose side is the upper bound (the decomposition), and it loosens as n "
           "grows.  At the default plan's n no enumeration is possible; the lower bounds there are the exact "
-          "divergences of the same datasets.")
+          "divergences of the same datasets, and they sit on the Gaussian limit of the worst dataset's "
+          "information while the upper sits on the blanket-only one (results_bit_datasets.md): the BLH and "
+          "RAPPOR brackets above are the decomposition upper's.")
 
 
 if __name__ == "__main__":

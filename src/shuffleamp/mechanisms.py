@@ -686,7 +686,12 @@ class _BitMechanism(_PQRMechanism):
         if self.d == 2:
             return [same]
         # d >= 3: the Theorem-14 dataset (others at a third value) and the dataset with the others at x_1^1
-        # (the worst dataset of the enumeration at small n for BLH; the same bit-indicator form, u_1 = u_2)
+        # (the worst dataset of the enumeration at small n for BLH; the same bit-indicator form, u_1 = u_2).
+        # Enumerating every dataset (others at x_1^0, x_1^1 and at up to 3 distinct third values for n <= 5,
+        # 2 for n <= 7, 1 for n <= 12: tests/test_bit_oracle.py) finds none worse than these two; at large n
+        # the log-likelihood ratio's variance v^T (sum_x w_x Cov_x)^+ v is convex in the others' weights w,
+        # so no mixed or spread dataset beats the best single value to leading order.  The bracket left at
+        # large n is the decomposition upper's (its other users are blanket-only), not this list's.
         return [_bit_lower(E, pi_other, pi_other, pi_self, False, "dataset (0 | 1; others 2)"), same]
 
     def lower_cases(self) -> list:

@@ -56,7 +56,7 @@ from .evaluate import (ATOM_NODE_SECONDS, DECOMPOSITION_MAX_EPS0,  # noqa: F401
                        binary_rr_plan, estimator, max_atoms, max_delta, search_cost)
 from .fft_engine import DEFAULT_MAX_GRID
 from .search import (EXPENSIVE_NODES, SOFT_GAP, _chord_bracket, estimate_root, keep_largest_roots,  # noqa: F401
-                     search_families, solve_epsilon)
+                     search_families, search_work_rate, solve_epsilon)
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError
 from .results import BoundResult
 

@@ -251,13 +251,11 @@ import numpy as np
 from scipy.special import ndtr, log_ndtr
 
 from . import _validate
-from . import exact as _exact
 from ._numerics import refuse_if_costly
 from .decomposition import Decomposition, clone_decomposition, lower_decomposition
 from .errors import ParameterError
 from ._registry import Settings
 from .mechanisms import KRR, Mechanism, Parameter, _form, _NoMatrix
-from .search import search_work_rate
 
 __all__ = ["Gaussian", "ApproximateLDP", "gaussian_delta", "gaussian_blanket", "THRESHOLDS", "LADDER",
            "MU_MAX", "population_gammas", "approx_local_delta", "approx_local_epsilon", "approx_fewer_users"]
@@ -839,7 +837,7 @@ CUT_LOG_RATIO_REF = 31.0
 CUT_LOG_RATIO_SCALE = 5.0
 
 
-def _refuse_if_costly(mu: float, z: float, n: int, evaluator: str, cells: int | None = None) -> None:
+def _refuse_if_costly(mu: float, z: float, n: int, evaluator: str, cells: int | None, B) -> None:
     """Refuse up front (ResourceLimitError naming ``sigma``) when the Bromwich evaluation of the cut at depth z
     would exceed the time budget (:func:`shuffleamp._numerics.refuse_if_costly`, estimate above).  A cut whose law
     (``cells`` per side, :func:`_grid`) the exact evaluator enumerates at this n (at most ``exact.ENUMERATE_MAX``
@@ -848,7 +846,7 @@ def _refuse_if_costly(mu: float, z: float, n: int, evaluator: str, cells: int | 
     if evaluator != "exact":
         return
     atoms = 2 * (_grid(mu, z, cells).size - 1) + 1
-    if _exact._enum_ok(int(n), atoms, _exact.ENUMERATE_MAX)[atoms]:
+    if B._exact._enum_ok(int(n), atoms, B._exact.ENUMERATE_MAX)[atoms]:
         return
     eps_cut = mu * (mu / 2 + z)
     seconds = CUT_SECONDS_REF * math.exp(min((eps_cut - CUT_LOG_RATIO_REF) / CUT_LOG_RATIO_SCALE, 700.0))
@@ -913,7 +911,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
         z1 = _depth_for(mu, (SHALLOW_FRACTION if mu >= SHALLOW_FIRST_MU and n >= FINE_MIN_N else FIRST_FRACTION)
                         * target)
         order = [(z1, first)]
-    _refuse_if_costly(mu, z1, n, first, cells)
+    _refuse_if_costly(mu, z1, n, first, cells, B)
     best, best_rec = math.inf, None
     while order and len(rec["ladder"]) < 4:
         z, evaluator = order.pop(0)
@@ -936,7 +934,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
         else:
             if tau >= target:
                 continue
-            with search_work_rate(CUT_SEARCH_RATE):
+            with B.search_work_rate(CUT_SEARCH_RATE):
                 up, _, r = B._optimal_epsilon(proxy, n, target - tau * (1 + 1e-9), sub)
             info_u = r.get("upper") or {}
             err = info_u.get("delta_error", 0.0) or 0.0

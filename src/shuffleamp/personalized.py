@@ -394,9 +394,9 @@ class Population:
 
     @property
     def charge_is_additive(self) -> bool:
-        """ApproximateLDP groups: the upper bound carries the probability of a bad event of the reduction,
-        which adds up over rounds (the accountant composes :meth:`without_charge` and adds R times
-        :attr:`delta_charge`)."""
+        """ApproximateLDP groups: the upper bound carries the mass of the infinite-loss atoms of the reduction
+        (the accountant composes :meth:`without_charge` mixed with infinity mass :attr:`delta_charge`,
+        :mod:`shuffleamp.accounting` argument I)."""
         return self.kind == "approx"
 
     @property

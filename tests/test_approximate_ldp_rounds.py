@@ -1,0 +1,163 @@
+"""(eps0, delta0)-LDP rounds in the accountant: the clone pair mixed with infinite-loss atoms (accounting,
+argument I), against exact R-fold compositions of enumerated class members, the pure limit, monotonicity,
+the former additive charge, PLD interop, errors and the CLI."""
+import json
+import math
+
+import numpy as np
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as dpl
+
+import oracle
+import shuffleamp as sa
+from shuffleamp import accounting as acc
+from shuffleamp.errors import ParameterError
+from shuffleamp.mechanisms import KRR
+
+from test_approximate_ldp import _krr_members, _ldp_delta, _random_member, _reveal_member, _rr_member
+
+
+# ----------------------------------------------------------------------------- exact R-fold totals
+def _exact_total(M, X0, X1, R: int, eps: float) -> float:
+    """Exact δ of R rounds of the shuffled pair of datasets X0, X1 under the matrix M (both orderings)."""
+    p, q = oracle.on_common_alphabet(oracle.histogram_law(M, X0, lump=False), oracle.histogram_law(M, X1, lump=False))
+    return max(oracle.composed_delta_exact(p, q, R, eps), oracle.composed_delta_exact(q, p, R, eps))
+
+
+def _members(eps0: float, delta0: float):
+    """The class members behind the lower bound, each with its Theorem-14 dataset pair ``(M, x0, x1, others)``:
+    binary RR and 3-RR at their eps1, and the randomizers revealing their input w.p. delta0 on top of binary RR
+    (others on a fresh input reporting like x1) and of 3-RR (others on a fresh input reporting like 2)."""
+    e1 = math.log(math.exp(eps0) + delta0) - math.log1p(-delta0)
+    plain3, reveal3 = _krr_members(eps0, delta0)
+    out = [(_rr_member(e1, 2), 0, 1, 1), (plain3, 0, 1, 2), (_reveal_member(eps0, delta0), 0, 1, 2),
+           (reveal3, 0, 1, 4)]
+    for M, *_ in out:
+        assert _ldp_delta(M, eps0) <= delta0 * (1 + 1e-12)
+    return out
+
+
+def _members_total(eps0, delta0, n, R, eps) -> float:
+    return max(_exact_total(M, [a] + [o] * (n - 1), [b] + [o] * (n - 1), R, eps)
+               for M, a, b, o in _members(eps0, delta0))
+
+
+@pytest.mark.parametrize("eps0,delta0,n,R", [(1.0, 0.02, 3, 3), (0.5, 0.05, 4, 2), (1.0, 0.01, 6, 2),
+                                             (2.0, 0.005, 6, 3),
+                                             pytest.param(1.0, 0.02, 5, 4, marks=pytest.mark.slow)])
+def test_total_brackets_the_exact_composition_of_members(eps0, delta0, n, R):
+    """lower <= exact R-fold total of the concrete members the lower uses <= upper (delta at eps)."""
+    a = sa.ApproximateLDP(eps0, delta0)
+    for eps in (0.1 * R * eps0, 0.4 * R * eps0, 0.8 * R * eps0):
+        truth = _members_total(eps0, delta0, n, R, eps)
+        r = sa.compose_rounds([(a, n, R)], epsilon=eps)
+        assert r.lower <= truth * (1 + 1e-9) + 1e-15, (eps, r.lower, truth)
+        assert truth <= r.upper * (1 + 1e-9) + 1e-15, (eps, truth, r.upper)
+        assert r.lower >= -math.expm1(R * math.log1p(-delta0)) * (1 - 1e-9)     # the revealed inputs
+
+
+@pytest.mark.parametrize("eps0,delta0,n,R,delta", [(1.0, 0.01, 4, 3, 0.1), (0.7, 0.002, 6, 2, 0.02)])
+def test_epsilon_total_brackets_the_members(eps0, delta0, n, R, delta):
+    """The members' exact total is <= delta at the upper epsilon and > delta at the lower epsilon."""
+    r = sa.compose_rounds([(sa.ApproximateLDP(eps0, delta0), n, R)], delta=delta)
+    assert 0.0 < r.lower <= r.upper < math.inf
+    assert _members_total(eps0, delta0, n, R, r.upper) <= delta * (1 + 1e-9)
+    assert _members_total(eps0, delta0, n, R, r.lower) >= delta * (1 - 1e-9)
+
+
+def test_upper_above_random_members_on_every_dataset():
+    """Random (eps0, delta0)-LDP matrices on 3 inputs, every neighbouring dataset of n = 3 users, R = 3 rounds of
+    the same dataset: the exact total is below the certified upper of the class on a 3-input domain."""
+    rng = np.random.default_rng(11)
+    eps0, delta0, n, R = 0.8, 0.03, 3, 3
+    a = sa.ApproximateLDP(eps0, delta0, domain=3)
+    mats = [_random_member(rng, eps0, delta0, 3, 4) for _ in range(2)]
+    for eps in (0.2, 0.8):
+        up = sa.compose_rounds([(a, n, R)], epsilon=eps).upper
+        for M in mats:
+            for x0, x1, o1, o2 in ((x0, x1, o1, o2) for x0 in range(3) for x1 in range(3) if x0 != x1
+                                   for o1 in range(3) for o2 in range(o1, 3)):
+                t = _exact_total(M, [x0, o1, o2], [x1, o1, o2], R, eps)
+                assert t <= up * (1 + 1e-9) + 1e-15, (eps, x0, x1, o1, o2, t, up)
+
+
+# ----------------------------------------------------------------------------- limits and monotonicity
+@pytest.mark.parametrize("eps0,n,R", [(1.0, 10 ** 5, 5), (0.5, 10 ** 6, 20)])
+def test_delta0_to_zero_is_the_pure_clone_total(eps0, n, R):
+    """delta0 = 1e-18: the totals are the pure eps0 clone totals up to the discretisation (the infinity mass
+    1 - (1 - n delta0)^R is at most 2e-11, 2e-5 of the delta compared here)."""
+    pure, tiny = sa.ApproximateLDP(eps0, 0.0), sa.ApproximateLDP(eps0, 1e-18)
+    p, t = sa.compose_rounds([(pure, n, R)], delta=1e-6), sa.compose_rounds([(tiny, n, R)], delta=1e-6)
+    assert t.upper == pytest.approx(p.upper, rel=1e-3) and t.lower == pytest.approx(p.lower, rel=1e-3)
+    assert t.upper >= p.upper * (1 - 1e-3)
+    e = p.upper
+    pd, td = sa.compose_rounds([(pure, n, R)], epsilon=e), sa.compose_rounds([(tiny, n, R)], epsilon=e)
+    assert td.upper == pytest.approx(pd.upper, rel=1e-3) and td.lower <= td.upper
+
+
+def test_monotone_in_delta0_and_rounds():
+    n = 10 ** 6
+    ups = [sa.compose_rounds([(sa.ApproximateLDP(1.0, d0), n, 5)], delta=1e-5, lower=False).upper
+           for d0 in (0.0, 1e-13, 1e-12, 1e-11)]
+    assert all(a <= b for a, b in zip(ups, ups[1:])), ups
+    tot = [sa.compose_rounds([(sa.ApproximateLDP(1.0, 1e-12), n, R)], delta=1e-5) for R in (1, 3, 9)]
+    assert all(r.lower <= r.upper for r in tot)
+    assert all(a.upper <= b.upper for a, b in zip(tot, tot[1:])), [r.upper for r in tot]
+    assert all(a.lower <= b.lower * (1 + 1e-9) for a, b in zip(tot, tot[1:])), [r.lower for r in tot]
+
+
+def test_never_looser_than_charging_r_beta():
+    """With the same users kept, the mixture's R-fold total is at most the pure clone pair's at eps0' plus R beta
+    (the former additive charge): 1 - (1 - beta)^R + (1 - beta)^R delta_C <= R beta + delta_C."""
+    cls = sa.ApproximateLDP(1.0, 1e-9)
+    n, R, d = 10 ** 5, 10, 1e-4
+    stand_in = cls.at_n(n)
+    beta = stand_in.delta_charge
+    mix = acc.to_pld(cls, n, value_discretization_interval=d, users_kept=n).self_compose(R)
+    pure = acc.to_pld(sa.ApproximateLDP(stand_in.eps0_pure, 0.0), n, value_discretization_interval=d).self_compose(R)
+    for eps in (0.0, 0.05, 0.2, 0.5):
+        m, p = mix.get_delta_for_epsilon(eps), pure.get_delta_for_epsilon(eps)
+        assert m <= p + R * beta
+        assert m >= -math.expm1(R * math.log1p(-beta)) * (1 - 1e-12)
+
+
+# ----------------------------------------------------------------------------- PLD interop
+def test_to_pld_of_the_class_composes_with_dp_accounting():
+    d = 1e-3
+    p = sa.to_pld(sa.ApproximateLDP(1.0, 1e-9), 10 ** 5, value_discretization_interval=d)
+    beta = 10 ** 5 * 1e-9
+    eps = [0.0, 0.01, 0.1, 1.0, 3.0]
+    dp = np.asarray(p.get_delta_for_epsilon(eps))
+    assert np.all(dp >= beta) and dp[-1] <= beta * (1 + 1e-6)           # the infinity atoms, and nothing else
+    g = dpl.from_gaussian_mechanism(2.0, value_discretization_interval=d, pessimistic_estimate=True)
+    both = p.compose(g)
+    db = np.asarray(both.get_delta_for_epsilon(eps))
+    assert np.all(db >= dp * (1 - 1e-9)) and np.all(db >= np.asarray(g.get_delta_for_epsilon(eps)) * (1 - 1e-9))
+    few = sa.to_pld(sa.ApproximateLDP(1.0, 1e-9), 10 ** 5, value_discretization_interval=d, users_kept=100)
+    assert few.get_delta_for_epsilon(3.0) == pytest.approx(100 * 1e-9, rel=1e-6)
+
+
+def test_users_kept_errors():
+    a = sa.ApproximateLDP(1.0, 1e-9)
+    for bad in (0, 10 ** 6, 2.5):
+        with pytest.raises(ParameterError) as e:
+            sa.to_pld(a, 10 ** 5, users_kept=bad)
+        assert e.value.parameter == "users_kept"
+    with pytest.raises(ParameterError) as e:
+        sa.to_pld(KRR(1.0, 2), 100, users_kept=10)
+    assert e.value.parameter == "users_kept"
+    with pytest.raises(ParameterError) as e:               # 1 - (1 - delta0)^R above delta: no finite epsilon
+        sa.compose_rounds([(a, 10 ** 5, 10)], delta=5e-9)
+    assert e.value.parameter == "delta"
+
+
+def test_cli_rounds(capsys):
+    from shuffleamp.cli import main
+    assert main(["epsilon", "--mechanism", "approx-ldp", "--eps0", "1", "--delta0", "1e-9", "--n", "1e5",
+                 "--delta", "1e-6", "--rounds", "10", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["result"]
+    assert 0 < out["epsilon_lower"] <= out["epsilon_upper"] < math.inf
+    assert main(["epsilon", "--mechanism", "approx-ldp", "--eps0", "1", "--delta0", "1e-9", "--n", "1e5",
+                 "--delta", "5e-9", "--rounds", "10", "--json"]) != 0
+    err = json.loads(capsys.readouterr().out)
+    assert "delta" in json.dumps(err)

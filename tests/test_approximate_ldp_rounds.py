@@ -98,22 +98,28 @@ def test_delta0_to_zero_is_the_pure_clone_total(eps0, n, R):
 def test_monotone_in_delta0_and_rounds():
     n = 10 ** 6
     ups = [sa.compose_rounds([(sa.ApproximateLDP(1.0, d0), n, 5)], delta=1e-5, lower=False).upper
-           for d0 in (0.0, 1e-13, 1e-12, 1e-11)]
+           for d0 in (0.0, 1e-13, 1e-11)]
     assert all(a <= b for a, b in zip(ups, ups[1:])), ups
-    tot = [sa.compose_rounds([(sa.ApproximateLDP(1.0, 1e-12), n, R)], delta=1e-5) for R in (1, 3, 9)]
+    tot = [sa.compose_rounds([(sa.ApproximateLDP(1.0, 1e-12), n, R)], delta=1e-5) for R in (1, 4)]
     assert all(r.lower <= r.upper for r in tot)
     assert all(a.upper <= b.upper for a, b in zip(tot, tot[1:])), [r.upper for r in tot]
     assert all(a.lower <= b.lower * (1 + 1e-9) for a, b in zip(tot, tot[1:])), [r.lower for r in tot]
 
 
-def test_never_looser_than_charging_r_beta():
-    """With the same users kept, the mixture's R-fold total is at most the pure clone pair's at eps0' plus R beta
-    (the former additive charge): 1 - (1 - beta)^R + (1 - beta)^R delta_C <= R beta + delta_C."""
+def _single(cls, n, m, d):
+    """The PLD of the reduction's pair with m users kept alone (clone at eps0'(beta_m), infinity mass beta_m)."""
+    rt = acc._Round.make(cls, n, acc.DEFAULT_TAIL_DELTA, users=m)
+    return acc._upper_pld(rt, d, acc.DEFAULT_POINTS), rt
+
+
+def test_one_users_kept_value_is_never_looser_than_charging_r_beta():
+    """With m users kept, the pair's R-fold total is at most the pure clone pair's at eps0' plus R beta (the former
+    additive charge): 1 - (1 - beta)^R + (1 - beta)^R delta_C <= R beta + delta_C, on the same grid."""
     cls = sa.ApproximateLDP(1.0, 1e-9)
     n, R, d = 10 ** 5, 10, 1e-4
     stand_in = cls.at_n(n)
     beta = stand_in.delta_charge
-    mix = acc.to_pld(cls, n, value_discretization_interval=d, users_kept=n).self_compose(R)
+    mix = _single(cls, n, n, d)[0].self_compose(R)
     pure = acc.to_pld(sa.ApproximateLDP(stand_in.eps0_pure, 0.0), n, value_discretization_interval=d).self_compose(R)
     for eps in (0.0, 0.05, 0.2, 0.5):
         m, p = mix.get_delta_for_epsilon(eps), pure.get_delta_for_epsilon(eps)
@@ -121,34 +127,57 @@ def test_never_looser_than_charging_r_beta():
         assert m >= -math.expm1(R * math.log1p(-beta)) * (1 - 1e-12)
 
 
+def test_the_class_profile_is_the_minimum_over_users_kept():
+    """The exported profile is <= every single users-kept value's certified profile, pointwise, and its floor is
+    delta0 (one user kept); far below the all-users pair's infinity mass n delta0."""
+    cls, n = sa.ApproximateLDP(1.0, 1e-9), 10 ** 5
+    fam = acc._ApproxFamily(cls, n, acc.DEFAULT_TAIL_DELTA)
+    eps = np.array([0.0, 0.003, 0.01, 0.03, 0.1, 0.3, 0.7, 1.0, 1.5])
+    mins = fam.minimum(eps)
+    for m in (n, 1000, 30, 1):
+        rt = acc._Round.make(cls, n, acc.DEFAULT_TAIL_DELTA, users=m)
+        single = rt.inf_mass + (1 - rt.inf_mass) * rt.upper_profile(eps)
+        assert np.all(mins <= single * (1 + 1e-12) + 1e-300), m
+    assert fam.floor == pytest.approx(1e-9, rel=1e-12) and mins[-1] == pytest.approx(1e-9, rel=1e-6)
+    p = sa.to_pld(cls, n)
+    assert p._pmf_remove._infinity_mass <= 1e-9 + 2e-15
+
+
+def test_the_class_total_is_below_the_best_single_users_kept_value():
+    """Garbling: the total of the minimum's pair is below that of the best single m tried (same grid, R = 10)."""
+    cls, n, R, delta = sa.ApproximateLDP(1.0, 1e-9), 10 ** 5, 10, 1e-6
+    tot = sa.compose_rounds([(cls, n, R)], delta=delta, lower=False)
+    d = tot.value_discretization_interval
+    singles = []
+    for m in (97, 50, 195):                  # R m delta0 < delta: the single pairs with a finite total
+        p = _single(cls, n, m, d)[0].self_compose(R)
+        singles.append(p.get_epsilon_for_delta(delta))
+    assert tot.upper < min(singles), (tot.upper, singles)
+
+
 # ----------------------------------------------------------------------------- PLD interop
 def test_to_pld_of_the_class_composes_with_dp_accounting():
     d = 1e-3
     p = sa.to_pld(sa.ApproximateLDP(1.0, 1e-9), 10 ** 5, value_discretization_interval=d)
-    beta = 10 ** 5 * 1e-9
     eps = [0.0, 0.01, 0.1, 1.0, 3.0]
     dp = np.asarray(p.get_delta_for_epsilon(eps))
-    assert np.all(dp >= beta) and dp[-1] <= beta * (1 + 1e-6)           # the infinity atoms, and nothing else
+    assert np.all(dp >= 1e-9) and dp[-1] <= 1e-9 * (1 + 1e-5)           # the infinity atoms (delta0), nothing else
     g = dpl.from_gaussian_mechanism(2.0, value_discretization_interval=d, pessimistic_estimate=True)
     both = p.compose(g)
     db = np.asarray(both.get_delta_for_epsilon(eps))
     assert np.all(db >= dp * (1 - 1e-9)) and np.all(db >= np.asarray(g.get_delta_for_epsilon(eps)) * (1 - 1e-9))
-    few = sa.to_pld(sa.ApproximateLDP(1.0, 1e-9), 10 ** 5, value_discretization_interval=d, users_kept=100)
-    assert few.get_delta_for_epsilon(3.0) == pytest.approx(100 * 1e-9, rel=1e-6)
 
 
-def test_users_kept_errors():
+def test_errors():
     a = sa.ApproximateLDP(1.0, 1e-9)
-    for bad in (0, 10 ** 6, 2.5):
-        with pytest.raises(ParameterError) as e:
-            sa.to_pld(a, 10 ** 5, users_kept=bad)
-        assert e.value.parameter == "users_kept"
-    with pytest.raises(ParameterError) as e:
-        sa.to_pld(KRR(1.0, 2), 100, users_kept=10)
-    assert e.value.parameter == "users_kept"
     with pytest.raises(ParameterError) as e:               # 1 - (1 - delta0)^R above delta: no finite epsilon
         sa.compose_rounds([(a, 10 ** 5, 10)], delta=5e-9)
     assert e.value.parameter == "delta"
+    with pytest.raises(ParameterError) as e:               # with another round type too
+        sa.compose_rounds([(a, 10 ** 5, 10), (KRR(1.0, 2), 10 ** 5, 3)], delta=9.9e-9)
+    assert e.value.parameter == "delta"
+    p = sa.to_pld(sa.ApproximateLDP(1.0, 0.6), 10)        # n delta0 >= 1: only one user kept gives a pair
+    assert p.get_delta_for_epsilon(5.0) == pytest.approx(0.6, rel=1e-9)
 
 
 def test_cli_rounds(capsys):

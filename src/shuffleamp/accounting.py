@@ -231,13 +231,22 @@ profile is :math:`1 - (1-\beta)^R + (1-\beta)^R\,\delta_{C^{\otimes R}}(\varepsi
 \delta_{C^{\otimes R}}(\varepsilon)`: never looser than charging Rβ to the total, and a PLD that composes
 with any other.
 
-*Fewer users.*  For m <= n the shuffled output of the n users is a post-processing of that of the differing
-user and m − 1 of the others, by one kernel under both datasets (draw the remaining reports from their
-laws), so the pair of the reduction with m users (the clone at :math:`\varepsilon_0'` of
-:math:`\beta_m = \min(m, d-1)\,\delta_0`, m users, infinity mass :math:`\beta_m`) dominates every round too.
-Each m is certified; :func:`to_pld` takes ``users_kept`` (default n), :func:`compose_rounds` chooses m per
-round type for its target (:func:`_choose_users`: a search on the total of that round type alone, the
-target δ shared evenly among such round types).  At δ0 = 0, β = 0 and the pair is the pure ε0 clone pair.
+*Fewer users, all at once.*  For m <= n the shuffled output of the n users is a post-processing of that of
+the differing user and m − 1 of the others, by one kernel under both datasets (draw the remaining reports
+from their laws), so the pair of the reduction with m users (the clone at :math:`\varepsilon_0'(\beta_m)`
+with m users, :math:`\beta_m = \min(m, d-1)\,\delta_0`, infinity mass :math:`\beta_m`) dominates every
+ordered pair too, and its profile :math:`\beta_m + (1-\beta_m)U_m` bounds the class's worst-case profile
+:math:`\delta^*` (the supremum over every (ε0, δ0)-LDP randomizer and dataset pair, itself a dominating pair's
+profile by argument C, hence convex in :math:`e^\varepsilon`) at every ε.  So does their pointwise minimum
+over m = n, n/2, ..., 1 (:class:`_ApproxFamily`), which is not convex itself: argument D only needs
+certified upper values of a convex profile, and δ* lies below the minimum, hence below the greatest convex
+minorant that connect-the-dots builds.  The exported pair dominates every round, and since its profile is
+below each single m's, it is a garbling of each (Blackwell), so its R-fold composition is below each single
+m's too: no users-kept value has to be chosen for a target.  As ε grows the minimum is reached at fewer users
+(smaller infinity mass, less amplification) and ends at the floor :math:`\beta_1 = \delta_0` beyond
+:math:`\varepsilon_0'(\beta_1)`: the PLD's infinity mass is :math:`\delta_0` (plus ``tail_delta``), the
+rest of the reduction's bad events is carried by finite losses.  At δ0 = 0 all :math:`\beta_m` are 0 and the
+pair is the pure ε0 clone pair with all n users.
 
 *Populations of (ε_i, δ_i)-LDP groups.*  A target of group g is dominated by the mixture with
 :math:`\beta_g` (:mod:`shuffleamp.personalized`, "Groups of (ε_i, δ_i)-LDP randomizers"), and for
@@ -366,9 +375,10 @@ def _check_mechanism(mechanism, n, keep_class: bool = False):
         # randomizers beyond pure LDP (shuffleamp.gaussian): the decompositions for these n users, whose
         # upper profile carries a charge (``delta_charge``: added to every δ, see _certified_profile; for the
         # (ε0, δ0)-LDP reduction an infinity mass of the round's dominating pair, argument I)
-        stand_in = at_n(n)
-        if not (keep_class and _approx_class(mechanism) is not None):
-            mechanism = stand_in
+        if keep_class and _approx_class(mechanism) is not None:
+            at_n(1)                       # the class (its users kept m <= n are chosen per ε, argument I)
+        else:
+            mechanism = at_n(n)
     return mechanism, n
 
 
@@ -413,6 +423,8 @@ def _families(mechanism, which: str, n: int | None = None) -> list:
     with ``n``, a mechanism's finite decompositions for n users where it has them (:func:`_families_at`)."""
     if _is_population(mechanism):
         return [_PopulationFamily(mechanism)]
+    if isinstance(mechanism, _ApproxFamily):
+        return [mechanism]
     at = _families_at(mechanism, n)
     if at is not None:
         base = at[0] if which == "upper" else at[1]
@@ -432,7 +444,7 @@ def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
     eps = np.asarray(eps, dtype=np.float64)
     best = np.zeros(eps.shape)
     for f in fams:
-        if isinstance(f, _PopulationFamily):
+        if isinstance(f, (_PopulationFamily, _ApproxFamily)):
             np.maximum(best, f.values(eps, side), out=best)
             continue
         try:
@@ -470,8 +482,6 @@ def _at_n_budget(mechanisms):
     import contextlib
     if any(getattr(m, "decompositions_at", None) is not None and not _is_population(m) for m in mechanisms):
         return budget()
-    if any(_approx_class(m) is not None and m.delta0 > 0 for m in mechanisms):
-        return budget()     # the search for the users kept (argument I)
     return contextlib.nullcontext()
 
 
@@ -581,17 +591,21 @@ class _Round:
     def make(cls, mechanism, n: int, tail_delta: float, users: int | None = None) -> _Round:
         """The round type of ``mechanism`` with n users.
 
-        An (ε0, δ0)-LDP class (:class:`shuffleamp.gaussian.ApproximateLDP`, or a population of such groups):
-        the clone pair of its reduction with ``users`` of the n users kept (default n) and the infinity mass
-        β of its bad event (argument I); ParameterError naming ``delta0`` when β >= 1.
+        An (ε0, δ0)-LDP class (:class:`shuffleamp.gaussian.ApproximateLDP`): the pointwise minimum over the
+        users kept of its reduction's pairs with infinite-loss atoms (:class:`_ApproxFamily`), or with
+        ``users`` given that one reduction's pair; a stand-in of the reduction or a population of such groups:
+        its pair with the infinity mass β (argument I).  ParameterError naming ``delta0`` when β >= 1.
         """
         import dataclasses
         cls_ = _approx_class(mechanism)
         if cls_ is not None:
-            m = n if users is None else int(users)
-            proxy = cls_.at_n(m)
-            rt = cls._make(proxy.without_charge(), m, tail_delta)
-            return dataclasses.replace(rt, inf_mass=float(proxy.delta_charge), lower_source=(cls_, n))
+            if users is not None or cls_.delta0 == 0.0:   # one users-kept value (all n at δ0 = 0: the pure clone)
+                users = n if users is None else int(users)
+                proxy = cls_.at_n(int(users))
+                rt = cls._make(proxy.without_charge(), int(users), tail_delta)
+                return dataclasses.replace(rt, inf_mass=float(proxy.delta_charge), lower_source=(cls_, n))
+            fam = _ApproxFamily(cls_, n, tail_delta)
+            return dataclasses.replace(cls._make(fam, n, tail_delta), inf_mass=fam.floor, lower_source=(cls_, n))
         if getattr(mechanism, "charge_is_additive", False):
             # a stand-in of the reduction at n, or a population of (ε0, δ0)-LDP groups: β = the largest
             # group's (argument I)
@@ -673,6 +687,8 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
     """Pessimistic connect-the-dots PLD of one round on the integer grid k * d (argument D)."""
     if any(isinstance(f, _PopulationFamily) for f in rnd.fams):
         points = min(points, POPULATION_POINTS)     # one Bromwich integral per group and point
+    if any(isinstance(f, _ApproxFamily) for f in rnd.fams):
+        points = min(points, APPROX_POINTS)         # one profile evaluation per users-kept value and point
     if rnd.at_n:
         points = min(points, AT_N_POINTS)           # one Bromwich integral over the atoms per point
     K = math.ceil(rnd.edge / d)
@@ -702,7 +718,7 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
 
 
 def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS,
-           tail_delta: float = DEFAULT_TAIL_DELTA, users_kept: int | None = None) -> PrivacyLossDistribution:
+           tail_delta: float = DEFAULT_TAIL_DELTA) -> PrivacyLossDistribution:
     r"""Certified pessimistic ``dp_accounting`` PLD of one shuffled round.
 
     Built by connect-the-dots from the certified upper profile (module docstring, argument D):
@@ -727,24 +743,19 @@ def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = N
         increasing integers; still pessimistic, less tight).
     tail_delta : float
         Where the grid ends: everything beyond goes to the infinity mass (in (0, 1)).
-    users_kept : int, optional
-        (ε0, δ0)-LDP classes (:class:`shuffleamp.ApproximateLDP`) only: the number m <= n of users its
-        reduction keeps (module docstring, argument I).  The PLD is the clone pair at
-        :math:`\varepsilon_0' = \varepsilon_0 - \log(1-\beta_m)` with m users, mixed with an infinity mass
-        :math:`\beta_m = \min(m, d-1)\,\delta_0`; every m gives a certified PLD.  Default n (the smallest
-        finite losses, the largest infinity mass); :func:`compose_rounds` chooses m from its target.
-
     Returns
     -------
     dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
-        Symmetric (remove = add), pessimistic; losses ``k * d`` for integers k of both signs (and, for an
-        (ε0, δ0)-LDP class, an infinity mass of at least β).
+        Symmetric (remove = add), pessimistic; losses ``k * d`` for integers k of both signs.  For an
+        (ε0, δ0)-LDP class (:class:`shuffleamp.ApproximateLDP`), the pointwise minimum over the users kept of
+        its reduction's clone pairs with infinite-loss atoms (module docstring, argument I); its infinity mass
+        is at least :math:`\min(1, d-1)\,\delta_0 = \delta_0`.
 
     Raises
     ------
     ParameterError
-        Bad ``n``, ``value_discretization_interval``, ``points``, ``tail_delta`` or ``users_kept`` (an integer
-        in [1, n], for an (ε0, δ0)-LDP class only); ``delta0`` when :math:`\beta_m \ge 1`.
+        Bad ``n``, ``value_discretization_interval``, ``points`` or ``tail_delta``; ``delta0`` when
+        :math:`\delta_0 \ge 1/\min(n, d-1)` leaves no bound (see :class:`shuffleamp.ApproximateLDP`).
     ResourceLimitError
         The grid would have more than :data:`MAX_GRID_STEPS` steps (parameter
         ``value_discretization_interval``).
@@ -755,17 +766,10 @@ def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = N
     Approximations of Privacy Loss Distributions", PETS 2022 (Algorithm 1).  Su, Cheng, Wang,
     IEEE S&P 2026, Theorem 13.
     """
-    users = users_kept
-    if users is not None:
-        if _approx_class(mechanism) is None:
-            raise ParameterError("users_kept", "applies to (eps0, delta0)-LDP classes (ApproximateLDP) only")
-        users = _validate.count(users, "users_kept")
     mechanism, n = _check_mechanism(mechanism, n, keep_class=True)
-    if users is not None and users > n:
-        raise ParameterError("users_kept", f"must be at most n = {n}, got {users}")
     points, tail_delta = _grid_options(points, tail_delta)
     with _at_n_budget([mechanism]):
-        rnd = _Round.make(mechanism, n, tail_delta, users)
+        rnd = _Round.make(mechanism, n, tail_delta)
         d = _interval(value_discretization_interval, [rnd], points)
         return _extras.tag(_upper_pld(rnd, d, points))
 
@@ -1029,7 +1033,7 @@ LABEL_APPROX_RR = "concrete-pair ((eps0, delta0)-LDP k-RR at log((e^eps0 + (k-1)
 
 
 def _approx_lower_plds(rnd: _Round, points: int, d: float) -> list:
-    """Candidate optimistic PLDs of an (ε0, δ0)-LDP round type's concrete members with all its n users
+    r"""Candidate optimistic PLDs of an (ε0, δ0)-LDP round type's concrete members with all its n users
     (module docstring, argument I, lower; :func:`shuffleamp.gaussian.approx_lower_families`): k-RR at
     :math:`\varepsilon_1^{(k)}`, and the randomizer revealing its input with probability δ0 on top of k-RR at
     ε0 (its pair mixed with infinity atoms of mass δ0).  Binary pairs: the exact count pair (argument E);
@@ -1121,116 +1125,117 @@ def _validate_rounds(rounds) -> list:
 
 
 # ---------------------------------------------------------------------------- (ε0, δ0)-LDP round types
-#: Most totals evaluated while choosing the users kept by one (ε0, δ0)-LDP round type's reduction.
-USERS_SEARCH_EVALUATIONS = 12
-#: Profile evaluations per side of the PLDs compared in that search (the chosen m's PLD then has ``points``).
-USERS_SEARCH_POINTS = 200
+#: Profile evaluations per side of the PLD of an (ε0, δ0)-LDP round type (each is one profile evaluation per
+#: number of users kept that can still win at that ε; connect-the-dots stays pessimistic on fewer points).
+APPROX_POINTS = 200
 
 
 def _users_grid(n: int) -> list:
-    """Users kept m = ⌊n 2^{-k/2}⌋, k = 0, 1, ... down to 1 (distinct, decreasing): the half-octave grid of
-    :func:`_choose_users`."""
-    ms, k = [], 0
-    while True:
-        m = max(1, int(math.floor(n * 2.0 ** (-k / 2.0))))
-        if not ms or m < ms[-1]:
-            ms.append(m)
-        if m == 1:
-            return ms
-        k += 1
+    """Users kept m = n, ⌊n/2⌋, ⌊n/4⌋, ... and 1 (distinct, decreasing): the octave grid of :class:`_ApproxFamily`."""
+    ms, m = [], n
+    while m >= 1:
+        ms.append(m)
+        m //= 2
+    return ms
 
 
 def _inf_total(beta: float, R: int) -> float:
-    """1 - (1 - β)^R: the infinity mass of R rounds of a reduction with infinity mass β (argument I)."""
+    """1 - (1 - β)^R: the infinity mass of R rounds of a pair with infinity mass β (argument I)."""
     return -math.expm1(R * math.log1p(-beta)) if beta < 1.0 else 1.0
 
 
-def _choose_users(cls_, n: int, R: int, tail_delta: float, points: int, vdi, epsilon, delta):
-    r"""(users kept m, its :class:`_Round`) of an (ε0, δ0)-LDP round type for a total of R such rounds alone
-    (module docstring, argument I).
+class _ApproxFamily:
+    r"""An (ε0, δ0)-LDP class with n users as one family (module docstring, argument I): its certified profile is
+    the pointwise minimum over the users kept m (:func:`_users_grid`) of the reduction's profiles
+    :math:`\beta_m + (1-\beta_m)U_m(\varepsilon)`, :math:`U_m` the clone pair's at :math:`\varepsilon_0'(\beta_m)`
+    with m users.  It is written :math:`\beta_1 + (1-\beta_1)V(\varepsilon)` with the floor :math:`\beta_1`
+    (one user kept) as the round's infinity mass; :meth:`values` returns V, which is 0 beyond
+    :math:`\varepsilon_0'(\beta_1)` (``eps0_pure``).
 
-    Every m gives a certified dominating pair, so any choice is sound; this one aims at the smallest total.
-    The total of R rounds alone (ε at ``delta``, or δ at ``epsilon``) is evaluated on the half-octave grid
-    :func:`_users_grid`, starting where the infinity mass :math:`1-(1-eta_m)^R` is at most half the target δ
-    (ε query) or, found by bisection, at most the finite part of the total (δ query), then walking to
-    larger or smaller m by octaves while the total decreases, and trying the half-octave neighbours of the
-    best (at most :data:`USERS_SEARCH_EVALUATIONS` totals, each from a PLD of :data:`USERS_SEARCH_POINTS`
-    profile points per side).
+    A value of m is evaluated at ε only where its floor :math:`\beta_m` is below the smallest value found so far
+    (m in increasing order); beyond the support edge of :math:`U_m` its value is
+    :math:`\beta_m + (1-\beta_m)U_m(\text{edge})` (U non-increasing, :math:`U_m(\text{edge}) \le` ``tail_delta``).
     """
-    if cls_.delta0 == 0.0:                       # no infinity mass: all users
-        return n, _Round.make(cls_, n, tail_delta, n)
-    ms = _users_grid(n)
 
-    def beta(m):
-        try:
-            return cls_.at_n(m).delta_charge
-        except ParameterError:
-            return 1.0
-    cache: dict = {}
+    def __init__(self, cls_, n: int, tail_delta: float):
+        self.eps0, self.delta0, self.n, self.tail = float(cls_.eps0), float(cls_.delta0), int(n), tail_delta
+        subs = []
+        for m in reversed(_users_grid(n)):
+            try:
+                proxy = cls_.at_n(m)
+            except ParameterError:                # β_m >= 1: no bound from m users (nor from more)
+                break
+            rt = _Round._make(proxy.without_charge(), m, tail_delta)
+            u_edge = float(rt.upper_profile(np.array([rt.edge]))[0]) if rt.edge > 0 else 0.0
+            subs.append((float(proxy.delta_charge), rt, min(u_edge, tail_delta)))
+        if not subs:
+            cls_.at_n(1)                          # raises ParameterError naming delta0
+        self.subs = subs
+        self.floor = subs[0][0]
+        self.eps0_pure = float(subs[0][1].mechanism.eps0_pure)
 
-    def f(i):
-        if i < 0 or i >= len(ms):
-            return math.inf
-        if i not in cache:
-            if len(cache) >= USERS_SEARCH_EVALUATIONS:
-                return math.inf
-            b = beta(ms[i])
-            if b >= 1.0 or (delta is not None and _inf_total(b, R) >= delta):
-                cache[i] = (math.inf, None)
-            else:
-                check_time("choosing the users kept by the (eps0, delta0)-LDP reduction")
-                rt = _Round.make(cls_, n, tail_delta, ms[i])
-                pts = min(points, USERS_SEARCH_POINTS)
-                d = _interval(vdi, [rt], pts)
-                tot, _, ro = _compose_all([(_upper_pld(rt, d, pts), R)])
-                v = (_certified_epsilon(tot, delta, ro, 0.0, d, "upper") if delta is not None
-                     else min(_delta_bounds(tot, epsilon, ro)[0], 1.0))
-                cache[i] = (v, rt)
-        return cache[i][0]
+    def minimum(self, eps: np.ndarray) -> np.ndarray:
+        """Certified upper values of the class's profile at ε >= 0: the minimum over m, rounded up."""
+        eps = np.asarray(eps, dtype=np.float64)
+        flat = eps.ravel()
+        best = np.ones(flat.shape)
+        for b, rt, u_edge in self.subs:
+            beyond = flat >= rt.edge              # U_m(ε) <= U_m(edge) <= u_edge there (U non-increasing)
+            if beyond.any():
+                best[beyond] = np.minimum(best[beyond], np.nextafter((b + (1.0 - b) * u_edge) * (1 + 4 * _U),
+                                                                     np.inf) if b > 0 else u_edge)
+            todo = ~beyond & (best > b)
+            if todo.any():
+                U = rt.upper_profile(flat[todo])
+                v = np.nextafter((b + (1.0 - b) * U) * (1 + 4 * _U), np.inf)
+                best[todo] = np.minimum(best[todo], v)
+        return np.minimum(best, 1.0).reshape(eps.shape)
 
-    if delta is not None:
-        start = next((i for i, m in enumerate(ms) if _inf_total(beta(m), R) <= 0.5 * delta), None)
-        if start is None:
-            start = next((i for i, m in enumerate(ms) if _inf_total(beta(m), R) < delta), None)
-        if start is None:
-            raise ParameterError("delta", f"delta = {delta:g} is not above 1 - (1 - delta0)^R = "
-                                          f"{_inf_total(beta(1), R):.6g} (R = {R} rounds): even one user kept "
-                                          "leaves no finite epsilon from the (eps0, delta0)-LDP reduction; an "
-                                          "(eps0, delta0)-LDP randomizer may reveal its input with probability "
-                                          "delta0 in every round")
-    else:
-        # the crossing of the infinity part (decreasing as m decreases) and the finite part (increasing), by
-        # bisection on the grid: the first i whose infinity part is at most its finite part
-        lo, hi = 0, len(ms) - 1
-        while lo < hi:
-            mid = (lo + hi) // 2
-            v, inf = f(mid), _inf_total(beta(ms[mid]), R)
-            if math.isfinite(v) and inf <= v - inf:
-                hi = mid
-            else:
-                lo = mid + 1
-        start = lo
-    best = start
-    f(best)
-    for step in (-2, 2):
-        while f(best + step) < f(best):
-            best += step
-    for j in (best - 1, best + 1):
-        if f(j) < f(best):
-            best = j
-    done = [i for i in cache if cache[i][1] is not None]
-    if not done:                                  # nothing evaluated finite: the reduction at the start, as a PLD
-        return ms[start], _Round.make(cls_, n, tail_delta, ms[start])
-    best = min(done, key=lambda i: cache[i][0])
-    return ms[best], cache[best][1]
+    def values(self, eps: np.ndarray, side: str) -> np.ndarray:
+        """V(ε) >= 0 with :meth:`minimum` <= β_1 + (1 - β_1) V (rounded up; ``side`` "upper" only)."""
+        b = self.floor
+        eps = np.asarray(eps, dtype=np.float64)
+        v = np.maximum(self.minimum(eps) - b, 0.0) / (1.0 - b)
+        v = np.minimum(np.nextafter(v * (1 + 4 * _U), np.inf), 1.0)
+        _, rt1, u1 = self.subs[0]                 # one user kept: its value is β_1 + (1 - β_1) u1 beyond its edge
+        return np.where(eps >= rt1.edge, np.minimum(v, u1), v)
+
+
+def _approx_round(cls_, n: int, R: int, tail_delta: float, points: int, vdi, epsilon, delta) -> _Round:
+    r"""The round type of an (ε0, δ0)-LDP class in :func:`compose_rounds`: the minimum over the users kept
+    (:class:`_ApproxFamily`), or the reduction's pair with all n users kept where R rounds of it alone give the
+    smaller total at the target (ε at ``delta``, or δ at ``epsilon``).
+
+    Both are certified dominating pairs (module docstring, argument I), so either choice is sound.  The minimum's
+    grid step is set by the support of its one-user pair (about ε0); the all-users pair's by the n users' far
+    smaller support, which matters when :math:`n\delta_0` is negligible at the target.
+    """
+    fam = _Round.make(cls_, n, tail_delta)
+    try:
+        alln = _Round.make(cls_, n, tail_delta, users=n)
+    except ParameterError:                        # n δ0 >= 1
+        return fam
+    if delta is not None and _inf_total(alln.inf_mass, R) >= delta:
+        return fam
+
+    def total(rt):
+        d = _interval(vdi, [rt], points)
+        tot, _, ro = _compose_all([(_upper_pld(rt, d, points), R)])
+        return (_certified_epsilon(tot, delta, ro, 0.0, d, "upper") if delta is not None
+                else _delta_bounds(tot, epsilon, ro)[0])
+    return alln if total(alln) < total(fam) else fam
 
 
 def _round_type_seconds(mechanism, n=None) -> float:
     """Estimated seconds of one round type in :func:`compose_rounds` (the cost model above): for a mechanism
     profiled through its finite decompositions for n users, the upper profile (:data:`AT_N_POINTS` points and
-    the edge search) and the concrete pair's buckets (both orderings) at :data:`AT_N_ATOM_SECONDS` per atom."""
+    the edge search) and the concrete pair's buckets (both orderings) at :data:`AT_N_ATOM_SECONDS` per atom; for
+    an (ε0, δ0)-LDP class, its profiles over the users kept (:class:`_ApproxFamily`)."""
     if _is_population(mechanism):
         return len(mechanism.groups) * (POPULATION_POINTS + 20) * POPULATION_EVAL_SECONDS
+    if _approx_class(mechanism) is not None:
+        # the minimum over the users kept: about 10 profiles of APPROX_POINTS points (argument I)
+        return 4.0 * ROUND_TYPE_SECONDS
     try:
         at = _families_at(mechanism, n)
     except (ParameterError, TypeError, ValueError):
@@ -1553,6 +1558,11 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     single-round certified lower bound.  ``ratio`` and ``limited_by`` of the result say how
     tight the bracket is and what limits it.
 
+    An (ε0, δ0)-LDP class (:class:`shuffleamp.ApproximateLDP`) composes as the pointwise minimum over the users
+    kept of its reduction's clone pairs with infinite-loss atoms, or that pair with all n users kept where it
+    gives the smaller total at the target (argument I); its lower bound composes concrete members of the class
+    (k-RR at :math:`\varepsilon_1`, the randomizer revealing its input with probability δ0).
+
     Parameters
     ----------
     rounds : sequence of (mechanism, n, R)
@@ -1592,7 +1602,9 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     ------
     ParameterError
         ``rounds`` malformed, R < 1 or not an integer (parameter ``'rounds'``), bad ``n``,
-        ``delta`` outside (0, 1), ``epsilon`` < 0, both or neither target given, ``extra_plds``
+        ``delta`` outside (0, 1), ``epsilon`` < 0, both or neither target given, ``delta`` at most
+        :math:`1 - \prod (1-\delta_0)^R` over (ε0, δ0)-LDP round types (no finite ε: a member reveals its input
+        with probability δ0 in every round), ``extra_plds``
         without ``value_discretization_interval`` or with another interval; a PLD in
         ``extra_plds`` whose relation is unknown, not replace-one, or differs from another's, or
         an event that cannot be accounted under replace-one (parameter ``'extra_plds'``).
@@ -1616,19 +1628,18 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     if extras and value_discretization_interval is None:
         raise ParameterError("value_discretization_interval",
                              "must be given with extra_plds (the interval they were built with)")
-    # (eps0, delta0)-LDP classes: the users kept by each one's reduction, chosen for its rounds alone at the
-    # target (argument I; the target delta shared evenly among such round types)
-    shared = sum(1 for m, _, _ in rounds if _approx_class(m) is not None and m.delta0 > 0)
-    kept = {}
+    # (eps0, delta0)-LDP classes: a member may reveal its input with probability delta0 in every round
+    revealed = -math.expm1(sum(R * math.log1p(-m.delta0) for m, _, R in rounds if _approx_class(m) is not None))
+    if delta is not None and revealed > 0 and delta <= revealed:
+        raise ParameterError("delta", f"delta = {delta:g} is not above 1 - prod (1 - delta0)^R = {revealed:.6g}: an "
+                                      "(eps0, delta0)-LDP randomizer may reveal its input with probability delta0 in "
+                                      "every round, so no finite epsilon holds")
+    shared = max(1, sum(1 for m, _, _ in rounds if _approx_class(m) is not None and m.delta0 > 0))
     with _at_n_budget([m for m, _, _ in rounds]):   # stops within the time budget (checked in chunks)
-        rts = []
-        for i, (m, n, R) in enumerate(rounds):
-            if _approx_class(m) is not None:
-                kept[i], rt = _choose_users(m, n, R, tail_delta, points, value_discretization_interval, epsilon,
-                                            None if delta is None else delta / max(shared, 1))
-            else:
-                rt = _Round.make(m, n, tail_delta)
-            rts.append(rt)
+        rts = [_approx_round(m, n, R, tail_delta, points, value_discretization_interval, epsilon,
+                             None if delta is None else delta / shared)
+               if _approx_class(m) is not None and m.delta0 > 0 else _Round.make(m, n, tail_delta)
+               for m, n, R in rounds]
         d = _interval(value_discretization_interval, rts, points)
         up_parts = [(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)]
         _check_composition(up_parts, lower=lower)
@@ -1648,20 +1659,22 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     notes = ("upper: certified single-round profile -> pessimistic connect-the-dots PLD -> dp_accounting "
              f"composition; floating-point round-off of the composition {charge:.3g} charged to delta",
              f"lower: {how}; dp_accounting truncation and round-off {err:.3g} in delta subtracted")
-    notes += tuple(f"upper: (eps0, delta0)-LDP round type {i + 1}: the reduction keeps {m} of its {rounds[i][1]} "
-                   f"users (clone pair at eps0' = {rts[i].mechanism.eps0_pure:.6g}, infinity mass "
-                   f"{rts[i].inf_mass:.3g} per round)" for i, m in kept.items())
+    approx = [i for i, (m, _, _) in enumerate(rounds) if _approx_class(m) is not None]
+    notes += tuple(f"upper: (eps0, delta0)-LDP round type {i + 1}: "
+                   + ("the minimum over m = n, n/2, ..., 1 users kept of the reduction's clone pairs with "
+                      "infinite-loss atoms" if isinstance(rts[i].fams[0], _ApproxFamily) else
+                      "the reduction's clone pair with all n users kept and infinite-loss atoms")
+                   + f" (infinity mass {rts[i].inf_mass:.3g} per round)" for i in approx)
     method = ("exact count-law profile, pessimistic connect-the-dots PLD (dp_accounting)"
               if all(rt.binary_eps0 is not None for rt in rts)
               else "optimal blanket pair, pessimistic connect-the-dots PLD (dp_accounting)")
-    if kept:
-        method += "; (eps0, delta0)-LDP rounds: the reduction's clone pair with infinite-loss atoms"
+    if approx:
+        method += "; (eps0, delta0)-LDP rounds: the reduction's clone pairs with infinite-loss atoms"
     lo = min(lo, upper)
     limit = _limit(upper, lo, how, per_round, d)
-    fewer = [(m, rounds[i][1]) for i, m in kept.items() if m < rounds[i][1]]
-    if fewer and how != "none":
-        limit = ("the (eps0, delta0)-LDP reduction: its infinity mass min(m, domain-1) delta0 per round keeps m = "
-                 + ", ".join(f"{m} of {n}" for m, n in fewer) + " users")
+    if any(rounds[i][0].delta0 > 0 for i in approx) and how != "none" and not limit.startswith("lower bound"):
+        limit = ("the (eps0, delta0)-LDP reduction (upper: its clone pairs keep m users at an infinity mass "
+                 "min(m, domain-1) delta0 per round)")
     return AccountingResult("epsilon" if delta is not None else "delta", upper, lo, epsilon, delta,
                             tuple((m.describe(), n, R) for m, n, R in rounds), method, how, d, err,
                             notes, charge, limit)

@@ -131,7 +131,7 @@ def test_the_class_profile_is_the_minimum_over_users_kept():
     """The exported profile is <= every single users-kept value's certified profile, pointwise, and its floor is
     delta0 (one user kept); far below the all-users pair's infinity mass n delta0."""
     cls, n = sa.ApproximateLDP(1.0, 1e-9), 10 ** 5
-    fam = acc._ApproxFamily(cls, n, acc.DEFAULT_TAIL_DELTA)
+    fam = acc._ApproxFamily([(cls, n)], acc.DEFAULT_TAIL_DELTA)
     eps = np.array([0.0, 0.003, 0.01, 0.03, 0.1, 0.3, 0.7, 1.0, 1.5])
     mins = fam.minimum(eps)
     for m in (n, 1000, 30, 1):
@@ -190,3 +190,39 @@ def test_cli_rounds(capsys):
                  "--delta", "5e-9", "--rounds", "10", "--json"]) != 0
     err = json.loads(capsys.readouterr().out)
     assert "delta" in json.dumps(err)
+
+
+def test_population_of_one_group_is_the_class():
+    """A population with one (eps0, delta0)-LDP group: the same minimum over the users kept as the class alone."""
+    cls = sa.ApproximateLDP(1.0, 1e-9)
+    alone = sa.compose_rounds([(cls, 10 ** 5, 10)], delta=1e-6, lower=False)
+    pop = sa.compose_rounds([(sa.population([(cls, 10 ** 5)]), None, 10)], delta=1e-6)
+    assert pop.upper == pytest.approx(alone.upper, rel=1e-12) and pop.lower <= pop.upper
+
+
+def test_population_total_above_enumerated_members():
+    """Two (eps_g, delta_g)-LDP groups of random members on a shared output space, every dataset of n = 2 + 2
+    users, R = 2 rounds: the exact total of a target of either group is below the population's certified upper."""
+    rng = np.random.default_rng(5)
+    params, counts, R = [(0.8, 0.02), (1.5, 0.05)], [2, 2], 2
+    mats = [_random_member(rng, e, d, 3, 4) for e, d in params]
+    pop = sa.population([(sa.ApproximateLDP(e, d, domain=3), c) for (e, d), c in zip(params, counts)])
+    for eps in (0.3, 1.2):
+        up = sa.compose_rounds([(pop, None, R)], epsilon=eps).upper
+        worst = 0.0
+        for g in range(2):
+            others = [mats[i] for i, c in enumerate(counts) for _ in range(c - (1 if i == g else 0))]
+            for x0 in range(3):
+                for x1 in range(3):
+                    if x0 == x1:
+                        continue
+                    for xs in np.ndindex(*(3,) * len(others)):
+                        rows = [M[x] for M, x in zip(others, xs)]
+                        a = oracle.heterogeneous_histogram_law([mats[g][x0]] + rows)
+                        b = oracle.heterogeneous_histogram_law([mats[g][x1]] + rows)
+                        keys = sorted(set(a) | set(b))
+                        p = np.array([a.get(k, 0.0) for k in keys])
+                        q = np.array([b.get(k, 0.0) for k in keys])
+                        worst = max(worst, oracle.composed_delta_exact(p, q, R, eps),
+                                    oracle.composed_delta_exact(q, p, R, eps))
+        assert worst <= up * (1 + 1e-9) + 1e-15, (eps, worst, up)

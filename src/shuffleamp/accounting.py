@@ -248,11 +248,11 @@ m's too: no users-kept value has to be chosen for a target.  As ε grows the min
 rest of the reduction's bad events is carried by finite losses.  At δ0 = 0 all :math:`\beta_m` are 0 and the
 pair is the pure ε0 clone pair with all n users.
 
-*Populations of (ε_i, δ_i)-LDP groups.*  A target of group g is dominated by the mixture with
-:math:`\beta_g` (:mod:`shuffleamp.personalized`, "Groups of (ε_i, δ_i)-LDP randomizers"), and for
-:math:`\beta = \max_g \beta_g`, :math:`\beta + (1-\beta)U_g - \beta_g - (1-\beta_g)U_g = (\beta-\beta_g)(1 -
-U_g) \ge 0`: the pointwise maximum over groups is at most :math:`\beta + (1-\beta)\max_g U_g`, the same
-construction on the groups' profiles without their charge.
+*Populations of (ε_i, δ_i)-LDP groups.*  A target of group g is bounded by its own group's :math:`n_g`
+shuffled reports alone (:mod:`shuffleamp.personalized`, "Groups of (ε_i, δ_i)-LDP randomizers"), hence by
+the minimum over its users kept above; the population's worst-case profile is at most the maximum over the
+groups of these minima (each a certified upper value at every ε), with the floor :math:`F = \max_g \delta_g`,
+and connect-the-dots applies as above.  Its lower bound is the population's concrete score pair (argument F).
 
 *Lower.*  The class's concrete members with all n users (:mod:`shuffleamp.gaussian`, "Lower bound"): k-RR
 at :math:`\varepsilon_1^{(k)}`, a concrete pair as any other (arguments E and G), and the randomizer that
@@ -390,13 +390,9 @@ def _approx_class(mechanism):
 
 def _support_end(mechanism) -> float:
     """Where the round's certified profile (without an infinity mass) reaches 0: ε0, or the reduced ε0' of the
-    clone pair of an (ε0, δ0)-LDP reduction (the largest over a population's groups)."""
+    clone pair of an (ε0, δ0)-LDP reduction (the largest over a family's one-user pairs)."""
     e = getattr(mechanism, "eps0_pure", None)
-    if e is not None:
-        return float(e)
-    if _is_population(mechanism) and mechanism.kind in ("approx", "approx-uncharged"):
-        return max(float(g.mechanism.at_n(g.n).eps0_pure) for g in mechanism.groups)
-    return float(mechanism.eps0)
+    return float(e) if e is not None else float(mechanism.eps0)
 
 
 def _families_at(mechanism, n: int | None):
@@ -604,8 +600,13 @@ class _Round:
                 proxy = cls_.at_n(int(users))
                 rt = cls._make(proxy.without_charge(), int(users), tail_delta)
                 return dataclasses.replace(rt, inf_mass=float(proxy.delta_charge), lower_source=(cls_, n))
-            fam = _ApproxFamily(cls_, n, tail_delta)
+            fam = _ApproxFamily([(cls_, n)], tail_delta)
             return dataclasses.replace(cls._make(fam, n, tail_delta), inf_mass=fam.floor, lower_source=(cls_, n))
+        if _is_population(mechanism) and mechanism.kind == "approx":
+            # each group's target bounded by its own group alone (shuffleamp.personalized), the minimum over the
+            # users kept per group, the maximum over groups (argument I); the population's concrete pair below
+            fam = _ApproxFamily([(g.mechanism, g.n) for g in mechanism.groups], tail_delta)
+            return dataclasses.replace(cls._make(fam, n, tail_delta), inf_mass=fam.floor, mechanism=mechanism)
         if getattr(mechanism, "charge_is_additive", False):
             # a stand-in of the reduction at n, or a population of (ε0, δ0)-LDP groups: β = the largest
             # group's (argument I)
@@ -1145,41 +1146,45 @@ def _inf_total(beta: float, R: int) -> float:
 
 
 class _ApproxFamily:
-    r"""An (ε0, δ0)-LDP class with n users as one family (module docstring, argument I): its certified profile is
-    the pointwise minimum over the users kept m (:func:`_users_grid`) of the reduction's profiles
-    :math:`\beta_m + (1-\beta_m)U_m(\varepsilon)`, :math:`U_m` the clone pair's at :math:`\varepsilon_0'(\beta_m)`
-    with m users.  It is written :math:`\beta_1 + (1-\beta_1)V(\varepsilon)` with the floor :math:`\beta_1`
-    (one user kept) as the round's infinity mass; :meth:`values` returns V, which is 0 beyond
-    :math:`\varepsilon_0'(\beta_1)` (``eps0_pure``).
+    r"""(ε0, δ0)-LDP classes as one family (module docstring, argument I): for one class with n users, its
+    certified profile is the pointwise minimum over the users kept m (:func:`_users_grid`; m = n alone at
+    δ0 = 0) of the reduction's profiles :math:`\beta_m + (1-\beta_m)U_m(\varepsilon)`, :math:`U_m` the clone
+    pair's at :math:`\varepsilon_0'(\beta_m)` with m users; for several (a population of (ε_g, δ_g)-LDP groups,
+    each bounded by its own group alone), the maximum over the groups of theirs.  It is written
+    :math:`F + (1-F)V(\varepsilon)` with the floor F (the largest one-user :math:`\beta_1 = \delta_0`) as the
+    round's infinity mass; :meth:`values` returns V, at most ``tail_delta`` beyond every one-user pair's support
+    edge (``eps0_pure`` bounds them).
 
-    A value of m is evaluated at ε only where its floor :math:`\beta_m` is below the smallest value found so far
+    A value of m is evaluated at ε only where its :math:`\beta_m` is below the smallest value found so far
     (m in increasing order); beyond the support edge of :math:`U_m` its value is
     :math:`\beta_m + (1-\beta_m)U_m(\text{edge})` (U non-increasing, :math:`U_m(\text{edge}) \le` ``tail_delta``).
     """
 
-    def __init__(self, cls_, n: int, tail_delta: float):
-        self.eps0, self.delta0, self.n, self.tail = float(cls_.eps0), float(cls_.delta0), int(n), tail_delta
-        subs = []
-        for m in reversed(_users_grid(n)):
-            try:
-                proxy = cls_.at_n(m)
-            except ParameterError:                # β_m >= 1: no bound from m users (nor from more)
-                break
-            rt = _Round._make(proxy.without_charge(), m, tail_delta)
-            u_edge = float(rt.upper_profile(np.array([rt.edge]))[0]) if rt.edge > 0 else 0.0
-            subs.append((float(proxy.delta_charge), rt, min(u_edge, tail_delta)))
-        if not subs:
-            cls_.at_n(1)                          # raises ParameterError naming delta0
-        self.subs = subs
-        self.floor = subs[0][0]
-        self.eps0_pure = float(subs[0][1].mechanism.eps0_pure)
+    def __init__(self, classes, tail_delta: float):
+        self.tail = tail_delta
+        self.groups = []
+        for cls_, n in classes:
+            subs = []
+            for m in (reversed(_users_grid(int(n))) if cls_.delta0 > 0 else [int(n)]):
+                try:
+                    proxy = cls_.at_n(m)
+                except ParameterError:            # β_m >= 1: no bound from m users (nor from more)
+                    break
+                rt = _Round._make(proxy.without_charge(), m, tail_delta)
+                u_edge = float(rt.upper_profile(np.array([rt.edge]))[0]) if rt.edge > 0 else 0.0
+                subs.append((float(proxy.delta_charge), rt, min(u_edge, tail_delta)))
+            if not subs:
+                cls_.at_n(1)                      # raises ParameterError naming delta0
+            self.groups.append(subs)
+        self.floor = max(subs[0][0] for subs in self.groups)
+        self.eps0_pure = max(float(subs[0][1].mechanism.eps0_pure) for subs in self.groups)
+        self.last_edge = max(subs[0][1].edge for subs in self.groups)
+        self.last_u = max(subs[0][2] for subs in self.groups)
 
-    def minimum(self, eps: np.ndarray) -> np.ndarray:
-        """Certified upper values of the class's profile at ε >= 0: the minimum over m, rounded up."""
-        eps = np.asarray(eps, dtype=np.float64)
-        flat = eps.ravel()
+    @staticmethod
+    def _minimum(subs, flat: np.ndarray) -> np.ndarray:
         best = np.ones(flat.shape)
-        for b, rt, u_edge in self.subs:
+        for b, rt, u_edge in subs:
             beyond = flat >= rt.edge              # U_m(ε) <= U_m(edge) <= u_edge there (U non-increasing)
             if beyond.any():
                 best[beyond] = np.minimum(best[beyond], np.nextafter((b + (1.0 - b) * u_edge) * (1 + 4 * _U),
@@ -1189,16 +1194,28 @@ class _ApproxFamily:
                 U = rt.upper_profile(flat[todo])
                 v = np.nextafter((b + (1.0 - b) * U) * (1 + 4 * _U), np.inf)
                 best[todo] = np.minimum(best[todo], v)
-        return np.minimum(best, 1.0).reshape(eps.shape)
+        return best
+
+    def minimum(self, eps: np.ndarray) -> np.ndarray:
+        """Certified upper values of the round's profile at ε >= 0 (the minimum over m; the maximum over groups)."""
+        eps = np.asarray(eps, dtype=np.float64)
+        flat = eps.ravel()
+        out = np.zeros(flat.shape)
+        for subs in self.groups:
+            np.maximum(out, self._minimum(subs, flat), out=out)
+        return np.minimum(out, 1.0).reshape(eps.shape)
 
     def values(self, eps: np.ndarray, side: str) -> np.ndarray:
-        """V(ε) >= 0 with :meth:`minimum` <= β_1 + (1 - β_1) V (rounded up; ``side`` "upper" only)."""
-        b = self.floor
+        r"""V(ε) >= 0 with :meth:`minimum` <= F + (1 - F) V (rounded up; ``side`` "upper" only).
+
+        Beyond every group's one-user support edge, group g's value is at most :math:`\beta_g + (1-\beta_g)u_g`
+        with :math:`\beta_g \le F`, and :math:`\beta_g + (1-\beta_g)u_g - F \le (1-F)u_g`, so V is at most the
+        largest :math:`u_g` there."""
+        F = self.floor
         eps = np.asarray(eps, dtype=np.float64)
-        v = np.maximum(self.minimum(eps) - b, 0.0) / (1.0 - b)
+        v = np.maximum(self.minimum(eps) - F, 0.0) / (1.0 - F)
         v = np.minimum(np.nextafter(v * (1 + 4 * _U), np.inf), 1.0)
-        _, rt1, u1 = self.subs[0]                 # one user kept: its value is β_1 + (1 - β_1) u1 beyond its edge
-        return np.where(eps >= rt1.edge, np.minimum(v, u1), v)
+        return np.where(eps >= self.last_edge, np.minimum(v, self.last_u), v)
 
 
 def _approx_round(cls_, n: int, R: int, tail_delta: float, points: int, vdi, epsilon, delta) -> _Round:

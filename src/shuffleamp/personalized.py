@@ -395,7 +395,7 @@ class Population:
     @property
     def charge_is_additive(self) -> bool:
         """ApproximateLDP groups: the upper bound carries the mass of the infinite-loss atoms of the reduction
-        (the accountant composes :meth:`without_charge` mixed with infinity mass :attr:`delta_charge`,
+        (the accountant bounds such a population's rounds through each group's class instead,
         :mod:`shuffleamp.accounting` argument I)."""
         return self.kind == "approx"
 

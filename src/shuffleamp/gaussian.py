@@ -155,7 +155,8 @@ non-decreasing in δ0 (β and ε0' are, and the clone bound is non-decreasing in
 :math:`\beta` is the decomposition's ``delta_charge``.  Over rounds it is not added R times: step 3 also shows
 that the shuffled output is a post-processing of the clone pair mixed with two infinite-loss atoms of mass
 β, which composes into :math:`1-(1-\beta)^R + (1-\beta)^R\delta_{\rm clone}^{(R)}(\varepsilon)`
-(:mod:`shuffleamp.accounting`, argument I).  Compare Feldman–McMillan–Talwar's Theorem 3.8
+(:mod:`shuffleamp.accounting`, argument I, which also takes the minimum over the users kept m below at every
+ε).  Compare Feldman–McMillan–Talwar's Theorem 3.8
 (an additive term of order :math:`(e^\varepsilon+1)\,n\delta_0`): the constant here is 1 and
 :math:`\min(n, d-1)` replaces n for a finite domain.
 

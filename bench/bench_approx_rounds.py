@@ -66,26 +66,26 @@ def main(argv=None):
     for eps0, delta0, n, R, kind, target in CASES:
         kw = {kind: target}
         load = os.getloadavg()[0]
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         res = sa.compose_rounds([(sa.ApproximateLDP(eps0, delta0), n, R)], **kw)
-        wall = time.perf_counter() - t
+        wall, cpu = time.perf_counter() - t, time.process_time() - c
         single = _single_m(eps0, delta0, n, R, kind, target) if delta0 > 0 else (n, math.nan, math.nan)
-        rows.append((eps0, delta0, n, R, kind, target, res, single, wall, load))
+        rows.append((eps0, delta0, n, R, kind, target, res, single, wall, cpu, load))
     lines = ["# (ε0, δ0)-LDP rounds: totals and compose time (bench/bench_approx_rounds.py)", "",
              f"Command: `python bench/bench_approx_rounds.py --out bench/results_approx_rounds.md`, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
              f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-             f"shuffleamp {sa.__version__}; shared with other jobs (load average beside each time).", "",
+             f"shuffleamp {sa.__version__}; shared with other jobs (load average beside each time; CPU s is this process's).", "",
              "`upper`/`lower`: `compose_rounds` defaults (certified).  `single m`: the best users-kept value of the "
              "octave grid alone, its pair with infinite-loss atoms (`atoms`) and the same clone pair with R β_m "
              "added to δ (`+R β_m`).  The former accountant used `+R β_m` with m = n only: it raised "
              "ParameterError on every δ0 > 0 row below (R n δ0 ≥ δ), except the δ query (ε = 1: 1e-3 + ...).", "",
-             "| ε0 | δ0 | n | R | target | upper | lower | ratio | single m | atoms | +R β_m | time s | load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for eps0, delta0, n, R, kind, target, res, (m, at, add), wall, load in rows:
+             "| ε0 | δ0 | n | R | target | upper | lower | ratio | single m | atoms | +R β_m | wall s | CPU s | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for eps0, delta0, n, R, kind, target, res, (m, at, add), wall, cpu, load in rows:
         tgt = f"δ = {target:g}" if kind == "delta" else f"ε = {target:g}"
         lines.append(f"| {eps0:g} | {delta0:g} | {n:.0e} | {R} | {tgt} | {res.upper:.6g} | {res.lower:.6g} | "
-                     f"{res.ratio:.4g} | {m} | {at:.6g} | {add:.6g} | {wall:.2f} | {load:.1f} |")
+                     f"{res.ratio:.4g} | {m} | {at:.6g} | {add:.6g} | {wall:.2f} | {cpu:.2f} | {load:.1f} |")
     lines += ["", "With δ0 > 0 each single m pays an infinity mass min(m, d − 1) δ0 per round, which forces m ≪ n; "
               "the minimum over m moves that mass to finite losses (fewer users kept at larger ε), so the total is "
               "far below any single m's.  The remaining gap to the lower bound is the reduction's (`limited_by`)."]

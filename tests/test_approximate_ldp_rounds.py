@@ -226,3 +226,10 @@ def test_population_total_above_enumerated_members():
                         worst = max(worst, oracle.composed_delta_exact(p, q, R, eps),
                                     oracle.composed_delta_exact(q, p, R, eps))
         assert worst <= up * (1 + 1e-9) + 1e-15, (eps, worst, up)
+
+
+def test_population_delta_below_the_revealed_mass_is_refused():
+    pop = sa.population([(sa.ApproximateLDP(1.0, 1e-9), 1000), (sa.ApproximateLDP(0.5, 1e-7), 100)])
+    with pytest.raises(ParameterError) as e:               # 1 - (1 - 1e-7)^5 ~ 5e-7
+        sa.compose_rounds([(pop, None, 5)], delta=4e-7)
+    assert e.value.parameter == "delta"

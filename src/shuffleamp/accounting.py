@@ -1218,6 +1218,16 @@ class _ApproxFamily:
         return np.where(eps >= self.last_edge, np.minimum(v, self.last_u), v)
 
 
+def _reveal_probability(mechanism) -> float:
+    """δ0 of an (ε0, δ0)-LDP class, the largest δ_g of a population of such groups, else 0: a member of the class
+    may reveal its input with this probability in every round (no finite ε below 1 - (1 - δ0)^R)."""
+    if _approx_class(mechanism) is not None:
+        return float(mechanism.delta0)
+    if _is_population(mechanism) and mechanism.kind == "approx":
+        return max(float(g.mechanism.delta0) for g in mechanism.groups)
+    return 0.0
+
+
 def _approx_round(cls_, n: int, R: int, tail_delta: float, points: int, vdi, epsilon, delta) -> _Round:
     r"""The round type of an (ε0, δ0)-LDP class in :func:`compose_rounds`: the minimum over the users kept
     (:class:`_ApproxFamily`), or the reduction's pair with all n users kept where R rounds of it alone give the
@@ -1646,7 +1656,7 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
         raise ParameterError("value_discretization_interval",
                              "must be given with extra_plds (the interval they were built with)")
     # (eps0, delta0)-LDP classes: a member may reveal its input with probability delta0 in every round
-    revealed = -math.expm1(sum(R * math.log1p(-m.delta0) for m, _, R in rounds if _approx_class(m) is not None))
+    revealed = -math.expm1(sum(R * math.log1p(-_reveal_probability(m)) for m, _, R in rounds))
     if delta is not None and revealed > 0 and delta <= revealed:
         raise ParameterError("delta", f"delta = {delta:g} is not above 1 - prod (1 - delta0)^R = {revealed:.6g}: an "
                                       "(eps0, delta0)-LDP randomizer may reveal its input with probability delta0 in "

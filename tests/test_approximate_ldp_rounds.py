@@ -233,3 +233,17 @@ def test_population_delta_below_the_revealed_mass_is_refused():
     with pytest.raises(ParameterError) as e:               # 1 - (1 - 1e-7)^5 ~ 5e-7
         sa.compose_rounds([(pop, None, 5)], delta=4e-7)
     assert e.value.parameter == "delta"
+
+
+def test_privacy_profile_is_the_minimum_over_users_kept():
+    """One round's certified profile (both signs of eps) is above the exact divergence of the lower's members at
+    n = 4, and at n = 1e5 never above the reduction with all users kept (beta_n + (1 - beta_n) U_n)."""
+    eps = np.array([-0.6, -0.1, 0.0, 0.2, 0.7, 1.5])
+    up, lo = sa.privacy_profile(sa.ApproximateLDP(1.0, 0.02), 4, eps)
+    truth = np.array([_members_total(1.0, 0.02, 4, 1, float(e)) for e in eps])
+    assert np.all(lo <= truth * (1 + 1e-9) + 1e-15) and np.all(truth <= up * (1 + 1e-9) + 1e-15)
+    cls, n = sa.ApproximateLDP(1.0, 1e-9), 10 ** 5
+    up, _ = sa.privacy_profile(cls, n, eps[2:])
+    rt = acc._Round.make(cls, n, acc.DEFAULT_TAIL_DELTA, users=n)
+    alln = rt.inf_mass + (1 - rt.inf_mass) * rt.upper_profile(eps[2:])
+    assert np.all(up <= alln * (1 + 1e-12)) and up[-1] < 1e-4

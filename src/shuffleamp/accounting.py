@@ -496,7 +496,8 @@ def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.nd
     r"""Certified privacy profile δ(ε) of one shuffled round, for ε on all of ℝ.
 
     ``upper`` is the profile of the blanket / general-clone dominating pair, maximised over the
-    mechanism's ordered input pairs (a dominating pair itself: module docstring, arguments A–C);
+    mechanism's ordered input pairs (a dominating pair itself: module docstring, arguments A–C; for an
+    (ε0, δ0)-LDP class the minimum over the users kept of its reduction's profiles, argument I);
     ``lower`` that of the Theorem-14 concrete dataset pairs (both orders).  For ε < 0 both use
     :math:`D_{e^\varepsilon}(P\|Q) = 1 - e^\varepsilon + e^\varepsilon D_{e^{-\varepsilon}}(Q\|P)`.
 
@@ -534,10 +535,18 @@ def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.nd
     Differential Privacy via Characteristic Function", AISTATS 2022.  Dong, Roth, Su,
     "Gaussian Differential Privacy", JRSS-B 2022.
     """
+    cls_ = _approx_class(mechanism)
     mechanism, n = _check_mechanism(mechanism, n)
     eps = np.asarray(_validate.real("epsilons", epsilons), dtype=np.float64)
     with _at_n_budget([mechanism]):
-        up = _profile_values(_families(mechanism, "upper", n), n, eps, "upper")
+        if cls_ is not None and cls_.delta0 > 0:
+            # the minimum over the users kept of the reduction's profiles (argument I), argument B for ε < 0
+            h = _ApproxFamily([(cls_, n)], DEFAULT_TAIL_DELTA).minimum(np.abs(eps))
+            neg = eps < 0
+            v = np.where(neg, -np.expm1(eps) + np.exp(eps) * h, h)
+            up = np.minimum(np.where(neg, v * (1 + 4 * _U), v), 1.0)
+        else:
+            up = _profile_values(_families(mechanism, "upper", n), n, eps, "upper")
         lo = np.minimum(_profile_values(_families(mechanism, "lower", n), n, eps, "lower"), up)
     return up, lo
 

@@ -247,3 +247,14 @@ def test_privacy_profile_is_the_minimum_over_users_kept():
     rt = acc._Round.make(cls, n, acc.DEFAULT_TAIL_DELTA, users=n)
     alln = rt.inf_mass + (1 - rt.inf_mass) * rt.upper_profile(eps[2:])
     assert np.all(up <= alln * (1 + 1e-12)) and up[-1] < 1e-4
+
+
+def test_sweep_in_a_fresh_process():
+    """sa.sweep of approx-ldp without touching sa.ApproximateLDP first (the registry loads the built-in module)."""
+    import subprocess
+    import sys
+    code = ("import shuffleamp as sa; t = sa.sweep('approx-ldp', eps0=[1.0], delta0=[1e-9], n=[1000], delta=1e-5); "
+            "r = t.rows[0] if hasattr(t, 'rows') else t.iloc[0]; print(float(r['epsilon_upper']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert 0 < float(out.stdout.strip().splitlines()[-1]) < math.inf

@@ -82,7 +82,7 @@ def test_upper_above_random_members_on_every_dataset():
 
 
 # ----------------------------------------------------------------------------- limits and monotonicity
-@pytest.mark.parametrize("eps0,n,R", [(1.0, 10 ** 5, 5), (0.5, 10 ** 6, 20)])
+@pytest.mark.parametrize("eps0,n,R", [(1.0, 10 ** 5, 5), pytest.param(0.5, 10 ** 6, 20, marks=pytest.mark.slow)])
 def test_delta0_to_zero_is_the_pure_clone_total(eps0, n, R):
     """delta0 = 1e-18: the totals are the pure eps0 clone totals up to the discretisation (the infinity mass
     1 - (1 - n delta0)^R is at most 2e-11, 2e-5 of the delta compared here)."""

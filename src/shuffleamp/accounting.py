@@ -1708,7 +1708,7 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
         method += "; (eps0, delta0)-LDP rounds: the reduction's clone pairs with infinite-loss atoms"
     lo = min(lo, upper)
     limit = _limit(upper, lo, how, per_round, d)
-    if any(rounds[i][0].delta0 > 0 for i in approx) and how != "none" and not limit.startswith("lower bound"):
+    if any(rounds[i][0].delta0 > 0 for i in approx) and limit.startswith("discretisation"):
         limit = ("the (eps0, delta0)-LDP reduction (upper: its clone pairs keep m users at an infinity mass "
                  "min(m, domain-1) delta0 per round)")
     return AccountingResult("epsilon" if delta is not None else "delta", upper, lo, epsilon, delta,

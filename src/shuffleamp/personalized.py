@@ -921,7 +921,7 @@ def _approx_delta_upper(pop: Population, g: int, eps: float, rtol: float, charge
     "Groups of (eps_i, delta_i)-LDP randomizers"): the smallest of the local (ε0, δ0) profile and the clone
     reduction with m of the group's n_g users kept plus its charge β_m
     (:func:`shuffleamp.gaussian.approx_fewer_users`).  ``charged=False``: the clone part at m = n_g alone,
-    without β (the accountant adds R β to the composed total instead)."""
+    without β."""
     from .gaussian import approx_fewer_users, approx_local_delta
     m, ng = pop.groups[g].mechanism, pop.groups[g].n
     if not charged:

@@ -75,7 +75,8 @@ def main(argv=None):
              f"Command: `python bench/bench_approx_rounds.py --out bench/results_approx_rounds.md`, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
              f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-             f"shuffleamp {sa.__version__}; shared with other jobs (load average beside each time; CPU s is this process's).", "",
+             f"shuffleamp {sa.__version__}; shared with other jobs (load average beside each time; CPU s is this "
+             "process's).", "",
              "`upper`/`lower`: `compose_rounds` defaults (certified).  `single m`: the best users-kept value of the "
              "octave grid alone, its pair with infinite-loss atoms (`atoms`) and the same clone pair with R β_m "
              "added to δ (`+R β_m`).  The former accountant used `+R β_m` with m = n only: it raised "

@@ -173,7 +173,8 @@ keeps is the circular convolution's, aliasing being part of its truncation ``t``
 uses ``scipy.signal.fftconvolve``; small sparse PMFs are convolved by direct sums.  We bound the
 2-norm of the error vector of every computed PMF, and the error of its infinity mass (``dp_accounting``
 computes :math:`1-(1-m)^R` as ``-expm1(R log1p(-m))`` or by R − 1 steps of :math:`1-(1-a)(1-b) = a+b-ab`:
-within 4(R + 1)u relative, one step within 4u, charged on top of the propagated errors).  A computed length-N FFT satisfies
+within 4(R + 1)u relative, one step within 4u, charged on top of the propagated errors).  A computed
+length-N FFT satisfies
 :math:`\|\hat y - y\|_2 \le \epsilon_F \|y\|_2` with :math:`\epsilon_F = L\eta/(1 - L\eta)`,
 :math:`L = \lceil\log_2 N\rceil`, :math:`\eta = \mu + \gamma_4(\sqrt2 + \mu)`, μ the twiddle
 factors' error (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., SIAM 2002,
@@ -1157,9 +1158,10 @@ def _inf_total(beta: float, R: int) -> float:
 class _ApproxFamily:
     r"""(ε0, δ0)-LDP classes as one family (module docstring, argument I): for one class with n users, its
     certified profile is the pointwise minimum over the users kept m (:func:`_users_grid`; m = n alone at
-    δ0 = 0) of the reduction's profiles :math:`\beta_m + (1-\beta_m)U_m(\varepsilon)`, :math:`U_m` the clone
-    pair's at :math:`\varepsilon_0'(\beta_m)` with m users; for several (a population of (ε_g, δ_g)-LDP groups,
-    each bounded by its own group alone), the maximum over the groups of theirs.  It is written
+    δ0 = 0; for a domain of d inputs, of the m >= d - 1, which share one β, the largest) of the reduction's
+    profiles :math:`\beta_m + (1-\beta_m)U_m(\varepsilon)`, :math:`U_m` the clone pair's at
+    :math:`\varepsilon_0'(\beta_m)` with m users; for several (a population of (ε_g, δ_g)-LDP groups, each
+    bounded by its own group alone), the maximum over the groups of theirs.  It is written
     :math:`F + (1-F)V(\varepsilon)` with the floor F (the largest one-user :math:`\beta_1 = \delta_0`) as the
     round's infinity mass; :meth:`values` returns V, at most ``tail_delta`` beyond every one-user pair's support
     edge (``eps0_pure`` bounds them).
@@ -1174,7 +1176,10 @@ class _ApproxFamily:
         self.groups = []
         for cls_, n in classes:
             subs = []
-            for m in (reversed(_users_grid(int(n))) if cls_.delta0 > 0 else [int(n)]):
+            ms = list(reversed(_users_grid(int(n)))) if cls_.delta0 > 0 else [int(n)]
+            if cls_.domain is not None:           # β_m = (d - 1) δ0 for every m >= d - 1: the largest such m
+                ms = [m for m in ms if m < cls_.domain - 1] + [m for m in ms if m >= cls_.domain - 1][-1:]
+            for m in ms:
                 try:
                     proxy = cls_.at_n(m)
                 except ParameterError:            # β_m >= 1: no bound from m users (nor from more)

@@ -489,3 +489,32 @@ def positive_part_dominant_mp(values, probs, n: int, dom: int, m_max: int, dps: 
             raise ValueError("positive_part_dominant_mp: m_max too small for a geometric tail bound")
         tail = a * pmf(a) * vpos / (1 - rho)
         return float(total / n), float(tail / n)
+
+
+def composed_delta_exact(p, q, R: int, eps: float) -> float:
+    r"""Exact :math:`D_{e^\varepsilon}(p^{\otimes R}\|q^{\otimes R})` of the R-fold product of two laws on a
+    common alphabet, infinite-loss atoms (``q = 0 < p``) included.
+
+    The product's outcomes are grouped by how often each distinct finite privacy loss log(p/q) occurs (merged
+    to 1e-12; a multinomial law), and an outcome with an infinite-loss component adds its whole p-mass: the
+    divergence is :math:`1-(1-a)^R` plus the finite part, a the p-mass of the infinite-loss atoms.
+    """
+    from itertools import combinations_with_replacement
+
+    from scipy.special import gammaln
+    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    inf_mass = float(np.sum(p[(p > 0) & (q == 0)]))
+    keep = (p > 0) & (q > 0)
+    loss = np.round(np.log(p[keep] / q[keep]), 12)
+    vals, inv = np.unique(loss, return_inverse=True)
+    mass = np.bincount(inv, weights=p[keep])
+    s = vals.size
+    assert math.comb(R + s - 1, s - 1) <= 300_000, "enumeration too large for a unit test"
+    combos = np.array(list(combinations_with_replacement(range(s), R)), dtype=np.int64)
+    counts = np.zeros((combos.shape[0], s))
+    for j in range(R):
+        counts[np.arange(combos.shape[0]), combos[:, j]] += 1
+    logw = gammaln(R + 1) - gammaln(counts + 1).sum(axis=1) + counts @ np.log(mass)
+    total_loss = counts @ vals
+    finite = float(np.sum(np.exp(logw) * np.maximum(-np.expm1(eps - total_loss), 0.0)))
+    return -math.expm1(R * math.log1p(-inf_mass)) + finite if inf_mass < 1 else 1.0

@@ -397,31 +397,6 @@ def _concrete_krr_pair(eps0, k, n):
                                      oracle.histogram_law(P, X1, lump=False))
 
 
-def _loss_atoms(p, q):
-    """Distinct privacy losses log(p/q) (merged to 1e-12) and their P-masses (finite losses only)."""
-    keep = (p > 0) & (q > 0)
-    loss = np.round(np.log(p[keep] / q[keep]), 12)
-    vals, inv = np.unique(loss, return_inverse=True)
-    return vals, np.bincount(inv, weights=p[keep])
-
-
-def _composed_delta_exact(p, q, R, eps):
-    """Exact δ of the R-fold product pair: the multinomial law of how often each loss atom occurs."""
-    from itertools import combinations_with_replacement
-
-    from scipy.special import gammaln
-    vals, mass = _loss_atoms(p, q)
-    s = vals.size
-    assert math.comb(R + s - 1, s - 1) <= 300_000, "enumeration too large for a unit test"
-    combos = np.array(list(combinations_with_replacement(range(s), R)), dtype=np.int64)
-    counts = np.zeros((combos.shape[0], s))
-    for j in range(R):
-        counts[np.arange(combos.shape[0]), combos[:, j]] += 1
-    logw = gammaln(R + 1) - gammaln(counts + 1).sum(axis=1) + counts @ np.log(mass)
-    total_loss = counts @ vals
-    return float(np.sum(np.exp(logw) * np.maximum(-np.expm1(eps - total_loss), 0.0)))
-
-
 @pytest.mark.parametrize("eps0,k,n,R", [(1.0, 3, 2, 20), (1.0, 4, 8, 2),
                                         pytest.param(0.5, 4, 2, 20, marks=pytest.mark.slow),
                                         pytest.param(1.0, 3, 3, 12, marks=pytest.mark.slow),
@@ -432,7 +407,7 @@ def test_bucketed_lower_vs_exact_composition_of_enumerated_pair(eps0, k, n, R):
     p0, p1 = _concrete_krr_pair(eps0, k, n)
     m = KRR(eps0, k)
     for eps in (0.1 * R * eps0 / 4, 0.3 * R * eps0 / 4, 0.6 * R * eps0 / 4):
-        exact = max(_composed_delta_exact(p0, p1, R, eps), _composed_delta_exact(p1, p0, R, eps))
+        exact = max(oracle.composed_delta_exact(p0, p1, R, eps), oracle.composed_delta_exact(p1, p0, R, eps))
         r = acc.compose_rounds([(m, n, R)], epsilon=eps)
         assert r.lower_method == acc.LABEL_BUCKETS
         assert r.lower <= exact * (1 + 1e-9) + 1e-15

@@ -277,13 +277,16 @@ def test_rounds_and_profile():
     assert (lo <= up).all() and (up >= g.delta_charge).all()
 
 
-def test_approximate_ldp_rounds_add_the_bad_events():
+def test_approximate_ldp_rounds_carry_the_infinity_mass():
     a = sa.ApproximateLDP(1.0, 1e-13)
     pure = sa.compose_rounds([(sa.ApproximateLDP(1.0), 10 ** 5, 10)], epsilon=0.05)
     charged = sa.compose_rounds([(a, 10 ** 5, 10)], epsilon=0.05)
-    assert charged.upper >= pure.upper + 10 * 10 ** 5 * 1e-13 * (1 - 1e-9)
-    with pytest.raises(ParameterError) as e:
-        sa.compose_rounds([(a, 10 ** 5, 10)], delta=1e-7)
+    assert charged.upper >= pure.upper
+    assert charged.lower >= -math.expm1(10 * math.log1p(-1e-13)) * (1 - 1e-9)   # the revealing member
+    tot = sa.compose_rounds([(a, 10 ** 5, 10)], delta=1e-7)       # fewer users kept: finite below R n δ0
+    assert tot.lower <= tot.upper < math.inf
+    with pytest.raises(ParameterError) as e:                      # even one user: 1 - (1 - δ0)^R above δ
+        sa.compose_rounds([(a, 10 ** 5, 10)], delta=5e-13)
     assert e.value.parameter == "delta"
 
 

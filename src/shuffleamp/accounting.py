@@ -171,7 +171,10 @@ Tested against exact R-fold compositions of enumerated pairs in ``tests/test_acc
 computes :math:`\mathrm{ifft}(\mathrm{fft}(a)^R)` on a length N = ``next_fast_len`` (the window it
 keeps is the circular convolution's, aliasing being part of its truncation ``t``), ``compose``
 uses ``scipy.signal.fftconvolve``; small sparse PMFs are convolved by direct sums.  We bound the
-2-norm of the error vector of every computed PMF.  A computed length-N FFT satisfies
+2-norm of the error vector of every computed PMF, and the error of its infinity mass (``dp_accounting``
+computes :math:`1-(1-m)^R` as ``-expm1(R log1p(-m))`` or by R − 1 steps of :math:`1-(1-a)(1-b) = a+b-ab`:
+within 4(R + 1)u relative, one step within 4u, charged on top of the propagated errors).  A computed
+length-N FFT satisfies
 :math:`\|\hat y - y\|_2 \le \epsilon_F \|y\|_2` with :math:`\epsilon_F = L\eta/(1 - L\eta)`,
 :math:`L = \lceil\log_2 N\rceil`, :math:`\eta = \mu + \gamma_4(\sqrt2 + \mu)`, μ the twiddle
 factors' error (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., SIAM 2002,
@@ -201,6 +204,71 @@ and returned only where the charged bound was evaluated and holds.  Measured: ab
 10-RR, n = 1e8, 365 rounds (``tests/test_accounting.py`` checks the bound against an exact
 rational-arithmetic convolution).
 
+**I. (ε0, δ0)-LDP classes: the clone pair with infinity atoms.**  For
+:class:`shuffleamp.gaussian.ApproximateLDP` (the reduction of an (ε0, δ0)-LDP randomizer to the standard
+clone is proved in the :mod:`shuffleamp.gaussian` module docstring), fix neighbouring datasets
+:math:`D_0, D_1` differing in user 1, :math:`\beta \ge \max(\beta_0, \beta_1)` (there :math:`\beta =
+\min(n, d-1)\,\delta_0`) and :math:`\hat P_b` the shuffled output with user 1 drawing from :math:`\hat g_b`.
+The output law is linear in user 1's report law and :math:`P_b = (1-\beta_b)\hat g_b + (P_b - g_b)`, so
+:math:`P_{D_0} = (1-\beta_0)\hat P_0 + \beta_0 N_0 = (1-\beta)\hat P_0 + \beta N` with
+:math:`N = [(\beta-\beta_0)\hat P_0 + \beta_0 N_0]/\beta` a probability measure, and :math:`P_{D_1} \ge
+(1-\beta_1)\hat P_1 \ge (1-\beta)\hat P_1`, so :math:`P_{D_1} = (1-\beta)\hat P_1 + \beta N'` with
+:math:`N' = (P_{D_1} - (1-\beta)\hat P_1)/\beta` a probability measure.  Hence :math:`(P_{D_0}, P_{D_1})` is
+the image of :math:`P^* = (1-\beta)\hat P_0 + \beta\,\mathbb 1_\top`, :math:`Q^* = (1-\beta)\hat P_1 +
+\beta\,\mathbb 1_\bot` under one kernel (the identity on the outputs, :math:`\top \mapsto N`,
+:math:`\bot \mapsto N'`; ⊤ and ⊥ two new outcomes), and :math:`(\hat P_0, \hat P_1)` is a post-processing
+of the clone pair :math:`(C_0, C_1)` at :math:`\varepsilon_0' = \varepsilon_0 - \log(1-\beta)` (arguments A
+and C), so the kernel extended by the identity on {⊤, ⊥} shows that :math:`((1-\beta)C_0 + \beta\mathbb
+1_\top, (1-\beta)C_1 + \beta\mathbb 1_\bot)` dominates the ordered pair.  Its profile is
+:math:`\beta + (1-\beta)\delta_C(\varepsilon)` on all of ℝ (⊤ has infinite loss and adds β at every ε; ⊥ has
+no mass under the first law and adds nothing); the other ordering gives the swapped clone pair, and the
+pointwise maximum :math:`\beta + (1-\beta)U` (U the swap-closed clone profile) is a dominating pair's
+(argument C).  Connect the dots (argument D) on the certified values :math:`\beta + (1-\beta)\hat U_i`,
+rounded up (an increasing affine map fixing (0, 1) commutes with the greatest convex minorant), gives masses
+:math:`(1-\beta)` times U's and the infinity mass :math:`\beta + (1-\beta)\hat U_n`: in ``dp_accounting``'s
+terms, probabilities scaled by 1 − β and infinity mass :math:`(1-\beta)m_\infty + \beta`.  Composition
+(Dong–Roth–Su Theorem 3.2: adaptive, heterogeneous rounds) bounds R rounds by the R-fold product, whose
+profile is :math:`1 - (1-\beta)^R + (1-\beta)^R\,\delta_{C^{\otimes R}}(\varepsilon) \le R\beta +
+\delta_{C^{\otimes R}}(\varepsilon)`: never looser than charging Rβ to the total, and a PLD that composes
+with any other.
+
+*Fewer users, all at once.*  For m <= n the shuffled output of the n users is a post-processing of that of
+the differing user and m − 1 of the others, by one kernel under both datasets (draw the remaining reports
+from their laws), so the pair of the reduction with m users (the clone at :math:`\varepsilon_0'(\beta_m)`
+with m users, :math:`\beta_m = \min(m, d-1)\,\delta_0`, infinity mass :math:`\beta_m`) dominates every
+ordered pair too, and its profile :math:`\beta_m + (1-\beta_m)U_m` bounds the class's worst-case profile
+:math:`\delta^*` (the supremum over every (ε0, δ0)-LDP randomizer and dataset pair, itself a dominating pair's
+profile by argument C, hence convex in :math:`e^\varepsilon`) at every ε.  So does their pointwise minimum
+over m = n, n/2, ..., 1 (:class:`_ApproxFamily`), which is not convex itself: argument D only needs
+certified upper values of a convex profile, and δ* lies below the minimum, hence below the greatest convex
+minorant that connect-the-dots builds.  The exported pair dominates every round, and since its profile is
+below each single m's, it is a garbling of each (Blackwell), so its R-fold composition is below each single
+m's too: no users-kept value has to be chosen for a target.  As ε grows the minimum is reached at fewer users
+(smaller infinity mass, less amplification) and ends at the floor :math:`\beta_1 = \delta_0` beyond
+:math:`\varepsilon_0'(\beta_1)`: the PLD's infinity mass is :math:`\delta_0` (plus ``tail_delta``), the
+rest of the reduction's bad events is carried by finite losses.  At δ0 = 0 all :math:`\beta_m` are 0 and the
+pair is the pure ε0 clone pair with all n users.
+
+*Populations of (ε_i, δ_i)-LDP groups.*  A target of group g is bounded by its own group's :math:`n_g`
+shuffled reports alone (:mod:`shuffleamp.personalized`, "Groups of (ε_i, δ_i)-LDP randomizers"), hence by
+the minimum over its users kept above; the population's worst-case profile is at most the maximum over the
+groups of these minima (each a certified upper value at every ε), with the floor :math:`F = \max_g \delta_g`,
+and connect-the-dots applies as above.  Its lower bound is the population's concrete score pair (argument F).
+
+*Lower.*  The class's concrete members with all n users (:mod:`shuffleamp.gaussian`, "Lower bound"): k-RR
+at :math:`\varepsilon_1^{(k)}`, a concrete pair as any other (arguments E and G), and the randomizer that
+reveals its input with probability δ0 on top of k-RR at ε0.  For its Theorem-14 pair, let K be the number of
+other users whose report is a revealed symbol (same law under both datasets); output ⊤ if
+:math:`r_{x^0}` occurs, ⊥ if :math:`r_{x^1}` occurs, and otherwise the k-RR histogram with K fresh reports
+drawn from :math:`B(x_2)` (the law of the others' unrevealed reports) in place of the K revealed ones.
+This kernel is the same under both datasets and maps the pair to exactly :math:`(\delta_0\mathbb 1_\top +
+(1-\delta_0)B_0, \delta_0\mathbb 1_\bot + (1-\delta_0)B_1)`, :math:`(B_0, B_1)` the k-RR Theorem-14 pair with
+n users, whose R-fold composition is therefore at most the true total.  Its optimistic PLD is B's (argument
+E or G) with masses scaled by 1 − δ0 and infinity mass :math:`\delta_0 + (1-\delta_0)m_\infty`, rounded
+down, in both orderings; ``dp_accounting`` composes infinity masses as :math:`1 - \prod(1-m_i)` (its
+round-off charged, argument H).  Tested against exact R-fold compositions of enumerated members and datasets
+in ``tests/test_approximate_ldp_rounds.py``.
+
 Certified vs estimated: the single-round values are certified as in
 :func:`shuffleamp.exact.delta_exact`; the composition's floating-point round-off is charged
 (argument H).  The binomial log-PMF values of the count-statistic lower bound are estimates (to
@@ -210,6 +278,7 @@ only with replace-one PLDs of other mechanisms.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -290,8 +359,11 @@ def _is_population(mechanism) -> bool:
     return isinstance(mechanism, Population)
 
 
-def _check_mechanism(mechanism, n):
-    """A mechanism and its n, or a population and its total (n None or equal to it)."""
+def _check_mechanism(mechanism, n, keep_class: bool = False):
+    """A mechanism and its n, or a population and its total (n None or equal to it).
+
+    ``keep_class``: an (ε0, δ0)-LDP class (:class:`shuffleamp.gaussian.ApproximateLDP`) is returned as it is
+    (its reduction checked at n), for :meth:`_Round.make`, which chooses the users kept (argument I)."""
     if _is_population(mechanism):
         if n is not None and _validate.count(n, "n") != mechanism.n:
             raise ParameterError("n", f"is taken from the population (n = {mechanism.n}); pass None or the same "
@@ -302,9 +374,26 @@ def _check_mechanism(mechanism, n):
     at_n = getattr(mechanism, "at_n", None)
     if at_n is not None:
         # randomizers beyond pure LDP (shuffleamp.gaussian): the decompositions for these n users, whose
-        # upper profile carries an additive charge (``delta_charge``, see _certified_profile)
-        mechanism = at_n(n)
+        # upper profile carries a charge (``delta_charge``: added to every δ, see _certified_profile; for the
+        # (ε0, δ0)-LDP reduction an infinity mass of the round's dominating pair, argument I)
+        if keep_class and _approx_class(mechanism) is not None:
+            at_n(1)                       # the class (its users kept m <= n are chosen per ε, argument I)
+        else:
+            mechanism = at_n(n)
     return mechanism, n
+
+
+def _approx_class(mechanism):
+    """The (ε0, δ0)-LDP class :class:`shuffleamp.gaussian.ApproximateLDP` itself, else None."""
+    from .gaussian import ApproximateLDP
+    return mechanism if isinstance(mechanism, ApproximateLDP) else None
+
+
+def _support_end(mechanism) -> float:
+    """Where the round's certified profile (without an infinity mass) reaches 0: ε0, or the reduced ε0' of the
+    clone pair of an (ε0, δ0)-LDP reduction (the largest over a family's one-user pairs)."""
+    e = getattr(mechanism, "eps0_pure", None)
+    return float(e) if e is not None else float(mechanism.eps0)
 
 
 def _families_at(mechanism, n: int | None):
@@ -331,6 +420,8 @@ def _families(mechanism, which: str, n: int | None = None) -> list:
     with ``n``, a mechanism's finite decompositions for n users where it has them (:func:`_families_at`)."""
     if _is_population(mechanism):
         return [_PopulationFamily(mechanism)]
+    if isinstance(mechanism, _ApproxFamily):
+        return [mechanism]
     at = _families_at(mechanism, n)
     if at is not None:
         base = at[0] if which == "upper" else at[1]
@@ -350,7 +441,7 @@ def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
     eps = np.asarray(eps, dtype=np.float64)
     best = np.zeros(eps.shape)
     for f in fams:
-        if isinstance(f, _PopulationFamily):
+        if isinstance(f, (_PopulationFamily, _ApproxFamily)):
             np.maximum(best, f.values(eps, side), out=best)
             continue
         try:
@@ -406,7 +497,8 @@ def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.nd
     r"""Certified privacy profile δ(ε) of one shuffled round, for ε on all of ℝ.
 
     ``upper`` is the profile of the blanket / general-clone dominating pair, maximised over the
-    mechanism's ordered input pairs (a dominating pair itself: module docstring, arguments A–C);
+    mechanism's ordered input pairs (a dominating pair itself: module docstring, arguments A–C; for an
+    (ε0, δ0)-LDP class the minimum over the users kept of its reduction's profiles, argument I);
     ``lower`` that of the Theorem-14 concrete dataset pairs (both orders).  For ε < 0 both use
     :math:`D_{e^\varepsilon}(P\|Q) = 1 - e^\varepsilon + e^\varepsilon D_{e^{-\varepsilon}}(Q\|P)`.
 
@@ -444,10 +536,18 @@ def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.nd
     Differential Privacy via Characteristic Function", AISTATS 2022.  Dong, Roth, Su,
     "Gaussian Differential Privacy", JRSS-B 2022.
     """
+    cls_ = _approx_class(mechanism)
     mechanism, n = _check_mechanism(mechanism, n)
     eps = np.asarray(_validate.real("epsilons", epsilons), dtype=np.float64)
     with _at_n_budget([mechanism]):
-        up = _profile_values(_families(mechanism, "upper", n), n, eps, "upper")
+        if cls_ is not None and cls_.delta0 > 0:
+            # the minimum over the users kept of the reduction's profiles (argument I), argument B for ε < 0
+            h = _ApproxFamily([(cls_, n)], DEFAULT_TAIL_DELTA).minimum(np.abs(eps))
+            neg = eps < 0
+            v = np.where(neg, -np.expm1(eps) + np.exp(eps) * h, h)
+            up = np.minimum(np.where(neg, v * (1 + 4 * _U), v), 1.0)
+        else:
+            up = _profile_values(_families(mechanism, "upper", n), n, eps, "upper")
         lo = np.minimum(_profile_values(_families(mechanism, "lower", n), n, eps, "lower"), up)
     return up, lo
 
@@ -468,6 +568,12 @@ class _Round:
     edge: float          # smallest evaluated ε with certified U(ε) <= tail_delta (0 if U(0) is)
     binary_eps0: float | None = None
     at_n: bool = False   # profiled through the mechanism's finite decompositions for n users
+    #: β of an (ε0, δ0)-LDP reduction: the round's dominating pair is ((1-β)P + β·1{⊤}, (1-β)Q + β·1{⊥}) with
+    #: (P, Q) the pair of the profile above (argument I); 0 otherwise
+    inf_mass: float = 0.0
+    #: (ApproximateLDP, n): the class and the true number of users, whose concrete members give the lower
+    #: bound (the upper profile is the reduction's with ``n`` = the users kept)
+    lower_source: tuple | None = None
 
     def upper_profile(self, eps: np.ndarray) -> np.ndarray:
         """Certified upper values of the round's dominating profile at ε >= 0.
@@ -488,14 +594,45 @@ class _Round:
         return _certified_profile(self.fams, self.n, eps, "upper")
 
     @classmethod
-    def make(cls, mechanism, n: int, tail_delta: float) -> _Round:
+    def make(cls, mechanism, n: int, tail_delta: float, users: int | None = None) -> _Round:
+        """The round type of ``mechanism`` with n users.
+
+        An (ε0, δ0)-LDP class (:class:`shuffleamp.gaussian.ApproximateLDP`): the pointwise minimum over the
+        users kept of its reduction's pairs with infinite-loss atoms (:class:`_ApproxFamily`), or with
+        ``users`` given that one reduction's pair; a stand-in of the reduction or a population of such groups:
+        its pair with the infinity mass β (argument I).  ParameterError naming ``delta0`` when β >= 1.
+        """
+        import dataclasses
+        cls_ = _approx_class(mechanism)
+        if cls_ is not None:
+            if users is not None or cls_.delta0 == 0.0:   # one users-kept value (all n at δ0 = 0: the pure clone)
+                users = n if users is None else int(users)
+                proxy = cls_.at_n(int(users))
+                rt = cls._make(proxy.without_charge(), int(users), tail_delta)
+                return dataclasses.replace(rt, inf_mass=float(proxy.delta_charge), lower_source=(cls_, n))
+            fam = _ApproxFamily([(cls_, n)], tail_delta)
+            return dataclasses.replace(cls._make(fam, n, tail_delta), inf_mass=fam.floor, lower_source=(cls_, n))
+        if _is_population(mechanism) and mechanism.kind == "approx":
+            # each group's target bounded by its own group alone (shuffleamp.personalized), the minimum over the
+            # users kept per group, the maximum over groups (argument I); the population's concrete pair below
+            fam = _ApproxFamily([(g.mechanism, g.n) for g in mechanism.groups], tail_delta)
+            return dataclasses.replace(cls._make(fam, n, tail_delta), inf_mass=fam.floor, mechanism=mechanism)
+        if getattr(mechanism, "charge_is_additive", False):
+            # a stand-in of the reduction at n, or a population of (ε0, δ0)-LDP groups: β = the largest
+            # group's (argument I)
+            rt = cls._make(mechanism.without_charge(), n, tail_delta)
+            return dataclasses.replace(rt, inf_mass=float(mechanism.delta_charge))
+        return cls._make(mechanism, n, tail_delta)
+
+    @classmethod
+    def _make(cls, mechanism, n: int, tail_delta: float) -> _Round:
         fams = _families(mechanism, "upper", n)
         from .exact_count import binary_rr_eps0
         b0 = None if _is_population(mechanism) else binary_rr_eps0(mechanism)
         if b0 is not None:
             # where the smaller of the two profiles reaches tail_delta: the decomposition profile's
             # edge, or earlier where the exact profile gets there first
-            dec = cls.make(_PlainBinary(mechanism), n, tail_delta)
+            dec = cls._make(_PlainBinary(mechanism), n, tail_delta)
             return cls(mechanism, n, fams, min(dec.edge, _binary_edge(b0, n, tail_delta)), b0)
 
         def U(e):
@@ -504,11 +641,11 @@ class _Round:
         at_n = _families_at(mechanism, n) is not None
         if U(0.0) <= tail_delta:
             return cls(mechanism, n, fams, 0.0, None, at_n)
-        hi = float(mechanism.eps0)
+        hi = top = _support_end(mechanism)
         for bump in (1e-9, 1e-6, 1e-3):  # δ(eps0) = 0 for pure eps0-LDP; atoms ~1e-16 > 0 from rounding
             if U(hi) <= tail_delta:
                 break
-            hi = float(mechanism.eps0) * (1.0 + bump)
+            hi = top * (1.0 + bump)
         if U(hi) > tail_delta:
             raise ResourceLimitError(f"the certified profile does not fall below tail_delta={tail_delta:g} "
                                      f"by eps0={hi:g}", parameter="tail_delta", resource="grid")
@@ -561,6 +698,8 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
     """Pessimistic connect-the-dots PLD of one round on the integer grid k * d (argument D)."""
     if any(isinstance(f, _PopulationFamily) for f in rnd.fams):
         points = min(points, POPULATION_POINTS)     # one Bromwich integral per group and point
+    if any(isinstance(f, _ApproxFamily) for f in rnd.fams):
+        points = min(points, APPROX_POINTS)         # one profile evaluation per users-kept value and point
     if rnd.at_n:
         points = min(points, AT_N_POINTS)           # one Bromwich integral over the atoms per point
     K = math.ceil(rnd.edge / d)
@@ -578,6 +717,10 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
     ints = np.concatenate([kneg, ks])
     dl = np.minimum(np.concatenate([neg, pos]), 1.0)
     dl = np.minimum.accumulate(dl)
+    b = rnd.inf_mass
+    if b > 0.0:
+        # the mixture with the infinity atoms (argument I): profile β + (1 - β) U on all of ℝ, rounded up
+        dl = np.minimum(np.nextafter((b + (1.0 - b) * dl) * (1 + 4 * _U), np.inf), 1.0)
     x = np.concatenate([[0.0], np.exp(ints * d)])
     y = _convex_minorant(x, np.concatenate([[1.0], dl]))[1:]
     y = np.clip(y, 0.0, 1.0)
@@ -611,16 +754,19 @@ def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = N
         increasing integers; still pessimistic, less tight).
     tail_delta : float
         Where the grid ends: everything beyond goes to the infinity mass (in (0, 1)).
-
     Returns
     -------
     dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
-        Symmetric (remove = add), pessimistic; losses ``k * d`` for integers k of both signs.
+        Symmetric (remove = add), pessimistic; losses ``k * d`` for integers k of both signs.  For an
+        (ε0, δ0)-LDP class (:class:`shuffleamp.ApproximateLDP`), the pointwise minimum over the users kept of
+        its reduction's clone pairs with infinite-loss atoms (module docstring, argument I); its infinity mass
+        is at least :math:`\min(1, d-1)\,\delta_0 = \delta_0`.
 
     Raises
     ------
     ParameterError
-        Bad ``n``, ``value_discretization_interval``, ``points`` or ``tail_delta``.
+        Bad ``n``, ``value_discretization_interval``, ``points`` or ``tail_delta``; ``delta0`` when
+        :math:`\delta_0 \ge 1/\min(n, d-1)` leaves no bound (see :class:`shuffleamp.ApproximateLDP`).
     ResourceLimitError
         The grid would have more than :data:`MAX_GRID_STEPS` steps (parameter
         ``value_discretization_interval``).
@@ -631,7 +777,7 @@ def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = N
     Approximations of Privacy Loss Distributions", PETS 2022 (Algorithm 1).  Su, Cheng, Wang,
     IEEE S&P 2026, Theorem 13.
     """
-    mechanism, n = _check_mechanism(mechanism, n)
+    mechanism, n = _check_mechanism(mechanism, n, keep_class=True)
     points, tail_delta = _grid_options(points, tail_delta)
     with _at_n_budget([mechanism]):
         rnd = _Round.make(mechanism, n, tail_delta)
@@ -818,15 +964,25 @@ def _direction_points(es, fw, bw):
     return x, lo, up
 
 
-def _concrete_profile_pld(dec, n: int, es: np.ndarray, d: float):
-    """Optimistic PLD (both orderings) of the concrete pair of ``dec`` (argument G), or None."""
+def _reveal_mix(pmf: dict, inf_mass: float, w: float):
+    """Optimistic PMF of the pair mixed with infinity atoms of mass ``w`` (argument I, lower): masses times
+    1 - w and infinity mass w + (1 - w) m, both rounded down; the inputs unchanged when w = 0."""
+    if w <= 0.0:
+        return pmf, inf_mass
+    keep = (1.0 - w) * (1 - 4 * _U)
+    return {k: v * keep for k, v in pmf.items()}, (w + (1.0 - w) * inf_mass) * (1 - 4 * _U)
+
+
+def _concrete_profile_pld(dec, n: int, es: np.ndarray, d: float, reveal: float = 0.0):
+    """Optimistic PLD (both orderings) of the concrete pair of ``dec`` (argument G), or None; with ``reveal``
+    = w > 0, of that pair mixed with infinity atoms of mass w in both orderings (argument I)."""
     try:
         fw = _exact_profile(dec, n, es, "both")
         bw = _exact_profile(dec.swapped(), n, es, "both")
     except (UnsupportedGparvError, ResourceLimitError):
         return None
-    pr, ir = _optimistic_ctd_pmf(*_direction_points(es, fw, bw), d)
-    pa, ia = _optimistic_ctd_pmf(*_direction_points(es, bw, fw), d)
+    pr, ir = _reveal_mix(*_optimistic_ctd_pmf(*_direction_points(es, fw, bw), d), reveal)
+    pa, ia = _reveal_mix(*_optimistic_ctd_pmf(*_direction_points(es, bw, fw), d), reveal)
     return PrivacyLossDistribution.create_from_rounded_probability(
         pr, ir, d, pessimistic_estimate=False, rounded_probability_mass_function_add=pa,
         infinity_mass_add=ia, symmetric=False)
@@ -839,11 +995,12 @@ LABEL_EXACT_COUNT = "concrete-pair (exact count)"
 LABEL_COUNT = "concrete-pair (count statistic)"
 
 
-def _count_statistic_pld(dec, n: int, d: float):
-    """Optimistic PLD of the count statistic of a Theorem-14 pair (argument E) and its label."""
+def _count_statistic_pld(dec, n: int, d: float, reveal: float = 0.0):
+    """Optimistic PLD of the count statistic of a Theorem-14 pair (argument E) and its label; with ``reveal``
+    = w > 0, of that pair mixed with infinity atoms of mass w in both orderings (argument I)."""
     logP, logQ, exact = _count_pair(dec, n)
-    pr, ir = _optimistic_pmf(logP, logQ, d)
-    pa, ia = _optimistic_pmf(logQ, logP, d)
+    pr, ir = _reveal_mix(*_optimistic_pmf(logP, logQ, d), reveal)
+    pa, ia = _reveal_mix(*_optimistic_pmf(logQ, logP, d), reveal)
     pld = PrivacyLossDistribution.create_from_rounded_probability(
         pr, ir, d, pessimistic_estimate=False, rounded_probability_mass_function_add=pa,
         infinity_mass_add=ia, symmetric=False)
@@ -861,6 +1018,8 @@ def _lower_plds(rnd: _Round, d_grid: float, points: int, d: float) -> list:
     mechanism, n = rnd.mechanism, rnd.n
     if _is_population(mechanism):
         return [_population_lower_pld(mechanism, d)]
+    if rnd.lower_source is not None:
+        return _approx_lower_plds(rnd, points, d)
     at = _families_at(mechanism, n)
     decs = [dec for dec in (_one_ordering(at[1]) if at is not None else mechanism.lower_decompositions())
             if all(hasattr(dec, f) for f in ("a", "b", "c", "beta")) and float(dec.beta) == 0.0]
@@ -878,6 +1037,51 @@ def _lower_plds(rnd: _Round, d_grid: float, points: int, d: float) -> list:
         pld = _concrete_profile_pld(dec, n, es, d)
         out.append((pld, LABEL_BUCKETS) if pld is not None else _count_statistic_pld(dec, n, d))
     return out
+
+
+LABEL_REVEAL = "concrete-pair (the (eps0, delta0)-LDP randomizer revealing its input w.p. delta0"
+LABEL_APPROX_RR = "concrete-pair ((eps0, delta0)-LDP k-RR at log((e^eps0 + (k-1) delta0)/(1-delta0))"
+
+
+def _approx_lower_plds(rnd: _Round, points: int, d: float) -> list:
+    r"""Candidate optimistic PLDs of an (ε0, δ0)-LDP round type's concrete members with all its n users
+    (module docstring, argument I, lower; :func:`shuffleamp.gaussian.approx_lower_families`): k-RR at
+    :math:`\varepsilon_1^{(k)}`, and the randomizer revealing its input with probability δ0 on top of k-RR at
+    ε0 (its pair mixed with infinity atoms of mass δ0).  Binary pairs: the exact count pair (argument E);
+    3-RR: privacy-loss buckets (argument G) on a grid up to the pure ε0 clone's support edge with n users."""
+    from . import bounds as B
+    from .gaussian import approx_lower_families
+    cls_, n = rnd.lower_source
+    plain, reveal = approx_lower_families(cls_, B)
+    out = []
+    for decs, w, label in ((plain, 0.0, LABEL_APPROX_RR), (reveal, cls_.delta0, LABEL_REVEAL)):
+        for dec in _one_ordering(decs):
+            if np.asarray(dec.a).size == 2:
+                out.append((_count_statistic_pld(dec, n, d, w)[0], label + ", exact count)"))
+                continue
+            d_grid = max(_pure_clone_edge(cls_.eps0, n), d) / min(points, LOWER_POINTS)
+            es = _grid_points(min(points, LOWER_POINTS), min(points, LOWER_POINTS)) * d_grid
+            pld = _concrete_profile_pld(dec, n, es, d, w)
+            out.append((pld, label + ", privacy-loss buckets)") if pld is not None
+                       else (_count_statistic_pld(dec, n, d, w)[0], label + ", count statistic)"))
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _pure_clone_edge(eps0: float, n: int) -> float:
+    """Support edge of the pure ε0 clone pair with n users (the scale of an (ε0, δ0)-LDP class's concrete pairs
+    with n users, whose profile it dominates)."""
+    from .gaussian import ApproximateLDP
+    return _Round._make(ApproximateLDP(eps0, 0.0).at_n(n), n, DEFAULT_TAIL_DELTA).edge
+
+
+def _lower_interval(rt: _Round, points: int) -> float:
+    """The own grid step of a round type's concrete pair: :meth:`_Round.own_interval`, or for an (ε0, δ0)-LDP
+    class (whose upper pair keeps m <= n users) that of its pairs with all n users."""
+    if rt.lower_source is None:
+        return rt.own_interval(points)
+    edge = _pure_clone_edge(float(rt.lower_source[0].eps0), int(rt.lower_source[1]))
+    return edge / points if edge > 0 else 1e-4
 
 
 def _one_ordering(decs) -> list:
@@ -926,17 +1130,153 @@ def _validate_rounds(rounds) -> list:
         if not (isinstance(r, (tuple, list)) and len(r) == 3):
             raise ParameterError("rounds", f"each entry must be (mechanism, n, R), got {r!r}")
         m, n, R = r
-        m, n = _check_mechanism(m, n)
+        m, n = _check_mechanism(m, n, keep_class=True)
         out.append((m, n, _validate.count(R, "rounds")))
     return out
+
+
+# ---------------------------------------------------------------------------- (ε0, δ0)-LDP round types
+#: Profile evaluations per side of the PLD of an (ε0, δ0)-LDP round type (each is one profile evaluation per
+#: number of users kept that can still win at that ε; connect-the-dots stays pessimistic on fewer points).
+APPROX_POINTS = 200
+
+
+def _users_grid(n: int) -> list:
+    """Users kept m = n, ⌊n/2⌋, ⌊n/4⌋, ... and 1 (distinct, decreasing): the octave grid of :class:`_ApproxFamily`."""
+    ms, m = [], n
+    while m >= 1:
+        ms.append(m)
+        m //= 2
+    return ms
+
+
+def _inf_total(beta: float, R: int) -> float:
+    """1 - (1 - β)^R: the infinity mass of R rounds of a pair with infinity mass β (argument I)."""
+    return -math.expm1(R * math.log1p(-beta)) if beta < 1.0 else 1.0
+
+
+class _ApproxFamily:
+    r"""(ε0, δ0)-LDP classes as one family (module docstring, argument I): for one class with n users, its
+    certified profile is the pointwise minimum over the users kept m (:func:`_users_grid`; m = n alone at
+    δ0 = 0; for a domain of d inputs, of the m >= d - 1, which share one β, the largest) of the reduction's
+    profiles :math:`\beta_m + (1-\beta_m)U_m(\varepsilon)`, :math:`U_m` the clone pair's at
+    :math:`\varepsilon_0'(\beta_m)` with m users; for several (a population of (ε_g, δ_g)-LDP groups, each
+    bounded by its own group alone), the maximum over the groups of theirs.  It is written
+    :math:`F + (1-F)V(\varepsilon)` with the floor F (the largest one-user :math:`\beta_1 = \delta_0`) as the
+    round's infinity mass; :meth:`values` returns V, at most ``tail_delta`` beyond every one-user pair's support
+    edge (``eps0_pure`` bounds them).
+
+    A value of m is evaluated at ε only where its :math:`\beta_m` is below the smallest value found so far
+    (m in increasing order); beyond the support edge of :math:`U_m` its value is
+    :math:`\beta_m + (1-\beta_m)U_m(\text{edge})` (U non-increasing, :math:`U_m(\text{edge}) \le` ``tail_delta``).
+    """
+
+    def __init__(self, classes, tail_delta: float):
+        self.tail = tail_delta
+        self.groups = []
+        for cls_, n in classes:
+            subs = []
+            ms = list(reversed(_users_grid(int(n)))) if cls_.delta0 > 0 else [int(n)]
+            if cls_.domain is not None:           # β_m = (d - 1) δ0 for every m >= d - 1: the largest such m
+                ms = [m for m in ms if m < cls_.domain - 1] + [m for m in ms if m >= cls_.domain - 1][-1:]
+            for m in ms:
+                try:
+                    proxy = cls_.at_n(m)
+                except ParameterError:            # β_m >= 1: no bound from m users (nor from more)
+                    break
+                rt = _Round._make(proxy.without_charge(), m, tail_delta)
+                u_edge = float(rt.upper_profile(np.array([rt.edge]))[0]) if rt.edge > 0 else 0.0
+                subs.append((float(proxy.delta_charge), rt, min(u_edge, tail_delta)))
+            if not subs:
+                cls_.at_n(1)                      # raises ParameterError naming delta0
+            self.groups.append(subs)
+        self.floor = max(subs[0][0] for subs in self.groups)
+        self.eps0_pure = max(float(subs[0][1].mechanism.eps0_pure) for subs in self.groups)
+        self.last_edge = max(subs[0][1].edge for subs in self.groups)
+        self.last_u = max(subs[0][2] for subs in self.groups)
+
+    @staticmethod
+    def _minimum(subs, flat: np.ndarray) -> np.ndarray:
+        best = np.ones(flat.shape)
+        for b, rt, u_edge in subs:
+            beyond = flat >= rt.edge              # U_m(ε) <= U_m(edge) <= u_edge there (U non-increasing)
+            if beyond.any():
+                best[beyond] = np.minimum(best[beyond], np.nextafter((b + (1.0 - b) * u_edge) * (1 + 4 * _U),
+                                                                     np.inf) if b > 0 else u_edge)
+            todo = ~beyond & (best > b)
+            if todo.any():
+                U = rt.upper_profile(flat[todo])
+                v = np.nextafter((b + (1.0 - b) * U) * (1 + 4 * _U), np.inf)
+                best[todo] = np.minimum(best[todo], v)
+        return best
+
+    def minimum(self, eps: np.ndarray) -> np.ndarray:
+        """Certified upper values of the round's profile at ε >= 0 (the minimum over m; the maximum over groups)."""
+        eps = np.asarray(eps, dtype=np.float64)
+        flat = eps.ravel()
+        out = np.zeros(flat.shape)
+        for subs in self.groups:
+            np.maximum(out, self._minimum(subs, flat), out=out)
+        return np.minimum(out, 1.0).reshape(eps.shape)
+
+    def values(self, eps: np.ndarray, side: str) -> np.ndarray:
+        r"""V(ε) >= 0 with :meth:`minimum` <= F + (1 - F) V (rounded up; ``side`` "upper" only).
+
+        Beyond every group's one-user support edge, group g's value is at most :math:`\beta_g + (1-\beta_g)u_g`
+        with :math:`\beta_g \le F`, and :math:`\beta_g + (1-\beta_g)u_g - F \le (1-F)u_g`, so V is at most the
+        largest :math:`u_g` there."""
+        F = self.floor
+        eps = np.asarray(eps, dtype=np.float64)
+        v = np.maximum(self.minimum(eps) - F, 0.0) / (1.0 - F)
+        v = np.minimum(np.nextafter(v * (1 + 4 * _U), np.inf), 1.0)
+        return np.where(eps >= self.last_edge, np.minimum(v, self.last_u), v)
+
+
+def _reveal_probability(mechanism) -> float:
+    """δ0 of an (ε0, δ0)-LDP class, the largest δ_g of a population of such groups, else 0: a member of the class
+    may reveal its input with this probability in every round (no finite ε below 1 - (1 - δ0)^R)."""
+    if _approx_class(mechanism) is not None:
+        return float(mechanism.delta0)
+    if _is_population(mechanism) and mechanism.kind == "approx":
+        return max(float(g.mechanism.delta0) for g in mechanism.groups)
+    return 0.0
+
+
+def _approx_round(cls_, n: int, R: int, tail_delta: float, points: int, vdi, epsilon, delta) -> _Round:
+    r"""The round type of an (ε0, δ0)-LDP class in :func:`compose_rounds`: the minimum over the users kept
+    (:class:`_ApproxFamily`), or the reduction's pair with all n users kept where R rounds of it alone give the
+    smaller total at the target (ε at ``delta``, or δ at ``epsilon``).
+
+    Both are certified dominating pairs (module docstring, argument I), so either choice is sound.  The minimum's
+    grid step is set by the support of its one-user pair (about ε0); the all-users pair's by the n users' far
+    smaller support, which matters when :math:`n\delta_0` is negligible at the target.
+    """
+    fam = _Round.make(cls_, n, tail_delta)
+    try:
+        alln = _Round.make(cls_, n, tail_delta, users=n)
+    except ParameterError:                        # n δ0 >= 1
+        return fam
+    if delta is not None and _inf_total(alln.inf_mass, R) >= delta:
+        return fam
+
+    def total(rt):
+        d = _interval(vdi, [rt], points)
+        tot, _, ro = _compose_all([(_upper_pld(rt, d, points), R)])
+        return (_certified_epsilon(tot, delta, ro, 0.0, d, "upper") if delta is not None
+                else _delta_bounds(tot, epsilon, ro)[0])
+    return alln if total(alln) < total(fam) else fam
 
 
 def _round_type_seconds(mechanism, n=None) -> float:
     """Estimated seconds of one round type in :func:`compose_rounds` (the cost model above): for a mechanism
     profiled through its finite decompositions for n users, the upper profile (:data:`AT_N_POINTS` points and
-    the edge search) and the concrete pair's buckets (both orderings) at :data:`AT_N_ATOM_SECONDS` per atom."""
+    the edge search) and the concrete pair's buckets (both orderings) at :data:`AT_N_ATOM_SECONDS` per atom; for
+    an (ε0, δ0)-LDP class, its profiles over the users kept (:class:`_ApproxFamily`)."""
     if _is_population(mechanism):
         return len(mechanism.groups) * (POPULATION_POINTS + 20) * POPULATION_EVAL_SECONDS
+    if _approx_class(mechanism) is not None:
+        # the minimum over the users kept: about 10 profiles of APPROX_POINTS points (argument I)
+        return 4.0 * ROUND_TYPE_SECONDS
     try:
         at = _families_at(mechanism, n)
     except (ParameterError, TypeError, ValueError):
@@ -1095,7 +1435,8 @@ def _track_self_compose(ro: _RoundOff, pld, R: int, result) -> None:
             e = ro.vec["remove"]                   # symmetric: the same computation
         else:
             e, _ = _self_compose_error(ins[side], R, ro.vec[side], outs[side].size)
-        ro.inf[side] = R * ro.inf[side]
+        # -expm1(R log1p(-m)) (dense) or R - 1 steps a + b - ab (sparse): within 4 (R + 1) u relative
+        ro.inf[side] = R * ro.inf[side] + 4 * (R + 1) * _U * float(outs[side]._infinity_mass)
         ro.vec[side], ro.n[side] = e, outs[side].size
 
 
@@ -1117,7 +1458,8 @@ def _track_compose(ro: _RoundOff, total, ro_b: _RoundOff, pld_b, result) -> None
         da, db, dr = pa[side].to_dense_pmf(), pb[side].to_dense_pmf(), pr[side].to_dense_pmf()
         left = dr._lower_loss - (da._lower_loss + db._lower_loss)
         right = max((da.size + db.size - 1) - left - dr.size, 0)
-        ro.inf[side] += ro_b.inf[side] + math.sqrt(right) * e
+        # m_a + m_b - m_a m_b: within 4 u relative
+        ro.inf[side] += ro_b.inf[side] + math.sqrt(right) * e + 4 * _U * float(dr._infinity_mass)
         ro.vec[side], ro.n[side] = e, dr.size
 
 
@@ -1257,6 +1599,11 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     single-round certified lower bound.  ``ratio`` and ``limited_by`` of the result say how
     tight the bracket is and what limits it.
 
+    An (ε0, δ0)-LDP class (:class:`shuffleamp.ApproximateLDP`) composes as the pointwise minimum over the users
+    kept of its reduction's clone pairs with infinite-loss atoms, or that pair with all n users kept where it
+    gives the smaller total at the target (argument I); its lower bound composes concrete members of the class
+    (k-RR at :math:`\varepsilon_1`, the randomizer revealing its input with probability δ0).
+
     Parameters
     ----------
     rounds : sequence of (mechanism, n, R)
@@ -1296,7 +1643,9 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     ------
     ParameterError
         ``rounds`` malformed, R < 1 or not an integer (parameter ``'rounds'``), bad ``n``,
-        ``delta`` outside (0, 1), ``epsilon`` < 0, both or neither target given, ``extra_plds``
+        ``delta`` outside (0, 1), ``epsilon`` < 0, both or neither target given, ``delta`` at most
+        :math:`1 - \prod (1-\delta_0)^R` over (ε0, δ0)-LDP round types (no finite ε: a member reveals its input
+        with probability δ0 in every round), ``extra_plds``
         without ``value_discretization_interval`` or with another interval; a PLD in
         ``extra_plds`` whose relation is unknown, not replace-one, or differs from another's, or
         an event that cannot be accounted under replace-one (parameter ``'extra_plds'``).
@@ -1320,40 +1669,56 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     if extras and value_discretization_interval is None:
         raise ParameterError("value_discretization_interval",
                              "must be given with extra_plds (the interval they were built with)")
-    # rounds whose bound is a dominating pair up to a bad event of probability c (approximate LDP,
-    # shuffleamp.gaussian): compose the pairs and add R * c to the total delta
-    additive = sum(R * m.delta_charge for m, _, R in rounds if getattr(m, "charge_is_additive", False))
-    if delta is not None and additive >= delta:
-        raise ParameterError("delta", f"delta = {delta:g} is not above the charged approximate-LDP terms "
-                                      f"sum(R * min(n, domain-1) * delta0) = {additive:.6g}")
+    # (eps0, delta0)-LDP classes: a member may reveal its input with probability delta0 in every round
+    revealed = -math.expm1(sum(R * math.log1p(-_reveal_probability(m)) for m, _, R in rounds))
+    if delta is not None and revealed > 0 and delta <= revealed:
+        raise ParameterError("delta", f"delta = {delta:g} is not above 1 - prod (1 - delta0)^R = {revealed:.6g}: an "
+                                      "(eps0, delta0)-LDP randomizer may reveal its input with probability delta0 in "
+                                      "every round, so no finite epsilon holds")
+    shared = max(1, sum(1 for m, _, _ in rounds if _approx_class(m) is not None and m.delta0 > 0))
     with _at_n_budget([m for m, _, _ in rounds]):   # stops within the time budget (checked in chunks)
-        rts = [_Round.make(m.without_charge() if getattr(m, "charge_is_additive", False) else m, n, tail_delta)
-               for m, n, _ in rounds]
+        rts = [_approx_round(m, n, R, tail_delta, points, value_discretization_interval, epsilon,
+                             None if delta is None else delta / shared)
+               if _approx_class(m) is not None and m.delta0 > 0 else _Round.make(m, n, tail_delta)
+               for m, n, R in rounds]
         d = _interval(value_discretization_interval, rts, points)
         up_parts = [(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)]
         _check_composition(up_parts, lower=lower)
         up_pld, _, ro = _compose_all(up_parts, extras.upper_plds(d))
         if delta is not None:
-            upper = _certified_epsilon(up_pld, delta - additive * (1 + 1e-12), ro, 0.0, d, "upper")
+            upper = _certified_epsilon(up_pld, delta, ro, 0.0, d, "upper")
             e_at = upper
         else:
-            upper = min(float(np.nextafter(_delta_bounds(up_pld, epsilon, ro)[0] + additive, np.inf)), 1.0)
+            upper = min(_delta_bounds(up_pld, epsilon, ro)[0], 1.0)
             e_at = epsilon
         # the round-off charge at the answer (reported; the bound above includes it)
         charge = (_delta_bounds(up_pld, e_at, ro)[0] - _delta_bounds(up_pld, e_at, None)[0]
                   if math.isfinite(e_at) else 0.0)
-        lo, how, err, per_round = (_total_lower(rts, rounds, d, points, epsilon, delta, extras) if lower
+        lo, how, err, per_round = (_total_lower(rts, rounds, d, points, epsilon, delta, extras,
+                                                fixed=value_discretization_interval is not None) if lower
                                    else (0.0, "none", 0.0, None))
     notes = ("upper: certified single-round profile -> pessimistic connect-the-dots PLD -> dp_accounting "
              f"composition; floating-point round-off of the composition {charge:.3g} charged to delta",
              f"lower: {how}; dp_accounting truncation and round-off {err:.3g} in delta subtracted")
+    approx = [i for i, (m, _, _) in enumerate(rounds) if _approx_class(m) is not None]
+    notes += tuple(f"upper: (eps0, delta0)-LDP round type {i + 1}: "
+                   + ("the minimum over m = n, n/2, ..., 1 users kept of the reduction's clone pairs with "
+                      "infinite-loss atoms" if isinstance(rts[i].fams[0], _ApproxFamily) else
+                      "the reduction's clone pair with all n users kept and infinite-loss atoms")
+                   + f" (infinity mass {rts[i].inf_mass:.3g} per round)" for i in approx)
     method = ("exact count-law profile, pessimistic connect-the-dots PLD (dp_accounting)"
               if all(rt.binary_eps0 is not None for rt in rts)
               else "optimal blanket pair, pessimistic connect-the-dots PLD (dp_accounting)")
+    if approx:
+        method += "; (eps0, delta0)-LDP rounds: the reduction's clone pairs with infinite-loss atoms"
     lo = min(lo, upper)
+    limit = _limit(upper, lo, how, per_round, d)
+    if any(rounds[i][0].delta0 > 0 for i in approx) and limit.startswith("discretisation"):
+        limit = ("the (eps0, delta0)-LDP reduction (upper: its clone pairs keep m users at an infinity mass "
+                 "min(m, domain-1) delta0 per round)")
     return AccountingResult("epsilon" if delta is not None else "delta", upper, lo, epsilon, delta,
                             tuple((m.describe(), n, R) for m, n, R in rounds), method, how, d, err,
-                            notes, charge, _limit(upper, lo, how, per_round, d))
+                            notes, charge, limit)
 
 
 def _limit(upper, lower, how, per_round, d) -> str:
@@ -1369,7 +1734,7 @@ def _limit(upper, lower, how, per_round, d) -> str:
     return f"discretisation of the composition (grid step {d:.3g})"
 
 
-def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None):
+def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None, fixed=True):
     """(lower value, lower_method, charged δ, (name, bracket) of the widest single round) of the total
     (module docstring, arguments E, G and H); the optimistic PLDs of ``extras`` given as events join the
     composition (:mod:`shuffleamp._extras`)."""
@@ -1384,8 +1749,12 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None):
         if gap1 >= per_round[1]:
             per_round = (m.describe().get("mechanism", "round") if hasattr(m, "describe") else "round", gap1)
     # the lower grid: d / LOWER_REFINE, finer (up to MIXED_REFINE times) when a round type's own scale
-    # is finer than the common step (its losses are rounded down by up to one step every round)
-    finest = min((rt.own_interval(points) for rt in rts if rt.edge > 0), default=d)
+    # is finer than the common step (its losses are rounded down by up to one step every round).  Without a
+    # given step, d is the coarsest of the concrete pairs' own steps (the upper's, except for (ε0, δ0)-LDP
+    # classes, whose upper pair keeps fewer users than their concrete pairs have)
+    if not fixed:
+        d = max(_lower_interval(rt, points) for rt in rts)
+    finest = min((_lower_interval(rt, points) for rt in rts if rt.edge > 0), default=d)
     d_lo = d / LOWER_REFINE / min(MIXED_REFINE, 2 ** max(0, math.ceil(math.log2(d / finest))))
     parts, labels, alone = [], [], None
     for rt, (_, _, R) in zip(rts, rounds):

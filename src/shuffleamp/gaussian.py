@@ -152,7 +152,11 @@ for a domain of size d), :math:`P_b` the law of :math:`R(x_1^b)` and :math:`\rho
 Hence :math:`\delta(\varepsilon) \le \delta_{\rm clone}(\varepsilon;\ \varepsilon_0 - \log(1-\beta),\ n) + \beta`,
 :math:`\beta = \min(n, d-1)\,\delta_0`.  At :math:`\delta_0 = 0` this is the pure clone bound exactly; it is
 non-decreasing in δ0 (β and ε0' are, and the clone bound is non-decreasing in ε0').  The additive
-:math:`\beta` is the decomposition's ``delta_charge``.  Compare Feldman–McMillan–Talwar's Theorem 3.8
+:math:`\beta` is the decomposition's ``delta_charge``.  Over rounds it is not added R times: step 3 also shows
+that the shuffled output is a post-processing of the clone pair mixed with two infinite-loss atoms of mass
+β, which composes into :math:`1-(1-\beta)^R + (1-\beta)^R\delta_{\rm clone}^{(R)}(\varepsilon)`
+(:mod:`shuffleamp.accounting`, argument I, which also takes the minimum over the users kept m below at every
+ε).  Compare Feldman–McMillan–Talwar's Theorem 3.8
 (an additive term of order :math:`(e^\varepsilon+1)\,n\delta_0`): the constant here is 1 and
 :math:`\min(n, d-1)` replaces n for a finite domain.
 
@@ -980,8 +984,9 @@ class _ApproximateLDPAt:
     eps0_pure: float
     charged: bool = True
     name: ClassVar[str] = "approx-ldp"
-    #: The charge is the probability of a bad event of the reduction (step 3 of the module docstring): over R
-    #: rounds the dominating pairs compose and the bad events add up to R * beta.
+    #: The charge is the mass of the infinite-loss atoms of the reduction's dominating pair (step 3 of the module
+    #: docstring): the accountant composes :meth:`without_charge` mixed with infinity mass beta
+    #: (:mod:`shuffleamp.accounting`, argument I).
     charge_is_additive: ClassVar[bool] = True
 
     @property

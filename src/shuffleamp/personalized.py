@@ -394,9 +394,9 @@ class Population:
 
     @property
     def charge_is_additive(self) -> bool:
-        """ApproximateLDP groups: the upper bound carries the probability of a bad event of the reduction,
-        which adds up over rounds (the accountant composes :meth:`without_charge` and adds R times
-        :attr:`delta_charge`)."""
+        """ApproximateLDP groups: the upper bound carries the mass of the infinite-loss atoms of the reduction
+        (the accountant bounds such a population's rounds through each group's class instead,
+        :mod:`shuffleamp.accounting` argument I)."""
         return self.kind == "approx"
 
     @property
@@ -921,7 +921,7 @@ def _approx_delta_upper(pop: Population, g: int, eps: float, rtol: float, charge
     "Groups of (eps_i, delta_i)-LDP randomizers"): the smallest of the local (ε0, δ0) profile and the clone
     reduction with m of the group's n_g users kept plus its charge β_m
     (:func:`shuffleamp.gaussian.approx_fewer_users`).  ``charged=False``: the clone part at m = n_g alone,
-    without β (the accountant adds R β to the composed total instead)."""
+    without β."""
     from .gaussian import approx_fewer_users, approx_local_delta
     m, ng = pop.groups[g].mechanism, pop.groups[g].n
     if not charged:

@@ -2143,8 +2143,6 @@ def registry() -> dict[str, type]:
             return MECHANISMS
         from importlib.metadata import entry_points
 
-        from . import gaussian  # noqa: F401 - built-in mechanisms defined outside this module register on import
-
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             where = f"mechanism plugin {ep.name!r} ({ep.value})"
             known = MECHANISMS.get(ep.name)

@@ -72,6 +72,7 @@ CHUNK_POINTS = 256
 # --------------------------------------------------------------------------- values and ranges
 def _declared(name: str) -> list:
     """The declarations (:class:`~shuffleamp._validate.Parameter`) of ``name`` by the registered mechanisms."""
+    from . import gaussian  # noqa: F401  (registers the randomizers beyond pure LDP)
     from .mechanisms import registry
 
     return [p for cls in registry().values() for p in cls.param_specs if p.name == name]
@@ -219,6 +220,7 @@ def parse_values(value: Any, name: str) -> list:
 
 # --------------------------------------------------------------------------- the grid
 def _mechanism_class(name: str):
+    from . import gaussian  # noqa: F401  (registers the randomizers beyond pure LDP)
     from .mechanisms import registry
 
     MECHANISMS = registry()

@@ -811,17 +811,19 @@ PHASE_TILT_GRID = 2000
 #: an ε search are reused across its points); at each block end the grid point nearest the saddle point of the
 #: threshold and PHASE_TILT_SPREAD grid points on either side of it.
 PHASE_TILT_PER_OCTAVE = 4
-PHASE_TILT_SPREAD = 2
+PHASE_TILT_SPREAD = 1
 
 
 def _e4(x: np.ndarray) -> np.ndarray:
     """An upper bound of sum_{k >= 4} x^k / k! for x >= 0: x^4 / (24 (1 - x / 5)) below 2.5 (k! >= 24 5^(k - 4)),
     the closed form above."""
     x = np.asarray(x, dtype=np.float64)
-    xs = np.minimum(x, 2.5)
-    series = xs ** 4 / (24.0 * (1.0 - xs / 5.0)) * (1 + 1e-13)
-    closed = (np.expm1(x) - x - 0.5 * x * x - x ** 3 / 6.0) * (1 + 1e-12)
-    return np.where(x < 2.5, series, closed)
+    out = x ** 4 / (24.0 * (1.0 - np.minimum(x, 2.5) / 5.0)) * (1 + 1e-13)
+    big = x >= 2.5
+    if big.any():
+        xb = x[big]
+        out[big] = (np.expm1(xb) - xb - 0.5 * xb * xb - xb ** 3 / 6.0) * (1 + 1e-12)
+    return out
 
 
 def _saddle(eps0: float, N: int, m0: int, x: float) -> float:
@@ -966,11 +968,12 @@ def _phase_base(eps0: float, N: int, m0: int):
 
 
 @_LawCache
-def _phase_arrays(eps0: float, N: int, m0: int, jb: float):
-    """The ε-independent arrays (A, B, eA, eB) of ``phase_arrays`` for one base and one block end, stacked in
-    one (4, L) array, kept in a cache bounded in bytes (an ε query and its δ check reuse them)."""
+def _phase_rows(eps0: float, N: int, m0: int):
+    """The arrays of ``phase_rows`` for one base (those of ``phase_arrays`` for any jb are formed from them), in one
+    (6, L) array kept in a cache bounded in bytes (the block ends, the ε points of a search and its δ check reuse
+    them)."""
     x0, fp, rho, tau, cum, mode, r0, drift = _phase_base(eps0, N, m0)
-    out = _kern.phase_arrays(fp, rho, tau, jb, r0, drift)
+    out = _kern.phase_rows(fp, rho, tau, r0, drift)
     out.setflags(write=False)
     return None, out
 
@@ -1002,8 +1005,8 @@ def _phase_block(base, alpha: float, beta: float, jb: float, thr: float, key=Non
 
 def _phase_scan(base, alpha: float, beta: float, jb: float, thr: float, key=None, anchor=None, h=None):
     """The parts of :func:`_phase_block` that do not depend on the remainder: (x0, max of V over the centres
-    passed to the kernel, its index, its w, those centres lo .. hi - 1, the bounds below and above them, the
-    arrays, alpha, beta, the segments).  The segments (their last centres and the max of V on each) split the
+    passed to the kernel, its index, its w, those centres lo .. hi - 1, the bounds below and above them, None,
+    alpha, beta, the segments).  The segments (their last centres and the max of V on each) split the
     centres at ``anchor`` + ``h`` * PHASE_TILT_CUTS (``anchor``: an index where V is about largest, by default the
     maximum found in one pass over every centre; ``h`` >= 1 or None for no segments)."""
     x0, fp, rho, tau, cum, mode, r0, drift = base
@@ -1045,27 +1048,19 @@ def _phase_scan(base, alpha: float, beta: float, jb: float, thr: float, key=None
                 j = int(np.searchsorted(cum, need * (1 + 1e-9), side="left"))   # F(x - 3) >= need for x >= j + 3
                 hi = min(L - 3, max(j + 3, lo + 1))
                 rest_r = max(rest_r, thr)
-    if key is not None:
-        _, arrays = _phase_arrays(*key, jb)
-    else:
-        arrays = _kern.phase_arrays(fp, rho, tau, jb, r0, drift)
-    A, B, eA, eB = arrays[0], arrays[1], arrays[2], arrays[3]
+    rows = _phase_rows(*key)[1] if key is not None else _kern.phase_rows(fp, rho, tau, r0, drift)
     segs = None
     if anchor is None or h is None:
-        v, k, w = _kern.phase_block_max(A, B, eA, eB, alpha, beta, lo, hi)
+        vs, ks, ws = _kern.phase_segments_max(rows, jb, alpha, beta, rho, tau, np.array([lo, hi], dtype=np.int64))
+        v, k, w = float(vs[0]), int(ks[0]), float(ws[0])
         anchor = k if anchor is None else anchor
     if h is not None and anchor >= 0:
-        cuts = np.unique(np.clip(np.concatenate(([lo], anchor + h * PHASE_TILT_CUTS, [hi])), lo, hi)).tolist()
-        vals, best = [], (-math.inf, -1, 0.0)
-        for s0, s1 in zip(cuts[:-1], cuts[1:]):
-            r = _kern.phase_block_max(A, B, eA, eB, alpha, beta, s0, s1)
-            vals.append(r[0])
-            if r[0] > best[0]:
-                best = r
-        segs = (np.array([max(s1 - 1, s0) for s0, s1 in zip(cuts[:-1], cuts[1:])], dtype=np.float64),
-                np.array(vals))
-        v, k, w = best
-    return (x0, v, k, w, lo, hi, rest_l, rest_r, arrays, alpha, beta, segs)
+        cuts = sorted({lo, hi} | {min(max(anchor + h * c, lo), hi) for c in PHASE_TILT_CUTS})
+        vs, ks, ws = _kern.phase_segments_max(rows, jb, alpha, beta, rho, tau, np.array(cuts, dtype=np.int64))
+        i = int(np.argmax(vs))
+        v, k, w = float(vs[i]), int(ks[i]), float(ws[i])
+        segs = (np.array([max(s1 - 1, s0) for s0, s1 in zip(cuts[:-1], cuts[1:])], dtype=np.float64), vs)
+    return (x0, v, k, w, lo, hi, rest_l, rest_r, None, alpha, beta, segs)
 
 
 def _segment_unit(sigma: float) -> int:
@@ -1076,7 +1071,7 @@ def _segment_unit(sigma: float) -> int:
 def _phase_block_rem(scan, rem) -> float:
     """max over x of V(x, w) + min(R, Rem_t(x)) for a scan of :func:`_phase_scan` and ``rem`` = (R, tilts, sigma)
     (see :func:`_phase_block`): each segment of the scan is charged with the remainder at its last centre."""
-    x0, v, k, w, lo, hi, rest_l, rest_r, arrays, alpha, beta, segs = scan
+    x0, v, k, w, lo, hi, rest_l, rest_r, _, alpha, beta, segs = scan
     R, tilt_fn, sig = rem
     plain = max(v, rest_l, rest_r) + R
     if k < 0 or tilt_fn is None or segs is None:
@@ -1098,7 +1093,7 @@ def _phase_block_rem(scan, rem) -> float:
 #: exp(z / PHASE_TILT_SEGMENTS_PER_SIGMA) within a unit (z the threshold's distance from the mean in standard
 #: deviations); below and above the outer cuts, one segment each.
 PHASE_TILT_SEGMENTS_PER_SIGMA = 8
-PHASE_TILT_CUTS = np.array([-24, -12, -6, -4, -3, -2, -1, 0, 1, 2, 3, 4, 6, 8, 12])
+PHASE_TILT_CUTS = (-24, -12, -6, -4, -3, -2, -1, 0, 1, 2, 3, 4, 6, 8, 12)
 
 
 def _phase_blocks(N: int, K: int = 2):
@@ -1121,11 +1116,11 @@ def _phase_blocks(N: int, K: int = 2):
     return tuple(out)
 
 
-def _phase_bases(eps0: float, N: int, eps: float, target: float) -> int:
-    """Number of bases K for fact 7: the smallest K in 2, 4, 8, ... (at most :data:`PHASE_MAX_BASES`, and
-    only while the K - 2 interior base laws cost at most :data:`PHASE_DIRECT_OPS` multiply-adds together) whose
-    remainder alpha I0 + beta I1 at ``eps`` is at most ``target``, or at most 1.5 times the remainder of
-    the lattice offset alone (what more bases cannot remove)."""
+def _phase_bases_plain(eps0: float, N: int, eps: float, target: float) -> int:
+    """Number of bases K for fact 7 with whole blocks and the untilted remainder: the smallest K in 2, 4, 8, ... (at
+    most :data:`PHASE_MAX_BASES`, and only while the K - 2 interior base laws cost at most
+    :data:`PHASE_DIRECT_OPS` multiply-adds together) whose remainder alpha I0 + beta I1 at ``eps`` is at most
+    ``target``, or at most 1.5 times the remainder of the lattice offset alone (what more bases cannot remove)."""
     p0, p1 = _probs(eps0)
     alpha, beta = max(0.0, p1 - math.exp(eps) * p0), math.expm1(eps)
     ops = (2 * 10.7) ** 2 * p0 * p1 * N / 2 + 1e3     # the two binomial windows of a base law, multiplied
@@ -1136,6 +1131,28 @@ def _phase_bases(eps0: float, N: int, eps: float, target: float) -> int:
         J = max(max(abs(jl), abs(jh)) for _, jl, jh in blocks)
         i0, i1 = _phase_remainder(eps0, N, J)
         if alpha * i0 + beta * i1 <= max(target, floor):
+            return K
+        if 2 * K > PHASE_MAX_BASES or (2 * K - 2) * ops > PHASE_DIRECT_OPS or N < 8 * K:
+            return K
+        K *= 2
+
+
+#: Number of bases (fact 7 (e), fact 9 (b)): the fewest whose bound at the first point of a query exceeds the largest
+#: value of V at an evaluated block end by at most this relative amount (the rest is the remainder of intervals
+#: far from every base, which splitting cannot reduce).
+PHASE_BASES_RTOL = 1e-6
+
+
+def _phase_bases(eps0: float, N: int, eps: float, thr: float) -> int:
+    """Number of bases K for facts 7 and 9: the smallest K in 2, 4, 8, ... (at most :data:`PHASE_MAX_BASES`, and
+    only while the K - 2 interior base laws cost at most :data:`PHASE_DIRECT_OPS` multiply-adds together) whose
+    bound at ``eps`` is within :data:`PHASE_BASES_RTOL` of the largest value of V at its evaluated block ends."""
+    p0, p1 = _probs(eps0)
+    ops = (2 * 10.7) ** 2 * p0 * p1 * N / 2 + 1e3     # the two binomial windows of a base law, multiplied
+    K = 2
+    while True:
+        up, _, top = _phase_delta_split(eps0, N, eps, thr, K)
+        if up <= top * (1 + PHASE_BASES_RTOL) or top <= 0.0:
             return K
         if 2 * K > PHASE_MAX_BASES or (2 * K - 2) * ops > PHASE_DIRECT_OPS or N < 8 * K:
             return K
@@ -1171,6 +1188,11 @@ def _phase_delta(eps0: float, N: int, eps: float, thr: float = 0.0, K: int = 2, 
     """Certified upper bound of max_m δ_m(ε) (fact 7, with the tilted remainder and the split blocks of fact 9
     unless ``tilt`` is False) with K bases, and where it is attained: (m0, j, w), the base, the block end and the
     lattice offset."""
+    return _phase_delta_split(eps0, N, eps, thr, K, tilt)[:2]
+
+
+def _phase_delta_split(eps0: float, N: int, eps: float, thr: float = 0.0, K: int = 2, tilt: bool = True):
+    """:func:`_phase_delta` and the largest value of V (remainders aside) at an evaluated block end."""
     p0, p1 = _probs(eps0)
     a = p1 - p0
     b = a * p0 * p1 / 3.0
@@ -1203,7 +1225,7 @@ def _phase_delta(eps0: float, N: int, eps: float, thr: float = 0.0, K: int = 2, 
     heap = []
     for m0, jl, jh in _phase_blocks(N, K):
         base = _phase_base(eps0, N, m0)
-        for j1, j2 in (((jl, 0), (0, jh)) if jl < 0 < jh else ((jl, jh),)):
+        for j1, j2 in (((jl, 0), (0, jh)) if jl < 0 < jh and tilt else ((jl, jh),)):
             v, arg = interval(m0, base, j1, j2)
             heap.append((-v, m0, j1, j2, arg))
     heapq.heapify(heap)
@@ -1223,14 +1245,15 @@ def _phase_delta(eps0: float, N: int, eps: float, thr: float = 0.0, K: int = 2, 
             vv, arg2 = interval(m0, base, a1, a2)
             heapq.heappush(heap, (-vv, m0, a1, a2, arg2))
     best = -heap[0][0]
-    return min(1.0, best * (1 + 4 * _EPS)), heap[0][4]
+    top = max(max(sc[1], sc[6], sc[7]) for sc in scans.values())
+    return min(1.0, best * (1 + 4 * _EPS)), heap[0][4], top
 
 
-def _phase_epsilon(eps0: float, N: int, delta: float, start: float, K: int = 2):
+def _phase_epsilon(eps0: float, N: int, delta: float, start: float, K: int = 2, tilt: bool = True):
     """Smallest ε found (secant steps on log U from ``start``, a certified lower ε) with U(ε) <= δ,
     U the bound of :func:`_phase_delta`; returns (ε, m of the attaining block end); ε0 if none below."""
     def U(e):
-        return _phase_delta(eps0, N, e, 0.5 * delta, K)
+        return _phase_delta(eps0, N, e, 0.5 * delta, K, tilt)
 
     lo = max(0.0, start)
     u_lo, arg = U(lo)
@@ -1271,6 +1294,13 @@ def _phase_epsilon(eps0: float, N: int, delta: float, start: float, K: int = 2):
 #: the bound is largest, chosen among the nearest PHASE_CANDIDATE_SPAN for the lattice offset of the maximum.
 PHASE_CANDIDATES = 4
 PHASE_CANDIDATE_SPAN = 64
+#: An ε query bounded by fact 9 whose bracket is within its tolerance still evaluates those of them whose laws are
+#: direct convolutions (no FFT product) while the bracket is wider than this.
+PHASE_CANDIDATE_RTOL = 1e-7
+#: The bound with whole blocks and the untilted remainder (fact 7) is tried first where that remainder is at most
+#: this fraction of δ (its bracket is then within 1e-6 on ε at eps0 = 0.5 .. 2, n = 1e6 .. 1e9); elsewhere the
+#: tilted remainder and split blocks of fact 9 directly.
+PHASE_PLAIN_RTOL = 5e-6
 
 
 def _phase_candidates(eps0: float, N: int, m0: int, j: int, w: float):
@@ -1282,6 +1312,15 @@ def _phase_candidates(eps0: float, N: int, m0: int, j: int, w: float):
     fr = np.mod((ms - m0) * a, 1.0)
     d = np.minimum(np.abs(fr - w), 1.0 - np.abs(fr - w)) + 1e-3 * np.abs(ms - (m0 + j)) / PHASE_CANDIDATE_SPAN
     return [int(m) for m in ms[np.argsort(d, kind="stable")[:PHASE_CANDIDATES]]] + [m0 + j]
+
+
+def _direct_law(eps0: float, N: int, m: int) -> bool:
+    """Whether the count law of dataset m is a direct convolution of its binomial windows (no FFT product)."""
+    p0, p1 = _probs(eps0)
+    w1 = _binom_window(m, p1, TAIL, p0)
+    w0 = _binom_window(N - m, p0, TAIL, p1)
+    a, c = w1[1] - w1[0] + 1, w0[1] - w0[0] + 1
+    return min(a, c) == 1 or a * c <= DIRECT_CONV_OPS
 
 
 def _phase_search(eps0: float, n: int, x: float, want_eps: bool, rtol: float = PHASE_ACCEPT_RTOL):
@@ -1303,23 +1342,44 @@ def _phase_search(eps0: float, n: int, x: float, want_eps: bool, rtol: float = P
                 if lo > best_lo:
                     best_lo, best_m, best_up = lo, m, up
 
-    def bound():
+    def bound(tilt):
+        """Fact 7 with whole blocks and the untilted remainder (``tilt`` False: one pass per block end), or with
+        the tilted remainder and split blocks of fact 9."""
         if want_eps:
-            K = _phase_bases(eps0, N, best_lo, 1e-7 * x)
-            return _phase_epsilon(eps0, N, x, best_lo, K)
-        K = _phase_bases(eps0, N, x, 1e-7 * best_lo)
-        return _phase_delta(eps0, N, x, 0.5 * best_lo, K)
+            if tilt:
+                K = _phase_bases(eps0, N, best_lo, 0.5 * x)
+            else:
+                K = _phase_bases_plain(eps0, N, best_lo, 1e-7 * x)
+            return _phase_epsilon(eps0, N, x, best_lo, K, tilt)
+        if tilt:
+            K = _phase_bases(eps0, N, x, 0.5 * best_lo)
+        else:
+            K = _phase_bases_plain(eps0, N, x, 1e-7 * best_lo)
+        return _phase_delta(eps0, N, x, 0.5 * best_lo, K, tilt)
 
     ev([0, N])
-    upper, arg = bound()
+    # whole blocks with the untilted remainder where that remainder is small against δ (one pass per block end),
+    # else the tilted remainder and split blocks (fact 9)
+    eps_at, delta_at = (best_lo, x) if want_eps else (x, best_lo)
+    p0, p1 = _probs(eps0)
+    K = _phase_bases_plain(eps0, N, eps_at, 1e-7 * delta_at)
+    i0, i1 = _phase_remainder(eps0, N, max(max(abs(jl), abs(jh)) for _, jl, jh in _phase_blocks(N, K)))
+    plain = (max(0.0, p1 - math.exp(eps_at) * p0) * i0 + math.expm1(eps_at) * i1) <= PHASE_PLAIN_RTOL * delta_at
+    upper, arg = bound(not plain)
+    if plain and upper > best_lo * (1 + rtol):
+        upper, arg = min((upper, arg), bound(True), key=lambda t: t[0])
+    m0, j, w = arg
+    near_end = min(m0 + j, N - m0 - j) <= PHASE_CANDIDATE_SPAN
+    # datasets in the middle of a large range cost an FFT product each: only the block end itself there
+    cheap = near_end or N * _probs(eps0)[0] * _probs(eps0)[1] <= PHASE_SEARCH_MAX_VAR
     if upper > best_lo * (1 + rtol):
-        m0, j, w = arg
-        near_end = min(m0 + j, N - m0 - j) <= PHASE_CANDIDATE_SPAN
-        # datasets in the middle of a large range cost an FFT product each: only the block end itself there
-        cheap = near_end or N * _probs(eps0)[0] * _probs(eps0)[1] <= PHASE_SEARCH_MAX_VAR
         ev(_phase_candidates(eps0, N, m0, j, w) if cheap else [m0 + j])
-        if want_eps:            # the search for the upper starts from the lower: repeat it from the new one
-            upper, arg = bound()
+        if want_eps and upper > best_lo * (1 + rtol):
+            # the search for the upper starts from the lower: repeat it from the new one
+            upper = min(upper, bound(True)[0])
+    elif want_eps and not plain and upper > best_lo * (1 + PHASE_CANDIDATE_RTOL):
+        # within rtol: an ε query of fact 9 still tries the candidates whose laws are direct convolutions
+        ev([m for m in _phase_candidates(eps0, N, m0, j, w) if _direct_law(eps0, N, m)])
     upper = max(upper, best_lo)
     return upper, best_lo, best_m, pairs, best_up
 

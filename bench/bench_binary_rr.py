@@ -11,8 +11,8 @@ For every eps0 in {0.5, 1, 2}, n = 1e3 .. 1e9 and delta in {1e-6, 1e-8}:
 * ``exact``: the worst case over every dataset computed independently (scipy binomials over every m, both
   orderings, brentq) where n <= 2000.
 
-A second source tree can be compared on the eps0 = 1, delta = 1e-6 column (``--src before=PATH``, e.g. a
-``git archive`` of an older commit with its count kernel built); each tree runs in its own worker process.
+A second source tree can be compared on the eps0 = 1 columns (delta = 1e-6 and 1e-8) (``--src before=PATH``,
+e.g. a ``git archive`` of an older commit with its count kernel built); each tree runs in its own worker process.
 
 Usage::
 
@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 NS = [10**3, 10**4, 3 * 10**4, 10**5, 3 * 10**5, 10**6, 10**7, 10**8, 10**9]
 EPS0S = [0.5, 1.0, 2.0]
 DELTAS = [1e-6, 1e-8]
-COMPARE = (1.0, 1e-6)          # the cell compared with another source tree
+COMPARE = ((1.0, 1e-6), (1.0, 1e-8))          # the columns compared with another source tree
 
 WORKER = r"""
 import json, os, sys, time
@@ -46,7 +46,7 @@ from shuffleamp import exact_count as ec
 from shuffleamp.mechanisms import KRR
 sa.epsilon(KRR(1.0, 2), 1000, 1e-8)
 def clear():
-    for name in ("_law", "_search", "_point", "_phase_base", "_phase_remainder", "_phase_rows",
+    for name in ("_law", "_search", "_point", "_phase_base", "_phase_remainder", "_phase_rows", "_phase_arrays",
                  "_tilted_remainder", "_tilt_grid"):
         fn = getattr(ec, name, None)
         if hasattr(fn, "cache_clear"):
@@ -59,12 +59,15 @@ for line in sys.stdin:
         clear()
         load = os.getloadavg()[0]
         t = time.perf_counter()
+        c = time.process_time()
         r = sa.epsilon(m, n, delta)
         cold = 1e3 * (time.perf_counter() - t)
+        cpu = 1e3 * (time.process_time() - c)
         t = time.perf_counter()
         r = sa.epsilon(m, n, delta)
         warm = 1e3 * (time.perf_counter() - t)
-        out = {"cold": cold, "warm": warm, "upper": float(r.upper), "lower": float(r.lower), "load": load}
+        out = {"cold": cold, "cpu": cpu, "warm": warm, "upper": float(r.upper), "lower": float(r.lower),
+               "load": load}
         if check:
             d = sa.delta(m, n, float(r.upper))
             out["check"] = bool(d.upper <= delta)
@@ -139,7 +142,7 @@ def main():
             for n in NS:
                 truth = _truth(eps0, n, delta) if n <= 2000 else None
                 res = {main_name: ask(main_name, eps0, n, delta, True)}
-                if (eps0, delta) == COMPARE:
+                if (eps0, delta) in COMPARE:
                     for other in names[1:]:
                         res[other] = ask(other, eps0, n, delta, False)
                 rows.append((eps0, delta, n, truth, res))
@@ -164,7 +167,8 @@ def main():
         "",
         "`epsilon`: `shuffleamp.epsilon(KRR(eps0, 2), n, delta)` (the default method); `rel` = upper / lower - 1, "
         "which bounds each side's relative distance to the exact worst case; `cold ms`: the count-law caches "
-        "cleared before the call; `warm ms`: the same call again; `δ(ε_up) ≤ δ`: `shuffleamp.delta` at the "
+        "cleared before the call; `cold cpu ms`: the CPU time of that call (this process; closer to the idle "
+        "machine's wall clock when others load it); `warm ms`: the same call again; `δ(ε_up) ≤ δ`: `shuffleamp.delta` at the "
         "returned upper ε certifies at most the target δ; `exact`: the worst case over every dataset, computed "
         "independently (every m, scipy binomials), where n <= 2000.",
         "",
@@ -172,37 +176,38 @@ def main():
     for eps0 in EPS0S:
         for delta in DELTAS:
             out += [f"## eps0 = {eps0:g}, delta = {delta:g}", "",
-                    "| n | exact | upper | lower | rel | cold ms | warm ms | load | δ(ε_up) ≤ δ |",
-                    "|---|---|---|---|---|---|---|---|---|"]
+                    "| n | exact | upper | lower | rel | cold ms | cold cpu ms | warm ms | load | δ(ε_up) ≤ δ |",
+                    "|---|---|---|---|---|---|---|---|---|---|"]
             for e0, d, n, truth, res in rows:
                 if (e0, d) != (eps0, delta):
                     continue
                 r = res[main_name]
                 t = f"{truth:.13g}" if truth is not None else "—"
                 if "error" in r:
-                    out.append(f"| {n:.0e} | {t} | {r['error'][:60]} | | | | | | |")
+                    out.append(f"| {n:.0e} | {t} | {r['error'][:60]} | | | | | | | |")
                     continue
                 out.append(f"| {n:.0e} | {t} | {r['upper']:.12g} | {r['lower']:.12g} | {_rel(r):.1e} | "
-                           f"{r['cold']:.0f} | {r['warm']:.0f} | {r['load']:.1f} | "
+                           f"{r['cold']:.0f} | {r['cpu']:.0f} | {r['warm']:.0f} | {r['load']:.1f} | "
                            f"{'yes' if r.get('check') else 'NO'} |")
             out.append("")
-    if len(names) > 1:
-        e0, d = COMPARE
+    for e0, d in (COMPARE if len(names) > 1 else ()):
         out += [f"## Against other trees (eps0 = {e0:g}, delta = {d:g})", ""]
         for nm in names:
             out.append(f"* `{nm}`: {described.get(nm, 'see the command line')}")
-        out += ["", "| n | " + " | ".join(f"{nm} upper | {nm} lower | {nm} rel | {nm} cold ms" for nm in names) + " |",
-                "|---|" + "---|---|---|---|" * len(names)]
+        out += ["", "| n | " + " | ".join(f"{nm} upper | {nm} lower | {nm} rel | {nm} cold ms | {nm} cpu ms"
+                                          for nm in names) + " |",
+                "|---|" + "---|---|---|---|---|" * len(names)]
         for e0_, d_, n, truth, res in rows:
-            if (e0_, d_) != COMPARE:
+            if (e0_, d_) != (e0, d):
                 continue
             cells = []
             for nm in names:
                 r = res.get(nm, {})
                 if "upper" in r:
-                    cells.append(f"{r['upper']:.10g} | {r['lower']:.10g} | {_rel(r):.1e} | {r['cold']:.0f}")
+                    cells.append(f"{r['upper']:.10g} | {r['lower']:.10g} | {_rel(r):.1e} | {r['cold']:.0f} | "
+                                 f"{r.get('cpu', float('nan')):.0f}")
                 else:
-                    cells.append(f"{r.get('error', '—')[:40]} | | |")
+                    cells.append(f"{r.get('error', '—')[:40]} | | | |")
             out.append(f"| {n:.0e} | " + " | ".join(cells) + " |")
         out.append("")
     out += ["## Reading the tables", "", READING, ""]

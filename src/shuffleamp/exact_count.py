@@ -1241,6 +1241,7 @@ def _phase_delta_split(eps0: float, N: int, eps: float, thr: float = 0.0, K: int
         # an interval at the base is split near the base (the remainder grows like the square of the distance from
         # it, the values of V only linearly), the others in the middle
         jm = (j1 + j2) // 2 if j1 != 0 and j2 != 0 else (j1 + j2) // PHASE_SPLIT_AT_BASE
+        jm = min(max(jm, j1 + 1), j2 - 1)         # strictly inside (j2 - j1 >= 2 here)
         for a1, a2 in ((j1, jm), (jm, j2)):
             vv, arg2 = interval(m0, base, a1, a2)
             heapq.heappush(heap, (-vv, m0, a1, a2, arg2))

@@ -133,8 +133,10 @@ Facts used (derived here)
    threshold (the others are bounded as a whole from the unimodality of f and the growth of F).
 
    (e) *Use.*  ``upper`` is this bound (for ε: a secant search for the smallest ε with the bound <= δ,
-   checked at the returned point), with the fewest bases (2, 4, ..., :data:`PHASE_MAX_BASES`) whose remainder
-   is below 1e-7 δ or what the lattice term leaves; ``lower`` the exact value of the best evaluated dataset:
+   checked at the returned point), where its remainder at the fewest bases (2, 4, ..., :data:`PHASE_MAX_BASES`)
+   whose remainder is below 1e-7 δ or what the lattice term leaves is at most :data:`PHASE_PLAIN_RTOL` δ, and
+   the bound of fact 9 elsewhere (or where this one's bracket is wider than 1e-6); ``lower`` the exact value of
+   the best evaluated dataset:
    the bases 0 and N, then, near the block end where the bound is largest, the datasets whose lattice offset
    is closest to the maximising w (those come closest to the bound; the difference between lattice offsets
    is real, of relative order :math:`z^2/\sigma^2`).  From n = :data:`PHASE_MIN_N` the default methods
@@ -1141,15 +1143,21 @@ def _phase_bases_plain(eps0: float, N: int, eps: float, target: float) -> int:
 #: value of V at an evaluated block end by at most this relative amount (the rest is the remainder of intervals
 #: far from every base, which splitting cannot reduce).
 PHASE_BASES_RTOL = 1e-6
+#: The search for that number starts from the fewest bases whose untilted remainder over whole blocks is at most this
+#: fraction of δ (splitting cannot reduce the remainder of an interval far from every base, but where the values of
+#: V fall off away from the worst dataset faster than that remainder grows, it is not needed).
+PHASE_TILT_BLOCK_RTOL = 1e-2
 
 
 def _phase_bases(eps0: float, N: int, eps: float, thr: float) -> int:
-    """Number of bases K for facts 7 and 9: the smallest K in 2, 4, 8, ... (at most :data:`PHASE_MAX_BASES`, and
-    only while the K - 2 interior base laws cost at most :data:`PHASE_DIRECT_OPS` multiply-adds together) whose
-    bound at ``eps`` is within :data:`PHASE_BASES_RTOL` of the largest value of V at its evaluated block ends."""
+    """Number of bases K for facts 7 and 9: the smallest K in K0, 2 K0, 4 K0, ... (at most :data:`PHASE_MAX_BASES`,
+    and only while the K - 2 interior base laws cost at most :data:`PHASE_DIRECT_OPS` multiply-adds together) whose
+    bound at ``eps`` is within :data:`PHASE_BASES_RTOL` of the largest value of V at its evaluated block ends
+    (``thr``: half the target δ); K0 from :data:`PHASE_TILT_BLOCK_RTOL`."""
     p0, p1 = _probs(eps0)
     ops = (2 * 10.7) ** 2 * p0 * p1 * N / 2 + 1e3     # the two binomial windows of a base law, multiplied
-    K = 2
+    # first guess: the untilted remainder of whole blocks at most PHASE_TILT_BLOCK_RTOL of δ (= 2 thr)
+    K = _phase_bases_plain(eps0, N, eps, PHASE_TILT_BLOCK_RTOL * 2.0 * thr)
     while True:
         up, _, top = _phase_delta_split(eps0, N, eps, thr, K)
         if up <= top * (1 + PHASE_BASES_RTOL) or top <= 0.0:
@@ -1302,6 +1310,9 @@ PHASE_CANDIDATE_RTOL = 1e-7
 #: this fraction of δ (its bracket is then within 1e-6 on ε at eps0 = 0.5 .. 2, n = 1e6 .. 1e9); elsewhere the
 #: tilted remainder and split blocks of fact 9 directly.
 PHASE_PLAIN_RTOL = 5e-6
+#: ... and fact 9 only from this n: below it the search over blocks (fact 4) converges within its pair budget where
+#: the bound of fact 7 is not within 1e-6, and fact 9 would add its cost (many cheap bases, lattice-limited).
+PHASE_TILT_MIN_N = 200_000
 
 
 def _phase_candidates(eps0: float, N: int, m0: int, j: int, w: float):
@@ -1365,9 +1376,13 @@ def _phase_search(eps0: float, n: int, x: float, want_eps: bool, rtol: float = P
     p0, p1 = _probs(eps0)
     K = _phase_bases_plain(eps0, N, eps_at, 1e-7 * delta_at)
     i0, i1 = _phase_remainder(eps0, N, max(max(abs(jl), abs(jh)) for _, jl, jh in _phase_blocks(N, K)))
-    plain = (max(0.0, p1 - math.exp(eps_at) * p0) * i0 + math.expm1(eps_at) * i1) <= PHASE_PLAIN_RTOL * delta_at
-    upper, arg = bound(not plain)
-    if plain and upper > best_lo * (1 + rtol):
+    tilt_ok = n >= PHASE_TILT_MIN_N
+    plain = not tilt_ok or ((max(0.0, p1 - math.exp(eps_at) * p0) * i0 + math.expm1(eps_at) * i1)
+                            <= PHASE_PLAIN_RTOL * delta_at)
+    tilted = not plain
+    upper, arg = bound(tilted)
+    if plain and tilt_ok and upper > best_lo * (1 + rtol):
+        tilted = True
         upper, arg = min((upper, arg), bound(True), key=lambda t: t[0])
     m0, j, w = arg
     near_end = min(m0 + j, N - m0 - j) <= PHASE_CANDIDATE_SPAN
@@ -1377,8 +1392,8 @@ def _phase_search(eps0: float, n: int, x: float, want_eps: bool, rtol: float = P
         ev(_phase_candidates(eps0, N, m0, j, w) if cheap else [m0 + j])
         if want_eps and upper > best_lo * (1 + rtol):
             # the search for the upper starts from the lower: repeat it from the new one
-            upper = min(upper, bound(True)[0])
-    elif want_eps and not plain and upper > best_lo * (1 + PHASE_CANDIDATE_RTOL):
+            upper = min(upper, bound(tilted)[0])
+    elif want_eps and tilted and upper > best_lo * (1 + PHASE_CANDIDATE_RTOL):
         # within rtol: an ε query of fact 9 still tries the candidates whose laws are direct convolutions
         ev([m for m in _phase_candidates(eps0, N, m0, j, w) if _direct_law(eps0, N, m)])
     upper = max(upper, best_lo)

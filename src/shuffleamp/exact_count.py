@@ -1309,7 +1309,7 @@ PHASE_CANDIDATE_RTOL = 1e-7
 #: The bound with whole blocks and the untilted remainder (fact 7) is tried first where that remainder is at most
 #: this fraction of δ (its bracket is then within 1e-6 on ε at eps0 = 0.5 .. 2, n = 1e6 .. 1e9); elsewhere the
 #: tilted remainder and split blocks of fact 9 directly.
-PHASE_PLAIN_RTOL = 5e-6
+PHASE_PLAIN_RTOL = 1e-5
 #: ... and fact 9 only from this n: below it the search over blocks (fact 4) converges within its pair budget where
 #: the bound of fact 7 is not within 1e-6, and fact 9 would add its cost (many cheap bases, lattice-limited).
 PHASE_TILT_MIN_N = 200_000

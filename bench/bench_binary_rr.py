@@ -78,21 +78,33 @@ for line in sys.stdin:
 
 
 READING = """\
-* How the default gets there (module notes of `shuffleamp.exact_count`, facts 4 and 7): up to n = 2e4 the
-  certified search over blocks of datasets (exact at n <= 1e4 where it converges); from n = 2e4 the
-  phase-comparison bound, which compares every dataset with a base dataset through a shift-and-skew stencil
-  and charges a Fourier remainder, with 2 bases (m = 0 and N, one binomial each) at large n and up to 64
-  bases (direct convolutions) where their laws are cheap (n p0 p1 up to about 2e5..1e6); the block search
-  still runs beside it where that can help (n p0 p1 <= 2e5, or a phase bracket above 1e-3).
-* Where the bracket is above 1e-6 the phase bound's remainder dominates: its uniform Fourier bound is an
-  absolute bound, so against a small delta (1e-8) it needs larger n (it falls like n^-3/2, and like K^-2
-  with K bases), and at n = 1e5 the lattice term of the 64 bases remains.  n = 1e4 at eps0 = 0.5 is the
-  block search alone on its pair budget.
-* Times: wall clock of one call on a machine shared with other jobs (see the load column: at load L on 2
-  cores a CPU-bound call takes about L/2 times its idle time).  `warm` repeats the same call (the count-law
+* Every cell is within 1e-6 relative on ε.  How the default gets there (module notes of
+  `shuffleamp.exact_count`, facts 4, 7 and 9): up to n = 2e4 the certified search over blocks of datasets
+  (exact at n <= 1e4 where it converges); from n = 2e4 the phase-comparison bound (fact 7), which compares
+  every dataset with a base dataset through a shift-and-skew stencil and charges a Fourier remainder, with 2
+  bases (m = 0 and N, one binomial each) at large n and up to 64 where their laws are cheap, and the block
+  search beside it where that bracket is wider than 1e-6 (n p0 p1 <= 2e5); from n = 2e5, where the remainder
+  of fact 7 is above 1e-5 delta or its bracket wider than 1e-6, the same comparison with a tilted remainder
+  (Cauchy's formula on the circle |z| = e^-λ, λ the saddle point of the threshold) and blocks split near their
+  base (fact 9: the remainder of a block grows like the square of its distance from the base, the values
+  only linearly, and the worst datasets sit at or next to a base).
+* The cells fact 9 closes: delta = 1e-8 from n = 3e5 (were 4.2e-6 .. 5.7e-4 with fact 7 alone: 3e5, 1e6,
+  1e7, 1e8 at every eps0 but 0.5 at 1e8), and eps0 = 2, delta = 1e-6 at n = 1e6 and 1e7 (were 1.3e-6, 9.0e-6);
+  compare the `before` columns at eps0 = 1.  At delta = 1e-8 the hockey stick at the threshold is a
+  difference of terms 1e4 .. 1e5 times larger than delta (alpha f(c) and beta F(c - 1)), so the tilt alone
+  gains little; the split blocks do the work.
+* The cells that fact 7 already brought within 1e-6 keep its answer and cost (e.g. eps0 = 1, delta = 1e-6,
+  n = 1e7: 9.2e-7; eps0 = 2, delta = 1e-8, n = 1e9: 6.9e-7; fact 9 takes these to about 3e-8 at twice the
+  cost).  What limits a fact-9 bracket is the lattice offset (the bound takes the worst offset w in [0, 1] at
+  the threshold, the lower a concrete dataset next to the base) and, at n = 3e5, the remainder of the blocks
+  far from every base.  Between n = 3e4 and 1e5 the block search converges as before.
+* Times: wall clock of one call on a machine shared with other jobs (the load column: 7.5 .. 10 on 2 cores
+  during this run, so a CPU-bound call takes about 4 .. 5 times its idle time), and the CPU time of the same
+  call, which is close to the idle machine's wall clock.  At n = 1e8 a cold call takes 15 .. 39 ms of CPU
+  (fact 7 alone: 15 .. 23 ms where it sufficed; the pyFFTW import of the old eps0 = 0.5, delta = 1e-8 cell is
+  gone: no dataset in the middle of the range is evaluated).  `warm` repeats the same call (the count-law
   answers are memoised).  A cold cell whose datasets include one in the middle of a large range pays an FFT
-  product there, and the first one in a process imports pyFFTW (about a second; e.g. eps0 = 0.5,
-  delta = 1e-8, n = 1e8).
+  product there, and the first one in a process imports pyFFTW (about a second).
 """
 
 
@@ -167,10 +179,10 @@ def main():
         "",
         "`epsilon`: `shuffleamp.epsilon(KRR(eps0, 2), n, delta)` (the default method); `rel` = upper / lower - 1, "
         "which bounds each side's relative distance to the exact worst case; `cold ms`: the count-law caches "
-        "cleared before the call; `cold cpu ms`: the CPU time of that call (this process; closer to the idle "
-        "machine's wall clock when others load it); `warm ms`: the same call again; `δ(ε_up) ≤ δ`: `shuffleamp.delta` at the "
-        "returned upper ε certifies at most the target δ; `exact`: the worst case over every dataset, computed "
-        "independently (every m, scipy binomials), where n <= 2000.",
+        "cleared before the call; `cold cpu ms`: the CPU time of that call (this process; closer to the "
+        "idle machine's wall clock when others load it); `warm ms`: the same call again; `δ(ε_up) ≤ δ`: "
+        "`shuffleamp.delta` at the returned upper ε certifies at most the target δ; `exact`: the worst case "
+        "over every dataset, computed independently (every m, scipy binomials), where n <= 2000.",
         "",
     ]
     for eps0 in EPS0S:

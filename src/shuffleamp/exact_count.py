@@ -214,6 +214,18 @@ Facts used (derived here)
    (n = 1e8) untilted, 2.4e-2 and 7.5e-5 tilted; J = N/4096: 1.5e-6 and 2.8e-11 untilted, 6.7e-8 and 3.0e-11
    tilted (at n = 1e6 the tilt removes the lattice term's floor).
 
+   (c) *Use.*  From n = :data:`PHASE_TILT_MIN_N` the default methods evaluate this bound where the untilted
+   remainder of fact 7 at its number of bases exceeds :data:`PHASE_PLAIN_RTOL` δ, or where fact 7 leaves a
+   bracket wider than 1e-6 (the smaller upper of the two is kept), with the fewest bases (searched from the
+   first guess of :data:`PHASE_TILT_BLOCK_RTOL`) whose bound is within :data:`PHASE_BASES_RTOL` of the largest V
+   at its evaluated block ends; an ε query still evaluates the candidates of fact 7 (e) whose laws are direct
+   convolutions while its bracket is wider than :data:`PHASE_CANDIDATE_RTOL`.  Below that n the search over
+   blocks (fact 4) converges where fact 7 is not within 1e-6.  The profile of fact 8 keeps fact 7 (one pass per
+   block end).  Measured (``bench/results_binary_rr.md``, ε0 in {0.5, 1, 2}, δ in {1e-6, 1e-8}, n = 1e3 ..
+   1e9): every bracket on ε is within 1e-6; where fact 9 is used it is 3e-10 .. 2.2e-7 (δ = 1e-8 from n = 3e5
+   and ε0 = 2, δ = 1e-6 at n = 1e6, 1e7: were 1.3e-6 .. 5.7e-4), and at n = 1e8 a cold ε query takes 15 .. 39
+   ms of CPU time.
+
 Numerics
 --------
 Each binomial is computed on an index window outside which its mass is at most ``tau``
@@ -995,9 +1007,9 @@ def _phase_block(base, alpha: float, beta: float, jb: float, thr: float, key=Non
     ``rem``: None, or (R, tilts, sigma) for the block: its untilted remainder R (fact 7), a function giving the
     tilts [(λ, log M, I0, I1), ...] (fact 9) for the count where V is largest, and the standard deviation of the
     base law.  The value returned is then max over x of V(x, w) + min(R, Rem_t(x)), with Rem_t(x) = min over the
-    tilts of exp(λ x + log M) (alpha I0 + beta I1) (x the count of the base), non-decreasing in x: the centres are split
-    into segments near the maximum of V, each charged with the remainder at its right end; below the centres
-    passed to the kernel the remainder at the first of them, above them R."""
+    tilts of exp(λ x + log M) (alpha I0 + beta I1) (x the count of the base), non-decreasing in x: the centres are
+    split into segments near the maximum of V, each charged with the remainder at its right end; below the
+    centres passed to the kernel the remainder at the first of them, above them R."""
     sc = _phase_scan(base, alpha, beta, jb, thr, key,
                      h=None if rem is None or rem[1] is None else _segment_unit(rem[2]))
     if rem is None:

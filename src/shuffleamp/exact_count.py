@@ -1097,7 +1097,9 @@ def _phase_block_rem(scan, rem) -> float:
     x = x0 + np.concatenate(([float(lo)], last))
     out = np.full(x.shape, R)
     for lam, log_m, i0, i1 in tilts:
-        out = np.minimum(out, np.exp(np.minimum(lam * x + log_m, 700.0)) * (alpha * i0 + beta * i1))
+        e = lam * x + log_m
+        with np.errstate(over="ignore"):          # an overflow is +inf, never below the true value
+            out = np.minimum(out, np.exp(e) * (alpha * i0 + beta * i1))
     tilted = max(rest_l + float(out[0]), rest_r + R, float(np.max(vals + out[1:])) if len(vals) else -math.inf)
     return min(plain, tilted)
 

@@ -859,6 +859,16 @@ def _saddle(eps0: float, N: int, m0: int, x: float) -> float:
     return max(lam, 0.0)
 
 
+def _log_char(k1: int, lg1: np.ndarray, k0: int, lg0: np.ndarray) -> np.ndarray:
+    """k1 lg1 + k0 lg0 with the terms of zero counts left out (their logarithm may be -inf)."""
+    out = np.zeros(lg1.shape)
+    if k1:
+        out = out + k1 * lg1
+    if k0:
+        out = out + k0 * lg0
+    return out
+
+
 @functools.lru_cache(maxsize=256)
 def _tilt_grid(eps0: float, N: int, m0: int, lam: float):
     """The parts of :func:`_tilted_remainder` that do not depend on the block: the θ grid and the factors of the
@@ -877,8 +887,9 @@ def _tilt_grid(eps0: float, N: int, m0: int, lam: float):
     th = np.linspace(0.0, tmax, PHASE_TILT_GRID + 1)
     sh = np.sin(0.5 * th)
     u = 2.0 * sh * sh                           # 1 - cos θ
-    lg1 = 0.5 * np.log1p(-2.0 * pq1 * u)        # log |tilted Bern(p1) char. function|, decreasing
-    lg0 = 0.5 * np.log1p(-2.0 * pq0 * u)
+    with np.errstate(divide="ignore"):          # -inf where a tilted factor vanishes (pq = 1/4 at θ = π)
+        lg1 = 0.5 * np.log1p(-2.0 * pq1 * u)    # log |tilted Bern(p1) char. function|, decreasing
+        lg0 = 0.5 * np.log1p(-2.0 * pq0 * u)
     rho = np.sqrt(lam * lam + th * th)          # |s|, s = -λ + iθ
     v = 2.0 * np.sinh(0.5 * rho) ** 2           # cosh|s| - 1 >= |cosh t - 1| on [0, s]
     den = 1.0 - 2.0 * pq * v                    # <= |Q(t)| on [0, s]
@@ -887,7 +898,7 @@ def _tilt_grid(eps0: float, N: int, m0: int, lam: float):
     rho_pi = math.hypot(lam, math.pi)
     return {
         "r": r, "log_m": log_m, "g_lam": g_lam, "tmax": tmax, "dth": np.diff(th), "lg1": lg1, "lg0": lg0,
-        "mt": np.exp(m0 * lg1 + (N - m0) * lg0),             # |M_{m0}(r e^{iθ})| / M_{m0}(r), decreasing
+        "mt": np.exp(_log_char(m0, lg1, N - m0, lg0)),       # |M_{m0}(r e^{iθ})| / M_{m0}(r), decreasing
         "ok": ok,
         "s3": 2.0 * np.sinh(rho) * v,                        # >= |ŝ3(s)|
         "gm": rho * 2.0 * a * pq * v / dsafe,                # >= |G(s)|
@@ -912,7 +923,7 @@ def _tilted_remainder(eps0: float, N: int, m0: int, jl: int, jh: int, lam: float
     r, lg1, lg0, mt = g["r"], g["lg1"], g["lg0"], g["mt"]
     # |M_{m0+j}(z)| r^{-k0} / M_{m0}(r) <= exp(j G(-λ) + log|tilted char. function of m0 + j|): linear in j
     with np.errstate(over="ignore"):            # an overflow is +inf: the cell then takes the other bound
-        ca = np.exp(np.maximum.reduce([j * g["g_lam"] + (m0 + j) * lg1 + (N - m0 - j) * lg0 for j in (jl, jh)])
+        ca = np.exp(np.maximum.reduce([j * g["g_lam"] + _log_char(m0 + j, lg1, N - m0 - j, lg0) for j in (jl, jh)])
                     + 1e-9)
     jg = J * g["gm"]
     ok = g["ok"] & (jg < 30.0)
@@ -933,6 +944,8 @@ def _tilted_remainder(eps0: float, N: int, m0: int, jl: int, jh: int, lam: float
             * (math.pi - tmax) / math.pi
         i0 += rest
         i1 += r * rest * float(g["inv1"][-1])
+    if not (math.isfinite(i0) and math.isfinite(i1)):       # pragma: no cover - the untilted remainder then
+        return g["log_m"], math.inf, math.inf
     return g["log_m"], i0 * (1 + 1e-9), i1 * (1 + 1e-9)
 
 
@@ -1097,10 +1110,17 @@ def _phase_block_rem(scan, rem) -> float:
     x = x0 + np.concatenate(([float(lo)], last))
     out = np.full(x.shape, R)
     for lam, log_m, i0, i1 in tilts:
-        e = lam * x + log_m
+        coef = alpha * i0 + beta * i1
+        if coef == 0.0:
+            return max(v, rest_l, rest_r)       # pragma: no cover - no remainder at all
+        if not coef < math.inf:
+            continue
         with np.errstate(over="ignore"):          # an overflow is +inf, never below the true value
-            out = np.minimum(out, np.exp(e) * (alpha * i0 + beta * i1))
-    tilted = max(rest_l + float(out[0]), rest_r + R, float(np.max(vals + out[1:])) if len(vals) else -math.inf)
+            out = np.minimum(out, np.exp(lam * x + log_m) * coef)
+    seg = np.where(np.isneginf(vals), -math.inf, vals + out[1:])     # an empty segment adds nothing
+    tilted = max(rest_l + float(out[0]), rest_r + R, float(np.max(seg)) if len(seg) else -math.inf)
+    if math.isnan(tilted):          # pragma: no cover - never: every term is a number or +-inf
+        return plain
     return min(plain, tilted)
 
 

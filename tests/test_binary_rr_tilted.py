@@ -8,6 +8,8 @@ Oracles (none uses shuffleamp's kernels, windows, lower-set or symmetry argument
   differ by at most exp(λ (c - k0) + log M) (alpha I0 + beta I1), the library's tilted remainder integrals;
 * the tilted integrals against a fine trapezoidal quadrature of the exact integrand
   |M_{m0}(z) (psi(z)^j - lambda_j(z))| r^(-k0) / M_{m0}(r) on |z| = r (numpy complex arithmetic);
+* the bound of fact 9 with its threshold restriction against the worst case over every dataset at n <= 2000
+  (``exact_oracles.binary_rr_count_laws``, every count summed);
 * ``_mp_dataset_delta``: the hockey stick of one dataset at large n in mpmath (40 digits), binomial PMFs by their
   ratio recurrence from a log-gamma start, summed over every count within 16 standard deviations: the default's
   ε bracket at δ = 1e-8 (the cells fact 9 tightens) is checked against the dataset the library names as the
@@ -190,3 +192,21 @@ def test_tightened_cell_mpmath():
 @pytest.mark.parametrize("eps0,n", [(0.5, 3 * 10**5), (2.0, 10**6), (0.5, 10**6), (1.0, 10**7), (2.0, 10**7)])
 def test_tightened_cells_mpmath_slow(eps0, n):
     _check_tight_cell(eps0, n, 1e-8, (1, 2, 3, n - 2, n - 3))
+
+
+# ----------------------------------------------------------------------------- the split bound vs every dataset
+@pytest.mark.parametrize("eps0,n", [(1.0, 300), (0.5, 500), (3.0, 200),
+                                    pytest.param(1.0, 2000, marks=pytest.mark.slow),
+                                    pytest.param(2.0, 1500, marks=pytest.mark.slow)])
+def test_split_bound_with_threshold_is_above_the_worst_dataset(eps0, n):
+    """The bound of fact 9 (tilted remainder, split blocks), with the threshold restriction at half the true value,
+    is at least the worst case over every dataset and both orderings (scipy laws, every count summed)."""
+    from exact_oracles import binary_rr_count_laws
+    P0, P1 = binary_rr_count_laws(eps0, n)
+    for eps in np.linspace(0.05 * eps0, 0.9 * eps0, 6):
+        e = math.exp(eps)
+        truth = max(float(np.maximum(P0 - e * P1, 0).sum(axis=1).max()),
+                    float(np.maximum(P1 - e * P0, 0).sum(axis=1).max()))
+        for K in (2, 4):
+            up, _ = ec._phase_delta(eps0, n - 1, float(eps), 0.5 * truth, K)
+            assert truth <= up * (1 + 1e-12), (eps0, n, eps, K, truth, up)

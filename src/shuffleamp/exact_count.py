@@ -840,6 +840,7 @@ def _e4(x: np.ndarray) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=1024)
 def _saddle(eps0: float, N: int, m0: int, x: float) -> float:
     """λ > 0 at which the law of dataset m0 tilted by e^{-λ c} has mean ``x`` (a count below the mean), or 0."""
     p0, p1 = _probs(eps0)
@@ -1193,10 +1194,10 @@ def _phase_bases(eps0: float, N: int, eps: float, thr: float) -> int:
     # first guess: the untilted remainder of whole blocks at most PHASE_TILT_BLOCK_RTOL of δ (= 2 thr)
     K = _phase_bases_plain(eps0, N, eps, PHASE_TILT_BLOCK_RTOL * 2.0 * thr)
     while True:
+        if 2 * K > PHASE_MAX_BASES or (2 * K - 2) * ops > PHASE_DIRECT_OPS or N < 8 * K:
+            return K                    # no more bases allowed: nothing to decide
         up, _, top = _phase_delta_split(eps0, N, eps, thr, K)
         if up <= top * (1 + PHASE_BASES_RTOL) or top <= 0.0:
-            return K
-        if 2 * K > PHASE_MAX_BASES or (2 * K - 2) * ops > PHASE_DIRECT_OPS or N < 8 * K:
             return K
         K *= 2
 

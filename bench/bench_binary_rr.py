@@ -98,10 +98,10 @@ READING = """\
   cost).  What limits a fact-9 bracket is the lattice offset (the bound takes the worst offset w in [0, 1] at
   the threshold, the lower a concrete dataset next to the base) and, at n = 3e5, the remainder of the blocks
   far from every base.  Between n = 3e4 and 1e5 the block search converges as before.
-* Times: wall clock of one call on a machine shared with other jobs (the load column: 7.5 .. 10 on 2 cores
-  during this run, so a CPU-bound call takes about 4 .. 5 times its idle time), and the CPU time of the same
-  call, which is close to the idle machine's wall clock.  At n = 1e8 a cold call takes 15 .. 39 ms of CPU
-  (fact 7 alone: 15 .. 23 ms where it sufficed; the pyFFTW import of the old eps0 = 0.5, delta = 1e-8 cell is
+* Times: wall clock of one call on a machine shared with other jobs (the load column: 7 .. 8 on 2 cores
+  during this run, so a CPU-bound call takes about 3.5 .. 4 times its idle time), and the CPU time of the same
+  call, which is close to the idle machine's wall clock.  At n = 1e8 a cold call takes 14 .. 30 ms of CPU
+  (30 .. 90 ms wall; fact 7 alone: 14 .. 23 ms where it sufficed; the pyFFTW import of the old eps0 = 0.5, delta = 1e-8 cell is
   gone: no dataset in the middle of the range is evaluated).  `warm` repeats the same call (the count-law
   answers are memoised).  A cold cell whose datasets include one in the middle of a large range pays an FFT
   product there, and the first one in a process imports pyFFTW (about a second).

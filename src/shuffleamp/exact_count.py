@@ -223,7 +223,7 @@ Facts used (derived here)
    blocks (fact 4) converges where fact 7 is not within 1e-6.  The profile of fact 8 keeps fact 7 (one pass per
    block end).  Measured (``bench/results_binary_rr.md``, ε0 in {0.5, 1, 2}, δ in {1e-6, 1e-8}, n = 1e3 ..
    1e9): every bracket on ε is within 1e-6; where fact 9 is used it is 3e-10 .. 2.2e-7 (δ = 1e-8 from n = 3e5
-   and ε0 = 2, δ = 1e-6 at n = 1e6, 1e7: were 1.3e-6 .. 5.7e-4), and at n = 1e8 a cold ε query takes 15 .. 39
+   and ε0 = 2, δ = 1e-6 at n = 1e6, 1e7: were 1.3e-6 .. 5.7e-4), and at n = 1e8 a cold ε query takes 14 .. 30
    ms of CPU time.
 
 Numerics

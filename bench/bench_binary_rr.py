@@ -102,8 +102,9 @@ READING = """\
   during this run, so a CPU-bound call takes about 3.5 .. 4 times its idle time), and the CPU time of the same
   call, which is close to the idle machine's wall clock.  At n = 1e8 a cold call takes 14 .. 30 ms of CPU
   (30 .. 90 ms wall; the cells where fact 7 suffices 14 .. 23 ms, fact 9 25 .. 30 ms; no dataset in the middle
-  of the range is evaluated there).  `warm` repeats the same call (the count-law answers are memoised).  A cold cell whose datasets include one in the middle of a large range pays an FFT
-  product there, and the first one in a process imports pyFFTW (about a second).
+  of the range is evaluated there).  `warm` repeats the same call (the count-law answers are memoised).  A
+  cold cell whose datasets include one in the middle of a large range pays an FFT product there, and the first
+  one in a process imports pyFFTW (about a second).
 """
 
 

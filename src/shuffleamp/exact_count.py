@@ -1006,9 +1006,13 @@ def _phase_rows(eps0: float, N: int, m0: int):
     return None, out
 
 
-def _phase_block(base, alpha: float, beta: float, jb: float, thr: float, key=None, rem=None):
+def _phase_scan(base, alpha: float, beta: float, jb: float, thr: float, key=None, anchor=None, h=None):
     """Certified max over x and the lattice offset 0 <= w <= 1 of V(x, w) (fact 7) for one base and one end
-    j of its block (``jb`` = j b), envelopes included; returns (value, the lattice offset w of the max).
+    j of its block (``jb`` = j b), envelopes included, remainders aside: (x0, max of V over the centres passed to
+    the kernel, its index, its w, those centres lo .. hi - 1, the bounds of V below and above them, None, alpha,
+    beta, the segments).  The segments (their last centres and the max of V on each) split the centres at
+    ``anchor`` + ``h`` * PHASE_TILT_CUTS (``anchor``: an index where V is about largest, by default the maximum
+    found in one pass over every centre; ``h`` >= 1 or None for no segments).
 
     Only the centres where V can reach ``thr`` are passed to the kernel; the others are bounded as a whole
     (and the returned value is at least that bound): with Kf = alpha (1 + 3|jb|) + 2 beta |jb|, every H(y) is
@@ -1016,27 +1020,7 @@ def _phase_block(base, alpha: float, beta: float, jb: float, thr: float, key=Non
     x - 2 .. x + 1 (the negative cubic weights sum to at most 0.15).  Left of the mode (f, F increasing):
     V(x) <= 1.3 Kf f(x + 3) + 0.15 beta F(x) + envelopes; right of it:
     V(x) <= 1.3 Kf fmax - beta (F(x - 3) - 0.6 fmax) + envelopes.  Envelopes are charged as a factor about 2
-    and 1e-9 beta (they are relative 1e-11 or less).
-
-    ``rem``: None, or (R, tilts, sigma) for the block: its untilted remainder R (fact 7), a function giving the
-    tilts [(λ, log M, I0, I1), ...] (fact 9) for the count where V is largest, and the standard deviation of the
-    base law.  The value returned is then max over x of V(x, w) + min(R, Rem_t(x)), with Rem_t(x) = min over the
-    tilts of exp(λ x + log M) (alpha I0 + beta I1) (x the count of the base), non-decreasing in x: the centres are
-    split into segments near the maximum of V, each charged with the remainder at its right end; below the
-    centres passed to the kernel the remainder at the first of them, above them R."""
-    sc = _phase_scan(base, alpha, beta, jb, thr, key,
-                     h=None if rem is None or rem[1] is None else _segment_unit(rem[2]))
-    if rem is None:
-        return max(sc[1], sc[6], sc[7]), sc[3]
-    return _phase_block_rem(sc, rem), sc[3]
-
-
-def _phase_scan(base, alpha: float, beta: float, jb: float, thr: float, key=None, anchor=None, h=None):
-    """The parts of :func:`_phase_block` that do not depend on the remainder: (x0, max of V over the centres
-    passed to the kernel, its index, its w, those centres lo .. hi - 1, the bounds below and above them, None,
-    alpha, beta, the segments).  The segments (their last centres and the max of V on each) split the
-    centres at ``anchor`` + ``h`` * PHASE_TILT_CUTS (``anchor``: an index where V is about largest, by default the
-    maximum found in one pass over every centre; ``h`` >= 1 or None for no segments)."""
+    and 1e-9 beta (they are relative 1e-11 or less)."""
     x0, fp, rho, tau, cum, mode, r0, drift = base
     ajb = abs(jb)
     kf = alpha * (1 + 3 * ajb) + 2 * beta * ajb
@@ -1097,8 +1081,14 @@ def _segment_unit(sigma: float) -> int:
 
 
 def _phase_block_rem(scan, rem) -> float:
-    """max over x of V(x, w) + min(R, Rem_t(x)) for a scan of :func:`_phase_scan` and ``rem`` = (R, tilts, sigma)
-    (see :func:`_phase_block`): each segment of the scan is charged with the remainder at its last centre."""
+    """Certified max over x of V(x, w) + the remainder for a scan of :func:`_phase_scan`.
+
+    ``rem`` = (R, tilts, sigma) for the block: its untilted remainder R (fact 7), a function giving the
+    tilts [(λ, log M, I0, I1), ...] (fact 9) for the count where V is largest, and the standard deviation of the
+    base law.  The value returned is max over x of V(x, w) + min(R, Rem_t(x)), with Rem_t(x) = min over the
+    tilts of exp(λ x + log M) (alpha I0 + beta I1) (x the count of the base), non-decreasing in x: the centres are
+    split into segments near the maximum of V, each charged with the remainder at its right end; below the
+    centres passed to the kernel the remainder at the first of them, above them R."""
     x0, v, k, w, lo, hi, rest_l, rest_r, _, alpha, beta, segs = scan
     R, tilt_fn, sig = rem
     plain = max(v, rest_l, rest_r) + R

@@ -489,3 +489,165 @@ def phase_block_max(const double[::1] A, const double[::1] B, const double[::1] 
                     arg = i - 1
                     wbest = wv
     return best, arg, wbest
+
+
+def phase_rows(const double[::1] fp, double rho, double tau, double r0, double drift):
+    """The parts of :func:`phase_arrays` that do not depend on ``jb``: a (6, len) array of rows f, F, A3, B3, eA3,
+    eB3 (F(x - 1) accumulated in long double and rounded; the stencils A3, B3 and their envelopes eA3, eB3 as in
+    :func:`phase_arrays`; entries 0, 1, len - 2, len - 1 are 0), from which :func:`phase_segments_max` forms
+    A = f + jb A3, B = F + jb B3 and their envelopes for any ``jb`` exactly as :func:`phase_arrays` does."""
+    cdef Py_ssize_t L = fp.shape[0], i
+    cdef long double F = 0.0
+    cdef double eps = 2.220446049250313e-16
+    cdef double a3, b3, fm2, fm1, f0, fp1, fp2, absA, absB, dA, dB
+    cdef double s1 = drift + r0, s2 = 2 * drift + r0
+    if L < 9:
+        raise ValueError("fp must be padded with 4 zeros on each side")
+    cdef cnp.ndarray[cnp.float64_t, ndim=2] out = np.zeros((6, L))
+    cdef double[:, ::1] o = out
+    with nogil:
+        F = <long double>fp[0]
+        for i in range(2, L - 2):
+            F += fp[i - 1]                   # F(i - 1)
+            fm2 = fp[i - 2]
+            fm1 = fp[i - 1]
+            f0 = fp[i]
+            fp1 = fp[i + 1]
+            fp2 = fp[i + 2]
+            a3 = (-0.5 * fm2 + fm1) + (0.5 * fp2 - fp1)
+            b3 = 0.5 * ((fp1 - f0) + (fm2 - fm1))
+            absA = 0.5 * fm2 + fm1 + fp1 + 0.5 * fp2
+            absB = 0.5 * (fp1 + f0 + fm1 + fm2)
+            dA = 0.5 * fm2 * s2 + fm1 * s1 + fp1 * s1 + 0.5 * fp2 * s2
+            dB = 0.5 * (fp1 * s1 + f0 * r0 + fm1 * s1 + fm2 * s2)
+            o[0, i] = f0
+            o[1, i] = <double>F
+            o[2, i] = a3
+            o[3, i] = b3
+            o[4, i] = (rho + 2 * eps) * (fabs(a3) + 2 * dA) + (1.0 + 4 * rho) * dA + 4 * eps * absA + 3 * tau
+            o[5, i] = (rho + 2 * eps) * (fabs(b3) + 2 * dB) + (1.0 + 4 * rho) * dB + 4 * eps * absB + 2 * tau
+    return out
+
+
+cdef inline void _seg_max(const double[:, ::1] R, double jb, double alpha, double beta, double rho, double tau,
+                          double rb, Py_ssize_t lo, Py_ssize_t hi, double* vout, Py_ssize_t* aout,
+                          double* wout) noexcept nogil:
+    """The pass of :func:`phase_block_max` over the centres lo .. hi - 1 with the arrays formed from the rows."""
+    cdef Py_ssize_t i, t, arg = -1
+    cdef double eps = 2.220446049250313e-16, ajb = jb if jb >= 0 else -jb
+    cdef double h[4]
+    cdef double e[4]
+    cdef double A, B, eA, eB, f0, Fd, a3, b3
+    cdef double ym, y0, y1, y2, d1, d2, d3, qa, qb, qc, disc, q, ww, val, pv, wv, best = -INFINITY, wbest = 0.0
+    cdef double roots[2]
+    cdef int nr, r
+    for t in range(4):
+        h[t] = 0.0
+        e[t] = 0.0
+    for i in range(lo - 2, hi + 1):
+        for t in range(3):
+            h[t] = h[t + 1]
+            e[t] = e[t + 1]
+        f0 = R[0, i]
+        Fd = R[1, i]
+        a3 = R[2, i]
+        b3 = R[3, i]
+        A = f0 + jb * a3
+        B = Fd + jb * b3
+        if f0 == 0.0 and Fd == 0.0 and a3 == 0.0 and b3 == 0.0 and R[4, i] == 0.0 and R[5, i] == 0.0:
+            eA = 0.0                         # an entry phase_arrays leaves at 0 (the first and last two)
+            eB = 0.0
+        else:
+            eA = rho * f0 + tau + ajb * R[4, i] + 16 * eps * (f0 + ajb * fabs(a3))
+            eB = rb * Fd + tau + ajb * R[5, i] + 16 * eps * (Fd + ajb * fabs(b3))
+        h[3] = alpha * A - beta * B
+        e[3] = alpha * eA + beta * eB
+        if i >= lo + 1:              # h = H(x-2), H(x-1), H(x), H(x+1) for x = i - 1
+            ym = h[3]
+            y0 = h[2]
+            y1 = h[1]
+            y2 = h[0]
+            pv = y0 if y0 > y1 else y1
+            ww = -ym if -ym > -y2 else -y2
+            if ww < 0.0:
+                ww = 0.0
+            q = (1.15 * pv if pv > 0.0 else pv) + 0.15 * ww
+            q += (e[2] + e[1] + 0.09 * e[3] + 0.07 * e[0]
+                  + 64 * eps * (fabs(ym) + fabs(y0) + fabs(y1) + fabs(y2)))
+            if q <= best:
+                continue
+            d1 = y1 - y0
+            d2 = y1 - 2.0 * y0 + ym
+            d3 = y2 - 3.0 * y1 + 3.0 * y0 - ym
+            val = y0
+            wv = 0.0
+            if y1 > y0:
+                val = y1
+                wv = 1.0
+            qa = 0.5 * d3
+            qb = d2
+            qc = d1 - 0.5 * d2 - d3 / 6.0
+            nr = 0
+            if qa == 0.0:
+                if qb != 0.0:
+                    roots[0] = -qc / qb
+                    nr = 1
+            else:
+                disc = qb * qb - 4.0 * qa * qc
+                if disc >= 0.0:
+                    q = -0.5 * (qb + (sqrt(disc) if qb >= 0 else -sqrt(disc)))
+                    roots[0] = q / qa
+                    nr = 1
+                    if q != 0.0:
+                        roots[1] = qc / q
+                        nr = 2
+            for r in range(nr):
+                ww = roots[r]
+                if ww > 0.0 and ww < 1.0:
+                    pv = y0 + ww * d1 + (ww * ww - ww) * 0.5 * d2 + (ww * ww * ww - ww) * d3 / 6.0
+                    if pv > val:
+                        val = pv
+                        wv = ww
+            val += (e[2] + e[1] + 0.09 * e[3] + 0.07 * e[0]
+                    + 64 * eps * (fabs(ym) + fabs(y0) + fabs(y1) + fabs(y2)))
+            if val > best:
+                best = val
+                arg = i - 1
+                wbest = wv
+    vout[0] = best
+    aout[0] = arg
+    wout[0] = wbest
+
+
+def phase_segments_max(const double[:, ::1] rows, double jb, double alpha, double beta, double rho, double tau,
+                       const int64_t[::1] cuts):
+    """:func:`phase_block_max` of the arrays :func:`phase_arrays` would give for ``jb`` (formed on the fly from
+    :func:`phase_rows`, with the same ``rho`` and ``tau``), over each segment of centres cuts[s] .. cuts[s+1] - 1
+    (each clipped to 4 .. len - 4 as there).  Returns arrays (value, index, w) per segment; (-inf, -1, 0) for an
+    empty one."""
+    cdef Py_ssize_t L = rows.shape[1], S = cuts.shape[0] - 1, s, lo, hi
+    cdef double rb = rho + (L + 2) * <double>LDBL_EPSILON + 2.220446049250313e-16
+    if L < 9 or rows.shape[0] != 6:
+        raise ValueError("rows must be the (6, len) output of phase_rows")
+    if S < 0:
+        S = 0
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] vals = np.empty(S)
+    cdef cnp.ndarray[cnp.intp_t, ndim=1] args = np.empty(S, dtype=np.intp)
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] ws = np.empty(S)
+    cdef double[::1] vv = vals, wv = ws
+    cdef Py_ssize_t[::1] av = args
+    with nogil:
+        for s in range(S):
+            lo = cuts[s]
+            hi = cuts[s + 1]
+            if lo < 4:
+                lo = 4
+            if hi > L - 3:
+                hi = L - 3
+            if hi <= lo:
+                vv[s] = -INFINITY
+                av[s] = -1
+                wv[s] = 0.0
+            else:
+                _seg_max(rows, jb, alpha, beta, rho, tau, rb, lo, hi, &vv[s], &av[s], &wv[s])
+    return vals, args, ws

@@ -11,8 +11,8 @@ For every eps0 in {0.5, 1, 2}, n = 1e3 .. 1e9 and delta in {1e-6, 1e-8}:
 * ``exact``: the worst case over every dataset computed independently (scipy binomials over every m, both
   orderings, brentq) where n <= 2000.
 
-A second source tree can be compared on the eps0 = 1, delta = 1e-6 column (``--src before=PATH``, e.g. a
-``git archive`` of an older commit with its count kernel built); each tree runs in its own worker process.
+A second source tree can be compared on the eps0 = 1 columns (delta = 1e-6 and 1e-8) (``--src before=PATH``,
+e.g. a ``git archive`` of an older commit with its count kernel built); each tree runs in its own worker process.
 
 Usage::
 
@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 NS = [10**3, 10**4, 3 * 10**4, 10**5, 3 * 10**5, 10**6, 10**7, 10**8, 10**9]
 EPS0S = [0.5, 1.0, 2.0]
 DELTAS = [1e-6, 1e-8]
-COMPARE = (1.0, 1e-6)          # the cell compared with another source tree
+COMPARE = ((1.0, 1e-6), (1.0, 1e-8))          # the columns compared with another source tree
 
 WORKER = r"""
 import json, os, sys, time
@@ -46,7 +46,8 @@ from shuffleamp import exact_count as ec
 from shuffleamp.mechanisms import KRR
 sa.epsilon(KRR(1.0, 2), 1000, 1e-8)
 def clear():
-    for name in ("_law", "_search", "_point", "_phase_base", "_phase_remainder", "_phase_arrays"):
+    for name in ("_law", "_search", "_point", "_phase_base", "_phase_remainder", "_phase_rows", "_phase_arrays",
+                 "_tilted_remainder", "_tilt_grid"):
         fn = getattr(ec, name, None)
         if hasattr(fn, "cache_clear"):
             fn.cache_clear()
@@ -58,12 +59,15 @@ for line in sys.stdin:
         clear()
         load = os.getloadavg()[0]
         t = time.perf_counter()
+        c = time.process_time()
         r = sa.epsilon(m, n, delta)
         cold = 1e3 * (time.perf_counter() - t)
+        cpu = 1e3 * (time.process_time() - c)
         t = time.perf_counter()
         r = sa.epsilon(m, n, delta)
         warm = 1e3 * (time.perf_counter() - t)
-        out = {"cold": cold, "warm": warm, "upper": float(r.upper), "lower": float(r.lower), "load": load}
+        out = {"cold": cold, "cpu": cpu, "warm": warm, "upper": float(r.upper), "lower": float(r.lower),
+               "load": load}
         if check:
             d = sa.delta(m, n, float(r.upper))
             out["check"] = bool(d.upper <= delta)
@@ -74,21 +78,33 @@ for line in sys.stdin:
 
 
 READING = """\
-* How the default gets there (module notes of `shuffleamp.exact_count`, facts 4 and 7): up to n = 2e4 the
-  certified search over blocks of datasets (exact at n <= 1e4 where it converges); from n = 2e4 the
-  phase-comparison bound, which compares every dataset with a base dataset through a shift-and-skew stencil
-  and charges a Fourier remainder, with 2 bases (m = 0 and N, one binomial each) at large n and up to 64
-  bases (direct convolutions) where their laws are cheap (n p0 p1 up to about 2e5..1e6); the block search
-  still runs beside it where that can help (n p0 p1 <= 2e5, or a phase bracket above 1e-3).
-* Where the bracket is above 1e-6 the phase bound's remainder dominates: its uniform Fourier bound is an
-  absolute bound, so against a small delta (1e-8) it needs larger n (it falls like n^-3/2, and like K^-2
-  with K bases), and at n = 1e5 the lattice term of the 64 bases remains.  n = 1e4 at eps0 = 0.5 is the
-  block search alone on its pair budget.
-* Times: wall clock of one call on a machine shared with other jobs (see the load column: at load L on 2
-  cores a CPU-bound call takes about L/2 times its idle time).  `warm` repeats the same call (the count-law
-  answers are memoised).  A cold cell whose datasets include one in the middle of a large range pays an FFT
-  product there, and the first one in a process imports pyFFTW (about a second; e.g. eps0 = 0.5,
-  delta = 1e-8, n = 1e8).
+* Every cell is within 1e-6 relative on ε.  How the default gets there (module notes of
+  `shuffleamp.exact_count`, facts 4, 7 and 9): up to n = 2e4 the certified search over blocks of datasets
+  (exact at n <= 1e4 where it converges); from n = 2e4 the phase-comparison bound (fact 7), which compares
+  every dataset with a base dataset through a shift-and-skew stencil and charges a Fourier remainder, with 2
+  bases (m = 0 and N, one binomial each) at large n and up to 64 where their laws are cheap, and the block
+  search beside it where that bracket is wider than 1e-6 (n p0 p1 <= 2e5); from n = 2e5, where the remainder
+  of fact 7 is above 1e-5 delta or its bracket wider than 1e-6, the same comparison with a tilted remainder
+  (Cauchy's formula on the circle |z| = e^-λ, λ the saddle point of the threshold) and blocks split near their
+  base (fact 9: the remainder of a block grows like the square of its distance from the base, the values
+  only linearly, and the worst datasets sit at or next to a base).
+* The cells fact 9 closes: delta = 1e-8 from n = 3e5 (were 4.2e-6 .. 5.7e-4 with fact 7 alone: 3e5, 1e6,
+  1e7, 1e8 at every eps0 but 0.5 at 1e8), and eps0 = 2, delta = 1e-6 at n = 1e6 and 1e7 (were 1.3e-6, 9.0e-6);
+  compare the `before` columns at eps0 = 1.  At delta = 1e-8 the hockey stick at the threshold is a
+  difference of terms 1e4 .. 1e5 times larger than delta (alpha f(c) and beta F(c - 1)), so the tilt alone
+  gains little; the split blocks do the work.
+* The cells that fact 7 already brought within 1e-6 keep its answer and cost (e.g. eps0 = 1, delta = 1e-6,
+  n = 1e7: 9.2e-7; eps0 = 2, delta = 1e-8, n = 1e9: 6.9e-7; fact 9 takes these to about 3e-8 at twice the
+  cost).  What limits a fact-9 bracket is the lattice offset (the bound takes the worst offset w in [0, 1] at
+  the threshold, the lower a concrete dataset next to the base) and, at n = 3e5, the remainder of the blocks
+  far from every base.  Between n = 3e4 and 1e5 the block search converges as before.
+* Times: wall clock of one call on a machine shared with other jobs (the load column: 7 .. 8 on 2 cores
+  during this run, so a CPU-bound call takes about 3.5 .. 4 times its idle time), and the CPU time of the same
+  call, which is close to the idle machine's wall clock.  At n = 1e8 a cold call takes 14 .. 30 ms of CPU
+  (30 .. 90 ms wall; the cells where fact 7 suffices 14 .. 23 ms, fact 9 25 .. 30 ms; no dataset in the middle
+  of the range is evaluated there).  `warm` repeats the same call (the count-law answers are memoised).  A
+  cold cell whose datasets include one in the middle of a large range pays an FFT product there, and the first
+  one in a process imports pyFFTW (about a second).
 """
 
 
@@ -138,7 +154,7 @@ def main():
             for n in NS:
                 truth = _truth(eps0, n, delta) if n <= 2000 else None
                 res = {main_name: ask(main_name, eps0, n, delta, True)}
-                if (eps0, delta) == COMPARE:
+                if (eps0, delta) in COMPARE:
                     for other in names[1:]:
                         res[other] = ask(other, eps0, n, delta, False)
                 rows.append((eps0, delta, n, truth, res))
@@ -163,45 +179,47 @@ def main():
         "",
         "`epsilon`: `shuffleamp.epsilon(KRR(eps0, 2), n, delta)` (the default method); `rel` = upper / lower - 1, "
         "which bounds each side's relative distance to the exact worst case; `cold ms`: the count-law caches "
-        "cleared before the call; `warm ms`: the same call again; `δ(ε_up) ≤ δ`: `shuffleamp.delta` at the "
-        "returned upper ε certifies at most the target δ; `exact`: the worst case over every dataset, computed "
-        "independently (every m, scipy binomials), where n <= 2000.",
+        "cleared before the call; `cold cpu ms`: the CPU time of that call (this process; closer to the "
+        "idle machine's wall clock when others load it); `warm ms`: the same call again; `δ(ε_up) ≤ δ`: "
+        "`shuffleamp.delta` at the returned upper ε certifies at most the target δ; `exact`: the worst case "
+        "over every dataset, computed independently (every m, scipy binomials), where n <= 2000.",
         "",
     ]
     for eps0 in EPS0S:
         for delta in DELTAS:
             out += [f"## eps0 = {eps0:g}, delta = {delta:g}", "",
-                    "| n | exact | upper | lower | rel | cold ms | warm ms | load | δ(ε_up) ≤ δ |",
-                    "|---|---|---|---|---|---|---|---|---|"]
+                    "| n | exact | upper | lower | rel | cold ms | cold cpu ms | warm ms | load | δ(ε_up) ≤ δ |",
+                    "|---|---|---|---|---|---|---|---|---|---|"]
             for e0, d, n, truth, res in rows:
                 if (e0, d) != (eps0, delta):
                     continue
                 r = res[main_name]
                 t = f"{truth:.13g}" if truth is not None else "—"
                 if "error" in r:
-                    out.append(f"| {n:.0e} | {t} | {r['error'][:60]} | | | | | | |")
+                    out.append(f"| {n:.0e} | {t} | {r['error'][:60]} | | | | | | | |")
                     continue
                 out.append(f"| {n:.0e} | {t} | {r['upper']:.12g} | {r['lower']:.12g} | {_rel(r):.1e} | "
-                           f"{r['cold']:.0f} | {r['warm']:.0f} | {r['load']:.1f} | "
+                           f"{r['cold']:.0f} | {r['cpu']:.0f} | {r['warm']:.0f} | {r['load']:.1f} | "
                            f"{'yes' if r.get('check') else 'NO'} |")
             out.append("")
-    if len(names) > 1:
-        e0, d = COMPARE
+    for e0, d in (COMPARE if len(names) > 1 else ()):
         out += [f"## Against other trees (eps0 = {e0:g}, delta = {d:g})", ""]
         for nm in names:
             out.append(f"* `{nm}`: {described.get(nm, 'see the command line')}")
-        out += ["", "| n | " + " | ".join(f"{nm} upper | {nm} lower | {nm} rel | {nm} cold ms" for nm in names) + " |",
-                "|---|" + "---|---|---|---|" * len(names)]
+        out += ["", "| n | " + " | ".join(f"{nm} upper | {nm} lower | {nm} rel | {nm} cold ms | {nm} cpu ms"
+                                          for nm in names) + " |",
+                "|---|" + "---|---|---|---|---|" * len(names)]
         for e0_, d_, n, truth, res in rows:
-            if (e0_, d_) != COMPARE:
+            if (e0_, d_) != (e0, d):
                 continue
             cells = []
             for nm in names:
                 r = res.get(nm, {})
                 if "upper" in r:
-                    cells.append(f"{r['upper']:.10g} | {r['lower']:.10g} | {_rel(r):.1e} | {r['cold']:.0f}")
+                    cells.append(f"{r['upper']:.10g} | {r['lower']:.10g} | {_rel(r):.1e} | {r['cold']:.0f} | "
+                                 f"{r.get('cpu', float('nan')):.0f}")
                 else:
-                    cells.append(f"{r.get('error', '—')[:40]} | | |")
+                    cells.append(f"{r.get('error', '—')[:40]} | | | |")
             out.append(f"| {n:.0e} | " + " | ".join(cells) + " |")
         out.append("")
     out += ["## Reading the tables", "", READING, ""]

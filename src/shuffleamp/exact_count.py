@@ -133,8 +133,10 @@ Facts used (derived here)
    threshold (the others are bounded as a whole from the unimodality of f and the growth of F).
 
    (e) *Use.*  ``upper`` is this bound (for ε: a secant search for the smallest ε with the bound <= δ,
-   checked at the returned point), with the fewest bases (2, 4, ..., :data:`PHASE_MAX_BASES`) whose remainder
-   is below 1e-7 δ or what the lattice term leaves; ``lower`` the exact value of the best evaluated dataset:
+   checked at the returned point), where its remainder at the fewest bases (2, 4, ..., :data:`PHASE_MAX_BASES`)
+   whose remainder is below 1e-7 δ or what the lattice term leaves is at most :data:`PHASE_PLAIN_RTOL` δ, and
+   the bound of fact 9 elsewhere (or where this one's bracket is wider than 1e-6); ``lower`` the exact value of
+   the best evaluated dataset:
    the bases 0 and N, then, near the block end where the bound is largest, the datasets whose lattice offset
    is closest to the maximising w (those come closest to the bound; the difference between lattice offsets
    is real, of relative order :math:`z^2/\sigma^2`).  From n = :data:`PHASE_MIN_N` the default methods
@@ -143,12 +145,9 @@ Facts used (derived here)
    (``bench/results_binary_rr.md``): at δ = 1e-6 the bracket on ε is 1e-8 to 1e-6 from n = 1e6 to 1e9 at
    ε0 = 0.5 and 1 (ε0 = 1: 5e-7 at n = 1e6, 9e-7 at 1e7, 4e-8 at 1e8 in a few tens of milliseconds, 1e-8 at
    1e9), 1e-6 to 6e-6 at n = 1e5; at ε0 = 2, 1.3e-6 at n = 1e6 and 9e-6 at 1e7 (two bases only there: more
-   would cost too much); at δ = 1e-8 it is 2e-7 to 6e-4 between n = 1e5 and 1e8.  There the remainder
-   (c) dominates: it is an absolute bound (the uniform Fourier bound does not decay with the tail), so
-   against a small δ it needs larger n, and at n = 1e5 the lattice term of 64 bases remains.  Closing that
-   needs a tilted (saddle-point) version of (c), whose remainder scales with the tail probability, or
-   accurate base laws in the middle of the range at large n (an FFT product's absolute error swamps the
-   difference stencils).
+   would cost too much); at δ = 1e-8 it was 2e-7 to 6e-4 between n = 1e5 and 1e8 with the remainder (c)
+   alone.  There (c) dominates: it is an absolute bound charged uniformly over a block of up to N/2 datasets, so
+   against a small δ it needs larger n.  Fact 9 removes both limits.
 8. **The profile from nodes (from n = 2e4).**  :math:`\delta^*` as a function of :math:`x = e^\varepsilon`
    is convex and non-increasing on :math:`x \ge 1`: each :math:`H_m(x) = \sum_c (P(c) - xQ(c))_+` is a sum of
    convex non-increasing functions of x, and a pointwise maximum keeps both properties.  So from certified
@@ -164,6 +163,68 @@ Facts used (derived here)
    then exceeds the curve by at most about :math:`(\log r)^2/8` relative), and returns the smaller of this
    and the block bound at every ε.  Nodes are placed only where the block bound exceeds the phase remainder
    several times (elsewhere the remainder alone exceeds what the phase bound could gain).
+9. **Tilted remainder and split blocks (the bound of fact 7 as the default methods evaluate it).**
+
+   (a) *Tilting.*  :math:`E_j = S_{m_0+j} - S_{m_0} * \lambda_j` is finitely supported, so
+   :math:`\hat E(z) = \sum_k E(k) z^k` is a Laurent polynomial and Cauchy's formula holds on every circle
+   :math:`|z| = r = e^{-\lambda}`, :math:`\lambda > 0`: :math:`E(\{c\}) = \frac1{2\pi}\int \hat E(z) z^{-c}\,d\theta`
+   and :math:`E((-\infty, c-1]) = \frac1{2\pi}\int \hat E(z) z^{1-c}/(1-z)\,d\theta` (the geometric sum is cut
+   below the support at :math:`K_0`; the cut part integrates :math:`\hat E(z) z^{-K_0}/(1-z)`, analytic in
+   :math:`|z| < 1`, to 0).  So :math:`|\Phi_c(E_j)| \le r^{-c}(\alpha I_0 + \beta r I_1)` with
+   :math:`I_0 = \frac1{2\pi}\int|\hat E(re^{i\theta})|`, :math:`I_1` the same over
+   :math:`|1 - re^{i\theta}| \ge 1 - r > 0` (no zero-mass condition).  With :math:`s = \log z = -\lambda + i\theta`,
+   :math:`\psi(e^s) = e^{as + G(s)}` where G is analytic and odd with :math:`G' = -2ap_0p_1v/Q`,
+   :math:`v = \cosh s - 1`, :math:`Q = 1 + 2p_0p_1v` (the continuation of :math:`A' = a/D`), and
+   :math:`\hat\lambda_j = e^{k_0s}\hat L_w(s)(1 + jb\,\hat s_3(s))`, :math:`\hat s_3 = 2\sinh s\,(1 - \cosh s)`.
+   Hence :math:`r^{-c}|\hat E| = e^{\lambda x} M_{m_0}(r)\,|\tilde M(\theta)|\,\Psi` with :math:`x = c - k_0`
+   (the base's count), :math:`M_{m_0}` the generating function of :math:`S_{m_0}`,
+   :math:`|\tilde M| = |M_{m_0}(re^{i\theta})|/M_{m_0}(r)` (a product of tilted Bernoulli factors
+   :math:`(1 - 2p'q'(1-\cos\theta))^{1/2}`, decreasing on [0, π]) and, as :math:`|e^{ws}| \le 1`,
+   :math:`\Psi = |e^{ws}e^{jG} - \hat L_w(1 + jb\hat s_3)| \le |e^{ws} - \hat L_w|\,|1 + jb\hat s_3| +
+   |e^{jG} - 1 - jG| + |j|\,|G - b\hat s_3|`.  With :math:`\rho = |s|` and power series bounded term by term
+   (and G, :math:`G - b\hat s_3` integrated along [0, s], where :math:`|\cosh t - 1| \le \nu = \cosh\rho - 1`
+   and :math:`|Q| \ge 1 - 2p_0p_1\nu`): :math:`|e^{ws} - \hat L_w| \le \sum_{k\ge4}(1 + |l_{-1}| + |l_1| +
+   2^k|l_2|)\rho^k/k! \le 2.07\,e_4(\rho) + 0.0642\,e_4(2\rho)`, :math:`e_4(y) = \sum_{k\ge4}y^k/k! \le
+   y^4/(24(1 - y/5))`; :math:`|\hat s_3| \le 2\sinh\rho\,\nu`; :math:`|G| \le 2ap_0p_1\rho\nu/(1 - 2p_0p_1\nu)`;
+   :math:`|e^y - 1 - y| \le |y|^2e^{|y|}/2`; and :math:`G' - b\hat s_3' = 4ap_0p_1v^2(p_0p_1/Q + 1/3)` gives
+   :math:`|G - b\hat s_3| \le 4ap_0p_1\rho\nu^2(p_0p_1/(1 - 2p_0p_1\nu) + 1/3)` (used while
+   :math:`1 - 2p_0p_1\nu > 1/4`).  Where these are large, the cap :math:`|\hat E| \le |M_{m_0+j}(z)| +
+   |M_{m_0}(z)|\,|\hat\lambda_j(z)|` with :math:`|M_{m_0+j}(z)|r^{-k_0}/M_{m_0}(r) \le
+   e^{jG(-\lambda)}|\tilde M_{m_0+j}(\theta)|` (its logarithm is linear in j: largest at a block end) and
+   :math:`|\hat L_w(s)| \le 1.25e^{\lambda}`.  Every factor is monotone in θ on [0, π], so upper Riemann sums
+   certify :math:`I_0, I_1` (:func:`_tilted_remainder`), and for every dataset of a block and every count,
+   :math:`|\Phi_c(E_j)| \le \mathrm{Rem}_\lambda(c - k_0) := e^{\lambda(c - k_0)}M_{m_0}(r)(\alpha I_0 +
+   \beta rI_1)`, non-decreasing in the base's count, for every λ > 0.  The bound charges the smallest of the
+   untilted remainder of fact 7 (c) and :math:`\mathrm{Rem}_\lambda` over a few λ about the saddle point of the
+   count where V is largest (the tilt whose tilted mean is that count), the centres cut into segments each
+   charged with the remainder at its last centre (:data:`PHASE_TILT_CUTS`).
+
+   (b) *Split blocks.*  Facts 7 (b) and 9 (a) hold for every sub-interval :math:`[j_1, j_2]` of a block: V is
+   affine in j on it, and the remainders take :math:`J = \max(|j_1|, |j_2|)` (the cap its two ends).  So the
+   bound is the maximum over any partition of the blocks into intervals, each bounded by V at its two ends plus
+   its own remainder.  An interval whose bound exceeds the largest V at an evaluated end by more than
+   :data:`PHASE_SPLIT_RTOL` is split (at 1/:data:`PHASE_SPLIT_AT_BASE` of its length from the base when it ends
+   there, else in the middle), at most :data:`PHASE_MAX_SPLITS` times per evaluation.  This matters more than
+   (a): at the threshold the hockey stick is a small difference of large terms (:math:`\alpha f(c)` and
+   :math:`\beta F(c-1)` are 1e4 .. 1e5 times δ = 1e-8 at n = 1e6 .. 1e8, the threshold only 3.4 .. 4 standard
+   deviations from the mean), so a remainder relative to the tail mass is still large against δ, but the
+   dominant term :math:`(jB)^2/2` falls like :math:`J^2` while V moves only linearly in j, and the worst
+   datasets sit at or near a base (j = 0 is the base dataset itself, where the comparison is exact).  Measured
+   (ε0 = 1, δ = 1e-8, the worst base m0 = 0, the remainder relative to δ): J = N/2: 2.4e-2 (n = 1e6), 2.4e-5
+   (n = 1e8) untilted, 2.4e-2 and 7.5e-5 tilted; J = N/4096: 1.5e-6 and 2.8e-11 untilted, 6.7e-8 and 3.0e-11
+   tilted (at n = 1e6 the tilt removes the lattice term's floor).
+
+   (c) *Use.*  From n = :data:`PHASE_TILT_MIN_N` the default methods evaluate this bound where the untilted
+   remainder of fact 7 at its number of bases exceeds :data:`PHASE_PLAIN_RTOL` δ, or where fact 7 leaves a
+   bracket wider than 1e-6 (the smaller upper of the two is kept), with the fewest bases (searched from the
+   first guess of :data:`PHASE_TILT_BLOCK_RTOL`) whose bound is within :data:`PHASE_BASES_RTOL` of the largest V
+   at its evaluated block ends; an ε query still evaluates the candidates of fact 7 (e) whose laws are direct
+   convolutions while its bracket is wider than :data:`PHASE_CANDIDATE_RTOL`.  Below that n the search over
+   blocks (fact 4) converges where fact 7 is not within 1e-6.  The profile of fact 8 keeps fact 7 (one pass per
+   block end).  Measured (``bench/results_binary_rr.md``, ε0 in {0.5, 1, 2}, δ in {1e-6, 1e-8}, n = 1e3 ..
+   1e9): every bracket on ε is within 1e-6; where fact 9 is used it is 3e-10 .. 2.2e-7 (δ = 1e-8 from n = 3e5
+   and ε0 = 2, δ = 1e-6 at n = 1e6, 1e7: were 1.3e-6 .. 5.7e-4), and at n = 1e8 a cold ε query takes 14 .. 30
+   ms of CPU time.
 
 Numerics
 --------
@@ -758,6 +819,137 @@ def _phase_remainder(eps0: float, N: int, J: int):
     return i0 * (1 + 1e-9), i1 * (1 + 1e-9)
 
 
+#: Cells of the certified upper Riemann sum of the tilted remainder integrals (fact 9).
+PHASE_TILT_GRID = 2000
+#: Tilts of fact 9 are taken from the grid λ = 2^(k / PHASE_TILT_PER_OCTAVE) (so that the remainder integrals of
+#: an ε search are reused across its points); at each block end the grid point nearest the saddle point of the
+#: threshold and PHASE_TILT_SPREAD grid points on either side of it.
+PHASE_TILT_PER_OCTAVE = 4
+PHASE_TILT_SPREAD = 1
+
+
+def _e4(x: np.ndarray) -> np.ndarray:
+    """An upper bound of sum_{k >= 4} x^k / k! for x >= 0: x^4 / (24 (1 - x / 5)) below 2.5 (k! >= 24 5^(k - 4)),
+    the closed form above."""
+    x = np.asarray(x, dtype=np.float64)
+    out = x ** 4 / (24.0 * (1.0 - np.minimum(x, 2.5) / 5.0)) * (1 + 1e-13)
+    big = x >= 2.5
+    if big.any():
+        xb = x[big]
+        out[big] = (np.expm1(xb) - xb - 0.5 * xb * xb - xb ** 3 / 6.0) * (1 + 1e-12)
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _saddle(eps0: float, N: int, m0: int, x: float) -> float:
+    """λ > 0 at which the law of dataset m0 tilted by e^{-λ c} has mean ``x`` (a count below the mean), or 0."""
+    p0, p1 = _probs(eps0)
+    mean = m0 * p1 + (N - m0) * p0
+    if not x < mean:
+        return 0.0
+    lam = (mean - x) / max(N * p0 * p1, 1e-300)
+    for _ in range(30):
+        em = math.expm1(-lam)
+        t1, t0 = p1 * (1 + em) / (1 + p1 * em), p0 * (1 + em) / (1 + p0 * em)
+        mu = m0 * t1 + (N - m0) * t0
+        var = m0 * t1 * (1 - t1) + (N - m0) * t0 * (1 - t0)
+        step = (mu - x) / max(var, 1e-300)
+        lam = min(max(lam + step, 0.5 * lam), 2.0 * lam + 1e-12)
+        if abs(step) <= 1e-9 * lam:
+            break
+    return max(lam, 0.0)
+
+
+def _log_char(k1: int, lg1: np.ndarray, k0: int, lg0: np.ndarray) -> np.ndarray:
+    """k1 lg1 + k0 lg0 with the terms of zero counts left out (their logarithm may be -inf)."""
+    out = np.zeros(lg1.shape)
+    if k1:
+        out = out + k1 * lg1
+    if k0:
+        out = out + k0 * lg0
+    return out
+
+
+@functools.lru_cache(maxsize=96)          # about 0.15 MB each (PHASE_TILT_GRID points, ten arrays)
+def _tilt_grid(eps0: float, N: int, m0: int, lam: float):
+    """The parts of :func:`_tilted_remainder` that do not depend on the block: the θ grid and the factors of the
+    integrand on it (fact 9)."""
+    p0, p1 = _probs(eps0)
+    a, pq = p1 - p0, p0 * p1
+    em = math.expm1(-lam)                       # r - 1, r = e^{-λ}
+    r = 1.0 + em
+    t1, t0 = p1 * r / (1 + p1 * em), p0 * r / (1 + p0 * em)     # tilted Bernoulli parameters
+    pq1, pq0 = t1 * (1 - t1), t0 * (1 - t0)
+    L1, L0 = math.log1p(p1 * em), math.log1p(p0 * em)
+    log_m = m0 * L1 + (N - m0) * L0             # log M_{m0}(r)
+    g_lam = (L1 - L0) + lam * a                 # G(-λ) (its rounding is charged by the 1e-9 of log_ca)
+    sig = math.sqrt(m0 * pq1 + (N - m0) * pq0)
+    tmax = min(math.pi, PHASE_THETA_SIGMAS / max(sig, 1e-300))
+    th = np.linspace(0.0, tmax, PHASE_TILT_GRID + 1)
+    sh = np.sin(0.5 * th)
+    u = 2.0 * sh * sh                           # 1 - cos θ
+    with np.errstate(divide="ignore"):          # -inf where a tilted factor vanishes (pq = 1/4 at θ = π)
+        lg1 = 0.5 * np.log1p(-2.0 * pq1 * u)    # log |tilted Bern(p1) char. function|, decreasing
+        lg0 = 0.5 * np.log1p(-2.0 * pq0 * u)
+    rho = np.sqrt(lam * lam + th * th)          # |s|, s = -λ + iθ
+    v = 2.0 * np.sinh(0.5 * rho) ** 2           # cosh|s| - 1 >= |cosh t - 1| on [0, s]
+    den = 1.0 - 2.0 * pq * v                    # <= |Q(t)| on [0, s]
+    ok = den > 0.25
+    dsafe = np.where(ok, den, 1.0)
+    rho_pi = math.hypot(lam, math.pi)
+    return {
+        "r": r, "log_m": log_m, "g_lam": g_lam, "tmax": tmax, "dth": np.diff(th), "lg1": lg1, "lg0": lg0,
+        "mt": np.exp(_log_char(m0, lg1, N - m0, lg0)),       # |M_{m0}(r e^{iθ})| / M_{m0}(r), decreasing
+        "ok": ok,
+        "s3": 2.0 * np.sinh(rho) * v,                        # >= |ŝ3(s)|
+        "gm": rho * 2.0 * a * pq * v / dsafe,                # >= |G(s)|
+        "g5": rho * 4.0 * a * pq * v * v * (pq / dsafe + 1.0 / 3.0),     # >= |G(s) - b ŝ3(s)|
+        "e4": 2.07 * _e4(rho) + 0.0642 * _e4(2.0 * rho),     # >= |e^{ws} - L̂_w(s)|
+        "inv1": 1.0 / np.sqrt(em * em + 4.0 * r * sh * sh)[:-1],   # 1 / |1 - r e^{iθ}| at the cells' left ends
+        "s3_pi": 2.0 * math.sinh(rho_pi) * 2.0 * math.sinh(0.5 * rho_pi) ** 2,
+    }
+
+
+@functools.lru_cache(maxsize=2048)
+def _tilted_remainder(eps0: float, N: int, m0: int, jl: int, jh: int, lam: float):
+    """Certified (log M, I0, I1) of fact 9 for the block of datasets m0 + j, jl <= j <= jh, at the tilt λ > 0:
+    for every such j and count c, |Φ_c(E_j)| <= exp(λ (c - k0) + log M) (alpha I0 + beta I1).
+
+    Upper Riemann sums over [0, θ_max] (θ_max = PHASE_THETA_SIGMAS standard deviations of the tilted law), every
+    factor at the end of its cell that makes it larger, plus the rest of [0, π] as one cell."""
+    p0, p1 = _probs(eps0)
+    b = (p1 - p0) * p0 * p1 / 3.0
+    J = max(abs(jl), abs(jh))
+    g = _tilt_grid(eps0, N, m0, lam)
+    r, lg1, lg0, mt = g["r"], g["lg1"], g["lg0"], g["mt"]
+    # |M_{m0+j}(z)| r^{-k0} / M_{m0}(r) <= exp(j G(-λ) + log|tilted char. function of m0 + j|): linear in j
+    with np.errstate(over="ignore"):            # an overflow is +inf: the cell then takes the other bound
+        ca = np.exp(np.maximum.reduce([j * g["g_lam"] + _log_char(m0 + j, lg1, N - m0 - j, lg0) for j in (jl, jh)])
+                    + 1e-9)
+    jg = J * g["gm"]
+    ok = g["ok"] & (jg < 30.0)
+    jgs = np.where(ok, jg, 0.0)
+    lw = 1.25 * math.exp(lam)                   # >= sum_u |l_u| |e^{us}|
+    jbs3 = J * b * g["s3"]
+    T = g["e4"] * (1.0 + jbs3) + 0.5 * jgs * jgs * np.exp(jgs) + J * g["g5"] + lw * 8 * _EPS * jbs3
+    T = np.where(ok, T, np.inf)[1:]
+    fin = np.isfinite(T)
+    main = np.where(fin, mt[:-1] * np.where(fin, T, 0.0), np.inf)
+    cap = ca[:-1] + mt[:-1] * lw * (1.0 + jbs3[1:] * (1 + 8 * _EPS))
+    cell = np.minimum(main, cap) * g["dth"]
+    i0 = float(np.sum(cell)) / math.pi
+    i1 = r * float(np.dot(cell, g["inv1"])) / math.pi
+    tmax = g["tmax"]
+    if tmax < math.pi:
+        rest = (float(ca[-1]) + float(mt[-1]) * lw * (1.0 + J * b * g["s3_pi"] * (1 + 8 * _EPS))) \
+            * (math.pi - tmax) / math.pi
+        i0 += rest
+        i1 += r * rest * float(g["inv1"][-1])
+    if not (math.isfinite(i0) and math.isfinite(i1)):       # pragma: no cover - the untilted remainder then
+        return g["log_m"], math.inf, math.inf
+    return g["log_m"], i0 * (1 + 1e-9), i1 * (1 + 1e-9)
+
+
 #: Zeros padded on each side of a base window for :func:`_kern.phase_block_max` (its stencils reach 3 entries).
 _PHASE_PAD = 4
 
@@ -804,18 +996,23 @@ def _phase_base(eps0: float, N: int, m0: int):
 
 
 @_LawCache
-def _phase_arrays(eps0: float, N: int, m0: int, jb: float):
-    """The ε-independent arrays (A, B, eA, eB) of ``phase_arrays`` for one base and one block end, stacked in
-    one (4, L) array, kept in a cache bounded in bytes (an ε query and its δ check reuse them)."""
+def _phase_rows(eps0: float, N: int, m0: int):
+    """The arrays of ``phase_rows`` for one base (those of ``phase_arrays`` for any jb are formed from them), in one
+    (6, L) array kept in a cache bounded in bytes (the block ends, the ε points of a search and its δ check reuse
+    them)."""
     x0, fp, rho, tau, cum, mode, r0, drift = _phase_base(eps0, N, m0)
-    out = _kern.phase_arrays(fp, rho, tau, jb, r0, drift)
+    out = _kern.phase_rows(fp, rho, tau, r0, drift)
     out.setflags(write=False)
     return None, out
 
 
-def _phase_block(base, alpha: float, beta: float, jb: float, thr: float, key=None):
+def _phase_scan(base, alpha: float, beta: float, jb: float, thr: float, key=None, anchor=None, h=None):
     """Certified max over x and the lattice offset 0 <= w <= 1 of V(x, w) (fact 7) for one base and one end
-    j of its block (``jb`` = j b), envelopes included; returns (value, the lattice offset w of the max).
+    j of its block (``jb`` = j b), envelopes included, remainders aside: (x0, max of V over the centres passed to
+    the kernel, its index, its w, those centres lo .. hi - 1, the bounds of V below and above them, None, alpha,
+    beta, the segments).  The segments (their last centres and the max of V on each) split the centres at
+    ``anchor`` + ``h`` * PHASE_TILT_CUTS (``anchor``: an index where V is about largest, by default the maximum
+    found in one pass over every centre; ``h`` >= 1 or None for no segments).
 
     Only the centres where V can reach ``thr`` are passed to the kernel; the others are bounded as a whole
     (and the returned value is at least that bound): with Kf = alpha (1 + 3|jb|) + 2 beta |jb|, every H(y) is
@@ -830,31 +1027,100 @@ def _phase_block(base, alpha: float, beta: float, jb: float, thr: float, key=Non
     fmax = float(fp[mode])
     L = len(fp)
     small = 8 * (kf + beta) * tau + 1e-9 * beta
-    # centres the kernel never visits (x <= 2 and x >= L - 3, and every count beyond the window)
+    # centres the kernel never visits (x <= 2 and x >= L - 3, and every count beyond the window): below the
+    # centres passed to the kernel (rest_l) and above them (rest_r)
     lo, hi = 3, L - 3
-    rest = max(2.5 * (kf * (float(fp[:7].max()) + tau) + beta * (float(cum[6]) + tau)) + small,
-               2.5 * kf * (float(fp[L - 8:].max()) + tau)
-               - beta * (float(cum[L - 6]) * (1 - 1e-9) - 0.6 * (fmax + tau)) + small)
+    rest_l = 2.5 * (kf * (float(fp[:7].max()) + tau) + beta * (float(cum[6]) + tau)) + small
+    rest_r = (2.5 * kf * (float(fp[L - 8:].max()) + tau)
+              - beta * (float(cum[L - 6]) * (1 - 1e-9) - 0.6 * (fmax + tau)) + small)
     if thr > 0 and mode > 6:
-        # left: every centre x < lo has V(x) < thr (the bound is increasing in x up to the mode)
-        g_left = 2.5 * (kf * fp[6:mode + 1] + beta * cum[5:mode]) + small
-        k = int(np.searchsorted(g_left, thr, side="left"))   # g_left[:k] < thr
+        # left: every centre x < lo has V(x) < thr (the bound g(i) = 2.5 (kf f(i + 6) + beta F(i + 5)) + small
+        # is increasing in i up to the mode; bisection for the first i with g(i) >= thr)
+        def g_left(i):
+            return 2.5 * (kf * float(fp[6 + i]) + beta * float(cum[5 + i])) + small
+        n_left = mode - 5               # g_left is defined for i = 0 .. mode - 6
+        if g_left(n_left - 1) < thr:
+            k = n_left
+        else:
+            k0, k1 = -1, n_left - 1     # g_left(k0) < thr (k0 = -1: none), g_left(k1) >= thr
+            while k1 - k0 > 1:
+                mid = (k0 + k1) // 2
+                if g_left(mid) < thr:
+                    k0 = mid
+                else:
+                    k1 = mid
+            k = k1                      # g_left(i) < thr for i < k
         if k > 0:
             lo = k + 2
-            rest = max(rest, float(g_left[k - 1]))
+            rest_l = max(rest_l, g_left(k - 1))
         # right: every centre x >= hi has V(x) < thr
         if beta > 0:
             need = (2.5 * kf * fmax + thr + small) / beta + 0.6 * fmax
             if need < 1.0 and need * (1 + 1e-9) <= cum[-1]:
                 j = int(np.searchsorted(cum, need * (1 + 1e-9), side="left"))   # F(x - 3) >= need for x >= j + 3
                 hi = min(L - 3, max(j + 3, lo + 1))
-                rest = max(rest, thr)
-    if key is not None:
-        _, arrays = _phase_arrays(*key, jb)
-    else:
-        arrays = _kern.phase_arrays(fp, rho, tau, jb, r0, drift)
-    v, k, w = _kern.phase_block_max(arrays[0], arrays[1], arrays[2], arrays[3], alpha, beta, lo, hi)
-    return max(v, rest), w
+                rest_r = max(rest_r, thr)
+    rows = _phase_rows(*key)[1] if key is not None else _kern.phase_rows(fp, rho, tau, r0, drift)
+    segs = None
+    if anchor is None or h is None:
+        vs, ks, ws = _kern.phase_segments_max(rows, jb, alpha, beta, rho, tau, np.array([lo, hi], dtype=np.int64))
+        v, k, w = float(vs[0]), int(ks[0]), float(ws[0])
+        anchor = k if anchor is None else anchor
+    if h is not None and anchor >= 0:
+        cuts = sorted({lo, hi} | {min(max(anchor + h * c, lo), hi) for c in PHASE_TILT_CUTS})
+        vs, ks, ws = _kern.phase_segments_max(rows, jb, alpha, beta, rho, tau, np.array(cuts, dtype=np.int64))
+        i = int(np.argmax(vs))
+        v, k, w = float(vs[i]), int(ks[i]), float(ws[i])
+        segs = (np.array([max(s1 - 1, s0) for s0, s1 in zip(cuts[:-1], cuts[1:])], dtype=np.float64), vs)
+    return (x0, v, k, w, lo, hi, rest_l, rest_r, None, alpha, beta, segs)
+
+
+def _segment_unit(sigma: float) -> int:
+    """The unit h of PHASE_TILT_CUTS for a base law of standard deviation ``sigma``."""
+    return max(1, int(sigma / PHASE_TILT_SEGMENTS_PER_SIGMA))
+
+
+def _phase_block_rem(scan, rem) -> float:
+    """Certified max over x of V(x, w) + the remainder for a scan of :func:`_phase_scan`.
+
+    ``rem`` = (R, tilts, sigma) for the block: its untilted remainder R (fact 7), a function giving the
+    tilts [(λ, log M, I0, I1), ...] (fact 9) for the count where V is largest, and the standard deviation of the
+    base law.  The value returned is max over x of V(x, w) + min(R, Rem_t(x)), with Rem_t(x) = min over the
+    tilts of exp(λ x + log M) (alpha I0 + beta I1) (x the count of the base), non-decreasing in x: the centres are
+    split into segments near the maximum of V, each charged with the remainder at its right end; below the
+    centres passed to the kernel the remainder at the first of them, above them R."""
+    x0, v, k, w, lo, hi, rest_l, rest_r, _, alpha, beta, segs = scan
+    R, tilt_fn, sig = rem
+    plain = max(v, rest_l, rest_r) + R
+    if k < 0 or tilt_fn is None or segs is None:
+        return plain
+    tilts = tilt_fn(x0 + k)
+    if not tilts:
+        return plain
+    last, vals = segs
+    x = x0 + np.concatenate(([float(lo)], last))
+    out = np.full(x.shape, R)
+    for lam, log_m, i0, i1 in tilts:
+        coef = alpha * i0 + beta * i1
+        if coef == 0.0:
+            return max(v, rest_l, rest_r)       # pragma: no cover - no remainder at all
+        if not coef < math.inf:
+            continue
+        with np.errstate(over="ignore"):          # an overflow is +inf, never below the true value
+            out = np.minimum(out, np.exp(lam * x + log_m) * coef)
+    seg = np.where(np.isneginf(vals), -math.inf, vals + out[1:])     # an empty segment adds nothing
+    tilted = max(rest_l + float(out[0]), rest_r + R, float(np.max(seg)) if len(seg) else -math.inf)
+    if math.isnan(tilted):          # pragma: no cover - never: every term is a number or +-inf
+        return plain
+    return min(plain, tilted)
+
+
+#: Segments of the centres (fact 9), in units h = sigma / PHASE_TILT_SEGMENTS_PER_SIGMA (sigma the standard
+#: deviation of the base law) from the index where V is about largest: the remainder grows by a factor of about
+#: exp(z / PHASE_TILT_SEGMENTS_PER_SIGMA) within a unit (z the threshold's distance from the mean in standard
+#: deviations); below and above the outer cuts, one segment each.
+PHASE_TILT_SEGMENTS_PER_SIGMA = 8
+PHASE_TILT_CUTS = (-24, -12, -6, -4, -3, -2, -1, 0, 1, 2, 3, 4, 6, 8, 12)
 
 
 def _phase_blocks(N: int, K: int = 2):
@@ -877,11 +1143,11 @@ def _phase_blocks(N: int, K: int = 2):
     return tuple(out)
 
 
-def _phase_bases(eps0: float, N: int, eps: float, target: float) -> int:
-    """Number of bases K for fact 7: the smallest K in 2, 4, 8, ... (at most :data:`PHASE_MAX_BASES`, and
-    only while the K - 2 interior base laws cost at most :data:`PHASE_DIRECT_OPS` multiply-adds together) whose
-    remainder alpha I0 + beta I1 at ``eps`` is at most ``target``, or at most 1.5 times the remainder of
-    the lattice offset alone (what more bases cannot remove)."""
+def _phase_bases_plain(eps0: float, N: int, eps: float, target: float) -> int:
+    """Number of bases K for fact 7 with whole blocks and the untilted remainder: the smallest K in 2, 4, 8, ... (at
+    most :data:`PHASE_MAX_BASES`, and only while the K - 2 interior base laws cost at most
+    :data:`PHASE_DIRECT_OPS` multiply-adds together) whose remainder alpha I0 + beta I1 at ``eps`` is at most
+    ``target``, or at most 1.5 times the remainder of the lattice offset alone (what more bases cannot remove)."""
     p0, p1 = _probs(eps0)
     alpha, beta = max(0.0, p1 - math.exp(eps) * p0), math.expm1(eps)
     ops = (2 * 10.7) ** 2 * p0 * p1 * N / 2 + 1e3     # the two binomial windows of a base law, multiplied
@@ -898,31 +1164,130 @@ def _phase_bases(eps0: float, N: int, eps: float, target: float) -> int:
         K *= 2
 
 
-def _phase_delta(eps0: float, N: int, eps: float, thr: float = 0.0, K: int = 2):
-    """Certified upper bound of max_m δ_m(ε) (fact 7) with K bases, and where it is attained: (m0, j, w), the
-    base, the block end and the lattice offset."""
+#: Number of bases (fact 7 (e), fact 9 (b)): the fewest whose bound at the first point of a query exceeds the largest
+#: value of V at an evaluated block end by at most this relative amount (the rest is the remainder of intervals
+#: far from every base, which splitting cannot reduce).
+PHASE_BASES_RTOL = 1e-6
+#: The search for that number starts from the fewest bases whose untilted remainder over whole blocks is at most this
+#: fraction of δ (splitting cannot reduce the remainder of an interval far from every base, but where the values of
+#: V fall off away from the worst dataset faster than that remainder grows, it is not needed).
+PHASE_TILT_BLOCK_RTOL = 1e-2
+
+
+def _phase_bases(eps0: float, N: int, eps: float, thr: float) -> int:
+    """Number of bases K for facts 7 and 9: the smallest K in K0, 2 K0, 4 K0, ... (at most :data:`PHASE_MAX_BASES`,
+    and only while the K - 2 interior base laws cost at most :data:`PHASE_DIRECT_OPS` multiply-adds together) whose
+    bound at ``eps`` is within :data:`PHASE_BASES_RTOL` of the largest value of V at its evaluated block ends
+    (``thr``: half the target δ); K0 from :data:`PHASE_TILT_BLOCK_RTOL`."""
+    p0, p1 = _probs(eps0)
+    ops = (2 * 10.7) ** 2 * p0 * p1 * N / 2 + 1e3     # the two binomial windows of a base law, multiplied
+    # first guess: the untilted remainder of whole blocks at most PHASE_TILT_BLOCK_RTOL of δ (= 2 thr)
+    K = _phase_bases_plain(eps0, N, eps, PHASE_TILT_BLOCK_RTOL * 2.0 * thr)
+    while True:
+        if 2 * K > PHASE_MAX_BASES or (2 * K - 2) * ops > PHASE_DIRECT_OPS or N < 8 * K:
+            return K                    # no more bases allowed: nothing to decide
+        up, _, top = _phase_delta_split(eps0, N, eps, thr, K)
+        if up <= top * (1 + PHASE_BASES_RTOL) or top <= 0.0:
+            return K
+        K *= 2
+
+
+def _block_tilts(eps0: float, N: int, m0: int, jl: int, jh: int):
+    """The tilts of fact 9 for the block m0 + [jl, jh]: a function of the count x where V is largest, giving
+    [(λ, log M, I0, I1), ...] at the grid points λ = 2^(k / PHASE_TILT_PER_OCTAVE) nearest the saddle point of x
+    and PHASE_TILT_SPREAD on either side (none when x is not below the mean)."""
+    def tilts(x):
+        lam = _saddle(eps0, N, m0, float(x))
+        if not lam > 0.0:
+            return []
+        kq = round(PHASE_TILT_PER_OCTAVE * math.log2(lam))
+        return [(lt,) + _tilted_remainder(eps0, N, m0, jl, jh, lt)
+                for lt in (2.0 ** ((kq + d) / PHASE_TILT_PER_OCTAVE)
+                           for d in range(-PHASE_TILT_SPREAD, PHASE_TILT_SPREAD + 1))]
+    return tilts
+
+
+#: The bound of fact 7 splits a block of datasets m0 + [j1, j2] at its middle (fact 9: both halves keep V's
+#: values at their ends and get the smaller remainder of their own half-width) while its bound exceeds the
+#: largest value of V at an evaluated block end by more than this relative amount ...
+PHASE_SPLIT_RTOL = 2e-8
+#: ... at most this many times per evaluation of the bound; an interval that ends at the base (j = 0) is split at
+#: 1 / PHASE_SPLIT_AT_BASE of its length from the base.
+PHASE_MAX_SPLITS = 48
+PHASE_SPLIT_AT_BASE = 8
+
+
+def _phase_delta(eps0: float, N: int, eps: float, thr: float = 0.0, K: int = 2, tilt: bool = True):
+    """Certified upper bound of max_m δ_m(ε) (fact 7, with the tilted remainder and the split blocks of fact 9
+    unless ``tilt`` is False) with K bases, and where it is attained: (m0, j, w), the base, the block end and the
+    lattice offset."""
+    return _phase_delta_split(eps0, N, eps, thr, K, tilt)[:2]
+
+
+def _phase_delta_split(eps0: float, N: int, eps: float, thr: float = 0.0, K: int = 2, tilt: bool = True):
+    """:func:`_phase_delta` and the largest value of V (remainders aside) at an evaluated block end."""
     p0, p1 = _probs(eps0)
     a = p1 - p0
     b = a * p0 * p1 / 3.0
     alpha = max(0.0, p1 - math.exp(eps) * p0) * (1 + 4 * _EPS)
     beta = math.expm1(eps) * (1 + 4 * _EPS)
-    best, arg = -math.inf, (0, 0, 0.0)
+    sig = math.sqrt(N * p0 * p1)
+    scans = {}          # (m0, j) -> the scan of the block end j
+    anchors = {}        # m0 -> the index where V was largest in the first scan of the base
+    h = _segment_unit(sig) if tilt else None
+
+    def scan(m0, base, j):
+        if (m0, j) not in scans:
+            sc = _phase_scan(base, alpha, beta, j * b, thr, (eps0, N, m0), anchors.get(m0), h)
+            anchors.setdefault(m0, sc[2])
+            scans[(m0, j)] = sc
+        return scans[(m0, j)]
+
+    def interval(m0, base, j1, j2):
+        """Certified bound of δ_{m0 + j} over j in [j1, j2] (0 <= j1 <= j2 or j1 <= j2 <= 0), and its argmax."""
+        i0, i1 = _phase_remainder(eps0, N, max(abs(j1), abs(j2)))
+        rem = (alpha * i0 + beta * i1, _block_tilts(eps0, N, m0, j1, j2) if tilt else None, sig)
+        best, arg = -math.inf, (m0, j1, 0.0)
+        for j in ((j1, j2) if j1 != j2 else (j1,)):
+            sc = scan(m0, base, j)
+            v = _phase_block_rem(sc, rem)
+            if v > best:
+                best, arg = v, (m0, j, sc[3])
+        return best, arg
+
+    heap = []
     for m0, jl, jh in _phase_blocks(N, K):
         base = _phase_base(eps0, N, m0)
-        i0, i1 = _phase_remainder(eps0, N, max(abs(jl), abs(jh)))
-        R = alpha * i0 + beta * i1
-        for j in ((jl, jh) if jl != jh else (jl,)):
-            v, w = _phase_block(base, alpha, beta, j * b, thr, (eps0, N, m0))
-            if v + R > best:
-                best, arg = v + R, (m0, j, w)
-    return min(1.0, best * (1 + 4 * _EPS)), arg
+        for j1, j2 in (((jl, 0), (0, jh)) if jl < 0 < jh and tilt else ((jl, jh),)):
+            v, arg = interval(m0, base, j1, j2)
+            heap.append((-v, m0, j1, j2, arg))
+    heapq.heapify(heap)
+    splits = 0
+    while tilt and heap and splits < PHASE_MAX_SPLITS:
+        v, m0, j1, j2, arg = heap[0]
+        top = max(max(sc[1], sc[6], sc[7]) for sc in scans.values())
+        if -v <= top * (1 + PHASE_SPLIT_RTOL) or abs(j2 - j1) <= 1:
+            break
+        heapq.heappop(heap)
+        splits += 1
+        base = _phase_base(eps0, N, m0)
+        # an interval at the base is split near the base (the remainder grows like the square of the distance from
+        # it, the values of V only linearly), the others in the middle
+        jm = (j1 + j2) // 2 if j1 != 0 and j2 != 0 else (j1 + j2) // PHASE_SPLIT_AT_BASE
+        jm = min(max(jm, j1 + 1), j2 - 1)         # strictly inside (j2 - j1 >= 2 here)
+        for a1, a2 in ((j1, jm), (jm, j2)):
+            vv, arg2 = interval(m0, base, a1, a2)
+            heapq.heappush(heap, (-vv, m0, a1, a2, arg2))
+    best = -heap[0][0]
+    top = max(max(sc[1], sc[6], sc[7]) for sc in scans.values())
+    return min(1.0, best * (1 + 4 * _EPS)), heap[0][4], top
 
 
-def _phase_epsilon(eps0: float, N: int, delta: float, start: float, K: int = 2):
+def _phase_epsilon(eps0: float, N: int, delta: float, start: float, K: int = 2, tilt: bool = True):
     """Smallest ε found (secant steps on log U from ``start``, a certified lower ε) with U(ε) <= δ,
     U the bound of :func:`_phase_delta`; returns (ε, m of the attaining block end); ε0 if none below."""
     def U(e):
-        return _phase_delta(eps0, N, e, 0.5 * delta, K)
+        return _phase_delta(eps0, N, e, 0.5 * delta, K, tilt)
 
     lo = max(0.0, start)
     u_lo, arg = U(lo)
@@ -963,6 +1328,16 @@ def _phase_epsilon(eps0: float, N: int, delta: float, start: float, K: int = 2):
 #: the bound is largest, chosen among the nearest PHASE_CANDIDATE_SPAN for the lattice offset of the maximum.
 PHASE_CANDIDATES = 4
 PHASE_CANDIDATE_SPAN = 64
+#: An ε query bounded by fact 9 whose bracket is within its tolerance still evaluates those of them whose laws are
+#: direct convolutions (no FFT product) while the bracket is wider than this.
+PHASE_CANDIDATE_RTOL = 1e-7
+#: The bound with whole blocks and the untilted remainder (fact 7) is tried first where that remainder is at most
+#: this fraction of δ (its bracket is then within 1e-6 on ε at eps0 = 0.5 .. 2, n = 1e6 .. 1e9); elsewhere the
+#: tilted remainder and split blocks of fact 9 directly.
+PHASE_PLAIN_RTOL = 1e-5
+#: ... and fact 9 only from this n: below it the search over blocks (fact 4) converges within its pair budget where
+#: the bound of fact 7 is not within 1e-6, and fact 9 would add its cost (many cheap bases, lattice-limited).
+PHASE_TILT_MIN_N = 200_000
 
 
 def _phase_candidates(eps0: float, N: int, m0: int, j: int, w: float):
@@ -974,6 +1349,15 @@ def _phase_candidates(eps0: float, N: int, m0: int, j: int, w: float):
     fr = np.mod((ms - m0) * a, 1.0)
     d = np.minimum(np.abs(fr - w), 1.0 - np.abs(fr - w)) + 1e-3 * np.abs(ms - (m0 + j)) / PHASE_CANDIDATE_SPAN
     return [int(m) for m in ms[np.argsort(d, kind="stable")[:PHASE_CANDIDATES]]] + [m0 + j]
+
+
+def _direct_law(eps0: float, N: int, m: int) -> bool:
+    """Whether the count law of dataset m is a direct convolution of its binomial windows (no FFT product)."""
+    p0, p1 = _probs(eps0)
+    w1 = _binom_window(m, p1, TAIL, p0)
+    w0 = _binom_window(N - m, p0, TAIL, p1)
+    a, c = w1[1] - w1[0] + 1, w0[1] - w0[0] + 1
+    return min(a, c) == 1 or a * c <= DIRECT_CONV_OPS
 
 
 def _phase_search(eps0: float, n: int, x: float, want_eps: bool, rtol: float = PHASE_ACCEPT_RTOL):
@@ -995,23 +1379,48 @@ def _phase_search(eps0: float, n: int, x: float, want_eps: bool, rtol: float = P
                 if lo > best_lo:
                     best_lo, best_m, best_up = lo, m, up
 
-    def bound():
+    def bound(tilt):
+        """Fact 7 with whole blocks and the untilted remainder (``tilt`` False: one pass per block end), or with
+        the tilted remainder and split blocks of fact 9."""
         if want_eps:
-            K = _phase_bases(eps0, N, best_lo, 1e-7 * x)
-            return _phase_epsilon(eps0, N, x, best_lo, K)
-        K = _phase_bases(eps0, N, x, 1e-7 * best_lo)
-        return _phase_delta(eps0, N, x, 0.5 * best_lo, K)
+            if tilt:
+                K = _phase_bases(eps0, N, best_lo, 0.5 * x)
+            else:
+                K = _phase_bases_plain(eps0, N, best_lo, 1e-7 * x)
+            return _phase_epsilon(eps0, N, x, best_lo, K, tilt)
+        if tilt:
+            K = _phase_bases(eps0, N, x, 0.5 * best_lo)
+        else:
+            K = _phase_bases_plain(eps0, N, x, 1e-7 * best_lo)
+        return _phase_delta(eps0, N, x, 0.5 * best_lo, K, tilt)
 
     ev([0, N])
-    upper, arg = bound()
+    # whole blocks with the untilted remainder where that remainder is small against δ (one pass per block end),
+    # else the tilted remainder and split blocks (fact 9)
+    eps_at, delta_at = (best_lo, x) if want_eps else (x, best_lo)
+    p0, p1 = _probs(eps0)
+    K = _phase_bases_plain(eps0, N, eps_at, 1e-7 * delta_at)
+    i0, i1 = _phase_remainder(eps0, N, max(max(abs(jl), abs(jh)) for _, jl, jh in _phase_blocks(N, K)))
+    tilt_ok = n >= PHASE_TILT_MIN_N
+    plain = not tilt_ok or ((max(0.0, p1 - math.exp(eps_at) * p0) * i0 + math.expm1(eps_at) * i1)
+                            <= PHASE_PLAIN_RTOL * delta_at)
+    tilted = not plain
+    upper, arg = bound(tilted)
+    if plain and tilt_ok and upper > best_lo * (1 + rtol):
+        tilted = True
+        upper, arg = min((upper, arg), bound(True), key=lambda t: t[0])
+    m0, j, w = arg
+    near_end = min(m0 + j, N - m0 - j) <= PHASE_CANDIDATE_SPAN
+    # datasets in the middle of a large range cost an FFT product each: only the block end itself there
+    cheap = near_end or N * _probs(eps0)[0] * _probs(eps0)[1] <= PHASE_SEARCH_MAX_VAR
     if upper > best_lo * (1 + rtol):
-        m0, j, w = arg
-        near_end = min(m0 + j, N - m0 - j) <= PHASE_CANDIDATE_SPAN
-        # datasets in the middle of a large range cost an FFT product each: only the block end itself there
-        cheap = near_end or N * _probs(eps0)[0] * _probs(eps0)[1] <= PHASE_SEARCH_MAX_VAR
         ev(_phase_candidates(eps0, N, m0, j, w) if cheap else [m0 + j])
-        if want_eps:            # the search for the upper starts from the lower: repeat it from the new one
-            upper, arg = bound()
+        if want_eps and upper > best_lo * (1 + rtol):
+            # the search for the upper starts from the lower: repeat it from the new one
+            upper = min(upper, bound(tilted)[0])
+    elif want_eps and tilted and upper > best_lo * (1 + PHASE_CANDIDATE_RTOL):
+        # within rtol: an ε query of fact 9 still tries the candidates whose laws are direct convolutions
+        ev([m for m in _phase_candidates(eps0, N, m0, j, w) if _direct_law(eps0, N, m)])
     upper = max(upper, best_lo)
     return upper, best_lo, best_m, pairs, best_up
 
@@ -1522,7 +1931,9 @@ def _phase_profile(eps0: float, N: int, eps: np.ndarray, up: np.ndarray, lo: np.
         ratio, gap = min(ratio * ratio, 1e301), 2 * gap
     nodes = [i for k, i in enumerate(nodes) if k == 0 or se[i] > se[nodes[k - 1]]]   # distinct node ε
     ne = se[nodes]
-    nu = np.array([_phase_delta(eps0, N, float(e), 0.5 * float(sl[i]), K)[0] for e, i in zip(ne, nodes)])
+    # the untilted remainder and whole blocks (fact 7): the profile's cost stays that of one pass per block end
+    nu = np.array([_phase_delta(eps0, N, float(e), 0.5 * float(sl[i]), K, tilt=False)[0]
+                   for e, i in zip(ne, nodes)])
     nu = np.minimum.accumulate(nu)          # δ* is non-increasing in ε >= 0 (fact 8)
     # chords in x = e^ε between consecutive nodes (δ* is convex in x); beyond the last node, its value
     k = np.searchsorted(ne, se, side="right") - 1      # node at or below each ε

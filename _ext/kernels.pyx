@@ -2604,6 +2604,8 @@ include "_screening.pxi"
 #                   ``shuffleamp.personalized`` (Gauss–Laguerre rule or pmf window; ``bromwich_population``);
 #   LAW_HOOKS       a law given through Python hooks (``bromwich_hooks``: a continuous part with a closed-form
 #                   MGF, ``shuffleamp.exact._MixedLaw``), called with the GIL.
+from libc.math cimport hypot
+
 DEF LAW_ATOMS = 0
 DEF LAW_POPULATION = 1
 DEF LAW_HOOKS = 2
@@ -2691,10 +2693,12 @@ cdef void _pop_node(const pop_t* Q, const double[::1] q, const double[::1] d, do
     Rounding (first-order estimate, as everywhere in these node values): each step adds at most
     3 u (|z| + |x| + |z x|) <= 12 u to z, so the run's power e^{c Log(1 + z)} (modulus <= 1) moves by at most
     12 u c per factor and e^{S_k} by at most 12 u sum_g N_g <= 6 eps n_eff; this is the extra n_eff in the
-    charge 8 eps (1 + max_k |S_k| + n_eff (2 + |v|))."""
+    charge 8 eps (1 + max_k |S_k| + n_eff (2 + |v|)).  These errors are relative to each term's modulus: the
+    charge relative to the sum is multiplied by sum_k |term_k| / |sum_k term_k| (cancellation among the rule
+    nodes or the window's counts at large t)."""
     cdef Py_ssize_t i, g
     cdef double wr, wi, dr, di, e, vr, vi, va, er, ei, b, xr, xi, Sr, Si, mS, smax = 0.0, sr = 0.0, si = 0.0
-    cdef double ex_, ev, cv, sv, valr, vali, zr, zi, den, rl, c
+    cdef double ex_, ev, cv, sv, valr, vali, zr, zi, den, rl, c, av, mag = 0.0
     cdef const double* bk
     _psi(q, d, t, &wr, &wi, &dr, &di, &e)
     vr = 0.5 * log1p(wr * (2.0 + wr) + wi * wi)
@@ -2732,6 +2736,7 @@ cdef void _pop_node(const pop_t* Q, const double[::1] q, const double[::1] d, do
             if mS > smax:
                 smax = mS
             ex_ = Q.w0[i] * exp(Sr)
+            mag += ex_
             sr += ex_ * cos(Si)
             si += ex_ * sin(Si)
         ev = exp(vr)
@@ -2740,19 +2745,25 @@ cdef void _pop_node(const pop_t* Q, const double[::1] q, const double[::1] d, do
         valr = ev * (cv * sr - sv * si)
         vali = ev * (cv * si + sv * sr)
         rl = 8.0 * DBL_EPS * (1.0 + smax + Q.n_eff * (2.0 + va))
+        mag = ev * mag
     else:
         for i in range(Q.G):
             ex_ = Q.a[i] * exp(vr * Q.mp1[i])
+            mag += ex_
             sr += ex_ * cos(vi * Q.mp1[i])
             si += ex_ * sin(vi * Q.mp1[i])
         valr = sr
         vali = si
         rl = 8.0 * DBL_EPS * (1.0 + (Q.mp1[Q.G - 1] - 1.0) * (1.0 + va))
+    # the terms' errors are relative to their moduli: relative to the sum, times sum |terms| / |sum|
+    av = hypot(valr, vali)
+    if mag > av:
+        rl = rl * (mag / av if av > 1e-300 * mag else 1e300)
     zr = theta * theta - t * t
     zi = 2.0 * theta * t
     den = zr * zr + zi * zi
     gr[0] = (valr * zr + vali * zi) / den
-    ag[0] = sqrt(valr * valr + vali * vali) / sqrt(den)
+    ag[0] = hypot(valr, vali) / sqrt(den)
     rel[0] = rl + 8.0 * DBL_EPS * Q.n_eff * (1.0 + t * L1)
 
 

@@ -1683,7 +1683,8 @@ def _deadline():
     def check(g: int):
         if time.monotonic() > end:
             raise ResourceLimitError(f"population: the time budget max_seconds={b.max_seconds:g} ran out after "
-                                     f"{g} groups; use fewer groups", parameter="groups", resource="time")
+                                     f"{g} groups; use fewer groups (or raise max_seconds)", parameter="groups",
+                                     resource="time")
     return check
 
 

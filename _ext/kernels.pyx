@@ -2689,7 +2689,8 @@ cdef void _pop_node(const pop_t* Q, const double[::1] q, const double[::1] d, do
     the outer function, e^v sum_k w0_k prod_g (1 + b_kg (e^v - 1))^{N_g} (rule) or sum_m a_m e^{(m+1) v} (pmf).
     Rule: the groups come sorted by count N_g; for each run of equal counts c the factors 1 + x_g (|.| <= 1) are
     multiplied in the form z <- z + x + z x of z = product - 1 (no cancellation near t = 0, where the x_g are
-    small) and the run's power formed as exp(c Log(1 + z)), exact modulo 2 pi i c (log1p form while |z| < 1/2).
+    small) and the run's power formed as exp(c Log(1 + z)), exact modulo 2 pi i c (log1p form while |z| < 1/2); a
+    product whose modulus falls below 1e-100 is closed and the run continues with a new one (no underflow).
     Rounding (first-order estimate, as everywhere in these node values): each step adds at most
     3 u (|z| + |x| + |z x|) <= 12 u to z, so the run's power e^{c Log(1 + z)} (modulus <= 1) moves by at most
     12 u c per factor and e^{S_k} by at most 12 u sum_g N_g <= 6 eps n_eff; this is the extra n_eff in the
@@ -2727,13 +2728,15 @@ cdef void _pop_node(const pop_t* Q, const double[::1] q, const double[::1] d, do
                     zi = zi + xi + (zr * xi + zi * xr)
                     zr = b
                     g += 1
+                    if (1.0 + zr) * (1.0 + zr) + zi * zi < 1e-200:
+                        break                      # the run goes on with a new product (no underflow)
                 if fabs(zr) + fabs(zi) < 0.5:
                     Sr += c * (0.5 * log1p(zr * (2.0 + zr) + zi * zi))
                 else:
                     Sr += c * (0.5 * log((1.0 + zr) * (1.0 + zr) + zi * zi))
                 Si += c * atan2(zi, 1.0 + zr)
             mS = sqrt(Sr * Sr + Si * Si)
-            if mS > smax:
+            if mS > smax and isfinite(mS):          # S = -inf: the term is exactly 0
                 smax = mS
             ex_ = Q.w0[i] * exp(Sr)
             mag += ex_

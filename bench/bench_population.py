@@ -59,12 +59,22 @@ def many_groups_table():
               f"{r.upper:.8g} | {r.lower:.8g} |")
 
 
+def _cpu() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return "unknown CPU"
+
+
 def main():
     sa.epsilon(krr_pop([0.5, 2.0], [500, 500]), delta=DELTA)          # warm the lazy imports
     if "--many-groups" in sys.argv[1:]:
         many_groups_table()
         return
     print("# Personalized populations (k-RR, k = 10), δ = 1e-9\n")
+    print(f"Command: `PYTHONPATH=src OMP_NUM_THREADS=1 python bench/bench_population.py > "
+          f"bench/results_population.md` ({time.strftime('%Y-%m-%d')}; {_cpu()}, {os.cpu_count()} cores).\n")
     print(f"Machine load average during the run: {os.getloadavg()[0]:.1f} (2 cores shared by other jobs).  "
           "Times are best of 5, fresh population each time so no cached law is reused; wall-clock is "
           "inflated by the load, process CPU time (single thread, OMP_NUM_THREADS=1) much less so.\n")
@@ -80,6 +90,10 @@ def main():
         print(f"| {G} | {n:.0e} | {1e3 * c:.1f} | {1e3 * t:.1f} | {1e3 * c / G:.1f} | {r.upper:.6g} | "
               f"{r.lower:.6g} |")
     print("\n## Many groups: 5000 users per group, ε0 at the midpoints of U[0.05, 1], δ = 1e-5\n")
+    print("One run each (wall time under the load shown; the default budget max_seconds = 10 s is wall time).  "
+          "The upper bound of every target is the compiled Bromwich integral of the mixture over blanket counts "
+          "(`kernels.bromwich_population`); the lower bound and, for binary RR, everyone at the largest ε0 "
+          "with the exact count law take most of the rest.\n")
     many_groups_table()
     print("\n## Mixed population: 60% at ε0 = 0.5, 30% at 2, 10% at 4\n")
     print("| n | group ε0 | certified ε upper | certified ε lower | everyone-at-max ε (sound) | saving | "

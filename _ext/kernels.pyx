@@ -917,9 +917,9 @@ def cf_modulus_bound(const double[::1] q, const double[::1] d, double s2, const 
 # --------------------------------------------------------------------------- batched privacy profile
 # The exact evaluator of finite atomic laws (``_positive_part_law``: closed cases, binomial-mixture sums, meet in
 # the middle, enumeration, and the Bromwich integral ``_bromwich_atoms``): its one implementation, called per
-# epsilon in one nogil prange (``profile_bromwich``) or on given atoms (``positive_part``).  The Python
-# ``shuffleamp.exact._bromwich`` integrates only laws given through hooks (continuous parts, populations), with
-# this module's panel merge and tail bound.  Status codes:
+# epsilon in one nogil prange (``profile_bromwich``) or on given atoms (``positive_part``).  The integral itself is
+# ``_bromwich_law`` (end of this module), the one implementation for every law (finite laws, personalized
+# populations, laws given through Python hooks).  Status codes:
 DEF ST_EXACT = 0          # Bromwich integral (evaluator "exact")
 DEF ST_CHERNOFF = 1       # certified Chernoff bound (evaluator "chernoff")
 DEF ST_TRIVIAL = 2        # certified E[G_+] (evaluator "trivial")
@@ -1130,7 +1130,7 @@ cdef double _tail_bound(svec* segs, double T, double tail_const, dvec* tmp) noex
 def tail_bound(const double[::1] a, const double[::1] b, const double[::1] m, double T, double tail_const):
     """The tail bound of the Bromwich integral (``_tail_bound``: segments sorted stably by left end, then
     ``tail_const / T^2 * int_0^{T/2} A(w) dw / w``) of segments [a_i, b_i] with masses m_i: the one
-    implementation, also used by ``shuffleamp.exact._bromwich`` for laws given through hooks.
+    implementation (the integral of every law, ``_bromwich_law``, calls ``_tail_bound``).
 
     Parameters
     ----------
@@ -1185,7 +1185,7 @@ cdef Py_ssize_t _merge_runs(double* a, double* b, Py_ssize_t m, double width) no
 def merge_panels(const double[::1] a, const double[::1] b, double width):
     """Consecutive integration cells [a_i, b_i] merged into panels of width <= ``width`` (``_merge_runs``).
 
-    The one rule of ``shuffleamp.exact._bromwich`` and the compiled profile: a Gauss–Legendre panel of
+    The one rule of the Bromwich integral of every law (``_bromwich_law``): a Gauss–Legendre panel of
     width <= 2 beta keeps its certified error bound (Bernstein ellipse rho >= 1 + sqrt 2), so the cells
     kept after refinement (often 4-8 times narrower) need not cost GL_NODES nodes each.
 
@@ -1213,7 +1213,7 @@ def merge_panels(const double[::1] a, const double[::1] b, double width):
 
 
 #: A panel whose centre c has |c| max|d_j| >= ROTATION_MIN_ANGLE forms e^{i t d_j} at its Gauss–Legendre
-#: nodes by rotation (``_panels``); closer to t = 0 the cancellation-free half-angle form of ``_psi`` is kept.
+#: nodes by rotation (``_law_panels``); closer to t = 0 the cancellation-free half-angle form of ``_psi`` is kept.
 DEF ROT_MIN = 8.0
 ROTATION_MIN_ANGLE = ROT_MIN
 #: ... and so does any panel where the rotation's rounding charge n eps ((|c| + 2h) L1 + 2k + 14) is below
@@ -1231,7 +1231,7 @@ cdef void _rotated_nodes(const double[::1] q, const double* an, const double* of
                          double* out, double extra=0.0) noexcept nogil:
     """Re g, |g| and rel (``out[0:G]``, ``out[G:2G]``, ``out[2G:3G]``) at the nodes t = c + h xg[j] of one panel
     from the anchors ``an`` (cos, sin of c d_j) and offsets ``of`` (cos, sin of (h xg[g]) d_j, node-major); the
-    rounding bound of w is charged as derived in ``_panels``."""
+    rounding bound of w is charged as derived in ``_law_panels``."""
     cdef Py_ssize_t j, kk
     cdef double err = DBL_EPS * ((fabs(c) + 2.0 * h) * L1 + 2.0 * k + 10.0 + extra), wr, wi, x, y
     for j in range(G):
@@ -1293,7 +1293,7 @@ cdef void _panel_node_values(const double[::1] q, const double[::1] d, double n,
                              double c, double h, const double* xg, Py_ssize_t G, rot_t* R,
                              double* out) noexcept nogil:
     """Re g, |g| and rel at the Gauss–Legendre nodes c + h xg of one panel (``out[0:G]``, ``[G:2G]``,
-    ``[2G:3G]``), formed as ``_panels`` forms them (see its docstring); ``R`` carries the offset tables from
+    ``[2G:3G]``), formed as ``_law_panels`` forms them (see its docstring); ``R`` carries the offset tables from
     panel to panel of one call."""
     cdef Py_ssize_t j, jj, kk, k = q.shape[0], KG = 2 * q.shape[0] * G
     cdef double a, hx, extra = 0.0
@@ -1353,9 +1353,8 @@ cdef void _panel_node_values(const double[::1] q, const double[::1] d, double n,
 def panel_nodes(const double[::1] q, const double[::1] d, double n, double nmu, double theta,
                 const double[::1] pa, const double[::1] pb, const double[::1] xg):
     """Integrand of the Bromwich representation at the Gauss–Legendre nodes of consecutive panels [pa_i, pb_i],
-    formed exactly as one ``_panels`` call of the compiled profile forms them (rotation and offset tables
-    carried from panel to panel), so that ``shuffleamp.exact._bromwich`` and the kernel integrate the same
-    node values.
+    formed exactly as one ``_law_panels`` call of the compiled profile forms them (rotation and offset tables
+    carried from panel to panel): the n-fold sum's ``panel_nodes`` hook of ``shuffleamp.exact._AtomLaw``.
 
     Parameters
     ----------
@@ -1398,61 +1397,6 @@ def panel_nodes(const double[::1] q, const double[::1] d, double n, double nmu, 
     return gr_a, ag_a, rl_a
 
 
-cdef int _panels(const double[::1] q, const double[::1] d, double nmu, double theta, double beta,
-                 double log_ell, const double* pa, const double* pb, Py_ssize_t m, const prof_par* P,
-                 dvec* tmp, double* val, double* gl, double* ro) noexcept nogil:
-    """``panels`` of ``shuffleamp.exact._bromwich``: Gauss–Legendre sums over [pa_i, pb_i] and their bounds.
-
-    Nodes t = c + h x_g of a panel with |c| max|d_j| >= ROT_MIN: e^{i t d_j} is formed as the product of an
-    anchor e^{i c d_j} (one sin/cos pair per atom and panel) and an offset e^{i h x_g d_j} (recomputed only
-    when h changes; the Gauss–Legendre nodes are antisymmetric, x_{G-1-g} = -x_g exactly, so the offsets of
-    the mirrored nodes are conjugates).  The same holds wherever the charge below is negligible
-    (n eps (...) <= ROT_REL, small n).  Up to ROT_SLOTS offset tables are kept; a half-width within ROT_NEAR
-    of a kept one reuses its table times e^{i (h - h_s) x_g d_j} (second-order form, 8 u per atom more).
-    Rounding (u = eps/2; sin/cos within 1 ulp): the anchor is within
-    u |c d_j| + 2 sqrt2 u of e^{i c d_j}, the offset within 2.01 u h |d_j| + 2 sqrt2 u of e^{i h x_g d_j}
-    (x_g and h x_g rounded), the complex product adds 2 sqrt2 u, so |z_j - e^{i t* d_j}| <= u (1.01 |c d_j|
-    + 2.01 h |d_j| + 9) at the exact node t* = c + h x_g; forming w = sum_j q_j (z_j - 1) adds at most
-    2.01 sqrt2 (k + 3) u.  With L1 = sum_j q_j |d_j| the charged bound is
-        err = eps (|c| L1 + 2 h L1 + 2 k + 10) >= u (2 |c| L1 + 4 h L1 + 4 k + 20),
-    charged exactly as ``_psi``'s bound (``_node_value``)."""
-    cdef Py_ssize_t i, j, G = P.gl_nodes
-    cdef double c, h, W, rB, reach, tmin, log_gl, sv = 0.0, sr = 0.0
-    cdef rot_t R
-    cdef double* ndv = <double*>malloc((3 * G + 1) * sizeof(double))
-    if ndv == NULL:
-        return -1
-    _rot_init(&R, q, d, P.xg, G)
-    tmp.n = 0
-    for i in range(m):
-        c = 0.5 * (pa[i] + pb[i])
-        h = 0.5 * (pb[i] - pa[i])
-        _panel_node_values(q, d, P.n, nmu, theta, c, h, P.xg, G, &R, ndv)
-        for j in range(G):
-            W = h * P.wg[j]
-            sv += W * ndv[j]
-            sr += W * (ndv[G + j] * ndv[2 * G + j])
-        rB = beta / h + sqrt(1.0 + (beta / h) * (beta / h))
-        reach = 0.5 * h * (rB + 1.0 / rB)
-        tmin = fabs(c) - reach
-        if tmin < 0.0:
-            tmin = 0.0
-        log_gl = (log_ell - log((theta - beta) * (theta - beta) + tmin * tmin) + log((64.0 / 15.0) * h)
-                  - 2 * G * log(rB) - log(rB * rB - 1.0))
-        if log_gl > 700.0:
-            log_gl = 700.0
-        if _dpush(tmp, exp(log_gl)):
-            free(R.an)
-            free(ndv)
-            return -1
-    free(R.an)
-    free(ndv)
-    val[0] = sv
-    gl[0] = _pairwise_sum(tmp.x, tmp.n) * (1.0 + 1e-9)
-    ro[0] = sr
-    return 0
-
-
 cdef struct bufs_t:
     dvec ca
     dvec cb
@@ -1477,213 +1421,12 @@ cdef void _bufs_free(bufs_t* B) noexcept nogil:
 cdef int _bromwich_atoms(const double[::1] v, const double[::1] p, double[::1] q, double[::1] d,
                          const prof_par* P, bufs_t* B, double* value, double* err, double* theta_out,
                          double* work_out) noexcept nogil:
-    """The Bromwich integral of E[S_+]/n for one finite law (its one implementation); returns a status.
-
-    The steps (integration cells, skipping decisions, error terms) are those of the module docstring of
-    ``shuffleamp.exact``; ``shuffleamp.exact._bromwich`` takes the same steps for laws given through hooks.
-    With ``P.strict_work > 0`` (an explicit cap) it refuses before integrating beyond it (ST_WORK_NEEDED).
-    Buffers in ``B`` are grown as needed (the caller frees them).
+    """The Bromwich integral of E[S_+]/n for one finite law; returns a status.  The integral is ``_bromwich_law``
+    (the one implementation, for every law) on the n-fold sum (``_bromwich_atoms_law``).  With
+    ``P.strict_work > 0`` (an explicit cap) it refuses before integrating beyond it (ST_WORK_NEEDED).  Buffers
+    in ``B`` are grown as needed (the caller frees them).
     """
-    cdef Py_ssize_t k = v.shape[0], j, i, nc, ncell
-    cdef double n = P.n, theta, mu, var, L1 = 0.0, s2 = 0.0, trivial = 0.0, Kth, nK, log_chernoff
-    cdef double chernoff, tiny = 4.9406564584124654e-324, s0, beta, log_ell, x, y, nK_err, hp, work = 0.0
-    cdef double total, glsum, rosum, val, gl, ro, scale_I, tau, A_c, pruned, T_done, T, w0, tail
-    cdef double a_, b_, rn, bound, wn, twohp, err_I, scale, nmu, thr_m
-    cdef dvec sw
-    theta_out[0] = 0.0
-    work_out[0] = 0.0
-    _saddle_point(v, p, n, &theta, &mu, &var)
-    if not isfinite(theta):
-        theta = INFINITY
-    elif not isfinite(mu):
-        return ST_FALLBACK
-    else:
-        for j in range(k):
-            q[j] = 0.0
-        _tilted_weights(v, p, theta, q)
-        for j in range(k):
-            d[j] = v[j] - mu
-            L1 += q[j] * fabs(d[j])
-            s2 += q[j] * (d[j] * d[j])
-    theta_out[0] = theta
-    # (sum G_i)_+ <= sum (G_i)_+: delta <= E[G_+] (rounded up)
-    for j in range(k):
-        if v[j] > 0.0:
-            trivial += p[j] * v[j]
-    trivial = trivial * (1.0 + 4.0 * k * DBL_EPS)
-    # s_+ <= e^{theta s} / (e theta): delta <= e^{nK(theta)} / (e theta n)
-    if isfinite(theta):
-        Kth = _log_mgf(v, p, theta)
-        nK = n * Kth
-        log_chernoff = nK - 1.0 - log(theta * n)
-    else:
-        Kth = NAN
-        nK = NAN
-        log_chernoff = NAN
-    chernoff = exp(log_chernoff if log_chernoff < 700.0 else 700.0) if isfinite(log_chernoff) else INFINITY
-    if not isfinite(theta) or not (P.theta_lo < theta < P.theta_hi):
-        x = chernoff if chernoff <= trivial else trivial
-        x = x if x <= 1.0 else 1.0
-        value[0] = 0.0
-        err[0] = x if x >= tiny else tiny
-        return ST_CHERNOFF
-    if log_chernoff < -700.0:
-        value[0] = 0.0
-        err[0] = chernoff if chernoff >= tiny else tiny
-        return ST_CHERNOFF
-    if nK - log(M_PI * n) > 700.0:
-        value[0] = 0.0
-        err[0] = trivial if trivial <= 1.0 else 1.0
-        return ST_TRIVIAL
-    s0 = 1.0 / sqrt(n * s2 + 2.0 / (theta * theta))
-    beta = 0.5 * theta if 0.5 * theta <= s0 else s0
-    x = _log_mgf(v, p, theta - beta) - Kth
-    y = _log_mgf(v, p, theta + beta) - Kth
-    log_ell = n * (y if y > x else x)
-    x = 0.0
-    for j in range(k):
-        y = theta * v[j]
-        x += p[j] * fabs(expm1(y if y < 700.0 else 700.0))
-    nK_err = n * ((k + 4) * DBL_EPS * (x + fabs(Kth)))
-    hp = beta
-    twohp = 2.0 * hp
-    nmu = n * mu
-
-    # central panels [0, CENTRAL_WIDTHS s0]
-    nc = <Py_ssize_t>ceil(P.central_widths * s0 / (2.0 * hp))
-    if nc < 1:
-        nc = 1
-    if P.strict_work > 0.0 and <double>nc * P.gl_nodes * k > P.strict_work:
-        work_out[0] = <double>nc * P.gl_nodes       # the central panels alone exceed the explicit cap
-        return ST_WORK_NEEDED
-    B.na.n = 0
-    for i in range(nc + 1):
-        if _dpush(&B.na, twohp * <double>i):
-            return ST_FALLBACK
-    if _panels(q, d, nmu, theta, beta, log_ell, B.na.x, B.na.x + 1, nc, P, &B.tmp, &total, &glsum, &rosum):
-        return ST_FALLBACK
-    work += nc * P.gl_nodes
-    scale_I = fabs(total) if fabs(total) > 1e-300 else 1e-300
-    tau = P.rtol * scale_I
-    B.tmp.n = 0
-    B.segs.n = 0
-    B.sa.n = 0
-    B.sb.n = 0
-    B.r.n = 0
-    for i in range(nc):
-        if (_dpush(&B.sa, 0.5 * (B.na.x[i] + B.na.x[i + 1])) or _dpush(&B.sb, 0.5 * (B.na.x[i + 1] - B.na.x[i]))
-                or _dpush(&B.r, 0.0)):
-            return ST_FALLBACK
-    _modulus_cells(q, d, s2, B.sa.x, B.sb.x, nc, B.r.x)
-    for i in range(nc):
-        x = (B.na.x[i + 1] - B.na.x[i]) * pow(B.r.x[i], n)
-        if _spush(&B.segs, B.na.x[i], B.na.x[i + 1], x) or _dpush(&B.tmp, x):
-            return ST_FALLBACK
-    work += nc
-    A_c = _pairwise_sum(B.tmp.x, B.tmp.n)
-    pruned = 0.0
-    T_done = B.na.x[nc]
-    T = theta * sqrt(P.t0_factor / P.rtol)
-    if 2.0 * T_done > T:
-        T = 2.0 * T_done
-    w0 = 0.5 / (L1 if L1 > 1e-300 else 1e-300)
-    while True:
-        x = ceil((T - T_done) / w0)
-        if not (x < 1e8):
-            return ST_FALLBACK
-        ncell = <Py_ssize_t>x if x > 0.0 else 0
-        B.ca.n = 0
-        B.cb.n = 0
-        for i in range(ncell):
-            a_ = T_done + w0 * <double>i
-            b_ = a_ + w0
-            if _dpush(&B.ca, a_) or _dpush(&B.cb, b_ if b_ <= T else T):
-                return ST_FALLBACK
-        while B.ca.n > 0:
-            if work * k > P.max_work:
-                return ST_RESOURCE
-            B.r.n = 0
-            B.sa.n = 0
-            B.sb.n = 0
-            for i in range(B.ca.n):
-                if (_dpush(&B.sa, 0.5 * (B.ca.x[i] + B.cb.x[i])) or _dpush(&B.sb, 0.5 * (B.cb.x[i] - B.ca.x[i]))
-                        or _dpush(&B.r, 0.0)):
-                    return ST_FALLBACK
-            _modulus_cells(q, d, s2, B.sa.x, B.sb.x, B.ca.n, B.r.x)
-            work += B.ca.n
-            B.tmp.n = 0
-            B.ka.n = 0
-            B.kb.n = 0
-            B.krn.n = 0
-            thr_m = 0.01 * A_c / T
-            for i in range(B.ca.n):
-                a_ = B.ca.x[i]
-                b_ = B.cb.x[i]
-                rn = pow(B.r.x[i], n)
-                bound = (b_ - a_) * rn / (theta * theta + a_ * a_)
-                # skip a cell when it is negligible both for the integral and for A(w) of the tail bound
-                if bound <= 0.25 * tau * (b_ - a_) / T and rn <= thr_m:
-                    if _spush(&B.segs, a_, b_, (b_ - a_) * rn) or _dpush(&B.tmp, bound):
-                        return ST_FALLBACK
-                elif _dpush(&B.ka, a_) or _dpush(&B.kb, b_) or _dpush(&B.krn, rn):
-                    return ST_FALLBACK
-            pruned += _pairwise_sum(B.tmp.x, B.tmp.n)
-            B.sa.n = 0
-            B.sb.n = 0
-            B.na.n = 0
-            B.nb.n = 0
-            for i in range(B.ka.n):
-                a_ = B.ka.x[i]
-                b_ = B.kb.x[i]
-                if b_ - a_ <= twohp * (1.0 + 1e-9):
-                    if _spush(&B.segs, a_, b_, (b_ - a_) * B.krn.x[i]) or _dpush(&B.sa, a_) or _dpush(&B.sb, b_):
-                        return ST_FALLBACK
-                else:
-                    wn = (b_ - a_) / 8.0
-                    for j in range(8):
-                        x = a_ + wn * <double>j
-                        if _dpush(&B.na, x) or _dpush(&B.nb, x + wn):
-                            return ST_FALLBACK
-            if B.sa.n and P.strict_work > 0.0 and (work + <double>B.sa.n * P.gl_nodes) * k > P.max_work:
-                work_out[0] = work + <double>B.sa.n * P.gl_nodes
-                return ST_WORK_NEEDED
-            if B.sa.n:
-                # work is counted per cell (GL_NODES each) as before the merge, so that the work caps and
-                # the widening of [0, T] decide as they did (the merge only makes each unit cheaper)
-                work += B.sa.n * P.gl_nodes
-                B.sa.n = _merge_runs(B.sa.x, B.sb.x, B.sa.n, twohp * (1.0 + 1e-9))
-                if _panels(q, d, nmu, theta, beta, log_ell, B.sa.x, B.sb.x, B.sa.n, P, &B.tmp, &val, &gl, &ro):
-                    return ST_FALLBACK
-                total += val
-                glsum += gl
-                rosum += ro
-            sw = B.ca
-            B.ca = B.na
-            B.na = sw
-            sw = B.cb
-            B.cb = B.nb
-            B.nb = sw
-        T_done = T
-        tail = _tail_bound(&B.segs, T, P.tail_const, &B.tmp)
-        if tail != tail:
-            return ST_FALLBACK
-        # small n: stop widening once the work budget is spent and report the larger error bound
-        if tail <= 0.25 * tau or work * k > P.tail_work:
-            break
-        T *= 4.0
-    err_I = glsum + rosum + pruned + tail
-    scale = exp(nK - log(M_PI * n))
-    x = total * scale
-    y = err_I * scale + fabs(x) * expm1(nK_err)
-    work_out[0] = work
-    chernoff = trivial if trivial < chernoff else chernoff
-    if not (x + y <= chernoff):      # badly scaled integrand (or NaN): the Chernoff bound is better
-        value[0] = 0.0
-        err[0] = chernoff
-        return ST_CHERNOFF
-    value[0] = x if x >= 0.0 else 0.0
-    err[0] = y + (-x if -x > 0.0 else 0.0)
-    return ST_EXACT
+    return _bromwich_atoms_law(v, p, q, d, P, B, value, err, theta_out, work_out)
 
 
 cdef Py_ssize_t _gparv_atoms(const double[::1] A, const double[::1] Bm, const double[::1] C, double beta,
@@ -2848,3 +2591,823 @@ def log_estimates(const double[::1] a, const double[::1] b, const double[::1] c,
 
 include "_families.pxi"
 include "_screening.pxi"
+
+
+# --------------------------------------------------------------------------- the Bromwich integral of any law
+# The one implementation of the Bromwich integral (``_bromwich_law``): its contour, integration cells, skipping
+# rule, panel merge, Gauss–Legendre error bound, tail bound and Chernoff / trivial fallbacks (module docstring of
+# ``shuffleamp.exact``), for every law.  A law (``law_t``) is what varies: the integrand's values at the
+# Gauss–Legendre nodes of a run of panels, the bound of the integrand's modulus on a cell (the outer function of
+# a modulus bound of the characteristic function), and the outer function's log-ratio on the real line.  Kinds:
+#   LAW_ATOMS       the n-fold sum of a finite law, F(w) = w^n / n (``_bromwich_atoms``);
+#   LAW_POPULATION  the mixture over blanket counts of a personalized population, F = the outer function Φ̃ of
+#                   ``shuffleamp.personalized`` (Gauss–Laguerre rule or pmf window; ``bromwich_population``);
+#   LAW_HOOKS       a law given through Python hooks (``bromwich_hooks``: a continuous part with a closed-form
+#                   MGF, ``shuffleamp.exact._MixedLaw``), called with the GIL.
+from libc.math cimport hypot
+
+DEF LAW_ATOMS = 0
+DEF LAW_POPULATION = 1
+DEF LAW_HOOKS = 2
+#: Panels per node evaluation of a law (the node buffer holds 3 G of them).
+DEF LAW_PANEL_CHUNK = 256
+#: Largest number of Gauss–Laguerre nodes of a population's outer function (``bromwich_population`` refuses more).
+DEF POP_RULE_MAX = 256
+
+
+cdef struct pop_t:
+    int rule                # 1: Gauss–Laguerre rule (groups x rule nodes), 0: pmf window
+    Py_ssize_t G            # groups (rule) or window length (pmf)
+    Py_ssize_t R            # rule nodes (rule)
+    const double* gam       # (G,) blanket probabilities of the other users' groups (rule)
+    const double* N         # (G,) their counts (rule)
+    const double* x         # (R,) rule abscissae x_k (s_k = e^{-x_k}) (rule)
+    const double* logc      # (R,) log rule weights c_k (rule)
+    const double* bT        # (R, G) b_kg = γ_g s_k W / (1 - γ_g + γ_g s_k W) at the contour (rule)
+    const double* w0        # (R,) normalised weights of the rule nodes at the contour (rule)
+    const double* lognu     # (G,) log p_m - log(m + 1) (pmf)
+    const double* mp1       # (G,) m + 1 (pmf)
+    const double* a         # (G,) normalised p_m e^{(m+1) K(theta)} / (m + 1) (pmf)
+    double ref              # log Φ(e^{K(theta)}) in this module's arithmetic
+    double n_eff            # E M' + 1
+
+
+cdef struct law_t:
+    int kind
+    void* obj               # LAW_HOOKS: the Python hooks object (borrowed; the caller holds it)
+    const pop_t* pop        # LAW_POPULATION
+    double n                # summands (LAW_ATOMS) / mean count n_eff (LAW_POPULATION: rounding charges)
+    double nmu              # n mu (LAW_ATOMS)
+    double mu               # tilted mean
+    double s2               # tilted variance (modulus bounds)
+    double Kth              # K(theta) of the finite part
+    double theta
+    double L1               # E_theta |G - mu| (first cell width 0.5 / L1)
+    double nK               # log F(M(theta))
+    double norm             # divisor of the integral
+    double trivial          # certified bound E[G_+] of delta (inf: none)
+    double s0               # bell width
+    double nK_err           # rounding bound of nK
+    double k                # work units per integrand evaluation (atoms)
+
+
+cdef double _pop_log_phi(const pop_t* Q, double K) noexcept nogil:
+    """log Φ̃(e^K) for real K (``shuffleamp.personalized._Mixture.log_phi``), max-shifted log-sum-exp."""
+    cdef Py_ssize_t i, g
+    cdef double mx = -INFINITY, s, em, tot = 0.0, y
+    cdef double ys[POP_RULE_MAX]
+    if Q.rule:
+        for i in range(Q.R):
+            em = expm1(K - Q.x[i])
+            s = 0.0
+            for g in range(Q.G):
+                s += Q.N[g] * log1p(Q.gam[g] * em)
+            y = Q.logc[i] - Q.x[i] + s
+            ys[i] = y
+            if y > mx:
+                mx = y
+        if not isfinite(mx):
+            return K + mx if mx == -INFINITY else NAN
+        for i in range(Q.R):
+            tot += exp(ys[i] - mx)
+        return K + mx + log(tot)
+    for i in range(Q.G):
+        y = Q.lognu[i] + Q.mp1[i] * K
+        if y > mx:
+            mx = y
+    if not isfinite(mx):
+        return mx if mx == -INFINITY else NAN
+    for i in range(Q.G):
+        tot += exp(Q.lognu[i] + Q.mp1[i] * K - mx)
+    return mx + log(tot)
+
+
+cdef void _pop_node(const pop_t* Q, const double[::1] q, const double[::1] d, double theta, double mu, double L1,
+                    double t, double* gr, double* ag, double* rel) noexcept nogil:
+    """Re g, |g| and the relative rounding estimate of g(t) = Φ̃(M(theta + it)) / Φ̃(M(theta)) / (theta + it)^2
+    (``shuffleamp.personalized._PopLaw.nodes``): log(M(theta + it) / M(theta)) = log1p(psi - 1) + i t mu, then
+    the outer function, e^v sum_k w0_k prod_g (1 + b_kg (e^v - 1))^{N_g} (rule) or sum_m a_m e^{(m+1) v} (pmf).
+    Rule: the groups come sorted by count N_g; for each run of equal counts c the factors 1 + x_g (|.| <= 1) are
+    multiplied in the form z <- z + x + z x of z = product - 1 (no cancellation near t = 0, where the x_g are
+    small) and the run's power formed as exp(c Log(1 + z)), exact modulo 2 pi i c (log1p form while |z| < 1/2); a
+    product whose modulus falls below 1e-100 is closed and the run continues with a new one (no underflow).
+    Rounding (first-order estimate, as everywhere in these node values): each step adds at most
+    3 u (|z| + |x| + |z x|) <= 12 u to z, so the run's power e^{c Log(1 + z)} (modulus <= 1) moves by at most
+    12 u c per factor and e^{S_k} by at most 12 u sum_g N_g <= 6 eps n_eff; this is the extra n_eff in the
+    charge 8 eps (1 + max_k |S_k| + n_eff (2 + |v|)).  These errors are relative to each term's modulus: the
+    charge relative to the sum is multiplied by sum_k |term_k| / |sum_k term_k| (cancellation among the rule
+    nodes or the window's counts at large t)."""
+    cdef Py_ssize_t i, g
+    cdef double wr, wi, dr, di, e, vr, vi, va, er, ei, b, xr, xi, Sr, Si, mS, smax = 0.0, sr = 0.0, si = 0.0
+    cdef double ex_, ev, cv, sv, valr, vali, zr, zi, den, rl, c, av, mag = 0.0
+    cdef const double* bk
+    _psi(q, d, t, &wr, &wi, &dr, &di, &e)
+    vr = 0.5 * log1p(wr * (2.0 + wr) + wi * wi)
+    vi = atan2(wi, 1.0 + wr) + t * mu
+    va = sqrt(vr * vr + vi * vi)
+    if Q.rule:
+        er = expm1(vr) * cos(vi) - 2.0 * sin(0.5 * vi) * sin(0.5 * vi)
+        ei = exp(vr) * sin(vi)
+        for i in range(Q.R):
+            Sr = 0.0
+            Si = 0.0
+            bk = Q.bT + i * Q.G
+            g = 0
+            while g < Q.G:
+                # a run of groups with the same count c: c Log prod_g (1 + b_kg (e^v - 1)) equals the sum of the
+                # terms c Log(1 + ...) up to multiples of 2 pi i c, which e^S does not see (c an integer); one
+                # log and one atan2 per run instead of per group
+                c = Q.N[g]
+                zr = 0.0                                   # z - 1 of the run's product so far
+                zi = 0.0
+                while g < Q.G and Q.N[g] == c:
+                    # (1 + z)(1 + x) - 1 = z + x + z x, x = b (e^v - 1): accurate relative to |z| near t = 0
+                    xr = er * bk[g]
+                    xi = ei * bk[g]
+                    b = zr + xr + (zr * xr - zi * xi)
+                    zi = zi + xi + (zr * xi + zi * xr)
+                    zr = b
+                    g += 1
+                    if (1.0 + zr) * (1.0 + zr) + zi * zi < 1e-200:
+                        break                      # the run goes on with a new product (no underflow)
+                if fabs(zr) + fabs(zi) < 0.5:
+                    Sr += c * (0.5 * log1p(zr * (2.0 + zr) + zi * zi))
+                else:
+                    Sr += c * (0.5 * log((1.0 + zr) * (1.0 + zr) + zi * zi))
+                Si += c * atan2(zi, 1.0 + zr)
+            mS = sqrt(Sr * Sr + Si * Si)
+            if mS > smax and isfinite(mS):          # S = -inf: the term is exactly 0
+                smax = mS
+            ex_ = Q.w0[i] * exp(Sr)
+            mag += ex_
+            sr += ex_ * cos(Si)
+            si += ex_ * sin(Si)
+        ev = exp(vr)
+        cv = cos(vi)
+        sv = sin(vi)
+        valr = ev * (cv * sr - sv * si)
+        vali = ev * (cv * si + sv * sr)
+        rl = 8.0 * DBL_EPS * (1.0 + smax + Q.n_eff * (2.0 + va))
+        mag = ev * mag
+    else:
+        for i in range(Q.G):
+            ex_ = Q.a[i] * exp(vr * Q.mp1[i])
+            mag += ex_
+            sr += ex_ * cos(vi * Q.mp1[i])
+            si += ex_ * sin(vi * Q.mp1[i])
+        valr = sr
+        vali = si
+        rl = 8.0 * DBL_EPS * (1.0 + (Q.mp1[Q.G - 1] - 1.0) * (1.0 + va))
+    # the terms' errors are relative to their moduli: relative to the sum, times sum |terms| / |sum|
+    av = hypot(valr, vali)
+    if mag > av:
+        rl = rl * (mag / av if av > 1e-300 * mag else 1e300)
+    zr = theta * theta - t * t
+    zi = 2.0 * theta * t
+    den = zr * zr + zi * zi
+    gr[0] = (valr * zr + vali * zi) / den
+    ag[0] = hypot(valr, vali) / sqrt(den)
+    rel[0] = rl + 8.0 * DBL_EPS * Q.n_eff * (1.0 + t * L1)
+
+
+cdef int _law_nodes(law_t* L, const double[::1] q, const double[::1] d, const double* pa, const double* pb,
+                    Py_ssize_t m, rot_t* R, const prof_par* P, double* out) noexcept nogil:
+    """Re g, |g| and rel at the Gauss–Legendre nodes of the panels [pa_i, pb_i] (``out + 3 G i``: G values each);
+    0, or -1 (out of memory, or a Python hook raised)."""
+    cdef Py_ssize_t i, j, G = P.gl_nodes
+    cdef double c, h
+    cdef double* o
+    if L.kind == LAW_ATOMS:
+        for i in range(m):
+            _panel_node_values(q, d, L.n, L.nmu, L.theta, 0.5 * (pa[i] + pb[i]), 0.5 * (pb[i] - pa[i]), P.xg, G,
+                               R, out + 3 * G * i)
+        return 0
+    if L.kind == LAW_POPULATION:
+        for i in range(m):
+            c = 0.5 * (pa[i] + pb[i])
+            h = 0.5 * (pb[i] - pa[i])
+            o = out + 3 * G * i
+            for j in range(G):
+                _pop_node(L.pop, q, d, L.theta, L.mu, L.L1, c + h * P.xg[j], &o[j], &o[G + j], &o[2 * G + j])
+        return 0
+    with gil:
+        return _hook_nodes(<object>L.obj, pa, pb, m, G, out)
+
+
+cdef int _law_modulus(law_t* L, const double[::1] q, const double[::1] d, const double* c, const double* h,
+                      Py_ssize_t m, double* out) noexcept nogil:
+    """Bound of |F(M(theta) psi)| / F(M(theta)) on the cells c_i +- h_i (``out``); 0 or -1."""
+    cdef Py_ssize_t i
+    cdef double lp
+    if L.kind == LAW_HOOKS:
+        with gil:
+            return _hook_modulus(<object>L.obj, c, h, m, out)
+    _modulus_cells(q, d, L.s2, c, h, m, out)
+    if L.kind == LAW_ATOMS:
+        for i in range(m):
+            out[i] = pow(out[i], L.n)
+        return 0
+    # Φ̃(e^K r) / Φ̃(e^K) (non-negative Taylor coefficients: a bound given |psi| <= r), rounded up
+    for i in range(m):
+        lp = _pop_log_phi(L.pop, L.Kth + log(out[i])) - L.pop.ref
+        out[i] = exp(lp if lp < 0.0 else 0.0) * (1.0 + 1e-12)
+        if not (out[i] <= 1.0):
+            out[i] = 1.0
+    return 0
+
+
+cdef double _law_ell(law_t* L, const double[::1] v, const double[::1] p, double x) noexcept nogil:
+    """log F(M(x)) - log F(M(theta)) for real x (bounds |F(M(z))| on the line Re z = x)."""
+    if L.kind == LAW_ATOMS:
+        return L.n * (_log_mgf(v, p, x) - L.Kth)
+    if L.kind == LAW_POPULATION:
+        return _pop_log_phi(L.pop, _log_mgf(v, p, x)) - L.pop.ref
+    with gil:
+        return _hook_ell(<object>L.obj, x)
+
+
+cdef int _hook_nodes(object hooks, const double* pa, const double* pb, Py_ssize_t m, Py_ssize_t G,
+                     double* out) noexcept:
+    cdef Py_ssize_t i, j
+    cdef double[::1] gr, ag, rl
+    try:
+        a = np.array(<double[:m]>pa, dtype=np.float64)
+        b = np.array(<double[:m]>pb, dtype=np.float64)
+        r = hooks.nodes(a, b)
+        gr = np.ascontiguousarray(r[0], dtype=np.float64)
+        ag = np.ascontiguousarray(r[1], dtype=np.float64)
+        rl = np.ascontiguousarray(r[2], dtype=np.float64)
+        if gr.shape[0] != m * G or ag.shape[0] != m * G or rl.shape[0] != m * G:
+            raise ValueError("law hooks: nodes() returned arrays of the wrong length")
+        for i in range(m):
+            for j in range(G):
+                out[3 * G * i + j] = gr[i * G + j]
+                out[3 * G * i + G + j] = ag[i * G + j]
+                out[3 * G * i + 2 * G + j] = rl[i * G + j]
+        return 0
+    except BaseException as exc:
+        hooks.error = exc
+        return -1
+
+
+cdef int _hook_modulus(object hooks, const double* c, const double* h, Py_ssize_t m, double* out) noexcept:
+    cdef Py_ssize_t i
+    cdef double[::1] r
+    try:
+        r = np.ascontiguousarray(hooks.modulus(np.array(<double[:m]>c, dtype=np.float64),
+                                               np.array(<double[:m]>h, dtype=np.float64)), dtype=np.float64)
+        if r.shape[0] != m:
+            raise ValueError("law hooks: modulus() returned an array of the wrong length")
+        for i in range(m):
+            out[i] = r[i]
+        return 0
+    except BaseException as exc:
+        hooks.error = exc
+        return -1
+
+
+cdef double _hook_ell(object hooks, double x) noexcept:
+    try:
+        return float(hooks.ell(x))
+    except BaseException as exc:
+        hooks.error = exc
+        return NAN
+
+
+cdef int _law_panels(law_t* L, const double[::1] q, const double[::1] d, double beta, double log_ell,
+                     const double* pa, const double* pb, Py_ssize_t m, const prof_par* P, dvec* tmp, double* nd,
+                     double* val, double* gl, double* ro) noexcept nogil:
+    """Gauss–Legendre sums over the panels [pa_i, pb_i] and their certified error bound on Bernstein ellipses
+    (module docstring of ``shuffleamp.exact``); ``nd``: node buffer of 3 G LAW_PANEL_CHUNK values.  Node values
+    of the n-fold sum (``_panel_node_values``, one offset table per call):
+
+    Nodes t = c + h x_g of a panel with |c| max|d_j| >= ROT_MIN: e^{i t d_j} is formed as the product of an
+    anchor e^{i c d_j} (one sin/cos pair per atom and panel) and an offset e^{i h x_g d_j} (recomputed only
+    when h changes; the Gauss–Legendre nodes are antisymmetric, x_{G-1-g} = -x_g exactly, so the offsets of
+    the mirrored nodes are conjugates).  The same holds wherever the charge below is negligible
+    (n eps (...) <= ROT_REL, small n).  Up to ROT_SLOTS offset tables are kept; a half-width within ROT_NEAR
+    of a kept one reuses its table times e^{i (h - h_s) x_g d_j} (second-order form, 8 u per atom more).
+    Rounding (u = eps/2; sin/cos within 1 ulp): the anchor is within
+    u |c d_j| + 2 sqrt2 u of e^{i c d_j}, the offset within 2.01 u h |d_j| + 2 sqrt2 u of e^{i h x_g d_j}
+    (x_g and h x_g rounded), the complex product adds 2 sqrt2 u, so |z_j - e^{i t* d_j}| <= u (1.01 |c d_j|
+    + 2.01 h |d_j| + 9) at the exact node t* = c + h x_g; forming w = sum_j q_j (z_j - 1) adds at most
+    2.01 sqrt2 (k + 3) u.  With L1 = sum_j q_j |d_j| the charged bound is
+        err = eps (|c| L1 + 2 h L1 + 2 k + 10) >= u (2 |c| L1 + 4 h L1 + 4 k + 20),
+    charged exactly as ``_psi``'s bound (``_node_value``)."""
+    cdef Py_ssize_t i, i0, j, mc, G = P.gl_nodes
+    cdef double c, h, W, rB, reach, tmin, log_gl, theta = L.theta, sv = 0.0, sr = 0.0
+    cdef double* o
+    cdef rot_t R
+    cdef int rc = 0
+    _rot_init(&R, q, d, P.xg, G)
+    tmp.n = 0
+    i0 = 0
+    while i0 < m:
+        mc = m - i0 if m - i0 < LAW_PANEL_CHUNK else LAW_PANEL_CHUNK
+        if _law_nodes(L, q, d, pa + i0, pb + i0, mc, &R, P, nd):
+            rc = -1
+            break
+        for i in range(mc):
+            c = 0.5 * (pa[i0 + i] + pb[i0 + i])
+            h = 0.5 * (pb[i0 + i] - pa[i0 + i])
+            o = nd + 3 * G * i
+            for j in range(G):
+                W = h * P.wg[j]
+                sv += W * o[j]
+                sr += W * (o[G + j] * o[2 * G + j])
+            rB = beta / h + sqrt(1.0 + (beta / h) * (beta / h))
+            reach = 0.5 * h * (rB + 1.0 / rB)
+            tmin = fabs(c) - reach
+            if tmin < 0.0:
+                tmin = 0.0
+            log_gl = (log_ell - log((theta - beta) * (theta - beta) + tmin * tmin) + log((64.0 / 15.0) * h)
+                      - 2 * G * log(rB) - log(rB * rB - 1.0))
+            if log_gl > 700.0:
+                log_gl = 700.0
+            if _dpush(tmp, exp(log_gl)):
+                rc = -1
+                break
+        if rc:
+            break
+        i0 += mc
+    free(R.an)
+    if rc:
+        return -1
+    val[0] = sv
+    gl[0] = _pairwise_sum(tmp.x, tmp.n) * (1.0 + 1e-9)
+    ro[0] = sr
+    return 0
+
+
+cdef int _bromwich_law(law_t* L, const double[::1] v, const double[::1] p, const double[::1] q,
+                       const double[::1] d, const prof_par* P, bufs_t* B, double* value, double* err,
+                       double* work_out) noexcept nogil:
+    """The Bromwich integral of one law (its one implementation); returns a status.
+
+    ``v, p``: the law's finite part (its K for ``_law_ell``), ``q, d``: tilted masses and centred atoms (node
+    values and modulus bounds).  The steps (integration cells, skipping decisions, error terms) are those of the
+    module docstring of ``shuffleamp.exact``.  With ``P.strict_work > 0`` (an explicit cap) it refuses before
+    integrating beyond it (ST_WORK_NEEDED, ``work_out`` = the integrand nodes needed).  Buffers in ``B`` are
+    grown as needed (the caller frees them)."""
+    cdef double theta = L.theta, log_chernoff, chernoff, tiny = 4.9406564584124654e-324
+    cdef double s0, beta, log_ell, x, y, work = 0.0, trivial = L.trivial
+    cdef double total = 0.0, glsum = 0.0, rosum = 0.0, pruned = 0.0, tail = 0.0, err_I, scale
+    cdef double* nd
+    cdef int st
+    work_out[0] = 0.0
+    # s_+ <= e^{theta s} / (e theta): delta <= F(M(theta)) / (e theta norm)
+    log_chernoff = L.nK - 1.0 - log(theta * L.norm) if isfinite(theta) else NAN
+    chernoff = exp(log_chernoff if log_chernoff < 700.0 else 700.0) if isfinite(log_chernoff) else INFINITY
+    if not isfinite(theta) or not (P.theta_lo < theta < P.theta_hi):
+        # (theta^2 + t^2)^2 would leave the double range: keep to certified bounds
+        x = chernoff if chernoff <= trivial else trivial
+        x = x if x <= 1.0 else 1.0
+        value[0] = 0.0
+        err[0] = x if x >= tiny else tiny
+        return ST_CHERNOFF
+    if log_chernoff < -700.0:            # below the double range (a positive atom of denormal mass, say)
+        value[0] = 0.0
+        err[0] = chernoff if chernoff >= tiny else tiny
+        return ST_CHERNOFF
+    if L.nK - log(M_PI * L.norm) > 700.0:  # e^{nK} out of range: the trivial bound E[G_+]
+        value[0] = 0.0
+        err[0] = trivial if trivial <= 1.0 else 1.0
+        return ST_TRIVIAL
+    s0 = L.s0
+    beta = 0.5 * theta if 0.5 * theta <= s0 else s0
+    x = _law_ell(L, v, p, theta - beta)
+    y = _law_ell(L, v, p, theta + beta)
+    log_ell = y if y > x else x
+    nd = <double*>malloc((3 * P.gl_nodes * LAW_PANEL_CHUNK + 1) * sizeof(double))
+    if nd == NULL:
+        return ST_FALLBACK
+    st = _bromwich_law_cells(L, v, p, q, d, P, B, nd, beta, log_ell, 2.0 * beta, &total, &glsum, &rosum,
+                             &pruned, &tail, &work)
+    free(nd)
+    if st != ST_EXACT:
+        work_out[0] = work if st == ST_WORK_NEEDED else 0.0
+        return st
+    err_I = glsum + rosum + pruned + tail
+    scale = exp(L.nK - log(M_PI * L.norm))
+    x = total * scale
+    y = err_I * scale + fabs(x) * expm1(L.nK_err)
+    work_out[0] = work
+    chernoff = trivial if trivial < chernoff else chernoff
+    if not (x + y <= chernoff):      # badly scaled integrand (or NaN): the Chernoff bound is better
+        value[0] = 0.0
+        err[0] = chernoff
+        return ST_CHERNOFF
+    value[0] = x if x >= 0.0 else 0.0
+    err[0] = y + (-x if -x > 0.0 else 0.0)
+    return ST_EXACT
+
+
+cdef int _bromwich_law_cells(law_t* L, const double[::1] v, const double[::1] p, const double[::1] q,
+                             const double[::1] d, const prof_par* P, bufs_t* B, double* nd, double beta,
+                             double log_ell, double twohp, double* total_out, double* glsum_out,
+                             double* rosum_out, double* pruned_out, double* tail_out,
+                             double* work_out) noexcept nogil:
+    """The integration of ``_bromwich_law``: central panels over [0, CENTRAL_WIDTHS s0], then cells of width
+    0.5 / L1 up to T (skipped when negligible, refined 8-fold while wider than 2 beta, merged into panels), T
+    widened 4-fold until the tail bound is small; returns ST_EXACT or a failure status (``work_out`` then holds
+    the work, or the integrand nodes needed for ST_WORK_NEEDED)."""
+    cdef Py_ssize_t j, i, nc, ncell
+    cdef double k = L.k, theta = L.theta, x, work = 0.0, s0 = L.s0
+    cdef double total, glsum, rosum, val, gl, ro, scale_I, tau, A_c, pruned, T_done, T, w0, tail = 0.0
+    cdef double a_, b_, rn, bound, wn, thr_m
+    cdef dvec sw
+    work_out[0] = 0.0
+    # central panels [0, CENTRAL_WIDTHS s0]
+    nc = <Py_ssize_t>ceil(P.central_widths * s0 / twohp)
+    if nc < 1:
+        nc = 1
+    if P.strict_work > 0.0 and <double>nc * P.gl_nodes * k > P.strict_work:
+        work_out[0] = <double>nc * P.gl_nodes       # the central panels alone exceed the explicit cap
+        return ST_WORK_NEEDED
+    B.na.n = 0
+    for i in range(nc + 1):
+        if _dpush(&B.na, twohp * <double>i):
+            return ST_FALLBACK
+    if _law_panels(L, q, d, beta, log_ell, B.na.x, B.na.x + 1, nc, P, &B.tmp, nd, &total, &glsum, &rosum):
+        return ST_FALLBACK
+    work += nc * P.gl_nodes
+    scale_I = fabs(total) if fabs(total) > 1e-300 else 1e-300
+    tau = P.rtol * scale_I
+    B.tmp.n = 0
+    B.segs.n = 0
+    B.sa.n = 0
+    B.sb.n = 0
+    B.r.n = 0
+    for i in range(nc):
+        if (_dpush(&B.sa, 0.5 * (B.na.x[i] + B.na.x[i + 1])) or _dpush(&B.sb, 0.5 * (B.na.x[i + 1] - B.na.x[i]))
+                or _dpush(&B.r, 0.0)):
+            return ST_FALLBACK
+    if _law_modulus(L, q, d, B.sa.x, B.sb.x, nc, B.r.x):
+        return ST_FALLBACK
+    for i in range(nc):
+        x = (B.na.x[i + 1] - B.na.x[i]) * B.r.x[i]
+        if _spush(&B.segs, B.na.x[i], B.na.x[i + 1], x) or _dpush(&B.tmp, x):
+            return ST_FALLBACK
+    work += nc
+    A_c = _pairwise_sum(B.tmp.x, B.tmp.n)
+    pruned = 0.0
+    T_done = B.na.x[nc]
+    T = theta * sqrt(P.t0_factor / P.rtol)
+    if 2.0 * T_done > T:
+        T = 2.0 * T_done
+    w0 = 0.5 / (L.L1 if L.L1 > 1e-300 else 1e-300)
+    while True:
+        x = ceil((T - T_done) / w0)
+        if not (x < 1e8):
+            return ST_FALLBACK
+        ncell = <Py_ssize_t>x if x > 0.0 else 0
+        B.ca.n = 0
+        B.cb.n = 0
+        for i in range(ncell):
+            a_ = T_done + w0 * <double>i
+            b_ = a_ + w0
+            if _dpush(&B.ca, a_) or _dpush(&B.cb, b_ if b_ <= T else T):
+                return ST_FALLBACK
+        while B.ca.n > 0:
+            if work * k > P.max_work:
+                return ST_RESOURCE
+            B.r.n = 0
+            B.sa.n = 0
+            B.sb.n = 0
+            for i in range(B.ca.n):
+                if (_dpush(&B.sa, 0.5 * (B.ca.x[i] + B.cb.x[i])) or _dpush(&B.sb, 0.5 * (B.cb.x[i] - B.ca.x[i]))
+                        or _dpush(&B.r, 0.0)):
+                    return ST_FALLBACK
+            if _law_modulus(L, q, d, B.sa.x, B.sb.x, B.ca.n, B.r.x):
+                return ST_FALLBACK
+            work += B.ca.n
+            B.tmp.n = 0
+            B.ka.n = 0
+            B.kb.n = 0
+            B.krn.n = 0
+            thr_m = 0.01 * A_c / T
+            for i in range(B.ca.n):
+                a_ = B.ca.x[i]
+                b_ = B.cb.x[i]
+                rn = B.r.x[i]
+                bound = (b_ - a_) * rn / (theta * theta + a_ * a_)
+                # skip a cell when it is negligible both for the integral and for A(w) of the tail bound
+                if bound <= 0.25 * tau * (b_ - a_) / T and rn <= thr_m:
+                    if _spush(&B.segs, a_, b_, (b_ - a_) * rn) or _dpush(&B.tmp, bound):
+                        return ST_FALLBACK
+                elif _dpush(&B.ka, a_) or _dpush(&B.kb, b_) or _dpush(&B.krn, rn):
+                    return ST_FALLBACK
+            pruned += _pairwise_sum(B.tmp.x, B.tmp.n)
+            B.sa.n = 0
+            B.sb.n = 0
+            B.na.n = 0
+            B.nb.n = 0
+            for i in range(B.ka.n):
+                a_ = B.ka.x[i]
+                b_ = B.kb.x[i]
+                if b_ - a_ <= twohp * (1.0 + 1e-9):
+                    if _spush(&B.segs, a_, b_, (b_ - a_) * B.krn.x[i]) or _dpush(&B.sa, a_) or _dpush(&B.sb, b_):
+                        return ST_FALLBACK
+                else:
+                    wn = (b_ - a_) / 8.0
+                    for j in range(8):
+                        x = a_ + wn * <double>j
+                        if _dpush(&B.na, x) or _dpush(&B.nb, x + wn):
+                            return ST_FALLBACK
+            if B.sa.n and P.strict_work > 0.0 and (work + <double>B.sa.n * P.gl_nodes) * k > P.max_work:
+                work_out[0] = work + <double>B.sa.n * P.gl_nodes
+                return ST_WORK_NEEDED
+            if B.sa.n:
+                # work is counted per cell (GL_NODES each) as before the merge, so that the work caps and
+                # the widening of [0, T] decide as they did (the merge only makes each unit cheaper)
+                work += B.sa.n * P.gl_nodes
+                B.sa.n = _merge_runs(B.sa.x, B.sb.x, B.sa.n, twohp * (1.0 + 1e-9))
+                if _law_panels(L, q, d, beta, log_ell, B.sa.x, B.sb.x, B.sa.n, P, &B.tmp, nd, &val, &gl, &ro):
+                    return ST_FALLBACK
+                total += val
+                glsum += gl
+                rosum += ro
+            sw = B.ca
+            B.ca = B.na
+            B.na = sw
+            sw = B.cb
+            B.cb = B.nb
+            B.nb = sw
+        T_done = T
+        tail = _tail_bound(&B.segs, T, P.tail_const, &B.tmp)
+        if tail != tail:
+            return ST_FALLBACK
+        # small n: stop widening once the work budget is spent and report the larger error bound
+        if tail <= 0.25 * tau or work * k > P.tail_work:
+            break
+        T *= 4.0
+    total_out[0] = total
+    glsum_out[0] = glsum
+    rosum_out[0] = rosum
+    pruned_out[0] = pruned
+    tail_out[0] = tail
+    work_out[0] = work
+    return ST_EXACT
+
+
+cdef int _bromwich_atoms_law(const double[::1] v, const double[::1] p, double[::1] q, double[::1] d,
+                             const prof_par* P, bufs_t* B, double* value, double* err, double* theta_out,
+                             double* work_out) noexcept nogil:
+    """The Bromwich integral of E[S_+]/n for one finite law (``_bromwich_law`` on the n-fold sum, F(w) = w^n/n):
+    its saddle point, tilt, K, certified trivial bound E[G_+] and the rounding bound of n K(theta)."""
+    cdef Py_ssize_t k = v.shape[0], j
+    cdef double n = P.n, theta, mu, var, L1 = 0.0, s2 = 0.0, trivial = 0.0, Kth, x, y
+    cdef law_t L
+    theta_out[0] = 0.0
+    work_out[0] = 0.0
+    _saddle_point(v, p, n, &theta, &mu, &var)
+    if not isfinite(theta):
+        theta = INFINITY
+    elif not isfinite(mu):
+        return ST_FALLBACK
+    else:
+        for j in range(k):
+            q[j] = 0.0
+        _tilted_weights(v, p, theta, q)
+        for j in range(k):
+            d[j] = v[j] - mu
+            L1 += q[j] * fabs(d[j])
+            s2 += q[j] * (d[j] * d[j])
+    theta_out[0] = theta
+    # (sum G_i)_+ <= sum (G_i)_+: delta <= E[G_+] (rounded up)
+    for j in range(k):
+        if v[j] > 0.0:
+            trivial += p[j] * v[j]
+    trivial = trivial * (1.0 + 4.0 * k * DBL_EPS)
+    memset(&L, 0, sizeof(law_t))
+    L.kind = LAW_ATOMS
+    L.n = n
+    L.norm = n
+    L.k = <double>k
+    L.theta = theta
+    L.trivial = trivial
+    L.L1 = L1
+    L.s2 = s2
+    if isfinite(theta):
+        Kth = _log_mgf(v, p, theta)
+        L.Kth = Kth
+        L.nK = n * Kth
+        L.mu = mu
+        L.nmu = n * mu
+        L.s0 = 1.0 / sqrt(n * s2 + 2.0 / (theta * theta))
+        x = 0.0
+        for j in range(k):
+            y = theta * v[j]
+            x += p[j] * fabs(expm1(y if y < 700.0 else 700.0))
+        L.nK_err = n * ((k + 4) * DBL_EPS * (x + fabs(Kth)))
+    else:
+        L.Kth = NAN
+        L.nK = NAN
+    return _bromwich_law(&L, v, p, q, d, P, B, value, err, work_out)
+
+
+cdef int _law_entry_par(prof_par* P, double rtol, const double[::1] xg, const double[::1] wg, double max_work,
+                        double strict_work, double tail_work, double t0_factor, double theta_lo, double theta_hi,
+                        double central_widths, double tail_const) except -1:
+    if xg.shape[0] != wg.shape[0] or xg.shape[0] < 1:
+        raise ValueError("Bromwich integral: xg and wg differ in length")
+    _set_par(P, 1.0, rtol, max_work, tail_work, t0_factor, theta_lo, theta_hi, central_widths, tail_const, xg, wg)
+    P.strict_work = strict_work
+    return 0
+
+
+def bromwich_hooks(hooks, const double[::1] v, const double[::1] p, const double[::1] q, const double[::1] d,
+                   double theta, double L1, double nK, double norm, double trivial, double s0, double nK_err,
+                   double k, double rtol, const double[::1] xg, const double[::1] wg, double max_work,
+                   double strict_work, double tail_work, double t0_factor, double theta_lo, double theta_hi,
+                   double central_widths, double tail_const):
+    """The Bromwich integral (``_bromwich_law``, the one implementation) of a law given through Python hooks.
+
+    The law enters through ``hooks``, an object with ``nodes(a, b)`` (Re g, |g| and the relative rounding
+    estimate at the Gauss–Legendre nodes ``xg`` of the panels [a_i, b_i], panel-major, each float64 of shape
+    (m G,)), ``modulus(c, h)`` (a bound of |F(M(theta) psi)| / F(M(theta)) on the cells c_i +- h_i, shape (m,)),
+    ``ell(x)`` (log F(M(x)) - log F(M(theta)) for real x) and a writable attribute ``error`` (None; an exception
+    a hook raised is stored there and the call returns status -1, the caller re-raises it).  Called with the
+    GIL; everything else runs without it.
+
+    Parameters
+    ----------
+    hooks : object
+        As above.
+    v, p, q, d : float64[::1], shape (K,)
+        The law's finite part: atoms, masses, tilted masses and centred atoms (panel rotation bookkeeping only).
+    theta, L1, nK, norm, trivial, s0, nK_err, k : float
+        Tilt, E_theta|G - mu|, log F(M(theta)), the integral's divisor, a certified bound of delta (inf: none),
+        the bell width, the rounding bound of nK and the work units per integrand evaluation.
+    rtol, xg, wg, max_work, strict_work, tail_work, t0_factor, theta_lo, theta_hi, central_widths, tail_const
+        As in :func:`positive_part`.
+
+    Returns
+    -------
+    (int, float, float, float)
+        Status (0 integral, 1 Chernoff, 2 trivial; -1 not evaluated, -2 work cap, -3 explicit work cap with
+        ``work`` = the integrand nodes needed), value, error bound and work.
+    """
+    cdef prof_par P
+    cdef law_t L
+    cdef bufs_t B
+    cdef double value = 0.0, err = 0.0, work = 0.0
+    cdef int st
+    _law_entry_par(&P, rtol, xg, wg, max_work, strict_work, tail_work, t0_factor, theta_lo, theta_hi,
+                   central_widths, tail_const)
+    if q.shape[0] < 1 or d.shape[0] != q.shape[0] or p.shape[0] != v.shape[0]:
+        raise ValueError("bromwich_hooks: inconsistent array lengths")
+    memset(&L, 0, sizeof(law_t))
+    L.kind = LAW_HOOKS
+    L.obj = <void*>hooks
+    L.theta = theta
+    L.L1 = L1
+    L.nK = nK
+    L.norm = norm
+    L.trivial = trivial
+    L.s0 = s0
+    L.nK_err = nK_err
+    L.k = k
+    memset(&B, 0, sizeof(bufs_t))
+    with nogil:
+        st = _bromwich_law(&L, v, p, q, d, &P, &B, &value, &err, &work)
+        _bufs_free(&B)
+    return st, value, err, work
+
+
+def bromwich_population(const double[::1] v, const double[::1] p, const double[::1] q, const double[::1] d,
+                        double theta, double mu, double L1, double s2, double nK, double trivial, double s0,
+                        double nK_err, bint rule, const double[::1] gam, const double[::1] N, const double[::1] x,
+                        const double[::1] logc, const double[:, ::1] b, const double[::1] w0,
+                        const double[::1] lognu, const double[::1] mp1, const double[::1] a, double n_eff,
+                        double rtol, const double[::1] xg, const double[::1] wg, double max_work,
+                        double strict_work, double tail_work, double t0_factor, double theta_lo, double theta_hi,
+                        double central_widths, double tail_const):
+    """The Bromwich integral (``_bromwich_law``) of a personalized population's target law: the integrand
+    Φ̃(M(z)) / z^2 of ``shuffleamp.personalized`` (module docstring, Steps 4-5), nodes and modulus bounds compiled
+    (no Python loop over groups, nodes or counts).  Releases the GIL.
+
+    Parameters
+    ----------
+    v, p : float64[::1], shape (K,)
+        The target's privacy-loss law (atoms, masses); its K gives the outer function's argument.
+    q, d : float64[::1], shape (K,)
+        Masses tilted at ``theta`` and atoms centred at the tilted mean ``mu``.
+    theta, mu, L1, s2 : float
+        Tilt, tilted mean, E_theta|L - mu| and the tilted variance.
+    nK, trivial, s0, nK_err : float
+        log Φ̃(M(theta)), a certified bound of delta (inf: none), the bell width and the rounding bound of nK.
+    rule : bool
+        The outer function is the Gauss–Laguerre rule (else the pmf window).
+    gam, N : float64[::1], shape (G,)
+        Rule: blanket probabilities of the other users' groups and their counts.
+    x, logc : float64[::1], shape (R,)
+        Rule: abscissae x_k (s_k = e^{-x_k}) and log weights c_k.
+    b : float64[:, ::1], shape (R, G)
+        Rule: b_kg = γ_g s_k W / (1 - γ_g + γ_g s_k W), W = e^{K(theta)}.
+    w0 : float64[::1], shape (R,)
+        Rule: the normalised weights c_k s_k P(s_k W) / sum of them.
+    lognu, mp1, a : float64[::1], shape (W,)
+        Pmf window: log p_m - log(m + 1), m + 1, and p_m W^{m+1} / (m + 1) normalised.
+    n_eff : float
+        E M' + 1 (rounding estimates).
+    rtol, xg, wg, max_work, strict_work, tail_work, t0_factor, theta_lo, theta_hi, central_widths, tail_const
+        As in :func:`positive_part`.
+
+    Returns
+    -------
+    (int, float, float, float)
+        As :func:`bromwich_hooks`.
+    """
+    cdef prof_par P
+    cdef law_t L
+    cdef pop_t Q
+    cdef bufs_t B
+    cdef double value = 0.0, err = 0.0, work = 0.0
+    cdef int st
+    _law_entry_par(&P, rtol, xg, wg, max_work, strict_work, tail_work, t0_factor, theta_lo, theta_hi,
+                   central_widths, tail_const)
+    if (v.shape[0] < 1 or p.shape[0] != v.shape[0] or q.shape[0] != v.shape[0] or d.shape[0] != v.shape[0]
+            or N.shape[0] != gam.shape[0] or logc.shape[0] != x.shape[0] or w0.shape[0] != x.shape[0]
+            or mp1.shape[0] != lognu.shape[0] or a.shape[0] != lognu.shape[0]):
+        raise ValueError("bromwich_population: inconsistent array lengths")
+    if rule and (x.shape[0] < 1 or x.shape[0] > POP_RULE_MAX or gam.shape[0] < 1 or b.shape[0] != x.shape[0]
+                 or b.shape[1] != gam.shape[0]):
+        raise ValueError("bromwich_population: inconsistent rule arrays")
+    if not rule and lognu.shape[0] < 1:
+        raise ValueError("bromwich_population: empty pmf window")
+    memset(&Q, 0, sizeof(pop_t))
+    Q.rule = 1 if rule else 0
+    if rule:
+        Q.G = gam.shape[0]
+        Q.R = x.shape[0]
+        Q.gam = &gam[0]
+        Q.N = &N[0]
+        Q.x = &x[0]
+        Q.logc = &logc[0]
+        Q.bT = &b[0, 0]
+        Q.w0 = &w0[0]
+    else:
+        Q.G = lognu.shape[0]
+        Q.lognu = &lognu[0]
+        Q.mp1 = &mp1[0]
+        Q.a = &a[0]
+    Q.n_eff = n_eff
+    memset(&L, 0, sizeof(law_t))
+    L.kind = LAW_POPULATION
+    L.pop = &Q
+    L.n = n_eff
+    L.mu = mu
+    L.s2 = s2
+    L.theta = theta
+    L.L1 = L1
+    L.nK = nK
+    L.norm = 1.0
+    L.trivial = trivial
+    L.s0 = s0
+    L.nK_err = nK_err
+    L.k = <double>v.shape[0]
+    memset(&B, 0, sizeof(bufs_t))
+    with nogil:
+        if isfinite(theta):
+            L.Kth = _log_mgf(v, p, theta)
+            Q.ref = _pop_log_phi(&Q, L.Kth)
+        st = _bromwich_law(&L, v, p, q, d, &P, &B, &value, &err, &work)
+        _bufs_free(&B)
+    return st, value, err, work
+
+
+def population_nodes(const double[::1] q, const double[::1] d, double theta, double mu, double L1,
+                     const double[::1] t, bint rule, const double[::1] gam, const double[::1] N,
+                     const double[:, ::1] b, const double[::1] w0, const double[::1] mp1, const double[::1] a,
+                     double n_eff):
+    """The node values of :func:`bromwich_population` at real frequencies ``t``: (Re g, |g|, relative rounding
+    estimate), g(t) = Φ̃(M(theta + it)) / Φ̃(M(theta)) / (theta + it)^2; arguments as there.  For tests."""
+    cdef Py_ssize_t i, m = t.shape[0]
+    cdef pop_t Q
+    memset(&Q, 0, sizeof(pop_t))
+    Q.rule = 1 if rule else 0
+    if rule:
+        if b.shape[0] != w0.shape[0] or b.shape[1] != gam.shape[0] or N.shape[0] != gam.shape[0] or not w0.shape[0]:
+            raise ValueError("population_nodes: inconsistent rule arrays")
+        Q.G = gam.shape[0]
+        Q.R = w0.shape[0]
+        Q.gam = &gam[0]
+        Q.N = &N[0]
+        Q.bT = &b[0, 0]
+        Q.w0 = &w0[0]
+    else:
+        if a.shape[0] != mp1.shape[0] or not a.shape[0]:
+            raise ValueError("population_nodes: inconsistent pmf arrays")
+        Q.G = a.shape[0]
+        Q.mp1 = &mp1[0]
+        Q.a = &a[0]
+    Q.n_eff = n_eff
+    gr_a = np.empty(m)
+    ag_a = np.empty(m)
+    rl_a = np.empty(m)
+    cdef double[::1] gr = gr_a, ag = ag_a, rl = rl_a
+    with nogil:
+        for i in range(m):
+            _pop_node(&Q, q, d, theta, mu, L1, t[i], &gr[i], &ag[i], &rl[i])
+    return gr_a, ag_a, rl_a

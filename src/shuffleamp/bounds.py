@@ -904,10 +904,19 @@ def _is_population(mechanism) -> bool:
     return isinstance(mechanism, Population)
 
 
-def _population_bound(quantity: str, pop, n, other, method: str, evaluator: str, eps_rtol: float = 1e-7):
+def _population_bound(quantity: str, pop, n, other, method: str, evaluator: str, eps_rtol: float = 1e-7, *,
+                      max_seconds=DEFAULT_MAX_SECONDS, max_memory_gb=DEFAULT_MAX_MEMORY_GB):
     """``delta``/``epsilon`` of a population: the certified per-group bound of :mod:`shuffleamp.personalized`
     (``method="optimal"``), or the μ-GDP estimate of Chen–Cao–Ge for its per-user ε0 (``"gdp"``,
-    ``sound=False``: asymptotic, see :data:`shuffleamp.baselines.GDP_INFO`)."""
+    ``sound=False``: asymptotic, see :data:`shuffleamp.baselines.GDP_INFO`), within the call's budget
+    (``max_seconds``, ``max_memory_gb``)."""
+    max_seconds = _validate.real("max_seconds", max_seconds, lo=0.0, lo_open=True, allow_inf=True)
+    max_memory_gb = _validate.real("max_memory_gb", max_memory_gb, lo=0.0, lo_open=True, allow_inf=True)
+    with budget(max_seconds, max_memory_gb):
+        return _population_bound_budgeted(quantity, pop, n, other, method, evaluator, eps_rtol)
+
+
+def _population_bound_budgeted(quantity: str, pop, n, other, method: str, evaluator: str, eps_rtol: float):
     from . import personalized as _pop
     given = "delta" if quantity == "epsilon" else "epsilon"
     _validate.choice(method, "method", set(METHODS))
@@ -1013,7 +1022,8 @@ def delta(mechanism, n=None, epsilon=None, *, method: str = "optimal", rtol: flo
        neighbouring input pairs of :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]`) and Theorem 14 (lower bound).
     """
     if _is_population(mechanism):
-        return _population_bound("delta", mechanism, n, epsilon, method, evaluator)
+        return _population_bound("delta", mechanism, n, epsilon, method, evaluator, max_seconds=max_seconds,
+                                 max_memory_gb=max_memory_gb)
     m, ctx = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator, max_seconds, max_memory_gb)
     n = _validate.count(_required(n, "n"), "n")
     epsilon = _validate.epsilon(_required(epsilon, "epsilon"))
@@ -1102,7 +1112,8 @@ def epsilon(mechanism, n=None, delta=None, *, method: str = "optimal", rtol: flo
     Su, Cheng, Wang, IEEE S&P 2026 (arXiv:2504.07414), Theorems 13 and 14; see :func:`delta`.
     """
     if _is_population(mechanism):
-        return _population_bound("epsilon", mechanism, n, delta, method, evaluator, eps_rtol)
+        return _population_bound("epsilon", mechanism, n, delta, method, evaluator, eps_rtol,
+                                 max_seconds=max_seconds, max_memory_gb=max_memory_gb)
     m, ctx = _common(mechanism, method, rtol, rtol_lower, max_grid, evaluator, max_seconds, max_memory_gb)
     n = _validate.count(_required(n, "n"), "n")
     delta = _validate.delta(_required(delta, "delta"))

@@ -44,8 +44,12 @@ cheaper.
 
 One implementation: for a finite law, the choice between these evaluators and each of them run compiled
 (``kernels.positive_part`` on given atoms, ``kernels.profile_bromwich`` for a decomposition at many ε; the
-same code).  The Python :func:`_bromwich` integrates only laws given through hooks (continuous parts below,
-personalized populations), whose integrand is evaluated partly in Python.
+same code).  The Bromwich integral has one implementation for every law, the compiled ``kernels._bromwich_law``:
+a law is only its integrand's node values, the modulus bounds of cells and its outer function on the real line.
+Laws given through hooks (continuous parts below, personalized populations) reach it through the thin driver
+:func:`_bromwich`: a population's nodes are compiled (``kernels.bromwich_population``), a continuous part's
+closed-form MGF (scipy's Faddeeva function) is called back from the compiled integral
+(``kernels.bromwich_hooks``).
 
 Binomial-mixture sums (evaluator ``"binomial-mixture"``, any ``n``): for a law of at most 7 atoms whose
 estimated cost is below the Bromwich integral's estimated cost (``kernels.mixture_positive_part``'s
@@ -440,14 +444,15 @@ def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int, max_work:
 class _AtomLaw:
     """Finite atomic law at the tilt theta: psi, its bounds and K through the Cython kernels.
 
-    The base of the laws :func:`_bromwich` integrates through hooks (:class:`_MixedLaw`, the personalized
-    populations' law): its atoms carry the tilt and the small frequencies.  A plain finite law is evaluated by
-    the compiled evaluator (:func:`_positive_part`), not through this class.
+    The base of the laws :func:`_bromwich` hands to the compiled integral (:class:`_MixedLaw` through its Python
+    hooks, the personalized populations' law through its compiled outer function): its atoms carry the tilt and
+    the small frequencies.  A plain finite law is evaluated by the compiled evaluator (:func:`_positive_part`),
+    not through this class.
     """
 
     def __init_subclass__(cls, **kwargs):
-        # _bromwich reads the integrand only through panel_nodes, whose base version is the compiled n-fold
-        # sum's: a law with its own integrand (nodes) must give its own panel_nodes too, or it would silently
+        # the integral reads a hook law's integrand only through panel_nodes, whose base version is the compiled
+        # n-fold sum's: a law with its own integrand (nodes) must give its own panel_nodes too, or it would silently
         # integrate the n-fold sum instead of itself.
         super().__init_subclass__(**kwargs)
         if "nodes" in cls.__dict__ and "panel_nodes" not in cls.__dict__:
@@ -526,6 +531,12 @@ class _AtomLaw:
         out = np.empty(c.size)
         kernels.cf_modulus_bound(self.q, self.d, self.s2, c, h, out)
         return out
+
+    def compiled_outer(self):
+        """The arguments of a compiled integrand after the law's scalars (``kernels.bromwich_population``), or
+        None: :func:`_bromwich` then integrates through the Python hooks (``panel_nodes``, ``rho``,
+        ``outer_modulus``, ``outer_log_ratio``)."""
+        return None
 
 
 #: Gauss–Legendre nodes per sub-piece of a continuous part (small frequencies).  Sub-pieces are no
@@ -709,129 +720,76 @@ def _work_error(message: str, nodes: float) -> ResourceLimitError:
     return err
 
 
-def _bromwich(law, n, rtol, max_work=None):
-    """(value, error bound, node count, theta, how) of the Bromwich integral for a law given through hooks.
+class _Hooks:
+    """A law's hooks as the compiled integral calls them (``kernels.bromwich_hooks``): node values of panels, the
+    outer function of the modulus bounds of cells (with the call's time and memory checks) and the outer log-ratio
+    on the real line.  An exception a hook raises is kept in ``error`` and re-raised by :func:`_bromwich`."""
 
-    ``law`` provides the integrand's nodes, modulus bounds and outer function (the hooks of :class:`_AtomLaw`):
-    a continuous part with its closed-form MGF (:class:`_MixedLaw`) or a personalized population's product of
-    group MGFs (``shuffleamp.personalized``).  This is the only implementation for such laws: their integrand
-    is evaluated partly in Python (scipy's Faddeeva function, the population's outer function), which the
-    compiled loop does not call.  Finite atomic laws never come here: their integral is the compiled one
-    (``kernels.positive_part`` / ``profile_bromwich``, through :func:`_positive_part`), with the same cells,
-    skipping rule, panel merge (``kernels.merge_panels``) and tail bound (``kernels.tail_bound``).  ``max_work``
-    (atom x frequency evaluations) lowers the work cap of :func:`work_cap`.
+    def __init__(self, law, Kth):
+        self.law, self.Kth, self.error = law, Kth, None
+
+    def nodes(self, a, b):
+        return self.law.panel_nodes(a, b)
+
+    def modulus(self, c, h):
+        check_time("exact evaluator")
+        # the kernel's cell arrays at this refinement pass and the panels' node arrays (GL_NODES per cell)
+        check_memory(c.size * 8.0 * (8 + 4 * GL_NODES) * 2.0, "exact evaluator")
+        return self.law.outer_modulus(self.law.rho(c, h))
+
+    def ell(self, x):
+        return self.law.outer_log_ratio(x, self.Kth)
+
+
+def _bromwich(law, n, rtol, max_work=None):
+    """(value, error bound, node count, theta, how) of the Bromwich integral of a law given through hooks.
+
+    A thin driver: the integral itself (cells, skipping rule, panel merge, Gauss–Legendre and tail bounds,
+    Chernoff and trivial fallbacks) is the compiled one that also integrates finite laws
+    (``kernels._bromwich_law``); this function reads the law's scalars from its hooks (tilt, outer function at
+    the tilt, certified E[G_+], bell width, rounding bound) and hands over the integrand: compiled when the law
+    has compiled nodes (``law.compiled_outer()``: a personalized population's mixture over blanket counts,
+    ``kernels.bromwich_population``), else through the Python hooks ``panel_nodes``, ``rho``/``outer_modulus``
+    and ``outer_log_ratio`` (a continuous part with its closed-form MGF, :class:`_MixedLaw`;
+    ``kernels.bromwich_hooks``).  Finite atomic laws never come here: their evaluator is
+    :func:`_positive_part`.  ``max_work`` (atom x frequency evaluations) lowers the work cap of :func:`work_cap`
+    and makes the integral refuse before integrating beyond it (:func:`_work_error`).
     """
-    theta, L1 = law.theta, law.L1
+    theta = law.theta
     # (sum G_i)_+ <= sum (G_i)_+: delta <= E[G_+], a certified fallback for degenerate tilts
     trivial = law.positive_mean()
-    tiny = float(np.nextafter(0.0, 1.0))
-    # s_+ <= e^{theta s} / (e theta): delta <= e^{nK(theta)} / (e theta n), for any theta > 0
     Kth = law.log_mgf(theta) if math.isfinite(theta) else math.nan
     nK = law.outer_log(Kth)
-    log_chernoff = nK - 1.0 - math.log(theta * law.norm) if math.isfinite(theta) else math.nan
-    chernoff = math.exp(min(log_chernoff, 700.0)) if math.isfinite(log_chernoff) else math.inf
-    if not math.isfinite(theta) or not (THETA_RANGE[0] < theta < THETA_RANGE[1]):
-        # (theta^2 + t^2)^2 would leave the double range (a positive atom ~1e-100 of the others,
-        # say): keep to certified bounds, never to numbers computed with overflow
-        return 0.0, max(min(chernoff, trivial, 1.0), tiny), 0, theta, "chernoff"
-    if log_chernoff < -700.0:       # below the double range (a positive atom of denormal mass, say)
-        return 0.0, max(chernoff, tiny), 0, theta, "chernoff"
-    if nK - math.log(math.pi * law.norm) > 700.0:     # e^{nK} out of range: the trivial bound E[G_+]
-        return 0.0, min(trivial, 1.0), 0, theta, "trivial"
-    s0 = law.bell_width()
-    beta = min(0.5 * theta, s0)
-    log_ell = max(law.outer_log_ratio(theta - beta, Kth), law.outer_log_ratio(theta + beta, Kth))
-    nK_err = law.outer_log_error(theta)
-    hp = beta                                      # panel half-width: Bernstein rho = 1 + sqrt 2
-    work = [0]
-    k = law.size
+    inside = math.isfinite(theta) and THETA_RANGE[0] < theta < THETA_RANGE[1]
+    s0 = law.bell_width() if inside else math.nan
+    nK_err = law.outer_log_error(theta) if inside else math.nan
     cap = work_cap() if max_work is None else min(work_cap(), float(max_work))
-
-    def panels(a, b, cells=None):
-        c = 0.5 * (a + b)
-        h = 0.5 * (b - a)
-        # work counts GL_NODES per integration cell, merged or not (as the compiled profile)
-        work[0] += c.size * GL_NODES if cells is None else cells * GL_NODES
-        gr, ag, rel = law.panel_nodes(a, b)
-        W = (h[:, None] * _WG[None, :]).ravel()
-        rB = beta / h + np.sqrt(1.0 + (beta / h) ** 2)
-        reach = 0.5 * h * (rB + 1.0 / rB)
-        tmin = np.maximum(0.0, np.abs(c) - reach)
-        log_gl = (log_ell - np.log((theta - beta) ** 2 + tmin ** 2) + np.log((64.0 / 15.0) * h)
-                  - 2 * GL_NODES * np.log(rB) - np.log(rB ** 2 - 1.0))
-        gl = float(np.sum(np.exp(np.minimum(log_gl, 700.0))))
-        return float(W @ gr), gl * (1.0 + 1e-9), float(W @ (ag * rel))
-
-    def rho_bound(a, b):
-        work[0] += a.size
-        return law.rho(np.ascontiguousarray(0.5 * (a + b)), np.ascontiguousarray(0.5 * (b - a)))
-
-    nc = max(1, int(math.ceil(CENTRAL_WIDTHS * s0 / (2.0 * hp))))
-    if max_work is not None and float(nc) * GL_NODES * k > max_work:
-        raise _work_error(f"exact evaluator: the central panels alone exceed {max_work:.0e} atom-frequency "
-                          f"evaluations (n={n}, {law.size} atoms)", float(nc) * GL_NODES)
-    edges = 2.0 * hp * np.arange(nc + 1)
-    total, glsum, rosum = panels(edges[:-1], edges[1:])
-    scale_I = max(abs(total), 1e-300)
-    tau = rtol * scale_I
-    seg_a, seg_b, seg_m = [edges[:-1]], [edges[1:]], [(edges[1:] - edges[:-1]) * law.outer_modulus(rho_bound(edges[:-1], edges[1:]))]
-    A_c = float(np.sum(seg_m[0]))
-    pruned = 0.0
-    T_done = float(edges[-1])
-    T = max(theta * math.sqrt(T0_FACTOR / rtol), 2.0 * T_done)
-    w0 = 0.5 / max(L1, 1e-300)
-    while True:
-        a = T_done + w0 * np.arange(int(math.ceil((T - T_done) / w0)))
-        b = np.minimum(a + w0, T)
-        while a.size:
-            check_time("exact evaluator")
-            # the 8-way refinement below and the panels' node arrays (GL_NODES per cell, 4 arrays)
-            check_memory(a.size * 8.0 * (8 + 4 * GL_NODES) * 2.0, "exact evaluator")
-            if work[0] * k > cap:
-                raise ResourceLimitError(
-                    f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
-                    f"(n={n}, {k} atoms); use evaluator='fft'")
-            r = rho_bound(a, b)
-            rn = law.outer_modulus(r)
-            bound = (b - a) * rn / (theta * theta + a * a)
-            # skip a cell when it is negligible both for the integral and for A(w) of the tail bound
-            ok = (bound <= 0.25 * tau * (b - a) / T) & (rn <= 0.01 * A_c / T)
-            seg_a.append(a[ok]); seg_b.append(b[ok]); seg_m.append((b[ok] - a[ok]) * rn[ok])
-            pruned += float(bound[ok].sum())
-            a, b, rn = a[~ok], b[~ok], rn[~ok]
-            small = (b - a) <= 2.0 * hp * (1.0 + 1e-9)
-            if small.any():
-                if max_work is not None and (work[0] + float(small.sum()) * GL_NODES) * k > cap:
-                    raise _work_error(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
-                                      f"(n={n}, {law.size} atoms)", work[0] + float(small.sum()) * GL_NODES)
-                seg_a.append(a[small]); seg_b.append(b[small]); seg_m.append((b[small] - a[small]) * rn[small])
-                # consecutive kept cells share panels of width <= 2 hp (same rule as the compiled profile)
-                val, gl, ro = panels(*kernels.merge_panels(a[small], b[small], 2.0 * hp * (1.0 + 1e-9)),
-                                     cells=int(np.count_nonzero(small)))
-                total += val
-                glsum += gl
-                rosum += ro
-            a, b = a[~small], b[~small]
-            if a.size:
-                wn = (b - a) / 8.0
-                a = (a[:, None] + wn[:, None] * np.arange(8.0)[None, :]).ravel()
-                b = a + np.repeat(wn, 8)
-        T_done = T
-        tail = kernels.tail_bound(np.concatenate(seg_a), np.concatenate(seg_b), np.concatenate(seg_m), float(T),
-                                  TAIL_CONST)
-        # |psi|^n near 1 at many frequencies (small n) makes the tail decay like 1/T only:
-        # stop widening once the work budget is spent and report the larger error bound
-        if tail <= 0.25 * tau or work[0] * k > TAIL_WORK:
-            break
-        T *= 4.0
-    err_I = glsum + rosum + pruned + tail
-    scale = math.exp(nK - math.log(math.pi * law.norm))
-    value = total * scale
-    err = err_I * scale + abs(value) * math.expm1(nK_err)
-    chernoff = min(chernoff, trivial)
-    if not (value + err <= chernoff):     # badly scaled integrand (or NaN): the Chernoff bound is better
-        return 0.0, chernoff, work[0], theta, "chernoff"
-    return max(value, 0.0), err + max(-value, 0.0), work[0], theta, "exact"
+    par = (float(rtol), _XG, _WG, float(cap), 0.0 if max_work is None else float(max_work), float(TAIL_WORK),
+           float(T0_FACTOR), float(THETA_RANGE[0]), float(THETA_RANGE[1]), float(CENTRAL_WIDTHS), float(TAIL_CONST))
+    outer = law.compiled_outer() if inside else None
+    hooks = None
+    if outer is not None:
+        check_time("exact evaluator")
+        st, value, err, work = kernels.bromwich_population(
+            law.v, law.p, law.q, law.d, float(theta), float(law.mu), float(law.L1), float(law.s2), float(nK),
+            float(trivial), float(s0), float(nK_err), *outer, *par)
+    else:
+        hooks = _Hooks(law, Kth)
+        st, value, err, work = kernels.bromwich_hooks(
+            hooks, law.v, law.p, law.q, law.d, float(theta), float(law.L1), float(nK), float(law.norm),
+            float(trivial), float(s0), float(nK_err), float(law.size), *par)
+    if hooks is not None and hooks.error is not None:
+        raise hooks.error
+    if st == -3:
+        raise _work_error(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
+                          f"(n={n}, {law.size} atoms)", work)
+    if st == -2:
+        raise ResourceLimitError(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
+                                 f"(n={n}, {law.size} atoms); use evaluator='fft'")
+    if st < 0:
+        raise ResourceLimitError(f"exact evaluator: the Bromwich integral of this law leaves the compiled "
+                                 f"evaluator's range (n={n}, {law.size} atoms); use evaluator='fft'")
+    return value, err, int(work), theta, _STATUS_NAMES.get(st, "exact")
 
 
 # ---------------------------------------------------------------------------- continuous parts by convex order

@@ -80,7 +80,9 @@ and :math:`|\Phi(w)| \le \Phi(|w|)`: these replace :math:`|M^n| \le M(\operatorn
 error bound of :mod:`shuffleamp.exact` (quadrature on Bernstein ellipses, skipped cells, and the
 Fejér tail bound, which holds for the mixture law with :math:`|\varphi| \le \Phi(W|\psi|)/\Phi(W)`),
 and :math:`s_+ \le e^{\theta s}/(e\theta)` gives the Chernoff bound :math:`\Phi(M_L(\theta))/(e\theta)`.
-The evaluator is :func:`shuffleamp.exact._bromwich` itself, through the law's outer-function hooks.
+The evaluator is the library's one Bromwich integral (compiled, ``kernels.bromwich_population``, reached through
+:func:`shuffleamp.exact._bromwich`), with this outer function's node values and modulus bounds formed in the
+kernel.
 
 **Step 5 (the s-integral, certified).**  M' is confined to a range :math:`R = [m_{lo}, m_{hi}]` by
 Bernstein's inequality, :math:`P(|M'-EM'| \ge t) \le 2e^{-t^2/(2(\sigma^2+t/3))}`, with
@@ -107,19 +109,22 @@ Bernstein's inequality, :math:`P(|M'-EM'| \ge t) \le 2e^{-t^2/(2(\sigma^2+t/3))}
 The node values :math:`\tilde\Phi(M_L(\theta+it))/\tilde\Phi(M_L(\theta))` are formed from
 :math:`\log(w/W)` (accurate ``log1p``/``expm1`` forms) as
 :math:`e^{v}\sum_k \hat\omega_k\prod_g(1+b_{kg}(e^v-1))^{N_g}`, the powers as
-``exp(N log1p(.))`` with the principal logarithm (exact for integer N).  As in :mod:`shuffleamp.exact`,
-the rounding part of the error is a first-order *estimate*; everything else is certified.
+``exp(N Log(.))`` with the principal logarithm (exact for integer N; groups of equal N share one logarithm
+of the product of their factors, exact modulo :math:`2\pi i N`, which the exponential does not see).  As in
+:mod:`shuffleamp.exact`, the rounding part of the error is a first-order *estimate*; everything else is
+certified.
 
 *Every quadrature node is a node of* :math:`\tilde\Phi(M_L(z))/z^2`.  The error bounds above (Bernstein
 ellipses, skipped cells, tail) bound the integral of :math:`\tilde\Phi(M_L(z))/z^2`; they certify the
-computed value only if the integrated node values are that function's.  The population law therefore forms
-its panel nodes itself (``_PopLaw.panel_nodes``); the compiled node formation of the n-fold sum,
+computed value only if the integrated node values are that function's.  The population law therefore has
+its own compiled nodes (``kernels.population_nodes``, the routine ``kernels.bromwich_population`` integrates;
+``_PopLaw.panel_nodes`` as a hook); the compiled node formation of the n-fold sum,
 :math:`M_L(z)^{n}/n`, is a different integrand: with the mean count :math:`n = E M' + 1` it integrates to
 :math:`E[(\sum_{i \le n} L_i)_+]/n`, the homogeneous value at the mean count, not the mixture
 :math:`E[g(M')]`, and no error term accounts for the difference (measured: 8e-4 relative *below* the mixture
 at n = 1000, 1.1e-4 at n = 1e4, for two k-RR groups).  The nodes are
-evaluated in blocks of at most ``NODE_BLOCK_ELEMENTS`` work entries (frequencies × groups × rule nodes, or
-frequencies × window), so memory stays bounded.  Before integrating, the Chernoff bound
+formed one at a time in the kernel (memory: the groups x rule nodes table of the outer function only).  Before
+integrating, the Chernoff bound
 :math:`\tilde\Phi(M_L(\theta))/(e\theta)` (valid for every θ > 0, since :math:`s_+ \le e^{\theta s}/(e\theta)`
 termwise and the weights :math:`p_m\kappa F(m+1) \ge 0`) is returned when it is below the tail charge
 :math:`P(M' \notin R)E[L_+]`: the answer is then within a factor 2 of the charge, whatever the integral.
@@ -310,6 +315,7 @@ from scipy.special import gammaln
 from scipy.stats import binom
 
 from . import exact as _exact
+from ._ext import kernels
 from . import _validate
 from ._numerics import LogMgf, epsilon_for_delta
 from .errors import ParameterError
@@ -327,8 +333,6 @@ PMF_MAX = 4000
 RULE_ETA = 1e-10
 #: Largest number of Gauss–Laguerre nodes tried.
 RULE_MAX_NODES = 64
-#: Largest work array (entries) of one block of frequencies of the population law's integrand.
-NODE_BLOCK_ELEMENTS = 1 << 20
 _DBL_EPS = float(np.finfo(np.float64).eps)
 
 
@@ -672,49 +676,32 @@ class _Mixture:
         w = np.exp(z - z.max())
         return float(w @ (self.ms + 1.0) / w.sum())
 
-    def ratio_real(self, K, r):
-        """Φ(e^K r) / Φ(e^K) for r in [0, 1] (array), rounded up."""
-        r = np.asarray(r, dtype=np.float64)
-        with np.errstate(divide="ignore"):
-            lr = np.log(r)
-        key = float(K)
-        if getattr(self, "_ref", (None,))[0] != key:        # log Φ(e^K) at the contour's K, reused
-            self._ref = (key, float(self.log_phi(key)))
-        step = max(1, NODE_BLOCK_ELEMENTS // max(1, self.work_per_node()))
-        x = np.ravel(K + lr)
-        lp = np.concatenate([np.atleast_1d(self.log_phi(x[i:i + step])) for i in range(0, max(x.size, 1), step)])
-        out = np.exp(np.minimum(lp.reshape(np.shape(K + lr)) - self._ref[1], 0.0))
-        return np.minimum(out * (1.0 + 1e-12), 1.0)
+    def compiled_outer(self, K: float):
+        r"""The outer function at the contour's real point e^K as ``kernels.bromwich_population`` takes it (after
+        the law's scalars): ``(rule, gam, N, x, logc, b, w0, lognu, mp1, a, n_eff)``.
 
-    def ratio_complex(self, K, v):
-        """Φ(e^{K+v}) / Φ(e^K) for complex v (array), and a first-order relative rounding estimate."""
+        Rule: groups sorted by count (equal counts adjacent: the kernel multiplies their factors and takes one
+        logarithm per run), :math:`b_{kg} = \gamma_g s_k W / (1 - \gamma_g + \gamma_g s_k W)` (shape (p, groups)) and the
+        normalised weights :math:`w0_k \propto c_k s_k P(s_k W)`, so that
+        :math:`\tilde\Phi(W e^v) / \tilde\Phi(W) = e^v \sum_k w0_k \prod_g (1 + b_{kg}(e^v - 1))^{N_g}`.
+        Window: :math:`a_m \propto p_m W^{m+1} / (m+1)` normalised, so that the ratio is
+        :math:`\sum_m a_m e^{(m+1)v}`.  Arrays only (numpy over groups x rule nodes, no Python loop)."""
+        empty, empty2 = np.empty(0), np.empty((0, 0))
         if self.how == "rule":
-            em1 = _expm1c(v)
-            e = np.exp(K - self.x)                                      # s_k W
-            A = np.log1p(self.gam[:, None] * np.expm1(K - self.x)[None, :])   # log(1-γ+γ s_k W), (G, p)
-            b = self.gam[:, None] * e[None, :] / np.exp(A)              # (G, p)
+            e = np.exp(K - self.x)                                              # s_k W
+            A = np.log1p(self.gam[:, None] * np.expm1(K - self.x)[None, :])     # log(1-γ+γ s_k W), (G, p)
             w0 = self.logc - self.x + self.N @ A
             w0 = np.exp(w0 - w0.max())
             w0 = w0 / w0.sum()
-            # S = sum_g N_g log(1 + b_gk (e^v - 1)): _log1pc's accurate form in real arithmetic, (t, p, G) arrays
-            xr = np.multiply.outer(em1.real, b.T)
-            xi = np.multiply.outer(em1.imag, b.T)
-            mod = xr + 2.0
-            mod *= xr
-            mod += xi * xi
-            np.log1p(mod, out=mod)
-            xr += 1.0
-            np.arctan2(xi, xr, out=xi)
-            S = 0.5 * (mod @ self.N) + 1j * (xi @ self.N)               # (t, p)
-            val = np.exp(v) * (np.exp(S) @ w0)
-            rel = 8 * _DBL_EPS * (1.0 + np.abs(S).max(axis=1) + self.n_eff * (1.0 + np.abs(v)))
-            return val, rel
+            order = np.argsort(self.N, kind="stable")              # groups of equal counts adjacent (kernel runs)
+            b = np.ascontiguousarray((self.gam[:, None] * e[None, :] / np.exp(A))[order].T)
+            return (True, np.ascontiguousarray(self.gam[order]), np.ascontiguousarray(self.N[order]), self.x,
+                    self.logc, b, w0, empty, empty, empty, float(self.n_eff))
         a = np.exp(self.lognu + (self.ms + 1.0) * K)
         a = a / a.sum()
-        E = np.exp(np.outer(v, self.ms + 1.0))
-        val = E @ a
-        rel = 8 * _DBL_EPS * (1.0 + self.ms[-1] * (1.0 + np.abs(v)))
-        return val, rel
+        mp1 = np.ascontiguousarray(self.ms + 1.0, dtype=np.float64)
+        return (False, empty, empty, empty, empty, empty2, empty, np.ascontiguousarray(self.lognu), mp1, a,
+                float(self.n_eff))
 
 
 def _lse(x: np.ndarray) -> np.ndarray:
@@ -729,12 +716,6 @@ def _log1pc(x):
     """Accurate complex log(1 + x)."""
     a, b = x.real, x.imag
     return 0.5 * np.log1p(a * (2.0 + a) + b * b) + 1j * np.arctan2(b, 1.0 + a)
-
-
-def _expm1c(v):
-    """Accurate complex exp(v) - 1."""
-    a, b = v.real, v.imag
-    return (np.expm1(a) * np.cos(b) - 2.0 * np.sin(0.5 * b) ** 2) + 1j * np.exp(a) * np.sin(b)
 
 
 class _PopLaw(_exact._AtomLaw):
@@ -782,45 +763,34 @@ class _PopLaw(_exact._AtomLaw):
     def outer_log(self, K):
         return float(self.mix.log_phi(K))
 
-    def outer_log_ratio(self, x, K):
-        return float(self.mix.log_phi(self.log_mgf(x)) - self.mix.log_phi(K))
-
     def outer_log_error(self, theta):
         return 8 * _DBL_EPS * (self.n * (1.0 + abs(self.log_mgf(theta))) + 64.0)
-
-    def outer_modulus(self, r):
-        return self.mix.ratio_real(self.log_mgf(self.theta), r)
 
     def bell_width(self):
         return 1.0 / math.sqrt(self.n * self.s2 + 2.0 / self.theta ** 2)
 
+    def compiled_outer(self):
+        r"""The compiled integrand :math:`\tilde\Phi(M(z))/z^2` (``kernels.bromwich_population``): the node values,
+        the modulus bounds :math:`\tilde\Phi(M(\theta) r)/\tilde\Phi(M(\theta))` of cells and the outer log-ratio
+        on the real line are formed in the kernel from these arrays (:meth:`_Mixture.compiled_outer`)."""
+        return self.mix.compiled_outer(self.log_mgf(self.theta))
+
     def panel_nodes(self, a, b):
         r"""``nodes`` at the Gauss–Legendre nodes of the panels [a_i, b_i] (panel-major).  Overrides the base
         class, whose compiled node formation is that of the n-fold sum :math:`M(z)^n/n`, not of
-        :math:`\tilde\Phi(M(z))`: :func:`shuffleamp.exact._bromwich` integrates ``panel_nodes`` only."""
+        :math:`\tilde\Phi(M(z))`."""
         c = 0.5 * np.asarray(a, dtype=np.float64) + 0.5 * np.asarray(b, dtype=np.float64)
         h = 0.5 * (np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64))
         return self.nodes(np.ascontiguousarray((c[:, None] + h[:, None] * _exact._XG[None, :]).ravel()))
 
     def nodes(self, t):
-        tt = np.asarray(t, dtype=np.float64)
-        # the outer function's work arrays are (nodes, groups x rule nodes) or (nodes, window): in blocks of
-        # at most NODE_BLOCK_ELEMENTS entries, so memory stays bounded whatever the number of frequencies
-        per = max(1, self.mix.work_per_node())
-        step = max(1, NODE_BLOCK_ELEMENTS // per)
-        if tt.size <= step:
-            return self._nodes_block(tt)
-        parts = [self._nodes_block(tt[i:i + step]) for i in range(0, tt.size, step)]
-        return tuple(np.concatenate(x) for x in zip(*parts))
-
-    def _nodes_block(self, tt):
-        ph = tt[:, None] * self.d[None, :]
-        psi1 = (-2.0 * np.sin(0.5 * ph) ** 2) @ self.q + 1j * (np.sin(ph) @ self.q)
-        v = _log1pc(psi1) + 1j * tt * self.mu
-        val, rel = self.mix.ratio_complex(self.log_mgf(self.theta), v)
-        g = val / (self.theta + 1j * tt) ** 2
-        rel = rel + 8 * _DBL_EPS * self.n * (1.0 + tt * self.L1)
-        return g.real, np.abs(g), rel
+        r"""Re g, |g| and the relative rounding estimate of :math:`g(t) = \tilde\Phi(M(\theta+it)) /
+        \tilde\Phi(M(\theta)) / (\theta+it)^2` at real t: the compiled node routine the integral uses
+        (``kernels.population_nodes``)."""
+        rule, gam, N, _, _, b, w0, _, mp1, a, n_eff = self.compiled_outer()
+        return kernels.population_nodes(self.q, self.d, float(self.theta), float(self.mu), float(self.L1),
+                                        np.ascontiguousarray(t, dtype=np.float64), rule, gam, N, b, w0, mp1, a,
+                                        n_eff)
 
 
 # ============================================================================ δ for one target
@@ -1713,7 +1683,8 @@ def _deadline():
     def check(g: int):
         if time.monotonic() > end:
             raise ResourceLimitError(f"population: the time budget max_seconds={b.max_seconds:g} ran out after "
-                                     f"{g} groups; use fewer groups", parameter="groups", resource="time")
+                                     f"{g} groups; use fewer groups (or raise max_seconds)", parameter="groups",
+                                     resource="time")
     return check
 
 

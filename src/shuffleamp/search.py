@@ -292,6 +292,18 @@ def search_work_rate(rate: float):
         _SEARCH_RATE.reset(token)
 
 
+#: Coarse placement of the compiled upper search (``kernels.epsilon_search``'s ``coarse_rtol``): when the
+#: estimated root costs more than :data:`COARSE_MIN_NODES` integrand nodes at the relative tolerance
+#: :data:`COARSE_RTOL` (about 10x that at the default tolerance: the Gaussian cuts' 0.7 - 1.1e6), the first
+#: trial points are placed by chord searches on evaluations at :data:`COARSE_RTOL` (about 8x cheaper; their
+#: values scaled by their ratio to the default tolerance's), and only the placed points are evaluated at the
+#: default tolerance.  A placed point whose certified δ there is <= target is the answer (an evaluated ε, as
+#: with :data:`KERNEL_VERIFY_CHORD`); else the search goes on as without the placement.  Coarse values only
+#: place points: no answer, bracket or chord uses them.  0 turns the placement off.
+COARSE_RTOL = 1e-3
+COARSE_MIN_NODES = 2e4
+
+
 #: ``kernels.epsilon_search`` status -> why the Python search runs instead
 SEARCH_STATUS = {1: "delta(eps0) > target", 2: "an evaluation the compiled loop does not handle",
                  3: "no converged bracket within the point cap", 4: "work cap of the search"}
@@ -383,7 +395,8 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
         _exact._enum_ok(int(n), K, _exact.ENUMERATE_MAX), float(_exact.DEFAULT_RTOL), _exact._XG, _exact._WG,
         float(cap), float(_exact.TAIL_WORK), float(_exact.T0_FACTOR), float(_exact.THETA_RANGE[0]),
         float(_exact.THETA_RANGE[1]), float(_exact.CENTRAL_WIDTHS), float(_exact.TAIL_CONST), float(total),
-        float(soft_gap), float(expensive), verify_root=1 if verify else 0)
+        float(soft_gap), float(expensive), verify_root=1 if verify else 0, coarse_rtol=float(COARSE_RTOL),
+        coarse_nodes=float(COARSE_MIN_NODES))
 
 
 def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:

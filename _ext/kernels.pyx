@@ -2505,9 +2505,10 @@ cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const doub
                           int[:, ::1] uS, double[:, ::1] uT, double[:, ::1] uNd, double[::1] uN, int* nu,
                           double[::1] cE, double[::1] cV, double[:, ::1] cU, double[:, ::1] cL, int[:, ::1] cS,
                           double[:, ::1] cT, double[:, ::1] cNd, double[::1] cN, int* nc, double g, double target,
-                          double eps_hi, double rel_tol, double coarse_nodes, double total_work, double slope,
-                          double* work, double* nodes_last, double* rho_out, int* status, const double[::1] usb,
-                          double[::1] bnd, Py_ssize_t[::1] order, int use_ch, int skip) noexcept nogil:
+                          double eps_hi, double rel_tol, double soft_gap, double expensive, double coarse_nodes,
+                          double total_work, double slope, double* work, double* nodes_last, double* rho_out,
+                          int* status, const double[::1] usb, double[::1] bnd, Py_ssize_t[::1] order, int use_ch,
+                          int skip) noexcept nogil:
     """Coarse placement of the upper search's first trial points (``epsilon_search``'s ``coarse_rtol``).
 
     On entry the upper points (uE, uV)[:nu] hold eps_hi only (nu = 1, evaluated at the default tolerance,
@@ -2519,14 +2520,16 @@ cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const doub
     its truncation point grows as rtol^-1/2), then the ratio measured at the first round's point, where the
     coarse value is evaluated too -- and an evaluation at the default tolerance at its chord root (nudged
     right by rel_tol / 2, then by COARSE_NUDGE rel_tol), appended to (uE, uV).  The first round's point is
-    the answer when its certified delta is <= target and the second round would move it by at most rel_tol;
-    else the smaller of the two rounds' points whose certified delta is <= target, if the second's is.
+    the answer when its certified delta is <= target and the second round would not move it left by more
+    than rel_tol; else the smaller of the two rounds' points whose certified delta is <= target, if the
+    second's is and the secant of log delta through both puts the root within the search's tolerance of it
+    (rel_tol, or soft_gap after an evaluation of more than ``expensive`` nodes, as the search's own stop).
 
     Returns the answer, else NaN (the points appended are then ordinary evaluated points of the search).
     Coarse values never certify anything: they only place points.  ``status`` is set to SR_EVAL when an
     evaluation at the default tolerance is not handled."""
     cdef int st, i, j, io = -1, n_u, rnd
-    cdef double x, ec = NAN, rho, x_prev = NAN
+    cdef double x, ec = NAN, rho, x_prev = NAN, sl, gap
     # coarse point 0: eps_hi (its certified value: 0 or <= target, a feasible end at every level); point 1: g
     cE[0] = eps_hi
     for j in range(uU.shape[1]):
@@ -2553,7 +2556,8 @@ cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const doub
         if not (x < eps_hi):
             x = ec
         n_u = nu[0]
-        if rnd == 1 and fabs(x - x_prev) <= rel_tol * x_prev and uV[n_u - 1] <= target:
+        if rnd == 1 and x - x_prev <= rel_tol * x_prev and x >= x_prev and uV[n_u - 1] <= target:
+            # the first round's point is feasible and the second round would not move it left
             return x_prev
         for i in range(n_u):
             if uE[i] == x:
@@ -2570,8 +2574,19 @@ cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const doub
         if rnd == 1:
             if not (uV[n_u] <= target):
                 return NAN
-            # the smaller of the two rounds' feasible points
-            return x_prev if (uV[n_u - 1] <= target and x_prev < x) else x
+            # the smaller of the two rounds' feasible points, when the secant of log delta through both
+            # (evaluated at the default tolerance) puts the root within the search's tolerance of it (else the
+            # search goes on from these points)
+            j = n_u - 1 if (uV[n_u - 1] <= target and x_prev < x) else n_u
+            if not (uV[n_u - 1] > 0.0 and uV[n_u] > 0.0 and x_prev != x):
+                return NAN
+            sl = (log(uV[n_u]) - log(uV[n_u - 1])) / (x - x_prev)
+            if not (sl < 0.0):
+                return NAN
+            gap = (log(target) - log(uV[j])) / (-sl)
+            if gap <= max(rel_tol * uE[j], 1e-12 * eps_hi) or (gap <= soft_gap * uE[j] and uN[j] > expensive):
+                return uE[j]
+            return NAN
         # the ratio at this point: its coarse value (unless it is already a coarse point)
         j = -1
         for i in range(nc[0]):
@@ -2737,9 +2752,9 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         if (status == SR_DONE and coarse_rtol > 0.0 and nwalk == 0 and g == g and g > 0.0 and g < eps_hi
                 and work <= total_work):
             up = _coarse_place(ua, ub, uc, ubeta, uoff, enum_ok, &P, &Pc, v, p, q, d, uE, uV, uU, uL, uS, uT, uNd,
-                               uN, &nu, cE, cV, cU, cL, cS, cT, cNd, cN, &nc, g, target, eps_hi, rel_tol,
-                               coarse_nodes, total_work, slope, &work, &nodes_last, &rho, &status, usb, bnd, order,
-                               use_ch, skip)
+                               uN, &nu, cE, cV, cU, cL, cS, cT, cNd, cN, &nc, g, target, eps_hi, rel_tol, soft_gap,
+                               expensive, coarse_nodes, total_work, slope, &work, &nodes_last, &rho, &status, usb,
+                               bnd, order, use_ch, skip)
             if up == up:
                 up_kind = 1
                 for i in range(nu):

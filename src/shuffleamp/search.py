@@ -9,12 +9,14 @@ r"""The ε search: every inverse query ε(δ) of the library, in one module.
   certified by the chord (:func:`_chord_bracket`) and the search stops as soon as that chord root is within
   the tolerance of an estimate of the lowest root.  When every family is an atomic decomposition and the
   evaluator is "exact", the whole search runs compiled (:func:`epsilon_search`, ``kernels.epsilon_search``:
-  evaluations in C, one call, no Python per point).  Other families (a continuous part, the FFT engine) are
-  evaluated in Python, one family at a time: their search (:func:`_solve_convex_upper`,
-  :func:`_solve_convex_lower`) places points with ``inverse_monotone`` and certifies them with the compiled
-  search's own formulas (``kernels.chord_root``, ``kernels.convexity_lower``, ``kernels.near_hi_walk``); it
-  also takes over, seeded with the compiled search's points, the cases the compiled search declines
-  (:data:`SEARCH_STATUS`).
+  evaluations in C, one call, no Python per point; on expensive evaluations its first trial points are placed
+  by searches on cheaper evaluations at a coarse tolerance, :data:`COARSE_RTOL`, and only the placed points
+  are evaluated at the default tolerance: coarse values place points, they certify nothing).  Other families
+  (a continuous part, the FFT engine) are evaluated in Python, one family at a time: their search
+  (:func:`_solve_convex_upper`, :func:`_solve_convex_lower`) places points with ``inverse_monotone`` and
+  certifies them with the compiled search's own formulas (``kernels.chord_root``,
+  ``kernels.convexity_lower``, ``kernels.near_hi_walk``); it also takes over, seeded with the compiled
+  search's points, the cases the compiled search declines (:data:`SEARCH_STATUS`).
 
 Why two point placements and not one: the compiled loop cannot call a Python evaluator without giving up
 what makes it fast (no GIL, no Python per point), and the Python evaluators cannot run inside it; the
@@ -301,7 +303,7 @@ def search_work_rate(rate: float):
 #: with :data:`KERNEL_VERIFY_CHORD`); else the search goes on as without the placement.  Coarse values only
 #: place points: no answer, bracket or chord uses them.  0 turns the placement off.
 COARSE_RTOL = 1e-3
-COARSE_MIN_NODES = 2e4
+COARSE_MIN_NODES = 5e4
 
 
 #: ``kernels.epsilon_search`` status -> why the Python search runs instead

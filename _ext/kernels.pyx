@@ -1992,6 +1992,8 @@ def positive_part(const double[::1] values, const double[::1] probs, double n,
 from scipy.special.cython_special cimport log_ndtr
 
 DEF COARSE_MAX_STEPS = 24   # coarse points of one chord search of the coarse placement
+DEF COARSE_MIN_GAIN = 4.0   # the coarse placement's second round needs a default evaluation >= 4x a coarse one
+DEF COARSE_FIRST_GAP = 1e-4 # the first round's coarse chord gap (its ratio is a prior: a loose placement)
 DEF COARSE_NUDGE = 3.0      # the coarse placement's second point: its chord root x (1 + COARSE_NUDGE rel_tol)
 DEF SR_DONE = 0           # both sides found
 DEF SR_NOT_ZERO = 1       # the certified delta at eps_hi is above the target: no feasible point
@@ -2514,7 +2516,8 @@ cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const doub
     On entry the upper points (uE, uV)[:nu] hold eps_hi only (nu = 1, evaluated at the default tolerance,
     ``P``).  The estimated root g is evaluated at the coarse tolerance (``Pc``); when that costs at most
     ``coarse_nodes`` integrand nodes, nothing more is done (the search goes on as without coarse points).
-    Else two rounds: a chord search on the coarse values (:func:`_coarse_chord`) for the level target / rho,
+    Else two rounds: a chord search on the coarse values (:func:`_coarse_chord`, to a chord gap of
+    COARSE_FIRST_GAP relative in the first round, rel_tol in the second) for the level target / rho,
     with rho the ratio of the default-tolerance value to the coarse one -- first its prior
     sqrt(rtol / coarse_rtol) (the Bromwich integral's error bound, which dominates these values, scales so:
     its truncation point grows as rtol^-1/2), then the ratio measured at the first round's point, where the
@@ -2524,6 +2527,9 @@ cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const doub
     than rel_tol; else the smaller of the two rounds' points whose certified delta is <= target, if the
     second's is and the secant of log delta through both puts the root within the search's tolerance of it
     (rel_tol, or soft_gap after an evaluation of more than ``expensive`` nodes, as the search's own stop).
+
+    The second round runs only when the first round's point costs at least COARSE_MIN_GAIN times as many
+    nodes at the default tolerance as at the coarse one.
 
     Returns the answer, else NaN (the points appended are then ordinary evaluated points of the search).
     Coarse values never certify anything: they only place points.  ``status`` is set to SR_EVAL when an
@@ -2547,7 +2553,7 @@ cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const doub
         if not (cV[0] <= target / rho):
             return NAN
         if _coarse_chord(ua, ub, uc, ubeta, uoff, enum_ok, Pc, v, p, q, d, cE, cV, cU, cL, cS, cT, cNd, cN, nc,
-                         target / rho, eps_hi, rel_tol, total_work, slope, work, &ec, &io, usb, bnd, order,
+                         target / rho, eps_hi, COARSE_FIRST_GAP if rnd == 0 else rel_tol, total_work, slope, work, &ec, &io, usb, bnd, order,
                          use_ch, skip):
             return NAN
         # nudged right: by rel_tol / 2 in the first round, by COARSE_NUDGE rel_tol in the second (the ratio
@@ -2604,7 +2610,10 @@ cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const doub
             if st < 0:
                 return NAN
         if not (cV[j] > 0.0 and uV[n_u] > 0.0):
-            return x if uV[n_u] <= target else NAN
+            return NAN
+        if uN[n_u] < COARSE_MIN_GAIN * cN[j]:
+            # coarse evaluations are not much cheaper here: the search goes on at the default tolerance
+            return NAN
         rho = uV[n_u] / cV[j]
         x_prev = x
     return NAN
@@ -2617,7 +2626,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                    const double[::1] wg, double max_work, double tail_work, double t0_factor, double theta_lo,
                    double theta_hi, double central_widths, double tail_const, double total_work, double soft_gap,
                    double expensive, int skip=1, int verify_root=1, double coarse_rtol=0.0,
-                   double coarse_nodes=INFINITY):
+                   double coarse_nodes=INFINITY, Py_ssize_t coarse_atoms=0):
     """Certified epsilon(delta) of the optimal bound for atomic decompositions: both searches in one nogil call.
 
     Upper side: the certified delta* = max over the upper families is convex in x = e^eps and 0 at eps_hi
@@ -2662,9 +2671,10 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         (the chord of two certified upper values lies above delta*), and it is the same number as the
         verified root (one evaluation fewer; the lower search never uses the point at the root, which lies
         above every lower point).
-    coarse_rtol, coarse_nodes : float
-        ``coarse_rtol`` > 0 (default 0: off): when the estimated root (without a walk near eps_hi) costs more
-        than ``coarse_nodes`` integrand nodes at the relative tolerance ``coarse_rtol``, the upper search
+    coarse_rtol, coarse_nodes, coarse_atoms : float, float, int
+        ``coarse_rtol`` > 0 (default 0: off): for families of at least ``coarse_atoms`` atoms (the largest),
+        when the estimated root (without a walk near eps_hi) costs more than ``coarse_nodes`` integrand nodes
+        at the relative tolerance ``coarse_rtol``, the upper search
         places its first trial points with evaluations at that tolerance (cheaper, looser values) and
         evaluates only the placed points at the default tolerance ``rtol`` (:func:`_coarse_place`: two
         points, the second placed with the ratio of both tolerances' values measured at the first).  A placed
@@ -2749,8 +2759,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                 # near eps_hi (small n, small delta) evaluations cost ~ 1 / (e^{eps_hi} - e^eps): walk in from far,
                 # cheap points first
                 nwalk = _near_hi_walk(eps_hi, g, walk, 64)
-        if (status == SR_DONE and coarse_rtol > 0.0 and nwalk == 0 and g == g and g > 0.0 and g < eps_hi
-                and work <= total_work):
+        if (status == SR_DONE and coarse_rtol > 0.0 and K >= coarse_atoms and nwalk == 0 and g == g and g > 0.0
+                and g < eps_hi and work <= total_work):
             up = _coarse_place(ua, ub, uc, ubeta, uoff, enum_ok, &P, &Pc, v, p, q, d, uE, uV, uU, uL, uS, uT, uNd,
                                uN, &nu, cE, cV, cU, cL, cS, cT, cNd, cN, &nc, g, target, eps_hi, rel_tol, soft_gap,
                                expensive, coarse_nodes, total_work, slope, &work, &nodes_last, &rho, &status, usb,

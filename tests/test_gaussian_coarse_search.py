@@ -67,9 +67,10 @@ def test_heavy_cut_answer_certified_at_the_default_tolerance(monkeypatch):
 
 @pytest.mark.parametrize("mu,delta", [(2.5, 1e-5), (4.5, 1e-7)])
 def test_forced_coarse_placement_at_n2_against_numerical_integration(monkeypatch, mu, delta):
-    """The placement forced on every search (no cost threshold): at n = 2 the certified upper ε still bounds
+    """The placement forced on every search (no cost or size threshold): at n = 2 the certified upper ε still bounds
     the exact divergence of the shuffled pair (numerical integration), and lies below the local mechanism's ε."""
     monkeypatch.setattr(S, "COARSE_MIN_NODES", -1.0)
+    monkeypatch.setattr(S, "COARSE_MIN_ATOMS", 0)
     calls = _record(monkeypatch)
     g = sa.Gaussian(sigma=1.0, sensitivity=mu)
     r = sa.epsilon(g, 2, delta)

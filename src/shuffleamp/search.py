@@ -294,7 +294,9 @@ def search_work_rate(rate: float):
         _SEARCH_RATE.reset(token)
 
 
-#: Coarse placement of the compiled upper search (``kernels.epsilon_search``'s ``coarse_rtol``): when the
+#: Coarse placement of the compiled upper search (``kernels.epsilon_search``'s ``coarse_rtol``): for laws
+#: of at least :data:`COARSE_MIN_ATOMS` atoms (the Gaussian cuts' 241; the few-atom laws of k-RR, BLH, OUE,
+#: whose coarse evaluations cost as much as the default ones, never), when the
 #: estimated root costs more than :data:`COARSE_MIN_NODES` integrand nodes at the relative tolerance
 #: :data:`COARSE_RTOL` (about 10x that at the default tolerance: the Gaussian cuts' 0.7 - 1.1e6), the first
 #: trial points are placed by chord searches on evaluations at :data:`COARSE_RTOL` (about 8x cheaper; their
@@ -304,6 +306,7 @@ def search_work_rate(rate: float):
 #: place points: no answer, bracket or chord uses them.  0 turns the placement off.
 COARSE_RTOL = 1e-3
 COARSE_MIN_NODES = 5e4
+COARSE_MIN_ATOMS = 64
 
 
 #: ``kernels.epsilon_search`` status -> why the Python search runs instead
@@ -398,7 +401,7 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
         float(cap), float(_exact.TAIL_WORK), float(_exact.T0_FACTOR), float(_exact.THETA_RANGE[0]),
         float(_exact.THETA_RANGE[1]), float(_exact.CENTRAL_WIDTHS), float(_exact.TAIL_CONST), float(total),
         float(soft_gap), float(expensive), verify_root=1 if verify else 0, coarse_rtol=float(COARSE_RTOL),
-        coarse_nodes=float(COARSE_MIN_NODES))
+        coarse_nodes=float(COARSE_MIN_NODES), coarse_atoms=int(COARSE_MIN_ATOMS))
 
 
 def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:

@@ -1994,7 +1994,7 @@ from scipy.special.cython_special cimport log_ndtr
 DEF COARSE_MAX_STEPS = 24   # coarse points of one chord search of the coarse placement
 DEF COARSE_MIN_GAIN = 4.0   # the coarse placement's second round needs a default evaluation >= 4x a coarse one
 DEF COARSE_FIRST_GAP = 1e-4 # the first round's coarse chord gap (its ratio is a prior: a loose placement)
-DEF COARSE_NUDGE = 3.0      # the coarse placement's second point: its chord root x (1 + COARSE_NUDGE rel_tol)
+DEF COARSE_MARGIN = 1e-3    # the coarse placement's second round aims at target (1 - COARSE_MARGIN)
 DEF SR_DONE = 0           # both sides found
 DEF SR_NOT_ZERO = 1       # the certified delta at eps_hi is above the target: no feasible point
 DEF SR_EVAL = 2           # an evaluation was not handled by _profile_one (status < 0)
@@ -2521,8 +2521,8 @@ cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const doub
     with rho the ratio of the default-tolerance value to the coarse one -- first its prior
     sqrt(rtol / coarse_rtol) (the Bromwich integral's error bound, which dominates these values, scales so:
     its truncation point grows as rtol^-1/2), then the ratio measured at the first round's point, where the
-    coarse value is evaluated too -- and an evaluation at the default tolerance at its chord root (nudged
-    right by rel_tol / 2, then by COARSE_NUDGE rel_tol), appended to (uE, uV).  The first round's point is
+    coarse value is evaluated too, and the level lowered by COARSE_MARGIN relative -- and an evaluation at the
+    default tolerance at its chord root (nudged right by rel_tol / 2), appended to (uE, uV).  The first round's point is
     the answer when its certified delta is <= target and the second round would not move it left by more
     than rel_tol; else the smaller of the two rounds' points whose certified delta is <= target, if the
     second's is and the secant of log delta through both puts the root within the search's tolerance of it
@@ -2535,7 +2535,7 @@ cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const doub
     Coarse values never certify anything: they only place points.  ``status`` is set to SR_EVAL when an
     evaluation at the default tolerance is not handled."""
     cdef int st, i, j, io = -1, n_u, rnd
-    cdef double x, ec = NAN, rho, x_prev = NAN, sl, gap
+    cdef double x, ec = NAN, rho, x_prev = NAN, sl, gap, lev
     # coarse point 0: eps_hi (its certified value: 0 or <= target, a feasible end at every level); point 1: g
     cE[0] = eps_hi
     for j in range(uU.shape[1]):
@@ -2550,15 +2550,16 @@ cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const doub
     rho = sqrt(P.rtol / Pc.rtol)
     for rnd in range(2):
         rho_out[0] = rho
-        if not (cV[0] <= target / rho):
+        # the level: target / rho, lowered in the second round by COARSE_MARGIN (relative; the ratio measured at
+        # the first round's point drifts by up to ~1e-3 relative over its distance to the root)
+        lev = target / rho * (1.0 if rnd == 0 else 1.0 - COARSE_MARGIN)
+        if not (cV[0] <= lev):
             return NAN
         if _coarse_chord(ua, ub, uc, ubeta, uoff, enum_ok, Pc, v, p, q, d, cE, cV, cU, cL, cS, cT, cNd, cN, nc,
-                         target / rho, eps_hi, COARSE_FIRST_GAP if rnd == 0 else rel_tol, total_work, slope, work, &ec, &io, usb, bnd, order,
+                         lev, eps_hi, COARSE_FIRST_GAP if rnd == 0 else rel_tol, total_work, slope, work, &ec, &io, usb, bnd, order,
                          use_ch, skip):
             return NAN
-        # nudged right: by rel_tol / 2 in the first round, by COARSE_NUDGE rel_tol in the second (the ratio
-        # measured at the first round's point drifts by ~1e-4 relative over the distance to the root)
-        x = ec * (1.0 + (0.5 if rnd == 0 else COARSE_NUDGE) * rel_tol)
+        x = ec * (1.0 + 0.5 * rel_tol)
         if not (x < eps_hi):
             x = ec
         n_u = nu[0]

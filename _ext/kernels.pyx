@@ -1734,6 +1734,10 @@ def positive_part(const double[::1] values, const double[::1] probs, double n,
 # a "not handled" status and the Python search runs (seeded with the points evaluated here).
 from scipy.special.cython_special cimport log_ndtr
 
+DEF COARSE_MAX_STEPS = 24   # coarse points of one chord search of the coarse placement
+DEF COARSE_MIN_GAIN = 4.0   # the coarse placement's second round needs a default evaluation >= 4x a coarse one
+DEF COARSE_FIRST_GAP = 1e-4 # the first round's coarse chord gap (its ratio is a prior: a loose placement)
+DEF COARSE_MARGIN = 1e-3    # the coarse placement's second round aims at target (1 - COARSE_MARGIN)
 DEF SR_DONE = 0           # both sides found
 DEF SR_NOT_ZERO = 1       # the certified delta at eps_hi is above the target: no feasible point
 DEF SR_EVAL = 2           # an evaluation was not handled by _profile_one (status < 0)
@@ -2191,13 +2195,182 @@ cdef double _next_point(const double* E, const double* V, int m, double t, doubl
     return r
 
 
+cdef int _coarse_chord(const double[::1] ua, const double[::1] ub, const double[::1] uc, const double[::1] ubeta,
+                       const Py_ssize_t[::1] uoff, const unsigned char[::1] enum_ok, const prof_par* Pc,
+                       double[::1] v, double[::1] p, double[::1] q, double[::1] d, double[::1] cE, double[::1] cV,
+                       double[:, ::1] cU, double[:, ::1] cL, int[:, ::1] cS, double[:, ::1] cT, double[:, ::1] cNd,
+                       double[::1] cN, int* nc, double tc, double eps_hi, double rel_tol, double total_work,
+                       double slope, double* work, double* ec_out, int* io_out, const double[::1] usb,
+                       double[::1] bnd, Py_ssize_t[::1] order, int use_ch, int skip) noexcept nogil:
+    """Chord search on the coarse points (cE, cV)[:nc] (evaluated at ``Pc``'s tolerance) for the level ``tc``,
+    placed as the upper search places its points (``_next_point``), until the chord gap is within
+    ``rel_tol``: sets the chord root ``ec_out`` and its feasible end ``io_out``; returns 0, or 1 when it gives
+    up (point cap, work cap, an evaluation not handled, a repeated point)."""
+    cdef int M = <int>cE.shape[0], st, i, j, m = nc[0], ib = -1, io = -1, stall = 0, steps = 0
+    cdef double x, ec = NAN, ee = NAN, width, prev_width = INFINITY
+    while True:
+        _chord_root(&cE[0], &cV[0], m, tc, &ec, &ee, &ib, &io)
+        if ib >= 0 and io >= 0 and ec - ee <= max(rel_tol * ec, 1e-12 * eps_hi):
+            ec_out[0] = ec
+            io_out[0] = io
+            return 0
+        if m >= M or steps >= COARSE_MAX_STEPS or work[0] > total_work:
+            return 1
+        if ib >= 0 and io >= 0:
+            width = cE[io] - cE[ib]
+            if width > 0.5 * prev_width:
+                stall += 1
+            else:
+                stall = 0
+            prev_width = width
+            x = _next_point(&cE[0], &cV[0], m, tc, cE[ib], cE[io], slope, rel_tol, 0.3, &stall, 1, 1)
+        else:
+            j = 0
+            for i in range(m):
+                if cE[i] < cE[j]:
+                    j = i
+            x = _next_point(&cE[0], &cV[0], m, tc, 0.0, cE[j], slope, rel_tol, 0.3, &stall, 0, 1)
+        for i in range(m):
+            if cE[i] == x:
+                return 1
+        cE[m] = x
+        st = _search_eval(ua, ub, uc, ubeta, uoff, x, enum_ok, Pc, v, p, q, d, cU[m], cL[m], cS[m], cT[m], cNd[m],
+                          0, &cV[m], work, &cN[m], cU, &cE[0], m if skip else 0, usb, bnd, order, use_ch)
+        m += 1
+        steps += 1
+        nc[0] = m
+        if st < 0:
+            return 1
+
+
+cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const double[::1] uc,
+                          const double[::1] ubeta, const Py_ssize_t[::1] uoff, const unsigned char[::1] enum_ok,
+                          const prof_par* P, const prof_par* Pc, double[::1] v, double[::1] p, double[::1] q,
+                          double[::1] d, double[::1] uE, double[::1] uV, double[:, ::1] uU, double[:, ::1] uL,
+                          int[:, ::1] uS, double[:, ::1] uT, double[:, ::1] uNd, double[::1] uN, int* nu,
+                          double[::1] cE, double[::1] cV, double[:, ::1] cU, double[:, ::1] cL, int[:, ::1] cS,
+                          double[:, ::1] cT, double[:, ::1] cNd, double[::1] cN, int* nc, double g, double target,
+                          double eps_hi, double rel_tol, double soft_gap, double expensive, double coarse_nodes,
+                          double total_work, double slope, double* work, double* nodes_last, double* rho_out,
+                          int* status, const double[::1] usb, double[::1] bnd, Py_ssize_t[::1] order, int use_ch,
+                          int skip) noexcept nogil:
+    """Coarse placement of the upper search's first trial points (``epsilon_search``'s ``coarse_rtol``).
+
+    On entry the upper points (uE, uV)[:nu] hold eps_hi only (nu = 1, evaluated at the default tolerance,
+    ``P``).  The estimated root g is evaluated at the coarse tolerance (``Pc``); when that costs at most
+    ``coarse_nodes`` integrand nodes, nothing more is done (the search goes on as without coarse points).
+    Else two rounds: a chord search on the coarse values (:func:`_coarse_chord`, to a chord gap of
+    COARSE_FIRST_GAP relative in the first round, rel_tol in the second) for the level target / rho,
+    with rho the ratio of the default-tolerance value to the coarse one -- first its prior
+    sqrt(rtol / coarse_rtol) (the Bromwich integral's error bound, which dominates these values, scales so:
+    its truncation point grows as rtol^-1/2), then the ratio measured at the first round's point, where the
+    coarse value is evaluated too, and the level lowered by COARSE_MARGIN relative -- and an evaluation at the
+    default tolerance at its chord root (nudged right by rel_tol / 2), appended to (uE, uV).  The first round's point is
+    the answer when its certified delta is <= target and the second round would not move it left by more
+    than rel_tol; else the smaller of the two rounds' points whose certified delta is <= target, if the
+    second's is and the secant of log delta through both puts the root within the search's tolerance of it
+    (rel_tol, or soft_gap after an evaluation of more than ``expensive`` nodes, as the search's own stop).
+
+    The second round runs only when the first round's point costs at least COARSE_MIN_GAIN times as many
+    nodes at the default tolerance as at the coarse one.
+
+    Returns the answer, else NaN (the points appended are then ordinary evaluated points of the search).
+    Coarse values never certify anything: they only place points.  ``status`` is set to SR_EVAL when an
+    evaluation at the default tolerance is not handled."""
+    cdef int st, i, j, io = -1, n_u, rnd
+    cdef double x, ec = NAN, rho, x_prev = NAN, sl, gap, lev
+    # coarse point 0: eps_hi (its certified value: 0 or <= target, a feasible end at every level); point 1: g
+    cE[0] = eps_hi
+    for j in range(uU.shape[1]):
+        cU[0, j] = uU[0, j]
+    cV[0] = uV[0]
+    cE[1] = g
+    st = _search_eval(ua, ub, uc, ubeta, uoff, g, enum_ok, Pc, v, p, q, d, cU[1], cL[1], cS[1], cT[1], cNd[1], 0,
+                      &cV[1], work, &cN[1], cU, &cE[0], 1 if skip else 0, usb, bnd, order, use_ch)
+    nc[0] = 2
+    if st < 0 or not (cN[1] > coarse_nodes):
+        return NAN
+    rho = sqrt(P.rtol / Pc.rtol)
+    for rnd in range(2):
+        rho_out[0] = rho
+        # the level: target / rho, lowered in the second round by COARSE_MARGIN (relative; the ratio measured at
+        # the first round's point drifts by up to ~1e-3 relative over its distance to the root)
+        lev = target / rho * (1.0 if rnd == 0 else 1.0 - COARSE_MARGIN)
+        if not (cV[0] <= lev):
+            return NAN
+        if _coarse_chord(ua, ub, uc, ubeta, uoff, enum_ok, Pc, v, p, q, d, cE, cV, cU, cL, cS, cT, cNd, cN, nc,
+                         lev, eps_hi, COARSE_FIRST_GAP if rnd == 0 else rel_tol, total_work, slope, work, &ec, &io, usb, bnd, order,
+                         use_ch, skip):
+            return NAN
+        x = ec * (1.0 + 0.5 * rel_tol)
+        if not (x < eps_hi):
+            x = ec
+        n_u = nu[0]
+        if rnd == 1 and x - x_prev <= rel_tol * x_prev and x >= x_prev and uV[n_u - 1] <= target:
+            # the first round's point is feasible and the second round would not move it left
+            return x_prev
+        for i in range(n_u):
+            if uE[i] == x:
+                return NAN
+        uE[n_u] = x
+        st = _search_eval(ua, ub, uc, ubeta, uoff, x, enum_ok, P, v, p, q, d, uU[n_u], uL[n_u], uS[n_u], uT[n_u],
+                          uNd[n_u], 0, &uV[n_u], work, &uN[n_u], uU, &uE[0], n_u if skip else 0, usb, bnd, order,
+                          use_ch)
+        nodes_last[0] = uN[n_u]
+        nu[0] = n_u + 1
+        if st < 0:
+            status[0] = SR_EVAL
+            return NAN
+        if rnd == 1:
+            if not (uV[n_u] <= target):
+                return NAN
+            # the smaller of the two rounds' feasible points, when the secant of log delta through both
+            # (evaluated at the default tolerance) puts the root within the search's tolerance of it (else the
+            # search goes on from these points)
+            j = n_u - 1 if (uV[n_u - 1] <= target and x_prev < x) else n_u
+            if not (uV[n_u - 1] > 0.0 and uV[n_u] > 0.0 and x_prev != x):
+                return NAN
+            sl = (log(uV[n_u]) - log(uV[n_u - 1])) / (x - x_prev)
+            if not (sl < 0.0):
+                return NAN
+            gap = (log(target) - log(uV[j])) / (-sl)
+            if gap <= max(rel_tol * uE[j], 1e-12 * eps_hi) or (gap <= soft_gap * uE[j] and uN[j] > expensive):
+                return uE[j]
+            return NAN
+        # the ratio at this point: its coarse value (unless it is already a coarse point)
+        j = -1
+        for i in range(nc[0]):
+            if cE[i] == x:
+                j = i
+        if j < 0:
+            j = nc[0]
+            if j >= cE.shape[0]:
+                return NAN
+            cE[j] = x
+            st = _search_eval(ua, ub, uc, ubeta, uoff, x, enum_ok, Pc, v, p, q, d, cU[j], cL[j], cS[j], cT[j],
+                              cNd[j], 0, &cV[j], work, &cN[j], cU, &cE[0], j if skip else 0, usb, bnd, order,
+                              use_ch)
+            nc[0] = j + 1
+            if st < 0:
+                return NAN
+        if not (cV[j] > 0.0 and uV[n_u] > 0.0):
+            return NAN
+        if uN[n_u] < COARSE_MIN_GAIN * cN[j]:
+            # coarse evaluations are not much cheaper here: the search goes on at the default tolerance
+            return NAN
+        rho = uV[n_u] / cV[j]
+        x_prev = x
+    return NAN
+
+
 def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1] uc, const double[::1] ubeta,
                    const Py_ssize_t[::1] uoff, const double[::1] la, const double[::1] lb, const double[::1] lc,
                    const double[::1] lbeta, const Py_ssize_t[::1] loff, double n, double target, double eps_hi,
                    double rel_tol, const unsigned char[::1] enum_ok, double rtol, const double[::1] xg,
                    const double[::1] wg, double max_work, double tail_work, double t0_factor, double theta_lo,
                    double theta_hi, double central_widths, double tail_const, double total_work, double soft_gap,
-                   double expensive, int skip=1, int verify_root=1):
+                   double expensive, int skip=1, int verify_root=1, double coarse_rtol=0.0,
+                   double coarse_nodes=INFINITY, Py_ssize_t coarse_atoms=0):
     """Certified epsilon(delta) of the optimal bound for atomic decompositions: both searches in one nogil call.
 
     Upper side: the certified delta* = max over the upper families is convex in x = e^eps and 0 at eps_hi
@@ -2242,6 +2415,17 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         (the chord of two certified upper values lies above delta*), and it is the same number as the
         verified root (one evaluation fewer; the lower search never uses the point at the root, which lies
         above every lower point).
+    coarse_rtol, coarse_nodes, coarse_atoms : float, float, int
+        ``coarse_rtol`` > 0 (default 0: off): for families of at least ``coarse_atoms`` atoms (the largest),
+        when the estimated root (without a walk near eps_hi) costs more than ``coarse_nodes`` integrand nodes
+        at the relative tolerance ``coarse_rtol``, the upper search
+        places its first trial points with evaluations at that tolerance (cheaper, looser values) and
+        evaluates only the placed points at the default tolerance ``rtol`` (:func:`_coarse_place`: two
+        points, the second placed with the ratio of both tolerances' values measured at the first).  A placed
+        point whose certified delta at ``rtol`` is <= target is the answer (``upper_kind`` 1, an evaluated
+        epsilon at the default tolerance); else the placed points are ordinary points of the search, which
+        goes on as without ``coarse_rtol``.  The coarse values only place points: no answer, bracket or chord
+        uses them (``c_eps``, ``c_value``, ``c_nodes``, ``coarse_ratio`` record them).
 
     Returns
     -------
@@ -2285,6 +2469,18 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef int lo_kind = 0, lo_idx = -1, up_kind = 0, up_idx = -1, conv = 0, ia, ja, checks = 0, verify = 0
     cdef double walk[64]
     cdef double abs_tol = 1e-12 * eps_hi
+    # coarse placement (coarse_rtol > 0): points cE, values cV at the tolerance coarse_rtol
+    cdef prof_par Pc
+    _set_par(&Pc, n, coarse_rtol if coarse_rtol > 0.0 else rtol, max_work, tail_work, t0_factor, theta_lo,
+             theta_hi, central_widths, tail_const, xg, wg)
+    ce_a = np.zeros(M); cv_a = np.zeros(M); cn_a = np.zeros(M)
+    cU_a = np.zeros((M, nfu)); cL_a = np.zeros((M, nfu)); cS_a = np.zeros((M, nfu), dtype=np.int32)
+    cT_a = np.zeros((M, nfu)); cN_a = np.zeros((M, nfu))
+    cdef double[::1] cE = ce_a, cV = cv_a, cN = cn_a
+    cdef double[:, ::1] cU = cU_a, cL = cL_a, cT = cT_a, cNd = cN_a
+    cdef int[:, ::1] cS = cS_a
+    cdef int nc = 0, cib = -1, cio = -1, cstall = 0, cdone = 0
+    cdef double rho = NAN, tc = NAN, ec = NAN, ee = NAN, cprev = INFINITY
     for f in range(nfu):
         usb[f] = _slope_bound(ub[uoff[f]:uoff[f + 1]], uc[uoff[f]:uoff[f + 1]], ubeta[f])
     for f in range(nfl):
@@ -2307,8 +2503,23 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                 # near eps_hi (small n, small delta) evaluations cost ~ 1 / (e^{eps_hi} - e^eps): walk in from far,
                 # cheap points first
                 nwalk = _near_hi_walk(eps_hi, g, walk, 64)
+        if (status == SR_DONE and coarse_rtol > 0.0 and K >= coarse_atoms and nwalk == 0 and g == g and g > 0.0
+                and g < eps_hi and work <= total_work):
+            up = _coarse_place(ua, ub, uc, ubeta, uoff, enum_ok, &P, &Pc, v, p, q, d, uE, uV, uU, uL, uS, uT, uNd,
+                               uN, &nu, cE, cV, cU, cL, cS, cT, cNd, cN, &nc, g, target, eps_hi, rel_tol, soft_gap,
+                               expensive, coarse_nodes, total_work, slope, &work, &nodes_last, &rho, &status, usb,
+                               bnd, order, use_ch, skip)
+            if up == up:
+                up_kind = 1
+                for i in range(nu):
+                    if uE[i] == up:
+                        up_idx = i
+                # the largest infeasible point at the default tolerance (the lower search starts below it)
+                for i in range(nu):
+                    if uV[i] > target and (chord_b != chord_b or uE[i] > chord_b):
+                        chord_b = uE[i]
         k = 0
-        while status == SR_DONE:
+        while status == SR_DONE and up != up:
             # convergence of the chord
             _chord_root(&uE[0], &uV[0], nu, target, &eps_c, &eps_e, &ib, &io)
             if ib >= 0:
@@ -2523,7 +2734,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
             "u_eps": ue_a[:nu], "u_value": uv_a[:nu], "u_U": uU_a[:nu], "u_L": uL_a[:nu], "u_status": uS_a[:nu],
             "u_theta": uT_a[:nu], "u_nodes": uN_a[:nu],
             "l_eps": le_a[:nl], "l_value": lv_a[:nl], "l_U": lU_a[:nl], "l_L": lL_a[:nl], "l_status": lS_a[:nl],
-            "l_theta": lT_a[:nl], "l_nodes": lN_a[:nl], "work": work}
+            "l_theta": lT_a[:nl], "l_nodes": lN_a[:nl], "work": work,
+            "c_eps": ce_a[:nc], "c_value": cv_a[:nc], "c_nodes": cn_a[:nc], "coarse_ratio": rho}
 
 
 def estimate_root(const double[::1] a, const double[::1] b, const double[::1] c, const double[::1] beta,

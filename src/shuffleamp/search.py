@@ -9,12 +9,14 @@ r"""The ε search: every inverse query ε(δ) of the library, in one module.
   certified by the chord (:func:`_chord_bracket`) and the search stops as soon as that chord root is within
   the tolerance of an estimate of the lowest root.  When every family is an atomic decomposition and the
   evaluator is "exact", the whole search runs compiled (:func:`epsilon_search`, ``kernels.epsilon_search``:
-  evaluations in C, one call, no Python per point).  Other families (a continuous part, the FFT engine) are
-  evaluated in Python, one family at a time: their search (:func:`_solve_convex_upper`,
-  :func:`_solve_convex_lower`) places points with ``inverse_monotone`` and certifies them with the compiled
-  search's own formulas (``kernels.chord_root``, ``kernels.convexity_lower``, ``kernels.near_hi_walk``); it
-  also takes over, seeded with the compiled search's points, the cases the compiled search declines
-  (:data:`SEARCH_STATUS`).
+  evaluations in C, one call, no Python per point; on expensive evaluations its first trial points are placed
+  by searches on cheaper evaluations at a coarse tolerance, :data:`COARSE_RTOL`, and only the placed points
+  are evaluated at the default tolerance: coarse values place points, they certify nothing).  Other families
+  (a continuous part, the FFT engine) are evaluated in Python, one family at a time: their search
+  (:func:`_solve_convex_upper`, :func:`_solve_convex_lower`) places points with ``inverse_monotone`` and
+  certifies them with the compiled search's own formulas (``kernels.chord_root``,
+  ``kernels.convexity_lower``, ``kernels.near_hi_walk``); it also takes over, seeded with the compiled
+  search's points, the cases the compiled search declines (:data:`SEARCH_STATUS`).
 
 Why two point placements and not one: the compiled loop cannot call a Python evaluator without giving up
 what makes it fast (no GIL, no Python per point), and the Python evaluators cannot run inside it; the
@@ -292,6 +294,21 @@ def search_work_rate(rate: float):
         _SEARCH_RATE.reset(token)
 
 
+#: Coarse placement of the compiled upper search (``kernels.epsilon_search``'s ``coarse_rtol``): for laws
+#: of at least :data:`COARSE_MIN_ATOMS` atoms (the Gaussian cuts' 241; the few-atom laws of k-RR, BLH, OUE,
+#: whose coarse evaluations cost as much as the default ones, never), when the
+#: estimated root costs more than :data:`COARSE_MIN_NODES` integrand nodes at the relative tolerance
+#: :data:`COARSE_RTOL` (about 10x that at the default tolerance: the Gaussian cuts' 0.7 - 1.1e6), the first
+#: trial points are placed by chord searches on evaluations at :data:`COARSE_RTOL` (about 8x cheaper; their
+#: values scaled by their ratio to the default tolerance's), and only the placed points are evaluated at the
+#: default tolerance.  A placed point whose certified δ there is <= target is the answer (an evaluated ε, as
+#: with :data:`KERNEL_VERIFY_CHORD`); else the search goes on as without the placement.  Coarse values only
+#: place points: no answer, bracket or chord uses them.  0 turns the placement off.
+COARSE_RTOL = 1e-3
+COARSE_MIN_NODES = 5e4
+COARSE_MIN_ATOMS = 64
+
+
 #: ``kernels.epsilon_search`` status -> why the Python search runs instead
 SEARCH_STATUS = {1: "delta(eps0) > target", 2: "an evaluation the compiled loop does not handle",
                  3: "no converged bracket within the point cap", 4: "work cap of the search"}
@@ -383,7 +400,8 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
         _exact._enum_ok(int(n), K, _exact.ENUMERATE_MAX), float(_exact.DEFAULT_RTOL), _exact._XG, _exact._WG,
         float(cap), float(_exact.TAIL_WORK), float(_exact.T0_FACTOR), float(_exact.THETA_RANGE[0]),
         float(_exact.THETA_RANGE[1]), float(_exact.CENTRAL_WIDTHS), float(_exact.TAIL_CONST), float(total),
-        float(soft_gap), float(expensive), verify_root=1 if verify else 0)
+        float(soft_gap), float(expensive), verify_root=1 if verify else 0, coarse_rtol=float(COARSE_RTOL),
+        coarse_nodes=float(COARSE_MIN_NODES), coarse_atoms=int(COARSE_MIN_ATOMS))
 
 
 def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:

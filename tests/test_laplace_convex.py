@@ -77,7 +77,7 @@ def test_n1_n2_against_quadrature(which, eps0, eps):
         assert up >= want * (1 - 1e-9), (n, up, want)
         assert up - lo <= 1e-3 * want + 1e-300, (n, up, lo, want)
         if n == 2:      # the coarse laws of the cost rule, evaluated exactly, bracket it too
-            c_up, c_lo = X._coarse_convex(g, n, True), X._coarse_convex(g, n, False)
+            c_up, c_lo = X.coarse_convex(g, n, True), X.coarse_convex(g, n, False)
             assert c_up is not None and c_lo is not None
             assert c_lo.delta <= want * (1 + 1e-9) + 1e-300 and c_up.delta >= want * (1 - 1e-9), (c_lo, want, c_up)
 
@@ -303,7 +303,7 @@ def test_coarse_convex_next_to_eps0():
     where the Bromwich integral of the default law only returns its error bound."""
     g = laplace_upper_gparv(12.0, 12.0 - 1e-9)
     n = 1200
-    up, lo = X._coarse_convex(g, n, True), X._coarse_convex(g, n, False)
+    up, lo = X.coarse_convex(g, n, True), X.coarse_convex(g, n, False)
     assert up is not None and lo is not None
     assert 0.0 < lo.delta <= up.delta <= 1.01 * lo.delta
     assert lo.delta <= EV.delta_convex(g, n, "upper").delta <= up.delta

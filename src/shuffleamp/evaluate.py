@@ -94,7 +94,7 @@ CONVEX_ENUM_MIN_ATOMS = 12
 CONVEX_ENUM_MAX_ATOMS = 160
 #: The cost rule of :func:`delta_convex`: the first law's evaluation runs within this many atom-frequency
 #: evaluations (a deterministic count; enumerations weighted by ``exact.WORK_PER_MITM_POINT`` /
-#: ``exact.WORK_PER_COUNT_VECTOR``); beyond, a medium law and the coarse laws of ``exact._coarse_convex``
+#: ``exact.WORK_PER_COUNT_VECTOR``); beyond, a medium law and the coarse laws of ``exact.coarse_convex``
 #: (evaluated exactly) instead.
 CONVEX_FINE_WORK = 1.5e6
 #: Beyond that cap, the better of a law of this many cells per piece (and as many equal-width cells),
@@ -283,7 +283,7 @@ def delta_convex(g, n: int, mode: str = "upper", rtol: float | None = None,
     The laws of :func:`convex_plan` in order: the first (enumerated at small n, else the default cells)
     within :data:`CONVEX_FINE_WORK` atom-frequency evaluations; when it needs more, the better certified
     value of a law of :data:`CONVEX_MEDIUM_CELLS` cells per piece (same cap; skipped when the nodes the
-    first law needed already exceed the cap at its size) and of the coarse laws (``exact._coarse_convex``);
+    first law needed already exceed the cap at its size) and of the coarse laws (``exact.coarse_convex``);
     only when neither is available the first law uncapped.  A deterministic rule, independent of the load.
 
     Parameters
@@ -343,7 +343,7 @@ def delta_convex(g, n: int, mode: str = "upper", rtol: float | None = None,
         if _budget_refusal(e):
             raise
         need = getattr(e, "nodes_needed", 0.0)
-    best = _exact._coarse_convex(g, n, upper)
+    best = _exact.coarse_convex(g, n, upper)
     medium = _exact.convex_law(g, n, upper, CONVEX_MEDIUM_CELLS, CONVEX_MEDIUM_CELLS)
     if medium[0].size < law[0].size and need * medium[0].size <= CONVEX_FINE_WORK:
         # (skipped when the nodes the first law needed already exceed the cap: the node count hardly depends on

@@ -82,7 +82,7 @@ certified lower bound), and that finite law is evaluated as atoms: conditioned e
 that can still make the sum positive, split on a heavy atom at 0 (binomial number of other terms),
 enumerated at small n, Bromwich integral otherwise.  The cost no longer depends on how close
 :math:`\varepsilon` is to :math:`\varepsilon_0` or on how small n is.  The coarse laws of
-:func:`_coarse_convex` are evaluated exactly (binomial-mixture sums, meet in the middle) at an a-priori
+:func:`coarse_convex` are evaluated exactly (binomial-mixture sums, meet in the middle) at an a-priori
 bounded cost: looser by a few per cent of δ, never unsound.  Coarse cells' masses and conditional means are
 always computed on graded sub-cells.
 
@@ -1112,7 +1112,7 @@ CONVEX_COARSE_MITM_N = 64
 CONVEX_COARSE_POINTS = 2.5e5
 
 
-def _coarse_convex(gparv: Gparv, n: int, upper: bool):
+def coarse_convex(gparv: Gparv, n: int, upper: bool):
     r"""Best certified :math:`\tfrac1n E[(\sum G_i)_+]` over a few coarse convex-order laws evaluated exactly:
     an :class:`Evaluation` (as :func:`delta_exact` builds it, :func:`_exact_result`), or None when none of
     them is evaluated.

@@ -5,12 +5,20 @@ independent exact O(√n) sums (2-RR), all measured in one run.
 Usage::
 
     python bench/bench_exact.py --out bench/results_exact.md
+    python bench/bench_exact.py --src before=/path/to/old/src --src after=src --out bench/results_exact_side_by_side.md
+
+With ``--src`` (repeatable) only the per-call tables run, side by side: every call is sent to one worker per
+source tree in turn (the latency suite's workers, ``bench_latency.py``), so that all trees see the same machine
+load; each cell gives the wall time of one call per tree and whether the certified numbers are the same.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import platform
+import sys
 import time
 import tracemalloc
 
@@ -47,10 +55,76 @@ def exact_eps_2rr(eps0, n, delta, guess):
     return brentq(f, guess * 0.95, min(guess * 1.05, eps0 * (1 - 1e-12)), xtol=1e-16, rtol=1e-13)
 
 
+#: The per-call table's mechanisms (bench_latency case specs without n and delta).
+def _call_specs(eps0):
+    return [{"kind": "krr", "eps0": eps0, "k": 10}, {"kind": "blh", "eps0": eps0, "d": None},
+            {"kind": "rappor", "eps0": eps0, "d": 64}, {"kind": "oue", "eps0": eps0, "d": 64},
+            {"kind": "hr", "eps0": eps0, "d": 64}, {"kind": "laplace", "eps0": eps0}]
+
+
+def side_by_side(trees: dict, timeout: float = 60.0, repeats: int = 3) -> str:
+    """The per-call tables of every source tree in ``trees`` (label -> src path), measured in one run: each call
+    ``repeats`` times per tree, interleaved, the fastest kept (the first builds the mechanism's families, the
+    others find them cached, as a service calling the same mechanism again does)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_latency as BL
+    workers = [BL.Worker(lab, path, 4.0) for lab, path in trees.items()]
+    started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    load0 = os.getloadavg()[0]
+    ns = [10**k for k in range(3, 10)]
+    labels = list(trees)
+    out = []
+    totals = {lab: [] for lab in labels}
+    for eps0 in (1.0, 4.0):
+        out.append(f"\n### ε(δ = 0.01/n) per call, upper + certified lower, default evaluator (ε0 = {eps0:g})\n")
+        out.append("Cell: wall time of one `epsilon` call per tree (" + " / ".join(labels) + ", ms; the fastest of "
+                   f"{repeats} interleaved calls); `=` when every tree returned the same upper and lower to the last "
+                   "bit, else the trees' (upper, lower).\n")
+        out.append("| mechanism | " + " | ".join(f"n=1e{int(math.log10(n))}" for n in ns) + " |")
+        out.append("|---|" + "---|" * len(ns))
+        for spec0 in _call_specs(eps0):
+            cells = []
+            for n in ns:
+                spec = dict(spec0, n=n, delta=0.01 / n, id=0)
+                runs = [[w.run(spec, timeout) for w in workers] for _ in range(repeats)]
+                recs = runs[0]
+                best = [min(run[i].get("seconds", math.nan) for run in runs) for i in range(len(workers))]
+                for lab, b in zip(labels, best):
+                    totals[lab].append(b)
+                t = " / ".join(f"{1e3 * b:.1f}" for b in best)
+                vals = [(r.get("upper"), r.get("lower")) for r in recs]
+                same = all(v == vals[0] for v in vals) and all(r["outcome"] == "ok" for r in recs)
+                cells.append(t + (" =" if same else " (" + "; ".join(f"{r['outcome']} {v[0]!r}, {v[1]!r}"
+                                                                     for r, v in zip(recs, vals)) + ")"))
+                print(spec0["kind"], eps0, n, cells[-1], flush=True)
+            out.append(f"| {spec0['kind']} | " + " | ".join(cells) + " |")
+    for w in workers:
+        w.stop()
+    summary = ["", "### Sum over the calls\n", "| tree | calls | total s | median ms |", "|---|---|---|---|"]
+    for lab in labels:
+        xs = sorted(totals[lab])
+        summary.append(f"| {lab} | {len(xs)} | {sum(xs):.2f} | {1e3 * xs[len(xs) // 2]:.1f} |")
+    head = (f"# Large n side by side (bench/bench_exact.py --src)\n\nRun {started} – "
+            f"{time.strftime('%H:%M', time.gmtime())} UTC on {platform.machine()}, {os.cpu_count()} cores (shared "
+            f"with other jobs; load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end), "
+            f"OMP_NUM_THREADS=1, one worker per source tree (warmed up). Trees: "
+            + ", ".join(f"`{lab}` = {path}" for lab, path in trees.items()) + ".\n")
+    return head + "\n".join(out + summary) + "\n"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=None)
+    ap.add_argument("--src", action="append", default=[], help="label=path of a src tree (repeatable): per-call "
+                    "tables only, side by side")
     args = ap.parse_args(argv)
+    if args.src:
+        text = side_by_side(dict(s.split("=", 1) for s in args.src))
+        if args.out:
+            with open(args.out, "w") as fh:
+                fh.write(text)
+        print(text)
+        return
     lines = []
     # warm-up: the package loads its numerical modules on first use; time calls, not imports
     sa.epsilon(KRR(1.0, 2), 100, 1e-6)

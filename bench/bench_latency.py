@@ -284,7 +284,8 @@ def report(specs, recs_by_label, args, started, finished):
     sep = "|---|---|" + "---|---|" * len(labels)
     lines = ["# Tail latency of `shuffleamp.epsilon` (bench/bench_latency.py)\n",
              f"Run {started} – {finished} UTC on {platform.machine()}, {os.cpu_count()} cores "
-             f"(shared with other jobs), OMP_NUM_THREADS=1, one worker per source tree, memory cap "
+             f"(shared with other jobs; load average {getattr(args, 'load', '?')}), OMP_NUM_THREADS=1, one worker "
+             f"per source tree, memory cap "
              f"{args.mem_gb} GB, timeout {args.timeout} s. Suite: {len(specs)} cases, seed {args.seed}. "
              "Trees: " + ", ".join(f"`{lab}` = {w}" for lab, w in args.trees.items()) + ".\n",
              "Each cell: one `sa.epsilon(mechanism, n, delta)` (upper and lower, default evaluator). "
@@ -369,6 +370,7 @@ def main(argv=None):
     workers = [Worker(lab, path, args.mem_gb) for lab, path in args.trees.items() if lab not in recs]
     recs.update({w.label: {} for w in workers})
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    load_start = os.getloadavg()[0]
     raw = open(args.jsonl, "w") if args.jsonl else None
     t_start = time.time()
     kept = {}
@@ -394,6 +396,7 @@ def main(argv=None):
     for w in workers:
         w.stop()
     finished = time.strftime("%H:%M", time.gmtime())
+    args.load = f"{load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
     text = report(specs, recs, args, started, finished)
     if args.out:
         with open(args.out, "w") as f:

@@ -28,7 +28,7 @@ import shuffleamp as sa
 from shuffleamp import baselines as B
 from shuffleamp import bounds, cli
 from shuffleamp.cli import main
-from shuffleamp.fft_engine import delta_fft
+from shuffleamp.evaluate import delta_fft
 from shuffleamp.errors import OutOfRegimeError, ParameterError
 from shuffleamp.decomposition import clone_decomposition
 from shuffleamp.mechanisms import laplace_upper_gparv

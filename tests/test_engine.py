@@ -12,7 +12,8 @@ from scipy import integrate
 from scipy.optimize import brentq
 
 import shuffleamp as sa
-from shuffleamp.fft_engine import delta_fft, saddle_estimate
+from shuffleamp.evaluate import delta_fft
+from shuffleamp.fft_engine import saddle_estimate
 from shuffleamp.decomposition import Decomposition
 from shuffleamp.gparv import Gparv
 from shuffleamp.mechanisms import laplace_lower_gparv, laplace_upper_gparv

@@ -23,7 +23,7 @@ from scipy.optimize import brentq
 import shuffleamp
 from shuffleamp import exact as X
 from shuffleamp.bounds import _families
-from shuffleamp.fft_engine import delta_fft
+from shuffleamp.evaluate import delta_fft
 from shuffleamp.gparv import Gparv
 from shuffleamp.mechanisms import laplace_upper_gparv
 from shuffleamp.mechanisms import laplace_lower_gparv as G_lower

@@ -1,4 +1,4 @@
-"""Laplace through the convex-order discretisation (:func:`shuffleamp.exact.delta_convex`).
+"""Laplace through the convex-order discretisation (:func:`shuffleamp.evaluate.delta_convex`).
 
 Oracles (independent of the discretisation and of the atomic evaluator):
 
@@ -23,6 +23,7 @@ import pytest
 from scipy.integrate import quad
 
 import shuffleamp as sa
+from shuffleamp import evaluate as EV
 from shuffleamp import exact as X
 from shuffleamp.mechanisms import Laplace, laplace_lower_gparv, laplace_upper_gparv
 
@@ -70,13 +71,13 @@ def test_n1_n2_against_quadrature(which, eps0, eps):
     g = FAMILIES[which](eps0, eps)
     for n in (1, 2):
         want = _oracle(g, n)
-        up = X.delta_convex(g, n, "upper").delta
-        lo = X.delta_convex(g, n, "lower").delta
+        up = EV.delta_convex(g, n, "upper").delta
+        lo = EV.delta_convex(g, n, "lower").delta
         assert lo <= want * (1 + 1e-9) + 1e-300, (n, lo, want)
         assert up >= want * (1 - 1e-9), (n, up, want)
         assert up - lo <= 1e-3 * want + 1e-300, (n, up, lo, want)
         if n == 2:      # the coarse laws of the cost rule, evaluated exactly, bracket it too
-            c_up, c_lo = X._coarse_convex(g, n, True), X._coarse_convex(g, n, False)
+            c_up, c_lo = X.coarse_convex(g, n, True), X.coarse_convex(g, n, False)
             assert c_up is not None and c_lo is not None
             assert c_lo.delta <= want * (1 + 1e-9) + 1e-300 and c_up.delta >= want * (1 - 1e-9), (c_lo, want, c_up)
 
@@ -97,7 +98,7 @@ def test_finite_laws_keep_the_mean_and_bracket(which, eps0, eps, n):
         assert abs(mean - (-math.expm1(eps))) <= 1e-11 * max(1.0, float(np.max(np.abs(v * p))) * v.size)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        assert X.delta_convex(g, n, "lower").delta <= X.delta_convex(g, n, "upper").delta
+        assert EV.delta_convex(g, n, "lower").delta <= EV.delta_convex(g, n, "upper").delta
 
 
 @pytest.mark.parametrize("eps0,n,frac", [(0.5, 50, 0.2), (1.0, 1000, 0.05), (1.0, 20000, 0.2), (4.0, 300, 0.5)])
@@ -106,7 +107,7 @@ def test_against_previous_certified_evaluators(eps0, n, frac):
     upper; the convex-order gap plus error is at most 1 % of delta."""
     for which, gf in FAMILIES.items():
         g = gf(eps0, frac * eps0)
-        up, lo = X.delta_convex(g, n, "upper").delta, X.delta_convex(g, n, "lower").delta
+        up, lo = EV.delta_convex(g, n, "upper").delta, EV.delta_convex(g, n, "lower").delta
         e_up, e_lo = X.delta_exact(g, n, "upper").delta, X.delta_exact(g, n, "lower").delta
         if e_up < 1e-20:      # far below any delta of interest: only ordering is checked
             assert up >= e_lo and lo <= e_up
@@ -119,8 +120,8 @@ def test_delta_decreases_in_epsilon():
     """A certified upper at eps_1 >= a certified lower at eps_2 > eps_1 (delta is decreasing in eps)."""
     for eps0, n in ((1.0, 10), (0.2, 150), (6.0, 3000)):
         eps = np.linspace(0.05, 0.99, 12) * eps0
-        up = [X.delta_convex(laplace_upper_gparv(eps0, e), n, "upper").delta for e in eps]
-        lo = [X.delta_convex(laplace_upper_gparv(eps0, e), n, "lower").delta for e in eps]
+        up = [EV.delta_convex(laplace_upper_gparv(eps0, e), n, "upper").delta for e in eps]
+        lo = [EV.delta_convex(laplace_upper_gparv(eps0, e), n, "lower").delta for e in eps]
         assert all(up[i] >= lo[j] for i in range(len(eps)) for j in range(i, len(eps)))
 
 
@@ -179,15 +180,17 @@ def test_delta_continuous_dispatch(monkeypatch):
     sides stay ordered against each other."""
     g = laplace_upper_gparv(1.0, 0.3)
     n = 2000
-    assert X._bromwich_work(X._MixedLaw(g, n)) <= X.CONTINUOUS_EXACT_WORK
-    fast = X.delta_continuous(g, n, "upper")
+    assert X.bromwich_work(X.continuous_law(g, n)) <= EV.CONTINUOUS_EXACT_WORK
+    assert EV.continuous_plan(g, n)[0] == ("bromwich", "convex")
+    fast = EV.delta_continuous(g, n, "upper")
     assert fast.delta == X.delta_exact(g, n, "upper").delta
-    monkeypatch.setattr(X, "CONTINUOUS_EXACT_WORK", 1.0)
-    up = X.delta_continuous(g, n, "upper", key=("t", 2))
-    assert up.delta == X.delta_convex(g, n, "upper").delta
-    assert X.delta_continuous(g, n, "upper").delta == up.delta
-    lo = X.delta_continuous(g, n, "lower")
-    assert lo.delta == X.delta_convex(g, n, "lower").delta
+    monkeypatch.setattr(EV, "CONTINUOUS_EXACT_WORK", 1.0)
+    assert EV.continuous_plan(g, n) == (("convex",), None)
+    up = EV.delta_continuous(g, n, "upper")
+    assert up.delta == EV.delta_convex(g, n, "upper").delta
+    assert EV.delta_continuous(g, n, "upper").delta == up.delta
+    lo = EV.delta_continuous(g, n, "lower")
+    assert lo.delta == EV.delta_convex(g, n, "lower").delta
     assert lo.delta <= fast.delta and X.delta_exact(g, n, "lower").delta <= up.delta
 
 
@@ -198,13 +201,13 @@ def test_bromwich_work_cap_is_deterministic():
     g = laplace_lower_gparv(7.3729473070774105, 5.4997)
     v, p, _ = X._conditioned(*X.convex_order_atoms(g, 26, "lower"), 26, False)
     K = X.LogMgf(v, p)
-    w = X._bromwich_work(X._AtomLaw(K, 26))
+    w = X.bromwich_work(X._AtomLaw(K, 26))
     assert w > 0
     with pytest.raises(ResourceLimitError) as ei:
         X._positive_part(K, 26, 1e-4, 0, max_work=0.5 * w)
     assert ei.value.parameter not in ("max_seconds", "max_memory_gb")
     with pytest.raises(ResourceLimitError):        # the integral itself needs more than the cost rule's cap
-        X._positive_part(K, 26, 1e-4, 0, max_work=X.CONVEX_FINE_WORK)
+        X._positive_part(K, 26, 1e-4, 0, max_work=EV.CONVEX_FINE_WORK)
 
 
 #: (eps0, eps, n): the large-eps0 small-n regime of the latency suite (a heavy atom in the lower dataset).
@@ -267,9 +270,9 @@ def test_cost_rule_brackets_the_fine_evaluation(monkeypatch, eps0, eps, n):
     lower <= fine upper, coarse upper >= fine lower) and the coarse lower keeps at least 80 % of the fine lower
     (the design target of the coarse laws near the answer; at n = 140 they lose 13 %)."""
     g = laplace_lower_gparv(eps0, eps)
-    up, lo = X.delta_convex(g, n, "upper"), X.delta_convex(g, n, "lower")
-    monkeypatch.setattr(X, "CONVEX_FINE_WORK", None)
-    f_up, f_lo = X.delta_convex(g, n, "upper"), X.delta_convex(g, n, "lower")
+    up, lo = EV.delta_convex(g, n, "upper"), EV.delta_convex(g, n, "lower")
+    monkeypatch.setattr(EV, "CONVEX_FINE_WORK", None)
+    f_up, f_lo = EV.delta_convex(g, n, "upper"), EV.delta_convex(g, n, "lower")
     assert lo.delta <= f_up.delta and up.delta >= f_lo.delta, (lo, up, f_lo, f_up)
     assert lo.delta >= 0.8 * f_lo.delta
 
@@ -300,7 +303,7 @@ def test_coarse_convex_next_to_eps0():
     where the Bromwich integral of the default law only returns its error bound."""
     g = laplace_upper_gparv(12.0, 12.0 - 1e-9)
     n = 1200
-    up, lo = X._coarse_convex(g, n, True), X._coarse_convex(g, n, False)
+    up, lo = X.coarse_convex(g, n, True), X.coarse_convex(g, n, False)
     assert up is not None and lo is not None
     assert 0.0 < lo.delta <= up.delta <= 1.01 * lo.delta
-    assert lo.delta <= X.delta_convex(g, n, "upper").delta <= up.delta
+    assert lo.delta <= EV.delta_convex(g, n, "upper").delta <= up.delta

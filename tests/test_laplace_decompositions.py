@@ -7,7 +7,7 @@ Oracles (independent of the finite laws and of the compiled evaluator):
 * the cell masses against quadrature of the Laplace densities over the same sets of outputs y;
 * stop-loss transforms E[(G - t)_+] of the spread law >= those of the continuous GPARV (convex order), both
   computed here from the closed-form GPARV by quadrature;
-* the previous certified evaluators of the continuous GPARVs (:func:`shuffleamp.exact.delta_convex`): the
+* the previous certified evaluators of the continuous GPARVs (:func:`shuffleamp.evaluate.delta_convex`): the
   API's upper (spread) >= their lower, the API's lower (quantised) <= their upper.
 """
 
@@ -20,6 +20,7 @@ import pytest
 from scipy.integrate import quad
 
 import shuffleamp as sa
+from shuffleamp import evaluate as EV
 from shuffleamp import exact as X
 from shuffleamp.mechanisms import (Laplace, laplace_cells, laplace_cells_lower, laplace_lower_gparv,
                                    laplace_spread_decomposition, laplace_upper_gparv)
@@ -92,8 +93,8 @@ def test_api_against_previous_certified_evaluators(eps0, n, frac):
     upper >= the other's lower."""
     eps = frac * eps0
     r = sa.delta(Laplace(eps0), n, eps)
-    old_up = X.delta_convex(laplace_upper_gparv(eps0, eps), n, "upper").delta
-    old_lo = X.delta_convex(laplace_lower_gparv(eps0, eps), n, "lower").delta
+    old_up = EV.delta_convex(laplace_upper_gparv(eps0, eps), n, "upper").delta
+    old_lo = EV.delta_convex(laplace_lower_gparv(eps0, eps), n, "lower").delta
     assert r.upper >= old_lo
     assert r.lower <= old_up
     assert r.lower <= r.upper

@@ -25,12 +25,14 @@ from ._numerics import check_time
 from ._registry import DEFAULT_EVALUATOR
 from .decomposition import Decomposition, PackedFamilies
 from .errors import ResourceLimitError
-from .fft_engine import DEFAULT_MAX_GRID, delta_fft, saddle_estimate
+from . import fft_engine as _fft_engine
+from .fft_engine import DEFAULT_MAX_GRID, saddle_estimate
 from .results import Evaluation
 
 __all__ = ["max_delta", "estimator", "selection", "plan", "search_cost", "max_atoms", "binary_rr_plan", "Cost",
            "FamilyEvaluator", "FAMILY_EVALUATORS", "COST_MODEL_DOC", "DEFAULT_RTOL", "DEFAULT_RTOL_LOWER",
-           "LOWER_MODE"]
+           "LOWER_MODE", "continuous_plan", "delta_continuous", "convex_plan", "delta_convex", "spectral_budget",
+           "delta_fft"]
 
 #: Default relative δ accuracy for upper bounds (spread rounding) and lower bounds (floor rounding).
 DEFAULT_RTOL = 1e-3
@@ -76,6 +78,34 @@ FFT_POINT_SECONDS = 3e-8
 FFT_POINT_BYTES = 64.0
 #: The exact evaluator hands GPARVs with a continuous part (Laplace) to the certified FFT engine up to this n.
 CONTINUOUS_FFT_MAX_N = 300
+#: A continuous part (:func:`delta_continuous`): from this n on the continuous-part Bromwich integral is tried
+#: first (cheap there unless a heavy atom dominates the tilted law) ...
+CONTINUOUS_EXACT_MIN_N = 300
+#: ... when its estimated central work (``exact.bromwich_work``) is at most this many atom-frequency
+#: evaluations, and within that work cap (a deterministic rule: the same answer on a loaded machine) ...
+CONTINUOUS_EXACT_WORK = 1e6
+#: ... and when theta x (width of the continuous part) is at most this (the closed-form MGF's exponent);
+#: otherwise the convex order (:func:`delta_convex`).
+CONTINUOUS_EXACT_EXPONENT = 600.0
+#: The convex order (:func:`delta_convex`): at small n a law the multinomial enumeration evaluates, when it
+#: can have at least this many atoms (fewer would be too coarse: the default law and its Bromwich integral) ...
+CONVEX_ENUM_MIN_ATOMS = 12
+#: ... and at most this many.
+CONVEX_ENUM_MAX_ATOMS = 160
+#: The cost rule of :func:`delta_convex`: the first law's evaluation runs within this many atom-frequency
+#: evaluations (a deterministic count; enumerations weighted by ``exact.WORK_PER_MITM_POINT`` /
+#: ``exact.WORK_PER_COUNT_VECTOR``); beyond, a medium law and the coarse laws of ``exact.coarse_convex``
+#: (evaluated exactly) instead.
+CONVEX_FINE_WORK = 1.5e6
+#: Beyond that cap, the better of a law of this many cells per piece (and as many equal-width cells),
+#: evaluated within the same cap, and of the coarse laws.
+CONVEX_MEDIUM_CELLS = 12
+#: The FFT engine's route (:func:`spectral_budget`, ``evaluator="auto"``): the spectral evaluator for lattice
+#: laws of at most this many grid atoms (its cost is atoms x frequencies; binned continuous GPARVs go
+#: through the FFT of their dense pmf) ...
+SPECTRAL_MAX_ATOMS = 4096
+#: ... within this many frequencies (beyond, it declines and the inverse FFT answers).
+SPECTRAL_MAX_POINTS = 2**21
 #: Binary randomized response in the default method runs its exact count law first
 #: (:mod:`shuffleamp.exact_count`, up to ``exact_count.DEFAULT_MAX_N`` users and ``exact_count.MAX_EPS0``) and
 #: the decomposition bound only where it can improve on it (:func:`binary_rr_plan`): never when the count
@@ -97,6 +127,17 @@ COST_MODEL_DOC = r"""Where each evaluator choice is made, and the constants that
 choice                                 constants (module)
 =====================================  ==========================================================================
 family evaluator (:func:`selection`)   ``CONTINUOUS_FFT_MAX_N`` (here); an unsupported law -> FFT engine
+continuous part: Bromwich integral     ``CONTINUOUS_EXACT_MIN_N``, ``CONTINUOUS_EXACT_WORK``,
+or convex order                        ``CONTINUOUS_EXACT_EXPONENT`` (here, :func:`continuous_plan`; cost
+(:func:`delta_continuous`)             estimate ``exact.bromwich_work``)
+convex order: which law, which cap     ``CONVEX_ENUM_MIN_ATOMS``, ``CONVEX_ENUM_MAX_ATOMS``,
+(:func:`delta_convex`)                 ``CONVEX_FINE_WORK``, ``CONVEX_MEDIUM_CELLS`` (here,
+                                       :func:`convex_plan`; cost estimates ``exact.enumerable_atoms``,
+                                       the refusal's ``nodes_needed``); inside one law's evaluation
+                                       ``exact.CONVEX_RTOL``, ``exact.CONVEX_RETRY_ERR``,
+                                       ``exact.CONVEX_FINE_NODES``, ``exact.ZERO_SPLIT_*`` (accuracy)
+FFT engine: spectral or FFT            ``SPECTRAL_MAX_ATOMS``, ``SPECTRAL_MAX_POINTS`` (here,
+                                       :func:`spectral_budget`)
 exact: refuse -> FFT engine            ``exact.MAX_WORK``, ``exact.WORK_RATE`` (:func:`shuffleamp.exact.work_cap`:
                                        a quarter of the call's time left at that rate), ``exact.TAIL_WORK``
 exact: enumeration                     ``exact.ENUMERATE_MAX`` count vectors (:func:`_exact_atoms_cost`)
@@ -105,8 +146,6 @@ exact: binomial mixture                ``kernels.MIXTURE_ENUM_FIRST`` and the st
 exact: meet in the middle              ``kernels.small_n_chosen`` (n <= 64, <= 2.5e5 points, < 1/4 of the
                                        enumeration), ``kernels.pruned_chosen`` (n <= 128, cap
                                        ``kernels.PRUNED_POINT_CAP``) in ``_ext/_small_n.pxi``
-exact: continuous part                 ``exact.CONTINUOUS_EXACT_MIN_N``, ``exact.CONTINUOUS_EXACT_WORK``
-FFT engine: spectral or FFT            ``fft_engine.SPECTRAL_MAX_ATOMS``, ``fft_engine.SPECTRAL_MAX_POINTS``
 binary RR: count law / decomposition   ``SKIP_DECOMPOSITION_RTOL``, ``DECOMPOSITION_MAX_N``,
                                        ``DECOMPOSITION_MAX_EPS0``, ``LOWER_BAND_RTOL`` (here,
                                        :func:`binary_rr_plan`)
@@ -114,9 +153,11 @@ a whole search refused up front        ``ATOM_NODE_SECONDS``, ``NODES_PER_EVALUA
                                        ``EVALUATIONS_PER_SEARCH`` (here, :func:`search_cost`)
 =====================================  ==========================================================================
 
-The compiled kernels make the choices inside one exact evaluation (enumeration, binomial mixture, meet in the
-middle, Bromwich integral) by the same rules as :mod:`shuffleamp.exact`; both are listed here so that a
-maintainer finds every threshold of the cost model in one place.
+Every choice among Python evaluators is made here, from the evaluators' cost estimates; :mod:`shuffleamp.exact`
+and :mod:`shuffleamp.fft_engine` only evaluate (and refuse beyond the work cap they are given).  The compiled
+kernels make the choices inside one exact evaluation of a finite law (enumeration, binomial mixture, meet in
+the middle, Bromwich integral) from the enumeration mask and caps passed to them; their constants are listed
+here so that a maintainer finds every threshold of the cost model in one place.
 """
 
 
@@ -137,9 +178,9 @@ def _fft_cost(f, g, n: int, epsilon: float, rtol: float, max_grid: int) -> Cost:
 
 
 def _continuous_cost(f, g, n: int, epsilon: float, rtol: float, max_grid: int) -> Cost:
-    """Cost of the continuous-part evaluator: at most ``exact.CONTINUOUS_EXACT_WORK`` atom-node evaluations."""
+    """Cost of the continuous-part evaluator: at most :data:`CONTINUOUS_EXACT_WORK` atom-node evaluations."""
     k = int(g.values.size) if g is not None else 0
-    return Cost(_exact.CONTINUOUS_EXACT_WORK * ATOM_NODE_SECONDS, max(k, 1) * ATOM_BYTES)
+    return Cost(CONTINUOUS_EXACT_WORK * ATOM_NODE_SECONDS, max(k, 1) * ATOM_BYTES)
 
 
 @dataclass(frozen=True)
@@ -167,9 +208,172 @@ class FamilyEvaluator:
 
 def _continuous(f, g, n, epsilon, mode, rtol, max_grid):
     """A GPARV with a continuous part (Laplace): the continuous-part integral when cheap (large n), else a finite
-    law in convex order (certified side) evaluated as atoms (:func:`shuffleamp.exact.delta_continuous`)."""
-    key = (f.law_key(), int(n)) if hasattr(f, "law_key") else None
-    return _exact.delta_continuous(g, n, mode=mode, key=key)
+    law in convex order (certified side) evaluated as atoms (:func:`delta_continuous`)."""
+    return delta_continuous(g, n, mode=mode)
+
+
+def _budget_refusal(e: ResourceLimitError) -> bool:
+    """True when a refusal is the enclosing call's time or memory budget (it ends the call; any other refusal
+    is an evaluator's work cap, and the policy tries the next evaluator)."""
+    return e.parameter in ("max_seconds", "max_memory_gb")
+
+
+def continuous_plan(g, n: int):
+    """The evaluators of a GPARV with a continuous part, in the order tried, and the prepared law:
+    ``(("bromwich", "convex"), law)`` or ``(("convex",), None)``.
+
+    The continuous-part Bromwich integral (``exact.delta_continuous_bromwich``) first when
+    ``n >= CONTINUOUS_EXACT_MIN_N``, the law is supported (``exact.unsupported_reason``) with a positive
+    atom, its closed-form MGF stays in range at the tilt (``exact.mgf_exponent`` at most
+    :data:`CONTINUOUS_EXACT_EXPONENT`) and its estimated central work (``exact.bromwich_work``) is at most
+    :data:`CONTINUOUS_EXACT_WORK`; the convex order (:func:`delta_convex`) otherwise and when the integral
+    exceeds that cap.  The rule depends only on (G, n), never on the machine's load.
+    """
+    n = int(n)
+    if n >= CONTINUOUS_EXACT_MIN_N and _exact.unsupported_reason(g) is None and g.support[1] > 0.0:
+        law = _exact.continuous_law(g, n)
+        if (_exact.mgf_exponent(law, g) <= CONTINUOUS_EXACT_EXPONENT
+                and _exact.bromwich_work(law) <= CONTINUOUS_EXACT_WORK):
+            return ("bromwich", "convex"), law
+    return ("convex",), None
+
+
+def delta_continuous(g, n: int, mode: str = "upper") -> Evaluation:
+    r"""Certified :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` of a GPARV with a continuous part, by the evaluators
+    of :func:`continuous_plan` in order (the continuous-part integral within :data:`CONTINUOUS_EXACT_WORK`,
+    else :func:`delta_convex`).  Both are certified on the side of ``mode`` (as in
+    :func:`shuffleamp.exact.delta_exact`).
+
+    Raises
+    ------
+    ResourceLimitError
+        The enclosing call's time or memory budget is spent (parameter ``max_seconds`` / ``max_memory_gb``),
+        or the convex order exceeds its work cap.
+    """
+    n = int(n)
+    names, law = continuous_plan(g, n)
+    if names[0] == "bromwich":
+        try:
+            return _exact.delta_continuous_bromwich(law, n, mode, CONTINUOUS_EXACT_WORK)
+        except ResourceLimitError as e:
+            if _budget_refusal(e):
+                raise
+    return delta_convex(g, n, mode)
+
+
+def convex_plan(g, n: int, enumerate_max: int | None = None) -> tuple[str, ...]:
+    """The convex-order laws of :func:`delta_convex`, in the order tried: ``"enumerated"`` (a law of at most
+    ``exact.enumerable_atoms`` atoms, when that is at least :data:`CONVEX_ENUM_MIN_ATOMS`: small n) or
+    ``"default"`` (the default cells), each within :data:`CONVEX_FINE_WORK`; then ``"medium-coarse"`` (the
+    better of a law of :data:`CONVEX_MEDIUM_CELLS` cells within the same cap and the coarse laws evaluated
+    exactly) and ``"uncapped"`` (the first law without the cap).  ``"enumerated"`` gives way to
+    ``"default"`` when no law of that size exists (``exact.convex_enumerated_law``)."""
+    enumerate_max = _exact.ENUMERATE_MAX if enumerate_max is None else enumerate_max
+    kmax = _exact.enumerable_atoms(int(n), enumerate_max, CONVEX_ENUM_MAX_ATOMS)
+    first = ("enumerated", "default") if kmax >= CONVEX_ENUM_MIN_ATOMS else ("default",)
+    return (*first, "medium-coarse", "uncapped")
+
+
+def delta_convex(g, n: int, mode: str = "upper", rtol: float | None = None,
+                 enumerate_max: int | None = None) -> Evaluation:
+    r"""Certified :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` of a GPARV with a continuous part, via a finite law
+    in convex order (``exact.convex_order_atoms``: a mean-preserving spread for upper bounds, cell
+    conditional means for lower bounds; the step only moves δ in the certified direction).
+
+    The laws of :func:`convex_plan` in order: the first (enumerated at small n, else the default cells)
+    within :data:`CONVEX_FINE_WORK` atom-frequency evaluations; when it needs more, the better certified
+    value of a law of :data:`CONVEX_MEDIUM_CELLS` cells per piece (same cap; skipped when the nodes the
+    first law needed already exceed the cap at its size) and of the coarse laws (``exact.coarse_convex``);
+    only when neither is available the first law uncapped.  A deterministic rule, independent of the load.
+
+    Parameters
+    ----------
+    g : Gparv
+        Law of G with a continuous part (a purely atomic law is evaluated by
+        :func:`shuffleamp.exact.delta_exact`).
+    n : int
+        Number of users, >= 1.
+    mode : {"upper", "lower"} (or "spread"/"ceil" resp. "floor"/"spread_lower")
+        Certified upper or lower bound.
+    rtol : float, optional
+        Target relative error bound of each law's evaluation (``exact.convex_evaluation``).
+    enumerate_max : int, optional
+        As in :func:`shuffleamp.exact.delta_exact`.
+
+    Returns
+    -------
+    Evaluation
+        ``delta`` certified (the rounding of the law's closed-form cell masses and moments is an estimate,
+        see ``exact.convex_order_atoms``); ``charged`` the evaluator's error bound (the convex-order gap is
+        on the certified side and not included).
+
+    Raises
+    ------
+    ParameterError
+        Unknown ``mode``.
+    ResourceLimitError
+        As :func:`shuffleamp.exact.delta_exact`.
+
+    References
+    ----------
+    Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via
+    Shuffling", IEEE S&P 2026 (arXiv:2504.07414), Theorems 12–13 (δ as a functional of G);
+    M. Shaked, J. G. Shanthikumar, "Stochastic Orders", Springer 2007, Section 3.A (the convex order
+    is closed under convolution).
+    """
+    enumerate_max = _exact.ENUMERATE_MAX if enumerate_max is None else enumerate_max
+    upper = _exact.upper_mode(mode)
+    n = int(n)
+    if g.continuous is None or g.continuous.mass <= 0:
+        return _exact.delta_exact(g, n, mode, _exact.CONVEX_RTOL if rtol is None else rtol, enumerate_max)
+    zero = _exact.convex_zero(g, mode)
+    if zero is not None:
+        return zero
+    law = None
+    names = convex_plan(g, n, enumerate_max)
+    if names[0] == "enumerated":
+        kmax = _exact.enumerable_atoms(n, enumerate_max, CONVEX_ENUM_MAX_ATOMS)
+        law = _exact.convex_enumerated_law(g, n, upper, kmax)
+    default = law is None
+    if default:
+        law = _exact.convex_law(g, n, upper)
+    try:
+        return _exact.convex_evaluation(g, n, law, upper, default, rtol, enumerate_max, CONVEX_FINE_WORK)
+    except ResourceLimitError as e:
+        if _budget_refusal(e):
+            raise
+        need = getattr(e, "nodes_needed", 0.0)
+    best = _exact.coarse_convex(g, n, upper)
+    medium = _exact.convex_law(g, n, upper, CONVEX_MEDIUM_CELLS, CONVEX_MEDIUM_CELLS)
+    if medium[0].size < law[0].size and need * medium[0].size <= CONVEX_FINE_WORK:
+        # (skipped when the nodes the first law needed already exceed the cap: the node count hardly depends on
+        # the atoms)
+        try:
+            ev = _exact.convex_evaluation(g, n, medium, upper, False, rtol, enumerate_max, CONVEX_FINE_WORK)
+            if best is None or (ev.delta < best.delta if upper else ev.delta > best.delta):
+                best = ev
+        except ResourceLimitError as e:
+            if _budget_refusal(e):
+                raise
+    if best is not None:
+        return best
+    return _exact.convex_evaluation(g, n, law, upper, default, rtol, enumerate_max, None)
+
+
+def spectral_budget(atoms: int, N: int) -> int:
+    """The FFT engine's route (``evaluator="auto"``): the spectral evaluator's frequency budget for a lattice
+    law of ``atoms`` grid atoms on a window of ``N`` points, :data:`SPECTRAL_MAX_POINTS` when
+    ``atoms <= SPECTRAL_MAX_ATOMS`` (and ``N < 2**31``), else 0 (the inverse FFT).  The spectral evaluator
+    declines beyond its budget, and the FFT answers."""
+    return SPECTRAL_MAX_POINTS if atoms <= SPECTRAL_MAX_ATOMS and N < 2**31 else 0
+
+
+def delta_fft(g, n: int, mode: str = "spread", rtol: float = 1e-3, max_grid: int = DEFAULT_MAX_GRID,
+              l: float | None = None, evaluator: str = "auto") -> Evaluation:
+    """The certified FFT engine (:func:`shuffleamp.fft_engine.delta_fft`) with ``evaluator`` "spectral", "fft" or
+    "auto": the route of :func:`spectral_budget`.  Parameters, returns and errors as there."""
+    route = spectral_budget if evaluator == "auto" else evaluator
+    return _fft_engine.delta_fft(g, n, mode, rtol, max_grid, l, evaluator=route)
 
 
 def _exact_atoms(f, g, n, epsilon, mode, rtol, max_grid):
@@ -183,7 +387,7 @@ def _exact_atoms(f, g, n, epsilon, mode, rtol, max_grid):
 
 
 def _fft(f, g, n, epsilon, mode, rtol, max_grid):
-    """The certified FFT engine (:func:`shuffleamp.fft_engine.delta_fft`, its own choice "auto")."""
+    """The certified FFT engine (:func:`delta_fft`, the route "auto" of :func:`spectral_budget`)."""
     g = f.gparv(epsilon) if g is None else g
     return delta_fft(g, n, mode=mode, rtol=rtol, max_grid=max_grid, evaluator="auto")
 
@@ -277,7 +481,7 @@ def _evaluate(f, epsilon: float, n: int, mode: str, rtol: float, max_grid: int, 
         try:
             return FAMILY_EVALUATORS[name](f, g, n, epsilon, mode, rtol, max_grid), None
         except ResourceLimitError as e:
-            if e.parameter in ("max_seconds", "max_memory_gb"):
+            if _budget_refusal(e):
                 raise
             if name == "exact":
                 reason = f"exact work budget exceeded ({e}); certified FFT engine used"

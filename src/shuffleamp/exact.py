@@ -79,18 +79,22 @@ closed form, spectral for the nodes) is an *estimate*; tests check both against 
 quadrature of the density.  :func:`unsupported_reason` says beforehand whether a GPARV can be
 evaluated here (a continuous part needs its closed-form MGF and density).
 
-Continuous parts by convex order (:func:`delta_convex`, the default of the API): the continuous part is
+Continuous parts by convex order (:func:`convex_law`, :func:`convex_evaluation`): the continuous part is
 replaced by a finite law that dominates it in convex order (a mean-preserving spread of each cell onto
 its end points: certified upper bound) or is dominated by it (each cell at its conditional mean:
 certified lower bound), and that finite law is evaluated as atoms: conditioned exactly on the terms
 that can still make the sum positive, split on a heavy atom at 0 (binomial number of other terms),
 enumerated at small n, Bromwich integral otherwise.  The cost no longer depends on how close
-:math:`\varepsilon` is to :math:`\varepsilon_0` or on how small n is.  A deterministic cost rule bounds
-it: the default law is evaluated within ``CONVEX_FINE_WORK`` atom-frequency evaluations; beyond (small n
-at large :math:`\varepsilon_0`, where a heavy atom keeps the integrand from decaying) the answer is the
-better of a medium law within the same cap and a few coarse laws evaluated exactly (binomial-mixture
-sums, meet in the middle) at an a-priori bounded cost: looser by a few per cent of δ, never unsound.
-Coarse cells' masses and conditional means are always computed on graded sub-cells.
+:math:`\varepsilon` is to :math:`\varepsilon_0` or on how small n is.  The coarse laws of
+:func:`coarse_convex` are evaluated exactly (binomial-mixture sums, meet in the middle) at an a-priori
+bounded cost: looser by a few per cent of δ, never unsound.  Coarse cells' masses and conditional means are
+always computed on graded sub-cells.
+
+This module provides the evaluators and their cost estimates (:func:`bromwich_work`,
+:func:`enumerable_atoms`, :func:`_small_n_points`); which of them runs for a law (the continuous-part
+integral or the convex order, which convex-order law, within which work cap) is decided by the selection
+policy, :mod:`shuffleamp.evaluate` (``delta_continuous``, ``delta_convex``; its cost model's constants are
+listed in ``evaluate.COST_MODEL_DOC``).
 
 References
 ----------
@@ -670,7 +674,7 @@ class _MixedLaw(_AtomLaw):
         return out
 
 
-def _bromwich_work(law) -> float:
+def bromwich_work(law) -> float:
     """Atom x frequency evaluations of the central panels of :func:`_bromwich` on ``law`` (its minimum work
     once it integrates; 0 when it returns a Chernoff / trivial bound before integrating).  Deterministic: it
     reads only the law's saddle point and bell width, the quantities that place those panels."""
@@ -977,115 +981,57 @@ def convex_order_atoms(gparv: Gparv, n: int, mode: str, cells_piece: int | None 
     return uniq, np.bincount(inv.ravel(), weights=p, minlength=uniq.size)
 
 
-def delta_convex(gparv: Gparv, n: int, mode: str = "upper", rtol: float | None = None,
-                 enumerate_max: int | None = None) -> Evaluation:
-    r"""Certified :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` of a GPARV with a continuous part, via a finite
-    law in convex order.
+def upper_mode(mode: str) -> bool:
+    """True for an upper-bound ``mode``, False for a lower-bound one; ParameterError('mode') otherwise."""
+    return _is_upper(mode)
 
-    The continuous part is replaced by the atomic law of :func:`convex_order_atoms` (a
-    mean-preserving spread for upper bounds, cell conditional means for lower bounds) and that finite
-    law is evaluated exactly as :func:`delta_exact` evaluates atoms (multinomial enumeration at
-    small n, the Bromwich integral with its certified error bound otherwise).  The convex-order
-    step only moves δ in the certified direction, so upper >= δ >= lower.  This avoids both the
-    fine uniform grids of the FFT engine and the continuous-part quadrature of :func:`delta_exact`,
-    whose cost explodes at small n and near :math:`\varepsilon \approx \varepsilon_0`.
 
-    Cost rule (deterministic, independent of the machine's load): the default law's evaluation runs within
-    :data:`CONVEX_FINE_WORK` atom-frequency evaluations; when it needs more, the result is the better
-    certified value of a law of :data:`CONVEX_MEDIUM_CELLS` cells per piece (same cap) and of the coarse
-    laws of :func:`_coarse_convex` (exact sums at an a-priori bounded cost); only when neither is available
-    does the default law run uncapped.
+def convex_law(gparv: Gparv, n: int, upper: bool, cells_piece: int | None = None,
+               cells_uniform: int | None = None):
+    """``(values, probs, scale)``: the finite law of :func:`convex_order_atoms` (side ``upper``, the given cells)
+    conditioned on the terms that can make the sum positive (:func:`_conditioned`)."""
+    side = "upper" if upper else "lower"
+    return _conditioned(*convex_order_atoms(gparv, n, side, cells_piece, cells_uniform), n, upper)
 
-    Parameters
-    ----------
-    gparv : Gparv
-        Law of G with a continuous part (a purely atomic law is evaluated as in :func:`delta_exact`).
-    n : int
-        Number of users, >= 1.
-    mode : {"upper", "lower"} (or "spread"/"ceil" resp. "floor"/"spread_lower")
-        Certified upper or lower bound.
-    rtol : float, optional
-        Target relative error bound of the atomic evaluation: default :data:`CONVEX_RTOL`, retried at
-        ``DEFAULT_RTOL`` when the bound achieved is poor, and redone on a finer law at ``DEFAULT_RTOL``
-        when the integral was cheap (at most :data:`CONVEX_FINE_NODES` nodes).
-    enumerate_max : int, optional
-        As in :func:`delta_exact`.
 
-    Returns
-    -------
-    Evaluation
-        ``delta`` certified (the rounding of the law's closed-form cell masses and moments is an
-        estimate, see :func:`convex_order_atoms`); ``charged`` the evaluator's error bound (the
-        convex-order gap is not included: it is on the certified side).
+def convex_enumerated_law(gparv: Gparv, n: int, upper: bool, kmax: int):
+    """A convex-order law of at most ``kmax`` atoms (``(values, probs, scale)`` as :func:`convex_law`), for the
+    multinomial enumeration at small n: ``kmax // 3`` cells per piece and as many equal-width cells, coarsened
+    (x0.7, at least 2) until the conditioned law fits; None when even 2 cells give more than ``kmax`` atoms."""
+    cells = max(2, kmax // 3)
+    law = None
+    for _ in range(8):
+        law = convex_law(gparv, n, upper, cells, cells)
+        if law[0].size <= kmax or cells == 2:
+            break
+        cells = max(2, int(cells * 0.7))
+    return law if law[0].size <= kmax else None
 
-    Raises
-    ------
-    ParameterError
-        Unknown ``mode``.
-    ResourceLimitError
-        As :func:`delta_exact`.
 
-    References
-    ----------
-    Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via
-    Shuffling", IEEE S&P 2026 (arXiv:2504.07414), Theorems 12–13 (δ as a functional of G);
-    M. Shaked, J. G. Shanthikumar, "Stochastic Orders", Springer 2007, Section 3.A (the convex order
-    is closed under convolution).
+def convex_zero(gparv: Gparv, mode: str) -> Evaluation | None:
+    """The answer of the convex-order evaluators when it is immediate: G <= 0 surely (δ = 0), else None."""
+    if gparv.support[1] <= 0.0:
+        return Evaluation(0.0, "upper" if _is_upper(mode) else "lower", 0.0, "exact", ExactDetail(0.0, 0))
+    return None
+
+
+def convex_evaluation(gparv, n: int, law, upper: bool, coarse: bool, rtol: float | None = None,
+                      enumerate_max: int | None = None, max_work: float | None = None) -> Evaluation:
+    r"""Certified :math:`\tfrac1n E[(\sum G_i)_+]` from the convex-order law ``law`` (``(values, probs, scale)``
+    of :func:`convex_law` / :func:`convex_enumerated_law` for ``gparv``, side ``upper``): the zero split
+    (:func:`_zero_split`), else the finite law's exact evaluator (:func:`_positive_part`) at ``rtol`` (default
+    :data:`CONVEX_RTOL`), retried at ``DEFAULT_RTOL`` when its error bound exceeds :data:`CONVEX_RETRY_ERR` of
+    the value, and, for the default law (``coarse``) at the default ``rtol`` when the integral took at most
+    :data:`CONVEX_FINE_NODES` nodes, redone on the finer law of :data:`CONVEX_FINE_UNIFORM` equal-width cells.
+    Each Bromwich integral is capped at ``max_work`` atom-frequency evaluations (ResourceLimitError beyond,
+    carrying ``nodes_needed``; None: :func:`work_cap` only).  The convex-order step only moves δ in the
+    certified direction (:func:`convex_order_atoms`), so the result is certified on its side.
     """
     rtol_given = rtol
     rtol = CONVEX_RTOL if rtol is None else rtol
     enumerate_max = ENUMERATE_MAX if enumerate_max is None else enumerate_max
-    upper = _is_upper(mode)
-    n = int(n)
-    if gparv.continuous is None or gparv.continuous.mass <= 0:
-        return delta_exact(gparv, n, mode, rtol, enumerate_max)
-    if gparv.support[1] <= 0.0:
-        return Evaluation(0.0, "upper" if upper else "lower", 0.0, "exact", ExactDetail(0.0, 0))
     side = "upper" if upper else "lower"
-    law = None
-    kmax = _enum_atoms(n, enumerate_max)
-    if kmax >= CONVEX_ENUM_MIN_ATOMS:
-        # small n: a coarser law that the multinomial enumeration evaluates exactly
-        cells = max(2, kmax // 3)
-        for _ in range(8):
-            law = _conditioned(*convex_order_atoms(gparv, n, side, cells, cells), n, upper)
-            if law[0].size <= kmax or cells == 2:
-                break
-            cells = max(2, int(cells * 0.7))
-        if law[0].size > kmax:
-            law = None
-    coarse = law is None
-    if coarse:
-        law = _conditioned(*convex_order_atoms(gparv, n, side), n, upper)
-    try:
-        # the cost rule: the default law is evaluated within CONVEX_FINE_WORK atom-frequency evaluations
-        # (a heavy atom or a wide support keeps the integrand from decaying at small n and large eps0);
-        # beyond, a few coarse laws evaluated exactly (cost bounded a priori)
-        return _convex_fine(gparv, n, law, side, upper, coarse, rtol, rtol_given, enumerate_max, CONVEX_FINE_WORK)
-    except ResourceLimitError as e:
-        if e.parameter in ("max_seconds", "max_memory_gb"):
-            raise
-        need = getattr(e, "nodes_needed", 0.0)
-    best = _coarse_convex(gparv, n, upper)
-    medium = _conditioned(*convex_order_atoms(gparv, n, side, CONVEX_MEDIUM_CELLS, CONVEX_MEDIUM_CELLS), n, upper)
-    if medium[0].size < law[0].size and need * medium[0].size <= CONVEX_FINE_WORK:
-        # a law of CONVEX_MEDIUM_CELLS cells per piece (a few dozen atoms) within the same work cap (skipped
-        # when the nodes the default law needed already exceed it: the node count hardly depends on the atoms)
-        try:
-            ev = _convex_fine(gparv, n, medium, side, upper, False, rtol, rtol_given, enumerate_max, CONVEX_FINE_WORK)
-            if best is None or (ev.delta < best.delta if upper else ev.delta > best.delta):
-                best = ev
-        except ResourceLimitError as e:
-            if e.parameter in ("max_seconds", "max_memory_gb"):
-                raise
-    if best is not None:
-        return best
-    return _convex_fine(gparv, n, law, side, upper, coarse, rtol, rtol_given, enumerate_max, None)
-
-
-def _convex_fine(gparv, n, law, side, upper, coarse, rtol, rtol_given, enumerate_max, max_work):
-    """The evaluation of :func:`delta_convex` on the law ``law`` (zero split, else the finite law's
-    evaluator, its retry and its refinement), each Bromwich integral capped at ``max_work``."""
+    n = int(n)
     v, p, scale = law
     split = _zero_split(v, p, n, upper, rtol, enumerate_max, max_work)
     if split is not None:
@@ -1112,13 +1058,6 @@ def _convex_fine(gparv, n, law, side, upper, coarse, rtol, rtol_given, enumerate
     return Evaluation(min(d, 1.0) if upper else d, side, err, how, ExactDetail(theta, nodes))
 
 
-#: The cost rule of :func:`delta_convex`: the default law's evaluation runs within this many atom-frequency
-#: evaluations (a deterministic count; enumerations weighted by WORK_PER_MITM_POINT / WORK_PER_COUNT_VECTOR);
-#: beyond, a medium law and the coarse laws of :func:`_coarse_convex` (evaluated exactly) instead.
-CONVEX_FINE_WORK = 1.5e6
-#: Beyond that cap, the better of a law of this many cells per piece (and as many equal-width cells),
-#: evaluated within the same cap, and of the coarse laws below.
-CONVEX_MEDIUM_CELLS = 12
 #: Coarse laws for the binomial-mixture sums (at most 7 atoms): (kink order, cells) of
 #: :func:`convex_order_atoms` ...
 CONVEX_COARSE_MIXTURE = ((2, 1), (1, 2), (1, 1), (0, 2), (0, 1))
@@ -1131,7 +1070,7 @@ CONVEX_COARSE_MITM_N = 64
 CONVEX_COARSE_POINTS = 2.5e5
 
 
-def _coarse_convex(gparv: Gparv, n: int, upper: bool):
+def coarse_convex(gparv: Gparv, n: int, upper: bool):
     r"""Best certified :math:`\tfrac1n E[(\sum G_i)_+]` over a few coarse convex-order laws evaluated exactly:
     an :class:`Evaluation` (as :func:`delta_exact` builds it, :func:`_exact_result`), or None when none of
     them is evaluated.
@@ -1192,17 +1131,11 @@ def _coarse_convex(gparv: Gparv, n: int, upper: bool):
 #: n), it is redone with CONVEX_FINE_UNIFORM equal-width cells at the evaluator's default accuracy.
 CONVEX_FINE_NODES = 2000
 CONVEX_FINE_UNIFORM = 512
-#: Below this many atoms the enumeration's law would be too coarse: use the Bromwich integral.
-CONVEX_ENUM_MIN_ATOMS = 12
-#: At most this many atoms in an enumerated law.
-CONVEX_ENUM_MAX_ATOMS = 160
-
-
-def _enum_atoms(n: int, enumerate_max: int) -> int:
-    """Largest number of atoms k (<= CONVEX_ENUM_MAX_ATOMS) whose n-fold multinomial sum has at most
-    ``enumerate_max`` count vectors (0 if none)."""
+def enumerable_atoms(n: int, enumerate_max: int, max_atoms: int) -> int:
+    """Largest number of atoms k (<= ``max_atoms``) whose n-fold multinomial sum has at most ``enumerate_max``
+    count vectors (0 if none): the size of a law the enumeration evaluates at this n (a cost estimate)."""
     k = 0
-    while k < CONVEX_ENUM_MAX_ATOMS and enumerate_max and math.comb(n + k, k) <= enumerate_max:
+    while k < max_atoms and enumerate_max and math.comb(n + k, k) <= enumerate_max:
         k += 1
     return k
 
@@ -1314,61 +1247,22 @@ def _zero_split(v: np.ndarray, p: np.ndarray, n: int, upper: bool, rtol: float, 
     return total / n, err / n
 
 
-#: From this n on, :func:`delta_continuous` first tries the continuous-part Bromwich integral of
-#: :func:`delta_exact` (cheap there unless a heavy atom dominates the tilted law) ...
-CONTINUOUS_EXACT_MIN_N = 300
-#: ... when its estimated central work (:func:`_bromwich_work`) is at most this many atom-frequency
-#: evaluations, and within that work cap (a deterministic rule: the same answer on a loaded machine).
-CONTINUOUS_EXACT_WORK = 1e6
-#: ... and when theta x (width of the continuous part) is at most this (the closed-form MGF's exponent).
-CONTINUOUS_EXACT_EXPONENT = 600.0
+def continuous_law(gparv: Gparv, n: int) -> "_MixedLaw":
+    """The law the continuous-part Bromwich integral integrates (atoms plus the continuous part's nodes and
+    closed-form MGF) for ``n`` users; its saddle point and bell width give the integral's cost
+    (:func:`bromwich_work`).  ``gparv`` must be supported (:func:`unsupported_reason`) with a positive atom."""
+    return _MixedLaw(gparv, int(n))
 
 
-def delta_continuous(gparv: Gparv, n: int, mode: str = "upper", key=None) -> Evaluation:
-    r"""Certified :math:`\tfrac1n E[(\sum_{i\le n} G_i)_+]` of a GPARV with a continuous part: the API's choice.
+def mgf_exponent(law, gparv: Gparv) -> float:
+    """Tilt x width of the continuous part: the closed-form MGF at the tilt overflows beyond about e^600
+    (inf for a non-finite tilt)."""
+    c = gparv.continuous
+    return law.theta * (float(c.hi) - float(c.lo)) if math.isfinite(law.theta) else math.inf
 
-    For ``n >= CONTINUOUS_EXACT_MIN_N`` the continuous-part Bromwich integral (:func:`delta_exact`) runs
-    when its central work estimate (:func:`_bromwich_work`, from the saddle point and the bell width) is at
-    most ``CONTINUOUS_EXACT_WORK`` atom-frequency evaluations and the closed-form MGF stays in range (tilt
-    times width at most ``CONTINUOUS_EXACT_EXPONENT``), capped at that work; otherwise, when it
-    exceeds the cap, or at smaller n, the convex-order evaluation :func:`delta_convex`.  The rule depends
-    only on (G, n), never on the machine's load.  Both evaluations are certified on the side of ``mode``.
 
-    Parameters
-    ----------
-    gparv : Gparv
-        Law of G with a continuous part (closed-form CDF; density and MGF for the Bromwich route).
-    n : int
-        Number of users, >= 1.
-    mode : str
-        As in :func:`delta_exact`.
-    key : hashable, optional
-        Ignored (kept for compatibility: the choice no longer depends on earlier calls).
-
-    Returns
-    -------
-    Evaluation
-        As :func:`delta_exact` / :func:`delta_convex`.
-
-    Raises
-    ------
-    ResourceLimitError
-        The enclosing call's time or memory budget is spent (parameter ``max_seconds`` /
-        ``max_memory_gb``), or :func:`delta_convex` exceeds its work cap.
-    """
-    n = int(n)
-    if n >= CONTINUOUS_EXACT_MIN_N and unsupported_reason(gparv) is None and gparv.support[1] > 0.0:
-        law = _MixedLaw(gparv, n)
-        c = gparv.continuous
-        # the closed-form MGF at the tilt overflows beyond exp(theta x width) ~ e^600: not this route
-        cheap = (math.isfinite(law.theta) and law.theta * (float(c.hi) - float(c.lo)) <= CONTINUOUS_EXACT_EXPONENT
-                 and _bromwich_work(law) <= CONTINUOUS_EXACT_WORK)
-    else:
-        cheap = False
-    if cheap:
-        try:        # delta_exact's continuous branch on the law built above
-            return _exact_result(*_bromwich(law, n, DEFAULT_RTOL, CONTINUOUS_EXACT_WORK), _is_upper(mode), True)
-        except ResourceLimitError as e:
-            if e.parameter in ("max_seconds", "max_memory_gb"):
-                raise
-    return delta_convex(gparv, n, mode)
+def delta_continuous_bromwich(law, n: int, mode: str, max_work: float) -> Evaluation:
+    """Certified δ of the continuous-part Bromwich integral on ``law`` (:func:`continuous_law`), within
+    ``max_work`` atom-frequency evaluations (ResourceLimitError beyond): :func:`delta_exact`'s continuous
+    branch at ``DEFAULT_RTOL``, error charged on the side of ``mode``."""
+    return _exact_result(*_bromwich(law, int(n), DEFAULT_RTOL, max_work), _is_upper(mode), True)

@@ -282,11 +282,6 @@ def _choose_l(gparv: Gparv, n: int, mode: str, rtol: float) -> tuple[float, floa
     return l, theta
 
 
-#: "auto" uses the spectral evaluator only for supports up to this many grid atoms (its cost is
-#: atoms x frequencies; binned continuous GPARVs go through the FFT of their dense pmf).
-SPECTRAL_MAX_ATOMS = 4096
-#: The spectral evaluator gives up (falls back to the FFT) beyond this many frequencies.
-SPECTRAL_MAX_POINTS = 2**21
 #: Largest virtual window of the spectral evaluator (no array of this size is ever built).
 SPECTRAL_MAX_SPAN = 2**30
 #: Lipschitz slack per coarse frequency cell when pruning (``|phi|`` may grow by at most this in a cell).
@@ -302,7 +297,7 @@ FLOOR_COMPANION_GRID = 2**18
 
 
 def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
-              max_grid: int = DEFAULT_MAX_GRID, l: float | None = None, evaluator: str = "auto") -> Evaluation:
+              max_grid: int = DEFAULT_MAX_GRID, l: float | None = None, *, evaluator) -> Evaluation:
     """Certified (1/n) E[(G_1+...+G_n)_+] for one GPARV by the tilted, windowed FFT or its spectral form.
 
     Parameters
@@ -322,12 +317,14 @@ def delta_fft(gparv: Gparv, n: int, mode: str = "spread", rtol: float = 1e-3,
         Largest FFT length allowed; a coarser grid is used (and flagged) if ``rtol`` needs more.
     l : float, optional
         Force the grid step (overrides ``rtol``).
-    evaluator : {"auto", "spectral", "fft"}
+    evaluator : {"spectral", "fft"} or callable
         How the certified functional of the tilted lattice law is evaluated: "spectral"
         (Parseval over the frequencies where the characteristic function power is not
         certifiably negligible; cost independent of n), "fft" (inverse FFT over the window),
-        or "auto" (spectral for supports of at most SPECTRAL_MAX_ATOMS grid atoms unless it would
-        need more than SPECTRAL_MAX_POINTS frequencies, else fft).
+        or a route ``route(atoms, N) -> int``: the spectral evaluator's frequency budget for a lattice law
+        of ``atoms`` grid atoms on a window of ``N`` points (the spectral evaluator declines beyond it and the
+        FFT answers), 0 for the FFT.  The selection policy's route is
+        :func:`shuffleamp.evaluate.spectral_budget` (``evaluator="auto"`` of :func:`shuffleamp.evaluate.delta_fft`).
 
     Returns
     -------
@@ -370,8 +367,19 @@ def _coarser(l: float, span: int, cap: int, forced: bool, what: str) -> float:
     return l * 1.25 * span / cap
 
 
+def _spectral_points(evaluator, atoms: int, N: int) -> int:
+    """The spectral evaluator's frequency budget for ``evaluator`` (see :func:`delta_fft`); 0: the FFT."""
+    if evaluator == "fft":
+        return 0
+    if evaluator == "spectral":
+        return 2**62 if N < 2**31 else 0
+    if callable(evaluator):
+        return int(evaluator(int(atoms), int(N)))
+    raise ParameterError("evaluator", f"must be 'spectral', 'fft' or a route, got {evaluator!r}")
+
+
 def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: float | None,
-               evaluator: str = "auto") -> Evaluation:
+               evaluator) -> Evaluation:
     vmin, vmax = gparv.support
     capped = False
     forced = l is not None
@@ -412,9 +420,9 @@ def _delta_fft(gparv: Gparv, n: int, mode: str, rtol: float, max_grid: int, l: f
             continue
         N = next_fast_len(max(span, 16))
         sums = None
-        if (evaluator == "spectral" or (evaluator == "auto" and idx.size <= SPECTRAL_MAX_ATOMS)) and N < 2**31:
-            sums = _spectral_sums(K, idx, n, eta, j_lo, N, mode,
-                                  max_points=(2**62 if evaluator == "spectral" else SPECTRAL_MAX_POINTS))
+        points = _spectral_points(evaluator, idx.size, N)
+        if points > 0:
+            sums = _spectral_sums(K, idx, n, eta, j_lo, N, mode, max_points=points)
             used = "spectral"
         if sums is None:
             if span > max_grid:

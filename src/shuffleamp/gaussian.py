@@ -408,6 +408,11 @@ def gaussian_blanket(mu: float, z: float = 8.0, edges: np.ndarray | None = None)
 
 def _threshold_lowers(mu: float) -> list:
     """Theorem-14 decompositions of the threshold-count statistic (dataset 0 | Δ; others Δ)."""
+    return list(_threshold_lowers_cached(float(mu)))
+
+
+@functools.lru_cache(maxsize=128)
+def _threshold_lowers_cached(mu: float) -> tuple:
     out = []
     for s in THRESHOLDS:
         t = mu / 2 + s                                    # threshold in units of σ
@@ -417,29 +422,66 @@ def _threshold_lowers(mu: float) -> list:
             continue                                      # a bit that never differs: no information
         d = lower_decomposition(P, 0, 1, 1)
         out.append(Decomposition(d.a, d.b, d.c, 0.0, label=f"threshold count t = Δ/2 {s:+g}σ (0 | Δ; others Δ)"))
-    return out
+    return tuple(out)
 
 
 #: The quantised lower-bound dataset (:func:`cells_lower`): reports cut at Δ/2 + s σ for s on a grid of this step
-#: (units of σ; the :data:`THRESHOLDS` are on it) over [-LOWER_CELLS_HALF_WIDTH, +LOWER_CELLS_HALF_WIDTH] ...
+#: (units of σ; the :data:`THRESHOLDS` are on it) over [-LOWER_CELLS_HALF_WIDTH, +LOWER_CELLS_HALF_WIDTH].
 LOWER_CELLS_STEP = 0.25
 LOWER_CELLS_HALF_WIDTH = 8.0
-#: The quantised dataset is used from FINE_MIN_N users on and for Δ/σ below LOWER_CELLS_MU_MAX; otherwise the
-#: threshold counts (a wide ratio range at small n: the evaluators' error bounds would exceed the gain).
-LOWER_CELLS_MU_MAX = 1.0
+
+
+def _cell_probs(mu: float, edges) -> tuple:
+    """Cell probabilities of N(0, 1) and N(μ, 1) for the cuts at μ/2 + ``edges`` (units of σ, increasing), plus the
+    two unbounded end cells; each interior cell a difference of normal tails taken on the side where it does not
+    cancel.  Cells of zero probability under both inputs are dropped; each row renormalised (round-off only)."""
+    t = mu / 2 + np.asarray(edges, dtype=np.float64)
+
+    def probs(shift):
+        x = t - shift
+        lo = ndtr(x)                                          # P(y <= t) for y ~ N(shift, 1)
+        hi = _sf(x)                                           # P(y > t)
+        mid = np.where(x[1:] <= 0.0, lo[1:] - lo[:-1], hi[:-1] - hi[1:])
+        return np.concatenate([[lo[0]], np.maximum(mid, 0.0), [hi[-1]]])
+
+    p0, p1 = probs(0.0), probs(mu)
+    keep = (p0 > 0) | (p1 > 0)
+    return p0[keep] / math.fsum(p0[keep]), p1[keep] / math.fsum(p1[keep])
+
+
+@functools.lru_cache(maxsize=512)
+def quantised_pair(mu: float, edges: tuple) -> Decomposition:
+    r"""Theorem-14 decomposition of the dataset (0 | Δ; others Δ) with every report quantised to a cell.
+
+    Each report y (units of σ) is mapped to its cell among the cuts :math:`\mu/2 + s`, s in ``edges``: the same
+    map for every user before shuffling, so the shuffled cell counts are a post-processing of the shuffled reports
+    and the exact divergence of the quantised pair (Su, Cheng, Wang, Theorem 14, for the finite randomizer with
+    rows ``P[0]``, ``P[Δ]``) is a lower bound on the Gaussian pair's.  Coarsening the cells (dropping cuts) is a
+    further post-processing, so every threshold count at a cut of ``edges`` is dominated.
+
+    Parameters
+    ----------
+    mu : float
+        Δ/σ.
+    edges : tuple of float
+        Cuts relative to Δ/2, units of σ, strictly increasing.
+
+    Returns
+    -------
+    Decomposition
+        ``a = P[0]`` (input 0), ``b = c = P[Δ]``, β = 0; attribute ``cuts`` = ``edges``.
+    """
+    p0, p1 = _cell_probs(mu, edges)
+    dec = Decomposition(p0, p1, p1, 0.0, label=f"dataset (0 | Δ; others Δ), reports in {p0.size} cells")
+    object.__setattr__(dec, "cuts", tuple(edges))           # for inspection and the tests' oracles
+    return dec
 
 
 @functools.lru_cache(maxsize=128)
 def cells_lower(mu: float, step: float = LOWER_CELLS_STEP) -> Decomposition:
-    r"""Theorem-14 decomposition of the dataset (0 | Δ; others Δ) with every report quantised to a cell.
-
-    Each report y (units of σ) is mapped to its cell among the edges :math:`\mu/2 + s`, s on the grid of
-    ``step`` over :math:`[-8, 8]` (:data:`LOWER_CELLS_HALF_WIDTH`), plus the two unbounded end cells: the same map
-    for every user before shuffling, so the shuffled cell counts are a post-processing of the shuffled reports
-    and the exact divergence of the quantised pair (Su, Cheng, Wang, Theorem 14, for the finite randomizer
-    ``P``) is a lower bound.  Every threshold count of :data:`THRESHOLDS` is a post-processing of the cell index
-    (the thresholds are edges of the grid), so this dataset's divergence is at least each of theirs.  Cell
-    probabilities are differences of normal tails, each taken on the side where it does not cancel.
+    r"""The quantised pair (:func:`quantised_pair`) on the uniform grid of ``step`` over
+    :math:`[-8, 8]` σ around Δ/2 (:data:`LOWER_CELLS_HALF_WIDTH`): it dominates every threshold count of
+    :data:`THRESHOLDS` (they are cuts of the grid).
 
     Parameters
     ----------
@@ -451,23 +493,94 @@ def cells_lower(mu: float, step: float = LOWER_CELLS_STEP) -> Decomposition:
     Returns
     -------
     Decomposition
-        ``a = P[0]`` (input 0), ``b = c = P[Δ]``, β = 0; cells of zero probability under both inputs dropped.
     """
     k = int(round(LOWER_CELLS_HALF_WIDTH / step))
-    t = mu / 2 + step * np.arange(-k, k + 1)                 # edges, units of σ
+    return quantised_pair(mu, tuple(float(x) for x in step * np.arange(-k, k + 1)))
 
-    def probs(shift):
-        x = t - shift
-        lo = ndtr(x)                                          # P(y <= t) for y ~ N(shift, 1)
-        hi = _sf(x)                                           # P(y > t)
-        # interior cells: the difference of lower tails left of the mean, of upper tails right of it
-        mid = np.where(x[1:] <= 0.0, lo[1:] - lo[:-1], hi[:-1] - hi[1:])
-        return np.concatenate([[lo[0]], np.maximum(mid, 0.0), [hi[-1]]])
 
-    p0, p1 = probs(0.0), probs(mu)
-    keep = (p0 > 0) | (p1 > 0)
-    p0, p1 = p0[keep] / math.fsum(p0[keep]), p1[keep] / math.fsum(p1[keep])
-    return Decomposition(p0, p1, p1, 0.0, label=f"dataset (0 | Δ; others Δ), reports in {int(keep.sum())} cells")
+#: Cuts of the likelihood-ratio cells (:func:`lower_layouts`) are rounded to multiples of this (units of σ).
+LR_CUT_ROUND = 0.125
+#: Half-width (units of σ) of the fine cells around the critical cut s* of :func:`critical_cut`.
+LR_FINE_HALF = 0.5
+#: From FINE_MIN_N users on, finer layouts (their evaluation is cheap and accurate at large n): fine cells
+#: around s* and over the bulk (LR_FINE_CUTS cuts), uniform cells (LR_UNIFORM_CUTS cuts) and, for Δ/σ below
+#: LOWER_CELLS_MU_MAX, the uniform grid of :func:`cells_lower`.
+LR_FINE_CUTS = 15
+LR_UNIFORM_CUTS = 31
+LOWER_CELLS_MU_MAX = 1.0
+#: Up to this n the uniform grid of :func:`cells_lower` joins (66 cells, enumerated exactly in well under 1 ms).
+LR_GRID_MAX_N = 3
+#: Up to this n the threshold counts of :data:`THRESHOLDS` join (cheap there, and at small n a single cut far in
+#: the tail can beat the layouts) ...
+LR_THRESHOLDS_MAX_N = 100
+#: ... and up to this n also the 10 cells cut at every one of them (enumerated exactly there).
+LR_THRESHOLD_CELLS_MAX_N = 16
+
+
+def critical_cut(mu: float, n: int, eps: float) -> float:
+    r"""The cut s* (units of σ, relative to Δ/2) below which a single report decides the event of the pair
+    (derived here).
+
+    For the dataset (0 | Δ; others Δ) the shuffled output's likelihood ratio is :math:`\tfrac1n\sum_i r(y_i)`
+    with :math:`r(y) = \varphi(y)/\varphi(y - \mu) = e^{\mu(\mu/2 - y)}` (units of σ), so
+    :math:`\delta(\varepsilon) = \tfrac1n E[(\sum_{i=1}^n r(Y_i) - n e^\varepsilon)_+]` with :math:`Y_i \sim
+    N(\mu, 1)`.  One report alone crosses the threshold when :math:`r(y) \ge 1 + n(e^\varepsilon - 1)` (the
+    others at their mean), i.e. :math:`y \le \mu/2 + s^*`, :math:`s^* = -\log(1 + n(e^\varepsilon - 1))/\mu`.
+    """
+    return -math.log1p(n * math.expm1(max(eps, 0.0))) / mu
+
+
+def _rounded_cuts(cuts) -> tuple:
+    c = np.unique(np.round(np.asarray(cuts, dtype=np.float64) / LR_CUT_ROUND) * LR_CUT_ROUND)
+    return tuple(float(x) for x in c)
+
+
+def lower_layouts(mu: float, n: int, eps: float) -> list:
+    r"""Quantised pairs (:func:`quantised_pair`) whose cells follow the likelihood ratio at (n, ε).
+
+    The log-likelihood ratio of a report is affine in y (:func:`critical_cut`), so cells uniform in y are cells
+    uniform in log-ratio: the cuts are placed where the ratio matters, at the critical cut s* (fine cells of
+    width :data:`LR_FINE_HALF` around it) and over the bulk of the others' score variance (the integrand of
+    :math:`\chi^2(N(0,1)\|N(\mu,1)) = e^{\mu^2} - 1` is centred at :math:`y = -\mu`, s = −3μ/2).
+
+    * Below FINE_MIN_N users at most 7 cells (6 cuts): the certified evaluators are exact there (enumeration,
+      binomial mixture), where many cells over a wide ratio range make their error bounds exceed the gain (the
+      reason the uniform grid of :func:`cells_lower` was limited to Δ/σ < 1): three cuts at s* ± LR_FINE_HALF
+      and three over the bulk; up to LR_THRESHOLDS_MAX_N users also six uniform cuts from below both to +1σ,
+      the threshold counts of :data:`THRESHOLDS`, (up to LR_THRESHOLD_CELLS_MAX_N) the 10 cells cut at all of
+      them and (up to LR_GRID_MAX_N) the uniform grid of :func:`cells_lower`.
+    * From FINE_MIN_N users: :data:`LR_FINE_CUTS` cuts (seven around s*, the rest over the bulk),
+      :data:`LR_UNIFORM_CUTS` uniform cuts, and for Δ/σ < LOWER_CELLS_MU_MAX the grid of :func:`cells_lower`.
+
+    Any quantisation is a valid lower bound; the layouts only affect tightness (and the certified evaluation's
+    accuracy: the query keeps the layout with the largest certified value, errors subtracted).
+    """
+    s = critical_cut(mu, n, eps)
+    bulk = -1.5 * mu
+    h = LR_FINE_HALF
+    if n < FINE_MIN_N:
+        lay = [(s - h, s, s + h, bulk - 1.0, bulk + 0.5, 1.0)]
+        if n <= LR_THRESHOLDS_MAX_N:
+            lay.append(tuple(np.linspace(min(s - 1.0, bulk - 2.0), 1.0, 6)))
+    else:
+        lay = [tuple(np.concatenate([np.linspace(s - 3 * h / 2, s + 3 * h / 2, 7),
+                                     np.linspace(bulk - 2.0, 1.5, LR_FINE_CUTS - 7)])),
+               tuple(np.linspace(min(s - 1.0, bulk - 2.5), 2.0, LR_UNIFORM_CUTS))]
+    out, seen = [], set()
+    for cuts in lay:
+        key = _rounded_cuts(cuts)
+        if key not in seen:
+            seen.add(key)
+            out.append(quantised_pair(float(mu), key))
+    if n <= LR_THRESHOLDS_MAX_N:
+        out.extend(_threshold_lowers(float(mu)))
+        if n <= LR_THRESHOLD_CELLS_MAX_N:
+            out.append(quantised_pair(float(mu), tuple(float(x) for x in THRESHOLDS)))
+        if n <= LR_GRID_MAX_N:
+            out.append(cells_lower(float(mu)))
+    elif n >= FINE_MIN_N and mu < LOWER_CELLS_MU_MAX:
+        out.append(cells_lower(float(mu)))
+    return out
 
 
 def _charged(dec: Decomposition, charge: float) -> Decomposition:
@@ -753,32 +866,69 @@ class Gaussian(_StandIn):
         return ladder_point(self, quantity, n, value, ctx, B)
 
 
-def _lower_families(mech, B, n: int | None = None):
-    """The lower-bound datasets of one query, both orderings: the quantised dataset (:func:`cells_lower`, which
-    dominates every threshold count) from FINE_MIN_N users on when Δ/σ < LOWER_CELLS_MU_MAX, else the threshold
-    counts (:meth:`Gaussian.lower_decompositions`)."""
-    if n is not None and n >= FINE_MIN_N and mech.mu < LOWER_CELLS_MU_MAX:
-        return B._with_swaps([cells_lower(mech.mu)])
-    return B._with_swaps(mech.lower_decompositions())
+def _lower_families(mech, B, n: int | None = None, eps: float | None = None):
+    """The lower-bound datasets of one query, both orderings: the likelihood-ratio quantised pairs of
+    :func:`lower_layouts` at (n, ε) (with n and ε known), else the threshold counts
+    (:meth:`Gaussian.lower_decompositions`)."""
+    if n is None or eps is None:
+        return B._with_swaps(mech.lower_decompositions())
+    return B._with_swaps(lower_layouts(mech.mu, int(n), float(eps)))
 
 
-#: The ε query searches the lower bound over at most this many lower-bound datasets (orderings included): those
-#: with the largest estimated root (any subset of datasets gives a certified lower bound).
-LOWER_SEARCH_KEEP = 2
+#: The ε query searches the lower bound over the lower-bound dataset (an ordering) with the largest certified δ at
+#: the probe ε, and over the next one too up to LR_THRESHOLDS_MAX_N users (searches are cheap there); any subset
+#: of datasets gives a certified lower bound.
+LOWER_SEARCH_KEEP = 1
+#: Relative precision of the lower ε search (its result is the certified end of the final bracket).
+LOWER_EPS_RTOL = 1e-4
 
 
-def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: Settings, B):
-    """Certified lower ε at δ = target of the lower-bound datasets ``lo_f`` (atomic decompositions): the
-    compiled search of the bounds layer ``B``, run with the same families on both sides (its lower result), over
-    the LOWER_SEARCH_KEEP datasets with the largest saddle-point estimate of the root
-    (:func:`shuffleamp.search.keep_largest_roots`, uncertified: it only ranks)."""
-    lo_f = B.keep_largest_roots(lo_f, n, target, eps_hi, LOWER_SEARCH_KEEP)
-    sub = ctx.with_(upper_families=list(lo_f), lower_families=list(lo_f), binary_rr_eps0=None)
+def _rank_lowers(lo_f, n: int, eps: float, keep: int, ctx: Settings, B) -> list:
+    """The ``keep`` datasets of ``lo_f`` with the largest certified lower δ at ε (evaluator errors included, so
+    a layout whose evaluation is loose ranks low); ties at 0 fall back to the saddle-point ranking."""
+    vals = [B.max_delta([f], n, eps, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)[0] for f in lo_f]
+    if max(vals, default=0.0) <= 0.0:
+        return None
+    order = np.argsort(vals)[::-1][:keep]
+    return [lo_f[i] for i in order if vals[i] > 0.0]
 
-    class _Hi:
-        eps0 = eps_hi
-    _, lo, rec = B._optimal_epsilon_families(_Hi, n, target, sub, list(lo_f), list(lo_f))
-    return (0.0 if lo is None else lo), rec.get("lower")
+
+#: Below FINE_MIN_N users the ε query re-centres the layouts once at its first lower root when the critical
+#: log-ratio μ·s* moves by at least this (nats): the layouts of the upper ε put the fine cells where a report
+#: decides the event at the upper ε.
+LOWER_RECENTRE = 0.3
+
+
+def _lower_epsilon(mech, n: int, target: float, eps_probe: float, eps_hi: float, ctx: Settings, B):
+    """Certified lower ε at δ = target: the quantised pairs of :func:`lower_layouts` at (n, ``eps_probe``) (the
+    query's upper ε: the lower root lies below it), the :data:`LOWER_SEARCH_KEEP` of them (orderings included)
+    with the largest certified δ at the probe, searched by the compiled search of the bounds layer ``B`` with the
+    same families on both sides (its lower result); then (below FINE_MIN_N users) once more with the layouts and
+    the probe at that root when its critical log-ratio moved by :data:`LOWER_RECENTRE` or more.  The larger
+    root is returned (each is a certified lower bound).  Returns (ε, evaluation record, families searched)."""
+    mu = mech.mu
+    best, best_info, best_f = 0.0, None, []
+    probe = eps_probe
+    for _ in range(2):
+        lo_f = _lower_families(mech, B, n, probe)
+        keep = LOWER_SEARCH_KEEP + (n <= LR_THRESHOLDS_MAX_N)
+        kept = _rank_lowers(lo_f, n, probe, keep, ctx, B)
+        if kept is None:
+            kept = B.keep_largest_roots(lo_f, n, target, eps_hi, keep)
+        sub = ctx.with_(upper_families=list(kept), lower_families=list(kept), binary_rr_eps0=None,
+                        eps_rtol=max(ctx.eps_rtol, LOWER_EPS_RTOL))
+
+        class _Hi:
+            eps0 = eps_hi
+        _, lo, rec = B._optimal_epsilon_families(_Hi, n, target, sub, list(kept), list(kept))
+        lo = 0.0 if lo is None else lo
+        if lo > best or best_info is None:
+            best, best_info, best_f = max(lo, best), rec.get("lower"), kept
+        if lo <= 0.0 or n >= FINE_MIN_N or \
+                mu * abs(critical_cut(mu, n, lo) - critical_cut(mu, n, probe)) < LOWER_RECENTRE:
+            break
+        probe = lo
+    return best, best_info, best_f
 
 
 #: Truncation depths are multiples of this (units of σ), so that an ε query and the δ query at its answer cut
@@ -861,7 +1011,7 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
     :mod:`shuffleamp.bounds`.
     """
     mu = mech.mu
-    lo_f = _lower_families(mech, B, n)
+    lo_f = _lower_families(mech, B, n, value if quantity == "delta" else None)
     rec = {"ladder": []}
     cells = _cut_cells(n)
     first = _first_evaluator(mech, n, ctx.evaluator)
@@ -918,8 +1068,6 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
                 zs = _depth_for(mu, SHALLOW_FRACTION * (target if quantity == "epsilon" else min(best, guide)))
                 if zs < z:
                     order.append((zs, evaluator))
-    if quantity == "epsilon":
-        lo, info_l = _lower_epsilon(lo_f, n, target, mu * (mu / 2 + LADDER[-1]), ctx, B)
     # the shuffled output is a post-processing of the differing user's own report: the local Gaussian
     # mechanism's exact profile (Balle-Wang) is itself a certified upper bound
     local = _local_epsilon(mu, value) if quantity == "epsilon" else _local_delta(mu, value)
@@ -929,9 +1077,12 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
         rec["upper_engine"] = "local Gaussian mechanism"
     else:
         rec["upper_engine"] = "decomposition"
+    if quantity == "epsilon":
+        lo, info_l, lo_f = _lower_epsilon(mech, n, target, min(best, mu * (mu / 2 + LADDER[-1])),
+                                          mu * (mu / 2 + LADDER[-1]), ctx, B)
     rec["upper"] = best_rec
     rec["lower"] = info_l
-    rec["lower_engine"] = "quantised reports" if lo_f and "cells" in getattr(lo_f[0], "label", "") \
+    rec["lower_engine"] = "quantised reports" if any("cells" in getattr(f, "label", "") for f in lo_f) \
         else "threshold count"
     return best, (None if lo is None else min(lo, best)), rec
 

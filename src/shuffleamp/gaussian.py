@@ -226,6 +226,7 @@ and Optimal Denoising", ICML 2018, Theorem 8 (the hockey-stick divergence of two
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -583,6 +584,31 @@ def lower_layouts(mu: float, n: int, eps: float) -> list:
     return out
 
 
+#: The accountant's quantised pairs sit at the critical cut of the round's typical ε (:func:`accounting_lowers`):
+#: the asymptotic Gaussian-DP level sqrt((e^{μ²} − 1)/n) times this.
+ACCOUNTING_PROBE_Z = 4.0
+
+
+def accounting_lowers(mu: float, n: int) -> list:
+    r"""The accountant's lower-bound datasets for n users: the quantised pairs of :func:`lower_layouts` (no
+    threshold count) at the probe :math:`\varepsilon_p = \min(4\sqrt{(e^{\mu^2} - 1)/n},\ \varepsilon_{\rm
+    local})`.
+
+    Any quantisation of the reports is a post-processing of the concrete pair (0 | Δ; others Δ), so composing
+    its optimistic privacy-loss buckets R times is a lower bound on the total (the accountant's argument G);
+    the probe only places the fine cells.  :math:`\sqrt{(e^{\mu^2}-1)/n}` is the asymptotic Gaussian-DP
+    level of the pair (the χ² divergence of :math:`N(0,1)` from :math:`N(\mu,1)` over n), an uncertified
+    placement.
+    """
+    return list(_accounting_lowers(float(mu), int(n)))
+
+
+@functools.lru_cache(maxsize=256)
+def _accounting_lowers(mu: float, n: int) -> tuple:
+    eps_p = min(ACCOUNTING_PROBE_Z * math.sqrt(math.expm1(mu * mu) / n), _local_epsilon(mu, 1e-6))
+    return tuple(d for d in lower_layouts(mu, n, eps_p) if hasattr(d, "cuts"))[:3]
+
+
 def _charged(dec: Decomposition, charge: float) -> Decomposition:
     """Attach the additive ``delta_charge`` to a decomposition (informational; the bounds layer reads the
     mechanism's ``delta_charge``)."""
@@ -611,6 +637,7 @@ class _GaussianAt(_Proxy):
     sigma: float
     sensitivity: float
     cells: int | None = None
+    n: int | None = None
     name: ClassVar[str] = "gaussian"
 
     def _upper(self):
@@ -637,7 +664,9 @@ class _GaussianAt(_Proxy):
         return [self._upper()[0]]
 
     def lower_decompositions(self) -> list:
-        return _threshold_lowers(self.mu)
+        if self.n is None:
+            return _threshold_lowers(self.mu)
+        return accounting_lowers(self.mu, self.n)
 
     def variation_ratio_beta(self):
         return float(1 - self.gamma), "total variation of N(0, σ²) and N(Δ, σ²)"
@@ -778,19 +807,21 @@ class Gaussian(_StandIn):
         return _GaussianAt(self.mu, float(z), self.sigma, self.sensitivity, None if cells is None else int(cells))
 
     def at_n(self, n=None) -> _GaussianAt:
-        """The accountant's truncation (:data:`ACCOUNTING_Z`), the same for every n.
+        """The accountant's truncation (:data:`ACCOUNTING_Z`), the same for every n; with n, its lower-bound
+        datasets are the quantised pairs of :func:`accounting_lowers` for n users.
 
         Parameters
         ----------
         n : int, optional
-            Unused.
+            Number of users (None: the threshold counts).
 
         Returns
         -------
         object
             As :meth:`at_depth`.
         """
-        return self.at_depth(ACCOUNTING_Z)
+        at = self.at_depth(ACCOUNTING_Z)
+        return at if n is None else dataclasses.replace(at, n=int(n))
 
     @property
     def eps0(self) -> float:
@@ -1580,8 +1611,9 @@ def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law):
 
 def population_delta_lower(pop, g: int, eps: float, both: bool = False):
     """Certified lower δ: threshold counts for the dataset (0 | Δ; every other user at Δ), the others'
-    count an exact Poisson-binomial law (convolution of binomial pmfs; its round-off subtracted).
-    Returns (δ, description)."""
+    count an exact Poisson-binomial law (convolution of binomial pmfs; its round-off subtracted); thresholds at
+    :data:`THRESHOLDS` and at the target's critical cut s* (:func:`critical_cut` with the target's Δ/σ and the
+    population's n) and s* ± LR_FINE_HALF, in units of the target's σ.  Returns (δ, description)."""
     from scipy.signal import fftconvolve
     from scipy.stats import binom
 
@@ -1592,7 +1624,9 @@ def population_delta_lower(pop, g: int, eps: float, both: bool = False):
     D, st = mt.sensitivity, mt.sigma
     e = math.exp(eps)
     best, how = 0.0, "none"
-    for s in THRESHOLDS:
+    sc = round(critical_cut(D / st, n, eps) / LR_CUT_ROUND) * LR_CUT_ROUND
+    extra = [sc + k * LR_FINE_HALF for k in (-1, 0, 1)]
+    for s in sorted(set(THRESHOLDS) | set(extra)):
         t = D / 2 + s * st
         law = np.array([1.0])
         for i, gr in enumerate(pop.groups):

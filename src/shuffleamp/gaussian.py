@@ -105,19 +105,51 @@ c\,H_\mu(1 + k'/c) = \gamma E(k - U_{0,\mu})_+`, and with equal means
 (normal-CDF pieces between bisected sign changes) for μ in {0.25, …, 8}, :math:`e^\varepsilon` in
 {1, …, 100} and a 7 × 7 grid of input pairs.
 
-Certified lower bound (threshold counts)
-----------------------------------------
-Post-process every report to the bit :math:`1\{y > t\}` (the same map for every user, applied before
-the analyst sees anything, so the shuffled bits are a post-processing of the shuffled reports).  For the
-dataset :math:`x_1^0 = 0,\ x_1^1 = x_2 = \dots = x_n = \Delta` the bits form binary randomizers with
-:math:`p_x = \Phi((x - t)/\sigma)`, and the exact divergence of that concrete pair is the Theorem-14
-functional of the two-output decomposition ``a = (1-p_0, p_0), b = c = (1-p_Δ, p_Δ)`` (Su, Cheng, Wang,
-Theorem 14), evaluated by the library's certified lower evaluators, both orderings.  Several thresholds
-(:data:`THRESHOLDS`, in units of σ around Δ/2) are offered; the bound is their maximum, and any threshold
-gives a valid lower bound, so the choice affects tightness only.  Quantising every report to a cell of a grid
-that contains the thresholds (:func:`cells_lower`) is a finer post-processing, so its divergence is at least
-every threshold's: the single-round query uses it from :data:`FINE_MIN_N` users on when Δ/σ <
-:data:`LOWER_CELLS_MU_MAX`.
+Certified lower bound (quantised concrete pairs)
+------------------------------------------------
+Post-process every report to its cell among cuts :math:`\Delta/2 + s_j\sigma` (the same map for every user,
+applied before the analyst sees anything, so the shuffled cell counts are a post-processing of the shuffled
+reports).  For the dataset :math:`x_1^0 = 0,\ x_1^1 = x_2 = \dots = x_n = \Delta` the cells form a finite
+randomizer with rows ``P[0]``, ``P[Δ]`` (differences of normal tails), and the exact divergence of that concrete
+pair is the Theorem-14 functional of the decomposition ``a = P[0], b = c = P[Δ]`` (Su, Cheng, Wang, Theorem
+14), evaluated by the library's certified lower evaluators (errors subtracted, rounded down), both orderings.
+Any set of cuts gives a valid lower bound, and dropping cuts is a further post-processing, so a pair dominates
+every threshold count at one of its cuts (:func:`quantised_pair`).
+
+*Where the cells go* (derived here).  With :math:`r(y) = \varphi(y)/\varphi(y - \mu) = e^{\mu(\mu/2 - y)}` (units
+of σ) the shuffled output's likelihood ratio is :math:`\tfrac1n\sum_i r(y_i)`, so the pair's divergence is
+:math:`\delta(\varepsilon) = \tfrac1n E[(\sum_{i=1}^n r(Y_i) - n e^\varepsilon)_+]`, :math:`Y_i \sim N(\mu, 1)`
+(a sum of log-normals; quantising replaces r by its conditional mean on each cell, a convex-order decrease).
+The log-ratio is affine in y, so cells uniform in y are uniform in log-ratio.  Two regions matter: the critical
+cut :math:`s^* = -\log(1 + n(e^\varepsilon - 1))/\mu` below which one report alone decides the event
+(:func:`critical_cut`), and the bulk of the score's variance :math:`\operatorname{Var} r(Y) = e^{\mu^2} - 1`
+(its integrand is centred at :math:`y = -\mu`).  :func:`lower_layouts` puts cuts there: at most 7 cells below
+:data:`FINE_MIN_N` users, where the certified evaluators are exact (enumeration, binomial mixture) and many
+cells over a wide ratio range made their error bounds exceed the gain (the reason the former uniform grid was
+limited to Δ/σ < 1), finer layouts from FINE_MIN_N users on; the threshold counts of :data:`THRESHOLDS` join at
+small n.  A query keeps the pair with the largest *certified* value at the probe ε (the δ query's ε; for an ε
+query the upper ε, then once more at its first lower root when the critical cut moved), so a layout whose
+evaluation is loose never wins.  The accountant composes the same kind of pair (:func:`accounting_lowers`,
+privacy-loss buckets: a post-processing of the concrete pair, so its R-fold composition is a lower bound on the
+total); Gaussian populations add threshold counts at the target's critical cut.
+
+*Which dataset* (derived here; measured in ``bench/results_gaussian_brackets.md``).  With the other users i.i.d.
+of density q (a point input or a mixture, itself a mixture of datasets and so never above the worst of them, by
+joint convexity of the hockey-stick divergence), the likelihood ratio is
+:math:`\tfrac1n\sum_i(p_0/q)(y_i)/\tfrac1n\sum_i(p_1/q)(y_i)` and, as n grows, its log is asymptotically normal
+with variance :math:`\tfrac1n\chi^2`, :math:`\chi^2 = \int(p_0 - p_1)^2/q`.  This is convex in q, so among
+mixtures of point inputs c it is largest at an end point; for a point c,
+:math:`\chi^2 = e^{c^2} + e^{(\mu-c)^2} - 2e^{-c(\mu - c)}` (units of σ, :math:`\int\varphi(y-a)\varphi(y-b)/
+\varphi(y-c) = e^{(a-c)(b-c)}`), largest at c ∈ {0, μ}: :math:`e^{\mu^2} - 1`.  So the dataset (0 | Δ; others Δ)
+(and its mirror image) is the asymptotically worst; at n = 2, 3 numerical integration over the output space,
+maximised over a grid of the others' inputs, finds the same dataset worst in every case measured.
+
+*Which side is loose* (measured).  At n = 2, 3 the true worst case lies strictly inside the former bracket:
+the threshold counts were 10–50 % below it in δ, the upper 10–45 % above it.  The quantised pairs bring the
+lower to within a few per cent of the truth there; at large n they reach the certified value of the fine
+uniform grid, and what is left of the bracket (ratio about 1.2–1.35 at n ≥ 1e3 for Δ/σ ∈ [0.5, 2]) is the
+upper side: the blanket decomposition gives the other users' reports only the common part m of the two
+densities, where the worst dataset's others carry the whole of :math:`N(\Delta, \sigma^2)`.
 
 (ε0, δ0)-LDP randomizers: the reduction (derived here)
 ------------------------------------------------------
@@ -505,7 +537,7 @@ LR_CUT_ROUND = 0.125
 LR_FINE_HALF = 0.5
 #: From FINE_MIN_N users on, finer layouts (their evaluation is cheap and accurate at large n): fine cells
 #: around s* and over the bulk (LR_FINE_CUTS cuts), uniform cells (LR_UNIFORM_CUTS cuts) and, for Δ/σ below
-#: LOWER_CELLS_MU_MAX, the uniform grid of :func:`cells_lower`.
+#: LOWER_CELLS_MU_MAX (inclusive), the uniform grid of :func:`cells_lower`.
 LR_FINE_CUTS = 15
 LR_UNIFORM_CUTS = 31
 LOWER_CELLS_MU_MAX = 1.0
@@ -549,9 +581,10 @@ def lower_layouts(mu: float, n: int, eps: float) -> list:
       reason the uniform grid of :func:`cells_lower` was limited to Δ/σ < 1): three cuts at s* ± LR_FINE_HALF
       and three over the bulk; up to LR_THRESHOLDS_MAX_N users also six uniform cuts from below both to +1σ,
       the threshold counts of :data:`THRESHOLDS`, (up to LR_THRESHOLD_CELLS_MAX_N) the 10 cells cut at all of
-      them and (up to LR_GRID_MAX_N) the uniform grid of :func:`cells_lower`.
+      them and (up to LR_GRID_MAX_N) the uniform grid of :func:`cells_lower`; above LR_THRESHOLDS_MAX_N users
+      and for Δ/σ <= LOWER_CELLS_MU_MAX, :data:`LR_UNIFORM_CUTS` uniform cuts (a narrow ratio range: accurate).
     * From FINE_MIN_N users: :data:`LR_FINE_CUTS` cuts (seven around s*, the rest over the bulk),
-      :data:`LR_UNIFORM_CUTS` uniform cuts, and for Δ/σ < LOWER_CELLS_MU_MAX the grid of :func:`cells_lower`.
+      :data:`LR_UNIFORM_CUTS` uniform cuts, and for Δ/σ <= LOWER_CELLS_MU_MAX the grid of :func:`cells_lower`.
 
     Any quantisation is a valid lower bound; the layouts only affect tightness (and the certified evaluation's
     accuracy: the query keeps the layout with the largest certified value, errors subtracted).
@@ -559,14 +592,17 @@ def lower_layouts(mu: float, n: int, eps: float) -> list:
     s = critical_cut(mu, n, eps)
     bulk = -1.5 * mu
     h = LR_FINE_HALF
+    uniform = tuple(np.linspace(min(s - 1.0, bulk - 2.5), 2.0, LR_UNIFORM_CUTS))
     if n < FINE_MIN_N:
         lay = [(s - h, s, s + h, bulk - 1.0, bulk + 0.5, 1.0)]
         if n <= LR_THRESHOLDS_MAX_N:
             lay.append(tuple(np.linspace(min(s - 1.0, bulk - 2.0), 1.0, 6)))
+        elif mu <= LOWER_CELLS_MU_MAX:
+            lay.append(uniform)
     else:
         lay = [tuple(np.concatenate([np.linspace(s - 3 * h / 2, s + 3 * h / 2, 7),
                                      np.linspace(bulk - 2.0, 1.5, LR_FINE_CUTS - 7)])),
-               tuple(np.linspace(min(s - 1.0, bulk - 2.5), 2.0, LR_UNIFORM_CUTS))]
+               uniform]
     out, seen = [], set()
     for cuts in lay:
         key = _rounded_cuts(cuts)
@@ -579,7 +615,7 @@ def lower_layouts(mu: float, n: int, eps: float) -> list:
             out.append(quantised_pair(float(mu), tuple(float(x) for x in THRESHOLDS)))
         if n <= LR_GRID_MAX_N:
             out.append(cells_lower(float(mu)))
-    elif n >= FINE_MIN_N and mu < LOWER_CELLS_MU_MAX:
+    elif n >= FINE_MIN_N and mu <= LOWER_CELLS_MU_MAX:
         out.append(cells_lower(float(mu)))
     return out
 
@@ -715,7 +751,7 @@ class Gaussian(_StandIn):
 
     Not pure LDP (its privacy loss is unbounded): the upper bound is the blanket decomposition with a
     truncated, charged tail and a certified spread discretisation, minimised over a ladder of truncation
-    depths; the lower bound is the exact divergence of threshold counts of a concrete dataset (module
+    depths; the lower bound is the exact divergence of a concrete dataset pair with quantised reports (module
     docstring).  ``eps0`` is the largest log-ratio of the accountant's truncated law (beyond it only the
     charged tail remains), not a local guarantee.
 
@@ -1037,8 +1073,9 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
       FFT engine (n <= :data:`FFT_MAX_N`), else at a shallower cut; below :data:`FINE_MIN_N` users the laws have
       at most :data:`SMALL_N_CELLS` cells per side, and the first evaluator is :func:`_first_evaluator`'s.
 
-    Lower: the threshold-count datasets (certified lower evaluators, both orderings).  The local Gaussian
-    mechanism's exact profile is a second certified upper bound; the smaller is reported.  ``B`` is
+    Lower: the quantised concrete pairs of :func:`lower_layouts` (certified lower evaluators, both orderings; see
+    :func:`_lower_epsilon`).  The local Gaussian mechanism's exact profile is a second certified upper bound; the
+    smaller is reported.  ``B`` is
     :mod:`shuffleamp.bounds`.
     """
     mu = mech.mu

@@ -531,8 +531,10 @@ def cells_lower(mu: float, step: float = LOWER_CELLS_STEP) -> Decomposition:
     return quantised_pair(mu, tuple(float(x) for x in step * np.arange(-k, k + 1)))
 
 
-#: Cuts of the likelihood-ratio cells (:func:`lower_layouts`) are rounded to multiples of this (units of σ).
+#: Cuts of the likelihood-ratio cells (:func:`lower_layouts`) are rounded to multiples of this (units of σ) and
+#: clipped to ±LR_CUT_LIMIT.
 LR_CUT_ROUND = 0.125
+LR_CUT_LIMIT = 20.0
 #: Half-width (units of σ) of the fine cells around the critical cut s* of :func:`critical_cut`.
 LR_FINE_HALF = 0.5
 #: From FINE_MIN_N users on, finer layouts (their evaluation is cheap and accurate at large n): fine cells
@@ -541,6 +543,11 @@ LR_FINE_HALF = 0.5
 LR_FINE_CUTS = 15
 LR_UNIFORM_CUTS = 31
 LOWER_CELLS_MU_MAX = 1.0
+#: From this Δ/σ on (a wide ratio range, where many cells make the certified evaluation loose at every n) the
+#: 7-cell layout joins at every n, and above LR_UNIFORM_MU_MAX the uniform cuts are left out (their certified
+#: evaluation fails there and costs 50-100 ms).
+LR_WIDE_MU = 2.0
+LR_UNIFORM_MU_MAX = 2.5
 #: Up to this n the uniform grid of :func:`cells_lower` joins (66 cells, enumerated exactly in well under 1 ms).
 LR_GRID_MAX_N = 3
 #: Up to this n the threshold counts of :data:`THRESHOLDS` join (cheap there, and at small n a single cut far in
@@ -564,8 +571,11 @@ def critical_cut(mu: float, n: int, eps: float) -> float:
 
 
 def _rounded_cuts(cuts) -> tuple:
-    c = np.unique(np.round(np.asarray(cuts, dtype=np.float64) / LR_CUT_ROUND) * LR_CUT_ROUND)
-    return tuple(float(x) for x in c)
+    """Cuts rounded to LR_CUT_ROUND, clipped to ±LR_CUT_LIMIT (every cell keeps a positive normal probability
+    under both inputs for Δ/σ <= MU_MAX), sorted, without repeats."""
+    c = np.clip(np.round(np.asarray(cuts, dtype=np.float64) / LR_CUT_ROUND) * LR_CUT_ROUND, -LR_CUT_LIMIT,
+                LR_CUT_LIMIT)
+    return tuple(float(x) for x in np.unique(c))
 
 
 def lower_layouts(mu: float, n: int, eps: float) -> list:
@@ -584,7 +594,10 @@ def lower_layouts(mu: float, n: int, eps: float) -> list:
       them and (up to LR_GRID_MAX_N) the uniform grid of :func:`cells_lower`; above LR_THRESHOLDS_MAX_N users
       and for Δ/σ <= LOWER_CELLS_MU_MAX, :data:`LR_UNIFORM_CUTS` uniform cuts (a narrow ratio range: accurate).
     * From FINE_MIN_N users: :data:`LR_FINE_CUTS` cuts (seven around s*, the rest over the bulk),
-      :data:`LR_UNIFORM_CUTS` uniform cuts, and for Δ/σ <= LOWER_CELLS_MU_MAX the grid of :func:`cells_lower`.
+      :data:`LR_UNIFORM_CUTS` uniform cuts (Δ/σ <= LR_UNIFORM_MU_MAX), and for Δ/σ <= LOWER_CELLS_MU_MAX the
+      grid of :func:`cells_lower`; from Δ/σ = LR_WIDE_MU on also the 7-cell layout.
+    * At every n: the single cuts at s* + k·LR_FINE_HALF, k = −2 … 2 (two cells: an exact binomial law,
+      accurate where many cells are not).
 
     Any quantisation is a valid lower bound; the layouts only affect tightness (and the certified evaluation's
     accuracy: the query keeps the layout with the largest certified value, errors subtracted).
@@ -601,16 +614,25 @@ def lower_layouts(mu: float, n: int, eps: float) -> list:
             lay.append(uniform)
     else:
         lay = [tuple(np.concatenate([np.linspace(s - 3 * h / 2, s + 3 * h / 2, 7),
-                                     np.linspace(bulk - 2.0, 1.5, LR_FINE_CUTS - 7)])),
-               uniform]
+                                     np.linspace(bulk - 2.0, 1.5, LR_FINE_CUTS - 7)]))]
+        if mu <= LR_UNIFORM_MU_MAX:
+            lay.append(uniform)
+        if mu >= LR_WIDE_MU:
+            lay.append((s - h, s, s + h, bulk - 1.0, bulk + 0.5, 1.0))
     out, seen = [], set()
     for cuts in lay:
         key = _rounded_cuts(cuts)
         if key not in seen:
             seen.add(key)
             out.append(quantised_pair(float(mu), key))
+    for k in (-2, -1, 0, 1, 2):                              # single cuts near s*: 2-atom laws, always accurate
+        cut = _rounded_cuts((s + k * h,))
+        if cut not in seen and cut[0] not in THRESHOLDS:
+            seen.add(cut)
+            out.append(quantised_pair(float(mu), cut))
     if n <= LR_THRESHOLDS_MAX_N:
         out.extend(_threshold_lowers(float(mu)))
+    if n <= LR_THRESHOLDS_MAX_N:
         if n <= LR_THRESHOLD_CELLS_MAX_N:
             out.append(quantised_pair(float(mu), tuple(float(x) for x in THRESHOLDS)))
         if n <= LR_GRID_MAX_N:
@@ -946,8 +968,6 @@ def _lower_families(mech, B, n: int | None = None, eps: float | None = None):
 #: the probe ε, and over the next one too up to LR_THRESHOLDS_MAX_N users (searches are cheap there); any subset
 #: of datasets gives a certified lower bound.
 LOWER_SEARCH_KEEP = 1
-#: Relative precision of the lower ε search (its result is the certified end of the final bracket).
-LOWER_EPS_RTOL = 1e-4
 
 
 def _rank_lowers(lo_f, n: int, eps: float, keep: int, ctx: Settings, B) -> list:
@@ -960,39 +980,56 @@ def _rank_lowers(lo_f, n: int, eps: float, keep: int, ctx: Settings, B) -> list:
     return [lo_f[i] for i in order if vals[i] > 0.0]
 
 
-#: Below FINE_MIN_N users the ε query re-centres the layouts once at its first lower root when the critical
-#: log-ratio μ·s* moves by at least this (nats): the layouts of the upper ε put the fine cells where a report
+#: The ε query re-centres the layouts once at its first lower root when the critical log-ratio μ·s* moves by at
+#: least this (nats): the layouts of the upper ε put the fine cells where a report
 #: decides the event at the upper ε.
-LOWER_RECENTRE = 0.3
+LOWER_RECENTRE = 0.5
+#: Without a threshold-count root the first probe is this fraction of the upper ε (the lower root sits at about
+#: 0.75-0.85 of it at large n, where this probe is used).
+LOWER_PROBE_FRACTION = 0.8
+
+
+def _search_lower(fams, n: int, target: float, eps_hi: float, ctx: Settings, B):
+    """Certified lower ε at δ = target of the datasets ``fams``: the compiled search of the bounds layer ``B``,
+    run with the same families on both sides (its lower result).  Returns (ε, evaluation record)."""
+    sub = ctx.with_(upper_families=list(fams), lower_families=list(fams), binary_rr_eps0=None)
+
+    class _Hi:
+        eps0 = eps_hi
+    _, lo, rec = B._optimal_epsilon_families(_Hi, n, target, sub, list(fams), list(fams))
+    return (0.0 if lo is None else lo), rec.get("lower")
 
 
 def _lower_epsilon(mech, n: int, target: float, eps_probe: float, eps_hi: float, ctx: Settings, B):
-    """Certified lower ε at δ = target: the quantised pairs of :func:`lower_layouts` at (n, ``eps_probe``) (the
-    query's upper ε: the lower root lies below it), the :data:`LOWER_SEARCH_KEEP` of them (orderings included)
-    with the largest certified δ at the probe, searched by the compiled search of the bounds layer ``B`` with the
-    same families on both sides (its lower result); then (below FINE_MIN_N users) once more with the layouts and
-    the probe at that root when its critical log-ratio moved by :data:`LOWER_RECENTRE` or more.  The larger
-    root is returned (each is a certified lower bound).  Returns (ε, evaluation record, families searched)."""
+    """Certified lower ε at δ = target (the largest of certified lower bounds, each sound on its own):
+
+    1. below FINE_MIN_N users or from Δ/σ = LR_WIDE_MU on (where the upper ε can be far above the root): the
+       threshold counts (:meth:`Gaussian.lower_decompositions`, two-cell laws, always accurately evaluated), the
+       :data:`LOWER_SEARCH_KEEP` + 1 with the largest saddle-point estimate of the root searched together;
+    2. the quantised pairs of :func:`lower_layouts` at the probe ε (the root of step 1, else
+       :data:`LOWER_PROBE_FRACTION` of ``eps_probe``, the query's upper ε), the :data:`LOWER_SEARCH_KEEP` (plus one up to LR_THRESHOLDS_MAX_N users) with the
+       largest certified δ at the probe searched; then once more with the layouts and the probe at that root
+       when its critical log-ratio moved by :data:`LOWER_RECENTRE` or more.
+
+    Returns (ε, evaluation record, families searched last)."""
     mu = mech.mu
     best, best_info, best_f = 0.0, None, []
-    probe = eps_probe
+    if n < FINE_MIN_N or mu >= LR_WIDE_MU:
+        thr = B._with_swaps(mech.lower_decompositions())
+        kept = B.keep_largest_roots(thr, n, target, eps_hi, LOWER_SEARCH_KEEP + 1)
+        best, best_info = _search_lower(kept, n, target, eps_hi, ctx, B)
+        best_f = kept
+    probe = best if best > 0.0 else LOWER_PROBE_FRACTION * eps_probe
     for _ in range(2):
         lo_f = _lower_families(mech, B, n, probe)
         keep = LOWER_SEARCH_KEEP + (n <= LR_THRESHOLDS_MAX_N)
         kept = _rank_lowers(lo_f, n, probe, keep, ctx, B)
         if kept is None:
             kept = B.keep_largest_roots(lo_f, n, target, eps_hi, keep)
-        sub = ctx.with_(upper_families=list(kept), lower_families=list(kept), binary_rr_eps0=None,
-                        eps_rtol=max(ctx.eps_rtol, LOWER_EPS_RTOL))
-
-        class _Hi:
-            eps0 = eps_hi
-        _, lo, rec = B._optimal_epsilon_families(_Hi, n, target, sub, list(kept), list(kept))
-        lo = 0.0 if lo is None else lo
-        if lo > best or best_info is None:
-            best, best_info, best_f = max(lo, best), rec.get("lower"), kept
-        if lo <= 0.0 or n >= FINE_MIN_N or \
-                mu * abs(critical_cut(mu, n, lo) - critical_cut(mu, n, probe)) < LOWER_RECENTRE:
+        lo, info = _search_lower(kept, n, target, eps_hi, ctx, B)
+        if lo > best:
+            best, best_info, best_f = lo, info, kept
+        if lo <= 0.0 or mu * abs(critical_cut(mu, n, lo) - critical_cut(mu, n, probe)) < LOWER_RECENTRE:
             break
         probe = lo
     return best, best_info, best_f

@@ -10,6 +10,8 @@ quantisations, writing ``bench/results_gaussian_brackets.md``.
    the likelihood-ratio layouts, the uniform grid), each searched alone (both orderings).
 4. Totals: ``sa.compose_rounds((Gaussian(sigma, 1.0), n, R), delta)`` upper, lower, ratio, lower_method, wall
    time, per source tree.
+5. The seeded sample of ``bench/bench_continuous.py``: latency (median, p90, max) and median upper/lower per source
+   tree, and how many lower bounds rose or fell case by case.
 
 Usage::
 
@@ -61,6 +63,58 @@ except Exception as exc:
 out.update(wall=time.perf_counter() - t, load=load)
 print(json.dumps(out))
 """
+
+
+SAMPLE = r"""
+import json, math, os, sys, time
+import numpy as np
+import shuffleamp as sa
+cases, seed = json.loads(sys.argv[1])
+g = np.random.default_rng(seed)
+n = np.exp(g.uniform(math.log(2), math.log(1e9), cases)).round().astype(np.int64)
+d = np.exp(g.uniform(math.log(1e-12), math.log(1e-3), cases))
+q = g.uniform(0.0, 1.0, cases)
+sa.epsilon(sa.Gaussian(sigma=1.3, sensitivity=1.0), n=57, delta=1e-5)
+out, loads = [], []
+for ni, di, qi in zip(n, d, q):
+    mu = math.exp(math.log(0.05) + qi * (math.log(8.0) - math.log(0.05)))
+    loads.append(os.getloadavg()[0])
+    t = time.perf_counter()
+    try:
+        r = sa.epsilon(sa.Gaussian(sigma=1.0 / mu, sensitivity=1.0), n=max(int(ni), 2), delta=float(di))
+        u, lo = float(r.upper), float(r.lower or 0.0)
+    except Exception:                                      # refusals: no bracket
+        u, lo = float("nan"), float("nan")
+    out.append([1e3 * (time.perf_counter() - t), u, lo])
+print(json.dumps({"cases": out, "load": [min(loads), max(loads)]}))
+"""
+#: The seeded sample of bench/bench_continuous.py (seed, n in [2, 1e9], δ in [1e-12, 1e-3], Δ/σ in [0.05, 8]).
+SAMPLE_SEED = 20261127
+
+
+def sample(srcs, cases, limit):
+    """Brackets and latency over the continuous bench's seeded sample, per source tree (side by side)."""
+    import numpy as np
+    res = {lab: _worker(path, SAMPLE, [cases, SAMPLE_SEED], limit) for lab, path in srcs}
+    rows = ["| source | median ms | p90 ms | max ms | median upper/lower | cases with lower 0 or refused | load |",
+            "|---|---|---|---|---|---|---|"]
+    rat = {}
+    for lab, _ in srcs:
+        r = res[lab]
+        if "cases" not in r:
+            rows.append(f"| {lab} | {r} | | | | | |")
+            continue
+        c = np.array(r["cases"], dtype=float)
+        ok = np.isfinite(c[:, 1]) & (c[:, 2] > 0)
+        rat[lab] = np.where(ok, c[:, 1] / np.where(ok, c[:, 2], 1.0), np.inf)
+        rows.append(f"| {lab} | {np.median(c[:, 0]):.1f} | {np.percentile(c[:, 0], 90):.0f} | {c[:, 0].max():.0f} | "
+                    f"{np.median(rat[lab][ok]):.4f} | {int((~ok).sum())} | {r['load'][0]:.1f}–{r['load'][1]:.1f} |")
+    if len(rat) == 2:
+        (la, a), (lb, b) = list(rat.items())
+        fin = np.isfinite(a) & np.isfinite(b)
+        rows += ["", f"Lower bound of {lb} against {la}, case by case: higher in {int((b[fin] < a[fin] * (1 - 1e-6)).sum())}, "
+                 f"lower in {int((b[fin] > a[fin] * (1 + 1e-6)).sum())} of {int(fin.sum())} cases with a bracket."]
+    return rows
 
 
 def _worker(src: str, code: str, arg, limit: float):
@@ -208,6 +262,7 @@ def main(argv=None):
     ap.add_argument("--src", action="append", default=None, help="label=PATH of a source tree (repeatable)")
     ap.add_argument("--limit", type=float, default=300.0, help="seconds per worker before it is stopped")
     ap.add_argument("--out", default="bench/results_gaussian_brackets.md")
+    ap.add_argument("--cases", type=int, default=100, help="cases of the seeded sample")
     args = ap.parse_args(argv)
     srcs = [s.split("=", 1) for s in (args.src or ["after=src"])]
     start = datetime.datetime.now(datetime.timezone.utc)
@@ -219,6 +274,8 @@ def main(argv=None):
     print("\n".join(truth), flush=True)
     data = datasets_and_quantisations()
     tot = totals(srcs, args.limit)
+    samp = sample(srcs, args.cases, args.limit)
+    print("\n".join(samp), flush=True)
     lines = [
         "# Gaussian randomizer: brackets, which side is loose, the lower bound's datasets and quantisations", "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared with other engineers' jobs), Python "
@@ -246,7 +303,11 @@ def main(argv=None):
         "step 0.25σ over ±8σ.  The other users at Δ win at every n, as the χ² argument of the module docstring "
         "predicts; finer cells win at large n where their evaluation is accurate, 7 cells at moderate n "
         "and large Δ/σ (the others' certified evaluations are loose there).", "", *data, "",
-        f"## Totals: compose_rounds at δ = {DELTA:g}", "", *tot, ""]
+        f"## Totals: compose_rounds at δ = {DELTA:g}", "", *tot, "",
+        f"## The continuous bench's seeded sample ({args.cases} cases)", "",
+        "`sa.epsilon(Gaussian(1/μ, 1), n, δ)` over the seeded sample of `bench/bench_continuous.py` (seed "
+        f"{SAMPLE_SEED}: n log-uniform in [2, 1e9], δ in [1e-12, 1e-3], Δ/σ in [0.05, 8]), one worker per source "
+        "tree; wall-clock per call on the loaded machine.", "", *samp, ""]
     with open(args.out, "w") as fh:
         fh.write("\n".join(lines))
 

@@ -578,7 +578,7 @@ def _rounded_cuts(cuts) -> tuple:
     return tuple(float(x) for x in np.unique(c))
 
 
-def lower_layouts(mu: float, n: int, eps: float) -> list:
+def lower_layouts(mu: float, n: int, eps: float, thresholds: bool = True) -> list:
     r"""Quantised pairs (:func:`quantised_pair`) whose cells follow the likelihood ratio at (n, ε).
 
     The log-likelihood ratio of a report is affine in y (:func:`critical_cut`), so cells uniform in y are cells
@@ -600,7 +600,9 @@ def lower_layouts(mu: float, n: int, eps: float) -> list:
       accurate where many cells are not).
 
     Any quantisation is a valid lower bound; the layouts only affect tightness (and the certified evaluation's
-    accuracy: the query keeps the layout with the largest certified value, errors subtracted).
+    accuracy: the query keeps the layout with the largest certified value, errors subtracted).  With
+    ``thresholds`` False the threshold counts of :data:`THRESHOLDS` are left out (an ε query has searched them
+    already).
     """
     s = critical_cut(mu, n, eps)
     bulk = -1.5 * mu
@@ -630,7 +632,7 @@ def lower_layouts(mu: float, n: int, eps: float) -> list:
         if cut not in seen and cut[0] not in THRESHOLDS:
             seen.add(cut)
             out.append(quantised_pair(float(mu), cut))
-    if n <= LR_THRESHOLDS_MAX_N:
+    if n <= LR_THRESHOLDS_MAX_N and thresholds:
         out.extend(_threshold_lowers(float(mu)))
     if n <= LR_THRESHOLDS_MAX_N:
         if n <= LR_THRESHOLD_CELLS_MAX_N:
@@ -955,13 +957,13 @@ class Gaussian(_StandIn):
         return ladder_point(self, quantity, n, value, ctx, B)
 
 
-def _lower_families(mech, B, n: int | None = None, eps: float | None = None):
+def _lower_families(mech, B, n: int | None = None, eps: float | None = None, thresholds: bool = True):
     """The lower-bound datasets of one query: the likelihood-ratio quantised pairs of :func:`lower_layouts` at
     (n, ε) (with n and ε known; both orderings, the single cuts near s* in their own), else the threshold counts
     (:meth:`Gaussian.lower_decompositions`, both orderings)."""
     if n is None or eps is None:
         return B._with_swaps(mech.lower_decompositions())
-    decs = lower_layouts(mech.mu, int(n), float(eps))
+    decs = lower_layouts(mech.mu, int(n), float(eps), thresholds)
     # the single cuts near s* (a far-tail report of the differing user at 0) in their own ordering only: the
     # other ordering's divergence there is negligible
     single = [d for d in decs if hasattr(d, "cuts") and len(d.cuts) == 1]
@@ -1025,7 +1027,7 @@ def _lower_epsilon(mech, n: int, target: float, eps_probe: float, eps_hi: float,
         best_f = kept
     probe = best if best > 0.0 else LOWER_PROBE_FRACTION * eps_probe
     for _ in range(2):
-        lo_f = _lower_families(mech, B, n, probe)
+        lo_f = _lower_families(mech, B, n, probe, thresholds=not best_f)
         keep = LOWER_SEARCH_KEEP + (n <= LR_THRESHOLDS_MAX_N)
         kept = _rank_lowers(lo_f, n, probe, keep, ctx, B)
         if kept is None:

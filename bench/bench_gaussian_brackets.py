@@ -282,7 +282,9 @@ def main(argv=None):
         f"{platform.python_version()}; load average {load0:.1f} at the start (single-round workers: "
         f"{lmin:.1f}–{lmax:.1f}); date {start:%Y-%m-%d %H:%M} UTC.",
         "Command: `python bench/bench_gaussian_brackets.py " + " ".join(f"--src {a}={b}" for a, b in srcs)
-        + "` (or `python bench/run.py gaussian-brackets`).  Times are wall-clock on the loaded machine (one "
+        + "` (or `python bench/run.py gaussian-brackets`); a `before` tree is the source before the change (here a "
+        "copy of `src/` at commit c71d69e: the threshold-count lower bound).  Times are wall-clock on the loaded "
+        "machine (one "
         "warm-up call per worker, then each case once: first-call costs of each (σ, n) included).", "",
         f"## Single round: ε at δ = {DELTA:g}", "", *single, "",
         "## Which side is loose: n = 2, 3 against the true worst case", "",
@@ -291,8 +293,8 @@ def main(argv=None):
         "pair (0, Δ) in both orders and the other users' inputs on {0, Δ/4, Δ/2, 3Δ/4, Δ} (and, at n = 3, one "
         "at 0 and one at Δ).  The worst dataset is always (0 | Δ; others Δ) or its mirror image: the concrete "
         "pair of the lower bound.  Both sides were loose at small n with the threshold counts (lower/truth "
-        "0.6–0.9); the quantised pairs bring the lower to within a few per cent of the truth, and what remains is "
-        "the upper (the blanket decomposition; truth/upper 0.6–0.9).", "", *truth, "",
+        "0.65–0.95 in δ); the quantised pairs bring the lower to within 1.5 % of the truth, and what remains is "
+        "the upper (the blanket decomposition; truth/upper 0.57–0.86).", "", *truth, "",
         f"## Larger n: certified lower ε at δ = {DELTA:g} by dataset and quantisation", "",
         "Each entry is the certified lower ε of one quantised pair searched alone (both orderings).  Datasets: "
         "the other users at Δ (the default), at Δ/2, and i.i.d. from the half-half mixture of N(0, σ²) and "

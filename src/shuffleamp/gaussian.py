@@ -145,7 +145,7 @@ mixtures of point inputs c it is largest at an end point; for a point c,
 maximised over a grid of the others' inputs, finds the same dataset worst in every case measured.
 
 *Which side is loose* (measured).  At n = 2, 3 the true worst case lies strictly inside the former bracket:
-the threshold counts were 10–50 % below it in δ, the upper 10–45 % above it.  The quantised pairs bring the
+the threshold counts were 5–35 % below it in δ, the upper 15–75 % above it.  The quantised pairs bring the
 lower to within a few per cent of the truth there; at large n they reach the certified value of the fine
 uniform grid, and what is left of the bracket (ratio about 1.2–1.35 at n ≥ 1e3 for Δ/σ ∈ [0.5, 2]) is the
 upper side: the blanket decomposition gives the other users' reports only the common part m of the two
@@ -543,9 +543,9 @@ LR_FINE_HALF = 0.5
 LR_FINE_CUTS = 15
 LR_UNIFORM_CUTS = 31
 LOWER_CELLS_MU_MAX = 1.0
-#: From this Δ/σ on (a wide ratio range, where many cells make the certified evaluation loose at every n) the
-#: 7-cell layout joins at every n, and above LR_UNIFORM_MU_MAX the uniform cuts are left out (their certified
-#: evaluation fails there and costs 50-100 ms).
+#: From this Δ/σ on (a wide ratio range, where many cells make the certified evaluation loose at every n) an ε
+#: query searches the threshold counts first at every n, and above LR_UNIFORM_MU_MAX the uniform cuts are left out
+#: (their certified evaluation fails there and costs 50-100 ms).
 LR_WIDE_MU = 2.0
 LR_UNIFORM_MU_MAX = 2.5
 #: Up to this n the uniform grid of :func:`cells_lower` joins (66 cells, enumerated exactly in well under 1 ms).
@@ -595,7 +595,7 @@ def lower_layouts(mu: float, n: int, eps: float, thresholds: bool = True) -> lis
       and for Δ/σ <= LOWER_CELLS_MU_MAX, :data:`LR_UNIFORM_CUTS` uniform cuts (a narrow ratio range: accurate).
     * From FINE_MIN_N users: :data:`LR_FINE_CUTS` cuts (seven around s*, the rest over the bulk),
       :data:`LR_UNIFORM_CUTS` uniform cuts (Δ/σ <= LR_UNIFORM_MU_MAX), and for Δ/σ <= LOWER_CELLS_MU_MAX the
-      grid of :func:`cells_lower`; from Δ/σ = LR_WIDE_MU on also the 7-cell layout.
+      grid of :func:`cells_lower`.
     * At every n: the single cuts at s* + k·LR_FINE_HALF, k = −2 … 2 (two cells: an exact binomial law,
       accurate where many cells are not).
 
@@ -619,8 +619,6 @@ def lower_layouts(mu: float, n: int, eps: float, thresholds: bool = True) -> lis
                                      np.linspace(bulk - 2.0, 1.5, LR_FINE_CUTS - 7)]))]
         if mu <= LR_UNIFORM_MU_MAX:
             lay.append(uniform)
-        if mu >= LR_WIDE_MU:
-            lay.append((s - h, s, s + h, bulk - 1.0, bulk + 0.5, 1.0))
     out, seen = [], set()
     for cuts in lay:
         key = _rounded_cuts(cuts)

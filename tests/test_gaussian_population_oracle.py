@@ -83,7 +83,7 @@ def test_population_n3_between_bounds():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sigmas,counts,eps", [((0.7, 1.0), (2, 1), 1.0), ((1.0, 2.0), (1, 2), 0.3),
-                                               ((0.6, 0.9, 1.4), (1, 1, 1), 0.6)])
-def test_population_n3_between_bounds_grid(sigmas, counts, eps):
-    _check(sigmas, counts, eps, 0.05, 7.0, 3)
+@pytest.mark.parametrize("sigmas,counts,eps,points", [((0.7, 1.0), (2, 1), 1.0, 3), ((1.0, 2.0), (1, 2), 0.3, 3),
+                                                      ((0.6, 0.9, 1.4), (1, 1, 1), 0.6, 2)])
+def test_population_n3_between_bounds_grid(sigmas, counts, eps, points):
+    _check(sigmas, counts, eps, 0.05, 7.0, points)

@@ -105,19 +105,51 @@ c\,H_\mu(1 + k'/c) = \gamma E(k - U_{0,\mu})_+`, and with equal means
 (normal-CDF pieces between bisected sign changes) for μ in {0.25, …, 8}, :math:`e^\varepsilon` in
 {1, …, 100} and a 7 × 7 grid of input pairs.
 
-Certified lower bound (threshold counts)
-----------------------------------------
-Post-process every report to the bit :math:`1\{y > t\}` (the same map for every user, applied before
-the analyst sees anything, so the shuffled bits are a post-processing of the shuffled reports).  For the
-dataset :math:`x_1^0 = 0,\ x_1^1 = x_2 = \dots = x_n = \Delta` the bits form binary randomizers with
-:math:`p_x = \Phi((x - t)/\sigma)`, and the exact divergence of that concrete pair is the Theorem-14
-functional of the two-output decomposition ``a = (1-p_0, p_0), b = c = (1-p_Δ, p_Δ)`` (Su, Cheng, Wang,
-Theorem 14), evaluated by the library's certified lower evaluators, both orderings.  Several thresholds
-(:data:`THRESHOLDS`, in units of σ around Δ/2) are offered; the bound is their maximum, and any threshold
-gives a valid lower bound, so the choice affects tightness only.  Quantising every report to a cell of a grid
-that contains the thresholds (:func:`cells_lower`) is a finer post-processing, so its divergence is at least
-every threshold's: the single-round query uses it from :data:`FINE_MIN_N` users on when Δ/σ <
-:data:`LOWER_CELLS_MU_MAX`.
+Certified lower bound (quantised concrete pairs)
+------------------------------------------------
+Post-process every report to its cell among cuts :math:`\Delta/2 + s_j\sigma` (the same map for every user,
+applied before the analyst sees anything, so the shuffled cell counts are a post-processing of the shuffled
+reports).  For the dataset :math:`x_1^0 = 0,\ x_1^1 = x_2 = \dots = x_n = \Delta` the cells form a finite
+randomizer with rows ``P[0]``, ``P[Δ]`` (differences of normal tails), and the exact divergence of that concrete
+pair is the Theorem-14 functional of the decomposition ``a = P[0], b = c = P[Δ]`` (Su, Cheng, Wang, Theorem
+14), evaluated by the library's certified lower evaluators (errors subtracted, rounded down), both orderings.
+Any set of cuts gives a valid lower bound, and dropping cuts is a further post-processing, so a pair dominates
+every threshold count at one of its cuts (:func:`quantised_pair`).
+
+*Where the cells go* (derived here).  With :math:`r(y) = \varphi(y)/\varphi(y - \mu) = e^{\mu(\mu/2 - y)}` (units
+of σ) the shuffled output's likelihood ratio is :math:`\tfrac1n\sum_i r(y_i)`, so the pair's divergence is
+:math:`\delta(\varepsilon) = \tfrac1n E[(\sum_{i=1}^n r(Y_i) - n e^\varepsilon)_+]`, :math:`Y_i \sim N(\mu, 1)`
+(a sum of log-normals; quantising replaces r by its conditional mean on each cell, a convex-order decrease).
+The log-ratio is affine in y, so cells uniform in y are uniform in log-ratio.  Two regions matter: the critical
+cut :math:`s^* = -\log(1 + n(e^\varepsilon - 1))/\mu` below which one report alone decides the event
+(:func:`critical_cut`), and the bulk of the score's variance :math:`\operatorname{Var} r(Y) = e^{\mu^2} - 1`
+(its integrand is centred at :math:`y = -\mu`).  :func:`lower_layouts` puts cuts there: at most 7 cells below
+:data:`FINE_MIN_N` users, where the certified evaluators are exact (enumeration, binomial mixture) and many
+cells over a wide ratio range made their error bounds exceed the gain (the reason the former uniform grid was
+limited to Δ/σ < 1), finer layouts from FINE_MIN_N users on; the threshold counts of :data:`THRESHOLDS` join at
+small n.  A query keeps the pair with the largest *certified* value at the probe ε (the δ query's ε; for an ε
+query the upper ε, then once more at its first lower root when the critical cut moved), so a layout whose
+evaluation is loose never wins.  The accountant composes the same kind of pair (:func:`accounting_lowers`,
+privacy-loss buckets: a post-processing of the concrete pair, so its R-fold composition is a lower bound on the
+total); Gaussian populations add threshold counts at the target's critical cut.
+
+*Which dataset* (derived here; measured in ``bench/results_gaussian_brackets.md``).  With the other users i.i.d.
+of density q (a point input or a mixture, itself a mixture of datasets and so never above the worst of them, by
+joint convexity of the hockey-stick divergence), the likelihood ratio is
+:math:`\tfrac1n\sum_i(p_0/q)(y_i)/\tfrac1n\sum_i(p_1/q)(y_i)` and, as n grows, its log is asymptotically normal
+with variance :math:`\tfrac1n\chi^2`, :math:`\chi^2 = \int(p_0 - p_1)^2/q`.  This is convex in q, so among
+mixtures of point inputs c it is largest at an end point; for a point c,
+:math:`\chi^2 = e^{c^2} + e^{(\mu-c)^2} - 2e^{-c(\mu - c)}` (units of σ, :math:`\int\varphi(y-a)\varphi(y-b)/
+\varphi(y-c) = e^{(a-c)(b-c)}`), largest at c ∈ {0, μ}: :math:`e^{\mu^2} - 1`.  So the dataset (0 | Δ; others Δ)
+(and its mirror image) is the asymptotically worst; at n = 2, 3 numerical integration over the output space,
+maximised over a grid of the others' inputs, finds the same dataset worst in every case measured.
+
+*Which side is loose* (measured).  At n = 2, 3 the true worst case lies strictly inside the former bracket:
+the threshold counts were 5–35 % below it in δ, the upper 15–75 % above it.  The quantised pairs bring the
+lower to within a few per cent of the truth there; at large n they reach the certified value of the fine
+uniform grid, and what is left of the bracket (ratio about 1.2–1.35 at n ≥ 1e3 for Δ/σ ∈ [0.5, 2]) is the
+upper side: the blanket decomposition gives the other users' reports only the common part m of the two
+densities, where the worst dataset's others carry the whole of :math:`N(\Delta, \sigma^2)`.
 
 (ε0, δ0)-LDP randomizers: the reduction (derived here)
 ------------------------------------------------------
@@ -246,6 +278,7 @@ and Optimal Denoising", ICML 2018, Theorem 8 (the hockey-stick divergence of two
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -428,6 +461,11 @@ def gaussian_blanket(mu: float, z: float = 8.0, edges: np.ndarray | None = None)
 
 def _threshold_lowers(mu: float) -> list:
     """Theorem-14 decompositions of the threshold-count statistic (dataset 0 | Δ; others Δ)."""
+    return list(_threshold_lowers_cached(float(mu)))
+
+
+@functools.lru_cache(maxsize=128)
+def _threshold_lowers_cached(mu: float) -> tuple:
     out = []
     for s in THRESHOLDS:
         t = mu / 2 + s                                    # threshold in units of σ
@@ -437,29 +475,66 @@ def _threshold_lowers(mu: float) -> list:
             continue                                      # a bit that never differs: no information
         d = lower_decomposition(P, 0, 1, 1)
         out.append(Decomposition(d.a, d.b, d.c, 0.0, label=f"threshold count t = Δ/2 {s:+g}σ (0 | Δ; others Δ)"))
-    return out
+    return tuple(out)
 
 
 #: The quantised lower-bound dataset (:func:`cells_lower`): reports cut at Δ/2 + s σ for s on a grid of this step
-#: (units of σ; the :data:`THRESHOLDS` are on it) over [-LOWER_CELLS_HALF_WIDTH, +LOWER_CELLS_HALF_WIDTH] ...
+#: (units of σ; the :data:`THRESHOLDS` are on it) over [-LOWER_CELLS_HALF_WIDTH, +LOWER_CELLS_HALF_WIDTH].
 LOWER_CELLS_STEP = 0.25
 LOWER_CELLS_HALF_WIDTH = 8.0
-#: The quantised dataset is used from FINE_MIN_N users on and for Δ/σ below LOWER_CELLS_MU_MAX; otherwise the
-#: threshold counts (a wide ratio range at small n: the evaluators' error bounds would exceed the gain).
-LOWER_CELLS_MU_MAX = 1.0
+
+
+def _cell_probs(mu: float, edges) -> tuple:
+    """Cell probabilities of N(0, 1) and N(μ, 1) for the cuts at μ/2 + ``edges`` (units of σ, increasing), plus the
+    two unbounded end cells; each interior cell a difference of normal tails taken on the side where it does not
+    cancel.  Cells of zero probability under both inputs are dropped; each row renormalised (round-off only)."""
+    t = mu / 2 + np.asarray(edges, dtype=np.float64)
+
+    def probs(shift):
+        x = t - shift
+        lo = ndtr(x)                                          # P(y <= t) for y ~ N(shift, 1)
+        hi = _sf(x)                                           # P(y > t)
+        mid = np.where(x[1:] <= 0.0, lo[1:] - lo[:-1], hi[:-1] - hi[1:])
+        return np.concatenate([[lo[0]], np.maximum(mid, 0.0), [hi[-1]]])
+
+    p0, p1 = probs(0.0), probs(mu)
+    keep = (p0 > 0) | (p1 > 0)
+    return p0[keep] / math.fsum(p0[keep]), p1[keep] / math.fsum(p1[keep])
+
+
+@functools.lru_cache(maxsize=512)
+def quantised_pair(mu: float, edges: tuple) -> Decomposition:
+    r"""Theorem-14 decomposition of the dataset (0 | Δ; others Δ) with every report quantised to a cell.
+
+    Each report y (units of σ) is mapped to its cell among the cuts :math:`\mu/2 + s`, s in ``edges``: the same
+    map for every user before shuffling, so the shuffled cell counts are a post-processing of the shuffled reports
+    and the exact divergence of the quantised pair (Su, Cheng, Wang, Theorem 14, for the finite randomizer with
+    rows ``P[0]``, ``P[Δ]``) is a lower bound on the Gaussian pair's.  Coarsening the cells (dropping cuts) is a
+    further post-processing, so every threshold count at a cut of ``edges`` is dominated.
+
+    Parameters
+    ----------
+    mu : float
+        Δ/σ.
+    edges : tuple of float
+        Cuts relative to Δ/2, units of σ, strictly increasing.
+
+    Returns
+    -------
+    Decomposition
+        ``a = P[0]`` (input 0), ``b = c = P[Δ]``, β = 0; attribute ``cuts`` = ``edges``.
+    """
+    p0, p1 = _cell_probs(mu, edges)
+    dec = Decomposition(p0, p1, p1, 0.0, label=f"dataset (0 | Δ; others Δ), reports in {p0.size} cells")
+    object.__setattr__(dec, "cuts", tuple(edges))           # for inspection and the tests' oracles
+    return dec
 
 
 @functools.lru_cache(maxsize=128)
 def cells_lower(mu: float, step: float = LOWER_CELLS_STEP) -> Decomposition:
-    r"""Theorem-14 decomposition of the dataset (0 | Δ; others Δ) with every report quantised to a cell.
-
-    Each report y (units of σ) is mapped to its cell among the edges :math:`\mu/2 + s`, s on the grid of
-    ``step`` over :math:`[-8, 8]` (:data:`LOWER_CELLS_HALF_WIDTH`), plus the two unbounded end cells: the same map
-    for every user before shuffling, so the shuffled cell counts are a post-processing of the shuffled reports
-    and the exact divergence of the quantised pair (Su, Cheng, Wang, Theorem 14, for the finite randomizer
-    ``P``) is a lower bound.  Every threshold count of :data:`THRESHOLDS` is a post-processing of the cell index
-    (the thresholds are edges of the grid), so this dataset's divergence is at least each of theirs.  Cell
-    probabilities are differences of normal tails, each taken on the side where it does not cancel.
+    r"""The quantised pair (:func:`quantised_pair`) on the uniform grid of ``step`` over
+    :math:`[-8, 8]` σ around Δ/2 (:data:`LOWER_CELLS_HALF_WIDTH`): it dominates every threshold count of
+    :data:`THRESHOLDS` (they are cuts of the grid).
 
     Parameters
     ----------
@@ -471,23 +546,145 @@ def cells_lower(mu: float, step: float = LOWER_CELLS_STEP) -> Decomposition:
     Returns
     -------
     Decomposition
-        ``a = P[0]`` (input 0), ``b = c = P[Δ]``, β = 0; cells of zero probability under both inputs dropped.
     """
     k = int(round(LOWER_CELLS_HALF_WIDTH / step))
-    t = mu / 2 + step * np.arange(-k, k + 1)                 # edges, units of σ
+    return quantised_pair(mu, tuple(float(x) for x in step * np.arange(-k, k + 1)))
 
-    def probs(shift):
-        x = t - shift
-        lo = ndtr(x)                                          # P(y <= t) for y ~ N(shift, 1)
-        hi = _sf(x)                                           # P(y > t)
-        # interior cells: the difference of lower tails left of the mean, of upper tails right of it
-        mid = np.where(x[1:] <= 0.0, lo[1:] - lo[:-1], hi[:-1] - hi[1:])
-        return np.concatenate([[lo[0]], np.maximum(mid, 0.0), [hi[-1]]])
 
-    p0, p1 = probs(0.0), probs(mu)
-    keep = (p0 > 0) | (p1 > 0)
-    p0, p1 = p0[keep] / math.fsum(p0[keep]), p1[keep] / math.fsum(p1[keep])
-    return Decomposition(p0, p1, p1, 0.0, label=f"dataset (0 | Δ; others Δ), reports in {int(keep.sum())} cells")
+#: Cuts of the likelihood-ratio cells (:func:`lower_layouts`) are rounded to multiples of this (units of σ) and
+#: clipped to ±LR_CUT_LIMIT.
+LR_CUT_ROUND = 0.125
+LR_CUT_LIMIT = 20.0
+#: Half-width (units of σ) of the fine cells around the critical cut s* of :func:`critical_cut`.
+LR_FINE_HALF = 0.5
+#: From FINE_MIN_N users on, finer layouts (their evaluation is cheap and accurate at large n): fine cells
+#: around s* and over the bulk (LR_FINE_CUTS cuts), uniform cells (LR_UNIFORM_CUTS cuts) and, for Δ/σ below
+#: LOWER_CELLS_MU_MAX (inclusive), the uniform grid of :func:`cells_lower`.
+LR_FINE_CUTS = 15
+LR_UNIFORM_CUTS = 31
+LOWER_CELLS_MU_MAX = 1.0
+#: From this Δ/σ on (a wide ratio range, where many cells make the certified evaluation loose at every n) an ε
+#: query searches the threshold counts first at every n, and above LR_UNIFORM_MU_MAX the uniform cuts are left out
+#: (their certified evaluation fails there and costs 50-100 ms).
+LR_WIDE_MU = 2.0
+LR_UNIFORM_MU_MAX = 2.5
+#: Up to this n the uniform grid of :func:`cells_lower` joins (66 cells, enumerated exactly in well under 1 ms).
+LR_GRID_MAX_N = 3
+#: Up to this n the threshold counts of :data:`THRESHOLDS` join (cheap there, and at small n a single cut far in
+#: the tail can beat the layouts) ...
+LR_THRESHOLDS_MAX_N = 100
+#: ... and up to this n also the 10 cells cut at every one of them (enumerated exactly there).
+LR_THRESHOLD_CELLS_MAX_N = 16
+
+
+def critical_cut(mu: float, n: int, eps: float) -> float:
+    r"""The cut s* (units of σ, relative to Δ/2) below which a single report decides the event of the pair
+    (derived here).
+
+    For the dataset (0 | Δ; others Δ) the shuffled output's likelihood ratio is :math:`\tfrac1n\sum_i r(y_i)`
+    with :math:`r(y) = \varphi(y)/\varphi(y - \mu) = e^{\mu(\mu/2 - y)}` (units of σ), so
+    :math:`\delta(\varepsilon) = \tfrac1n E[(\sum_{i=1}^n r(Y_i) - n e^\varepsilon)_+]` with :math:`Y_i \sim
+    N(\mu, 1)`.  One report alone crosses the threshold when :math:`r(y) \ge 1 + n(e^\varepsilon - 1)` (the
+    others at their mean), i.e. :math:`y \le \mu/2 + s^*`, :math:`s^* = -\log(1 + n(e^\varepsilon - 1))/\mu`.
+    """
+    return -math.log1p(n * math.expm1(max(eps, 0.0))) / mu
+
+
+def _rounded_cuts(cuts) -> tuple:
+    """Cuts rounded to LR_CUT_ROUND, clipped to ±LR_CUT_LIMIT (every cell keeps a positive normal probability
+    under both inputs for Δ/σ <= MU_MAX), sorted, without repeats."""
+    c = np.clip(np.round(np.asarray(cuts, dtype=np.float64) / LR_CUT_ROUND) * LR_CUT_ROUND, -LR_CUT_LIMIT,
+                LR_CUT_LIMIT)
+    return tuple(float(x) for x in np.unique(c))
+
+
+def lower_layouts(mu: float, n: int, eps: float, thresholds: bool = True) -> list:
+    r"""Quantised pairs (:func:`quantised_pair`) whose cells follow the likelihood ratio at (n, ε).
+
+    The log-likelihood ratio of a report is affine in y (:func:`critical_cut`), so cells uniform in y are cells
+    uniform in log-ratio: the cuts are placed where the ratio matters, at the critical cut s* (fine cells of
+    width :data:`LR_FINE_HALF` around it) and over the bulk of the others' score variance (the integrand of
+    :math:`\chi^2(N(0,1)\|N(\mu,1)) = e^{\mu^2} - 1` is centred at :math:`y = -\mu`, s = −3μ/2).
+
+    * Below FINE_MIN_N users at most 7 cells (6 cuts): the certified evaluators are exact there (enumeration,
+      binomial mixture), where many cells over a wide ratio range make their error bounds exceed the gain (the
+      reason the uniform grid of :func:`cells_lower` was limited to Δ/σ < 1): three cuts at s* ± LR_FINE_HALF
+      and three over the bulk; up to LR_THRESHOLDS_MAX_N users also six uniform cuts from below both to +1σ,
+      the threshold counts of :data:`THRESHOLDS`, (up to LR_THRESHOLD_CELLS_MAX_N) the 10 cells cut at all of
+      them and (up to LR_GRID_MAX_N) the uniform grid of :func:`cells_lower`; above LR_THRESHOLDS_MAX_N users
+      and for Δ/σ <= LOWER_CELLS_MU_MAX, :data:`LR_UNIFORM_CUTS` uniform cuts (a narrow ratio range: accurate).
+    * From FINE_MIN_N users: :data:`LR_FINE_CUTS` cuts (seven around s*, the rest over the bulk),
+      :data:`LR_UNIFORM_CUTS` uniform cuts (Δ/σ <= LR_UNIFORM_MU_MAX), and for Δ/σ <= LOWER_CELLS_MU_MAX the
+      grid of :func:`cells_lower`.
+    * At every n: the single cuts at s* + k·LR_FINE_HALF, k = −2 … 2 (two cells: an exact binomial law,
+      accurate where many cells are not).
+
+    Any quantisation is a valid lower bound; the layouts only affect tightness (and the certified evaluation's
+    accuracy: the query keeps the layout with the largest certified value, errors subtracted).  With
+    ``thresholds`` False the threshold counts of :data:`THRESHOLDS` are left out (an ε query has searched them
+    already).
+    """
+    s = critical_cut(mu, n, eps)
+    bulk = -1.5 * mu
+    h = LR_FINE_HALF
+    uniform = tuple(np.linspace(min(s - 1.0, bulk - 2.5), 2.0, LR_UNIFORM_CUTS))
+    if n < FINE_MIN_N:
+        lay = [(s - h, s, s + h, bulk - 1.0, bulk + 0.5, 1.0)]
+        if n <= LR_THRESHOLDS_MAX_N:
+            lay.append(tuple(np.linspace(min(s - 1.0, bulk - 2.0), 1.0, 6)))
+        elif mu <= LOWER_CELLS_MU_MAX:
+            lay.append(uniform)
+    else:
+        lay = [tuple(np.concatenate([np.linspace(s - 3 * h / 2, s + 3 * h / 2, 7),
+                                     np.linspace(bulk - 2.0, 1.5, LR_FINE_CUTS - 7)]))]
+        if mu <= LR_UNIFORM_MU_MAX:
+            lay.append(uniform)
+    out, seen = [], set()
+    for cuts in lay:
+        key = _rounded_cuts(cuts)
+        if key not in seen:
+            seen.add(key)
+            out.append(quantised_pair(float(mu), key))
+    for k in (-2, -1, 0, 1, 2):                              # single cuts near s*: 2-atom laws, always accurate
+        cut = _rounded_cuts((s + k * h,))
+        if cut not in seen and cut[0] not in THRESHOLDS:
+            seen.add(cut)
+            out.append(quantised_pair(float(mu), cut))
+    if n <= LR_THRESHOLDS_MAX_N and thresholds:
+        out.extend(_threshold_lowers(float(mu)))
+    if n <= LR_THRESHOLDS_MAX_N:
+        if n <= LR_THRESHOLD_CELLS_MAX_N:
+            out.append(quantised_pair(float(mu), tuple(float(x) for x in THRESHOLDS)))
+        if n <= LR_GRID_MAX_N:
+            out.append(cells_lower(float(mu)))
+    elif n >= FINE_MIN_N and mu <= LOWER_CELLS_MU_MAX:
+        out.append(cells_lower(float(mu)))
+    return out
+
+
+#: The accountant's quantised pairs sit at the critical cut of the round's typical ε (:func:`accounting_lowers`):
+#: the asymptotic Gaussian-DP level sqrt((e^{μ²} − 1)/n) times this.
+ACCOUNTING_PROBE_Z = 4.0
+
+
+def accounting_lowers(mu: float, n: int) -> list:
+    r"""The accountant's lower-bound datasets for n users: the quantised pairs of :func:`lower_layouts` (no
+    threshold count) at the probe :math:`\varepsilon_p = \min(4\sqrt{(e^{\mu^2} - 1)/n},\ \varepsilon_{\rm
+    local})`.
+
+    Any quantisation of the reports is a post-processing of the concrete pair (0 | Δ; others Δ), so composing
+    its optimistic privacy-loss buckets R times is a lower bound on the total (the accountant's argument G);
+    the probe only places the fine cells.  :math:`\sqrt{(e^{\mu^2}-1)/n}` is the asymptotic Gaussian-DP
+    level of the pair (the χ² divergence of :math:`N(0,1)` from :math:`N(\mu,1)` over n), an uncertified
+    placement.
+    """
+    return list(_accounting_lowers(float(mu), int(n)))
+
+
+@functools.lru_cache(maxsize=256)
+def _accounting_lowers(mu: float, n: int) -> tuple:
+    eps_p = min(ACCOUNTING_PROBE_Z * math.sqrt(math.expm1(mu * mu) / n), _local_epsilon(mu, 1e-6))
+    return tuple(d for d in lower_layouts(mu, n, eps_p) if hasattr(d, "cuts"))[:3]
 
 
 def _charged(dec: Decomposition, charge: float) -> Decomposition:
@@ -518,6 +715,7 @@ class _GaussianAt(_Proxy):
     sigma: float
     sensitivity: float
     cells: int | None = None
+    n: int | None = None
     name: ClassVar[str] = "gaussian"
 
     def _upper(self):
@@ -544,7 +742,9 @@ class _GaussianAt(_Proxy):
         return [self._upper()[0]]
 
     def lower_decompositions(self) -> list:
-        return _threshold_lowers(self.mu)
+        if self.n is None:
+            return _threshold_lowers(self.mu)
+        return accounting_lowers(self.mu, self.n)
 
     def variation_ratio_beta(self):
         return float(1 - self.gamma), "total variation of N(0, σ²) and N(Δ, σ²)"
@@ -593,7 +793,7 @@ class Gaussian(_StandIn):
 
     Not pure LDP (its privacy loss is unbounded): the upper bound is the blanket decomposition with a
     truncated, charged tail and a certified spread discretisation, minimised over a ladder of truncation
-    depths; the lower bound is the exact divergence of threshold counts of a concrete dataset (module
+    depths; the lower bound is the exact divergence of a concrete dataset pair with quantised reports (module
     docstring).  ``eps0`` is the largest log-ratio of the accountant's truncated law (beyond it only the
     charged tail remains), not a local guarantee.
 
@@ -685,19 +885,21 @@ class Gaussian(_StandIn):
         return _GaussianAt(self.mu, float(z), self.sigma, self.sensitivity, None if cells is None else int(cells))
 
     def at_n(self, n=None) -> _GaussianAt:
-        """The accountant's truncation (:data:`ACCOUNTING_Z`), the same for every n.
+        """The accountant's truncation (:data:`ACCOUNTING_Z`), the same for every n; with n, its lower-bound
+        datasets are the quantised pairs of :func:`accounting_lowers` for n users.
 
         Parameters
         ----------
         n : int, optional
-            Unused.
+            Number of users (None: the threshold counts).
 
         Returns
         -------
         object
             As :meth:`at_depth`.
         """
-        return self.at_depth(ACCOUNTING_Z)
+        at = self.at_depth(ACCOUNTING_Z)
+        return at if n is None else dataclasses.replace(at, n=int(n))
 
     @property
     def eps0(self) -> float:
@@ -773,32 +975,88 @@ class Gaussian(_StandIn):
         return ladder_point(self, quantity, n, value, ctx, B)
 
 
-def _lower_families(mech, B, n: int | None = None):
-    """The lower-bound datasets of one query, both orderings: the quantised dataset (:func:`cells_lower`, which
-    dominates every threshold count) from FINE_MIN_N users on when Δ/σ < LOWER_CELLS_MU_MAX, else the threshold
-    counts (:meth:`Gaussian.lower_decompositions`)."""
-    if n is not None and n >= FINE_MIN_N and mech.mu < LOWER_CELLS_MU_MAX:
-        return B._with_swaps([cells_lower(mech.mu)])
-    return B._with_swaps(mech.lower_decompositions())
+def _lower_families(mech, B, n: int | None = None, eps: float | None = None, thresholds: bool = True):
+    """The lower-bound datasets of one query: the likelihood-ratio quantised pairs of :func:`lower_layouts` at
+    (n, ε) (with n and ε known; both orderings, the single cuts near s* in their own), else the threshold counts
+    (:meth:`Gaussian.lower_decompositions`, both orderings)."""
+    if n is None or eps is None:
+        return B._with_swaps(mech.lower_decompositions())
+    decs = lower_layouts(mech.mu, int(n), float(eps), thresholds)
+    # the single cuts near s* (a far-tail report of the differing user at 0) in their own ordering only: the
+    # other ordering's divergence there is negligible
+    single = [d for d in decs if hasattr(d, "cuts") and len(d.cuts) == 1]
+    return list(B._with_swaps([d for d in decs if not (hasattr(d, "cuts") and len(d.cuts) == 1)])) + single
 
 
-#: The ε query searches the lower bound over at most this many lower-bound datasets (orderings included): those
-#: with the largest estimated root (any subset of datasets gives a certified lower bound).
-LOWER_SEARCH_KEEP = 2
+#: The ε query searches the lower bound over the lower-bound dataset (an ordering) with the largest certified δ at
+#: the probe ε, and over the next one too up to LR_THRESHOLDS_MAX_N users (searches are cheap there); any subset
+#: of datasets gives a certified lower bound.
+LOWER_SEARCH_KEEP = 1
 
 
-def _lower_epsilon(lo_f, n: int, target: float, eps_hi: float, ctx: Settings, B):
-    """Certified lower ε at δ = target of the lower-bound datasets ``lo_f`` (atomic decompositions): the
-    compiled search of the bounds layer ``B``, run with the same families on both sides (its lower result), over
-    the LOWER_SEARCH_KEEP datasets with the largest saddle-point estimate of the root
-    (:func:`shuffleamp.search.keep_largest_roots`, uncertified: it only ranks)."""
-    lo_f = B.keep_largest_roots(lo_f, n, target, eps_hi, LOWER_SEARCH_KEEP)
-    sub = ctx.with_(upper_families=list(lo_f), lower_families=list(lo_f), binary_rr_eps0=None)
+def _rank_lowers(lo_f, n: int, eps: float, keep: int, ctx: Settings, B) -> list:
+    """The ``keep`` datasets of ``lo_f`` with the largest certified lower δ at ε (evaluator errors included, so
+    a layout whose evaluation is loose ranks low); ties at 0 fall back to the saddle-point ranking."""
+    vals = [B.max_delta([f], n, eps, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)[0] for f in lo_f]
+    if max(vals, default=0.0) <= 0.0:
+        return None
+    order = np.argsort(vals)[::-1][:keep]
+    return [lo_f[i] for i in order if vals[i] > 0.0]
+
+
+#: The ε query re-centres the layouts once at its first lower root when the critical log-ratio μ·s* moves by at
+#: least this (nats): the layouts of the upper ε put the fine cells where a report
+#: decides the event at the upper ε.
+LOWER_RECENTRE = 0.5
+#: Without a threshold-count root the first probe is this fraction of the upper ε (the lower root sits at about
+#: 0.75-0.85 of it at large n, where this probe is used).
+LOWER_PROBE_FRACTION = 0.8
+
+
+def _search_lower(fams, n: int, target: float, eps_hi: float, ctx: Settings, B):
+    """Certified lower ε at δ = target of the datasets ``fams``: the compiled search of the bounds layer ``B``,
+    run with the same families on both sides (its lower result).  Returns (ε, evaluation record)."""
+    sub = ctx.with_(upper_families=list(fams), lower_families=list(fams), binary_rr_eps0=None)
 
     class _Hi:
         eps0 = eps_hi
-    _, lo, rec = B._optimal_epsilon_families(_Hi, n, target, sub, list(lo_f), list(lo_f))
+    _, lo, rec = B._optimal_epsilon_families(_Hi, n, target, sub, list(fams), list(fams))
     return (0.0 if lo is None else lo), rec.get("lower")
+
+
+def _lower_epsilon(mech, n: int, target: float, eps_probe: float, eps_hi: float, ctx: Settings, B):
+    """Certified lower ε at δ = target (the largest of certified lower bounds, each sound on its own):
+
+    1. below FINE_MIN_N users or from Δ/σ = LR_WIDE_MU on (where the upper ε can be far above the root): the
+       threshold counts (:meth:`Gaussian.lower_decompositions`, two-cell laws, always accurately evaluated), the
+       :data:`LOWER_SEARCH_KEEP` + 1 with the largest saddle-point estimate of the root searched together;
+    2. the quantised pairs of :func:`lower_layouts` at the probe ε (the root of step 1, else
+       :data:`LOWER_PROBE_FRACTION` of ``eps_probe``, the query's upper ε), the :data:`LOWER_SEARCH_KEEP` (plus one up to LR_THRESHOLDS_MAX_N users) with the
+       largest certified δ at the probe searched; then once more with the layouts and the probe at that root
+       when its critical log-ratio moved by :data:`LOWER_RECENTRE` or more.
+
+    Returns (ε, evaluation record, families searched last)."""
+    mu = mech.mu
+    best, best_info, best_f = 0.0, None, []
+    if n < FINE_MIN_N or mu >= LR_WIDE_MU:
+        thr = B._with_swaps(mech.lower_decompositions())
+        kept = B.keep_largest_roots(thr, n, target, eps_hi, LOWER_SEARCH_KEEP + 1)
+        best, best_info = _search_lower(kept, n, target, eps_hi, ctx, B)
+        best_f = kept
+    probe = best if best > 0.0 else LOWER_PROBE_FRACTION * eps_probe
+    for _ in range(2):
+        lo_f = _lower_families(mech, B, n, probe, thresholds=not best_f)
+        keep = LOWER_SEARCH_KEEP + (n <= LR_THRESHOLDS_MAX_N)
+        kept = _rank_lowers(lo_f, n, probe, keep, ctx, B)
+        if kept is None:
+            kept = B.keep_largest_roots(lo_f, n, target, eps_hi, keep)
+        lo, info = _search_lower(kept, n, target, eps_hi, ctx, B)
+        if lo > best:
+            best, best_info, best_f = lo, info, kept
+        if lo <= 0.0 or mu * abs(critical_cut(mu, n, lo) - critical_cut(mu, n, probe)) < LOWER_RECENTRE:
+            break
+        probe = lo
+    return best, best_info, best_f
 
 
 #: Truncation depths are multiples of this (units of σ), so that an ε query and the δ query at its answer cut
@@ -893,12 +1151,13 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
       :data:`CUT_SEARCH_RATE` (a cut with Δ/σ >= 4 needs 0.7 - 1.1e6 integrand nodes x 241 atoms per point); the
       up-front refusal (:func:`_refuse_if_costly`) skips cuts the exact evaluator enumerates (n = 2, 3).
 
-    Lower: the threshold-count datasets (certified lower evaluators, both orderings).  The local Gaussian
-    mechanism's exact profile is a second certified upper bound; the smaller is reported.  ``B`` is
+    Lower: the quantised concrete pairs of :func:`lower_layouts` (certified lower evaluators, both orderings; see
+    :func:`_lower_epsilon`).  The local Gaussian mechanism's exact profile is a second certified upper bound; the
+    smaller is reported.  ``B`` is
     :mod:`shuffleamp.bounds`.
     """
     mu = mech.mu
-    lo_f = _lower_families(mech, B, n)
+    lo_f = _lower_families(mech, B, n, value if quantity == "delta" else None)
     rec = {"ladder": []}
     cells = _cut_cells(n)
     first = _first_evaluator(mech, n, ctx.evaluator)
@@ -956,8 +1215,6 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
                 zs = _depth_for(mu, SHALLOW_FRACTION * (target if quantity == "epsilon" else min(best, guide)))
                 if zs < z:
                     order.append((zs, evaluator))
-    if quantity == "epsilon":
-        lo, info_l = _lower_epsilon(lo_f, n, target, mu * (mu / 2 + LADDER[-1]), ctx, B)
     # the shuffled output is a post-processing of the differing user's own report: the local Gaussian
     # mechanism's exact profile (Balle-Wang) is itself a certified upper bound
     local = _local_epsilon(mu, value) if quantity == "epsilon" else _local_delta(mu, value)
@@ -967,9 +1224,12 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
         rec["upper_engine"] = "local Gaussian mechanism"
     else:
         rec["upper_engine"] = "decomposition"
+    if quantity == "epsilon":
+        lo, info_l, lo_f = _lower_epsilon(mech, n, target, min(best, mu * (mu / 2 + LADDER[-1])),
+                                          mu * (mu / 2 + LADDER[-1]), ctx, B)
     rec["upper"] = best_rec
     rec["lower"] = info_l
-    rec["lower_engine"] = "quantised reports" if lo_f and "cells" in getattr(lo_f[0], "label", "") \
+    rec["lower_engine"] = "quantised reports" if any("cells" in getattr(f, "label", "") for f in lo_f) \
         else "threshold count"
     return best, (None if lo is None else min(lo, best)), rec
 
@@ -1468,8 +1728,9 @@ def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law):
 
 def population_delta_lower(pop, g: int, eps: float, both: bool = False):
     """Certified lower δ: threshold counts for the dataset (0 | Δ; every other user at Δ), the others'
-    count an exact Poisson-binomial law (convolution of binomial pmfs; its round-off subtracted).
-    Returns (δ, description)."""
+    count an exact Poisson-binomial law (convolution of binomial pmfs; its round-off subtracted); thresholds at
+    :data:`THRESHOLDS` and at the target's critical cut s* (:func:`critical_cut` with the target's Δ/σ and the
+    population's n) and s* ± LR_FINE_HALF, in units of the target's σ.  Returns (δ, description)."""
     from scipy.signal import fftconvolve
     from scipy.stats import binom
 
@@ -1480,7 +1741,9 @@ def population_delta_lower(pop, g: int, eps: float, both: bool = False):
     D, st = mt.sensitivity, mt.sigma
     e = math.exp(eps)
     best, how = 0.0, "none"
-    for s in THRESHOLDS:
+    sc = round(critical_cut(D / st, n, eps) / LR_CUT_ROUND) * LR_CUT_ROUND
+    extra = [sc + k * LR_FINE_HALF for k in (-1, 0, 1)]
+    for s in sorted(set(THRESHOLDS) | set(extra)):
         t = D / 2 + s * st
         law = np.array([1.0])
         for i, gr in enumerate(pop.groups):

@@ -937,8 +937,9 @@ def _tilted_remainder(eps0: float, N: int, m0: int, jl: int, jh: int, lam: float
     main = np.where(fin, mt[:-1] * np.where(fin, T, 0.0), np.inf)
     cap = ca[:-1] + mt[:-1] * lw * (1.0 + jbs3[1:] * (1 + 8 * _EPS))
     cell = np.minimum(main, cap) * g["dth"]
-    i0 = float(np.sum(cell)) / math.pi
-    i1 = r * float(np.dot(cell, g["inv1"])) / math.pi
+    with np.errstate(over="ignore"):            # a sum beyond the float range is +inf: checked below
+        i0 = float(np.sum(cell)) / math.pi
+        i1 = r * float(np.dot(cell, g["inv1"])) / math.pi
     tmax = g["tmax"]
     if tmax < math.pi:
         rest = (float(ca[-1]) + float(mt[-1]) * lw * (1.0 + J * b * g["s3_pi"] * (1 + 8 * _EPS))) \

@@ -355,6 +355,110 @@ class _PopulationFamily:
         return group_profiles(self.pop, eps, side).max(axis=0)
 
 
+#: Profile evaluations per side of the upper PLD of a Gaussian round type (:class:`_GaussianFamily`: each point
+#: is the local Gaussian profile and up to a few truncation rungs' Bromwich integrals, ms each).
+GAUSSIAN_POINTS = 256
+#: Charges τ(z) of the truncation rungs of a Gaussian round type (argument J): one per decade from 1e-2 down to
+#: ``tail_delta``, the deepest rung's charge (the Bromwich error bounds of a rung grow with its depth, so the
+#: rung that is tight at a δ is the one whose charge is a small part of it).
+GAUSSIAN_RUNG_DECADES = (2, 15)
+#: At an ε a rung is evaluated when its charge is the largest of the rungs' at most this fraction of the best
+#: certified value so far (the local Gaussian profile first; shallow to deep, so a point descends a few rungs
+#: until the charge is a small part of its value).  Only tightness and cost depend on this choice: every
+#: evaluated value is certified.
+GAUSSIAN_RUNG_FRACTION = 1e-2
+#: Cost model of one profile evaluation of a rung (seconds, Bromwich integral of its truncated law): about
+#: GAUSSIAN_EVAL_SECONDS up to a largest log-ratio of GAUSSIAN_EVAL_LOG_RATIO nats, growing e-fold every
+#: GAUSSIAN_EVAL_LOG_RATIO_SCALE nats beyond (measured in the accountant's batches: 0.3 - 2.6 ms per ε at
+#: log-ratios 8 - 17, n = 1e3 - 1e5, on the 2-core machine; doubled for a loaded machine; order of magnitude only),
+#: and GAUSSIAN_RUNGS_PER_POINT rungs per ε (measured 1.5 - 2).
+GAUSSIAN_EVAL_SECONDS = 1e-3
+GAUSSIAN_EVAL_LOG_RATIO = 11.0
+GAUSSIAN_EVAL_LOG_RATIO_SCALE = 4.0
+GAUSSIAN_RUNGS_PER_POINT = 3
+#: Profile evaluations of the support-edge search of a round type (:meth:`_Round._make`), in the cost model.
+EDGE_SEARCH_POINTS = 40
+
+
+class _GaussianFamily:
+    r"""The Gaussian randomizer's round as one family (argument J): at every ε >= 0 the minimum of the local
+    Gaussian mechanism's exact profile (Balle–Wang) and of the certified values :math:`\delta_z(\varepsilon) +
+    \tau(z)` of truncation rungs z (one per decade of charge, :data:`GAUSSIAN_RUNG_DECADES`, down to
+    ``tail_delta``), each rung evaluated only at the ε where its charge is about :data:`GAUSSIAN_RUNG_FRACTION`
+    of the best value so far.
+
+    Upper side only (the lower side stays the quantised concrete pairs of the mechanism)."""
+
+    def __init__(self, at, n: int, tail_delta: float):
+        from .gaussian import Gaussian, _cut_cells, _depth_for
+        self.mu = float(at.mu)
+        self.n = int(n)
+        mech = Gaussian(sigma=at.sigma, sensitivity=at.sensitivity)
+        lo, hi = GAUSSIAN_RUNG_DECADES
+        charges = [10.0 ** -k for k in range(lo, hi + 1) if 10.0 ** -k > tail_delta] + [float(tail_delta)]
+        depths = []
+        for c in charges:
+            z = _depth_for(self.mu, c)
+            if z not in depths:
+                depths.append(z)
+        cells = _cut_cells(self.n)
+        self.rungs = []
+        for z in depths:
+            proxy = mech.at_depth(z, cells)
+            decs = dedupe([d for d0 in proxy.upper_decompositions() for d in (d0, d0.swapped())])
+            self.rungs.append((z, float(proxy.delta_charge), float(proxy.eps0), decs))
+        # where the deepest rung's truncated law ends the local profile is its charge τ <= tail_delta
+        self.eps0 = max(float(at.eps0), max(r[2] for r in self.rungs))
+
+    def eval_seconds(self, z_eps_cut: float) -> float:
+        """Estimated seconds of one profile evaluation of a rung whose truncated law ends at log-ratio
+        ``z_eps_cut`` (cost model above)."""
+        x = (z_eps_cut - GAUSSIAN_EVAL_LOG_RATIO) / GAUSSIAN_EVAL_LOG_RATIO_SCALE
+        return GAUSSIAN_EVAL_SECONDS * math.exp(min(max(x, 0.0), 700.0))
+
+    def point_seconds(self) -> float:
+        """Estimated seconds of one ε of :meth:`values`: GAUSSIAN_RUNGS_PER_POINT times the rungs' mean cost."""
+        costs = [len(r[3]) * self.eval_seconds(r[2]) for r in self.rungs]
+        return GAUSSIAN_RUNGS_PER_POINT * sum(costs) / len(costs)
+
+    def local(self, eps: np.ndarray) -> np.ndarray:
+        """The local Gaussian mechanism's δ(ε) of the pair (0, Δ), rounded up (relative 1e-12 plus one ulp)."""
+        from .gaussian import gaussian_delta
+        v = np.asarray(gaussian_delta(self.mu, np.asarray(eps, dtype=np.float64)), dtype=np.float64)
+        return np.minimum(np.nextafter(v * (1 + 1e-12), np.inf), 1.0)
+
+    def values(self, eps: np.ndarray, side: str) -> np.ndarray:
+        if side != "upper":
+            raise ValueError("the Gaussian family is the upper side only")
+        eps = np.asarray(eps, dtype=np.float64)
+        flat = eps.ravel()
+        best = self.local(flat)
+        # guide: the smallest value so far without its charge (where a rung's truncated law has δ ≈ 0 the truth
+        # is below its charge: one more decade down)
+        guide = best.copy()
+        prev = math.inf
+        for z, tau, _, decs in self.rungs:
+            want = GAUSSIAN_RUNG_FRACTION * guide
+            need = np.flatnonzero((tau <= want) & (want < prev))
+            prev = tau
+            if need.size == 0:
+                continue
+            check_time("the Gaussian round's certified profile")
+            v = np.zeros(need.size)
+            for f in decs:
+                np.maximum(v, _one_family(f, self.n, flat[need], "upper"), out=v)
+            guide[need] = np.minimum(guide[need], np.maximum(v, 0.1 * tau))
+            v = np.nextafter(v + tau, np.inf)        # the truncated tail, charged at every ε
+            best[need] = np.minimum(best[need], v)
+        return np.minimum(best, 1.0).reshape(eps.shape)
+
+
+def _gaussian_stand_in(mechanism):
+    """The Gaussian randomizer's accountant stand-in (``Gaussian.at_n(n)``), else None."""
+    from .gaussian import _GaussianAt
+    return mechanism if isinstance(mechanism, _GaussianAt) else None
+
+
 def _is_population(mechanism) -> bool:
     return isinstance(mechanism, Population)
 
@@ -420,8 +524,10 @@ def _families(mechanism, which: str, n: int | None = None) -> list:
     with ``n``, a mechanism's finite decompositions for n users where it has them (:func:`_families_at`)."""
     if _is_population(mechanism):
         return [_PopulationFamily(mechanism)]
-    if isinstance(mechanism, _ApproxFamily):
+    if isinstance(mechanism, (_ApproxFamily, _GaussianFamily)):
         return [mechanism]
+    if which == "upper" and n is not None and _gaussian_stand_in(mechanism) is not None:
+        return [_GaussianFamily(mechanism, n, DEFAULT_TAIL_DELTA)]      # argument J
     at = _families_at(mechanism, n)
     if at is not None:
         base = at[0] if which == "upper" else at[1]
@@ -441,20 +547,26 @@ def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
     eps = np.asarray(eps, dtype=np.float64)
     best = np.zeros(eps.shape)
     for f in fams:
-        if isinstance(f, (_PopulationFamily, _ApproxFamily)):
+        if isinstance(f, (_PopulationFamily, _ApproxFamily, _GaussianFamily)):
             np.maximum(best, f.values(eps, side), out=best)
             continue
-        try:
-            v = _exact_profile(f, n, eps, side)
-        except (UnsupportedGparvError, ResourceLimitError):
-            mode = "spread" if side == "upper" else LOWER_MODE
-            v = np.array([max_delta([f], n, float(e), mode)[0] for e in eps.ravel()]).reshape(eps.shape)
+        v = _one_family(f, n, eps, side)
         charge = getattr(f, "delta_charge", 0.0) if side == "upper" else 0.0
         if charge:
             # a truncated tail or an approximate-LDP term charged to every upper δ (shuffleamp.gaussian)
             v = np.nextafter(v + charge, np.inf)
         np.maximum(best, v, out=best)
     return np.minimum(best, 1.0)
+
+
+def _one_family(f, n: int, eps: np.ndarray, side: str) -> np.ndarray:
+    """Certified δ of one GPARV family at every ε >= 0 of ``eps`` (without its ``delta_charge``): the batched
+    exact evaluator, or the bounds layer's dispatch one ε at a time where the exact evaluator cannot take it."""
+    try:
+        return _exact_profile(f, n, eps, side)
+    except (UnsupportedGparvError, ResourceLimitError):
+        mode = "spread" if side == "upper" else LOWER_MODE
+        return np.array([max_delta([f], n, float(e), mode)[0] for e in eps.ravel()]).reshape(eps.shape)
 
 
 def _exact_profile(f, n: int, eps: np.ndarray, mode: str) -> np.ndarray:
@@ -477,7 +589,9 @@ def _at_n_budget(mechanisms):
     finite decompositions for n users (:func:`_families_at`: evaluations of ms each, checked in chunks so the
     call stops within the budget), else a no-op context."""
     import contextlib
-    if any(getattr(m, "decompositions_at", None) is not None and not _is_population(m) for m in mechanisms):
+    from .gaussian import Gaussian, _GaussianAt
+    if any((getattr(m, "decompositions_at", None) is not None and not _is_population(m))
+           or isinstance(m, (Gaussian, _GaussianAt)) for m in mechanisms):
         return budget()
     return contextlib.nullcontext()
 
@@ -617,6 +731,15 @@ class _Round:
             # users kept per group, the maximum over groups (argument I); the population's concrete pair below
             fam = _ApproxFamily([(g.mechanism, g.n) for g in mechanism.groups], tail_delta)
             return dataclasses.replace(cls._make(fam, n, tail_delta), inf_mass=fam.floor, mechanism=mechanism)
+        if _gaussian_stand_in(mechanism) is not None:
+            # the minimum of the local Gaussian profile and of a few truncation rungs (argument J); the lower
+            # side stays the mechanism's quantised concrete pairs
+            fam = _GaussianFamily(mechanism, n, tail_delta)
+            refuse_if_costly(f"Gaussian randomizer, Δ/σ = {fam.mu:.4g}, n = {n}: the truncated laws span log-ratios "
+                             f"up to {max(r[2] for r in fam.rungs):.3g}", "sigma",
+                             seconds=(GAUSSIAN_POINTS + EDGE_SEARCH_POINTS) * fam.point_seconds(),
+                             hint="increase sigma (or raise max_seconds)")
+            return dataclasses.replace(cls._make(fam, n, tail_delta), mechanism=mechanism)
         if getattr(mechanism, "charge_is_additive", False):
             # a stand-in of the reduction at n, or a population of (ε0, δ0)-LDP groups: β = the largest
             # group's (argument I)
@@ -700,6 +823,8 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
         points = min(points, POPULATION_POINTS)     # one Bromwich integral per group and point
     if any(isinstance(f, _ApproxFamily) for f in rnd.fams):
         points = min(points, APPROX_POINTS)         # one profile evaluation per users-kept value and point
+    if any(isinstance(f, _GaussianFamily) for f in rnd.fams):
+        points = min(points, GAUSSIAN_POINTS)       # a few Bromwich integrals per point (argument J)
     if rnd.at_n:
         points = min(points, AT_N_POINTS)           # one Bromwich integral over the atoms per point
     K = math.ceil(rnd.edge / d)

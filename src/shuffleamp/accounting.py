@@ -269,6 +269,33 @@ down, in both orderings; ``dp_accounting`` composes infinity masses as :math:`1 
 round-off charged, argument H).  Tested against exact R-fold compositions of enumerated members and datasets
 in ``tests/test_approximate_ldp_rounds.py``.
 
+**J. The Gaussian randomizer: the pointwise minimum of certified profiles.**  For
+:class:`shuffleamp.Gaussian` (μ = Δ/σ) let :math:`\delta^*` be the worst-case profile of one round, the
+supremum over neighbouring dataset pairs in both orderings: by argument C the profile of a dominating pair,
+convex in :math:`e^\varepsilon`, and swap-closed, so argument B gives ε < 0 from ε > 0.  At every ε >= 0 two
+kinds of values are certified to be >= :math:`\delta^*(\varepsilon)`.  (i) For every truncation depth z, the
+certified profile :math:`\delta_z(\varepsilon)` of the spread truncated blanket law plus its charged tail
+:math:`\tau(z)` (:mod:`shuffleamp.gaussian` module docstring: the spread is a convex-order domination at every ε at
+once, the tail is charged at every ε, the extreme input pair is the worst and its reverse has the same law).  (ii)
+The local Gaussian mechanism's exact profile :math:`\delta_N(\varepsilon) = \Phi(-\varepsilon/\mu + \mu/2) -
+e^\varepsilon\Phi(-\varepsilon/\mu - \mu/2)` (Balle, Wang, "Improving the Gaussian Mechanism for Differential
+Privacy", ICML 2018, Theorem 8): on neighbouring datasets differing in user 1 with inputs a, b the shuffled output
+is the image of user 1's report under one kernel (draw the others' reports from their laws, shuffle), so its
+divergence is at most that of :math:`(N(a, \sigma^2), N(b, \sigma^2))`, at most that of the extreme pair
+:math:`(N(0, 1), N(\mu, 1))` (its tradeoff function :math:`G_{|a-b|/\sigma} \ge G_\mu`; Dong, Roth, Su, JRSS-B
+2022), which is symmetric.  So the minimum over the depths evaluated and the local profile is >= δ* at every ε of
+the grid.  That minimum is not convex in :math:`e^\varepsilon`, but argument D only needs certified upper values of
+a convex, non-increasing profile at the grid points: the running minimum and the greatest convex minorant that
+connect-the-dots builds stay above δ* (as for the users kept of argument I).  Which depths are evaluated where (one
+per decade of charge from :math:`10^{-2}` down to ``tail_delta``; at each ε the depth whose charge is about 1 % of
+the best value so far, descending while that improves; :class:`_GaussianFamily`) changes only tightness and cost:
+the deep cuts' Bromwich error bounds grow with their largest log-ratio :math:`\mu(\mu/2 + z)`, so a single deep cut
+is loose at every ε, while the cut whose charge is a small part of the profile there is tight.  The support edge: at
+the deepest cut's largest log-ratio :math:`\varepsilon_K = \mu(\mu/2 + z)`, :math:`\delta_N(\varepsilon_K) = \tau(z)
+\le` ``tail_delta``.  :math:`\delta_N` is computed from ``log_ndtr`` (an estimate to about 1e-14 relative) and
+rounded up by 1e-12 relative plus one ulp.  The lower side is unchanged (the quantised concrete pairs, argument G).
+Tested against the single-round bracket and an n = 2 integration oracle in ``tests/test_gaussian_accounting.py``.
+
 Certified vs estimated: the single-round values are certified as in
 :func:`shuffleamp.exact.delta_exact`; the composition's floating-point round-off is charged
 (argument H).  The binomial log-PMF values of the count-statistic lower bound are estimates (to
@@ -371,7 +398,9 @@ GAUSSIAN_RUNG_FRACTION = 1e-2
 #: GAUSSIAN_EVAL_SECONDS up to a largest log-ratio of GAUSSIAN_EVAL_LOG_RATIO nats, growing e-fold every
 #: GAUSSIAN_EVAL_LOG_RATIO_SCALE nats beyond (measured in the accountant's batches: 0.3 - 2.6 ms per ε at
 #: log-ratios 8 - 17, n = 1e3 - 1e5, on the 2-core machine; doubled for a loaded machine; order of magnitude only),
-#: and GAUSSIAN_RUNGS_PER_POINT rungs per ε (measured 1.5 - 2).
+#: and GAUSSIAN_RUNGS_PER_POINT rungs per ε (measured 1.5 - 2); at most GAUSSIAN_EVAL_MAX_SECONDS (measured:
+#: 20 - 60 ms per ε at log-ratios 24 - 39, Δ/σ = 4, where the evaluator stops at a loose value).
+GAUSSIAN_EVAL_MAX_SECONDS = 0.1
 GAUSSIAN_EVAL_SECONDS = 1e-3
 GAUSSIAN_EVAL_LOG_RATIO = 11.0
 GAUSSIAN_EVAL_LOG_RATIO_SCALE = 4.0
@@ -414,7 +443,7 @@ class _GaussianFamily:
         """Estimated seconds of one profile evaluation of a rung whose truncated law ends at log-ratio
         ``z_eps_cut`` (cost model above)."""
         x = (z_eps_cut - GAUSSIAN_EVAL_LOG_RATIO) / GAUSSIAN_EVAL_LOG_RATIO_SCALE
-        return GAUSSIAN_EVAL_SECONDS * math.exp(min(max(x, 0.0), 700.0))
+        return min(GAUSSIAN_EVAL_SECONDS * math.exp(min(max(x, 0.0), 700.0)), GAUSSIAN_EVAL_MAX_SECONDS)
 
     def point_seconds(self) -> float:
         """Estimated seconds of one ε of :meth:`values`: GAUSSIAN_RUNGS_PER_POINT times the rungs' mean cost."""
@@ -586,8 +615,9 @@ def _exact_profile(f, n: int, eps: np.ndarray, mode: str) -> np.ndarray:
 
 def _at_n_budget(mechanisms):
     """The default time budget (:func:`shuffleamp._numerics.budget`) when a mechanism is profiled through its
-    finite decompositions for n users (:func:`_families_at`: evaluations of ms each, checked in chunks so the
-    call stops within the budget), else a no-op context."""
+    finite decompositions for n users (:func:`_families_at`) or is the Gaussian randomizer (its truncation rungs,
+    :class:`_GaussianFamily`): evaluations of ms each, checked in chunks so the call stops within the budget;
+    else a no-op context."""
     import contextlib
     from .gaussian import Gaussian, _GaussianAt
     if any((getattr(m, "decompositions_at", None) is not None and not _is_population(m))

@@ -67,8 +67,8 @@ def test_profile_and_pld_above_the_n2_integration_oracle(mu):
 
 
 def test_profile_below_one_deep_cut():
-    """The minimum over rungs is at most the single deep cut the accountant used before (τ ≈ 1e-19), and far below
-    it where that cut's Bromwich error bound dominates (Δ/σ = 2, n = 1e5)."""
+    """The minimum over rungs is at most the single deep cut of the stand-in ``Gaussian.at_n`` (τ ≈ 1e-19), and far
+    below it where that cut's Bromwich error bound dominates (Δ/σ = 2, n = 1e5)."""
     g = sa.Gaussian(sigma=0.5, sensitivity=1.0)
     n = 10 ** 5
     eps = np.array([0.3, 0.5, 1.0])

@@ -886,8 +886,10 @@ class Gaussian(_StandIn):
         return _GaussianAt(self.mu, float(z), self.sigma, self.sensitivity, None if cells is None else int(cells))
 
     def at_n(self, n=None) -> _GaussianAt:
-        """The accountant's truncation (:data:`ACCOUNTING_Z`), the same for every n; with n, its lower-bound
-        datasets are the quantised pairs of :func:`accounting_lowers` for n users.
+        """The accountant's stand-in: the truncation :data:`ACCOUNTING_Z`, the same for every n; with n, its
+        lower-bound datasets are the quantised pairs of :func:`accounting_lowers` for n users.  The accountant's
+        upper profile is the minimum over several truncations and the local profile (:mod:`shuffleamp.accounting`,
+        argument J), the stand-in's largest log-ratio bounding its support.
 
         Parameters
         ----------

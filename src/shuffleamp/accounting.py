@@ -407,6 +407,9 @@ GAUSSIAN_RUNG_FRACTIONS = (1e-4, 1e-2)
 #: and GAUSSIAN_RUNGS_PER_POINT rungs per ε (measured 1.5 - 2); at most GAUSSIAN_EVAL_MAX_SECONDS (measured:
 #: 20 - 60 ms per ε at log-ratios 24 - 39, Δ/σ = 4, where the evaluator stops at a loose value).
 GAUSSIAN_EVAL_MAX_SECONDS = 0.1
+#: ... above this n the deep rungs' evaluations grow about as sqrt(n) (measured: 27 - 80 ms per ε at log-ratios
+#: 16.5 - 18.75, n = 1e7, Δ/σ = 2, against 2 - 10 ms at n = 1e5).
+GAUSSIAN_EVAL_N = 1e5
 GAUSSIAN_EVAL_SECONDS = 1e-3
 GAUSSIAN_EVAL_LOG_RATIO = 11.0
 GAUSSIAN_EVAL_LOG_RATIO_SCALE = 4.0
@@ -448,9 +451,11 @@ class _GaussianFamily:
 
     def eval_seconds(self, z_eps_cut: float) -> float:
         """Estimated seconds of one profile evaluation of a rung whose truncated law ends at log-ratio
-        ``z_eps_cut`` (cost model above)."""
+        ``z_eps_cut`` (cost model above; the growth beyond GAUSSIAN_EVAL_LOG_RATIO scaled by sqrt(n / 1e5) above
+        1e5 users)."""
         x = (z_eps_cut - GAUSSIAN_EVAL_LOG_RATIO) / GAUSSIAN_EVAL_LOG_RATIO_SCALE
-        return min(GAUSSIAN_EVAL_SECONDS * math.exp(min(max(x, 0.0), 700.0)), GAUSSIAN_EVAL_MAX_SECONDS)
+        grow = math.expm1(min(max(x, 0.0), 700.0)) * max(1.0, math.sqrt(self.n / GAUSSIAN_EVAL_N))
+        return min(GAUSSIAN_EVAL_SECONDS * (1.0 + grow), GAUSSIAN_EVAL_MAX_SECONDS)
 
     def point_seconds(self) -> float:
         """Estimated seconds of one ε of :meth:`values`: GAUSSIAN_RUNGS_PER_POINT times the rungs' mean cost."""

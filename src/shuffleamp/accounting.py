@@ -1868,6 +1868,9 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
              f"composition; floating-point round-off of the composition {charge:.3g} charged to delta",
              f"lower: {how}; dp_accounting truncation and round-off {err:.3g} in delta subtracted")
     approx = [i for i, (m, _, _) in enumerate(rounds) if _approx_class(m) is not None]
+    notes += tuple(f"upper: Gaussian round type {i + 1}: at every eps the minimum of the local Gaussian profile and "
+                   f"{len(rt.fams[0].rungs)} truncations of charge 1e-2 .. {rt.fams[0].rungs[-1][1]:.2g} (argument J)"
+                   for i, rt in enumerate(rts) if rt.fams and isinstance(rt.fams[0], _GaussianFamily))
     notes += tuple(f"upper: (eps0, delta0)-LDP round type {i + 1}: "
                    + ("the minimum over m = n, n/2, ..., 1 users kept of the reduction's clone pairs with "
                       "infinite-loss atoms" if isinstance(rts[i].fams[0], _ApproxFamily) else

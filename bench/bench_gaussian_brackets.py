@@ -10,13 +10,16 @@ quantisations, writing ``bench/results_gaussian_brackets.md``.
    the likelihood-ratio layouts, the uniform grid), each searched alone (both orderings).
 4. Totals: ``sa.compose_rounds((Gaussian(sigma, 1.0), n, R), delta)`` upper, lower, ratio, lower_method, wall
    time, per source tree.
-5. The seeded sample of ``bench/bench_continuous.py``: latency (median, p90, max) and median upper/lower per source
+5. The accountant's grid: totals for σ = 0.5, 1, 2, n = 1e3, 1e5, 1e7, R = 1, 10, 365 per source tree
+   (``--section accountant`` runs only this and replaces its section of the results file).
+6. The seeded sample of ``bench/bench_continuous.py``: latency (median, p90, max) and median upper/lower per source
    tree, and how many lower bounds rose or fell case by case.
 
 Usage::
 
     python bench/bench_gaussian_brackets.py --src after=src [--src before=/path/to/old/src]
     python bench/run.py gaussian-brackets [-- --src before=/path/to/old/src]
+    python bench/bench_gaussian_brackets.py --section accountant --src before=/path/to/old/src --src after=src
 """
 from __future__ import annotations
 
@@ -257,14 +260,87 @@ def totals(srcs, limit):
     return rows
 
 
+#: The accountant's grid (upper and lower totals at DELTA), side by side; a source tree's (σ, n) whose one-round
+#: total exceeds GRID_BEFORE_LIMIT seconds is skipped for its other round counts (the upper profile dominates).
+GRID_SIGMAS = [0.5, 1.0, 2.0]
+GRID_NS = [10**3, 10**5, 10**7]
+GRID_ROUNDS = [1, 10, 365]
+GRID_LIMIT = 60.0
+GRID_HEADING = f"## Totals: the accountant's Gaussian profile, σ x n x rounds at δ = {DELTA:g}"
+GRID_TEXT = (
+    "`sa.compose_rounds((Gaussian(σ, 1), n, R), delta=1e-6)` per source tree (one worker process per case, "
+    "imports included in the wall time), beside the single round's certified bracket (`sa.epsilon`, unchanged).  "
+    f"A case stopped after {GRID_LIMIT:g} s is marked `> {GRID_LIMIT:g} s` and the same (σ, n) is not run for more "
+    "rounds in that tree.  `before`: the accountant profiled the Gaussian through one deep truncation (τ ≈ 1e-19), "
+    "whose Bromwich error bounds dominate at Δ/σ = 2; `after`: at every ε the minimum of the local Gaussian "
+    "profile and one truncation per decade of charge (accounting module, argument J).")
+
+
+def accountant_grid(srcs, limit):
+    rows = ["| σ (Δ = 1) | n | rounds | single round upper / lower | "
+            + " | ".join(f"{lab}: upper | lower | wall (s)" for lab, _ in srcs) + " |",
+            "|---|---|---|---|" + "---|---|---|" * len(srcs)]
+    for s in GRID_SIGMAS:
+        for n in GRID_NS:
+            one = _worker(srcs[-1][1], SINGLE, [[s, n, DELTA]], limit)
+            one = one[0] if isinstance(one, list) else {}
+            stopped = set()
+            for R in GRID_ROUNDS:
+                cells = []
+                for lab, path in srcs:
+                    if lab in stopped:
+                        cells.append("skipped | | ")
+                        continue
+                    r = _worker(path, TOTAL, [s, n, R, DELTA], min(limit, GRID_LIMIT))
+                    if "upper" in r:
+                        cells.append(f"{r['upper']:.5g} | {r['lower']:.5g} | {r['wall']:.2f}")
+                    elif "timeout" in r:
+                        stopped.add(lab)
+                        cells.append(f"> {GRID_LIMIT:g} s | | ")
+                    else:
+                        cells.append(f"{r.get('error', r)} | | ")
+                single = (f"{one['upper']:.5g} / {one['lower']:.5g}" if R == 1 and "upper" in one else "")
+                rows.append(f"| {s:g} | {n:g} | {R} | {single} | " + " | ".join(cells) + " |")
+                print(rows[-1], flush=True)
+    return rows
+
+
+def _replace_section(path, heading, body):
+    """Replace (or insert before the seeded sample's section) one ``## `` section of an existing results file."""
+    text = open(path).read() if os.path.exists(path) else ""
+    block = heading + "\n\n" + body + "\n\n"
+    if heading in text:
+        i = text.index(heading)
+        j = text.find("\n## ", i + len(heading))
+        text = text[:i] + block + (text[j + 1:] if j >= 0 else "")
+    else:
+        k = text.find("## The continuous bench's seeded sample")
+        text = text[:k] + block + text[k:] if k >= 0 else text + "\n" + block
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--src", action="append", default=None, help="label=PATH of a source tree (repeatable)")
     ap.add_argument("--limit", type=float, default=300.0, help="seconds per worker before it is stopped")
     ap.add_argument("--out", default="bench/results_gaussian_brackets.md")
     ap.add_argument("--cases", type=int, default=100, help="cases of the seeded sample")
+    ap.add_argument("--section", choices=["all", "accountant"], default="all",
+                    help="'accountant': run only the accountant's grid and replace its section of --out")
     args = ap.parse_args(argv)
     srcs = [s.split("=", 1) for s in (args.src or ["after=src"])]
+    if args.section == "accountant":
+        start = datetime.datetime.now(datetime.timezone.utc)
+        load0 = os.getloadavg()[0]
+        grid = accountant_grid(srcs, args.limit)
+        cmd = ("python bench/bench_gaussian_brackets.py --section accountant "
+               + " ".join(f"--src {a}={b}" for a, b in srcs))
+        _replace_section(args.out, GRID_HEADING, GRID_TEXT + "\n\n" + f"Machine: {platform.machine()}, "
+                         f"{os.cpu_count()} cores (shared), Python {platform.python_version()}; load average {load0:.1f} "
+                         f"at the start; date {start:%Y-%m-%d %H:%M} UTC.  Command: `{cmd}` (`before`: a copy of `src/` "
+                         "at commit dc8b0b9).\n\n" + "\n".join(grid))
+        return
     start = datetime.datetime.now(datetime.timezone.utc)
     load0 = os.getloadavg()[0]
     sys.path.insert(0, os.path.abspath(dict(srcs).get("after", srcs[-1][1])))
@@ -306,6 +382,7 @@ def main(argv=None):
         "predicts; finer cells win at large n where their evaluation is accurate, 7 cells at moderate n "
         "and large Δ/σ (the others' certified evaluations are loose there).", "", *data, "",
         f"## Totals: compose_rounds at δ = {DELTA:g}", "", *tot, "",
+        GRID_HEADING, "", GRID_TEXT, "", *accountant_grid(srcs, args.limit), "",
         f"## The continuous bench's seeded sample ({args.cases} cases)", "",
         "`sa.epsilon(Gaussian(1/μ, 1), n, δ)` over the seeded sample of `bench/bench_continuous.py` (seed "
         f"{SAMPLE_SEED}: n log-uniform in [2, 1e9], δ in [1e-12, 1e-3], Δ/σ in [0.05, 8]), one worker per source "

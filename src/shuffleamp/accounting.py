@@ -269,6 +269,34 @@ down, in both orderings; ``dp_accounting`` composes infinity masses as :math:`1 
 round-off charged, argument H).  Tested against exact R-fold compositions of enumerated members and datasets
 in ``tests/test_approximate_ldp_rounds.py``.
 
+**J. The Gaussian randomizer: the pointwise minimum of certified profiles.**  For
+:class:`shuffleamp.Gaussian` (μ = Δ/σ) let :math:`\delta^*` be the worst-case profile of one round, the
+supremum over neighbouring dataset pairs in both orderings: by argument C the profile of a dominating pair,
+convex in :math:`e^\varepsilon`, and swap-closed, so argument B gives ε < 0 from ε > 0.  At every ε >= 0 two
+kinds of values are certified to be >= :math:`\delta^*(\varepsilon)`.  (i) For every truncation depth z, the
+certified profile :math:`\delta_z(\varepsilon)` of the spread truncated blanket law plus its charged tail
+:math:`\tau(z)` (:mod:`shuffleamp.gaussian` module docstring: the spread is a convex-order domination at every ε at
+once, the tail is charged at every ε, the extreme input pair is the worst and its reverse has the same law).  (ii)
+The local Gaussian mechanism's exact profile :math:`\delta_N(\varepsilon) = \Phi(-\varepsilon/\mu + \mu/2) -
+e^\varepsilon\Phi(-\varepsilon/\mu - \mu/2)` (Balle, Wang, "Improving the Gaussian Mechanism for Differential
+Privacy", ICML 2018, Theorem 8): on neighbouring datasets differing in user 1 with inputs a, b the shuffled output
+is the image of user 1's report under one kernel (draw the others' reports from their laws, shuffle), so its
+divergence is at most that of :math:`(N(a, \sigma^2), N(b, \sigma^2))`, at most that of the extreme pair
+:math:`(N(0, 1), N(\mu, 1))` (its tradeoff function :math:`G_{|a-b|/\sigma} \ge G_\mu`; Dong, Roth, Su, JRSS-B
+2022), which is symmetric.  So the minimum over the depths evaluated and the local profile is >= δ* at every ε of
+the grid.  That minimum is not convex in :math:`e^\varepsilon`, but argument D only needs certified upper values of
+a convex, non-increasing profile at the grid points: the running minimum and the greatest convex minorant that
+connect-the-dots builds stay above δ* (as for the users kept of argument I).  Which depths are evaluated where
+(one per decade of charge from :math:`10^{-2}` down to 1 % of ``tail_delta``; at each ε the depths whose charges
+are 0.01 % to 1 % of the best value so far without its charge, shallow to deep; :class:`_GaussianFamily`) changes
+only tightness and cost: the deep cuts' Bromwich error bounds grow with their largest log-ratio
+:math:`\mu(\mu/2 + z)`, so a single deep cut is loose at every ε, while a cut whose charge is a small part of the
+profile there is tight.  The support edge: at the deepest cut's largest log-ratio :math:`\varepsilon_K =
+\mu(\mu/2 + z)`, :math:`\delta_N(\varepsilon_K) = \tau(z) <` ``tail_delta``.  :math:`\delta_N` is computed from
+``log_ndtr`` (an estimate to about 1e-14 relative) and
+rounded up by 1e-12 relative plus one ulp.  The lower side is unchanged (the quantised concrete pairs, argument G).
+Tested against the single-round bracket and an n = 2 integration oracle in ``tests/test_gaussian_accounting.py``.
+
 Certified vs estimated: the single-round values are certified as in
 :func:`shuffleamp.exact.delta_exact`; the composition's floating-point round-off is charged
 (argument H).  The binomial log-PMF values of the count-statistic lower bound are estimates (to
@@ -355,6 +383,121 @@ class _PopulationFamily:
         return group_profiles(self.pop, eps, side).max(axis=0)
 
 
+#: Profile evaluations per side of the upper PLD of a Gaussian round type (:class:`_GaussianFamily`: each point
+#: is the local Gaussian profile and up to a few truncation rungs' Bromwich integrals, ms each) when the requested
+#: ``points`` would take more than GAUSSIAN_FULL_GRID_SECONDS by the cost model below (connect-the-dots stays
+#: pessimistic on fewer points, less tight: measured 0.0188 instead of 0.0175 at σ = 1, n = 1e5, one round).
+GAUSSIAN_POINTS = 256
+GAUSSIAN_FULL_GRID_SECONDS = 4.0
+#: Charges τ(z) of the truncation rungs of a Gaussian round type (argument J): one per decade from 1e-2 down to
+#: GAUSSIAN_TAIL_CHARGE times ``tail_delta``, the deepest rung's charge (so that the certified profile falls below
+#: ``tail_delta`` where the true one does, and the PLD grid ends there; the Bromwich error bounds of a rung grow
+#: with its depth, so the rung that is tight at a δ is one whose charge is a small part of it).
+GAUSSIAN_RUNG_DECADES = (2, 30)
+GAUSSIAN_TAIL_CHARGE = 1e-2
+#: At an ε a rung is evaluated when its charge lies between these fractions of a guide: the smallest value so far
+#: without its charge (the local Gaussian profile first; shallow to deep).  Two decades, so that when the deeper
+#: rung's Bromwich error bound is loose the shallower one still answers.  Only tightness and cost depend on this
+#: choice: every evaluated value is certified.
+GAUSSIAN_RUNG_FRACTIONS = (1e-4, 1e-2)
+#: Cost model of one profile evaluation of a rung (seconds, Bromwich integral of its truncated law): about
+#: GAUSSIAN_EVAL_SECONDS up to a largest log-ratio of GAUSSIAN_EVAL_LOG_RATIO nats, growing e-fold every
+#: GAUSSIAN_EVAL_LOG_RATIO_SCALE nats beyond (measured in the accountant's batches: 0.3 - 2.6 ms per ε at
+#: log-ratios 8 - 17, n = 1e3 - 1e5, on the 2-core machine; doubled for a loaded machine; order of magnitude only),
+#: and GAUSSIAN_RUNGS_PER_POINT rungs per ε (measured 1.5 - 2); at most GAUSSIAN_EVAL_MAX_SECONDS (measured:
+#: 20 - 60 ms per ε at log-ratios 24 - 39, Δ/σ = 4, where the evaluator stops at a loose value).
+GAUSSIAN_EVAL_MAX_SECONDS = 0.1
+#: ... above this n the deep rungs' evaluations grow about as sqrt(n) (measured: 27 - 80 ms per ε at log-ratios
+#: 16.5 - 18.75, n = 1e7, Δ/σ = 2, against 2 - 10 ms at n = 1e5).
+GAUSSIAN_EVAL_N = 1e5
+GAUSSIAN_EVAL_SECONDS = 1e-3
+GAUSSIAN_EVAL_LOG_RATIO = 11.0
+GAUSSIAN_EVAL_LOG_RATIO_SCALE = 4.0
+GAUSSIAN_RUNGS_PER_POINT = 3
+#: Profile evaluations of the support-edge search of a round type (:meth:`_Round._make`), in the cost model.
+EDGE_SEARCH_POINTS = 40
+
+
+class _GaussianFamily:
+    r"""The Gaussian randomizer's round as one family (argument J): at every ε >= 0 the minimum of the local
+    Gaussian mechanism's exact profile (Balle–Wang) and of the certified values :math:`\delta_z(\varepsilon) +
+    \tau(z)` of truncation rungs z (one per decade of charge, :data:`GAUSSIAN_RUNG_DECADES`, down to
+    :data:`GAUSSIAN_TAIL_CHARGE` times ``tail_delta``), each rung evaluated only at the ε where its charge is
+    between the fractions :data:`GAUSSIAN_RUNG_FRACTIONS` of the best value so far (without its charge).
+
+    Upper side only (the lower side stays the quantised concrete pairs of the mechanism)."""
+
+    def __init__(self, at, n: int, tail_delta: float):
+        from .gaussian import Gaussian, _cut_cells, _depth_for
+        self.mu = float(at.mu)
+        self.n = int(n)
+        mech = Gaussian(sigma=at.sigma, sensitivity=at.sensitivity)
+        lo, hi = GAUSSIAN_RUNG_DECADES
+        deepest = GAUSSIAN_TAIL_CHARGE * tail_delta
+        charges = [10.0 ** -k for k in range(lo, hi + 1) if 10.0 ** -k > deepest] + [deepest]
+        depths = []
+        for c in charges:
+            z = _depth_for(self.mu, c)
+            if z not in depths:
+                depths.append(z)
+        cells = _cut_cells(self.n)
+        self.rungs = []
+        for z in depths:
+            proxy = mech.at_depth(z, cells)
+            decs = dedupe([d for d0 in proxy.upper_decompositions() for d in (d0, d0.swapped())])
+            self.rungs.append((z, float(proxy.delta_charge), float(proxy.eps0), decs))
+        # where the deepest rung's truncated law ends the local profile is its charge τ <= tail_delta
+        self.eps0 = max(float(at.eps0), max(r[2] for r in self.rungs))
+
+    def eval_seconds(self, z_eps_cut: float) -> float:
+        """Estimated seconds of one profile evaluation of a rung whose truncated law ends at log-ratio
+        ``z_eps_cut`` (cost model above; the growth beyond GAUSSIAN_EVAL_LOG_RATIO scaled by sqrt(n / 1e5) above
+        1e5 users)."""
+        x = (z_eps_cut - GAUSSIAN_EVAL_LOG_RATIO) / GAUSSIAN_EVAL_LOG_RATIO_SCALE
+        grow = math.expm1(min(max(x, 0.0), 700.0)) * max(1.0, math.sqrt(self.n / GAUSSIAN_EVAL_N))
+        return min(GAUSSIAN_EVAL_SECONDS * (1.0 + grow), GAUSSIAN_EVAL_MAX_SECONDS)
+
+    def point_seconds(self) -> float:
+        """Estimated seconds of one ε of :meth:`values`: GAUSSIAN_RUNGS_PER_POINT times the rungs' mean cost."""
+        costs = [len(r[3]) * self.eval_seconds(r[2]) for r in self.rungs]
+        return GAUSSIAN_RUNGS_PER_POINT * sum(costs) / len(costs)
+
+    def local(self, eps: np.ndarray) -> np.ndarray:
+        """The local Gaussian mechanism's δ(ε) of the pair (0, Δ), rounded up (relative 1e-12 plus one ulp)."""
+        from .gaussian import gaussian_delta
+        v = np.asarray(gaussian_delta(self.mu, np.asarray(eps, dtype=np.float64)), dtype=np.float64)
+        return np.minimum(np.nextafter(v * (1 + 1e-12), np.inf), 1.0)
+
+    def values(self, eps: np.ndarray, side: str) -> np.ndarray:
+        if side != "upper":
+            raise ValueError("the Gaussian family is the upper side only")
+        eps = np.asarray(eps, dtype=np.float64)
+        flat = eps.ravel()
+        best = self.local(flat)
+        # guide: the smallest value so far without its charge (where a rung's truncated law has δ ≈ 0 the truth
+        # is below its charge: one more decade down)
+        guide = best.copy()
+        lo, hi = GAUSSIAN_RUNG_FRACTIONS
+        for z, tau, _, decs in self.rungs:
+            need = np.flatnonzero((tau <= hi * guide) & (tau > lo * guide))
+            if need.size == 0:
+                continue
+            check_time("the Gaussian round's certified profile")
+            v = np.zeros(need.size)
+            for f in decs:
+                np.maximum(v, _one_family(f, self.n, flat[need], "upper"), out=v)
+            guide[need] = np.minimum(guide[need], np.maximum(v, 0.1 * tau))
+            v = np.nextafter(v + tau, np.inf)        # the truncated tail, charged at every ε
+            best[need] = np.minimum(best[need], v)
+        return np.minimum(best, 1.0).reshape(eps.shape)
+
+
+def _gaussian_stand_in(mechanism):
+    """The Gaussian randomizer's accountant stand-in (``Gaussian.at_n(n)``), else None."""
+    from .gaussian import _GaussianAt
+    return mechanism if isinstance(mechanism, _GaussianAt) else None
+
+
 def _is_population(mechanism) -> bool:
     return isinstance(mechanism, Population)
 
@@ -420,8 +563,10 @@ def _families(mechanism, which: str, n: int | None = None) -> list:
     with ``n``, a mechanism's finite decompositions for n users where it has them (:func:`_families_at`)."""
     if _is_population(mechanism):
         return [_PopulationFamily(mechanism)]
-    if isinstance(mechanism, _ApproxFamily):
+    if isinstance(mechanism, (_ApproxFamily, _GaussianFamily)):
         return [mechanism]
+    if which == "upper" and n is not None and _gaussian_stand_in(mechanism) is not None:
+        return [_GaussianFamily(mechanism, n, DEFAULT_TAIL_DELTA)]      # argument J
     at = _families_at(mechanism, n)
     if at is not None:
         base = at[0] if which == "upper" else at[1]
@@ -441,20 +586,26 @@ def _certified_profile(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
     eps = np.asarray(eps, dtype=np.float64)
     best = np.zeros(eps.shape)
     for f in fams:
-        if isinstance(f, (_PopulationFamily, _ApproxFamily)):
+        if isinstance(f, (_PopulationFamily, _ApproxFamily, _GaussianFamily)):
             np.maximum(best, f.values(eps, side), out=best)
             continue
-        try:
-            v = _exact_profile(f, n, eps, side)
-        except (UnsupportedGparvError, ResourceLimitError):
-            mode = "spread" if side == "upper" else LOWER_MODE
-            v = np.array([max_delta([f], n, float(e), mode)[0] for e in eps.ravel()]).reshape(eps.shape)
+        v = _one_family(f, n, eps, side)
         charge = getattr(f, "delta_charge", 0.0) if side == "upper" else 0.0
         if charge:
             # a truncated tail or an approximate-LDP term charged to every upper δ (shuffleamp.gaussian)
             v = np.nextafter(v + charge, np.inf)
         np.maximum(best, v, out=best)
     return np.minimum(best, 1.0)
+
+
+def _one_family(f, n: int, eps: np.ndarray, side: str) -> np.ndarray:
+    """Certified δ of one GPARV family at every ε >= 0 of ``eps`` (without its ``delta_charge``): the batched
+    exact evaluator, or the bounds layer's dispatch one ε at a time where the exact evaluator cannot take it."""
+    try:
+        return _exact_profile(f, n, eps, side)
+    except (UnsupportedGparvError, ResourceLimitError):
+        mode = "spread" if side == "upper" else LOWER_MODE
+        return np.array([max_delta([f], n, float(e), mode)[0] for e in eps.ravel()]).reshape(eps.shape)
 
 
 def _exact_profile(f, n: int, eps: np.ndarray, mode: str) -> np.ndarray:
@@ -474,10 +625,13 @@ def _exact_profile(f, n: int, eps: np.ndarray, mode: str) -> np.ndarray:
 
 def _at_n_budget(mechanisms):
     """The default time budget (:func:`shuffleamp._numerics.budget`) when a mechanism is profiled through its
-    finite decompositions for n users (:func:`_families_at`: evaluations of ms each, checked in chunks so the
-    call stops within the budget), else a no-op context."""
+    finite decompositions for n users (:func:`_families_at`) or is the Gaussian randomizer (its truncation rungs,
+    :class:`_GaussianFamily`): evaluations of ms each, checked in chunks so the call stops within the budget;
+    else a no-op context."""
     import contextlib
-    if any(getattr(m, "decompositions_at", None) is not None and not _is_population(m) for m in mechanisms):
+    from .gaussian import Gaussian, _GaussianAt
+    if any((getattr(m, "decompositions_at", None) is not None and not _is_population(m))
+           or isinstance(m, (Gaussian, _GaussianAt)) for m in mechanisms):
         return budget()
     return contextlib.nullcontext()
 
@@ -617,6 +771,15 @@ class _Round:
             # users kept per group, the maximum over groups (argument I); the population's concrete pair below
             fam = _ApproxFamily([(g.mechanism, g.n) for g in mechanism.groups], tail_delta)
             return dataclasses.replace(cls._make(fam, n, tail_delta), inf_mass=fam.floor, mechanism=mechanism)
+        if _gaussian_stand_in(mechanism) is not None:
+            # the minimum of the local Gaussian profile and of a few truncation rungs (argument J); the lower
+            # side stays the mechanism's quantised concrete pairs
+            fam = _GaussianFamily(mechanism, n, tail_delta)
+            refuse_if_costly(f"Gaussian randomizer, Δ/σ = {fam.mu:.4g}, n = {n}: the truncated laws span log-ratios "
+                             f"up to {max(r[2] for r in fam.rungs):.3g}", "sigma",
+                             seconds=(GAUSSIAN_POINTS + EDGE_SEARCH_POINTS) * fam.point_seconds(),
+                             hint="increase sigma (or raise max_seconds)")
+            return dataclasses.replace(cls._make(fam, n, tail_delta), mechanism=mechanism)
         if getattr(mechanism, "charge_is_additive", False):
             # a stand-in of the reduction at n, or a population of (ε0, δ0)-LDP groups: β = the largest
             # group's (argument I)
@@ -700,6 +863,10 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
         points = min(points, POPULATION_POINTS)     # one Bromwich integral per group and point
     if any(isinstance(f, _ApproxFamily) for f in rnd.fams):
         points = min(points, APPROX_POINTS)         # one profile evaluation per users-kept value and point
+    for f in rnd.fams:
+        if isinstance(f, _GaussianFamily) and (points + EDGE_SEARCH_POINTS) * f.point_seconds() > \
+                GAUSSIAN_FULL_GRID_SECONDS:
+            points = min(points, GAUSSIAN_POINTS)   # a few Bromwich integrals per point (argument J)
     if rnd.at_n:
         points = min(points, AT_N_POINTS)           # one Bromwich integral over the atoms per point
     K = math.ceil(rnd.edge / d)
@@ -1701,6 +1868,9 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
              f"composition; floating-point round-off of the composition {charge:.3g} charged to delta",
              f"lower: {how}; dp_accounting truncation and round-off {err:.3g} in delta subtracted")
     approx = [i for i, (m, _, _) in enumerate(rounds) if _approx_class(m) is not None]
+    notes += tuple(f"upper: Gaussian round type {i + 1}: at every eps the minimum of the local Gaussian profile and "
+                   f"{len(rt.fams[0].rungs)} truncations of charge 1e-2 .. {rt.fams[0].rungs[-1][1]:.2g} (argument J)"
+                   for i, rt in enumerate(rts) if rt.fams and isinstance(rt.fams[0], _GaussianFamily))
     notes += tuple(f"upper: (eps0, delta0)-LDP round type {i + 1}: "
                    + ("the minimum over m = n, n/2, ..., 1 users kept of the reduction's clone pairs with "
                       "infinite-loss atoms" if isinstance(rts[i].fams[0], _ApproxFamily) else

@@ -56,10 +56,10 @@ right, B is capped as well; that raises G (sound, no charge).  The cut is :math:
 :data:`DEPTH_STEP`) whose charge is at most :data:`FIRST_FRACTION` of its δ (and the certified FFT engine
 at small n, or a shallower cut, when the Bromwich integral's own error bound is loose on the heavy far tail;
 see :func:`ladder_point`).  For an ε query at δ the cut's upper ε is searched at :math:`\delta - \tau(z)`.  The
-accountant (privacy profiles, PLDs, ``--rounds``) uses the rung :data:`ACCOUNTING_Z` and adds its
-:math:`\tau` to every upper δ of the profile.  Finally the shuffled output is a post-processing of the
-differing user's own report, so the local Gaussian mechanism's exact profile (Balle–Wang) is a second
-certified upper bound; the smaller is reported.
+accountant (privacy profiles, PLDs, ``--rounds``) takes at every ε of its grid the minimum over one rung per
+decade of charge and the local profile below (:mod:`shuffleamp.accounting`, argument J).  Finally the shuffled
+output is a post-processing of the differing user's own report, so the local Gaussian mechanism's exact profile
+(Balle–Wang) is a second certified upper bound; the smaller is reported.
 
 **Every pair of inputs** (derived here).  The bound above is for the extreme pair (0, Δ) (and its
 reverse, the same law by the reflection :math:`y \mapsto \Delta - y`, which maps the blanket to itself).
@@ -335,7 +335,8 @@ SMALL_N_CELLS = 32
 FFT_FIRST_MIN_N = 4
 FFT_FIRST_BLANKET = 40.0
 FFT_FIRST_MU = 0.5
-#: Depth of the truncation used by the accountant (privacy profiles, PLDs): τ ≈ Φ̄(9) ≈ 1e-19.
+#: Depth of the accountant's stand-in (:meth:`Gaussian.at_n`, τ ≈ Φ̄(9) ≈ 1e-19): its largest log-ratio bounds the
+#: profile's support; the upper profile itself is the minimum over a few rungs (accounting module, argument J).
 ACCOUNTING_Z = 9
 #: Relative margin by which the spread weight of the upper end point is rounded up.
 _SPREAD_MARGIN = 1e-9
@@ -885,8 +886,10 @@ class Gaussian(_StandIn):
         return _GaussianAt(self.mu, float(z), self.sigma, self.sensitivity, None if cells is None else int(cells))
 
     def at_n(self, n=None) -> _GaussianAt:
-        """The accountant's truncation (:data:`ACCOUNTING_Z`), the same for every n; with n, its lower-bound
-        datasets are the quantised pairs of :func:`accounting_lowers` for n users.
+        """The accountant's stand-in: the truncation :data:`ACCOUNTING_Z`, the same for every n; with n, its
+        lower-bound datasets are the quantised pairs of :func:`accounting_lowers` for n users.  The accountant's
+        upper profile is the minimum over several truncations and the local profile (:mod:`shuffleamp.accounting`,
+        argument J), the stand-in's largest log-ratio bounding its support.
 
         Parameters
         ----------

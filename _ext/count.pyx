@@ -337,165 +337,23 @@ def pair_profile(const double[::1] f, double q0, double q1, double rho, double e
     return up, lw
 
 
-def phase_arrays(const double[::1] fp, double rho, double tau, double jb, double r0, double drift):
-    """The ε-independent parts of the phase-comparison value of :func:`phase_block_max` for one base window
-    and one ``jb``: a (4, len) array of rows A, B, eA, eB over the indices of ``fp`` (entries 2 .. len - 3;
-    the others 0) with
-    H = alpha A - beta B and its envelope eH = alpha eA + beta eB for any alpha, beta >= 0.
+def phase_rows(const double[::1] fp, double rho, double tau, double r0, double drift):
+    """The ε- and jb-independent parts of the phase-comparison value of :func:`phase_segments_max` for one base
+    window: a (6, len) array of rows f, F, A3, B3, eA3, eB3 over the indices of ``fp`` (entries 2 .. len - 3; the
+    others 0), from which :func:`phase_segments_max` forms A = f + jb A3, B = F + jb B3 and their envelopes for any
+    ``jb``, and H = alpha A - beta B with its envelope eH = alpha eA + beta eB for any alpha, beta >= 0.
 
     ``fp``: a count law whose entries are the true values times a common factor within ``rho``, times a factor
     that changes by at most ``drift`` per entry, times an independent factor within ``r0`` (a
     ``binom_window`` output: drift = 8 u, r0 = EPS/2 + 2 u; any window with a plain per-entry band ``rho``:
     drift = 0, r0 = rho), padded with at least 4 zeros on each side (true values in [0, ``tau``] there).
-    A = f(x) + jb A3(x), B = F(x-1) + jb B3(x) with A3 = -f(x-2)/2 + f(x-1) - f(x+1) + f(x+2)/2,
-    B3 = (f(x+1) - f(x) - f(x-1) + f(x-2))/2 (double sums, F accumulated in long double).  The envelopes:
-    relative ``rho`` + 2 EPS on the value of each stencil, ``drift`` |offset| + ``r0`` on each entry of a
-    stencil for the non-common part of the entry errors, 4 EPS of the stencil's absolute sum for its own
-    rounding, ``tau`` per padded entry, and 16 EPS of the terms for forming H from A and B.
+    A3 = -f(x-2)/2 + f(x-1) - f(x+1) + f(x+2)/2, B3 = (f(x+1) - f(x) - f(x-1) + f(x-2))/2 (double sums; F(x-1)
+    accumulated in long double and rounded).  The stencils' envelopes eA3, eB3: relative ``rho`` + 2 EPS on the
+    value of each stencil, ``drift`` |offset| + ``r0`` on each entry of a stencil for the non-common part of the
+    entry errors, 4 EPS of the stencil's absolute sum for its own rounding and ``tau`` per padded entry;
+    :func:`phase_segments_max` adds ``rho`` f + ``tau`` (A), (``rho`` + (len + 2) u + EPS) F + ``tau`` (B) and
+    16 EPS of the terms for forming A, B and H.
     """
-    cdef Py_ssize_t L = fp.shape[0], i
-    cdef long double F = 0.0
-    cdef double u = <double>LDBL_EPSILON, eps = 2.220446049250313e-16
-    cdef double g = 1.0 + 4 * rho, ajb = jb if jb >= 0 else -jb
-    cdef double a3, b3, fm2, fm1, f0, fp1, fp2, absA, absB, dA, dB, eA3, eB3, Fd, rb = rho + (L + 2) * u + eps
-    cdef double s1 = drift + r0, s2 = 2 * drift + r0
-    if L < 9:
-        raise ValueError("fp must be padded with 4 zeros on each side")
-    cdef cnp.ndarray[cnp.float64_t, ndim=2] out = np.empty((4, L))
-    cdef double[:, ::1] o = out
-    cdef double[::1] Av = o[0], Bv = o[1], eAv = o[2], eBv = o[3]
-    with nogil:
-        for i in range(L):
-            if i < 2 or i >= L - 2:
-                Av[i] = 0.0
-                Bv[i] = 0.0
-                eAv[i] = 0.0
-                eBv[i] = 0.0
-        F = <long double>fp[0]
-        for i in range(2, L - 2):
-            F += fp[i - 1]                   # F(i - 1)
-            fm2 = fp[i - 2]
-            fm1 = fp[i - 1]
-            f0 = fp[i]
-            fp1 = fp[i + 1]
-            fp2 = fp[i + 2]
-            a3 = (-0.5 * fm2 + fm1) + (0.5 * fp2 - fp1)
-            b3 = 0.5 * ((fp1 - f0) + (fm2 - fm1))
-            Fd = <double>F
-            absA = 0.5 * fm2 + fm1 + fp1 + 0.5 * fp2
-            absB = 0.5 * (fp1 + f0 + fm1 + fm2)
-            dA = 0.5 * fm2 * s2 + fm1 * s1 + fp1 * s1 + 0.5 * fp2 * s2
-            dB = 0.5 * (fp1 * s1 + f0 * r0 + fm1 * s1 + fm2 * s2)
-            eA3 = (rho + 2 * eps) * (fabs(a3) + 2 * dA) + g * dA + 4 * eps * absA + 3 * tau
-            eB3 = (rho + 2 * eps) * (fabs(b3) + 2 * dB) + g * dB + 4 * eps * absB + 2 * tau
-            Av[i] = f0 + jb * a3
-            Bv[i] = Fd + jb * b3
-            eAv[i] = rho * f0 + tau + ajb * eA3 + 16 * eps * (f0 + ajb * fabs(a3))
-            eBv[i] = rb * Fd + tau + ajb * eB3 + 16 * eps * (Fd + ajb * fabs(b3))
-    return out
-
-
-def phase_block_max(const double[::1] A, const double[::1] B, const double[::1] eA, const double[::1] eB,
-                    double alpha, double beta, Py_ssize_t lo, Py_ssize_t hi):
-    """Certified max over the count x and the lattice offset 0 <= w <= 1 of the phase-comparison value
-    V(x, w) = sum_u l_u(w) H(x - u), u = -1, 0, 1, 2 (cubic Lagrange weights) of :mod:`shuffleamp.exact_count`
-    (module notes, fact 7), one pass over the centres x = lo .. hi - 1 (indices, clipped to 4 .. len - 4),
-    from the arrays of :func:`phase_arrays`: H = alpha A - beta B with envelope eH = alpha eA + beta eB.
-    V is the cubic through (u, H(x - u)); its maximum over [0, 1] is taken at the ends and at the roots of
-    its derivative, plus 64 EPS of the four values (the rounding of the roots), plus
-    eH(x) + eH(x-1) + 0.09 eH(x+1) + 0.07 eH(x-2) (|l_0|, |l_1| <= 1, |l_-1| <= 1/12, |l_2| <= 0.065).
-    A centre whose cheap bound (positive weights sum to at most 1.15, negative ones to at least -0.15)
-    cannot beat the best value so far is skipped.
-    Returns (value, index of x, the maximising w there); (-inf, -1, 0) for an empty range.
-    """
-    cdef Py_ssize_t L = A.shape[0], i, arg = -1, t
-    cdef double eps = 2.220446049250313e-16
-    cdef double h[4]
-    cdef double e[4]
-    cdef double ym, y0, y1, y2, d1, d2, d3, qa, qb, qc, disc, q, ww, val, pv, wv, best = -INFINITY, wbest = 0.0
-    cdef double roots[2]
-    cdef int nr, r
-    if L < 9:
-        raise ValueError("arrays too short")
-    if lo < 4:
-        lo = 4
-    if hi > L - 3:
-        hi = L - 3
-    if hi <= lo:
-        return -INFINITY, -1, 0.0
-    with nogil:
-        for t in range(4):
-            h[t] = 0.0
-            e[t] = 0.0
-        for i in range(lo - 2, hi + 1):
-            for t in range(3):
-                h[t] = h[t + 1]
-                e[t] = e[t + 1]
-            h[3] = alpha * A[i] - beta * B[i]
-            e[3] = alpha * eA[i] + beta * eB[i]
-            if i >= lo + 1:              # h = H(x-2), H(x-1), H(x), H(x+1) for x = i - 1
-                ym = h[3]
-                y0 = h[2]
-                y1 = h[1]
-                y2 = h[0]
-                # cheap upper bound first (positive weights l_0 + l_1 <= 1.15, negative ones >= -0.15): most
-                # centres cannot beat the best value so far, and skip the roots of the cubic
-                pv = y0 if y0 > y1 else y1
-                ww = -ym if -ym > -y2 else -y2
-                if ww < 0.0:
-                    ww = 0.0
-                q = (1.15 * pv if pv > 0.0 else pv) + 0.15 * ww
-                q += (e[2] + e[1] + 0.09 * e[3] + 0.07 * e[0]
-                      + 64 * eps * (fabs(ym) + fabs(y0) + fabs(y1) + fabs(y2)))
-                if q <= best:
-                    continue
-                d1 = y1 - y0
-                d2 = y1 - 2.0 * y0 + ym
-                d3 = y2 - 3.0 * y1 + 3.0 * y0 - ym
-                val = y0
-                wv = 0.0
-                if y1 > y0:
-                    val = y1
-                    wv = 1.0
-                # P(w) = y0 + w d1 + (w^2 - w) d2 / 2 + (w^3 - w) d3 / 6; P'(w) = qa w^2 + qb w + qc
-                qa = 0.5 * d3
-                qb = d2
-                qc = d1 - 0.5 * d2 - d3 / 6.0
-                nr = 0
-                if qa == 0.0:
-                    if qb != 0.0:
-                        roots[0] = -qc / qb
-                        nr = 1
-                else:
-                    disc = qb * qb - 4.0 * qa * qc
-                    if disc >= 0.0:
-                        q = -0.5 * (qb + (sqrt(disc) if qb >= 0 else -sqrt(disc)))
-                        roots[0] = q / qa
-                        nr = 1
-                        if q != 0.0:
-                            roots[1] = qc / q
-                            nr = 2
-                for r in range(nr):
-                    ww = roots[r]
-                    if ww > 0.0 and ww < 1.0:
-                        pv = y0 + ww * d1 + (ww * ww - ww) * 0.5 * d2 + (ww * ww * ww - ww) * d3 / 6.0
-                        if pv > val:
-                            val = pv
-                            wv = ww
-                val += (e[2] + e[1] + 0.09 * e[3] + 0.07 * e[0]
-                        + 64 * eps * (fabs(ym) + fabs(y0) + fabs(y1) + fabs(y2)))
-                if val > best:
-                    best = val
-                    arg = i - 1
-                    wbest = wv
-    return best, arg, wbest
-
-
-def phase_rows(const double[::1] fp, double rho, double tau, double r0, double drift):
-    """The parts of :func:`phase_arrays` that do not depend on ``jb``: a (6, len) array of rows f, F, A3, B3, eA3,
-    eB3 (F(x - 1) accumulated in long double and rounded; the stencils A3, B3 and their envelopes eA3, eB3 as in
-    :func:`phase_arrays`; entries 0, 1, len - 2, len - 1 are 0), from which :func:`phase_segments_max` forms
-    A = f + jb A3, B = F + jb B3 and their envelopes for any ``jb`` exactly as :func:`phase_arrays` does."""
     cdef Py_ssize_t L = fp.shape[0], i
     cdef long double F = 0.0
     cdef double eps = 2.220446049250313e-16
@@ -532,7 +390,7 @@ def phase_rows(const double[::1] fp, double rho, double tau, double r0, double d
 cdef inline void _seg_max(const double[:, ::1] R, double jb, double alpha, double beta, double rho, double tau,
                           double rb, Py_ssize_t lo, Py_ssize_t hi, double* vout, Py_ssize_t* aout,
                           double* wout) noexcept nogil:
-    """The pass of :func:`phase_block_max` over the centres lo .. hi - 1 with the arrays formed from the rows."""
+    """The pass of :func:`phase_segments_max` over the centres lo .. hi - 1 with the arrays formed from the rows."""
     cdef Py_ssize_t i, t, arg = -1
     cdef double eps = 2.220446049250313e-16, ajb = jb if jb >= 0 else -jb
     cdef double h[4]
@@ -555,7 +413,7 @@ cdef inline void _seg_max(const double[:, ::1] R, double jb, double alpha, doubl
         A = f0 + jb * a3
         B = Fd + jb * b3
         if f0 == 0.0 and Fd == 0.0 and a3 == 0.0 and b3 == 0.0 and R[4, i] == 0.0 and R[5, i] == 0.0:
-            eA = 0.0                         # an entry phase_arrays leaves at 0 (the first and last two)
+            eA = 0.0                         # an entry phase_rows leaves at 0 (the first and last two)
             eB = 0.0
         else:
             eA = rho * f0 + tau + ajb * R[4, i] + 16 * eps * (f0 + ajb * fabs(a3))
@@ -621,10 +479,17 @@ cdef inline void _seg_max(const double[:, ::1] R, double jb, double alpha, doubl
 
 def phase_segments_max(const double[:, ::1] rows, double jb, double alpha, double beta, double rho, double tau,
                        const int64_t[::1] cuts):
-    """:func:`phase_block_max` of the arrays :func:`phase_arrays` would give for ``jb`` (formed on the fly from
-    :func:`phase_rows`, with the same ``rho`` and ``tau``), over each segment of centres cuts[s] .. cuts[s+1] - 1
-    (each clipped to 4 .. len - 4 as there).  Returns arrays (value, index, w) per segment; (-inf, -1, 0) for an
-    empty one."""
+    """Certified max over the count x and the lattice offset 0 <= w <= 1 of the phase-comparison value
+    V(x, w) = sum_u l_u(w) H(x - u), u = -1, 0, 1, 2 (cubic Lagrange weights) of :mod:`shuffleamp.exact_count`
+    (module notes, facts 7 and 9), over each segment of centres x = cuts[s] .. cuts[s+1] - 1 (indices, each clipped
+    to 4 .. len - 4), with H = alpha A - beta B and its envelope formed on the fly from the rows of
+    :func:`phase_rows` for ``jb`` (with the same ``rho`` and ``tau``).
+    V is the cubic through (u, H(x - u)); its maximum over [0, 1] is taken at the ends and at the roots of
+    its derivative, plus 64 EPS of the four values (the rounding of the roots), plus
+    eH(x) + eH(x-1) + 0.09 eH(x+1) + 0.07 eH(x-2) (|l_0|, |l_1| <= 1, |l_-1| <= 1/12, |l_2| <= 0.065).
+    A centre whose cheap bound (positive weights sum to at most 1.15, negative ones to at least -0.15)
+    cannot beat the best value so far is skipped.
+    Returns arrays (value, index of x, the maximising w there) per segment; (-inf, -1, 0) for an empty one."""
     cdef Py_ssize_t L = rows.shape[1], S = cuts.shape[0] - 1, s, lo, hi
     cdef double rb = rho + (L + 2) * <double>LDBL_EPSILON + 2.220446049250313e-16
     if L < 9 or rows.shape[0] != 6:

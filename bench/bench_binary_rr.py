@@ -46,7 +46,7 @@ from shuffleamp import exact_count as ec
 from shuffleamp.mechanisms import KRR
 sa.epsilon(KRR(1.0, 2), 1000, 1e-8)
 def clear():
-    for name in ("_law", "_search", "_point", "_phase_base", "_phase_remainder", "_phase_rows", "_phase_arrays",
+    for name in ("_law", "_search", "_point", "_phase_base", "_phase_remainder", "_phase_rows",
                  "_tilted_remainder", "_tilt_grid"):
         fn = getattr(ec, name, None)
         if hasattr(fn, "cache_clear"):

@@ -128,7 +128,7 @@ Facts used (derived here)
    (normalisation), a factor that changes by at most 8 long double ulps per step (three roundings and the
    odds' error), and an independent final rounding.  So a difference stencil has an error relative to its
    own value plus about one double ulp of each entry, not the window's relative band times its entries
-   (which the factor jb, up to 1e7, would amplify past δ); the kernel ``phase_block_max`` charges exactly
+   (which the factor jb, up to 1e7, would amplify past δ); the kernel ``phase_segments_max`` charges exactly
    these terms, the window's tails, and its own roundings, in one pass over the counts that can reach the
    threshold (the others are bounded as a whole from the unimodality of f and the growth of F).
 
@@ -951,7 +951,7 @@ def _tilted_remainder(eps0: float, N: int, m0: int, jl: int, jh: int, lam: float
     return g["log_m"], i0 * (1 + 1e-9), i1 * (1 + 1e-9)
 
 
-#: Zeros padded on each side of a base window for :func:`_kern.phase_block_max` (its stencils reach 3 entries).
+#: Zeros padded on each side of a base window for :func:`_kern.phase_rows` (its stencils reach 3 entries).
 _PHASE_PAD = 4
 
 
@@ -998,7 +998,7 @@ def _phase_base(eps0: float, N: int, m0: int):
 
 @_LawCache
 def _phase_rows(eps0: float, N: int, m0: int):
-    """The arrays of ``phase_rows`` for one base (those of ``phase_arrays`` for any jb are formed from them), in one
+    """The arrays of ``phase_rows`` for one base (``phase_segments_max`` forms those of any jb from them), in one
     (6, L) array kept in a cache bounded in bytes (the block ends, the ε points of a search and its δ check reuse
     them)."""
     x0, fp, rho, tau, cum, mode, r0, drift = _phase_base(eps0, N, m0)

@@ -367,16 +367,39 @@ def binary_rr_enumerated_worst_delta(eps0, n, eps):
     return best
 
 
+def binary_rr_probs(eps0):
+    """(p0, p1) = (1/(e^eps0 + 1), e^eps0/(e^eps0 + 1)): binary RR's probabilities of reporting 1 for inputs 0, 1."""
+    E = math.exp(eps0)
+    return 1 / (E + 1), E / (E + 1)
+
+
+def binary_rr_count_law(eps0, N, m):
+    """PMF over 0..N of the count of ones reported by N users of whom m hold 1: Bin(m, p1) + Bin(N - m, p0)
+    (scipy binomials, direct convolution)."""
+    p0, p1 = binary_rr_probs(eps0)
+    return np.convolve(binom.pmf(np.arange(m + 1), m, p1), binom.pmf(np.arange(N - m + 1), N - m, p0))
+
+
+def binary_rr_stencil_G(f, eps0, eps):
+    """G(c) = alpha f(c) - beta F(c - 1) for c = -3 .. N + 3 (f padded with the exact zeros outside), with
+    alpha = p1 - e^eps p0 and beta = e^eps - 1: the function the phase-comparison bound of
+    shuffleamp.exact_count compares across datasets."""
+    p0, p1 = binary_rr_probs(eps0)
+    al, be = p1 - math.exp(eps) * p0, math.expm1(eps)
+    fp = np.concatenate((np.zeros(3), f, np.zeros(3)))
+    F = np.concatenate(([0.0], np.cumsum(fp)[:-1]))
+    return al * fp - be * F
+
+
 def binary_rr_count_laws(eps0, n):
     """(P0, P1): arrays of shape (n, n + 1), row m = the count laws when user 1 holds 0 / 1 and m of the
     other n - 1 users hold 1 (scipy binomials, direct convolution, every count)."""
-    E = math.exp(eps0)
-    p1, p0 = E / (E + 1), 1 / (E + 1)
+    p0, p1 = binary_rr_probs(eps0)
     N = n - 1
     P0 = np.zeros((n, n + 1))
     P1 = np.zeros((n, n + 1))
     for m in range(N + 1):
-        f = np.convolve(binom.pmf(np.arange(m + 1), m, p1), binom.pmf(np.arange(N - m + 1), N - m, p0))
+        f = binary_rr_count_law(eps0, N, m)
         P0[m, :-1] += p1 * f
         P0[m, 1:] += p0 * f
         P1[m, :-1] += p0 * f

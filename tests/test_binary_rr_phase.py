@@ -21,14 +21,14 @@ from scipy.optimize import brentq
 from scipy.stats import binom
 
 import shuffleamp
+from exact_oracles import binary_rr_count_law as _law
 from exact_oracles import binary_rr_count_laws
+from exact_oracles import binary_rr_probs as _probs
+from exact_oracles import binary_rr_stencil_G as _G
 from shuffleamp import exact_count as ec
 from shuffleamp.mechanisms import KRR
 
 
-def _probs(eps0):
-    E = math.exp(eps0)
-    return 1 / (E + 1), E / (E + 1)
 
 
 def _worst_delta(P0, P1, eps):
@@ -37,19 +37,6 @@ def _worst_delta(P0, P1, eps):
                float(np.maximum(P1 - e * P0, 0).sum(axis=1).max()))
 
 
-def _law(eps0, N, m):
-    """PMF of Bin(m, p1) + Bin(N - m, p0) over 0..N (scipy, direct convolution)."""
-    p0, p1 = _probs(eps0)
-    return np.convolve(binom.pmf(np.arange(m + 1), m, p1), binom.pmf(np.arange(N - m + 1), N - m, p0))
-
-
-def _G(f, eps0, eps):
-    """G(c) = alpha f(c) - beta F(c - 1) for c = -3 .. N + 3 (padded with the exact zeros outside)."""
-    p0, p1 = _probs(eps0)
-    al, be = p1 - math.exp(eps) * p0, math.expm1(eps)
-    fp = np.concatenate((np.zeros(3), f, np.zeros(3)))
-    F = np.concatenate(([0.0], np.cumsum(fp)[:-1]))
-    return al * fp - be * F
 
 
 def _dataset_delta(eps0, n, m, eps, width=15.0):

@@ -433,16 +433,7 @@ def _positive_part(K: LogMgf, n: int, rtol: float, enumerate_max: int, max_work:
         v, p, float(n), _enum_ok(n, v.size, enumerate_max), float(rtol), _XG, _WG, float(cap),
         0.0 if max_work is None else float(max_work), float(TAIL_WORK), float(T0_FACTOR), float(THETA_RANGE[0]),
         float(THETA_RANGE[1]), float(CENTRAL_WIDTHS), float(TAIL_CONST))
-    if st == -3:
-        raise _work_error(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations (n={n}, {v.size} atoms)",
-                          work)
-    if st == -2:
-        raise ResourceLimitError(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
-                                 f"(n={n}, {v.size} atoms); use evaluator='fft'")
-    if st < 0:
-        raise ResourceLimitError(f"exact evaluator: the Bromwich integral of this law leaves the compiled "
-                                 f"evaluator's range (n={n}, {v.size} atoms); use evaluator='fft'")
-    return value, err, int(work), theta, _STATUS_NAMES.get(st, "exact")
+    return _integral_result(st, value, err, work, theta, cap, n, v.size)
 
 
 class _AtomLaw:
@@ -716,6 +707,22 @@ def _small_n_points(n: int, k: int) -> int:
     return math.comb(na + k - 1, k - 1) + math.comb(nb + k - 1, k - 1)
 
 
+def _integral_result(st: int, value: float, err: float, work: float, theta: float, cap: float, n: int, atoms):
+    """(value, err, work, theta, evaluator name) of a compiled integral's status ``st``, or its refusal: over the
+    explicit work cap (-3, carrying ``nodes_needed``), over the library's cap (-2), outside the compiled
+    evaluator's range (other negative statuses)."""
+    if st == -3:
+        raise _work_error(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations (n={n}, {atoms} atoms)",
+                          work)
+    if st == -2:
+        raise ResourceLimitError(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
+                                 f"(n={n}, {atoms} atoms); use evaluator='fft'")
+    if st < 0:
+        raise ResourceLimitError(f"exact evaluator: the Bromwich integral of this law leaves the compiled "
+                                 f"evaluator's range (n={n}, {atoms} atoms); use evaluator='fft'")
+    return value, err, int(work), theta, _STATUS_NAMES.get(st, "exact")
+
+
 def _work_error(message: str, nodes: float) -> ResourceLimitError:
     """The refusal of a Bromwich integral over its explicit work cap, carrying a lower bound on the integrand
     nodes it needed (``nodes_needed``: a law of fewer atoms on the same tilt needs about as many)."""
@@ -784,16 +791,7 @@ def _bromwich(law, n, rtol, max_work=None):
             float(trivial), float(s0), float(nK_err), float(law.size), *par)
     if hooks is not None and hooks.error is not None:
         raise hooks.error
-    if st == -3:
-        raise _work_error(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
-                          f"(n={n}, {law.size} atoms)", work)
-    if st == -2:
-        raise ResourceLimitError(f"exact evaluator: more than {cap:.0e} atom-frequency evaluations "
-                                 f"(n={n}, {law.size} atoms); use evaluator='fft'")
-    if st < 0:
-        raise ResourceLimitError(f"exact evaluator: the Bromwich integral of this law leaves the compiled "
-                                 f"evaluator's range (n={n}, {law.size} atoms); use evaluator='fft'")
-    return value, err, int(work), theta, _STATUS_NAMES.get(st, "exact")
+    return _integral_result(st, value, err, work, theta, cap, n, law.size)
 
 
 # ---------------------------------------------------------------------------- continuous parts by convex order

@@ -261,7 +261,7 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = Fal
     g.add_argument("--sigma", type=_real, action=_Once, help="noise standard deviation (gaussian)")
     g.add_argument("--sensitivity", type=_real, action=_Once,
                    help="length of the input interval (gaussian; default 1)")
-    g.add_argument("--delta0", type=_real, action=_Once, help="local delta0 in [0, 1) (approx-ldp)")
+    g.add_argument("--delta0", type=_real, action=_Once, help="local delta0 in [0, 1) (approx-ldp; default 0, the pure eps0-LDP worst case)")
     g.add_argument("--domain", type=_number, action=_Once,
                    help="input-domain size (approx-ldp; omit for any domain: the charge is n * delta0)")
     _add_param_arg(g, MECHANISMS)
@@ -647,6 +647,10 @@ def _emit(args: argparse.Namespace, result: Any) -> None:
     print(json.dumps(envelope(args.command, _inputs(args), result), indent=2))
 
 
+#: The mechanism parameters that have a named option (``--eps0``, ``--sigma``, ...) next to ``--param NAME=VALUE``.
+NAMED_MECHANISM_FLAGS = ("eps0", "k", "d", "matrix", "q", "sigma", "sensitivity", "delta0", "domain")
+
+
 def _mechanism_from_args(args: argparse.Namespace):
     """The mechanism of the command line's mechanism arguments, through :func:`shuffleamp.config.mechanism_from_spec`."""
     from .config import COMPOSED, mechanism_from_spec, population_from_specs
@@ -673,14 +677,14 @@ def _mechanism_from_args(args: argparse.Namespace):
         release = GradualRelease(k=k if k is not None else 2, schedule=schedule)  # k checked by make()
         args.eps0 = release.schedule[-1]
     spec: dict[str, Any] = {"mechanism": args.mechanism}
-    for key in ("eps0", "k", "d", "matrix", "q", "sigma", "sensitivity", "delta0", "domain"):
+    for key in NAMED_MECHANISM_FLAGS:
         if getattr(args, key, None) is not None:
             spec[key] = getattr(args, key)
     for key, value in _param_values(args).items():
         if key in spec:
             raise ParameterError(key, f"given twice (--{key} and --param {key}=...)")
         spec[key] = value
-    _require_declared(args.mechanism, spec)
+    _require_declared(args.mechanism, spec, named=[k for k in NAMED_MECHANISM_FLAGS if hasattr(args, k)])
     comps = getattr(args, "component", None)
     if comps is not None:
         spec["components"] = list(comps)
@@ -731,13 +735,13 @@ def _param_values(args: argparse.Namespace) -> dict:
     return out
 
 
-def _require_declared(mechanism: str, spec: dict) -> None:
-    """A required parameter left out is an error naming it and how to give it (never a silent default)."""
+def _require_declared(mechanism: str, spec: dict, named=NAMED_MECHANISM_FLAGS) -> None:
+    """A required parameter left out is an error naming it and how to give it (never a silent default); ``named``:
+    the parameters with a named option in this subcommand."""
     declared = _mechanism_declaration(mechanism)
     for p in (declared or {}).values():
         if p.required and p.name not in spec:
-            flag = f"--{p.name} VALUE or --param {p.name}=VALUE" if p.name in ("eps0", "k", "d", "matrix") \
-                else f"--param {p.name}=VALUE"
+            flag = f"--{p.name} VALUE or --param {p.name}=VALUE" if p.name in named else f"--param {p.name}=VALUE"
             raise p.missing(mechanism, f"give {flag}")
 
 
@@ -831,19 +835,29 @@ def _cmd_rounds(args: argparse.Namespace) -> int:
     delta = _validate.delta(args.delta)
     limit = _validate.count(args.max_rounds, "max_rounds")
     R = max_rounds(mech, n, eps, delta, limit=limit)
-    at = compose_rounds([(mech, n, R)], delta=delta, lower=False).upper if R >= 1 else None
+    # the certificate of the answer: R rounds of a pure eps0-LDP randomizer are (R eps0, 0)-DP (basic
+    # composition), which max_rounds uses without composing; else the composed total at R itself
+    described = mech.describe()
+    local = described.get("eps0")
+    at, how = None, None
+    if R >= 1 and local is not None and not described.get("delta0") and R * float(local) <= eps:
+        at, how = R * float(local), "basic composition (R x eps0)"
+    elif R >= 1:
+        at, how = compose_rounds([(mech, n, R)], delta=delta, lower=False).upper, "composition of the rounds"
     if args.json:
-        _emit(args, {"quantity": "rounds", "rounds": R, "epsilon_upper_at_rounds": at,
+        _emit(args, {"quantity": "rounds", "rounds": R, "epsilon_upper_at_rounds": at, "certified_by": how,
                      "guarantee": "certified: the total epsilon (upper) over this many rounds is <= target_epsilon",
-                     "ceiling_reached": R == limit, "mechanism": mech.describe(), "eps0": mech.eps0, "n": n,
+                     "ceiling_reached": R == limit, "mechanism": described, "eps0": local, "n": n,
                      "target_epsilon": eps, "delta": delta, "max_rounds": limit,
                      "units": {"epsilon": "nats", "eps0": "nats"}})
     elif R == 0:
         _print(f"largest number of rounds: 0 (not even one round meets epsilon = {_num(eps)} nats at "
                f"delta = {_num(delta)})")
     else:
+        basic = how.startswith("basic")
         _print(f"largest number of rounds: {R} (certified: total ε (upper) = {_below(at, eps)} ≤ {_num(eps)} nats at "
-               f"delta = {_num(delta)}{'; the search ceiling --max-rounds was reached' if R == limit else ''})")
+               f"delta = {_num(delta)}{f', by {how}' if basic else ''}"
+               f"{'; the search ceiling --max-rounds was reached' if R == limit else ''})")
     return EXIT_OK
 
 
@@ -911,13 +925,23 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _group_label(described: dict) -> str:
+    """A population group's randomizer from its ``describe()``: ``krr (k=10), eps0 = 0.5``,
+    ``gaussian (sigma=1, sensitivity=1)`` (no eps0: not an LDP parameter of that randomizer)."""
+    params = [f"{key}={_num(value)}" for key, value in described.items()
+              if key not in ("mechanism", "eps0", "eps0_tight", "sha256", "shape") and value is not None and not isinstance(value, (dict, list))]
+    text = described.get("mechanism", "?") + (f" ({', '.join(params)})" if params else "")
+    eps0 = described.get("eps0")
+    return text + (f", eps0 = {_num(eps0)}" if eps0 is not None else "")
+
+
 def _cmd_population(args: argparse.Namespace, pop) -> int:
     """``epsilon`` / ``delta`` for ``--mechanism population``: one bound per group and the worst group's."""
     import shuffleamp
 
     from .errors import ParameterError
 
-    for name in ("eps0", "k", "d", "matrix", "q", "schedule", "param"):
+    for name in (*NAMED_MECHANISM_FLAGS, "schedule", "param"):
         if getattr(args, name, None) is not None:
             raise ParameterError(name, "is given per group (--group COUNT:NAME:key=value...), not for the population")
     if getattr(args, "component", None):
@@ -944,8 +968,7 @@ def _cmd_population(args: argparse.Namespace, pop) -> int:
     _print(f"personalized shuffle model: {len(result.groups)} groups, n = {pop.n}, {given} "
            f"(each user's guarantee against changing only that user's input)")
     for gr in result.groups:
-        name = gr.mechanism.get("mechanism", "?")
-        _print(f"  group {gr.index}: {name} eps0 = {_num(gr.eps0)}, n = {gr.n}")
+        _print(f"  group {gr.index}: {_group_label(gr.mechanism)}, n = {gr.n}")
         for line in _bound_lines(q, gr.upper, gr.lower):
             _print("  " + line)
     _print(f"  worst group ({result.worst}):")
@@ -1131,6 +1154,13 @@ def _add_sweep_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--d", action="append", metavar="VALUES",
                    help="domain size (blh, rappor, oue, hr; 'none' = asymptotic blh/rappor/oue)")
     g.add_argument("--q", action="append", metavar="VALUES", help="sampling probability (subsample)")
+    g.add_argument("--sigma", action="append", metavar="VALUES", help="noise standard deviation (gaussian)")
+    g.add_argument("--sensitivity", action="append", metavar="VALUES",
+                   help="length of the input interval (gaussian; default 1)")
+    g.add_argument("--delta0", action="append", metavar="VALUES",
+                   help="local delta0 in [0, 1) (approx-ldp; default 0, the pure eps0-LDP worst case)")
+    g.add_argument("--domain", action="append", metavar="VALUES",
+                   help="input-domain size (approx-ldp; default: any domain)")
     g.add_argument("--matrix", metavar="FILE.csv", help="CSV of the randomizer matrix (matrix)")
     g.add_argument("--component", action="append", metavar="SPEC",
                    help="component of a composed mechanism, as for 'shuffleamp epsilon'")
@@ -1199,7 +1229,8 @@ def _sweep_kwargs(args: argparse.Namespace) -> dict:
         return None if v is None else ",".join(v)
 
     kw: dict[str, Any] = {"mechanism": joined("mechanism"), "n": joined("n"), "rtol": args.rtol}
-    for name in ("eps0", "k", "d", "q", "delta", "epsilon", "method", "evaluator"):
+    for name in ("eps0", "k", "d", "q", "sigma", "sensitivity", "delta0", "domain", "delta", "epsilon", "method",
+                 "evaluator"):
         v = joined(name)
         if v is not None:
             kw[name] = v

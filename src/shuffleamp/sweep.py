@@ -242,6 +242,15 @@ def _accepted(name: str) -> tuple[str, ...]:
     return tuple(_mechanism_class(name).parameters)
 
 
+def _takes_eps0(m) -> bool:
+    """Whether a sweep's ``eps0`` values apply to mechanism ``m`` (a name: it declares eps0; composed mechanisms
+    take theirs inside each component, the Gaussian randomizer has none; a mechanism object: always)."""
+    if not isinstance(m, str):
+        return True
+    cls = _mechanism_class(m)
+    return cls is not None and any(p.name == "eps0" for p in cls.param_specs)
+
+
 def expand_grid(mechanism: Any = "krr", *, eps0: Any = None, n: Any, delta: Any = None, epsilon: Any = None,
                 method: Any = "optimal", evaluator: Any = DEFAULT_EVALUATOR, **params) -> tuple[list[dict], list[str]]:
     """The points of a sweep, in order, without evaluating them.
@@ -311,8 +320,11 @@ def expand_grid(mechanism: Any = "krr", *, eps0: Any = None, n: Any, delta: Any 
                 if p.required and p.name not in axes_params and not (p.name == "eps0" and eps0 is not None):
                     raise p.missing(m)
     eps0_values = None if eps0 is None else [_validate.eps0(v) for v in parse_values(eps0, "eps0")]
-    if eps0_values is not None and all(isinstance(m, str) and m in COMPOSED for m in mechs):
-        raise ParameterError("eps0", f"not used by mechanism {mechs[0]!r}; give it inside each component")
+    if eps0_values is not None and not any(_takes_eps0(m) for m in mechs):
+        raise ParameterError("eps0", f"not used by mechanism {mechs[0]!r}; "
+                                     + ("give it inside each component" if mechs[0] in COMPOSED else
+                                        "it declares: " + "; ".join(p.describe()
+                                                                    for p in _mechanism_class(mechs[0]).param_specs)))
     n_values = [_validate.count(v, "n") for v in parse_values(n, "n")]
     if target == "delta":
         t_values = [_validate.delta(v) for v in parse_values(delta, "delta")]
@@ -328,7 +340,7 @@ def expand_grid(mechanism: Any = "krr", *, eps0: Any = None, n: Any, delta: Any 
             for key, vals in axes_params.items():
                 if key in _accepted(m):
                     c *= len(vals)
-        if eps0_values is not None and not (isinstance(m, str) and m in COMPOSED):
+        if eps0_values is not None and _takes_eps0(m):
             c *= len(eps0_values)
         counts.append(c)
     total = sum(counts)
@@ -342,7 +354,7 @@ def expand_grid(mechanism: Any = "krr", *, eps0: Any = None, n: Any, delta: Any 
     for m in mechs:
         if isinstance(m, str):
             keys = [k for k in axes_params if k in _accepted(m)]
-            e_vals = [None] if (eps0_values is None or m in COMPOSED) else eps0_values
+            e_vals = eps0_values if (eps0_values is not None and _takes_eps0(m)) else [None]
         else:
             keys = []
             e_vals = [None] if eps0_values is None else eps0_values
@@ -727,11 +739,12 @@ def sweep(mechanism: Any = "krr", *, eps0: Any = None, n: Any, delta: Any = None
                                   evaluator=evaluator, **params)
     target = columns[-1]
     # every mechanism is built once here, so a bad parameter fails before any work; a matrix or composed
-    # mechanism without a given eps0 shows its own (tight) eps0 in the eps0 column
+    # mechanism without a given eps0 shows its own (tight) eps0 in the eps0 column, a randomizer that has no
+    # local eps0 (Gaussian) none: the eps0 it describes itself by, not an internal attribute
     built = {key: _build(spec) for key, spec in {_spec_key(p["_spec"]): p["_spec"] for p in points}.items()}
     for p in points:
         if p["_row"]["eps0"] is None:
-            e0 = getattr(built[_spec_key(p["_spec"])], "eps0", None)
+            e0 = built[_spec_key(p["_spec"])].describe().get("eps0")
             p["_row"]["eps0"] = None if e0 is None else float(e0)
     with progress_bar(len(points), progress=progress) as bar:
         if use_dask:

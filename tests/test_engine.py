@@ -277,7 +277,7 @@ def test_laplace_gparv_laws(eps0, eps):
     assert gam > 0
 
 
-# --------------------------------------------------------------------------- the acceptance point
+# --------------------------------------------------------------------------- 10-RR at n = 1000 against exact values
 def _exact_eps(dec, n, delta, eps0):
     def f(e):
         return math.log(max(exact_sum(dec.gparv(e), n)[0], 1e-300)) - math.log(delta)
@@ -293,7 +293,7 @@ def test_10rr_eps0_4_n1000_acceptance():
     r = sa.epsilon(m, n=1000, delta=1e-6)
     assert exact_opt <= r.upper <= 1.005 * exact_opt
     assert 0.995 * exact_thm14 <= r.lower <= exact_thm14
-    # the digest's prototype numbers (coarse grid l = (e^4-1)/1000) are looser on both sides
+    # a coarse-grid prototype's numbers (grid step l = (e^4-1)/1000) are looser on both sides
     assert r.upper < 1.5316 and r.lower > 1.4911
 
 

@@ -150,7 +150,7 @@ def test_bromwich_vs_four_atom_sums(n):
 @pytest.mark.parametrize("n", [500, 5000])
 def test_exact_vs_fft_engine(name, mech, n):
     """The discretised FFT engine certifies one-sided bounds: its upper >= exact lower, its lower <=
-    exact upper, and its upper is within the issue's 1% of exact (measured: 0.14-0.16% at rtol = 1e-3).
+    exact upper, and its upper is within 1% of exact (measured: 0.14-0.16% at rtol = 1e-3).
     Its *lower* bound carries a certified spread-bias charge (or a capped floor grid) and was measured
     1-8% below the exact lower value at these n; only its direction is asserted."""
     for eps in _useful_eps(mech, n)[:2]:
@@ -206,7 +206,7 @@ def test_api_epsilon_matches_independent_exact(eps0, n):
     assert r.settings["evaluator"] == "exact"
 
 
-# ------------------------------------------------------------------ failure modes named in the issue
+# ------------------------------------------------------------------ degenerate laws and extreme n
 def test_no_positive_atom_is_zero():
     g = Gparv(np.array([-2.0, -0.5, 0.0]), np.array([0.2, 0.3, 0.5]))
     for n in (1, 10, 10**9):

@@ -207,7 +207,7 @@ def test_pair_matches_mpmath_large_n_slow(eps0, n, m):
     assert lo <= ref <= hi
 
 
-# ----------------------------------------------------------------------------- issue claims
+# ----------------------------------------------------------------------------- exact count law against the decomposition bound
 def _decomposition(mech, n, delta):
     return both_engines("epsilon", mech, n, delta).settings["grid"]["decomposition"]
 
@@ -221,7 +221,7 @@ def test_exact_is_15_to_20_percent_below_decomposition(n):
     assert d["lower"] <= r.upper and r.lower <= d["upper"]
 
 
-def test_reverse_ordering_beats_todays_lower_bound():
+def test_reverse_ordering_gives_the_worst_dataset_lower_bound():
     # dataset "others all 1", user 1 reversed (1 vs 0) = m = 0 in the 0-vs-1 ordering
     r = epsilon_binary_rr(0.5, 10_000, 1e-6, max_pairs=64)
     assert r.lower >= 0.016181 and r.lower < 0.016182
@@ -230,7 +230,7 @@ def test_reverse_ordering_beats_todays_lower_bound():
     assert b.lower >= 0.016181 and b.settings["lower_engine"] == "exact-count"
     d = _decomposition(KRR(0.5, 2), 10_000, 1e-6)
     assert b.upper <= d["upper"]
-    # the decomposition side alone now takes both orderings of the documented dataset
+    # the decomposition side alone takes both orderings of the documented dataset
     assert d["lower"] >= 0.016181
 
 

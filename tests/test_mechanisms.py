@@ -659,7 +659,7 @@ def test_eps0_above_supported_range_is_refused(build, eps0):
 
 
 def test_eps0_limit_matrix_and_joint():
-    with pytest.raises(ParameterError) as ei:          # the reproducer: tight ε0 = 690.8
+    with pytest.raises(ParameterError) as ei:          # tight ε0 = 690.8, beyond the supported range
         MatrixMechanism([[1 - 1e-300, 1e-300], [1e-300, 1 - 1e-300]])
     assert ei.value.parameter == "matrix" and "690.776-LDP" in str(ei.value)
     assert "supported range" in str(ei.value)

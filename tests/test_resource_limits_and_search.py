@@ -58,7 +58,7 @@ def test_larger_budget_is_honoured():
     assert r.lower == sa.epsilon(KRR(1.0, 10), 10**6, 1e-8).lower
 
 
-# ------------------------------------------------------------------ up-front refusals (issue items 6, 7)
+# ------------------------------------------------------------------ up-front refusals
 def test_large_matrix_refused_up_front():
     m = MatrixMechanism(_random_matrix(300, 40, 1.0))
     with pytest.raises(ResourceLimitError) as e:
@@ -130,7 +130,7 @@ def test_epsilon_upper_sound_against_oracle(mech, n, target):
     assert best >= target * (1 - 1e-9) or r.lower == 0.0
 
 
-# ------------------------------------------------------------------ Laplace at small n (issue item 1)
+# ------------------------------------------------------------------ Laplace at small n
 @pytest.mark.parametrize("eps0,n,target", [(1.0, 10, 1e-8), (1.0, 2, 1e-6)])
 def test_laplace_small_n_answers_or_refuses(eps0, n, target):
     try:

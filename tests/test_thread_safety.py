@@ -4,7 +4,9 @@ A production service (or Dask's threaded scheduler) calls ``epsilon`` / ``delta`
 and the compiled kernels release the GIL, so calls really overlap.  The mixed batch below covers every
 mechanism family (k-RR with k = 2 and k >= 3, BLH, RAPPOR, OUE, Hadamard response, Laplace, a matrix, joint,
 parallel and subsampled compositions) at small and large n, with more distinct mechanisms than the family
-cache holds, so lookups, insertions and evictions of the shared caches race.  It runs once serially and then
+cache holds, so lookups, insertions and evictions of the shared caches race; a second batch covers the
+randomizers beyond pure LDP (Gaussian, (eps0, delta0)-LDP) and populations (k-RR, (eps0, delta0)-LDP and
+Gaussian groups), whose per-object caches are filled lazily by whichever thread comes first.  It runs once serially and then
 on 16 threads in a shuffled order, repeatedly; every (upper, lower, method) must be bit-identical to the serial
 one and no call may raise.  Nothing here flips a module global.
 """
@@ -51,6 +53,30 @@ def _calls(seed: int, per_family: int, repeats: int) -> list:
             calls.append(("epsilon", m, n, 10.0 ** -rng.randint(4, 12)))
             calls.append(("delta", m, n, round(rng.uniform(0.05, 1.0), 3)))
     return calls * repeats
+
+
+def _beyond_pure_calls(seed: int) -> list:
+    """Gaussian and (eps0, delta0)-LDP randomizers alone and as population groups, at small and large n.  The
+    objects are built here and shared by the threads (each caches its own decompositions on first use)."""
+    rng = random.Random(seed)
+    calls = []
+    for sigma in (1.0, 2.0, 4.0):
+        g = sa.Gaussian(sigma=round(sigma * rng.uniform(0.9, 1.1), 3))
+        for n in (rng.randint(200, 1000), 10 ** rng.randint(5, 8)):
+            calls.append(("epsilon", g, n, 10.0 ** -rng.randint(5, 9)))
+        calls.append(("delta", g, 10 ** 5, round(rng.uniform(0.005, 0.05), 4)))
+    for eps0, delta0 in ((0.5, 1e-9), (1.0, 1e-8), (2.0, 0.0)):
+        a = sa.ApproximateLDP(eps0, delta0)
+        for n in (rng.randint(200, 1000), 10 ** rng.randint(5, 8)):
+            calls.append(("epsilon", a, n, 1e-6))
+            calls.append(("delta", a, n, round(rng.uniform(0.1, 1.0), 3)))
+    pops = [sa.population([(KRR(0.5, 10), 3000), (KRR(2.0, 10), 2000)]),
+            sa.population([(sa.ApproximateLDP(1.0, 1e-9), 3000), (sa.ApproximateLDP(2.0, 1e-10), 3000)]),
+            sa.population([(sa.Gaussian(sigma=1.0), 3000), (sa.Gaussian(sigma=2.0), 3000)])]
+    for p in pops:
+        calls.append(("epsilon", p, None, 1e-6))
+        calls.append(("delta", p, None, 0.5))
+    return calls
 
 
 def _run(call):
@@ -121,6 +147,22 @@ def test_concurrent_calls_equal_serial_results():
     """About 600 mixed calls (each twice, shuffled) on 16 threads, every answer identical to the serial run."""
     checked = _check(seed=1, per_family=7, repeats=2, rounds=1)
     assert checked >= 500
+
+
+def test_concurrent_calls_beyond_pure_ldp_and_populations():
+    """Gaussian, (eps0, delta0)-LDP and population calls, built fresh (empty per-object caches) and shared by
+    16 threads: identical to a serial run on equal, separately built objects."""
+    serial_calls = _beyond_pure_calls(seed=3)
+    serial = [_run(c) for c in serial_calls]
+    fresh = _beyond_pure_calls(seed=3)              # equal objects, caches empty: the threads race to fill them
+    assert [c[1] for c in fresh] == [c[1] for c in serial_calls]
+    order = list(range(len(fresh))) * 2
+    random.Random(3).shuffle(order)
+    with ThreadPoolExecutor(THREADS) as pool:
+        got = list(pool.map(lambda i: (i, _run(fresh[i])), order))
+    for i, res in got:
+        assert res == serial[i], (fresh[i], res, serial[i])
+    assert len(got) == 2 * len(fresh) >= 50
 
 
 @pytest.mark.slow

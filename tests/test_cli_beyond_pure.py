@@ -130,3 +130,17 @@ def test_rounds_certificate_by_composition(capsys):
     assert res["epsilon_upper_at_rounds"] == total <= 0.5
     assert R * 1.0 > 0.5            # not certified by basic composition alone
     assert math.isfinite(total)
+
+
+def test_population_total_over_rounds(capsys):
+    """``--rounds`` with a population: the accountant's total for every user of every group, as from Python."""
+    argv = ["epsilon", "--mechanism", "population", "--group", "200:krr:k=2:eps0=1", "--group",
+            "100:krr:k=2:eps0=2", "--delta", "1e-6", "--rounds", "4"]
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    res = strict_json(out)["result"]
+    pop = sa.population([(KRR(1.0, 2), 200), (KRR(2.0, 2), 100)])
+    total = sa.compose_rounds([(pop, None, 4)], delta=1e-6)
+    assert res["rounds"] == 4
+    assert res["total"]["epsilon_upper"] == total.upper and res["total"]["epsilon_lower"] == total.lower
+    assert res["epsilon_upper"] < total.upper          # four rounds cost more than the worst group's one

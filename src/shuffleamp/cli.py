@@ -946,9 +946,9 @@ def _cmd_population(args: argparse.Namespace, pop) -> int:
             raise ParameterError(name, "is given per group (--group COUNT:NAME:key=value...), not for the population")
     if getattr(args, "component", None):
         raise ParameterError("component", "is not used by --mechanism population (give --group)")
-    if args.rounds not in (None, 1):
-        raise ParameterError("rounds", "the total over rounds of a population is available from the Python "
-                                       "accountant (shuffleamp.compose_rounds) and plans, not from this command")
+    from . import _validate
+
+    rounds = _validate.count(1 if args.rounds is None else args.rounds, "rounds")
     if args.method != "optimal" or args.evaluator != DEFAULT_EVALUATOR:
         raise ParameterError("method", "a population has the optimal method with the exact evaluator only")
     if args.n is not None and int(args.n) != pop.n:
@@ -961,6 +961,18 @@ def _cmd_population(args: argparse.Namespace, pop) -> int:
     doc = result.to_dict()
     doc.pop("version", None)
     doc["units"] = {"epsilon": "nats", "eps0": "nats"}
+    total = None
+    if rounds > 1:      # every user of every group, over the rounds: the accountant's pointwise maximum over groups
+        from .accounting import compose_rounds
+        from .sweep import busy
+
+        given_q = {"delta": args.delta} if q == "epsilon" else {"epsilon": args.epsilon}
+        with busy(f"total over {rounds} rounds"):
+            total = compose_rounds([(pop, None, rounds)], **given_q)
+        doc["total"] = {f"{q}_upper": total.upper, f"{q}_lower": total.lower, "rounds": rounds,
+                        "guarantee": "certified upper bound for every user of every group; lower bound of a "
+                                     "concrete neighbouring pair", "accounting": total.to_dict()}
+    doc["rounds"] = rounds
     if args.json:
         _emit(args, doc)
         return EXIT_OK
@@ -974,6 +986,15 @@ def _cmd_population(args: argparse.Namespace, pop) -> int:
     _print(f"  worst group ({result.worst}):")
     for line in _bound_lines(q, result.upper, result.lower):
         _print("  " + line)
+    if total is not None:
+        import math
+
+        _print(f"  total over {rounds} rounds, every user of every group ({total.lower_method} for the lower "
+               "bound):")
+        for line in _bound_lines(q, total.upper, total.lower):
+            _print("  " + line)
+        ratio = "inf" if not math.isfinite(total.ratio) else f"{math.ceil(total.ratio * 1e4) / 1e4:.4f}"
+        _print(f"    upper/lower: {ratio} (limited by {total.limited_by})")
     return EXIT_OK
 
 

@@ -249,7 +249,7 @@ def test_vr_beta_table_vs_exact_tv():
 
 
 def test_vr_is_below_a_certified_lower_bound_for_10rr():
-    """Beyond digest §14.3: for 10-RR, ε0 = 4, n = 1000, δ = 1e-6 the VR "upper bound" is below the
+    """Beyond the 4-RR counterexample (test_reference.py): for 10-RR, ε0 = 4, n = 1000, δ = 1e-6 the VR "upper bound" is below the
     optimal method's certified lower bound (an exact-divergence lower bound on the true ε)."""
     m = KRR(4.0, 10)
     vr = sa.epsilon(m, 1000, 1e-6, method="variation-ratio")

@@ -10,6 +10,9 @@
 * Hamming distance: the all-coordinates-differ case is the worst at bound level and for the true divergence
   on small configurations (the full study is ``bench/bench_compose.py --hamming``).
 * Hypothesis properties, CLI and plan handling, validation errors.
+
+[SCW] P. Su, H. Cheng, P. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
+IEEE S&P 2026 (arXiv:2504.07414).
 """
 
 from __future__ import annotations
@@ -181,7 +184,7 @@ def test_same_decomposition_matches_matrix(mech):
 
 
 def test_pqr_same_closed_form():
-    """Extreme-property closed form (digest §2.8): s_E = p + q with ratio E, s_1 = p + r with ratio 1."""
+    """Extreme-property closed form (every ratio in {1/E, 1, E}): s_E = p + q with ratio E, s_1 = p + r with ratio 1."""
     m = RAPPOR(1.1, 5)
     E = math.exp(m.eps0)
     p, q, r = m._pqr(False)
@@ -284,7 +287,7 @@ def test_subsample_matches_bottom_column():
     assert_same_law(primary_decomposition(P, 0, 1), up)
     (lo,) = S.lower_decompositions()
     assert_same_law(lower_decomposition(P, 0, 1, 2), lo)
-    # G_sub = G_R w.p. q, 1 - e^eps w.p. 1 - q (digest §2.9)
+    # G_sub = G_R w.p. q, 1 - e^eps w.p. 1 - q (Poisson subsampling as a mixture, [SCW] Example 4.4)
     eps = 0.4
     g = up.gparv(eps)
     mass_bottom = g.probs[np.isclose(g.values, 1 - math.exp(eps))].sum()

@@ -2,6 +2,9 @@
 
 Every comparison asserts the certified direction exactly (upper >= exact >= lower) and the
 accuracy the engine claims for its default settings.
+
+[SCW] P. Su, H. Cheng, P. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
+IEEE S&P 2026 (arXiv:2504.07414).
 """
 
 import math
@@ -257,7 +260,7 @@ def test_laplace_gparv_laws(eps0, eps):
             num, err = integrate.quad(lambda u: float(c.cdf(u)), c.lo, s, limit=400, points=pts or None,
                                       epsabs=1e-13, epsrel=1e-13)
             assert abs(float(c.icdf(s)) - num) < 1e-11 * max(1.0, abs(num)) + 10 * err
-        # E[G] = 1 - e^eps (digest Property 2): atoms + continuous first moment
+        # E[G] = 1 - e^eps ([SCW] Property 2): atoms + continuous first moment
         _, mom = c.cell_mass_and_moment(np.array([c.lo, c.hi]))
         mean = float(np.dot(g.values, g.probs) + mom[0])
         assert abs(mean - (1 - e)) < 1e-10 * max(1.0, E)

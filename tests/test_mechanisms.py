@@ -1,4 +1,8 @@
-"""Tests of shuffleamp.mechanisms: closed forms vs brute-force decompositions of the matrix forms."""
+"""Tests of shuffleamp.mechanisms: closed forms vs brute-force decompositions of the matrix forms.
+
+[SCW] P. Su, H. Cheng, P. Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling",
+IEEE S&P 2026 (arXiv:2504.07414).
+"""
 
 from __future__ import annotations
 
@@ -100,7 +104,7 @@ def test_input_symmetry(mech):
 
 
 def test_table2_explicit_values():
-    """Spot-check the printed Table-2 formulas (digest §6.3) and the corrected HR row (§6.5)."""
+    """Spot-check the printed Table-2 formulas of Su-Cheng-Wang (arXiv:2504.07414) and the corrected HR row."""
     e0 = 1.3
     E, t = math.exp(e0), math.exp(e0 / 2)
     D = 5
@@ -136,7 +140,7 @@ def test_table2_explicit_values():
 
 
 def test_property2_mean():
-    """E[G] = 1 - e^eps for every upper decomposition (digest §3, Property 2)."""
+    """E[G] = 1 - e^eps for every upper decomposition ([SCW] §5.1, Property 2)."""
     for m in FINITE + [BLH(1.0), RAPPOR(1.0), OUE(1.0)]:
         for eps in (0.0, 0.5):
             g = m.upper_decompositions()[0].gparv(eps)
@@ -184,7 +188,7 @@ def test_hr_lower_closed_form_matches_matrix_path(d, eps0):
 
 
 def test_hr_lower_cases_differ():
-    """x2 = x0 xor x1 and x2 independent give different laws (digest §5 'HR' note)."""
+    """x2 = x0 xor x1 and x2 independent give different laws (two distinct Theorem-14 datasets of HR)."""
     a, b = HadamardResponse(1.0, 8).lower_decompositions()
     assert law(a.gparv(0.2))[0].size != law(b.gparv(0.2))[0].size
 
@@ -206,7 +210,7 @@ def test_krr_lower_explicit():
 
 @pytest.mark.parametrize("cls", [BLH, RAPPOR, OUE])
 def test_bit_lower_independent_of_d(cls):
-    """The bit-indicator lower law is the same for every d >= 3 and for d=None (digest §5)."""
+    """The bit-indicator lower law is the same for every d >= 3 and for d=None ([SCW] Theorem 14 datasets)."""
     ref = cls(1.2, None).lower_decompositions()
     assert len(ref) == 2                      # others at a third value; others at x1
     for d in (3, 7, 50):
@@ -423,7 +427,7 @@ def test_frozen():
 
 # ------------------------------------------------------------------ sanity: lower <= upper
 def _theorem12(g, n):
-    """(1/n) E[(G_1 + ... + G_n)_+] by exact enumeration of the atoms (digest Theorem 12)."""
+    """(1/n) E[(G_1 + ... + G_n)_+] by exact enumeration of the atoms ([SCW] Theorem 12)."""
     v, p = law(g)
     tot_v, tot_p = np.zeros(1), np.ones(1)
     for _ in range(n):

@@ -1,6 +1,6 @@
 """Regression suite of published / reference values (``tests/data/reference_values.json``).
 
-Every row names its source (paper or digest, table, parameters), the method, the mechanism
+Every row names its source (paper, table, parameters), the method, the mechanism
 parameters, n, the given δ or ε, the expected value, the relation checked and a tolerance
 justified by the source's rounding.  Relations:
 
@@ -16,10 +16,10 @@ justified by the source's rounding.  Relations:
 ``printed-digits``  WPL+24 Table 5: Algorithm 1 replicated with the paper's T (same bisection grid),
                     within one unit of the last printed digit;
 ``not-reproduced``  WPL+24 Table 5 rows that do *not* reproduce to the printed digits: our value must
-                    be below the printed one by at most 1 % (seed004 digest §13), and still outside one
+                    be below the printed one by at most 1 % (our replication's measured gap), and still outside one
                     unit -- if it ever matches, the row's classification is stale.
 
-Plus: the variation-ratio counterexample (seed004 digest §14.3) -- the VR "upper bound" is below
+Plus: a counterexample to the variation-ratio bound (WPL+24, Theorem 4.8) -- the VR "upper bound" is below
 the exact shuffled divergence, checked with the independent histogram oracle (``tests/oracle.py``)
 and with the exact Theorem-14 kernel sums.
 """
@@ -175,7 +175,7 @@ def test_reference_value(row):
 
 # ------------------------------------------------------------------------- the VR counterexample
 def test_vr_counterexample_oracle():
-    """seed004 digest §14.3: for 4-RR (ε0 = 1, A vs B, others D, n = 100) at ε = 0.6 the VR "upper bound"
+    """A counterexample: for 4-RR (ε0 = 1, A vs B, others D, n = 100) at ε = 0.6 the VR "upper bound"
     (Theorem 4.8 with Table 2 GRR parameters) is BELOW the exact divergence of the shuffled histogram,
     computed by brute-force enumeration without any decomposition theory (tests/oracle.py)."""
     mech = KRR(1.0, 4)
@@ -187,14 +187,14 @@ def test_vr_counterexample_oracle():
     assert vr.sound is False
     vr_hi = vr.upper                      # the VR pair divergence with its window charge (the larger value)
     assert vr_hi < exact
-    assert exact / vr_hi > 1.8            # digest: x1.88
+    assert exact / vr_hi > 1.8            # measured: x1.88
     # the Theorem-14 kernel agrees with the oracle, and the optimal (sound) bound is above both
     assert _exact_dataset_delta(mech, n, eps)[0] == pytest.approx(exact, rel=1e-9)
     assert sa.delta(mech, n, eps).upper >= exact
 
 
 def test_vr_counterexample_epsilon():
-    """In ε terms: the VR ε at δ = 1e-6 is below a certified lower bound of the true ε (digest §14.3 table)."""
+    """In ε terms: the VR ε at δ = 1e-6 is below a certified lower bound of the true ε (the same counterexample)."""
     mech = KRR(1.0, 4)
     vr = sa.epsilon(mech, 100, 1e-6, method="variation-ratio").upper
     opt = sa.epsilon(mech, 100, 1e-6)

@@ -3,7 +3,7 @@
 Activated by the environment variable ``SHUFFLEAMP_MUTATION="FAMILY:REGIME:KIND"`` and ``-p mutation_plugin``:
 
 * FAMILY: ``krr2`` (binary RR), ``krr`` (k >= 3), ``blh``, ``rappor``, ``oue``, ``hr``, ``laplace``, ``matrix``,
-  ``joint``, ``parallel``, ``subsample``, ``population``;
+  ``joint``, ``parallel``, ``subsample``, ``population``, ``gaussian``, ``approx-ldp``;
 * REGIME: ``small`` (n < 10^4) or ``large`` (n >= 10^4);
 * KIND: ``epsilon`` (single-round ``upper`` of ``epsilon``), ``delta`` (single-round ``upper`` of ``delta``) or
   ``total`` (``upper`` of ``compose_rounds``, when one of its rounds matches).
@@ -30,7 +30,7 @@ def family(mech) -> str:
         return "krr2" if getattr(mech, "k", 0) == 2 else "krr"
     return {"BLH": "blh", "RAPPOR": "rappor", "OUE": "oue", "HadamardResponse": "hr", "Laplace": "laplace",
             "MatrixMechanism": "matrix", "Joint": "joint", "Parallel": "parallel", "Subsample": "subsample",
-            "Population": "population"}.get(name, name.lower())
+            "Population": "population", "Gaussian": "gaussian", "ApproximateLDP": "approx-ldp"}.get(name, name.lower())
 
 
 def _regime(mech, n) -> str:

@@ -144,3 +144,13 @@ def test_population_total_over_rounds(capsys):
     assert res["rounds"] == 4
     assert res["total"]["epsilon_upper"] == total.upper and res["total"]["epsilon_lower"] == total.lower
     assert res["epsilon_upper"] < total.upper          # four rounds cost more than the worst group's one
+
+
+def test_eps0_query_offers_only_randomizers_with_an_eps0(capsys):
+    """The largest-eps0 query varies eps0: the Gaussian randomizer (sigma, sensitivity) is not offered, instead of
+    failing on a missing sigma."""
+    code, out, err = run(capsys, "eps0", "--mechanism", "gaussian", "--n", "1000", "--target-epsilon", "0.1",
+                         "--delta", "1e-6", "--json")
+    error = strict_json(out)["error"]
+    assert code == 2 and error["parameter"] == "mechanism" and "invalid choice: 'gaussian'" in error["message"]
+    assert "approx-ldp" in error["message"] and "krr" in error["message"]

@@ -235,8 +235,10 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = Fal
     MECHANISMS = registry()
     g = p.add_argument_group("mechanism")
     if planning_eps0:
-        g.add_argument("--mechanism", required=True, action=_Once, choices=tuple(m for m in MECHANISMS if m != "matrix"),
-                       help="local randomizer (the query varies its eps0)")
+        searchable = tuple(m for m, cls in MECHANISMS.items()      # the randomizers whose eps0 is a parameter
+                           if m != "matrix" and any(p.name == "eps0" for p in cls.param_specs))
+        g.add_argument("--mechanism", required=True, action=_Once, choices=searchable,
+                       help="local randomizer (the query varies its eps0; the Gaussian randomizer has none)")
         g.add_argument("--k", type=_number, action=_Once, help="number of categories (krr)")
         g.add_argument("--d", type=_number, action=_Once,
                        help="domain size (blh, rappor, oue, hr; omit for blh/rappor/oue = asymptotic bound)")

@@ -16,9 +16,9 @@ Usage (from the repository root)::
 Without ``--all-tests`` it runs the test files listed in ``FILES`` (the ones that compare numbers with
 independent computations), so "not caught" means "not caught by those files"; ``--all-tests`` settles it.
 
-A failing test counts as a catch only if it passes when rerun without the mutation: a test that fails anyway
-(for instance a time budget exceeded on a loaded machine) is deselected and the run goes on (``--no-verify``
-counts every failure).
+A failing test counts as a catch only if it fails again when rerun alone under the mutation and passes when
+rerun without it: a test that fails anyway or only sometimes (for instance a time budget exceeded on a loaded
+machine) is deselected and the run goes on (``--no-verify`` counts every failure).
 """
 
 from __future__ import annotations
@@ -71,9 +71,10 @@ def _pytest(spec: str | None, args: list, timeout: float):
 
 
 def run_one(spec: str, files: list, timeout: float, focus: str = "", verify: bool = True) -> tuple[str, str, float]:
-    """Run ``files`` under mutation ``spec``.  A failing test counts as a catch only if it passes without the
-    mutation (``verify``): a test that fails anyway (a time budget on a loaded machine, a broken test) catches
-    nothing, so the run goes on without it (``--deselect``) until a verified catch or the end."""
+    """Run ``files`` under mutation ``spec``.  A failing test counts as a catch only if (``verify``) it fails
+    again when run alone under the mutation and passes without it: a test that fails anyway or only sometimes (a
+    time budget on a loaded machine, a broken test) catches nothing, so the run goes on without it
+    (``--deselect``) until a verified catch or the end."""
     t0 = time.time()
     deselect: list = []
     while True:
@@ -87,10 +88,11 @@ def run_one(spec: str, files: list, timeout: float, focus: str = "", verify: boo
         test = m.group(1)
         if not verify:
             return "caught", test, time.time() - t0
-        base = _pytest(None, [test], timeout)
-        if base is not None and base[1] == 0:
+        again = _pytest(spec, [test], timeout)     # the failure repeats alone under the mutation ...
+        base = _pytest(None, [test], timeout)      # ... and the test passes without it
+        if again is not None and again[1] != 0 and base is not None and base[1] == 0:
             return "caught", test, time.time() - t0
-        deselect += ["--deselect", test]            # fails without the mutation too: not a catch
+        deselect += ["--deselect", test]            # a failure not due to the mutation: not a catch
     unverified = "; ".join(deselect[1::2])
     if code == 0:
         return "NOT CAUGHT", (f"(failing without the mutation too: {unverified})" if unverified else ""), \

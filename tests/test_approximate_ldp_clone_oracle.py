@@ -78,3 +78,20 @@ def test_epsilon_upper_certified_and_within_one_percent(eps0, delta0, n, target)
     r = sa.epsilon(sa.ApproximateLDP(eps0, delta0), n, target)
     assert reduction_delta(eps0, delta0, n, r.upper) <= target * (1 + 1e-9)
     assert reduction_delta(eps0, delta0, n, 0.99 * r.upper) > target
+
+
+def test_one_round_total_against_every_users_kept():
+    """The accountant's one-round total takes the minimum over the users kept m at every ε (not only the query's
+    ladder) of the clone pair mixed with infinite-loss atoms of mass beta = m delta0, whose divergence is
+    (1 - beta) D_clone + beta (both sides' bad parts padded to beta: the normalised good parts are unchanged).
+    The oracle is that minimum over every m = 1 … n: the total's ε is certified by it and within 1 % of its
+    root."""
+    eps0, delta0, n, target = 1.0, 1e-6, 100, 1e-2
+    total = sa.compose_rounds([(sa.ApproximateLDP(eps0, delta0), n, 1)], delta=target).upper
+
+    def every_m(eps):
+        return min((1 - m * delta0) * clone_delta(eps0 - math.log1p(-m * delta0), m, eps) + m * delta0
+                   for m in range(1, n + 1))
+
+    assert every_m(total) <= target * (1 + 1e-9)
+    assert every_m(0.99 * total) > target

@@ -154,3 +154,13 @@ def test_eps0_query_offers_only_randomizers_with_an_eps0(capsys):
     error = strict_json(out)["error"]
     assert code == 2 and error["parameter"] == "mechanism" and "invalid choice: 'gaussian'" in error["message"]
     assert "approx-ldp" in error["message"] and "krr" in error["message"]
+
+
+def test_compare_prints_no_eps0_for_the_gaussian_randomizer(capsys):
+    """The Gaussian randomizer has no local eps0: compare does not print the truncated law's internal log-ratio."""
+    code, out, err = run(capsys, "compare", "--mechanism", "gaussian", "--sigma", "2", "--n", "300", "--delta", "1e-6")
+    assert code == 0, err
+    assert "mechanism : gaussian (sigma=2)\n" in out and "eps0 =" not in out
+    code, out, err = run(capsys, "compare", "--mechanism", "gaussian", "--sigma", "2", "--n", "300", "--delta", "1e-6",
+                         "--json")
+    assert code == 0 and strict_json(out)["result"]["eps0"] is None

@@ -263,7 +263,8 @@ def _add_mechanism_args(p: argparse.ArgumentParser, *, planning_eps0: bool = Fal
     g.add_argument("--sigma", type=_real, action=_Once, help="noise standard deviation (gaussian)")
     g.add_argument("--sensitivity", type=_real, action=_Once,
                    help="length of the input interval (gaussian; default 1)")
-    g.add_argument("--delta0", type=_real, action=_Once, help="local delta0 in [0, 1) (approx-ldp; default 0, the pure eps0-LDP worst case)")
+    g.add_argument("--delta0", type=_real, action=_Once,
+                   help="local delta0 in [0, 1) (approx-ldp; default 0, the pure eps0-LDP worst case)")
     g.add_argument("--domain", type=_number, action=_Once,
                    help="input-domain size (approx-ldp; omit for any domain: the charge is n * delta0)")
     _add_param_arg(g, MECHANISMS)
@@ -930,8 +931,9 @@ def _cmd_bound(args: argparse.Namespace) -> int:
 def _group_label(described: dict) -> str:
     """A population group's randomizer from its ``describe()``: ``krr (k=10), eps0 = 0.5``,
     ``gaussian (sigma=1, sensitivity=1)`` (no eps0: not an LDP parameter of that randomizer)."""
+    skip = ("mechanism", "eps0", "eps0_tight", "sha256", "shape")
     params = [f"{key}={_num(value)}" for key, value in described.items()
-              if key not in ("mechanism", "eps0", "eps0_tight", "sha256", "shape") and value is not None and not isinstance(value, (dict, list))]
+              if key not in skip and value is not None and not isinstance(value, (dict, list))]
     text = described.get("mechanism", "?") + (f" ({', '.join(params)})" if params else "")
     eps0 = described.get("eps0")
     return text + (f", eps0 = {_num(eps0)}" if eps0 is not None else "")
@@ -1057,11 +1059,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     rtol = _validate.real("rtol", args.rtol, lo=1e-9, hi=0.5)
     rows = _compare_rows(mech, n, quantity, given, rtol, args.evaluator)
     if args.json:
-        _emit(args, {"quantity": quantity, "mechanism": mech.describe(), "eps0": mech.eps0, "n": n,
+        described = mech.describe()
+        _emit(args, {"quantity": quantity, "mechanism": described, "eps0": described.get("eps0"), "n": n,
                      given_name: given, "units": {"epsilon": "nats", "eps0": "nats"}, "methods": rows})
         return EXIT_OK
     _print(f"shuffleamp {__version__}: shuffled {quantity} by every method" + (" (nats)" if quantity == "epsilon" else ""))
-    _print(f"  mechanism : {_mechanism_label(args)}, eps0 = {_num(mech.eps0)} nats")
+    _print(f"  mechanism : {_mechanism_label(args)}"
+           + (f", eps0 = {_num(mech.eps0)} nats" if "eps0" in mech.describe() else ""))
     _print(f"  n         : {n}")
     _print(f"  {given_name:<10}: {_num(given)}")
     _print()

@@ -337,6 +337,19 @@ def test_schema_doc_lists_every_key():
         assert f"``{key}``" in text, key
 
 
+def test_schema_doc_lists_every_declared_mechanism_parameter():
+    """Every built-in mechanism and every parameter it declares (plan fields too) is in the schema page."""
+    from shuffleamp import gaussian  # noqa: F401  (registers the randomizers beyond pure LDP)
+    from shuffleamp.mechanisms import registry
+
+    text = (DOCS / "plan.rst").read_text(encoding="utf-8")
+    for name, cls in registry().items():
+        if cls.__module__.startswith("shuffleamp."):
+            assert f"``{name}``" in text, name
+            for p in cls.param_specs:
+                assert f"``{p.name}``" in text, (name, p.name)
+
+
 @pytest.mark.slow
 def test_realistic_year_end_to_end(tmp_path, capsys):
     """The three-collection year: the verdict and exit status, every total at δ = 1e-9, the grand total

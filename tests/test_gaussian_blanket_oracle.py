@@ -15,7 +15,8 @@ order (Shaked, Shanthikumar, "Stochastic Orders", Theorem 3.A.12) its value is a
 delta_blanket, and it converges as h -> 0 (two step sizes: their difference is below 1e-5 relative here).
 The library's upper must be above it (soundness), and within 2 % of it: the spread discretisation and the
 charged tail cost 0.2 - 0.9 % at these points, so an upper bound 1 % too low fails the first check and a
-loosening beyond 2 % the second.  The ε query is checked the same way at the oracle's root.
+loosening beyond 2 % the second.  The ε query and the accountant's one-round total are checked the same way at
+the oracle's root.
 
 At large n (n >= 10^4) the oracle is an estimate, not a bound: the same conditional-mean law, each atom's
 mass split between its two neighbours on a lattice of step eta (mean kept), the n-fold sum's pmf by one numpy
@@ -86,6 +87,16 @@ def test_epsilon_upper_two_sided_n2(mu, delta):
     eps_b = brentq(lambda e: blanket_delta_n2(mu, e) - delta, 1e-6, 20.0, xtol=1e-10)
     r = sa.epsilon(sa.Gaussian(sigma=1.0, sensitivity=mu), 2, delta)
     assert eps_b <= r.upper <= eps_b * (1 + SLACK), (r.upper, eps_b)
+
+
+@pytest.mark.parametrize("mu,delta", [(1.0, 0.05), (0.5, 0.02)])
+def test_one_round_total_two_sided_n2(mu, delta):
+    """The accountant's one-round total (its own profile, PLD and composition) against the same root: certified
+    (at least ε_b) and within 1 % of it (measured 0.2 - 0.5 %)."""
+    eps_b = brentq(lambda e: blanket_delta_n2(mu, e) - delta, 1e-6, 20.0, xtol=1e-10)
+    total = sa.compose_rounds([(sa.Gaussian(sigma=1.0, sensitivity=mu), 2, 1)], delta=delta)
+    assert eps_b <= total.upper <= eps_b * 1.01, (total.upper, eps_b)
+    assert total.lower <= total.upper
 
 
 # ---------------------------------------------------------------------------- large n: the FFT estimate

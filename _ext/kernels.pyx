@@ -560,22 +560,41 @@ def log_mgf(const double[::1] v, const double[::1] p, double t):
     return _log_mgf(v, p, t)
 
 
+DEF TILT_KEEP = 64           # _tilt keeps the tilted weights of laws of at most this many atoms (one exp each)
+
+
 cdef void _tilt(const double[::1] v, const double[::1] p, double t, double* m1, double* m2) noexcept nogil:
     """Mean and variance of the law tilted by e^{t v} (stable shift by the largest exponent)."""
     cdef Py_ssize_t j, k = v.shape[0]
     cdef double mx = _max_exponent(v, p, t), w, s0 = 0.0, s1 = 0.0, s2 = 0.0, mu
+    cdef double wk[TILT_KEEP]
+    cdef bint keep = k <= TILT_KEEP
     for j in range(k):
         if p[j] > 0.0:
             w = p[j] * exp(t * v[j] - mx)
+            if keep:
+                wk[j] = w
             s0 += w
             s1 += w * v[j]
     mu = s1 / s0
     for j in range(k):
         if p[j] > 0.0:
-            w = p[j] * exp(t * v[j] - mx)
+            w = wk[j] if keep else p[j] * exp(t * v[j] - mx)
             s2 += w * (v[j] - mu) * (v[j] - mu)
     m1[0] = mu
     m2[0] = s2 / s0
+
+
+cdef double _tilt_mean(const double[::1] v, const double[::1] p, double t) noexcept nogil:
+    """The mean of :func:`_tilt` alone (the same operations, so the same number)."""
+    cdef Py_ssize_t j
+    cdef double mx = _max_exponent(v, p, t), w, s0 = 0.0, s1 = 0.0
+    for j in range(v.shape[0]):
+        if p[j] > 0.0:
+            w = p[j] * exp(t * v[j] - mx)
+            s0 += w
+            s1 += w * v[j]
+    return s1 / s0
 
 
 def tilted_moments(const double[::1] v, const double[::1] p, double t):
@@ -666,18 +685,17 @@ cdef void _saddle_point(const double[::1] v, const double[::1] p, double n, doub
     for j in range(v.shape[0]):
         vabs = max(vabs, fabs(v[j]))
     hi = 1.0 / vabs
-    _tilt(v, p, hi, &m1, &m2)
+    m1 = _tilt_mean(v, p, hi)
     it = 0
     while n * m1 - 2.0 / hi < 0.0 and it < 2000:
         hi *= 2.0
-        _tilt(v, p, hi, &m1, &m2)
+        m1 = _tilt_mean(v, p, hi)
         it += 1
     lo = hi
-    _tilt(v, p, lo, &m1, &m2)
     it = 0
     while n * m1 - 2.0 / lo > 0.0 and it < 2000:
         lo *= 0.5
-        _tilt(v, p, lo, &m1, &m2)
+        m1 = _tilt_mean(v, p, lo)
         it += 1
     t = 0.5 * (lo + hi) if lo < hi else lo
     for it in range(200):

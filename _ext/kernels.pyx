@@ -2232,6 +2232,38 @@ cdef double _next_point(const double* E, const double* V, int m, double t, doubl
     return r
 
 
+cdef inline int _chord_step(const double* E, const double* V, int m, double t, int ib, double o, int has_o,
+                            double slope, double rel_tol, double aim, int* stall, double* prev_width,
+                            double* x_out) noexcept nogil:
+    """The next point of a chord search over the evaluated points (E, V)[:m] for the level ``t`` (the one step of
+    the upper search, the lower search and the coarse placement): with an infeasible end ``ib`` >= 0, inside
+    (E[ib], ``o``) -- ``o`` the next feasible point, or with ``has_o`` = 0 the search's right end -- counting a
+    stall when the bracket did not halve (``prev_width``); without one, left of the smallest point
+    (:func:`_next_point`, nudged by ``aim``).  Sets ``x_out``; returns 1 when that point repeats an evaluated one
+    (the search makes no progress), else 0."""
+    cdef int i, j
+    cdef double width, x
+    if ib >= 0:
+        width = o - E[ib]
+        if width > 0.5 * prev_width[0]:
+            stall[0] += 1
+        else:
+            stall[0] = 0
+        prev_width[0] = width
+        x = _next_point(E, V, m, t, E[ib], o, slope, rel_tol, aim, stall, 1, has_o)
+    else:
+        j = 0
+        for i in range(m):
+            if E[i] < E[j]:
+                j = i
+        x = _next_point(E, V, m, t, 0.0, E[j], slope, rel_tol, aim, stall, 0, 1)
+    x_out[0] = x
+    for i in range(m):
+        if E[i] == x:
+            return 1
+    return 0
+
+
 cdef int _coarse_chord(const double[::1] ua, const double[::1] ub, const double[::1] uc, const double[::1] ubeta,
                        const Py_ssize_t[::1] uoff, const unsigned char[::1] enum_ok, const prof_par* Pc,
                        double[::1] v, double[::1] p, double[::1] q, double[::1] d, double[::1] cE, double[::1] cV,
@@ -2243,8 +2275,8 @@ cdef int _coarse_chord(const double[::1] ua, const double[::1] ub, const double[
     placed as the upper search places its points (``_next_point``), until the chord gap is within
     ``rel_tol``: sets the chord root ``ec_out`` and its feasible end ``io_out``; returns 0, or 1 when it gives
     up (point cap, work cap, an evaluation not handled, a repeated point)."""
-    cdef int M = <int>cE.shape[0], st, i, j, m = nc[0], ib = -1, io = -1, stall = 0, steps = 0
-    cdef double x, ec = NAN, ee = NAN, width, prev_width = INFINITY
+    cdef int M = <int>cE.shape[0], st, m = nc[0], ib = -1, io = -1, stall = 0, steps = 0
+    cdef double x, ec = NAN, ee = NAN, prev_width = INFINITY
     while True:
         _chord_root(&cE[0], &cV[0], m, tc, &ec, &ee, &ib, &io)
         if ib >= 0 and io >= 0 and ec - ee <= max(rel_tol * ec, 1e-12 * eps_hi):
@@ -2253,23 +2285,9 @@ cdef int _coarse_chord(const double[::1] ua, const double[::1] ub, const double[
             return 0
         if m >= M or steps >= COARSE_MAX_STEPS or work[0] > total_work:
             return 1
-        if ib >= 0 and io >= 0:
-            width = cE[io] - cE[ib]
-            if width > 0.5 * prev_width:
-                stall += 1
-            else:
-                stall = 0
-            prev_width = width
-            x = _next_point(&cE[0], &cV[0], m, tc, cE[ib], cE[io], slope, rel_tol, 0.3, &stall, 1, 1)
-        else:
-            j = 0
-            for i in range(m):
-                if cE[i] < cE[j]:
-                    j = i
-            x = _next_point(&cE[0], &cV[0], m, tc, 0.0, cE[j], slope, rel_tol, 0.3, &stall, 0, 1)
-        for i in range(m):
-            if cE[i] == x:
-                return 1
+        if _chord_step(&cE[0], &cV[0], m, tc, ib if io >= 0 else -1, cE[io] if io >= 0 else NAN, 1, slope,
+                       rel_tol, 0.3, &stall, &prev_width, &x):
+            return 1
         cE[m] = x
         st = _search_eval(ua, ub, uc, ubeta, uoff, x, enum_ok, Pc, v, p, q, d, cU[m], cL[m], cS[m], cT[m], cNd[m],
                           0, &cV[m], work, &cN[m], cU, &cE[0], m if skip else 0, usb, bnd, order, use_ch)
@@ -2606,7 +2624,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef Py_ssize_t[::1] order = np.zeros(max(nfu, nfl), dtype=np.intp)
     cdef int status = SR_DONE, nu = 0, nl = 0, st, ib = -1, io = -1, stall = 0, ipu, k, nwalk = 0, has_ok
     cdef double work = 0.0, g = NAN, slope = NAN, gl = NAN, slope_l = NAN, eps_c = NAN, eps_e = NAN
-    cdef double up = NAN, lo = NAN, x, width, prev_width = INFINITY, lo_best, r_hi, xb, xp
+    cdef double up = NAN, lo = NAN, x, prev_width = INFINITY, lo_best, r_hi, xb, xp
     cdef double el, Up, Lb, sec_p = NAN, sec_b = NAN, sec_Up = NAN, sec_Lb = NAN, nodes_last = 0.0
     cdef double chord_b = NAN, chord_o = NAN, chord_vb = NAN, chord_vo = NAN, lb_c = NAN, lb_e = NAN
     cdef int lo_kind = 0, lo_idx = -1, up_kind = 0, up_idx = -1, conv = 0, ia, ja, checks = 0, verify = 0
@@ -2717,24 +2735,10 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
             elif nu == 1 and g == g and g >= 0.0 and g < eps_hi:
                 x = g
             else:
-                if ib >= 0:
-                    width = uE[io] - uE[ib]
-                    if width > 0.5 * prev_width:
-                        stall += 1
-                    else:
-                        stall = 0
-                    prev_width = width
-                    x = _next_point(&uE[0], &uV[0], nu, target, uE[ib], uE[io], slope, rel_tol, 0.3, &stall, 1, 1)
-                else:
-                    j = 0
-                    for i in range(nu):
-                        if uE[i] < uE[j]:
-                            j = i
-                    x = _next_point(&uE[0], &uV[0], nu, target, 0.0, uE[j], slope, rel_tol, 0.3, &stall, 0, 1)
-                for i in range(nu):
-                    if uE[i] == x:
-                        status = SR_NO_CONVERGENCE
-                if status != SR_DONE:
+                # (eps_hi is feasible: an infeasible end ib always has its feasible end io)
+                if _chord_step(&uE[0], &uV[0], nu, target, ib, uE[io] if io >= 0 else NAN, 1, slope, rel_tol, 0.3,
+                               &stall, &prev_width, &x):
+                    status = SR_NO_CONVERGENCE
                     break
             uE[nu] = x
             st = _search_eval(ua, ub, uc, ubeta, uoff, x, enum_ok, &P, v, p, q, d, uU[nu], uL[nu], uS[nu], uT[nu],
@@ -2876,26 +2880,10 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                         status = SR_WORK
                         break
                     if nl > 0:
-                        if ib >= 0:
-                            xb = up if io < 0 else lE[io]
-                            width = xb - lE[ib]
-                            if width > 0.5 * prev_width:
-                                stall += 1
-                            else:
-                                stall = 0
-                            prev_width = width
-                            x = _next_point(&lE[0], &lV[0], nl, target, lE[ib], xb, slope, rel_tol, -0.3, &stall, 1,
-                                            1 if io >= 0 else 0)
-                        else:
-                            j = 0
-                            for i in range(nl):
-                                if lE[i] < lE[j]:
-                                    j = i
-                            x = _next_point(&lE[0], &lV[0], nl, target, 0.0, lE[j], slope, rel_tol, -0.3, &stall, 0, 1)
-                        for i in range(nl):
-                            if lE[i] == x:
-                                status = SR_NO_CONVERGENCE
-                        if status != SR_DONE:
+                        # the right end: the smallest certified-feasible lower point, else the upper answer
+                        if _chord_step(&lE[0], &lV[0], nl, target, ib, up if io < 0 else lE[io], 1 if io >= 0 else 0,
+                                       slope, rel_tol, -0.3, &stall, &prev_width, &x):
+                            status = SR_NO_CONVERGENCE
                             break
                     lE[nl] = x
                     st = _search_eval(la, lb, lc, lbeta, loff, x, enum_ok, &P, v, p, q, d, lU[nl], lL[nl], lS[nl],

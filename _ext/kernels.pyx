@@ -2521,7 +2521,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                    const double[::1] wg, double max_work, double tail_work, double t0_factor, double theta_lo,
                    double theta_hi, double central_widths, double tail_const, double total_work, double soft_gap,
                    double expensive, int skip=1, int verify_root=1, double coarse_rtol=0.0,
-                   double coarse_nodes=INFINITY, Py_ssize_t coarse_atoms=0, double screen_rtol=0.0):
+                   double coarse_nodes=INFINITY, Py_ssize_t coarse_atoms=0, double screen_rtol=0.0,
+                   double lead_min_n=INFINITY):
     """Certified epsilon(delta) of the optimal bound for atomic decompositions: both searches in one nogil call.
 
     Upper side: the certified delta* = max over the upper families is convex in x = e^eps and 0 at eps_hi
@@ -2557,12 +2558,12 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         n: at large n that bound is within a few percent of the value).  0: every family at every point.
         With ``skip`` and n < ``SKIP_CHERNOFF_MAX_N`` (1e4, where one evaluation costs 1e4+ integration nodes)
         the bound is also the family's certified Chernoff bound at the point (:func:`_chernoff_family`), also
-        at the first point of the search.  With ``skip`` and several lower-bound datasets whose delta is
-        non-increasing in eps, the lower search first evaluates the dataset with the largest saddle-point
-        estimate at its first point alone (:func:`_lead_family`), then certifies that every other dataset is
-        below it at every point and never above the target (:func:`_others_below`): the search over all of
-        them would then have taken the same steps, so its answer is returned; otherwise that search runs from
-        the start.  The same number either way, with the others mostly bounded at one point each.
+        at the first point of the search.  With ``skip``, n >= ``lead_min_n`` and several lower-bound datasets
+        whose delta is non-increasing in eps, the lower search first evaluates the dataset with the largest
+        saddle-point estimate at its first point alone (:func:`_lead_family`), then certifies that every other
+        dataset is below it at every point and never above the target (:func:`_others_below`): the search over
+        all of them would then have taken the same steps, so its answer is returned; otherwise that search runs
+        from the start.  The same number either way, with the others mostly bounded at one point each.
     verify_root : int
         1 (default): a converged chord root is evaluated directly while evaluations are cheap (at most
         ``expensive`` nodes), so that the upper answer is an evaluated epsilon whose own certified delta is
@@ -2582,10 +2583,11 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         epsilon at the default tolerance); else the placed points are ordinary points of the search, which
         goes on as without ``coarse_rtol``.  The coarse values only place points: no answer, bracket or chord
         uses them (``c_eps``, ``c_value``, ``c_nodes``, ``coarse_ratio`` record them).
-    screen_rtol : float
-        Relative tolerance of the Bromwich integral that bounds the other lower-bound datasets after the lead
-        dataset's search (:func:`_others_below`; default 0: not used, the Chernoff bound and then the default
-        evaluation bound them).
+    screen_rtol, lead_min_n : float
+        The lead dataset's search alone (see ``skip``) from ``lead_min_n`` users on (default: never); below, the
+        search over all datasets with the skip rule.  ``screen_rtol``: relative tolerance of the Bromwich
+        integral that bounds the other datasets after it (:func:`_others_below`; default 0: not used, the
+        Chernoff bound and then the default evaluation bound them).
 
     Returns
     -------
@@ -2780,7 +2782,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
             # with several datasets, first the one with the largest estimate alone; when every other one is
             # certified below it at every point (_others_below), that is the search over all of them, step for
             # step; else the search over all of them from the start
-            lead = _lead_family(la, lb, lc, lbeta, loff, lsb, x0, n, v, p) if skip else -1
+            lead = _lead_family(la, lb, lc, lbeta, loff, lsb, x0, n, v, p) if skip and n >= lead_min_n else -1
             lead_used = lead
             for attempt in range(2):
                 if attempt == 1:

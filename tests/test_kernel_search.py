@@ -278,7 +278,7 @@ def _kernel_search(up_f, lo_f, n, target, eps_hi, skip):
         X._enum_ok(int(n), K, X.ENUMERATE_MAX), float(X.DEFAULT_RTOL), X._XG, X._WG, float(X.MAX_WORK),
         float(X.TAIL_WORK), float(X.T0_FACTOR), float(X.THETA_RANGE[0]), float(X.THETA_RANGE[1]),
         float(X.CENTRAL_WIDTHS), float(X.TAIL_CONST), 10.0 * X.MAX_WORK, B.SOFT_GAP, B.EXPENSIVE_NODES, skip=skip,
-        screen_rtol=S.SCREEN_RTOL)
+        screen_rtol=S.SCREEN_RTOL, lead_min_n=S.LEAD_MIN_N)
 
 
 @pytest.mark.parametrize("mech, n, delta", [

@@ -477,7 +477,7 @@ cdef inline void _mix_amag(mix_t* M, double a) noexcept nogil:
 
 cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double a0, double w) noexcept nogil:
     """Two atoms left (a < b): S = s0 + m v_a + Y (v_b - v_a), Y ~ Bin(m, p_b / (p_a + p_b))."""
-    cdef double va = M.v[lev], vb = M.v[lev + 1], d = vb - va, s, x, drop, yc
+    cdef double va = M.v[lev], vb = M.v[lev + 1], d = vb - va, s, x, drop, yc, pos, total, nterms, e_abs
     cdef long lo, hi, y, y0
     cdef double* b
     s = s0 + m * va
@@ -496,13 +496,16 @@ cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double a0, double w) n
         M.charge += drop * _mix_tilted(M, w, s0, m, m * M.krem[lev])
     b = M.buf[lev] - lo
     _mix_amag(M, a0 + m * fabs(va) + hi * d)
+    # the sums in locals (the same additions in the same order as into M, without a store per term)
+    pos, total, nterms, e_abs = M.pos, M.total, M.nterms, M.e_abs
     for y in range(lo if lo > y0 else y0, hi + 1):
         x = s + y * d
-        if x > -M.e_abs:
-            M.pos += w * b[y]
+        if x > -e_abs:
+            pos += w * b[y]
             if x > 0.0:
-                M.total += w * b[y] * x
-                M.nterms += 1.0
+                total += w * b[y] * x
+                nterms += 1.0
+    M.pos, M.total, M.nterms = pos, total, nterms
 
 
 cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) noexcept nogil:

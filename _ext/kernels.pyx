@@ -2554,11 +2554,11 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         largest value evaluated there is not evaluated (status 20 in ``u_status``, ``u_U`` holds the bound);
         the maximum is the same certified number; at a lower point, a dataset whose bound from its earlier points
         is below the largest lower value there and at most the target is not evaluated (the same steps and
-        number, see :func:`_search_eval`; its bound is also its certified Chernoff bound at the point, at every
-        n: at large n that bound is within a few percent of the value).  0: every family at every point.
+        number, see :func:`_search_eval`).  0: every family at every point.
         With ``skip`` and n < ``SKIP_CHERNOFF_MAX_N`` (1e4, where one evaluation costs 1e4+ integration nodes)
         the bound is also the family's certified Chernoff bound at the point (:func:`_chernoff_family`), also
-        at the first point of the search.  With ``skip``, n >= ``lead_min_n`` and several lower-bound datasets
+        at the first point of the search (for the lower-bound datasets of BLH, RAPPOR and OUE near the root it
+        is about 3.5-4.5x their delta at n = 1e4..1e9: it sets aside only datasets well below the others).  With ``skip``, n >= ``lead_min_n`` and several lower-bound datasets
         whose delta is non-increasing in eps, the lower search first evaluates the dataset with the largest
         saddle-point estimate at its first point alone (:func:`_lead_family`), then certifies that every other
         dataset is below it at every point and never above the target (:func:`_others_below`): the search over

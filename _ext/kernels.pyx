@@ -2557,13 +2557,14 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         number, see :func:`_search_eval`).  0: every family at every point.
         With ``skip`` and n < ``SKIP_CHERNOFF_MAX_N`` (1e4, where one evaluation costs 1e4+ integration nodes)
         the bound is also the family's certified Chernoff bound at the point (:func:`_chernoff_family`), also
-        at the first point of the search (for the lower-bound datasets of BLH, RAPPOR and OUE near the root it
-        is about 3.5-4.5x their delta at n = 1e4..1e9: it sets aside only datasets well below the others).  With ``skip``, n >= ``lead_min_n`` and several lower-bound datasets
-        whose delta is non-increasing in eps, the lower search first evaluates the dataset with the largest
-        saddle-point estimate at its first point alone (:func:`_lead_family`), then certifies that every other
-        dataset is below it at every point and never above the target (:func:`_others_below`): the search over
-        all of them would then have taken the same steps, so its answer is returned; otherwise that search runs
-        from the start.  The same number either way, with the others mostly bounded at one point each.
+        at the first point of the search (near the root it is several times the delta of the lower-bound
+        datasets of BLH, RAPPOR and OUE, 3.5-4.5x at n = 1e4..1e7: it sets aside only datasets well below the
+        others).  With ``skip``, n >= ``lead_min_n`` and several lower-bound datasets whose delta is
+        non-increasing in eps, the lower search first evaluates the dataset with the largest saddle-point
+        estimate at its first point alone (:func:`_lead_family`), then certifies that every other dataset is
+        below it at every point and never above the target (:func:`_others_below`): the search over all of
+        them would then have taken the same steps, so its answer is returned; otherwise that search runs from
+        the start.  The same number either way, with the others mostly bounded at one point each.
     verify_root : int
         1 (default): a converged chord root is evaluated directly while evaluations are cheap (at most
         ``expensive`` nodes), so that the upper answer is an evaluated epsilon whose own certified delta is

@@ -323,10 +323,12 @@ cdef bint _mix_bounds(mix_t* M, long m, double qt, long* lo, long* hi, double* d
     return True
 
 
-cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double lqt, long* lo, long* hi) noexcept nogil:
+cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double lqt, long* lo, long* hi,
+                               long need_lo=-1) noexcept nogil:
     """pmf of Bin(m, q) into M.buf[lev][0..hi-lo] (the count lo + i at i) over the window of the tilted
     Bin(m, qt), log(qt / (1 - qt)) = lqt, that drops tilted mass <= eta on each side; returns the tilted
-    mass dropped (bound).
+    mass dropped (bound).  With ``need_lo`` > lo, the counts below it (which the caller does not read) are
+    left out of the pmf's recurrence; the window, its statistics and its steps are those of the whole window.
 
     Both pmfs are log-concave: beyond a point where the ratio r = pmf(k+1)/pmf(k) < 1 the tail is at
     most pmf(k+1) / (1 - r).  The buffer holds the window only (grown as needed); a window longer than
@@ -444,7 +446,7 @@ cdef inline double _mix_window(mix_t* M, int lev, long m, double q, double lqt, 
         b[k + 1] = pk
     pk = b[mode]
     k = mode
-    while k > lo[0]:
+    while k > lo[0] and k > need_lo:
         pk = pk * ((<double>k / <double>(m - k + 1)) / rq)
         k -= 1
         b[k] = pk
@@ -475,22 +477,35 @@ cdef inline void _mix_amag(mix_t* M, double a) noexcept nogil:
 
 cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double a0, double w) noexcept nogil:
     """Two atoms left (a < b): S = s0 + m v_a + Y (v_b - v_a), Y ~ Bin(m, p_b / (p_a + p_b))."""
-    cdef double va = M.v[lev], vb = M.v[lev + 1], d = vb - va, s, x, drop
-    cdef long lo, hi, y
+    cdef double va = M.v[lev], vb = M.v[lev + 1], d = vb - va, s, x, drop, yc, pos, total, nterms, e_abs
+    cdef long lo, hi, y, y0
     cdef double* b
     s = s0 + m * va
-    drop = _mix_window(M, lev, m, M.p[lev + 1] / M.remp[lev], M.lqP, &lo, &hi)
+    # y0: the first count whose sum s + y d exceeds -e_abs (the sum is non-decreasing in y, also as computed:
+    # rounding is monotone), so that the counts below it, which add nothing, are neither summed nor built
+    yc = ceil((-M.e_abs - s) / d)
+    y0 = -1
+    if yc == yc and yc > 0.0:
+        y0 = <long>yc if yc < m + 1.0 else m + 1
+        while y0 <= m and not (s + y0 * d > -M.e_abs):
+            y0 += 1
+        while y0 > 0 and s + (y0 - 1) * d > -M.e_abs:
+            y0 -= 1
+    drop = _mix_window(M, lev, m, M.p[lev + 1] / M.remp[lev], M.lqP, &lo, &hi, y0)
     if drop > 0.0:
         M.charge += drop * _mix_tilted(M, w, s0, m, m * M.krem[lev])
     b = M.buf[lev] - lo
     _mix_amag(M, a0 + m * fabs(va) + hi * d)
-    for y in range(lo, hi + 1):
+    # the sums in locals (the same additions in the same order as into M, without a store per term)
+    pos, total, nterms, e_abs = M.pos, M.total, M.nterms, M.e_abs
+    for y in range(lo if lo > y0 else y0, hi + 1):
         x = s + y * d
-        if x > -M.e_abs:
-            M.pos += w * b[y]
+        if x > -e_abs:
+            pos += w * b[y]
             if x > 0.0:
-                M.total += w * b[y] * x
-                M.nterms += 1.0
+                total += w * b[y] * x
+                nterms += 1.0
+    M.pos, M.total, M.nterms = pos, total, nterms
 
 
 cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) noexcept nogil:

@@ -560,22 +560,41 @@ def log_mgf(const double[::1] v, const double[::1] p, double t):
     return _log_mgf(v, p, t)
 
 
+DEF TILT_KEEP = 64           # _tilt keeps the tilted weights of laws of at most this many atoms (one exp each)
+
+
 cdef void _tilt(const double[::1] v, const double[::1] p, double t, double* m1, double* m2) noexcept nogil:
     """Mean and variance of the law tilted by e^{t v} (stable shift by the largest exponent)."""
     cdef Py_ssize_t j, k = v.shape[0]
     cdef double mx = _max_exponent(v, p, t), w, s0 = 0.0, s1 = 0.0, s2 = 0.0, mu
+    cdef double wk[TILT_KEEP]
+    cdef bint keep = k <= TILT_KEEP
     for j in range(k):
         if p[j] > 0.0:
             w = p[j] * exp(t * v[j] - mx)
+            if keep:
+                wk[j] = w
             s0 += w
             s1 += w * v[j]
     mu = s1 / s0
     for j in range(k):
         if p[j] > 0.0:
-            w = p[j] * exp(t * v[j] - mx)
+            w = wk[j] if keep else p[j] * exp(t * v[j] - mx)
             s2 += w * (v[j] - mu) * (v[j] - mu)
     m1[0] = mu
     m2[0] = s2 / s0
+
+
+cdef double _tilt_mean(const double[::1] v, const double[::1] p, double t) noexcept nogil:
+    """The mean of :func:`_tilt` alone (the same operations, so the same number)."""
+    cdef Py_ssize_t j
+    cdef double mx = _max_exponent(v, p, t), w, s0 = 0.0, s1 = 0.0
+    for j in range(v.shape[0]):
+        if p[j] > 0.0:
+            w = p[j] * exp(t * v[j] - mx)
+            s0 += w
+            s1 += w * v[j]
+    return s1 / s0
 
 
 def tilted_moments(const double[::1] v, const double[::1] p, double t):
@@ -666,18 +685,17 @@ cdef void _saddle_point(const double[::1] v, const double[::1] p, double n, doub
     for j in range(v.shape[0]):
         vabs = max(vabs, fabs(v[j]))
     hi = 1.0 / vabs
-    _tilt(v, p, hi, &m1, &m2)
+    m1 = _tilt_mean(v, p, hi)
     it = 0
     while n * m1 - 2.0 / hi < 0.0 and it < 2000:
         hi *= 2.0
-        _tilt(v, p, hi, &m1, &m2)
+        m1 = _tilt_mean(v, p, hi)
         it += 1
     lo = hi
-    _tilt(v, p, lo, &m1, &m2)
     it = 0
     while n * m1 - 2.0 / lo > 0.0 and it < 2000:
         lo *= 0.5
-        _tilt(v, p, lo, &m1, &m2)
+        m1 = _tilt_mean(v, p, lo)
         it += 1
     t = 0.5 * (lo + hi) if lo < hi else lo
     for it in range(200):
@@ -1917,7 +1935,7 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
                       int[::1] St, double[::1] Th, double[::1] Nd, int lower_side, double* value,
                       double* work, double* nodes, const double[:, ::1] Uh, const double* Eh, int mh,
                       const double[::1] sb, double[::1] bnd, Py_ssize_t[::1] order,
-                      int chernoff, double skip_below=INFINITY) noexcept nogil:
+                      int chernoff, double skip_below=INFINITY, Py_ssize_t only=-1) noexcept nogil:
     """Certified delta of every packed family at ``eps`` (``_profile_one``); ``value`` = the maximum of
     the upper bounds (or of the lower bounds when ``lower_side``), ``nodes`` those of the maximiser (first
     maximum, as ``bounds.max_delta``).  Returns the first negative ``_profile_one`` status, else 0.
@@ -1935,11 +1953,30 @@ cdef int _search_eval(const double[::1] A, const double[::1] Bm, const double[::
     extension starts from it); and since its bound needs delta non-increasing in eps (finite slope bound),
     its lower value stays <= the target at every larger eps, where its upper value here could serve an
     extension.  So the lower search takes the same steps and returns the same number as with every dataset
-    evaluated."""
+    evaluated.
+
+    ``only`` >= 0: that family alone is evaluated; the others are recorded as skipped with an infinite bound (the
+    caller certifies them afterwards: :func:`_others_below`)."""
     cdef Py_ssize_t f, nf = beta.shape[0], i, t
     cdef int st, have = 0
     cdef Py_ssize_t ibest = -1
     cdef double best = 0.0, x
+    if only >= 0:
+        for f in range(nf):
+            Uf[f] = INFINITY
+            Lf[f] = 0.0
+            St[f] = ST_SKIPPED
+            Th[f] = 0.0
+            Nd[f] = 0.0
+        st = _profile_one(A[off[only]:off[only + 1]], Bm[off[only]:off[only + 1]], C[off[only]:off[only + 1]],
+                          beta[only], eps, enum_ok, P, v, p, q, d, &Uf[only], &Lf[only], &Th[only], &Nd[only])
+        St[only] = st
+        work[0] += Nd[only] * (off[only + 1] - off[only] + 1)
+        if st < 0:
+            return st
+        value[0] = Lf[only] if lower_side else Uf[only]
+        nodes[0] = Nd[only]
+        return 0
     for f in range(nf):
         bnd[f] = INFINITY
         if nf > 1:
@@ -2195,6 +2232,38 @@ cdef double _next_point(const double* E, const double* V, int m, double t, doubl
     return r
 
 
+cdef inline int _chord_step(const double* E, const double* V, int m, double t, int ib, double o, int has_o,
+                            double slope, double rel_tol, double aim, int* stall, double* prev_width,
+                            double* x_out) noexcept nogil:
+    """The next point of a chord search over the evaluated points (E, V)[:m] for the level ``t`` (the one step of
+    the upper search, the lower search and the coarse placement): with an infeasible end ``ib`` >= 0, inside
+    (E[ib], ``o``) -- ``o`` the next feasible point, or with ``has_o`` = 0 the search's right end -- counting a
+    stall when the bracket did not halve (``prev_width``); without one, left of the smallest point
+    (:func:`_next_point`, nudged by ``aim``).  Sets ``x_out``; returns 1 when that point repeats an evaluated one
+    (the search makes no progress), else 0."""
+    cdef int i, j
+    cdef double width, x
+    if ib >= 0:
+        width = o - E[ib]
+        if width > 0.5 * prev_width[0]:
+            stall[0] += 1
+        else:
+            stall[0] = 0
+        prev_width[0] = width
+        x = _next_point(E, V, m, t, E[ib], o, slope, rel_tol, aim, stall, 1, has_o)
+    else:
+        j = 0
+        for i in range(m):
+            if E[i] < E[j]:
+                j = i
+        x = _next_point(E, V, m, t, 0.0, E[j], slope, rel_tol, aim, stall, 0, 1)
+    x_out[0] = x
+    for i in range(m):
+        if E[i] == x:
+            return 1
+    return 0
+
+
 cdef int _coarse_chord(const double[::1] ua, const double[::1] ub, const double[::1] uc, const double[::1] ubeta,
                        const Py_ssize_t[::1] uoff, const unsigned char[::1] enum_ok, const prof_par* Pc,
                        double[::1] v, double[::1] p, double[::1] q, double[::1] d, double[::1] cE, double[::1] cV,
@@ -2206,8 +2275,8 @@ cdef int _coarse_chord(const double[::1] ua, const double[::1] ub, const double[
     placed as the upper search places its points (``_next_point``), until the chord gap is within
     ``rel_tol``: sets the chord root ``ec_out`` and its feasible end ``io_out``; returns 0, or 1 when it gives
     up (point cap, work cap, an evaluation not handled, a repeated point)."""
-    cdef int M = <int>cE.shape[0], st, i, j, m = nc[0], ib = -1, io = -1, stall = 0, steps = 0
-    cdef double x, ec = NAN, ee = NAN, width, prev_width = INFINITY
+    cdef int M = <int>cE.shape[0], st, m = nc[0], ib = -1, io = -1, stall = 0, steps = 0
+    cdef double x, ec = NAN, ee = NAN, prev_width = INFINITY
     while True:
         _chord_root(&cE[0], &cV[0], m, tc, &ec, &ee, &ib, &io)
         if ib >= 0 and io >= 0 and ec - ee <= max(rel_tol * ec, 1e-12 * eps_hi):
@@ -2216,23 +2285,9 @@ cdef int _coarse_chord(const double[::1] ua, const double[::1] ub, const double[
             return 0
         if m >= M or steps >= COARSE_MAX_STEPS or work[0] > total_work:
             return 1
-        if ib >= 0 and io >= 0:
-            width = cE[io] - cE[ib]
-            if width > 0.5 * prev_width:
-                stall += 1
-            else:
-                stall = 0
-            prev_width = width
-            x = _next_point(&cE[0], &cV[0], m, tc, cE[ib], cE[io], slope, rel_tol, 0.3, &stall, 1, 1)
-        else:
-            j = 0
-            for i in range(m):
-                if cE[i] < cE[j]:
-                    j = i
-            x = _next_point(&cE[0], &cV[0], m, tc, 0.0, cE[j], slope, rel_tol, 0.3, &stall, 0, 1)
-        for i in range(m):
-            if cE[i] == x:
-                return 1
+        if _chord_step(&cE[0], &cV[0], m, tc, ib if io >= 0 else -1, cE[io] if io >= 0 else NAN, 1, slope,
+                       rel_tol, 0.3, &stall, &prev_width, &x):
+            return 1
         cE[m] = x
         st = _search_eval(ua, ub, uc, ubeta, uoff, x, enum_ok, Pc, v, p, q, d, cU[m], cL[m], cS[m], cT[m], cNd[m],
                           0, &cV[m], work, &cN[m], cU, &cE[0], m if skip else 0, usb, bnd, order, use_ch)
@@ -2363,6 +2418,102 @@ cdef double _coarse_place(const double[::1] ua, const double[::1] ub, const doub
     return NAN
 
 
+cdef Py_ssize_t _lead_family(const double[::1] A, const double[::1] Bm, const double[::1] C, const double[::1] beta,
+                             const Py_ssize_t[::1] off, const double[::1] sb, double eps, double n, double[::1] v,
+                             double[::1] p) noexcept nogil:
+    """The lower-bound dataset with the largest saddle-point estimate of delta at ``eps`` (uncertified: it only
+    chooses which dataset the lower search evaluates first, :func:`_others_below`); -1 when an estimate is not
+    finite, a dataset's delta need not be monotone in eps (no finite slope bound) or there is one dataset."""
+    cdef Py_ssize_t f, nf = beta.shape[0], lead = -1
+    cdef double best = -INFINITY, x
+    if nf < 2:
+        return -1
+    for f in range(nf):
+        if sb[f] != sb[f]:
+            return -1
+        x = _log_estimate_one(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f], eps, n,
+                              v, p)
+        if not isfinite(x):
+            return -1
+        if lead < 0 or x > best:
+            best = x
+            lead = f
+    return lead
+
+
+cdef int _others_below(const double[::1] A, const double[::1] Bm, const double[::1] C, const double[::1] beta,
+                       const Py_ssize_t[::1] off, Py_ssize_t lead, const double[::1] lE, const double[::1] lV,
+                       double[:, ::1] lU, double[:, ::1] lL, int[:, ::1] lS, double[:, ::1] lT, double[:, ::1] lNd,
+                       int nl, double target, const unsigned char[::1] enum_ok, const unsigned char[::1] enum_none,
+                       const prof_par* P, const prof_par* Ps, double[::1] v, double[::1] p, double[::1] q,
+                       double[::1] d, double* work) noexcept nogil:
+    """After a lower search that evaluated the dataset ``lead`` alone (points lE, its lower values lV): 1 when
+    every other dataset is certified to be below it at every point, so that the search over all datasets takes
+    the same steps and returns the same number; else 0 (the caller then searches over all of them).
+
+    The lower search reads, at each point, the largest lower value over the datasets (and the integrand nodes
+    of its first maximiser), and the convexity extensions from datasets whose lower value exceeds the target.
+    A dataset f whose delta is non-increasing in eps (finite slope bound: every b_j >= 0, as
+    :func:`_lead_family` requires) with a certified upper value U_f(e_j) at e_j <= e_i has, at point i, a lower
+    value L_f(e_i) <= delta_f(e_i) <= delta_f(e_j) <= U_f(e_j).  So U_f(e_j) < lV[i] and U_f(e_j) <= target
+    mean that the full search's L_f(e_i) is neither the maximum there nor above the target (no extension
+    starts from it; one that would start from the lead reads only the lead's own upper values and the optimal
+    bound's).  The points are swept by increasing eps; where the bound carried from the left does not
+    hold, f is bounded at the point itself: its certified Chernoff bound, then its Bromwich integral at the
+    screening tolerance ``Ps`` (no enumeration or mixture sums: ``enum_none``), then its evaluation of the full
+    search itself (``P``, ``enum_ok``), whose lower value is then compared directly (the tie rule of
+    :func:`_search_eval`: the first maximum).  Datasets not evaluated at a point are recorded as skipped
+    (status ST_SKIPPED, ``lU`` = the bound used, ``lL`` = 0); evaluated ones with their values."""
+    cdef Py_ssize_t f, nf = beta.shape[0]
+    cdef int idx[MAX_SEARCH_POINTS]
+    cdef int i, t, u, st
+    cdef double bound, x, U, L, th, nd
+    for t in range(nl):
+        u = t
+        while u > 0 and lE[idx[u - 1]] > lE[t]:
+            idx[u] = idx[u - 1]
+            u -= 1
+        idx[u] = t
+    for f in range(nf):
+        if f == lead:
+            continue
+        bound = INFINITY
+        for t in range(nl):
+            i = idx[t]
+            lU[i, f] = INFINITY
+            lL[i, f] = 0.0
+            lS[i, f] = ST_SKIPPED
+            lT[i, f] = 0.0
+            lNd[i, f] = 0.0
+            if not (bound < lV[i] and bound <= target):
+                x = _chernoff_family(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f],
+                                     lE[i], P.n, v, p)
+                if x < lV[i] and x <= target:
+                    bound = x
+                elif Ps.rtol > P.rtol:
+                    st = _profile_one(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f],
+                                      lE[i], enum_none, Ps, v, p, q, d, &U, &L, &th, &nd)
+                    work[0] += nd * (off[f + 1] - off[f] + 1)
+                    if st >= 0 and U < lV[i] and U <= target:
+                        bound = U
+            if bound < lV[i] and bound <= target:
+                lU[i, f] = bound
+                continue
+            # the full search's own evaluation of f at this point
+            st = _profile_one(A[off[f]:off[f + 1]], Bm[off[f]:off[f + 1]], C[off[f]:off[f + 1]], beta[f], lE[i],
+                              enum_ok, P, v, p, q, d, &U, &L, &th, &nd)
+            work[0] += nd * (off[f + 1] - off[f] + 1)
+            if st < 0 or not (L <= target and (L < lV[i] or (L == lV[i] and f > lead))):
+                return 0
+            lU[i, f] = U
+            lL[i, f] = L
+            lS[i, f] = st
+            lT[i, f] = th
+            lNd[i, f] = nd
+            bound = U
+    return 1
+
+
 def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1] uc, const double[::1] ubeta,
                    const Py_ssize_t[::1] uoff, const double[::1] la, const double[::1] lb, const double[::1] lc,
                    const double[::1] lbeta, const Py_ssize_t[::1] loff, double n, double target, double eps_hi,
@@ -2370,7 +2521,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
                    const double[::1] wg, double max_work, double tail_work, double t0_factor, double theta_lo,
                    double theta_hi, double central_widths, double tail_const, double total_work, double soft_gap,
                    double expensive, int skip=1, int verify_root=1, double coarse_rtol=0.0,
-                   double coarse_nodes=INFINITY, Py_ssize_t coarse_atoms=0):
+                   double coarse_nodes=INFINITY, Py_ssize_t coarse_atoms=0, double screen_rtol=0.0,
+                   double lead_min_n=INFINITY):
     """Certified epsilon(delta) of the optimal bound for atomic decompositions: both searches in one nogil call.
 
     Upper side: the certified delta* = max over the upper families is convex in x = e^eps and 0 at eps_hi
@@ -2402,11 +2554,17 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         largest value evaluated there is not evaluated (status 20 in ``u_status``, ``u_U`` holds the bound);
         the maximum is the same certified number; at a lower point, a dataset whose bound from its earlier points
         is below the largest lower value there and at most the target is not evaluated (the same steps and
-        number, see :func:`_search_eval`; its bound is also its certified Chernoff bound at the point, at every
-        n: at large n that bound is within a few percent of the value).  0: every family at every point.
+        number, see :func:`_search_eval`).  0: every family at every point.
         With ``skip`` and n < ``SKIP_CHERNOFF_MAX_N`` (1e4, where one evaluation costs 1e4+ integration nodes)
         the bound is also the family's certified Chernoff bound at the point (:func:`_chernoff_family`), also
-        at the first point of the search.
+        at the first point of the search (near the root it is several times the delta of the lower-bound
+        datasets of BLH, RAPPOR and OUE, 3.5-4.5x at n = 1e4..1e7: it sets aside only datasets well below the
+        others).  With ``skip``, n >= ``lead_min_n`` and several lower-bound datasets whose delta is
+        non-increasing in eps, the lower search first evaluates the dataset with the largest saddle-point
+        estimate at its first point alone (:func:`_lead_family`), then certifies that every other dataset is
+        below it at every point and never above the target (:func:`_others_below`): the search over all of
+        them would then have taken the same steps, so its answer is returned; otherwise that search runs from
+        the start.  The same number either way, with the others mostly bounded at one point each.
     verify_root : int
         1 (default): a converged chord root is evaluated directly while evaluations are cheap (at most
         ``expensive`` nodes), so that the upper answer is an evaluated epsilon whose own certified delta is
@@ -2426,6 +2584,11 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         epsilon at the default tolerance); else the placed points are ordinary points of the search, which
         goes on as without ``coarse_rtol``.  The coarse values only place points: no answer, bracket or chord
         uses them (``c_eps``, ``c_value``, ``c_nodes``, ``coarse_ratio`` record them).
+    screen_rtol, lead_min_n : float
+        The lead dataset's search alone (see ``skip``) from ``lead_min_n`` users on (default: never); below, the
+        search over all datasets with the skip rule.  ``screen_rtol``: relative tolerance of the Bromwich
+        integral that bounds the other datasets after it (:func:`_others_below`; default 0: not used, the
+        Chernoff bound and then the default evaluation bound them).
 
     Returns
     -------
@@ -2433,7 +2596,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
         ``status`` (0 handled, > 0 not handled: 1 delta(eps_hi) > target, 2 evaluation not handled, 3 no
         convergence, 4 work cap), ``upper``, ``lower``, the chord / secant records, and the evaluated points
         of both sides (``u_eps``, ``u_U``, ``u_L``, ``u_status``, ``u_theta``, ``u_nodes`` per family;
-        ``l_*`` likewise).
+        ``l_*`` likewise), ``lower_lead`` (the dataset searched alone first, -1 if none) and ``lower_searches``
+        (1, or 2 when the lead's search was not certified to be the search over all datasets).
     """
     cdef Py_ssize_t nfu = ubeta.shape[0], nfl = lbeta.shape[0], K = 1, f, i, j
     cdef prof_par P
@@ -2463,7 +2627,7 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef Py_ssize_t[::1] order = np.zeros(max(nfu, nfl), dtype=np.intp)
     cdef int status = SR_DONE, nu = 0, nl = 0, st, ib = -1, io = -1, stall = 0, ipu, k, nwalk = 0, has_ok
     cdef double work = 0.0, g = NAN, slope = NAN, gl = NAN, slope_l = NAN, eps_c = NAN, eps_e = NAN
-    cdef double up = NAN, lo = NAN, x, width, prev_width = INFINITY, lo_best, r_hi, xb, xp
+    cdef double up = NAN, lo = NAN, x, prev_width = INFINITY, lo_best, r_hi, xb, xp
     cdef double el, Up, Lb, sec_p = NAN, sec_b = NAN, sec_Up = NAN, sec_Lb = NAN, nodes_last = 0.0
     cdef double chord_b = NAN, chord_o = NAN, chord_vb = NAN, chord_vo = NAN, lb_c = NAN, lb_e = NAN
     cdef int lo_kind = 0, lo_idx = -1, up_kind = 0, up_idx = -1, conv = 0, ia, ja, checks = 0, verify = 0
@@ -2480,6 +2644,15 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
     cdef double[:, ::1] cU = cU_a, cL = cL_a, cT = cT_a, cNd = cN_a
     cdef int[:, ::1] cS = cS_a
     cdef int nc = 0, cib = -1, cio = -1, cstall = 0, cdone = 0
+    # several lower-bound datasets: the others' screening evaluations (_others_below) at the tolerance screen_rtol,
+    # Bromwich integral only (enum_none: no enumeration or mixture sums)
+    cdef prof_par Ps
+    _set_par(&Ps, n, screen_rtol if screen_rtol > rtol else rtol, max_work, tail_work, t0_factor, theta_lo,
+             theta_hi, central_widths, tail_const, xg, wg)
+    cdef unsigned char[::1] enum_none = np.zeros(K + 2, dtype=np.uint8)
+    cdef Py_ssize_t lead = -1, lead_used = -1
+    cdef int attempt, lower_runs = 0
+    cdef double x0 = NAN, nodes0 = 0.0
     cdef double rho = NAN, tc = NAN, ec = NAN, ee = NAN, cprev = INFINITY
     for f in range(nfu):
         usb[f] = _slope_bound(ub[uoff[f]:uoff[f + 1]], uc[uoff[f]:uoff[f + 1]], ubeta[f])
@@ -2565,24 +2738,10 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
             elif nu == 1 and g == g and g >= 0.0 and g < eps_hi:
                 x = g
             else:
-                if ib >= 0:
-                    width = uE[io] - uE[ib]
-                    if width > 0.5 * prev_width:
-                        stall += 1
-                    else:
-                        stall = 0
-                    prev_width = width
-                    x = _next_point(&uE[0], &uV[0], nu, target, uE[ib], uE[io], slope, rel_tol, 0.3, &stall, 1, 1)
-                else:
-                    j = 0
-                    for i in range(nu):
-                        if uE[i] < uE[j]:
-                            j = i
-                    x = _next_point(&uE[0], &uV[0], nu, target, 0.0, uE[j], slope, rel_tol, 0.3, &stall, 0, 1)
-                for i in range(nu):
-                    if uE[i] == x:
-                        status = SR_NO_CONVERGENCE
-                if status != SR_DONE:
+                # (eps_hi is feasible: an infeasible end ib always has its feasible end io)
+                if _chord_step(&uE[0], &uV[0], nu, target, ib, uE[io] if io >= 0 else NAN, 1, slope, rel_tol, 0.3,
+                               &stall, &prev_width, &x):
+                    status = SR_NO_CONVERGENCE
                     break
             uE[nu] = x
             st = _search_eval(ua, ub, uc, ubeta, uoff, x, enum_ok, &P, v, p, q, d, uU[nu], uL[nu], uS[nu], uT[nu],
@@ -2614,120 +2773,130 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
             up_idx = io
         # ---------------- lower side
         if status == SR_DONE and nfl > 0 and up == up:
-            has_ok = 0
-            stall = 0
-            prev_width = INFINITY
             gl = _estimate_root(la, lb, lc, lbeta, loff, n, target, eps_hi * (1.0 - 1e-15), v, p, &slope_l)
             if slope_l > 0.0:
                 slope = slope_l
-            x = chord_b if chord_b == chord_b else up      # the largest infeasible upper point: just below the root
-            if gl == gl and g == g and g > 0.0 and gl * (up / g) < x:
-                x = gl * (up / g)       # the lower datasets' estimated root, corrected as the upper one was
-            k = 0
-            while True:
-                lo_best = -1.0
-                ib = -1
-                io = -1
-                for i in range(nl):
-                    if lV[i] > target and (ib < 0 or lE[i] > lE[ib]):
-                        ib = i
-                if ib >= 0:
-                    lo_best = lE[ib]
-                    lo_kind = 1
-                    lo_idx = ib
-                    for i in range(nl):
-                        if lE[i] > lE[ib] and lV[i] <= target and (io < 0 or lE[i] < lE[io]):
-                            io = i
-                    # certified convexity extensions: lower bound L_f at b, an upper bound of the same
-                    # dataset's divergence at p < b (its own upper bound, or the optimal bound's)
-                    for i in range(nl):
-                        for f in range(nfl):
-                            Lb = lL[i, f]
-                            if not (Lb > target):
-                                continue
-                            xb = exp(lE[i])
-                            for j in range(nl + nu):
-                                if j < nl:
-                                    if not (lE[j] < lE[i]):
-                                        continue
-                                    xp = exp(lE[j])
-                                    Up = lU[j, f]
-                                else:
-                                    if not (uE[j - nl] < lE[i]):
-                                        continue
-                                    xp = exp(uE[j - nl])
-                                    Up = uV[j - nl]
-                                if not (Up > Lb):
-                                    continue
-                                el = _convexity_lower(xp, Up, xb, Lb, target, up)
-                                if el > lo_best:
-                                    lo_best = el
-                                    lo_kind = 2
-                                    lo_idx = i
-                                    sec_p = log(xp)
-                                    sec_Up = Up
-                                    sec_b = lE[i]
-                                    sec_Lb = Lb
-                    # tightness: the root of the lower-bound datasets' delta lies below eps_up, and (an
-                    # estimate) below the chord of their lower values between the bracket ends
-                    r_hi = up
-                    if io >= 0:
-                        _chord_root(&lE[0], &lV[0], nl, target, &lb_c, &lb_e, &ia, &ja)
-                        if ia >= 0 and ja >= 0 and lb_c < r_hi:
-                            r_hi = lb_c
-                    x = _secant_root(&lE[0], &lV[0], nl, target)
-                    if x == x and x >= lo_best and x < r_hi:
-                        r_hi = x
-                    if r_hi - lo_best <= max(rel_tol * r_hi, abs_tol) or (
-                            r_hi - lo_best <= soft_gap * r_hi and nodes_last > expensive):
-                        lo = lo_best
+            x0 = chord_b if chord_b == chord_b else up      # the largest infeasible upper point: just below the root
+            if gl == gl and g == g and g > 0.0 and gl * (up / g) < x0:
+                x0 = gl * (up / g)       # the lower datasets' estimated root, corrected as the upper one was
+            nodes0 = nodes_last
+            # with several datasets, first the one with the largest estimate alone; when every other one is
+            # certified below it at every point (_others_below), that is the search over all of them, step for
+            # step; else the search over all of them from the start
+            lead = _lead_family(la, lb, lc, lbeta, loff, lsb, x0, n, v, p) if skip and n >= lead_min_n else -1
+            lead_used = lead
+            for attempt in range(2):
+                if attempt == 1:
+                    if lead < 0 or (status == SR_DONE and lo == lo
+                                    and _others_below(la, lb, lc, lbeta, loff, lead, lE, lV, lU, lL, lS, lT,
+                                                      lNd, nl, target, enum_ok, enum_none, &P, &Ps, v, p, q, d,
+                                                      &work)):
                         break
-                else:
-                    # no evaluated point with a lower delta above the target
+                    lead = -1
+                    status = SR_DONE
+                    nl = 0
+                    lo = NAN
+                    lo_kind = 0
+                    lo_idx = -1
+                    sec_p = NAN
+                    sec_Up = NAN
+                    sec_b = NAN
+                    sec_Lb = NAN
+                    nodes_last = nodes0
+                lower_runs += 1
+                has_ok = 0
+                stall = 0
+                prev_width = INFINITY
+                x = x0
+                k = 0
+                while True:
+                    lo_best = -1.0
+                    ib = -1
+                    io = -1
                     for i in range(nl):
-                        if lE[i] == 0.0:
-                            lo = 0.0          # even eps = 0 is not certified infeasible: lower bound 0
-                            lo_kind = 0
-                            lo_idx = i
-                    if lo == lo:
-                        break
-                if nl >= M:
-                    status = SR_NO_CONVERGENCE
-                    break
-                if work > total_work:
-                    status = SR_WORK
-                    break
-                if nl > 0:
+                        if lV[i] > target and (ib < 0 or lE[i] > lE[ib]):
+                            ib = i
                     if ib >= 0:
-                        xb = up if io < 0 else lE[io]
-                        width = xb - lE[ib]
-                        if width > 0.5 * prev_width:
-                            stall += 1
-                        else:
-                            stall = 0
-                        prev_width = width
-                        x = _next_point(&lE[0], &lV[0], nl, target, lE[ib], xb, slope, rel_tol, -0.3, &stall, 1,
-                                        1 if io >= 0 else 0)
-                    else:
-                        j = 0
+                        lo_best = lE[ib]
+                        lo_kind = 1
+                        lo_idx = ib
                         for i in range(nl):
-                            if lE[i] < lE[j]:
-                                j = i
-                        x = _next_point(&lE[0], &lV[0], nl, target, 0.0, lE[j], slope, rel_tol, -0.3, &stall, 0, 1)
-                    for i in range(nl):
-                        if lE[i] == x:
-                            status = SR_NO_CONVERGENCE
-                    if status != SR_DONE:
+                            if lE[i] > lE[ib] and lV[i] <= target and (io < 0 or lE[i] < lE[io]):
+                                io = i
+                        # certified convexity extensions: lower bound L_f at b, an upper bound of the same
+                        # dataset's divergence at p < b (its own upper bound, or the optimal bound's)
+                        for i in range(nl):
+                            for f in range(nfl):
+                                Lb = lL[i, f]
+                                if not (Lb > target):
+                                    continue
+                                xb = exp(lE[i])
+                                for j in range(nl + nu):
+                                    if j < nl:
+                                        if not (lE[j] < lE[i]):
+                                            continue
+                                        xp = exp(lE[j])
+                                        Up = lU[j, f]
+                                    else:
+                                        if not (uE[j - nl] < lE[i]):
+                                            continue
+                                        xp = exp(uE[j - nl])
+                                        Up = uV[j - nl]
+                                    if not (Up > Lb):
+                                        continue
+                                    el = _convexity_lower(xp, Up, xb, Lb, target, up)
+                                    if el > lo_best:
+                                        lo_best = el
+                                        lo_kind = 2
+                                        lo_idx = i
+                                        sec_p = log(xp)
+                                        sec_Up = Up
+                                        sec_b = lE[i]
+                                        sec_Lb = Lb
+                        # tightness: the root of the lower-bound datasets' delta lies below eps_up, and (an
+                        # estimate) below the chord of their lower values between the bracket ends
+                        r_hi = up
+                        if io >= 0:
+                            _chord_root(&lE[0], &lV[0], nl, target, &lb_c, &lb_e, &ia, &ja)
+                            if ia >= 0 and ja >= 0 and lb_c < r_hi:
+                                r_hi = lb_c
+                        x = _secant_root(&lE[0], &lV[0], nl, target)
+                        if x == x and x >= lo_best and x < r_hi:
+                            r_hi = x
+                        if r_hi - lo_best <= max(rel_tol * r_hi, abs_tol) or (
+                                r_hi - lo_best <= soft_gap * r_hi and nodes_last > expensive):
+                            lo = lo_best
+                            break
+                    else:
+                        # no evaluated point with a lower delta above the target
+                        for i in range(nl):
+                            if lE[i] == 0.0:
+                                lo = 0.0          # even eps = 0 is not certified infeasible: lower bound 0
+                                lo_kind = 0
+                                lo_idx = i
+                        if lo == lo:
+                            break
+                    if nl >= M:
+                        status = SR_NO_CONVERGENCE
                         break
-                lE[nl] = x
-                st = _search_eval(la, lb, lc, lbeta, loff, x, enum_ok, &P, v, p, q, d, lU[nl], lL[nl], lS[nl],
-                                  lT[nl], lNd[nl], 1, &lV[nl], &work, &lN[nl], lU, &lE[0], nl if skip else 0, lsb,
-                                  bnd, order, skip, target)
-                nodes_last = lN[nl]
-                nl += 1
-                if st < 0:
-                    status = SR_EVAL
-                    break
+                    if work > total_work:
+                        status = SR_WORK
+                        break
+                    if nl > 0:
+                        # the right end: the smallest certified-feasible lower point, else the upper answer
+                        if _chord_step(&lE[0], &lV[0], nl, target, ib, up if io < 0 else lE[io], 1 if io >= 0 else 0,
+                                       slope, rel_tol, -0.3, &stall, &prev_width, &x):
+                            status = SR_NO_CONVERGENCE
+                            break
+                    lE[nl] = x
+                    st = _search_eval(la, lb, lc, lbeta, loff, x, enum_ok, &P, v, p, q, d, lU[nl], lL[nl], lS[nl],
+                                      lT[nl], lNd[nl], 1, &lV[nl], &work, &lN[nl], lU, &lE[0], nl if skip else 0, lsb,
+                                      bnd, order, skip, target, lead)
+                    nodes_last = lN[nl]
+                    nl += 1
+                    if st < 0:
+                        status = SR_EVAL
+                        break
     return {"status": status, "upper": up, "upper_kind": up_kind, "upper_index": up_idx,
             "chord": (chord_b, chord_o, chord_vb, chord_vo, eps_e), "lower": lo, "lower_kind": lo_kind,
             "lower_index": lo_idx, "secant": (sec_p, sec_Up, sec_b, sec_Lb), "estimate": g,
@@ -2735,7 +2904,8 @@ def epsilon_search(const double[::1] ua, const double[::1] ub, const double[::1]
             "u_theta": uT_a[:nu], "u_nodes": uN_a[:nu],
             "l_eps": le_a[:nl], "l_value": lv_a[:nl], "l_U": lU_a[:nl], "l_L": lL_a[:nl], "l_status": lS_a[:nl],
             "l_theta": lT_a[:nl], "l_nodes": lN_a[:nl], "work": work,
-            "c_eps": ce_a[:nc], "c_value": cv_a[:nc], "c_nodes": cn_a[:nc], "coarse_ratio": rho}
+            "c_eps": ce_a[:nc], "c_value": cv_a[:nc], "c_nodes": cn_a[:nc], "coarse_ratio": rho,
+            "lower_lead": lead_used, "lower_searches": lower_runs}
 
 
 def estimate_root(const double[::1] a, const double[::1] b, const double[::1] c, const double[::1] beta,

@@ -541,6 +541,32 @@ def blanket_mixture_bounds(values, probs, gammas, counts, width=10.0):
     return val, val + charge
 
 
+#: A population's certified upper δ against the bracket of the oracles above: relative slack of the tightness
+#: side (the library's certified error is ~1e-7 - 5e-7 relative at the n of the population tests) ...
+POPULATION_TIGHT_REL = 1e-5
+#: ... and relative round-off allowed on the soundness side (the oracle's own binomial sums).
+POPULATION_ROUND_REL = 1e-12
+
+
+def assert_within_bracket(up, lo, hi, tight=True, where=()):
+    """A certified upper δ ``up`` against an oracle's bracket ``(lo, hi)`` of the true value: sound,
+    ``up >= lo (1 - POPULATION_ROUND_REL)``, and with ``tight`` tight, ``up <= hi (1 + POPULATION_TIGHT_REL)``
+    (``where``: values shown when an assertion fails)."""
+    assert up >= lo * (1 - POPULATION_ROUND_REL), (*where, up, lo)          # sound
+    if tight:
+        assert up <= hi * (1 + POPULATION_TIGHT_REL), (*where, up, hi)      # tight
+
+
+def assert_blanket_mixture(up, values, probs, gammas, counts, lo_min):
+    """A population law's certified upper δ ``up`` against :func:`blanket_mixture_bounds` of the same law, blanket
+    probabilities and counts, both sides (:func:`assert_within_bracket`), once the oracle's own bracket is
+    tight: ``lo > lo_min`` and ``hi <= lo (1 + 1e-9)``.  Returns ``(lo, hi)``."""
+    lo, hi = blanket_mixture_bounds(values, probs, gammas, np.asarray(counts).astype(int))
+    assert lo_min < lo and hi <= lo * (1 + 1e-9), (lo, hi)
+    assert_within_bracket(up, lo, hi)
+    return lo, hi
+
+
 def krr_population_bounds(eps0s, counts, k, eps, width=10.0):
     r"""Per group g, ``(lo, hi)`` of the certified δ(ε) of a k-RR population (k >= 3, one ε0 per group),
     written out independently of the library from its derivation (Su-Cheng-Wang Theorems 12-13 with a

@@ -266,7 +266,8 @@ def test_near_hi_walk_points():
 
 
 def _kernel_search(up_f, lo_f, n, target, eps_hi, skip):
-    """``kernels.epsilon_search`` with the arguments of ``search.epsilon_search`` and the given ``skip`` rule."""
+    """``kernels.epsilon_search`` with the arguments of ``search.epsilon_search`` and the given ``skip`` rule
+    (``skip=0``: every dataset evaluated at every point, no dataset searched alone first)."""
     from shuffleamp._ext import kernels
     from shuffleamp.decomposition import pack
     ua, ub, uc, ubeta, uoff = pack(up_f)
@@ -276,7 +277,8 @@ def _kernel_search(up_f, lo_f, n, target, eps_hi, skip):
         ua, ub, uc, ubeta, uoff, la, lb, lc, lbeta, loff, float(n), float(target), float(eps_hi), EPS_RTOL,
         X._enum_ok(int(n), K, X.ENUMERATE_MAX), float(X.DEFAULT_RTOL), X._XG, X._WG, float(X.MAX_WORK),
         float(X.TAIL_WORK), float(X.T0_FACTOR), float(X.THETA_RANGE[0]), float(X.THETA_RANGE[1]),
-        float(X.CENTRAL_WIDTHS), float(X.TAIL_CONST), 10.0 * X.MAX_WORK, B.SOFT_GAP, B.EXPENSIVE_NODES, skip=skip)
+        float(X.CENTRAL_WIDTHS), float(X.TAIL_CONST), 10.0 * X.MAX_WORK, B.SOFT_GAP, B.EXPENSIVE_NODES, skip=skip,
+        screen_rtol=S.SCREEN_RTOL, lead_min_n=S.LEAD_MIN_N)
 
 
 @pytest.mark.parametrize("mech, n, delta", [
@@ -284,11 +286,18 @@ def _kernel_search(up_f, lo_f, n, target, eps_hi, skip):
     (sa.joint(OUE(0.28, 10), BLH(0.28)), 38, 7.7e-7),
     (RAPPOR(1.5, 6), 60, 1e-8),
     (sa.joint(KRR(1.0, 30), OUE(0.7, 5)), 3000, 1e-9),
+    (BLH(1.0), 10**4, 1e-6),
+    (BLH(4.0), 10**3, 1e-5),
+    (RAPPOR(1.0, 64), 10**4, 1e-6),
+    (OUE(1.0, 64), 10**5, 1e-7),
+    (BLH(4.0), 10**7, 1e-9),
+    (RAPPOR(4.0, 64), 10**9, 1e-11),
 ])
 def test_lower_datasets_skipped_by_their_bound_give_the_same_search(mech, n, delta):
-    """A lower-bound dataset whose certified bound from earlier points is below the lower maximum and the target
-    is not evaluated: the lower search takes the same steps (values, answer, convexity extension) as with
-    every dataset evaluated, and fewer evaluations are made."""
+    """A lower-bound dataset whose certified bound (from earlier points, or after the search of the dataset with
+    the largest estimate alone, from one point to its left) is below the lower maximum and the target is not
+    evaluated: the lower search takes the same steps (values, answer, convexity extension) as with every dataset
+    evaluated, and fewer evaluations are made."""
     up_f = B._families(mech, "optimal", "upper")
     lo_f = B._families(mech, "optimal", "lower")
     a = _kernel_search(up_f, lo_f, n, delta, mech.eps0, 1)
@@ -303,3 +312,21 @@ def test_lower_datasets_skipped_by_their_bound_give_the_same_search(mech, n, del
     assert (a["l_L"][evaluated] == b["l_L"][evaluated]).all()
     assert (a["l_L"][~evaluated] == 0.0).all() and (b["l_L"][~evaluated] <= delta).all()
     assert (~evaluated).sum() > 0          # not vacuous: datasets were skipped in every case here
+
+
+def test_lower_search_of_the_lead_dataset_alone_and_its_fallback():
+    """Both branches of the lower search over several datasets: the lead dataset's search certified to be the
+    search over all of them (one search; BLH, where the dataset with the others at x_1^1 leads), and a lead not
+    certified (RAPPOR with d = 4: its first point lies far left of the root, where the other datasets exceed the
+    target too), where the search over all of them runs again: the same number, steps and values as the search
+    that evaluates every dataset at every point."""
+    for mech, n, delta, searches in [(BLH(1.0), 10**5, 1e-7, 1), (RAPPOR(1.0, 4), 3000, 1e-9, 2)]:
+        up_f = B._families(mech, "optimal", "upper")
+        lo_f = B._families(mech, "optimal", "lower")
+        a = _kernel_search(up_f, lo_f, n, delta, mech.eps0, 1)
+        b = _kernel_search(up_f, lo_f, n, delta, mech.eps0, 0)
+        assert a["lower_lead"] >= 0 and a["lower_searches"] == searches
+        assert b["lower_lead"] == -1 and b["lower_searches"] == 1
+        assert (a["status"], a["lower"], a["lower_kind"]) == (0, b["lower"], b["lower_kind"])
+        np.testing.assert_array_equal(a["l_eps"], b["l_eps"])
+        np.testing.assert_array_equal(a["l_value"], b["l_value"])

@@ -24,11 +24,6 @@ from shuffleamp._numerics import LogMgf
 
 import exact_oracles as E
 
-#: Relative slack of the tightness side (the library's certified error is ~1e-7 relative at these n).
-TIGHT_REL = 1e-5
-#: Relative round-off allowed on the soundness side (the oracle's own binomial sums).
-ROUND_REL = 1e-12
-
 
 def _law(vals, mass, gam, N):
     return P._PopLaw(LogMgf(np.asarray(vals, float), np.asarray(mass, float)),
@@ -142,10 +137,7 @@ def test_many_group_binary_population_against_oracle(counts):
     vals, mass = _binary_law(eps0s[g], eps)
     up, info = P._delta_law(np.array(vals), np.array(mass), gam, N, 1e-9)
     assert info["how"] == "rule" and info["evaluator"] == "exact", info
-    lo, hi = E.blanket_mixture_bounds(vals, mass, gam, N.astype(int))
-    assert 1e-12 < lo and hi <= lo * (1 + 1e-9), (lo, hi)
-    assert up >= lo * (1 - ROUND_REL), (up, lo)        # sound
-    assert up <= hi * (1 + TIGHT_REL), (up, hi)        # tight
+    E.assert_blanket_mixture(up, vals, mass, gam, N, lo_min=1e-12)
 
 
 def test_three_atom_law_over_equal_groups_against_oracle():
@@ -155,7 +147,4 @@ def test_three_atom_law_over_equal_groups_against_oracle():
     N = np.array([2000.0, 2000.0, 2000.0, 2000.0, 1000.0, 3000.0])
     up, info = P._delta_law(vals, mass, gam, N, 1e-7)
     assert info["how"] == "rule", info
-    lo, hi = E.blanket_mixture_bounds(vals, mass, gam, N.astype(int))
-    assert 1e-9 < lo and hi <= lo * (1 + 1e-9), (lo, hi)
-    assert up >= lo * (1 - ROUND_REL), (up, lo)
-    assert up <= hi * (1 + TIGHT_REL), (up, hi)
+    E.assert_blanket_mixture(up, vals, mass, gam, N, lo_min=1e-9)

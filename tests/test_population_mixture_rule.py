@@ -29,10 +29,8 @@ from shuffleamp.mechanisms import KRR
 
 import exact_oracles as E
 
-#: Relative slack of the tightness side (the library's certified error is ~5e-7 relative at n = 1000).
-TIGHT_REL = 1e-5
-#: Relative round-off allowed on the soundness side (the oracle's own binomial sums).
-ROUND_REL = 1e-12
+#: Relative round-off allowed on the oracle's own binomial sums (against the mpmath enumeration).
+ROUND_REL = E.POPULATION_ROUND_REL
 
 
 def _mp_mixture(values, probs, gammas, counts, dps=40):
@@ -107,9 +105,7 @@ def _check_personalized(eps0s, k, fractions, n, eps, how=None, groups=None, rtol
         up, info = P._delta_target(pop, g, eps, rtol)
         if how is not None:
             assert info["how"] == how, info                      # the path this case is meant to exercise
-        assert up >= lo * (1 - ROUND_REL), (n, g, up, lo)        # sound
-        if tight:
-            assert up <= hi * (1 + TIGHT_REL), (n, g, up, hi)    # tight
+        E.assert_within_bracket(up, lo, hi, tight=tight, where=(n, g))
 
 
 TWO_KRR = ((0.5, 2.0), 10, (0.6, 0.4))
@@ -145,10 +141,7 @@ def test_generic_law_through_the_mixture():
     gam, N = np.array([0.3, 0.8]), np.array([1500.0, 900.0])
     up, info = P._delta_law(vals, mass, gam, N, 1e-7)
     assert info["how"] == "rule", info
-    lo, hi = E.blanket_mixture_bounds(vals, mass, gam, N.astype(int))
-    assert 1e-7 < lo and hi <= lo * (1 + 1e-9), (lo, hi)
-    assert up >= lo * (1 - ROUND_REL), (up, lo)
-    assert up <= hi * (1 + TIGHT_REL), (up, hi)
+    E.assert_blanket_mixture(up, vals, mass, gam, N, lo_min=1e-7)
 
 
 @pytest.mark.slow
@@ -170,8 +163,7 @@ def test_public_upper_sweep(n, delta):
     d = sa.delta(pop, epsilon=r.upper)
     at = E.krr_population_bounds(TWO_KRR[0], counts, TWO_KRR[1], r.upper)
     lo, hi = max(x for x, _ in at), max(x for _, x in at)
-    assert d.upper >= lo * (1 - ROUND_REL), (d.upper, lo)
-    assert d.upper <= hi * (1 + TIGHT_REL), (d.upper, hi)
+    E.assert_within_bracket(d.upper, lo, hi)
 
 
 def test_a_law_with_its_own_integrand_must_give_its_own_panel_nodes():

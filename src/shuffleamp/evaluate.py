@@ -149,6 +149,9 @@ exact: meet in the middle              ``kernels.small_n_chosen`` (n <= 64, <= 2
 binary RR: count law / decomposition   ``SKIP_DECOMPOSITION_RTOL``, ``DECOMPOSITION_MAX_N``,
                                        ``DECOMPOSITION_MAX_EPS0``, ``LOWER_BAND_RTOL`` (here,
                                        :func:`binary_rr_plan`)
+lower search over several datasets:    ``search.SCREEN_RTOL`` (the others' bounds after the lead dataset's
+the lead alone, the others bounded     search in ``kernels.epsilon_search``: Chernoff bound, then the Bromwich
+                                       integral at this tolerance, then the default evaluation)
 a whole search refused up front        ``ATOM_NODE_SECONDS``, ``NODES_PER_EVALUATION``,
                                        ``EVALUATIONS_PER_SEARCH`` (here, :func:`search_cost`)
 =====================================  ==========================================================================

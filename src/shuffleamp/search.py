@@ -309,6 +309,18 @@ COARSE_MIN_NODES = 5e4
 COARSE_MIN_ATOMS = 64
 
 
+#: Several lower-bound datasets (BLH, RAPPOR, OUE: others at a third value and at x_1^1, both orderings): the
+#: compiled lower search evaluates the dataset with the largest saddle-point estimate alone, then certifies that
+#: every other one stays below it at every point (``kernels.epsilon_search``'s ``screen_rtol``: by monotonicity
+#: in ε from a certified Chernoff bound, or from a Bromwich integral at this relative tolerance, cheaper than the
+#: default one and without the enumeration or mixture sums; else by the default evaluation), so that the answer
+#: is the search over all of them, step for step; when that fails, the search over all of them runs.
+SCREEN_RTOL = 1e-3
+#: ... from this many users on (below, an evaluation costs 1e4+ integration nodes and the enumeration is
+#: cheaper than any screening integral: the search over all datasets skips them by their Chernoff bounds).
+LEAD_MIN_N = 1000
+
+
 #: ``kernels.epsilon_search`` status -> why the Python search runs instead
 SEARCH_STATUS = {1: "delta(eps0) > target", 2: "an evaluation the compiled loop does not handle",
                  3: "no converged bracket within the point cap", 4: "work cap of the search"}
@@ -401,7 +413,8 @@ def epsilon_search(upper_families, lower_families, n: int, target: float, eps_hi
         float(cap), float(_exact.TAIL_WORK), float(_exact.T0_FACTOR), float(_exact.THETA_RANGE[0]),
         float(_exact.THETA_RANGE[1]), float(_exact.CENTRAL_WIDTHS), float(_exact.TAIL_CONST), float(total),
         float(soft_gap), float(expensive), verify_root=1 if verify else 0, coarse_rtol=float(COARSE_RTOL),
-        coarse_nodes=float(COARSE_MIN_NODES), coarse_atoms=int(COARSE_MIN_ATOMS))
+        coarse_nodes=float(COARSE_MIN_NODES), coarse_atoms=int(COARSE_MIN_ATOMS), screen_rtol=float(SCREEN_RTOL),
+        lead_min_n=float(LEAD_MIN_N))
 
 
 def _point_info(U, L, St, Th, Nd, labels, upper: bool) -> dict:

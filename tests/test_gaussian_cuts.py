@@ -84,8 +84,10 @@ def test_epsilon_query_brackets_and_matches_delta_query(sigma, n, delta):
 
 
 def test_costly_cut_refused_up_front_naming_sigma():
+    # Δ/σ = 7.69 with about 60 blanket draws: the big-jump bound certifies nothing below the local mechanism
+    # (the others' sum does not concentrate) and the ladder's heavy cut is refused
     from shuffleamp.errors import ResourceLimitError
     with pytest.raises(ResourceLimitError) as info:
-        sa.epsilon(sa.Gaussian(sigma=0.2), 10 ** 4, 1e-12)
+        sa.epsilon(sa.Gaussian(sigma=1 / 7.69), 505884, 2.4e-11)
     assert info.value.parameter == "sigma"
     assert "sigma" in str(info.value)

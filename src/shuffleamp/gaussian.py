@@ -1423,7 +1423,8 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
     :mod:`shuffleamp.bounds`.
     """
     mu = mech.mu
-    lo_f = _lower_families(mech, B, n, value if quantity == "delta" else None)
+    # (an ε query searches its own lower-bound datasets, :func:`_lower_epsilon`)
+    lo_f = _lower_families(mech, B, n, value) if quantity == "delta" else []
     rec = {"ladder": []}
     cells = _cut_cells(n)
     first = _first_evaluator(mech, n, ctx.evaluator)

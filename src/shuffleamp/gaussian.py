@@ -1081,10 +1081,11 @@ def _ranked_layouts(decs: list, mu: float, n: int, eps: float) -> list:
     return out or decs
 
 
-#: From this Δ/σ on (LR_WIDE_MU), when the kept datasets' certified lower δ at the probe exceeds the target, their
-#: lower root is searched inside [probe, ε_hi] (:func:`_bracketed_lower`) instead of by the compiled search, whose
-#: lower side steps far below the root, where at large n the evaluation of these wide laws fails (it returns 0)
-#: and costs 1e6 nodes per point (measured: Δ/σ = 7.9, n = 5.4e8: 1.3 s -> ms).
+#: From this Δ/σ on (LR_WIDE_MU) and a probe ε of SINGLE_CUTS_MIN_EPS or more, when the kept datasets' certified
+#: lower δ at the probe exceeds the target, their lower root is searched inside [probe, ε_hi]
+#: (:func:`_bracketed_lower`) instead of by the compiled search, whose lower side steps far below the root, where
+#: at large n the evaluation of these wide laws fails (it returns 0) and costs 1e6 nodes per point (measured:
+#: Δ/σ = 7.9, n = 5.4e8: 1.3 s -> 0.1 s).  At smaller ε the compiled search is the cheaper one.
 BRACKETED_LOWER_MU = LR_WIDE_MU
 
 
@@ -1145,7 +1146,7 @@ def _lower_epsilon(mech, n: int, target: float, eps_probe: float, eps_hi: float,
         kept, top = _rank_lowers(lo_f, n, probe, keep, ctx, B)
         if kept is None:
             kept = B.keep_largest_roots(lo_f, n, target, eps_hi, keep)
-        if mu >= BRACKETED_LOWER_MU and top > target:
+        if mu >= BRACKETED_LOWER_MU and probe >= SINGLE_CUTS_MIN_EPS and top > target:
             lo, info = _bracketed_lower(kept, n, target, probe, eps_hi, ctx, B)
         else:
             lo, info = _search_lower(kept, n, target, eps_hi, ctx, B)

@@ -77,3 +77,20 @@ def test_epsilon_query_answers_heavy_cuts(sigma, n, delta):
     assert d.lower <= delta
     assert d.upper <= delta * (1 + 1e-6)
 
+
+
+@pytest.mark.parametrize("mu,n,delta", [(1.39, 84, 1.06e-8), (1.48, 1089, 2.7e-8)])
+def test_fft_retry_of_a_loose_cut(mu, n, delta):
+    """A cut whose exact evaluation is loose is retried by the certified FFT engine inside [lower ε, loose upper ε]:
+    at the upper ε every threshold count (40-digit binomial sums, below the truth) is within δ, the lower ε is
+    below the local mechanism's, and the δ query at the upper ε is within δ."""
+    g = sa.Gaussian(sigma=1.0 / mu)
+    r = sa.epsilon(g, n, delta)
+    ladder = r.settings["grid"]["ladder"]
+    assert [step["evaluator"] for step in ladder][-1] == "fft"
+    assert min(step["upper"] for step in ladder) == r.upper < ladder[0]["upper"]
+    assert 0 < r.lower <= r.upper < analytic_gaussian_epsilon(mu, delta)
+    if n <= 100:
+        for s in (-2.0, -1.0, 0.0):
+            assert threshold_oracle(mu, n, r.upper, s) <= delta
+    assert sa.delta(g, n, r.upper).upper <= delta * (1 + 1e-6)

@@ -55,7 +55,7 @@ right, B is capped as well; that raises G (sound, no charge).  The cut is :math:
 :math:`\delta_z(\varepsilon) + \tau(z)`, so does their minimum: a query evaluates the cut (z a multiple of
 :data:`DEPTH_STEP`) whose charge is at most :data:`FIRST_FRACTION` of its δ (and the certified FFT engine
 at small n, or a shallower cut, when the Bromwich integral's own error bound is loose on the heavy far tail;
-see :func:`ladder_point`).  For an ε query at δ the cut's upper ε is searched at :math:`\delta - \tau(z)`.  The
+see :func:`ladder_point`; a heavy first cut gives way to the big-jump bound below).  For an ε query at δ the cut's upper ε is searched at :math:`\delta - \tau(z)`.  The
 accountant (privacy profiles, PLDs, ``--rounds``) takes at every ε of its grid the minimum over one rung per
 decade of charge and the local profile below (:mod:`shuffleamp.accounting`, argument J).  Finally the shuffled
 output is a post-processing of the differing user's own report, so the local Gaussian mechanism's exact profile
@@ -159,7 +159,8 @@ cells over a wide ratio range made their error bounds exceed the gain (the reaso
 limited to Δ/σ < 1), finer layouts from FINE_MIN_N users on; the threshold counts of :data:`THRESHOLDS` join at
 small n.  A query keeps the pair with the largest *certified* value at the probe ε (the δ query's ε; for an ε
 query the upper ε, then once more at its first lower root when the critical cut moved), so a layout whose
-evaluation is loose never wins.  The accountant composes the same kind of pair (:func:`accounting_lowers`,
+evaluation is loose never wins; from FINE_MIN_N users an ε query ranks only the layouts that can win in its regime
+(:func:`_ranked_layouts`).  The accountant composes the same kind of pair (:func:`accounting_lowers`,
 privacy-loss buckets: a post-processing of the concrete pair, so its R-fold composition is a lower bound on the
 total); Gaussian populations add threshold counts at the target's critical cut.
 
@@ -1062,8 +1063,8 @@ def _ranked_layouts(decs: list, mu: float, n: int, eps: float) -> list:
     Measured on the seeded sample of bench/bench_continuous.py (282 rankings from FINE_MIN_N users on): the
     datasets left out here were never the one kept (at Δ/σ <= 1 the single cuts in none of 97 rankings, the fine
     and uniform layouts in none of 35; above LR_UNIFORM_MU_MAX the fine layout in none of 24), and ranking them
-    cost 1 - 6 ms per query; on two more samples (seeds 1 and 2, 150 cases each) the lower bounds were the same.  Any subset of
-    datasets gives a certified lower bound: this is a placement, not a bound."""
+    cost 1 - 6 ms per query; on two more samples (seeds 1 and 2, 150 cases each) the lower bounds were the same.
+    Any subset of datasets gives a certified lower bound: this is a placement, not a bound."""
     if n < FINE_MIN_N:
         return decs
     out = []
@@ -1093,7 +1094,8 @@ def _bracketed_lower(fams, n: int, target: float, lo: float, hi: float, ctx: Set
     """Certified lower ε at δ = target of the datasets ``fams`` when their certified lower δ at ``lo`` exceeds the
     target: the infeasible end of :func:`shuffleamp._numerics.inverse_monotone` on [lo, hi] (an evaluated ε whose
     certified lower δ exceeds the target; ``lo`` itself at worst).  Returns (ε, evaluation record)."""
-    fn = lambda e: B.max_delta(list(fams), n, e, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)  # noqa: E731
+    def fn(e):
+        return B.max_delta(list(fams), n, e, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)
     br = inverse_monotone(fn, target, lo, hi, side="lower", rel_tol=ctx.eps_rtol, accelerate=True)
     if br.infeasible is None:
         return 0.0, None
@@ -1407,7 +1409,8 @@ def _fft_retry(fams, n: int, target: float, lo: float, hi: float, ctx: Settings,
     certified lower ε of the randomizer (its δ there is above the target, so is every upper bound's), hi the loose
     upper ε of the same cut by the exact evaluator.  Returns (ε, record), (inf, {}) when the engine does not certify
     hi.  Each evaluation costs 5 - 15 ms."""
-    fn = lambda e: B.max_delta(list(fams), n, e, "spread", ctx.rtol, ctx.max_grid, "fft")     # noqa: E731
+    def fn(e):
+        return B.max_delta(list(fams), n, e, "spread", ctx.rtol, ctx.max_grid, "fft")
     br = inverse_monotone(fn, target, lo, hi, side="upper", rel_tol=max(ctx.eps_rtol, FFT_RETRY_RTOL),
                           accelerate=True)
     if br.feasible is None:

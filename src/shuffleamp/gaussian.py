@@ -1149,7 +1149,8 @@ def _lower_epsilon(mech, n: int, target: float, eps_probe: float, eps_hi: float,
         if kept is None:
             kept = B.keep_largest_roots(lo_f, n, target, eps_hi, keep)
         if mu >= BRACKETED_LOWER_MU and probe >= SINGLE_CUTS_MIN_EPS and top > target:
-            lo, info = _bracketed_lower(kept, n, target, probe, eps_hi, ctx, B)
+            # the query's certified upper ε bounds the root: the lower δ there is at most the true δ <= target
+            lo, info = _bracketed_lower(kept, n, target, probe, eps_probe if probe < eps_probe else eps_hi, ctx, B)
         else:
             lo, info = _search_lower(kept, n, target, eps_hi, ctx, B)
         if lo > best:

@@ -65,7 +65,8 @@ def test_above_every_threshold_count(mu, n, eps):
 
 
 @pytest.mark.parametrize("sigma,n,delta", [(0.25, 10 ** 7, 1e-6), (1 / 6.95, 55367026, 1.46e-5),
-                                           (0.3, 300000, 1e-9), (0.2, 10 ** 5, 1e-100)])
+                                           (0.3, 300000, 1e-9), (0.2, 10 ** 5, 1e-100),
+                                           (1 / 7.69, 505884, 2.4e-11)])
 def test_epsilon_query_answers_heavy_cuts(sigma, n, delta):
     g = sa.Gaussian(sigma=sigma)
     r = sa.epsilon(g, n, delta)

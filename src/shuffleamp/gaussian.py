@@ -55,7 +55,8 @@ right, B is capped as well; that raises G (sound, no charge).  The cut is :math:
 :math:`\delta_z(\varepsilon) + \tau(z)`, so does their minimum: a query evaluates the cut (z a multiple of
 :data:`DEPTH_STEP`) whose charge is at most :data:`FIRST_FRACTION` of its δ (and the certified FFT engine
 at small n, or a shallower cut, when the Bromwich integral's own error bound is loose on the heavy far tail;
-see :func:`ladder_point`; a heavy first cut gives way to the big-jump bound below).  For an ε query at δ the cut's upper ε is searched at :math:`\delta - \tau(z)`.  The
+see :func:`ladder_point`; a heavy first cut gives way to the big-jump bound below).  For an ε query at δ the
+cut's upper ε is searched at :math:`\delta - \tau(z)`.  The
 accountant (privacy profiles, PLDs, ``--rounds``) takes at every ε of its grid the minimum over one rung per
 decade of charge and the local profile below (:mod:`shuffleamp.accounting`, argument J).  Finally the shuffled
 output is a post-processing of the differing user's own report, so the local Gaussian mechanism's exact profile
@@ -316,7 +317,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import ndtr, log_ndtr
+from scipy.special import bdtr, bdtrc, gammaln, ndtr, log_ndtr
 
 from . import _validate
 from ._numerics import inverse_monotone, refuse_if_costly
@@ -1082,11 +1083,11 @@ def _ranked_layouts(decs: list, mu: float, n: int, eps: float) -> list:
     return out or decs
 
 
-#: From this Δ/σ on (LR_WIDE_MU) and a probe ε of SINGLE_CUTS_MIN_EPS or more, when the kept datasets' certified
-#: lower δ at the probe exceeds the target, their lower root is searched inside [probe, ε_hi]
-#: (:func:`_bracketed_lower`) instead of by the compiled search, whose lower side steps far below the root, where
-#: at large n the evaluation of these wide laws fails (it returns 0) and costs 1e6 nodes per point (measured:
-#: Δ/σ = 7.9, n = 5.4e8: 1.3 s -> 0.1 s).  At smaller ε the compiled search is the cheaper one.
+#: From this Δ/σ on (LR_WIDE_MU), FINE_MIN_N users and a probe ε of SINGLE_CUTS_MIN_EPS or more, when the kept
+#: datasets' certified lower δ at the probe exceeds the target, their lower root is searched inside [probe, ε_hi]
+#: (:func:`_bracketed_lower`) instead of by the compiled search, whose lower side steps far below
+#: the root, where at large n the evaluation of these wide laws fails (it returns 0) and costs 1e6 nodes per point
+#: (measured: Δ/σ = 7.9, n = 5.4e8: 1.3 s -> 0.1 s).  At smaller ε or n the compiled search is the cheaper one.
 BRACKETED_LOWER_MU = LR_WIDE_MU
 
 
@@ -1096,7 +1097,12 @@ def _bracketed_lower(fams, n: int, target: float, lo: float, hi: float, ctx: Set
     certified lower δ exceeds the target; ``lo`` itself at worst).  Returns (ε, evaluation record)."""
     def fn(e):
         return B.max_delta(list(fams), n, e, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)
-    br = inverse_monotone(fn, target, lo, hi, side="lower", rel_tol=ctx.eps_rtol, accelerate=True)
+    # first inside [lo, 1.1 lo] (the root lies a few per cent above the probe; far above it the wide laws' lower
+    # values are 0 and the root finder crawls), then above
+    mid = min(1.1 * lo, hi)
+    br = inverse_monotone(fn, target, lo, mid, side="lower", rel_tol=ctx.eps_rtol, accelerate=True)
+    if br.feasible is None and mid < hi:
+        br = inverse_monotone(fn, target, mid, hi, side="lower", rel_tol=ctx.eps_rtol, accelerate=True)
     if br.infeasible is None:
         return 0.0, None
     return float(br.infeasible), br.infeasible_info
@@ -1148,9 +1154,8 @@ def _lower_epsilon(mech, n: int, target: float, eps_probe: float, eps_hi: float,
         kept, top = _rank_lowers(lo_f, n, probe, keep, ctx, B)
         if kept is None:
             kept = B.keep_largest_roots(lo_f, n, target, eps_hi, keep)
-        if mu >= BRACKETED_LOWER_MU and probe >= SINGLE_CUTS_MIN_EPS and top > target:
-            # the query's certified upper ε bounds the root: the lower δ there is at most the true δ <= target
-            lo, info = _bracketed_lower(kept, n, target, probe, eps_probe if probe < eps_probe else eps_hi, ctx, B)
+        if mu >= BRACKETED_LOWER_MU and n >= FINE_MIN_N and probe >= SINGLE_CUTS_MIN_EPS and top > target:
+            lo, info = _bracketed_lower(kept, n, target, probe, eps_hi, ctx, B)
         else:
             lo, info = _search_lower(kept, n, target, eps_hi, ctx, B)
         if lo > best:
@@ -1246,6 +1251,11 @@ BIG_JUMP_SHIFTS = np.concatenate([[0.0], np.logspace(-10.0, -0.0625, 64), 1.0 - 
 #: a first cut at 22.7 nats on the big-jump ε was below the ladder's in 9 of 10 cases (by up to 11 %; above it by
 #: 0.7 % in one), and it answered 3 of the 4 cases the ladder's cost refused; below 19 nats the ladder was tighter.
 BIG_JUMP_MIN_LOG_RATIO = 20.0
+#: Up to this many expected blanket draws nγ the bound also carries its shift on the draws (C = s·M, see
+#: :func:`_big_jump_per_draw`): with few draws the others' sum is often 0, which a fixed shift C must pay for ...
+BIG_JUMP_PER_DRAW_MAX = 400.0
+#: ... with the per-draw shifts s = f (e^ε − 1)/γ for f on this grid.
+BIG_JUMP_PER_DRAW_SHIFTS = np.concatenate([np.logspace(-8.0, -0.25, 16), 1.0 - np.logspace(-1.0, -5.0, 5)])
 #: Relative rounding slack of n·log M(θ) per unit of n (the log-MGF of at most a few hundred atoms is computed to
 #: well within 1e-13 absolute, relative to max(1, |log M|)).
 _LOG_MGF_SLACK = 1e-13
@@ -1329,9 +1339,9 @@ def _big_jump_terms(mu: float, n: int, eps: float, z: float) -> tuple:
     hi = math.log(1e3 / max(vmax, 1e-300)) if vmax > 0 else lo + 40.0
     hi = max(hi, lo + 5.0)
     theta = np.exp(np.linspace(lo, hi, BIG_JUMP_THETAS))
-    t = theta[:, None] * v[None, :]
-    tmax = t.max(axis=1)
-    with np.errstate(over="ignore", under="ignore"):
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        t = theta[:, None] * v[None, :]
+        tmax = t.max(axis=1)
         # log M(θ) = log(β + Σ c e^{θv}): log1p of the (small) deviation from the total mass where it is small,
         # else shifted log-sum-exp
         near = tmax < 1.0
@@ -1340,11 +1350,49 @@ def _big_jump_terms(mu: float, n: int, eps: float, z: float) -> tuple:
         lse = tmax + np.log(beta * np.exp(-tmax) + (c * np.exp(t - big)).sum(axis=1))
         logm = np.where(near, np.log1p(np.maximum(dev, -1.0 + 1e-300)), lse)
     nl = n * logm + n * _LOG_MGF_SLACK * (1.0 + np.abs(logm)) + 1e-12
-    expo = nl[None, :] + theta[None, :] * C[:, None] - 1.0 - np.log(theta * n)[None, :]
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
+        expo = nl[None, :] + theta[None, :] * C[:, None] - 1.0 - np.log(theta * n)[None, :]
+        expo = np.where(np.isnan(expo), np.inf, expo)
         t1 = np.exp(np.minimum(expo.min(axis=1), 709.0))
     t2 = gaussian_delta(mu, np.log(A_K + C)) * (1 + 1e-12)
-    return float((t1 + t2).min()), _big_jump_second(mu, n, z)
+    first = float((t1 + t2).min())
+    gamma = 1.0 - beta
+    if 0.0 < n * gamma <= BIG_JUMP_PER_DRAW_MAX and n > 1:
+        first = min(first, _big_jump_per_draw(n, eps, theta, v, c, beta, A_K, mu))
+    return first, _big_jump_second(mu, n, z)
+
+
+def _big_jump_per_draw(n: int, eps: float, theta, v, c, beta: float, A_K: float, mu: float) -> float:
+    r"""The first two terms of the big-jump bound with the shift carried by the blanket draws: C = s·M, M the
+    number of users whose G is not the atom at 0 (module docstring): the Chernoff term
+    :math:`\min_	heta (eta + e^{	heta s}\sum_j c_j e^{	heta v_j})^n/(e	heta n)` and
+    :math:`E\,\delta_{
+m loc}(\log(A_K + s(1 + M')))`, M' ~ Bin(n − 1, γ), over the shifts s = f (e^ε − 1)/γ (f on
+    BIG_JUMP_PER_DRAW_SHIFTS); the binomial window's tails are charged at the window's worst end."""
+    gamma = 1.0 - beta
+    S = BIG_JUMP_PER_DRAW_SHIFTS * (math.expm1(eps) / gamma)
+    # larger tilts too: when every shifted draw stays negative, the Chernoff term falls like 1/θ as θ grows
+    theta = np.concatenate([theta, theta[-1] * np.exp(np.linspace(1.0, 600.0, 16))])
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        t = theta[:, None] * v[None, :]
+        tmax = t.max(axis=1)
+        lnz = tmax + np.log((c * np.exp(t - tmax[:, None])).sum(axis=1))     # log Σ c e^{θv}
+        logm = np.logaddexp(math.log(beta), theta[None, :] * S[:, None] + lnz[None, :])
+        nl = n * logm + n * _LOG_MGF_SLACK * (1.0 + np.abs(logm)) + 1e-12
+        expo = nl - 1.0 - np.log(theta * n)[None, :]
+        expo = np.where(np.isnan(expo), np.inf, expo)           # a tilt whose exponent overflowed: no bound
+        t1 = np.exp(np.minimum(expo.min(axis=1), 709.0))
+    mean, sd = (n - 1) * gamma, math.sqrt((n - 1) * gamma * (1 - gamma))
+    m_lo, m_hi = max(0, int(mean - 12 * sd - 2)), int(math.ceil(mean + 12 * sd + 10))
+    m = np.arange(m_lo, m_hi + 1)
+    k = n - 1
+    pmf = np.exp(gammaln(k + 1.0) - gammaln(m + 1.0) - gammaln(k - m + 1.0) + m * math.log(gamma)
+                 + (k - m) * math.log1p(-gamma)) * (1 + 1e-6)           # log-gamma round-off: < 1e-9 relative
+    below = float(bdtr(m_lo - 1, k, gamma)) * (1 + 1e-6) if m_lo > 0 else 0.0
+    above = float(bdtrc(m_hi, k, gamma)) * (1 + 1e-6)
+    loc = gaussian_delta(mu, np.log(A_K + S[:, None] * (1.0 + m[None, :])))       # decreasing in m
+    t2 = (loc * pmf[None, :]).sum(axis=1) + below * gaussian_delta(mu, np.log(A_K + S)) + above * loc[:, -1]
+    return float(((t1 + t2) * (1 + 1e-9)).min())
 
 
 def big_jump_epsilon(mu: float, n: int, delta: float, eps_hi: float, rel_tol: float):
@@ -2054,8 +2102,6 @@ def population_delta_lower(pop, g: int, eps: float, both: bool = False):
     :data:`THRESHOLDS` and at the target's critical cut s* (:func:`critical_cut` with the target's Δ/σ and the
     population's n) and s* ± LR_FINE_HALF, in units of the target's σ.  Returns (δ, description)."""
     from scipy.signal import fftconvolve
-    from scipy.stats import binom
-
     n = pop.n
     if n > POPULATION_LOWER_MAX_N:
         return 0.0, f"none (n > {POPULATION_LOWER_MAX_N})"

@@ -65,32 +65,45 @@ output is a post-processing of the differing user's own report, so the local Gau
 **Big-jump bound** (derived here).  For a heavy law (large Δ/σ) the sum's positive part comes from one
 report far in the tail, while the truncation above charges that tail against the whole of δ: the cut must reach
 the local mechanism's ε, where the Bromwich integral of the truncated law is slow and its error bound loose.
-Keep the cut shallow and charge the far tail only beyond the others' negative drift.  With
-:math:`y_i = (G_i - L)_+` (continuous G, :math:`L = A_K - e^\varepsilon`), :math:`Y = \sum_i y_i`, N the number of
-:math:`y_i > 0` and any :math:`C \ge 0`: :math:`\sum_i G_i = \sum_i \min(G_i, L) + Y` and
-:math:`(u + v)_+ \le (u + C)_+ + (v - C)_+`, and :math:`(Y - C)_+ \le \sum_i (y_i - C)_+ + Y\,\mathbb 1\{N \ge 2\}`
-(with at most one :math:`y_i > 0` the left side is that term's; otherwise :math:`(Y - C)_+ \le Y`).  Since
-:math:`E[y_1 \mathbb 1\{N \ge 2\}] \le E[y_1]\,P(\exists j \ne 1: y_j > 0) \le E[y_1](n-1)p` with
-:math:`p = P(G > L) = \bar\Phi(\mu + z)` (the blanket beyond the cut on the left; on the right
-:math:`G \le 1 - e^\varepsilon < L`), and :math:`E[(G - L - C)_+] = \int (\varphi(y) - (A_K + C)\varphi(y - \mu))_+
-\,dy = \delta_{\rm loc}(\log(A_K + C))` (the local Gaussian mechanism's profile, as τ above),
+Keep the cut shallow and charge the far tail only beyond the others' negative drift.  Let :math:`T(G)` be G with
+the left ratio capped at :math:`A_K` (the right ratio capped too, which raises G; the atom at 0 unchanged) and
+:math:`y = (A - A_K)_+` on the left side, 0 elsewhere, so that :math:`G \le T(G) + y` at every ε (also beyond
+:math:`\varepsilon_K`).  With :math:`Y = \sum_i y_i`, N the number of :math:`y_i > 0` and any (possibly random)
+:math:`C \ge 0`: :math:`(u + v)_+ \le (u + C)_+ + (v - C)_+` and :math:`(Y - C)_+ \le \sum_i (y_i - C)_+ +
+Y\,\mathbb 1\{N \ge 2\}` pointwise (with at most one :math:`y_i > 0` the left side is that term's; otherwise
+:math:`(Y - C)_+ \le Y`).  Since :math:`E[y_1 \mathbb 1\{N \ge 2\}] \le E[y_1]\,P(\exists j \ne 1: y_j > 0) \le
+E[y_1](n-1)p`, :math:`p = P(y > 0) = \bar\Phi(\mu + z)` (the blanket beyond the cut on the left) and
+:math:`E[y_1] = \tau(z)`,
 
 .. math::
 
-    \delta(\varepsilon) \le \tfrac1n E\Big[\Big(\sum_i \bar G_i + C\Big)_+\Big]
-    + \delta_{\rm loc}\big(\log(A_K + C)\big) + (n-1)\,\bar\Phi(\mu + z)\,\tau(z),
+    \delta(\varepsilon) \le \tfrac1n E\Big[\Big(\sum_i T(G_i) + C\Big)_+\Big] + \tfrac1n \sum_i E[(y_i - C)_+]
+    + (n-1)\,\bar\Phi(\mu + z)\,\tau(z).
 
-where :math:`\bar G` is the spread truncated law (convex order as above: :math:`s \mapsto (s + C)_+` is convex)
-and the first term is at most :math:`\min_{\theta > 0} e^{nK(\theta) + \theta C}/(e\theta n)` (Chernoff:
-:math:`s_+ \le e^{\theta s - 1}/\theta`), K the log-MGF of :math:`\bar G`.  With C = 0 this is the truncation
-above plus a Chernoff bound; with :math:`C \approx n(e^\varepsilon - 1)` (the others' negative drift) the middle
-term is the local mechanism at :math:`\log(1 + n(e^\varepsilon - 1))`, the level at which a single report decides
-the event (as the lower bound's critical cut).  Every C ≥ 0, θ > 0 and depth z gives a certified bound;
-:func:`big_jump_delta` takes the minimum over grids of C and θ, the cut z keeping the last term below
-:data:`BIG_JUMP_SECOND_SHARE` of δ, and rounds every term up (the log-MGF with a slack of
-:data:`_LOG_MGF_SLACK` per user).  It is cheap (a few hundred exponentials per ε) and replaces the ladder where
-the ladder's cut is heavy (:data:`BIG_JUMP_MIN_LOG_RATIO`); where the others' sum does not concentrate (few
-blanket draws, nγ of order 100 or less) it certifies little and the ladder runs as before.
+*Fixed shift.*  For a constant C, :math:`E[(y - C)_+] = \int (\varphi(y) - (A_K + C)\varphi(y - \mu))_+\,dy =
+\delta_{\rm loc}(\log(A_K + C))` (the local Gaussian mechanism's profile, as τ above), and the first term is at
+most that of the spread law :math:`\bar G` of :math:`T(G)` (convex order as above: :math:`s \mapsto (s + C)_+` is
+convex), itself at most :math:`\min_{\theta > 0} e^{nK(\theta) + \theta C}/(e\theta n)` (Chernoff:
+:math:`s_+ \le e^{\theta s - 1}/\theta`), K the log-MGF of :math:`\bar G`.  With C = 0 this is the truncation above
+plus a Chernoff bound; with :math:`C \approx n(e^\varepsilon - 1)` (the others' negative drift) the middle term is
+the local mechanism at :math:`\log(1 + n(e^\varepsilon - 1))`, the level at which a single report decides the event
+(as the lower bound's critical cut).
+
+*Shift on the blanket draws.*  With few blanket draws (nγ small) the others' sum is often 0, which a constant C
+pays for through the Chernoff term.  Take :math:`C = sM`, M the number of :math:`G_i` off the atom at 0 (M ~
+Bin(n, γ)): the first term is the sum of the i.i.d. :math:`T(G_i) + s\,\mathbb 1\{G_i \ne 0\}` (the spread acts
+inside the non-zero part, where the indicator is constant, so the convex order holds), at most
+:math:`\min_\theta (\beta + e^{\theta s}\sum_j c_j e^{\theta v_j})^n/(e\theta n)` (β = 1 − γ, :math:`v_j` the
+non-zero atoms); and :math:`y_1 > 0` only if :math:`G_1 \ne 0`, so :math:`M = 1 + M'` there with
+:math:`M' \sim` Bin(n − 1, γ) independent of :math:`y_1`: the middle term is :math:`E\,\delta_{\rm loc}(\log(A_K +
+s(1 + M')))`, summed over a window of ±12 standard deviations of M' with each tail charged at the window end's
+larger value (δ_loc decreases in its argument).
+
+Every C, θ > 0 and depth z gives a certified bound; :func:`big_jump_delta` takes the minimum over grids of C (both
+kinds) and θ, the cut z keeping the last term below :data:`BIG_JUMP_SECOND_SHARE` of δ, and rounds every term up
+(the log-MGF with a slack of :data:`_LOG_MGF_SLACK` per user, the binomial weights by 1e-6 relative).  It is cheap
+(a few thousand exponentials per ε) and replaces the ladder where the ladder's cut is heavy
+(:data:`BIG_JUMP_MIN_LOG_RATIO`); where it certifies nothing below the local mechanism the ladder runs as before.
 
 **Every pair of inputs** (derived here).  The bound above is for the extreme pair (0, Δ) (and its
 reverse, the same law by the reflection :math:`y \mapsto \Delta - y`, which maps the blanket to itself).
@@ -1303,7 +1316,9 @@ def big_jump_delta(mu: float, n: int, eps: float, z: float) -> float:
         + \delta_{\rm loc}\big(\log(A_K + C)\big)\Big] + (n-1)\,\bar\Phi(\mu + z)\,\tau(z),
 
     :math:`K_\varepsilon` the log-MGF of the spread truncated law, C = f n (e^ε − 1) over
-    :data:`BIG_JUMP_SHIFTS`, θ over a grid of :data:`BIG_JUMP_THETAS` tilts (any C ≥ 0 and θ > 0 give a bound).
+    :data:`BIG_JUMP_SHIFTS`, θ over a grid of :data:`BIG_JUMP_THETAS` tilts (any C ≥ 0 and θ > 0 give a bound);
+    up to :data:`BIG_JUMP_PER_DRAW_MAX` expected blanket draws also with the shift carried by the draws
+    (:func:`_big_jump_per_draw`; module docstring, "Big-jump bound").
 
     Parameters
     ----------

@@ -2117,6 +2117,8 @@ def population_delta_lower(pop, g: int, eps: float, both: bool = False):
     :data:`THRESHOLDS` and at the target's critical cut s* (:func:`critical_cut` with the target's Δ/σ and the
     population's n) and s* ± LR_FINE_HALF, in units of the target's σ.  Returns (δ, description)."""
     from scipy.signal import fftconvolve
+    from scipy.stats import binom
+
     n = pop.n
     if n > POPULATION_LOWER_MAX_N:
         return 0.0, f"none (n > {POPULATION_LOWER_MAX_N})"

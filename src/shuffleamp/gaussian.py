@@ -90,11 +90,12 @@ the local mechanism at :math:`\log(1 + n(e^\varepsilon - 1))`, the level at whic
 (as the lower bound's critical cut).
 
 *Shift on the blanket draws.*  With few blanket draws (nγ small) the others' sum is often 0, which a constant C
-pays for through the Chernoff term.  Take :math:`C = sM`, M the number of :math:`G_i` off the atom at 0 (M ~
-Bin(n, γ)): the first term is the sum of the i.i.d. :math:`T(G_i) + s\,\mathbb 1\{G_i \ne 0\}` (the spread acts
-inside the non-zero part, where the indicator is constant, so the convex order holds), at most
+pays for through the Chernoff term.  Take :math:`C = sM`, M the number of users whose G is drawn from the blanket
+part (the components of mass c; M ~ Bin(n, γ)), :math:`D_i` the indicator of that draw: the first term is the sum
+of the i.i.d. :math:`T(G_i) + s D_i` (the spread acts inside the blanket part, where :math:`D_i = 1`, so the convex
+order holds), at most
 :math:`\min_\theta (\beta + e^{\theta s}\sum_j c_j e^{\theta v_j})^n/(e\theta n)` (β = 1 − γ, :math:`v_j` the
-non-zero atoms); and :math:`y_1 > 0` only if :math:`G_1 \ne 0`, so :math:`M = 1 + M'` there with
+blanket atoms); and :math:`y_1 > 0` only if :math:`D_1 = 1`, so :math:`M = 1 + M'` there with
 :math:`M' \sim` Bin(n − 1, γ) independent of :math:`y_1`: the middle term is :math:`E\,\delta_{\rm loc}(\log(A_K +
 s(1 + M')))`, summed over a window of ±12 standard deviations of M' with each tail charged at the window end's
 larger value (δ_loc decreases in its argument).
@@ -1384,7 +1385,7 @@ def _big_jump_per_draw(n: int, eps: float, theta, v, c, beta: float, A_K: float,
     :math:`E\,\delta_{
 m loc}(\log(A_K + s(1 + M')))`, M' ~ Bin(n − 1, γ), over the shifts s = f (e^ε − 1)/γ (f on
     BIG_JUMP_PER_DRAW_SHIFTS); the binomial window's tails are charged at the window's worst end."""
-    gamma = 1.0 - beta
+    gamma = math.fsum(c)                                    # probability of a blanket draw (= 1 − β)
     S = BIG_JUMP_PER_DRAW_SHIFTS * (math.expm1(eps) / gamma)
     # larger tilts too: when every shifted draw stays negative, the Chernoff term falls like 1/θ as θ grows
     theta = np.concatenate([theta, theta[-1] * np.exp(np.linspace(1.0, 600.0, 16))])
@@ -1414,14 +1415,18 @@ def big_jump_epsilon(mu: float, n: int, delta: float, eps_hi: float, rel_tol: fl
     """Certified upper ε(δ) of the big-jump bound (an evaluated ε whose bound is at most δ), searched on
     [ε_min, ``eps_hi``] with :func:`shuffleamp._numerics.inverse_monotone`; None when it certifies nothing below
     ``eps_hi``.  The cut is :func:`big_jump_depth` at :data:`BIG_JUMP_SECOND_SHARE` of δ, and ε_min is where the
-    big-jump term alone reaches δ (the bound is above δ below it).  Returns (ε, z) or None."""
+    fixed-shift middle term alone reaches δ (the bound is above δ below it; 0 when the shift on the draws is
+    tried too).  Returns (ε, z) or None."""
     z = big_jump_depth(mu, n, BIG_JUMP_SECOND_SHARE * delta)
     fn = lambda e: (big_jump_delta(mu, n, e, z), None)     # noqa: E731
     if fn(eps_hi)[0] > delta:
         return None
-    eps_cut = _big_jump_law(float(mu), float(z))[4]
+    _, _, c, beta, eps_cut = _big_jump_law(float(mu), float(z))
     e_loc = _local_epsilon(mu, delta)
-    lo = math.log1p(max(math.exp(e_loc) - math.exp(eps_cut), 0.0) / n) if e_loc < 700 else 0.0
+    # below ε_min the fixed shifts cannot bring the middle term under δ; the shift on the draws can exceed
+    # n (e^ε − 1), so with it the search starts at 0
+    per_draw = 0.0 < n * (1.0 - beta) <= BIG_JUMP_PER_DRAW_MAX and n > 1
+    lo = math.log1p(max(math.exp(e_loc) - math.exp(eps_cut), 0.0) / n) if e_loc < 700 and not per_draw else 0.0
     lo = min(max(lo, 0.0), eps_hi)
     br = inverse_monotone(fn, delta, lo, eps_hi, side="upper", rel_tol=rel_tol, accelerate=True)
     return None if br.feasible is None else (float(br.feasible), z)

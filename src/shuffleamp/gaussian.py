@@ -1270,6 +1270,9 @@ BIG_JUMP_MIN_LOG_RATIO = 20.0
 BIG_JUMP_PER_DRAW_MAX = 400.0
 #: ... with the per-draw shifts s = f (e^ε − 1)/γ for f on this grid.
 BIG_JUMP_PER_DRAW_SHIFTS = np.concatenate([np.logspace(-8.0, -0.25, 16), 1.0 - np.logspace(-1.0, -5.0, 5)])
+#: The bound is evaluated up to this ε (nats; e^ε times the largest ratio stays in the float range); beyond it the
+#: local mechanism's profile, 0 to double precision there, answers.
+BIG_JUMP_MAX_EPS = 600.0
 #: Relative rounding slack of n·log M(θ) per unit of n (the log-MGF of at most a few hundred atoms is computed to
 #: well within 1e-13 absolute, relative to max(1, |log M|)).
 _LOG_MGF_SLACK = 1e-13
@@ -1343,6 +1346,8 @@ def big_jump_delta(mu: float, n: int, eps: float, z: float) -> float:
 
 def _big_jump_terms(mu: float, n: int, eps: float, z: float) -> tuple:
     """(first two terms minimised over the grids, second-jump term) of :func:`big_jump_delta`, each rounded up."""
+    if not eps <= BIG_JUMP_MAX_EPS:
+        return math.inf, _big_jump_second(mu, n, z)          # e^ε beyond the float range: no bound here
     ra, rb, c, beta, eps_cut = _big_jump_law(float(mu), float(z))
     n = int(n)
     x = math.exp(eps)

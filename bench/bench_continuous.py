@@ -1,8 +1,9 @@
 """Continuous randomizers beside k-RR: latency of one certified ε(δ), and seed002's experiment settings.
 
 Part 1 (latency): ``sa.epsilon(mechanism, n, delta)`` (upper and lower, default evaluator) for k-RR (k = 10),
-Laplace and the Gaussian randomizer (Δ = 1) over one seeded random sample, in one process and one run (a
-warm-up call per randomizer first): case i draws n log-uniform in [2, 1e9], δ log-uniform in [1e-12, 1e-3]
+Laplace and the Gaussian randomizer (Δ = 1) over one seeded random sample, in one process and one run (warm-up
+calls per randomizer first, :func:`warm_up`: imports, compiled kernels and the FFT backend, one-time costs of a
+process): case i draws n log-uniform in [2, 1e9], δ log-uniform in [1e-12, 1e-3]
 and one quantile q, and each randomizer's privacy parameter is that quantile of its log-uniform range (k-RR
 and Laplace ε0 in [0.1, 10]; Gaussian Δ/σ in [0.05, 8], the largest accepted); every randomizer sees the same
 (n, δ).  Then the n = 1e8 points: three privacy levels each (ε0 = 0.5, 2, 8; σ = 8, 2, 0.5) at δ = 1e-6, 1e-10.
@@ -14,25 +15,33 @@ its personalized binary randomized response (n = 10^4, conservative / moderate /
 Gaussian SGD setting (m = 100 clients, δ_j = 1e-5, the paper's σ_j = Δ·sqrt(2 ln(1.25/δ_j))/ε_j, so
 Δ/σ_j = ε_j / sqrt(2 ln(1.25e5)); per epoch at central δ = 1e-5 and over T = 50 epochs).
 
+Several source trees can be measured side by side in one run (``--src before=/path/to/old/src --src after=src``):
+each tree runs in its own worker process and every case is sent to each worker in turn, so both see the same
+machine load (one row per randomizer and tree; part 2 then runs on this tree only).
+
 Usage::
 
     python bench/bench_continuous.py --out bench/results_continuous.md            # 100 cases per randomizer
     python bench/bench_continuous.py --cases 300 --out bench/results_continuous.md
+    python bench/bench_continuous.py --src before=/tmp/old/src --src after=src --only Gaussian --no-seed002
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+if "--worker" not in sys.argv:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
 import shuffleamp as sa  # noqa: E402
 from shuffleamp import baselines  # noqa: E402
@@ -87,30 +96,87 @@ def _pct(xs, p):
     return xs[min(len(xs) - 1, max(0, math.ceil(p / 100 * len(xs)) - 1))]
 
 
-def latency(cases: int):
+def warm_up():
+    """One call per randomizer, and one that the certified FFT engine answers (its backend's import, about 0.2 - 1 s
+    once per process, would otherwise land on the first case that needs it)."""
+    for make in RANDOMIZERS.values():
+        sa.epsilon(make(0.5), 1000, 1e-6)
+    sa.delta(sa.Gaussian(sigma=1.0), 10, 1.0, evaluator="fft")
+
+
+def _case(name, q=None, k=None, n=None, d=None):
+    """One case in this process: the randomizer ``name`` at quantile q (or the k-th n = 1e8 point)."""
+    m = RANDOMIZERS[name](q) if k is None else AT_1E8[name][k]
+    dt, dc, (status, gap) = _one(m, n, d)
+    return {"ms": dt, "cpu": dc, "status": status, "gap": gap, "what": f"{m.describe()} n={n} δ={d:.2g}"}
+
+
+def worker():
+    """Answer cases sent as JSON lines on stdin (``--src``): one JSON line per case on stdout."""
+    warm_up()
+    print(json.dumps({"ready": sa.__file__}), flush=True)
+    for line in sys.stdin:
+        print(json.dumps(_case(**json.loads(line))), flush=True)
+
+
+class _Tree:
+    """A worker process running one source tree."""
+
+    def __init__(self, label, src):
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(src), OMP_NUM_THREADS="1")
+        self.label = label
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=env, text=True, bufsize=1)
+        self.module = json.loads(self.proc.stdout.readline())["ready"]
+
+    def __call__(self, **case):
+        self.proc.stdin.write(json.dumps(case) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def latency(cases: int, trees=None, only=None):
+    """Rows of the latency table: one per randomizer (and per tree with ``trees``, a dict label -> _Tree)."""
     pts = sample(cases)
+    runners = trees or {None: lambda **case: _case(**case)}
+    if trees is None:
+        warm_up()
     rows = []
-    for name, make in RANDOMIZERS.items():
-        sa.epsilon(make(0.5), 1000, 1e-6)                    # warm-up (imports, kernels)
-        times, cpus, gaps, worst, refused = [], [], [], (0.0, ""), {}
+    for name in RANDOMIZERS:
+        if only and only not in name:
+            continue
+        res = {lab: [] for lab in runners}
+        at8 = {lab: [] for lab in runners}
         for n, d, q in pts:
-            m = make(q)
-            dt, dc, (status, gap) = _one(m, n, d)
-            times.append(dt)
-            cpus.append(dc)
-            if gap is not None:
-                gaps.append(gap)
-            else:
-                refused[status] = refused.get(status, 0) + 1
-            if dt > worst[0]:
-                worst = (dt, f"{m.describe()} n={n} δ={d:.2g}")
-        at8 = [_one(m, 10 ** 8, d)[0] for m in AT_1E8[name] for d in (1e-6, 1e-10)]
-        rows.append(dict(name=name, cases=len(times), median=statistics.median(times), p90=_pct(times, 90),
-                         cpu_median=statistics.median(cpus), cpu_p99=_pct(cpus, 99), cpu_max=max(cpus),
-                         p99=_pct(times, 99), max=max(times), worst=worst[1], at8_median=statistics.median(at8),
-                         at8_max=max(at8), gap_median=statistics.median(gaps) if gaps else math.nan,
-                         gap_max=max(gaps) if gaps else math.nan,
-                         refused=", ".join(f"{v} {k}" for k, v in sorted(refused.items())) or "0"))
+            for lab, run in runners.items():
+                res[lab].append(run(name=name, q=q, n=n, d=d))
+        for k in range(len(AT_1E8[name])):
+            for d in (1e-6, 1e-10):
+                for lab, run in runners.items():
+                    r = run(name=name, k=k, n=10 ** 8, d=d)
+                    at8[lab].append((r["ms"], r["cpu"]))
+        for lab in runners:
+            rs = res[lab]
+            times, cpus = [r["ms"] for r in rs], [r["cpu"] for r in rs]
+            gaps = [r["gap"] for r in rs if r["gap"] is not None]
+            refused = {}
+            for r in rs:
+                if r["gap"] is None:
+                    refused[r["status"]] = refused.get(r["status"], 0) + 1
+            worst = max(rs, key=lambda r: r["ms"])["what"]
+            rows.append(dict(name=name if lab is None else f"{name} [{lab}]", cases=len(times),
+                             median=statistics.median(times), p90=_pct(times, 90),
+                             cpu_median=statistics.median(cpus), cpu_p99=_pct(cpus, 99), cpu_max=max(cpus),
+                             p99=_pct(times, 99), max=max(times), worst=worst,
+                             at8_median=statistics.median(x[0] for x in at8[lab]),
+                             at8_max=max(x[0] for x in at8[lab]), at8_cpu_max=max(x[1] for x in at8[lab]),
+                             gap_median=statistics.median(gaps) if gaps else math.nan,
+                             gap_max=max(gaps) if gaps else math.nan,
+                             refused=", ".join(f"{v} {k}" for k, v in sorted(refused.items())) or "0"))
     return rows
 
 
@@ -166,14 +232,25 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     ap.add_argument("--cases", type=int, default=100, help="cases of the seeded sample (per randomizer)")
     ap.add_argument("--no-seed002", action="store_true", help="skip part 2 (Chen-Cao-Ge settings)")
+    ap.add_argument("--src", action="append", default=[], help="label=path of a src tree (repeatable): side by side")
+    ap.add_argument("--only", default=None, help="only the randomizers whose name contains this")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.worker:
+        return worker()
     t0 = time.time()
     load0 = os.getloadavg()
-    lat = latency(args.cases)
+    trees = {lab: _Tree(lab, path) for lab, path in (x.split("=", 1) for x in args.src)} or None
+    try:
+        lat = latency(args.cases, trees, args.only)
+    finally:
+        for t in (trees or {}).values():
+            t.close()
     load1 = os.getloadavg()
     s2 = [] if args.no_seed002 else seed002()
     cmd = "python bench/bench_continuous.py" + (f" --cases {args.cases}" if args.cases != 100 else "") + \
-        (" --no-seed002" if args.no_seed002 else "") + " --out bench/results_continuous.md"
+        "".join(f" --src {x}" for x in args.src) + (f" --only {args.only}" if args.only else "") + \
+        (" --no-seed002" if args.no_seed002 else "") + (f" --out {args.out}" if args.out else "")
     lines = ["# Continuous randomizers beside k-RR", "",
              f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared with other jobs), Python "
              f"{platform.python_version()}; load average {load0[0]:.1f} at the start, {load1[0]:.1f} after part 1; "
@@ -187,12 +264,12 @@ def main(argv=None):
              "Wall-clock times on a shared, loaded machine: compare rows of one run, not runs; the CPU time of the "
              "process (single-threaded kernels) depends less on the load.", "",
              "| randomizer | cases | median (ms) | p90 (ms) | p99 (ms) | max (ms) | CPU median / p99 / max (ms) | "
-             "n = 1e8 median / max (ms) | upper/lower median / max | refused | slowest case |",
+             "n = 1e8 median / max (CPU max) (ms) | upper/lower median / max | refused | slowest case |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in lat:
         lines.append(f"| {r['name']} | {r['cases']} | {r['median']:.1f} | {r['p90']:.1f} | {r['p99']:.0f} | "
                      f"{r['max']:.0f} | {r['cpu_median']:.1f} / {r['cpu_p99']:.0f} / {r['cpu_max']:.0f} | "
-                     f"{r['at8_median']:.1f} / {r['at8_max']:.1f} | {r['gap_median']:.3g} / "
+                     f"{r['at8_median']:.1f} / {r['at8_max']:.1f} ({r['at8_cpu_max']:.1f}) | {r['gap_median']:.3g} / "
                      f"{r['gap_max']:.3g} | {r['refused']} | {r['worst']} |")
     if s2:
         lines += ["", "## Chen–Cao–Ge (AAAI 2024) settings: certified bounds beside the μ-GDP value", "",

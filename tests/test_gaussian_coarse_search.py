@@ -16,10 +16,13 @@ Oracles (independent of the library's evaluators):
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import shuffleamp as sa
 from shuffleamp import exact as E
+from shuffleamp import gaussian as G
 from shuffleamp import search as S
 from shuffleamp.evaluate import max_delta
 from test_gaussian import analytic_gaussian_epsilon, shuffled_divergence
@@ -43,6 +46,8 @@ def test_heavy_cut_answer_certified_at_the_default_tolerance(monkeypatch):
     placement runs, its answer is an evaluated ε whose certified δ at the default tolerance is <= the cut's
     target, and it is no looser than the search without it (beyond SOFT_GAP); the lower bound is unchanged."""
     g, n, delta = sa.Gaussian(sigma=0.223, sensitivity=1.0), 4626, 1.1e-9
+    # the truncation ladder on its heavy cut (by default the big-jump bound answers there instead)
+    monkeypatch.setattr(G, "BIG_JUMP_MIN_LOG_RATIO", math.inf)
     calls = _record(monkeypatch)
     r = sa.epsilon(g, n, delta)
     heavy = [c for c in calls if len(c[3]["c_eps"]) > 0]

@@ -84,8 +84,10 @@ def test_epsilon_query_brackets_and_matches_delta_query(sigma, n, delta):
 
 
 def test_costly_cut_refused_up_front_naming_sigma():
+    # Δ/σ = 8 at δ = 1e-250: the big-jump bound certifies nothing below the local mechanism and the ladder's cut
+    # (log-ratios up to ~280 nats) is refused
     from shuffleamp.errors import ResourceLimitError
     with pytest.raises(ResourceLimitError) as info:
-        sa.epsilon(sa.Gaussian(sigma=0.2), 10 ** 4, 1e-12)
+        sa.epsilon(sa.Gaussian(sigma=1 / 8), 10 ** 6, 1e-250)
     assert info.value.parameter == "sigma"
     assert "sigma" in str(info.value)

@@ -55,11 +55,56 @@ right, B is capped as well; that raises G (sound, no charge).  The cut is :math:
 :math:`\delta_z(\varepsilon) + \tau(z)`, so does their minimum: a query evaluates the cut (z a multiple of
 :data:`DEPTH_STEP`) whose charge is at most :data:`FIRST_FRACTION` of its δ (and the certified FFT engine
 at small n, or a shallower cut, when the Bromwich integral's own error bound is loose on the heavy far tail;
-see :func:`ladder_point`).  For an ε query at δ the cut's upper ε is searched at :math:`\delta - \tau(z)`.  The
+see :func:`ladder_point`; a heavy first cut gives way to the big-jump bound below).  For an ε query at δ the
+cut's upper ε is searched at :math:`\delta - \tau(z)`.  The
 accountant (privacy profiles, PLDs, ``--rounds``) takes at every ε of its grid the minimum over one rung per
 decade of charge and the local profile below (:mod:`shuffleamp.accounting`, argument J).  Finally the shuffled
 output is a post-processing of the differing user's own report, so the local Gaussian mechanism's exact profile
 (Balle–Wang) is a second certified upper bound; the smaller is reported.
+
+**Big-jump bound** (derived here).  For a heavy law (large Δ/σ) the sum's positive part comes from one
+report far in the tail, while the truncation above charges that tail against the whole of δ: the cut must reach
+the local mechanism's ε, where the Bromwich integral of the truncated law is slow and its error bound loose.
+Keep the cut shallow and charge the far tail only beyond the others' negative drift.  Let :math:`T(G)` be G with
+the left ratio capped at :math:`A_K` (the right ratio capped too, which raises G; the atom at 0 unchanged) and
+:math:`y = (A - A_K)_+` on the left side, 0 elsewhere, so that :math:`G \le T(G) + y` at every ε (also beyond
+:math:`\varepsilon_K`).  With :math:`Y = \sum_i y_i`, N the number of :math:`y_i > 0` and any (possibly random)
+:math:`C \ge 0`: :math:`(u + v)_+ \le (u + C)_+ + (v - C)_+` and :math:`(Y - C)_+ \le \sum_i (y_i - C)_+ +
+Y\,\mathbb 1\{N \ge 2\}` pointwise (with at most one :math:`y_i > 0` the left side is that term's; otherwise
+:math:`(Y - C)_+ \le Y`).  Since :math:`E[y_1 \mathbb 1\{N \ge 2\}] \le E[y_1]\,P(\exists j \ne 1: y_j > 0) \le
+E[y_1](n-1)p`, :math:`p = P(y > 0) = \bar\Phi(\mu + z)` (the blanket beyond the cut on the left) and
+:math:`E[y_1] = \tau(z)`,
+
+.. math::
+
+    \delta(\varepsilon) \le \tfrac1n E\Big[\Big(\sum_i T(G_i) + C\Big)_+\Big] + \tfrac1n \sum_i E[(y_i - C)_+]
+    + (n-1)\,\bar\Phi(\mu + z)\,\tau(z).
+
+*Fixed shift.*  For a constant C, :math:`E[(y - C)_+] = \int (\varphi(y) - (A_K + C)\varphi(y - \mu))_+\,dy =
+\delta_{\rm loc}(\log(A_K + C))` (the local Gaussian mechanism's profile, as τ above), and the first term is at
+most that of the spread law :math:`\bar G` of :math:`T(G)` (convex order as above: :math:`s \mapsto (s + C)_+` is
+convex), itself at most :math:`\min_{\theta > 0} e^{nK(\theta) + \theta C}/(e\theta n)` (Chernoff:
+:math:`s_+ \le e^{\theta s - 1}/\theta`), K the log-MGF of :math:`\bar G`.  With C = 0 this is the truncation above
+plus a Chernoff bound; with :math:`C \approx n(e^\varepsilon - 1)` (the others' negative drift) the middle term is
+the local mechanism at :math:`\log(1 + n(e^\varepsilon - 1))`, the level at which a single report decides the event
+(as the lower bound's critical cut).
+
+*Shift on the blanket draws.*  With few blanket draws (nγ small) the others' sum is often 0, which a constant C
+pays for through the Chernoff term.  Take :math:`C = sM`, M the number of users whose G is drawn from the blanket
+part (the components of mass c; M ~ Bin(n, γ)), :math:`D_i` the indicator of that draw: the first term is the sum
+of the i.i.d. :math:`T(G_i) + s D_i` (the spread acts inside the blanket part, where :math:`D_i = 1`, so the convex
+order holds), at most
+:math:`\min_\theta (\beta + e^{\theta s}\sum_j c_j e^{\theta v_j})^n/(e\theta n)` (β = 1 − γ, :math:`v_j` the
+blanket atoms); and :math:`y_1 > 0` only if :math:`D_1 = 1`, so :math:`M = 1 + M'` there with
+:math:`M' \sim` Bin(n − 1, γ) independent of :math:`y_1`: the middle term is :math:`E\,\delta_{\rm loc}(\log(A_K +
+s(1 + M')))`, summed over a window of ±12 standard deviations of M' with each tail charged at the window end's
+larger value (δ_loc decreases in its argument).
+
+Every C, θ > 0 and depth z gives a certified bound; :func:`big_jump_delta` takes the minimum over grids of C (both
+kinds) and θ, the cut z keeping the last term below :data:`BIG_JUMP_SECOND_SHARE` of δ, and rounds every term up
+(the log-MGF with a slack of :data:`_LOG_MGF_SLACK` per user, the binomial weights by 1e-6 relative).  It is cheap
+(a few thousand exponentials per ε) and replaces the ladder where the ladder's cut is heavy
+(:data:`BIG_JUMP_MIN_LOG_RATIO`); where it certifies nothing below the local mechanism the ladder runs as before.
 
 **Every pair of inputs** (derived here).  The bound above is for the extreme pair (0, Δ) (and its
 reverse, the same law by the reflection :math:`y \mapsto \Delta - y`, which maps the blanket to itself).
@@ -129,7 +174,8 @@ cells over a wide ratio range made their error bounds exceed the gain (the reaso
 limited to Δ/σ < 1), finer layouts from FINE_MIN_N users on; the threshold counts of :data:`THRESHOLDS` join at
 small n.  A query keeps the pair with the largest *certified* value at the probe ε (the δ query's ε; for an ε
 query the upper ε, then once more at its first lower root when the critical cut moved), so a layout whose
-evaluation is loose never wins.  The accountant composes the same kind of pair (:func:`accounting_lowers`,
+evaluation is loose never wins; from FINE_MIN_N users an ε query ranks only the layouts that can win in its regime
+(:func:`_ranked_layouts`).  The accountant composes the same kind of pair (:func:`accounting_lowers`,
 privacy-loss buckets: a post-processing of the concrete pair, so its R-fold composition is a lower bound on the
 total); Gaussian populations add threshold counts at the target's critical cut.
 
@@ -285,10 +331,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import ndtr, log_ndtr
+from scipy.special import bdtr, bdtrc, gammaln, ndtr, log_ndtr
 
 from . import _validate
-from ._numerics import refuse_if_costly
+from ._numerics import inverse_monotone, refuse_if_costly
 from .decomposition import Decomposition, clone_decomposition, lower_decomposition
 from .errors import ParameterError
 from ._registry import Settings
@@ -1007,14 +1053,73 @@ def _lower_families(mech, B, n: int | None = None, eps: float | None = None, thr
 LOWER_SEARCH_KEEP = 1
 
 
-def _rank_lowers(lo_f, n: int, eps: float, keep: int, ctx: Settings, B) -> list:
-    """The ``keep`` datasets of ``lo_f`` with the largest certified lower δ at ε (evaluator errors included, so
-    a layout whose evaluation is loose ranks low); ties at 0 fall back to the saddle-point ranking."""
+def _rank_lowers(lo_f, n: int, eps: float, keep: int, ctx: Settings, B) -> tuple:
+    """(kept, largest): the ``keep`` datasets of ``lo_f`` with the largest certified lower δ at ε (evaluator errors
+    included, so a layout whose evaluation is loose ranks low) and that largest value; (None, 0) when every value
+    is 0 (the caller falls back to the saddle-point ranking)."""
     vals = [B.max_delta([f], n, eps, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)[0] for f in lo_f]
     if max(vals, default=0.0) <= 0.0:
-        return None
+        return None, 0.0
     order = np.argsort(vals)[::-1][:keep]
-    return [lo_f[i] for i in order if vals[i] > 0.0]
+    return [lo_f[i] for i in order if vals[i] > 0.0], float(vals[order[0]])
+
+
+#: Above LR_UNIFORM_MU_MAX an ε query ranks only the single cuts when its probe ε is at least this (nats): there a
+#: single report far in the tail decides the event; at smaller ε (very large n) the fine layout can win.
+SINGLE_CUTS_MIN_EPS = 1.0
+
+
+def _ranked_layouts(decs: list, mu: float, n: int, eps: float) -> list:
+    """The datasets an ε query ranks (:func:`_rank_lowers`) from FINE_MIN_N users on: of :func:`lower_layouts`, for
+    Δ/σ <= LOWER_CELLS_MU_MAX the uniform grid of :func:`cells_lower` only (both orderings), up to
+    LR_UNIFORM_MU_MAX all, above it and at a probe ε of at least SINGLE_CUTS_MIN_EPS the single cuts near s* only;
+    below FINE_MIN_N users all.
+
+    Measured on the seeded sample of bench/bench_continuous.py (282 rankings from FINE_MIN_N users on): the
+    datasets left out here were never the one kept (at Δ/σ <= 1 the single cuts in none of 97 rankings, the fine
+    and uniform layouts in none of 35; above LR_UNIFORM_MU_MAX the fine layout in none of 24), and ranking them
+    cost 1 - 6 ms per query; on two more samples (seeds 1 and 2, 150 cases each) the lower bounds were the same.
+    Any subset of datasets gives a certified lower bound: this is a placement, not a bound."""
+    if n < FINE_MIN_N:
+        return decs
+    out = []
+    for d in decs:
+        cuts = getattr(d, "cuts", None)
+        if cuts is None:
+            cuts = getattr(getattr(d, "_swap_of", None), "cuts", None)
+        if cuts is None:
+            out.append(d)                                   # a threshold count
+        elif mu <= LOWER_CELLS_MU_MAX:
+            if len(cuts) == 2 * int(round(LOWER_CELLS_HALF_WIDTH / LOWER_CELLS_STEP)) + 1:
+                out.append(d)
+        elif len(cuts) == 1 or mu <= LR_UNIFORM_MU_MAX or eps < SINGLE_CUTS_MIN_EPS:
+            out.append(d)
+    return out or decs
+
+
+#: From this Δ/σ on (LR_WIDE_MU), FINE_MIN_N users and a probe ε of SINGLE_CUTS_MIN_EPS or more, when the kept
+#: datasets' certified lower δ at the probe exceeds the target, their lower root is searched inside [probe, ε_hi]
+#: (:func:`_bracketed_lower`) instead of by the compiled search, whose lower side steps far below
+#: the root, where at large n the evaluation of these wide laws fails (it returns 0) and costs 1e6 nodes per point
+#: (measured: Δ/σ = 7.9, n = 5.4e8: 1.3 s -> 0.1 s).  At smaller ε or n the compiled search is the cheaper one.
+BRACKETED_LOWER_MU = LR_WIDE_MU
+
+
+def _bracketed_lower(fams, n: int, target: float, lo: float, hi: float, ctx: Settings, B):
+    """Certified lower ε at δ = target of the datasets ``fams`` when their certified lower δ at ``lo`` exceeds the
+    target: the infeasible end of :func:`shuffleamp._numerics.inverse_monotone` on [lo, hi] (an evaluated ε whose
+    certified lower δ exceeds the target; ``lo`` itself at worst).  Returns (ε, evaluation record)."""
+    def fn(e):
+        return B.max_delta(list(fams), n, e, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)
+    # first inside [lo, 1.1 lo] (the root lies a few per cent above the probe; far above it the wide laws' lower
+    # values are 0 and the root finder crawls), then above
+    mid = min(1.1 * lo, hi)
+    br = inverse_monotone(fn, target, lo, mid, side="lower", rel_tol=ctx.eps_rtol, accelerate=True)
+    if br.feasible is None and mid < hi:
+        br = inverse_monotone(fn, target, mid, hi, side="lower", rel_tol=ctx.eps_rtol, accelerate=True)
+    if br.infeasible is None:
+        return 0.0, None
+    return float(br.infeasible), br.infeasible_info
 
 
 #: The ε query re-centres the layouts once at its first lower root when the critical log-ratio μ·s* moves by at
@@ -1058,12 +1163,15 @@ def _lower_epsilon(mech, n: int, target: float, eps_probe: float, eps_hi: float,
         best_f = kept
     probe = best if best > 0.0 else LOWER_PROBE_FRACTION * eps_probe
     for _ in range(2):
-        lo_f = _lower_families(mech, B, n, probe, thresholds=not best_f)
+        lo_f = _ranked_layouts(_lower_families(mech, B, n, probe, thresholds=not best_f), mu, n, probe)
         keep = LOWER_SEARCH_KEEP + (n <= LR_THRESHOLDS_MAX_N)
-        kept = _rank_lowers(lo_f, n, probe, keep, ctx, B)
+        kept, top = _rank_lowers(lo_f, n, probe, keep, ctx, B)
         if kept is None:
             kept = B.keep_largest_roots(lo_f, n, target, eps_hi, keep)
-        lo, info = _search_lower(kept, n, target, eps_hi, ctx, B)
+        if mu >= BRACKETED_LOWER_MU and n >= FINE_MIN_N and probe >= SINGLE_CUTS_MIN_EPS and top > target:
+            lo, info = _bracketed_lower(kept, n, target, probe, eps_hi, ctx, B)
+        else:
+            lo, info = _search_lower(kept, n, target, eps_hi, ctx, B)
         if lo > best:
             best, best_info, best_f = lo, info, kept
         if lo <= 0.0 or mu * abs(critical_cut(mu, n, lo) - critical_cut(mu, n, probe)) < LOWER_RECENTRE:
@@ -1144,6 +1252,248 @@ def _cut_cells(n: int):
     return SMALL_N_CELLS if n < FINE_MIN_N else None
 
 
+#: The big-jump bound (module docstring, "Big-jump bound"): the second-jump term is kept below this share of the
+#: target δ (it sets the cut) ...
+BIG_JUMP_SECOND_SHARE = 1e-3
+#: ... the tilts θ of the Chernoff term form a log-spaced grid of this many points per ε ...
+BIG_JUMP_THETAS = 64
+#: ... and the shifts are C = f n (e^ε − 1) for f on this grid.
+BIG_JUMP_SHIFTS = np.concatenate([[0.0], np.logspace(-10.0, -0.0625, 64), 1.0 - np.logspace(-1.0, -7.0, 13)])
+#: The big-jump bound answers in place of the truncation ladder when the ladder's first cut spans log-ratios of at
+#: least this (nats; its Bromwich evaluation then costs 0.1 - 1 s and is loose on the heavy far tail) and the bound
+#: certifies below the local Gaussian mechanism.  Measured on the seeded sample of bench/bench_continuous.py: from
+#: a first cut at 22.7 nats on the big-jump ε was below the ladder's in 9 of 10 cases (by up to 11 %; above it by
+#: 0.7 % in one), and it answered 3 of the 4 cases the ladder's cost refused; below 19 nats the ladder was tighter.
+#: Off the sample (σ = 0.25 - 0.35, n = 300 - 5000, δ = 1e-6, first cuts of 21 - 28 nats) the ladder was up to 7 %
+#: tighter in three cases and up to 12 % looser in three: a cost rule, not a tightness one.
+BIG_JUMP_MIN_LOG_RATIO = 20.0
+#: Up to this many expected blanket draws nγ the bound also carries its shift on the draws (C = s·M, see
+#: :func:`_big_jump_per_draw`): with few draws the others' sum is often 0, which a fixed shift C must pay for ...
+BIG_JUMP_PER_DRAW_MAX = 400.0
+#: ... with the per-draw shifts s = f (e^ε − 1)/γ for f on this grid.
+BIG_JUMP_PER_DRAW_SHIFTS = np.concatenate([np.logspace(-8.0, -0.25, 16), 1.0 - np.logspace(-1.0, -5.0, 5)])
+#: The bound is evaluated up to this ε (nats; e^ε times the largest ratio stays in the float range); beyond it the
+#: local mechanism's profile, 0 to double precision there, answers.
+BIG_JUMP_MAX_EPS = 600.0
+#: Relative rounding slack of n·log M(θ) per unit of n (the log-MGF of at most a few hundred atoms is computed to
+#: well within 1e-13 absolute, relative to max(1, |log M|)).
+_LOG_MGF_SLACK = 1e-13
+
+
+def _big_jump_second(mu: float, n: int, z: float) -> float:
+    r"""The second-jump term :math:`(n-1)\,\bar\Phi(\mu + z)\,\tau(z)` of the cut at depth z, rounded up."""
+    v = (n - 1) * float(_sf(mu + z)) * _tau(mu, z)
+    return float(np.nextafter(v * (1 + 1e-12), np.inf))
+
+
+def big_jump_depth(mu: float, n: int, share: float) -> float:
+    """The shallowest depth z on the grid of DEPTH_STEP (within [0.5, 40]) whose second-jump term is at most
+    ``share`` (any z is sound: its own term is what is charged)."""
+    if share <= 0.0:
+        return 40.0
+    f = lambda z: math.log(max(_big_jump_second(mu, n, z), 1e-320)) - math.log(share)   # noqa: E731 - decreasing
+    if f(0.5) <= 0.0:
+        return 0.5
+    if f(40.0) >= 0.0:
+        return 40.0
+    lo, hi = 0.5, 40.0
+    while hi - lo > DEPTH_STEP:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if f(mid) <= 0.0 else (mid, hi)
+    z = math.ceil(lo / DEPTH_STEP - 1e-9) * DEPTH_STEP
+    while z < 40.0 and f(z) > 0.0:
+        z += DEPTH_STEP
+    return z
+
+
+@functools.lru_cache(maxsize=256)
+def _big_jump_law(mu: float, z: float) -> tuple:
+    """(a/c, b/c, c, β, log A_K) of the spread truncated law at depth z (:func:`gaussian_blanket`)."""
+    dec, _, eps_cut = gaussian_blanket(mu, z)
+    return dec.a / dec.c, dec.b / dec.c, np.asarray(dec.c), float(dec.beta), float(eps_cut)
+
+
+def big_jump_delta(mu: float, n: int, eps: float, z: float) -> float:
+    r"""Certified upper δ(ε) of the Gaussian randomizer by the big-jump bound at depth z (module docstring):
+
+    .. math::
+
+        \delta(\varepsilon) \le \min_{C}\Big[\min_\theta \frac{e^{nK_\varepsilon(\theta) + \theta C}}{e\,\theta\,n}
+        + \delta_{\rm loc}\big(\log(A_K + C)\big)\Big] + (n-1)\,\bar\Phi(\mu + z)\,\tau(z),
+
+    :math:`K_\varepsilon` the log-MGF of the spread truncated law, C = f n (e^ε − 1) over
+    :data:`BIG_JUMP_SHIFTS`, θ over a grid of :data:`BIG_JUMP_THETAS` tilts (any C ≥ 0 and θ > 0 give a bound);
+    up to :data:`BIG_JUMP_PER_DRAW_MAX` expected blanket draws also with the shift carried by the draws
+    (:func:`_big_jump_per_draw`; module docstring, "Big-jump bound").
+
+    Parameters
+    ----------
+    mu : float
+        Δ/σ.
+    n : int
+        Number of users, >= 1.
+    eps : float
+        ε >= 0 (nats).
+    z : float
+        Depth of the cut (units of σ).
+
+    Returns
+    -------
+    float
+        The bound (rounded up; may exceed 1).
+    """
+    first, second = _big_jump_terms(mu, n, eps, z)
+    return float(np.nextafter(first + second, np.inf))
+
+
+def _big_jump_terms(mu: float, n: int, eps: float, z: float) -> tuple:
+    """(first two terms minimised over the grids, second-jump term) of :func:`big_jump_delta`, each rounded up."""
+    if not eps <= BIG_JUMP_MAX_EPS:
+        return math.inf, _big_jump_second(mu, n, z)          # e^ε beyond the float range: no bound here
+    ra, rb, c, beta, eps_cut = _big_jump_law(float(mu), float(z))
+    n = int(n)
+    x = math.exp(eps)
+    v = ra - x * rb
+    vmax = float(v.max())
+    shift = n * math.expm1(eps)
+    C = shift * BIG_JUMP_SHIFTS
+    A_K = math.exp(eps_cut)
+    lo = math.log(1e-3 / (shift + A_K + 1.0))
+    hi = math.log(1e3 / max(vmax, 1e-300)) if vmax > 0 else lo + 40.0
+    hi = max(hi, lo + 5.0)
+    theta = np.exp(np.linspace(lo, hi, BIG_JUMP_THETAS))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        t = theta[:, None] * v[None, :]
+        tmax = t.max(axis=1)
+        # log M(θ) = log(β + Σ c e^{θv}): log1p of the (small) deviation from the total mass where it is small,
+        # else shifted log-sum-exp
+        near = tmax < 1.0
+        dev = (np.expm1(np.minimum(t, 1.0)) * c).sum(axis=1) + (beta + math.fsum(c) - 1.0)
+        big = tmax[:, None]
+        lse = tmax + np.log(beta * np.exp(-tmax) + (c * np.exp(t - big)).sum(axis=1))
+        logm = np.where(near, np.log1p(np.maximum(dev, -1.0 + 1e-300)), lse)
+    nl = n * logm + n * _LOG_MGF_SLACK * (1.0 + np.abs(logm)) + 1e-12
+    with np.errstate(over="ignore", invalid="ignore"):
+        expo = nl[None, :] + theta[None, :] * C[:, None] - 1.0 - np.log(theta * n)[None, :]
+        expo = np.where(np.isnan(expo), np.inf, expo)
+        t1 = np.exp(np.minimum(expo.min(axis=1), 709.0))
+    t2 = gaussian_delta(mu, np.log(A_K + C)) * (1 + 1e-12)
+    first = float((t1 + t2).min())
+    gamma = 1.0 - beta
+    if 0.0 < n * gamma <= BIG_JUMP_PER_DRAW_MAX and n > 1:
+        first = min(first, _big_jump_per_draw(n, eps, theta, v, c, beta, A_K, mu))
+    return first, _big_jump_second(mu, n, z)
+
+
+def _big_jump_per_draw(n: int, eps: float, theta, v, c, beta: float, A_K: float, mu: float) -> float:
+    r"""The first two terms of the big-jump bound with the shift carried by the blanket draws: C = s·M, M the
+    number of users whose G is not the atom at 0 (module docstring): the Chernoff term
+    :math:`\min_	heta (eta + e^{	heta s}\sum_j c_j e^{	heta v_j})^n/(e	heta n)` and
+    :math:`E\,\delta_{
+m loc}(\log(A_K + s(1 + M')))`, M' ~ Bin(n − 1, γ), over the shifts s = f (e^ε − 1)/γ (f on
+    BIG_JUMP_PER_DRAW_SHIFTS); the binomial window's tails are charged at the window's worst end."""
+    gamma = math.fsum(c)                                    # probability of a blanket draw (= 1 − β)
+    S = BIG_JUMP_PER_DRAW_SHIFTS * (math.expm1(eps) / gamma)
+    # larger tilts too: when every shifted draw stays negative, the Chernoff term falls like 1/θ as θ grows
+    theta = np.concatenate([theta, theta[-1] * np.exp(np.linspace(1.0, 600.0, 16))])
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        t = theta[:, None] * v[None, :]
+        tmax = t.max(axis=1)
+        lnz = tmax + np.log((c * np.exp(t - tmax[:, None])).sum(axis=1))     # log Σ c e^{θv}
+        logm = np.logaddexp(math.log(beta), theta[None, :] * S[:, None] + lnz[None, :])
+        nl = n * logm + n * _LOG_MGF_SLACK * (1.0 + np.abs(logm)) + 1e-12
+        expo = nl - 1.0 - np.log(theta * n)[None, :]
+        expo = np.where(np.isnan(expo), np.inf, expo)           # a tilt whose exponent overflowed: no bound
+        t1 = np.exp(np.minimum(expo.min(axis=1), 709.0))
+    mean, sd = (n - 1) * gamma, math.sqrt((n - 1) * gamma * (1 - gamma))
+    m_lo, m_hi = max(0, int(mean - 12 * sd - 2)), int(math.ceil(mean + 12 * sd + 10))
+    m = np.arange(m_lo, m_hi + 1)
+    k = n - 1
+    pmf = np.exp(gammaln(k + 1.0) - gammaln(m + 1.0) - gammaln(k - m + 1.0) + m * math.log(gamma)
+                 + (k - m) * math.log1p(-gamma)) * (1 + 1e-6)           # log-gamma round-off: < 1e-9 relative
+    below = float(bdtr(m_lo - 1, k, gamma)) * (1 + 1e-6) if m_lo > 0 else 0.0
+    above = float(bdtrc(m_hi, k, gamma)) * (1 + 1e-6)
+    loc = gaussian_delta(mu, np.log(A_K + S[:, None] * (1.0 + m[None, :])))       # decreasing in m
+    t2 = (loc * pmf[None, :]).sum(axis=1) + below * gaussian_delta(mu, np.log(A_K + S)) + above * loc[:, -1]
+    return float(((t1 + t2) * (1 + 1e-9)).min())
+
+
+def big_jump_epsilon(mu: float, n: int, delta: float, eps_hi: float, rel_tol: float):
+    """Certified upper ε(δ) of the big-jump bound (an evaluated ε whose bound is at most δ), searched on
+    [ε_min, ``eps_hi``] with :func:`shuffleamp._numerics.inverse_monotone`; None when it certifies nothing below
+    ``eps_hi``.  The cut is :func:`big_jump_depth` at :data:`BIG_JUMP_SECOND_SHARE` of δ, and ε_min is where the
+    fixed-shift middle term alone reaches δ (the bound is above δ below it; 0 when the shift on the draws is
+    tried too).  Returns (ε, z) or None."""
+    z = big_jump_depth(mu, n, BIG_JUMP_SECOND_SHARE * delta)
+    fn = lambda e: (big_jump_delta(mu, n, e, z), None)     # noqa: E731
+    if fn(eps_hi)[0] > delta:
+        return None
+    _, _, c, beta, eps_cut = _big_jump_law(float(mu), float(z))
+    e_loc = _local_epsilon(mu, delta)
+    # below ε_min the fixed shifts cannot bring the middle term under δ; the shift on the draws can exceed
+    # n (e^ε − 1), so with it the search starts at 0
+    per_draw = 0.0 < n * (1.0 - beta) <= BIG_JUMP_PER_DRAW_MAX and n > 1
+    lo = math.log1p(max(math.exp(e_loc) - math.exp(eps_cut), 0.0) / n) if e_loc < 700 and not per_draw else 0.0
+    lo = min(max(lo, 0.0), eps_hi)
+    br = inverse_monotone(fn, delta, lo, eps_hi, side="upper", rel_tol=rel_tol, accelerate=True)
+    return None if br.feasible is None else (float(br.feasible), z)
+
+
+def _first_fraction(mu: float, n: int) -> float:
+    """Charge of an ε query's first cut as a fraction of δ (:data:`SHALLOW_FRACTION` from Δ/σ = SHALLOW_FIRST_MU
+    and FINE_MIN_N users on, else :data:`FIRST_FRACTION`)."""
+    return SHALLOW_FRACTION if mu >= SHALLOW_FIRST_MU and n >= FINE_MIN_N else FIRST_FRACTION
+
+
+def _heavy_cut(mu: float, n: int, delta: float) -> bool:
+    """Whether an ε query at ``delta`` starts at a cut spanning log-ratios of at least BIG_JUMP_MIN_LOG_RATIO (where
+    the big-jump bound answers in place of the ladder)."""
+    return mu * (mu / 2 + _depth_for(mu, _first_fraction(mu, n) * delta)) >= BIG_JUMP_MIN_LOG_RATIO
+
+
+#: A δ query moves the big-jump cut to the one an ε query at its value would use at most this many times.
+BIG_JUMP_RECENTRE = 8
+
+
+def _big_jump_delta_query(mu: float, n: int, eps: float, level: float) -> tuple:
+    """(δ, z): the big-jump bound at ε on the cut for δ = ``level`` (:func:`big_jump_depth`), then on the cut an ε
+    query at the value of its other terms would use, until that cut stops moving (at most BIG_JUMP_RECENTRE times);
+    the smallest (each is a certified bound)."""
+    z = big_jump_depth(mu, n, BIG_JUMP_SECOND_SHARE * level)
+    first, second = _big_jump_terms(mu, n, eps, z)
+    best = (float(np.nextafter(first + second, np.inf)), z)
+    for _ in range(BIG_JUMP_RECENTRE):
+        z2 = big_jump_depth(mu, n, BIG_JUMP_SECOND_SHARE * min(max(first, 1e-300), 1.0))
+        if z2 == z:
+            break
+        z = z2
+        first, second = _big_jump_terms(mu, n, eps, z)
+        best = min(best, (float(np.nextafter(first + second, np.inf)), z))
+    return best
+
+
+#: The FFT engine's retry of a loose cut (ε query, below FINE_MIN_N users) stops when its bracket is this narrow
+#: (relative; tighter than the compiled search's soft gap on expensive evaluations, ``search.SOFT_GAP`` = 1e-5).
+#: Measured on the seeded sample's six retries: 1e-6 costs 0.6 - 0.9x of the former unbracketed search, answers
+#: within 3e-7 of it; 1e-7 costs 0.8 - 1x.
+FFT_RETRY_RTOL = 1e-6
+
+
+def _fft_retry(fams, n: int, target: float, lo: float, hi: float, ctx: Settings, B) -> tuple:
+    """Certified upper ε at δ = target of the cut ``fams`` by the certified FFT engine, searched inside [lo, hi]
+    (:func:`shuffleamp._numerics.inverse_monotone`: an evaluated ε whose certified δ is at most the target): lo a
+    certified lower ε of the randomizer (its δ there is above the target, so is every upper bound's), hi the loose
+    upper ε of the same cut by the exact evaluator.  Returns (ε, record), (inf, {}) when the engine does not certify
+    hi.  Each evaluation costs 5 - 15 ms."""
+    def fn(e):
+        return B.max_delta(list(fams), n, e, "spread", ctx.rtol, ctx.max_grid, "fft")
+    br = inverse_monotone(fn, target, lo, hi, side="upper", rel_tol=max(ctx.eps_rtol, FFT_RETRY_RTOL),
+                          accelerate=True)
+    if br.feasible is None:
+        return math.inf, {}
+    return float(br.feasible), dict(br.feasible_info or {})
+
+
 def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Settings, B):
     r"""Certified (upper, lower, record) of the Gaussian randomizer at one point.
 
@@ -1163,6 +1513,10 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
     * Cost: a cut's ε search runs compiled (``kernels.epsilon_search``) with the allowance of
       :data:`CUT_SEARCH_RATE` (a cut with Δ/σ >= 4 needs 0.7 - 1.1e6 integrand nodes x 241 atoms per point); the
       up-front refusal (:func:`_refuse_if_costly`) skips cuts the exact evaluator enumerates (n = 2, 3).
+    * Heavy first cut (largest log-ratio at least :data:`BIG_JUMP_MIN_LOG_RATIO`): the big-jump bound
+      (:func:`big_jump_epsilon`, :func:`big_jump_delta`; module docstring) answers in place of the ladder when it
+      certifies below the local Gaussian mechanism (for a δ query at the cut of its guide, then at the cut of its
+      own value); else the ladder runs (and may be refused up front).
 
     Lower: the quantised concrete pairs of :func:`lower_layouts` (certified lower evaluators, both orderings; see
     :func:`_lower_epsilon`).  The local Gaussian mechanism's exact profile is a second certified upper bound; the
@@ -1170,7 +1524,8 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
     :mod:`shuffleamp.bounds`.
     """
     mu = mech.mu
-    lo_f = _lower_families(mech, B, n, value if quantity == "delta" else None)
+    # (an ε query searches its own lower-bound datasets, :func:`_lower_epsilon`)
+    lo_f = _lower_families(mech, B, n, value) if quantity == "delta" else []
     rec = {"ladder": []}
     cells = _cut_cells(n)
     first = _first_evaluator(mech, n, ctx.evaluator)
@@ -1184,11 +1539,27 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
         target = value
         guide = target
         lo = None
-        z1 = _depth_for(mu, (SHALLOW_FRACTION if mu >= SHALLOW_FIRST_MU and n >= FINE_MIN_N else FIRST_FRACTION)
-                        * target)
+        z1 = _depth_for(mu, _first_fraction(mu, n) * target)
         order = [(z1, first)]
-    _refuse_if_costly(mu, z1, n, first, cells, B)
-    best, best_rec = math.inf, None
+    best, best_rec, lower = math.inf, None, None
+    local = _local_epsilon(mu, value) if quantity == "epsilon" else _local_delta(mu, value)
+    if _heavy_cut(mu, n, guide):
+        # a heavy first cut: the big-jump bound in place of the ladder when it certifies below the local mechanism
+        # (δ query: and when an ε query at its value would use it too)
+        if quantity == "epsilon":
+            out = big_jump_epsilon(mu, n, target, local, ctx.eps_rtol)
+            bj, zb = (math.inf, None) if out is None else out
+            skip = True
+        else:
+            bj, zb = _big_jump_delta_query(mu, n, eps, guide)
+            skip = _heavy_cut(mu, n, min(bj, 1.0))
+        if bj < local:
+            best, best_rec = bj, {"big_jump": {"z": zb, "upper": bj}}
+            rec["big_jump"] = best_rec["big_jump"]
+            if skip:
+                order = []
+    if order:
+        _refuse_if_costly(mu, z1, n, first, cells, B)
     while order and len(rec["ladder"]) < 4:
         z, evaluator = order.pop(0)
         proxy = mech.at_depth(z, cells)
@@ -1210,11 +1581,19 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
         else:
             if tau >= target:
                 continue
-            with B.search_work_rate(CUT_SEARCH_RATE):
-                up, _, r = B._optimal_epsilon(proxy, n, target - tau * (1 + 1e-9), sub)
-            info_u = r.get("upper") or {}
+            if evaluator == "fft" and math.isfinite(best) and n < FINE_MIN_N:
+                # the FFT engine's retry of a loose cut: its ε inside [certified lower ε, the loose upper ε]
+                if lower is None:
+                    lower = _lower_epsilon(mech, n, target, min(best, mu * (mu / 2 + LADDER[-1])),
+                                           mu * (mu / 2 + LADDER[-1]), ctx, B)
+                up, info_u = _fft_retry(sub.upper_families, n, target - tau * (1 + 1e-9), lower[0], best, ctx, B)
+                loose = False
+            else:
+                with B.search_work_rate(CUT_SEARCH_RATE):
+                    up, _, r = B._optimal_epsilon(proxy, n, target - tau * (1 + 1e-9), sub)
+                info_u = r.get("upper") or {}
+                loose = (info_u.get("delta_error", 0.0) or 0.0) > LADDER_RETRY_ERR * target
             err = info_u.get("delta_error", 0.0) or 0.0
-            loose = err > LADDER_RETRY_ERR * target
         rec["ladder"].append({"z": z, "charge": tau, "upper": up, "error": err, "evaluator": evaluator})
         if up < best:
             best, best_rec = up, info_u
@@ -1228,18 +1607,23 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
                 zs = _depth_for(mu, SHALLOW_FRACTION * (target if quantity == "epsilon" else min(best, guide)))
                 if zs < z:
                     order.append((zs, evaluator))
+    if quantity == "delta" and "big_jump" not in rec and best < 1.0 and _heavy_cut(mu, n, best):
+        # an ε query at the ladder's value would use the big-jump bound: the smaller of both
+        bj, zb = _big_jump_delta_query(mu, n, eps, best)
+        if bj < best:
+            best, best_rec = bj, {"big_jump": {"z": zb, "upper": bj}}
+            rec["big_jump"] = best_rec["big_jump"]
     # the shuffled output is a post-processing of the differing user's own report: the local Gaussian
     # mechanism's exact profile (Balle-Wang) is itself a certified upper bound
-    local = _local_epsilon(mu, value) if quantity == "epsilon" else _local_delta(mu, value)
     rec["local_gaussian"] = local
     if local < best:
         best, best_rec = local, {"local_gaussian": local}
         rec["upper_engine"] = "local Gaussian mechanism"
     else:
-        rec["upper_engine"] = "decomposition"
+        rec["upper_engine"] = "big jump" if "big_jump" in rec else "decomposition"
     if quantity == "epsilon":
-        lo, info_l, lo_f = _lower_epsilon(mech, n, target, min(best, mu * (mu / 2 + LADDER[-1])),
-                                          mu * (mu / 2 + LADDER[-1]), ctx, B)
+        lo, info_l, lo_f = lower if lower is not None else _lower_epsilon(
+            mech, n, target, min(best, mu * (mu / 2 + LADDER[-1])), mu * (mu / 2 + LADDER[-1]), ctx, B)
     rec["upper"] = best_rec
     rec["lower"] = info_l
     rec["lower_engine"] = "quantised reports" if any("cells" in getattr(f, "label", "") for f in lo_f) \

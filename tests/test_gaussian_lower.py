@@ -136,10 +136,11 @@ def test_total_lower_below_composed_quantised_pairs(mu, n, R):
     orderings) still has δ >= the target there (so the lower total is below the best pair's total, itself below
     the Gaussian's)."""
     delta = 1e-3
-    r = sa.compose_rounds((sa.Gaussian(sigma=1.0 / mu, sensitivity=1.0), n, R), delta=delta)
+    g = sa.Gaussian(sigma=1.0 / mu, sensitivity=1.0)
+    r = sa.compose_rounds((g, n, R), delta=delta)
     assert 0 < r.lower <= r.upper
     best = 0.0
-    for dec in G.accounting_lowers(mu, n):
+    for dec in G.totals_lowers(mu, n, sa.epsilon(g, n, delta).lower):     # the accountant's candidates
         P, Q = histogram_pair(mu, dec.cuts, n)
         best = max(best, composed_delta(P, Q, R, r.lower), composed_delta(Q, P, R, r.lower))
     assert best >= delta * (1 - 1e-6)

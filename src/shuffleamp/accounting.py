@@ -400,6 +400,9 @@ GAUSSIAN_TAIL_CHARGE = 1e-2
 #: rung's Bromwich error bound is loose the shallower one still answers.  Only tightness and cost depend on this
 #: choice: every evaluated value is certified.
 GAUSSIAN_RUNG_FRACTIONS = (1e-4, 1e-2)
+#: A rung is first evaluated at every GAUSSIAN_RUNG_STRIDE-th ε of its range (and the last), then at the others only
+#: between probes where it lowered the profile (tightness and cost only: every evaluated value is certified).
+GAUSSIAN_RUNG_STRIDE = 8
 #: Cost model of one profile evaluation of a rung (seconds, Bromwich integral of its truncated law): about
 #: GAUSSIAN_EVAL_SECONDS up to a largest log-ratio of GAUSSIAN_EVAL_LOG_RATIO nats, growing e-fold every
 #: GAUSSIAN_EVAL_LOG_RATIO_SCALE nats beyond (measured in the accountant's batches: 0.3 - 2.6 ms per ε at
@@ -482,14 +485,38 @@ class _GaussianFamily:
             need = np.flatnonzero((tau <= hi * guide) & (tau > lo * guide))
             if need.size == 0:
                 continue
-            check_time("the Gaussian round's certified profile")
-            v = np.zeros(need.size)
-            for f in decs:
-                np.maximum(v, _one_family(f, self.n, flat[need], "upper"), out=v)
-            guide[need] = np.minimum(guide[need], np.maximum(v, 0.1 * tau))
-            v = np.nextafter(v + tau, np.inf)        # the truncated tail, charged at every ε
-            best[need] = np.minimum(best[need], v)
+            # first every GAUSSIAN_RUNG_STRIDE-th point (in order of ε); the others only next to a probe where the
+            # rung lowered the profile (a deep rung's Bromwich error bound makes it useless, and slow, over most
+            # of its range)
+            order = need[np.argsort(flat[need], kind="stable")]
+            first = np.zeros(order.size, dtype=bool)
+            first[::GAUSSIAN_RUNG_STRIDE] = True
+            first[-1] = True
+            helped = self._rung(decs, tau, flat, order[first], best, guide)
+            if not helped.any():
+                continue
+            pos = np.flatnonzero(first)
+            win = np.zeros(order.size, dtype=bool)
+            for j in np.flatnonzero(helped):          # the points between this probe and its neighbours
+                win[pos[max(j - 1, 0)]:pos[min(j + 1, pos.size - 1)] + 1] = True
+            rest = order[win & ~first]
+            if rest.size:
+                self._rung(decs, tau, flat, rest, best, guide)
         return np.minimum(best, 1.0).reshape(eps.shape)
+
+    def _rung(self, decs, tau: float, flat: np.ndarray, idx: np.ndarray, best: np.ndarray,
+              guide: np.ndarray) -> np.ndarray:
+        """Evaluate one rung at ``flat[idx]``: ``best`` lowered to its certified values plus the charge τ, ``guide``
+        to its values without the charge (at least 0.1 τ); returns where it lowered ``best``."""
+        check_time("the Gaussian round's certified profile")
+        v = np.zeros(idx.size)
+        for f in decs:
+            np.maximum(v, _one_family(f, self.n, flat[idx], "upper"), out=v)
+        guide[idx] = np.minimum(guide[idx], np.maximum(v, 0.1 * tau))
+        v = np.nextafter(v + tau, np.inf)        # the truncated tail, charged at every ε
+        helped = v < best[idx]
+        best[idx] = np.minimum(best[idx], v)
+        return helped
 
 
 def _gaussian_stand_in(mechanism):
@@ -875,7 +902,17 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
                                  "larger value_discretization_interval", parameter="value_discretization_interval",
                                  resource="memory")
     check_pld_points(2.0 * K + 1.0, f"a privacy-loss distribution of {2 * K + 1} points", "value_discretization_interval")
-    ks = _grid_points(K, points)
+    gauss = next((f for f in rnd.fams if isinstance(f, _GaussianFamily)), None)
+    if gauss is not None and K > points:
+        # the Gaussian round: a quarter of the points uniform over the bulk of the blanket pair's loss (8 scales),
+        # the rest geometric up to the edge (argument J; any integers are allowed, argument D)
+        from .gaussian import loss_scale
+        k8 = min(K, max(1, math.ceil(8.0 * loss_scale(gauss.mu, gauss.n, upper=True) / d)))
+        F = points // 4
+        ks = np.unique(np.concatenate([np.round(np.linspace(0, k8, F + 1)),
+                                       np.round(np.geomspace(k8, K, points - F + 1))]).astype(np.int64))
+    else:
+        ks = _grid_points(K, points)
     pos = rnd.upper_profile(ks * d)
     pos = np.minimum.accumulate(pos)                     # U is non-increasing on [0, inf)
     kneg = -ks[:0:-1]                                    # -K .. -1
@@ -1140,23 +1177,74 @@ def _reveal_mix(pmf: dict, inf_mass: float, w: float):
     return {k: v * keep for k, v in pmf.items()}, (w + (1.0 - w) * inf_mass) * (1 - 4 * _U)
 
 
-def _concrete_profile_pld(dec, n: int, es: np.ndarray, d: float, reveal: float = 0.0):
-    """Optimistic PLD (both orderings) of the concrete pair of ``dec`` (argument G), or None; with ``reveal``
-    = w > 0, of that pair mixed with infinity atoms of mass w in both orderings (argument I)."""
+def _concrete_profile_points(dec, n: int, es: np.ndarray):
+    """Certified profile points of the concrete pair of ``dec`` in both orderings (``_direction_points`` of
+    (P||Q) and of (Q||P)), or None where the exact evaluator cannot take the pair."""
     try:
         fw = _exact_profile(dec, n, es, "both")
         bw = _exact_profile(dec.swapped(), n, es, "both")
     except (UnsupportedGparvError, ResourceLimitError):
         return None
-    pr, ir = _reveal_mix(*_optimistic_ctd_pmf(*_direction_points(es, fw, bw), d), reveal)
-    pa, ia = _reveal_mix(*_optimistic_ctd_pmf(*_direction_points(es, bw, fw), d), reveal)
+    return _direction_points(es, fw, bw), _direction_points(es, bw, fw)
+
+
+def _points_pld(pts, d: float, reveal: float = 0.0):
+    """Optimistic PLD on the grid ``d`` of a pair from its certified profile points (:func:`_concrete_profile_points`;
+    argument G); with ``reveal`` = w > 0, of that pair mixed with infinity atoms of mass w (argument I)."""
+    pr, ir = _reveal_mix(*_optimistic_ctd_pmf(*pts[0], d), reveal)
+    pa, ia = _reveal_mix(*_optimistic_ctd_pmf(*pts[1], d), reveal)
     return PrivacyLossDistribution.create_from_rounded_probability(
         pr, ir, d, pessimistic_estimate=False, rounded_probability_mass_function_add=pa,
         infinity_mass_add=ia, symmetric=False)
 
 
+def _concrete_profile_pld(dec, n: int, es: np.ndarray, d: float, reveal: float = 0.0):
+    """Optimistic PLD (both orderings) of the concrete pair of ``dec`` (argument G), or None; with ``reveal``
+    = w > 0, of that pair mixed with infinity atoms of mass w in both orderings (argument I)."""
+    pts = _concrete_profile_points(dec, n, es)
+    return None if pts is None else _points_pld(pts, d, reveal)
+
+
+def _scaled_grid(edge: float, scale: float, fine: int, far: int) -> np.ndarray:
+    """ε grid on [0, edge] for a profile whose loss has the placement scale ``scale`` (nats): ``fine`` points
+    uniform up to 8 scales (the bulk of the loss), then ``far`` points geometric up to ``edge`` (the tail, where
+    the profile falls by a bounded ratio between neighbours).  A placement only: any grid gives certified values."""
+    top = min(8.0 * scale, edge)
+    head = np.linspace(0.0, top, fine + 1)
+    if top >= edge:
+        return head
+    return np.unique(np.concatenate([head, np.geomspace(top, edge, far + 1)]))
+
+
+def _gaussian_lower_points(rnd: _Round, eps1: float | None) -> list:
+    """Certified profile points (both orderings) of the Gaussian round's candidate quantised pairs
+    (:func:`shuffleamp.gaussian.totals_lowers` at the probe ``eps1``, the single round's lower ε), on an ε grid
+    fine over the concrete pair's loss scale (:func:`_scaled_grid`)."""
+    from .gaussian import loss_scale, totals_lowers
+    at, n = rnd.mechanism, rnd.n
+    es = _scaled_grid(rnd.edge, loss_scale(at.mu, n, upper=False), GAUSSIAN_LOWER_FINE, GAUSSIAN_LOWER_FAR)
+    out = []
+    for dec in totals_lowers(at.mu, n, eps1):
+        check_time("the Gaussian round's concrete pairs")
+        pts = _concrete_profile_points(dec, n, es)
+        if pts is not None:
+            out.append(pts)
+    return out
+
+
 #: Concrete pairs (lower decompositions) of one round type whose R-fold compositions are compared.
 LOWER_CANDIDATES = 3
+#: The Gaussian round's concrete pairs (argument G): profile points over the bulk of the loss (:func:`_scaled_grid`,
+#: the rest geometric up to the support edge), the best GAUSSIAN_LOWER_FINE_CANDIDATES composed again on a grid
+#: refined (powers of 2, at most GAUSSIAN_LOWER_REFINE times) until the step is GAUSSIAN_LOWER_KL_FRACTION of the
+#: loss's mean (the floor rounding costs about half a step per round), while the composed PMF has at most
+#: GAUSSIAN_LOWER_MAX_POINTS points.  Placement and cost only: every grid gives a certified lower bound.
+GAUSSIAN_LOWER_FINE = 48
+GAUSSIAN_LOWER_FAR = 96
+GAUSSIAN_LOWER_FINE_CANDIDATES = 2
+GAUSSIAN_LOWER_REFINE = 256
+GAUSSIAN_LOWER_KL_FRACTION = 0.1
+GAUSSIAN_LOWER_MAX_POINTS = 1_000_000
 LABEL_BUCKETS = "concrete-pair (privacy-loss buckets)"
 LABEL_EXACT_COUNT = "concrete-pair (exact count)"
 LABEL_COUNT = "concrete-pair (count statistic)"
@@ -1174,19 +1262,23 @@ def _count_statistic_pld(dec, n: int, d: float, reveal: float = 0.0):
     return pld, (LABEL_EXACT_COUNT if exact else LABEL_COUNT)
 
 
-def _lower_plds(rnd: _Round, d_grid: float, points: int, d: float) -> list:
+def _lower_plds(rnd: _Round, d_grid: float, points: int, d: float, eps1: float | None = None) -> list:
     """Candidate optimistic PLDs ``[(pld, label), ...]`` of one round type's concrete pairs.
 
     Binary randomized response: the exact count pair (argument E).  Other mechanisms: the
     privacy-loss buckets of each Theorem-14 pair from its certified profile on the round's grid
     (argument G), or its count statistic where the exact evaluator cannot take the pair.  Populations:
-    the concrete score pair (argument F).  Empty if the mechanism has no concrete pair.
+    the concrete score pair (argument F).  The Gaussian randomizer: the quantised pairs of
+    :func:`_gaussian_lower_points` (placed with ``eps1``, the single round's lower ε at the target).  Empty if the
+    mechanism has no concrete pair.
     """
     mechanism, n = rnd.mechanism, rnd.n
     if _is_population(mechanism):
         return [_population_lower_pld(mechanism, d)]
     if rnd.lower_source is not None:
         return _approx_lower_plds(rnd, points, d)
+    if _gaussian_stand_in(mechanism) is not None:
+        return [(_points_pld(pts, d), LABEL_BUCKETS) for pts in _gaussian_lower_points(rnd, eps1)]
     at = _families_at(mechanism, n)
     decs = [dec for dec in (_one_ordering(at[1]) if at is not None else mechanism.lower_decompositions())
             if all(hasattr(dec, f) for f in ("a", "b", "c", "beta")) and float(dec.beta) == 0.0]
@@ -1861,9 +1953,15 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
         # the round-off charge at the answer (reported; the bound above includes it)
         charge = (_delta_bounds(up_pld, e_at, ro)[0] - _delta_bounds(up_pld, e_at, None)[0]
                   if math.isfinite(e_at) else 0.0)
+        singles = None
+        if len(rounds) == 1 and rounds[0][2] == 1 and not extras and _gaussian_stand_in(rounds[0][0]) is not None:
+            # one round of the Gaussian randomizer: the total is the single round, whose certified bracket at the
+            # target (its own ladder of truncations, argument J) is an answer too
+            singles = [_single_round(rounds[0][0], rounds[0][1], epsilon, delta)]
+            upper = min(upper, float(singles[0].upper))
         lo, how, err, per_round = (_total_lower(rts, rounds, d, points, epsilon, delta, extras,
-                                                fixed=value_discretization_interval is not None) if lower
-                                   else (0.0, "none", 0.0, None))
+                                                fixed=value_discretization_interval is not None, singles=singles)
+                                   if lower else (0.0, "none", 0.0, None))
     notes = ("upper: certified single-round profile -> pessimistic connect-the-dots PLD -> dp_accounting "
              f"composition; floating-point round-off of the composition {charge:.3g} charged to delta",
              f"lower: {how}; dp_accounting truncation and round-off {err:.3g} in delta subtracted")
@@ -1904,15 +2002,53 @@ def _limit(upper, lower, how, per_round, d) -> str:
     return f"discretisation of the composition (grid step {d:.3g})"
 
 
-def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None, fixed=True):
-    """(lower value, lower_method, charged δ, (name, bracket) of the widest single round) of the total
-    (module docstring, arguments E, G and H); the optimistic PLDs of ``extras`` given as events join the
-    composition (:mod:`shuffleamp._extras`)."""
+def _single_round(m, n: int, epsilon, delta):
+    """The single round's certified bracket at the total's target (:func:`shuffleamp.bounds.epsilon` at δ or
+    :func:`shuffleamp.bounds.delta` at ε); the Gaussian randomizer's accountant stand-in is evaluated as the
+    randomizer itself (its ladder of truncations and its quantised pairs searched at the target)."""
     from .bounds import delta as _delta_bound
     from .bounds import epsilon as _epsilon_bound
+    at = _gaussian_stand_in(m)
+    if at is not None:
+        from .gaussian import Gaussian
+        m = Gaussian(sigma=at.sigma, sensitivity=at.sensitivity)
+    return _epsilon_bound(m, n, delta) if delta is not None else _delta_bound(m, n, epsilon)
+
+
+def _finer_lower(pts_list, R: int, d_lo: float, scale: float, epsilon, delta):
+    """The Gaussian round's best quantised pairs composed R times on a finer grid (argument G): the step halved
+    from ``d_lo`` while it is above GAUSSIAN_LOWER_KL_FRACTION of the loss's mean scale²/2 (rounding every loss
+    down by up to one step costs about half a step per round, against a mean loss of that order), at most
+    GAUSSIAN_LOWER_REFINE times, and while the composed PMF stays within GAUSSIAN_LOWER_MAX_POINTS.  Returns
+    ``[(value, (total, calls, roundoff), step), ...]`` (empty when no finer step is taken)."""
+    r = 1
+    while r < GAUSSIAN_LOWER_REFINE and d_lo / r > GAUSSIAN_LOWER_KL_FRACTION * 0.5 * scale * scale:
+        r *= 2
+    out = []
+    while r > 1:
+        d_f = d_lo / r
+        plds = [_points_pld(pts, d_f) for pts in pts_list]
+        if max(_pmf_points(pm, R) for pld in plds for pm in (pld._pmf_remove, pld._pmf_add)) \
+                <= GAUSSIAN_LOWER_MAX_POINTS:
+            for pld in plds:
+                check_time("the Gaussian round's composed lower bound")
+                tot, calls, ro = _compose_all([(pld, R)])
+                out.append((_lower_value(tot, ro, 2.0 * TAIL_MASS_TRUNCATION * calls, d_f, epsilon, delta),
+                            (tot, calls, ro), d_f))
+            return out
+        r //= 2
+    return out
+
+
+def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None, fixed=True, singles=None):
+    """(lower value, lower_method, charged δ, (name, bracket) of the widest single round) of the total
+    (module docstring, arguments E, G and H); the optimistic PLDs of ``extras`` given as events join the
+    composition (:mod:`shuffleamp._extras`).  ``singles``: the single rounds' brackets (:func:`_single_round`) if
+    already computed."""
     single, per_round = 0.0, ("", 0.0)
-    for m, n, _ in rounds:
-        r = _epsilon_bound(m, n, delta) if delta is not None else _delta_bound(m, n, epsilon)
+    if singles is None:
+        singles = [_single_round(m, n, epsilon, delta) for m, n, _ in rounds]
+    for (m, n, _), r in zip(rounds, singles):
         single = max(single, float(r.lower or 0.0))
         lo1 = float(r.lower or 0.0)
         gap1 = float(r.upper) / lo1 - 1.0 if lo1 > 0 else math.inf
@@ -1926,19 +2062,32 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None, fixed=True
         d = max(_lower_interval(rt, points) for rt in rts)
     finest = min((_lower_interval(rt, points) for rt in rts if rt.edge > 0), default=d)
     d_lo = d / LOWER_REFINE / min(MIXED_REFINE, 2 ** max(0, math.ceil(math.log2(d / finest))))
-    parts, labels, alone = [], [], None
-    for rt, (_, _, R) in zip(rts, rounds):
-        cands = _lower_plds(rt, d, points, d_lo)
+    parts, labels, alone, gauss = [], [], None, None
+    for rt, (_, _, R), r1 in zip(rts, rounds, singles):
+        pts_list = None
+        if _gaussian_stand_in(rt.mechanism) is not None:
+            # the quantised pairs placed at the single round's lower ε (a δ target), kept for a finer grid below
+            e1 = float(r1.lower or 0.0) if delta is not None else None
+            pts_list = _gaussian_lower_points(rt, e1)
+            cands = [(_points_pld(pts, d_lo), LABEL_BUCKETS) for pts in pts_list]
+        else:
+            cands = _lower_plds(rt, d, points, d_lo)
         if not cands:
             return single, "single-round", 0.0, per_round
         if len(cands) > 1:            # the best concrete pair of this round type on its own
             scored = []
-            for pld, label in cands:
+            for i, (pld, label) in enumerate(cands):
                 tot, calls, ro = _compose_all([(pld, R)])
                 scored.append((_lower_value(tot, ro, 2.0 * TAIL_MASS_TRUNCATION * calls, d, epsilon, delta),
-                               pld, label, (tot, calls, ro)))
-            _, pld, label, alone = max(scored, key=lambda t: t[0])
+                               i, pld, label, (tot, calls, ro)))
+            scored.sort(key=lambda t: t[0], reverse=True)
+            _, _, pld, label, alone = scored[0]
+            if pts_list is not None:
+                pts_list = [pts_list[t[1]] for t in scored[:GAUSSIAN_LOWER_FINE_CANDIDATES]]
             cands = [(pld, label)]
+        if pts_list is not None:
+            from .gaussian import loss_scale
+            gauss = (pts_list, R, loss_scale(rt.mechanism.mu, rt.n, upper=False))
         parts.append((cands[0][0], R))
         labels.append(cands[0][1])
     # the extra events' optimistic PLD on the same lower grid d_lo = d / (an integer refinement)
@@ -1950,6 +2099,12 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None, fixed=True
         total, calls, ro = _compose_all(parts, [extra_pld] if extra_pld is not None else ())
     trunc = 2.0 * TAIL_MASS_TRUNCATION * (calls + (extra_pld is not None)) + extra_err
     value = _lower_value(total, ro, trunc, d, epsilon, delta)
+    if len(parts) == 1 and extra_pld is None and gauss is not None:
+        # one Gaussian round type: its best pairs again on a finer grid (each composition a lower bound)
+        for v, comp, _ in _finer_lower(*gauss, d_lo, epsilon, delta):
+            if v > value:
+                value, (total, calls, ro) = v, comp
+                trunc = 2.0 * TAIL_MASS_TRUNCATION * calls
     e_at = value if delta is not None else epsilon
     err = trunc + _delta_bounds(total, e_at, ro)[0] - _delta_bounds(total, e_at, None)[0]
     if extra_pld is not None:   # the extras alone bound the total too (composition never decreases it)

@@ -909,11 +909,13 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
                                  resource="memory")
     check_pld_points(2.0 * K + 1.0, f"a privacy-loss distribution of {2 * K + 1} points", "value_discretization_interval")
     gauss = next((f for f in rnd.fams if isinstance(f, _GaussianFamily)), None)
+    k8 = K
     if gauss is not None and K > points:
-        # the Gaussian round: a quarter of the points uniform over the bulk of the blanket pair's loss (8 scales),
-        # the rest geometric up to the edge (argument J; any integers are allowed, argument D)
         from .gaussian import loss_scale
-        k8 = min(K, max(1, math.ceil(8.0 * loss_scale(gauss.mu, gauss.n, upper=True) / d)))
+        k8 = max(1, math.ceil(8.0 * loss_scale(gauss.mu, gauss.n, upper=True) / d))
+    if 2 * k8 < K:
+        # the Gaussian round with a long support: a quarter of the points uniform over the bulk of the blanket pair's
+        # loss (8 scales), the rest geometric up to the edge (argument J; any integers are allowed, argument D)
         F = points // 4
         ks = np.unique(np.concatenate([np.round(np.linspace(0, k8, F + 1)),
                                        np.round(np.geomspace(k8, K, points - F + 1))]).astype(np.int64))
@@ -1233,11 +1235,12 @@ def _concrete_profile_pld(dec, n: int, es: np.ndarray, d: float, reveal: float =
 def _scaled_grid(edge: float, scale: float, fine: int, far: int) -> np.ndarray:
     """ε grid on [0, edge] for a profile whose loss has the placement scale ``scale`` (nats): ``fine`` points
     uniform up to 8 scales (the bulk of the loss), then ``far`` points geometric up to ``edge`` (the tail, where
-    the profile falls by a bounded ratio between neighbours).  A placement only: any grid gives certified values."""
-    top = min(8.0 * scale, edge)
+    the profile falls by a bounded ratio between neighbours); all uniform when ``edge`` is within 16 scales.  A
+    placement only: any grid gives certified values."""
+    if edge <= 16.0 * scale:                          # a short support: all points uniform
+        return np.linspace(0.0, edge, fine + far + 1)
+    top = 8.0 * scale
     head = np.linspace(0.0, top, fine + 1)
-    if top >= edge:
-        return head
     return np.unique(np.concatenate([head, np.geomspace(top, edge, far + 1)]))
 
 

@@ -1817,7 +1817,8 @@ TOTALS_MAX_CANDIDATES = 6
 
 
 def totals_lowers(mu: float, n: int, eps1: float | None) -> list:
-    r"""The accountant's candidate lower-bound datasets for a total over rounds: :func:`accounting_lowers` and,
+    r"""The accountant's candidate lower-bound datasets for a total over rounds: the multi-cell pairs of
+    :func:`accounting_lowers` and,
     with ``eps1`` (the single round's certified lower ε at the total's target δ), the multi-cell quantised pairs of
     :func:`lower_layouts` at the probes ``eps1`` times :data:`TOTALS_PROBE_FRACTIONS` (no threshold count, no
     single cut), at most :data:`TOTALS_MAX_CANDIDATES` in all.  Every one is a post-processing of the concrete pair (0 | Δ; others Δ), so each one's R-fold
@@ -1838,10 +1839,10 @@ def totals_lowers(mu: float, n: int, eps1: float | None) -> list:
     list of Decomposition
         Distinct by cuts, :func:`accounting_lowers` first.
     """
-    out = list(accounting_lowers(mu, n))
+    out = [d for d in accounting_lowers(mu, n) if len(getattr(d, "cuts", ())) > 1]
     if eps1 is None or not eps1 > 0.0:
         return out
-    seen = {d.cuts for d in out if hasattr(d, "cuts")}
+    seen = {d.cuts for d in out}
     for f in TOTALS_PROBE_FRACTIONS:
         for d in lower_layouts(float(mu), int(n), float(eps1) * f, thresholds=False):
             cuts = getattr(d, "cuts", ())

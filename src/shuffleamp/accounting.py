@@ -1197,7 +1197,7 @@ def _concrete_profile_points(dec, n: int, es: np.ndarray):
 
 
 def _trim_tails(pmf: dict, keep: float) -> dict:
-    """An optimistic PMF (dict k -> mass under P) with its tails cut (argument G): the largest losses moved down to
+    r"""An optimistic PMF (dict k -> mass under P) with its tails cut (argument G): the largest losses moved down to
     the loss above which they carry at most ``keep``, and the smallest dropped while they carry at most ``keep``
     (both lower the hockey-stick curve of every composition: each term :math:`p(1 - e^{\varepsilon - \ell})_+` is
     non-negative and non-decreasing in ℓ).  The composed grid shrinks to the bulk of the loss."""

@@ -2175,7 +2175,8 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None, fixed=True
     value = _lower_value(total, ro, trunc, d, epsilon, delta)
     if len(parts) == 1 and extra_pld is None and gauss is not None:
         # one Gaussian round type: its best pairs on the full ε grid and a finer loss grid (each a lower bound)
-        for v, comp in _finer_lower(*gauss, d_lo, epsilon, delta):
+        pts_full, R1, scale, keep = gauss
+        for v, comp in _finer_lower(pts_full, R1, d_lo, scale, keep, epsilon, delta):
             if v > value:
                 value, (total, calls, ro) = v, comp
                 trunc = 2.0 * TAIL_MASS_TRUNCATION * calls

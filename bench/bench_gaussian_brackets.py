@@ -282,9 +282,10 @@ GRID_TEXT = (
     "(10 s) is wall-clock, so a case near it may be refused under load.  `before`: the upper profile on a uniform "
     "grid of 256 points over the support, every rung evaluated over its whole range; the lower from three quantised "
     "pairs placed at the Gaussian-DP level on 128 uniform profile points and a loss grid d/4; `after`: the upper "
-    "grid fine over the bulk of the blanket pair's loss and geometric beyond, rungs probed every 8th point first, one "
-    "round reported as the single round's bracket (argument J (a)-(c)); the lower from up to six pairs placed at the "
-    "single round's lower ε and the Gaussian-DP level, ranked composed, the best two on a grid fine over the bulk, "
+    "grid fine over the bulk of the blanket pair's loss and geometric beyond, rungs probed every 8th point first and also "
+    "evaluated where their charge is up to 30 % of the value found, one "
+    "round reported as the single round's bracket (argument J (a)-(c)); the lower from up to seven pairs placed at the "
+    "single round's lower ε and the Gaussian-DP level, ranked composed, the best one on a grid fine over the bulk, "
     "composed on a loss grid refined towards a tenth of the mean loss with their tails cut (argument K).")
 
 

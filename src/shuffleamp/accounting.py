@@ -316,7 +316,7 @@ Tested against the single-round bracket and an n = 2 integration oracle in ``tes
 (:func:`shuffleamp.gaussian.totals_lowers`: the reports of the dataset (0 | Δ; others Δ) mapped to cells, a
 post-processing of the shuffled output applied in every round), so by argument G the R-fold composition of its
 optimistic PLD is at most the true total, and so is the largest over the candidates (each a lower bound on its
-own; which one wins depends on R, so they are compared composed, on a coarse ε grid first, the best two again on
+own; which one wins depends on R, so they are compared composed, on a coarse ε grid first, the best one again on
 the full grid).  Three further steps keep it a lower bound.  (i) *Any ε grid*: argument G turns certified bounds of
 the pair's profile at any increasing points into a convex minorant; the points are placed uniformly over the
 bulk of the pair's loss (8 placement scales :math:`\sqrt{(e^{\mu^2}-1)/n}`) and geometrically beyond.  (ii)
@@ -1327,10 +1327,10 @@ LOWER_CANDIDATES = 3
 #: GAUSSIAN_LOWER_MAX_POINTS points.  Placement and cost only: every grid gives a certified lower bound.
 GAUSSIAN_LOWER_FINE = 48
 GAUSSIAN_LOWER_FAR = 96
-GAUSSIAN_LOWER_FINE_CANDIDATES = 2
+GAUSSIAN_LOWER_FINE_CANDIDATES = 1
 GAUSSIAN_LOWER_REFINE = 512
 GAUSSIAN_LOWER_KL_FRACTION = 0.1
-GAUSSIAN_LOWER_MAX_POINTS = 2_000_000
+GAUSSIAN_LOWER_MAX_POINTS = 1_000_000
 #: ... each round's optimistic PMF with its tails cut at GAUSSIAN_LOWER_KEEP times the target δ over R (the total
 #: δ then moves by at most 2 R times that, 2e-4 of the target; at an ε target, of TAIL_MASS_TRUNCATION).
 GAUSSIAN_LOWER_KEEP = 1e-4

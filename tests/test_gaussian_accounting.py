@@ -5,13 +5,17 @@ Oracles (none from the accountant's own profile):
   quantised concrete pairs: a different code path, whose lower bound is certified);
 * the exact divergence of the shuffled Gaussian pair for n = 2 by numerical integration of the permutation-mixture
   output densities (``test_gaussian.shuffled_divergence``, two step sizes);
-* the local Gaussian mechanism's divergence (Balle, Wang, ICML 2018, Theorem 8) from scipy's normal CDF.
+* the local Gaussian mechanism's divergence (Balle, Wang, ICML 2018, Theorem 8) from scipy's normal CDF;
+* the blanket pair's χ²_up (closed form) for the exported PLD's mean loss;
+* exact R-fold convolutions of random PMFs for the lower bound's tail cut (argument K).
 """
 
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import norm
 
 import shuffleamp as sa
@@ -33,9 +37,63 @@ def test_one_round_total_within_the_single_round_bracket(sigma, n):
     g = sa.Gaussian(sigma=sigma, sensitivity=1.0)
     one = sa.epsilon(g, n, 1e-6)
     tot = sa.compose_rounds((g, n, 1), delta=1e-6, lower=False)
-    d = tot.value_discretization_interval
-    assert one.lower <= tot.upper
-    assert tot.upper <= one.upper * 1.03 + 4 * d
+    assert one.lower <= tot.upper <= one.upper          # one round: the single round's certified upper is an answer
+
+
+def test_one_round_total_reproduces_the_single_round_bracket():
+    """One round of one Gaussian round type (argument J (c)): the total's bracket is at least as tight as the
+    single round's, and still contains the single round's certified bracket's overlap."""
+    g = sa.Gaussian(sigma=1.0, sensitivity=1.0)
+    one = sa.epsilon(g, 10 ** 5, 1e-6)
+    tot = sa.compose_rounds((g, 10 ** 5, 1), delta=1e-6)
+    assert one.lower <= tot.lower <= tot.upper <= one.upper
+
+
+def test_pld_with_the_bulk_grid_above_the_certified_lower_profile():
+    """Δ/σ = 2, n = 1e5: the exported PLD (a quarter of its points over the bulk of the blanket pair's loss, the rest
+    geometric, argument J (a)) has δ(ε) >= the single round's certified lower δ (<= the truth) at every ε tried,
+    and its mean loss is the blanket pair's χ²_up / 2n to 2 % (the KL that R rounds multiply)."""
+    g = sa.Gaussian(sigma=0.5, sensitivity=1.0)
+    n = 10 ** 5
+    pld = sa.to_pld(g, n)
+    for e in (0.02, 0.1, 0.3, 0.47, 1.0):
+        assert pld.get_delta_for_epsilon(e) >= sa.delta(g, n, epsilon=e).lower
+    p = pld._pmf_remove.to_dense_pmf()
+    probs = np.asarray(p._probs)
+    kl = float(np.sum(probs * (np.arange(probs.size) + p._lower_loss) * p._discretization))
+    mu = 2.0
+    chi2_up = 2 * (math.exp(mu * mu) * norm.cdf(1.5 * mu) - 2 * norm.cdf(mu / 2) + norm.cdf(-mu / 2))
+    assert abs(kl / (chi2_up / (2 * n)) - 1.0) < 0.02
+
+
+def _exact_composed_delta(pmf: dict, R: int, eps: float) -> float:
+    """Exact δ(ε) of the R-fold composition of a PMF {integer loss: mass} (losses in units of 1), by convolution."""
+    ks = sorted(pmf)
+    k0 = ks[0]
+    v = np.zeros(ks[-1] - k0 + 1)
+    for k in ks:
+        v[k - k0] = pmf[k]
+    out = np.array([1.0])
+    for _ in range(R):
+        out = np.convolve(out, v)
+    loss = np.arange(out.size) + R * k0
+    return float(np.sum(out * np.maximum(-np.expm1(eps - loss), 0.0)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(1e-9, 1.0), min_size=3, max_size=12), st.integers(-6, 3), st.integers(1, 4),
+       st.floats(1e-8, 0.2))
+def test_trim_tails_lowers_every_composed_delta_by_at_most_2Rw(masses, k0, R, w):
+    """Argument K (iii) against exact convolutions: cutting the tails of an optimistic PMF at mass w lowers the
+    R-fold composition's δ(ε) at every ε, by at most 2 R w."""
+    m = np.asarray(masses) / sum(masses)
+    pmf = {k0 + i: float(x) for i, x in enumerate(m)}
+    cut = A._trim_tails(pmf, w)
+    assert sum(cut.values()) <= sum(pmf.values()) * (1 + 1e-12)
+    for e in (-1.0, 0.0, 0.5, 2.0, 5.0):
+        full, trimmed = _exact_composed_delta(pmf, R, e), _exact_composed_delta(cut, R, e)
+        assert trimmed <= full + 1e-12
+        assert full - trimmed <= 2 * R * w + 1e-12
 
 
 def test_totals_monotone_in_rounds():

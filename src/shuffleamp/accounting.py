@@ -318,7 +318,8 @@ from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 from scipy import stats
 
 from . import _extras, _validate
-from ._numerics import PLD_POINT_SECONDS, budget, check_pld_points, check_time, inverse_monotone, refuse_if_costly
+from ._numerics import (PLD_POINT_BYTES, PLD_POINT_SECONDS, budget, check_pld_points, check_time, inverse_monotone,
+                        refuse_if_costly)
 from .evaluate import LOWER_MODE, max_delta
 from .decomposition import dedupe, law_key
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
@@ -1477,6 +1478,19 @@ def _pmf_points(pmf, R: int) -> float:
     return float(b - a + 1)
 
 
+def _check_grid(rts, d: float, lower: bool) -> None:
+    """Up-front refusal (``value_discretization_interval``) of a grid step whose privacy-loss distributions cost
+    more than the budget, before any is built: each round type's upper PLD has 2⌈edge/d⌉ + 1 points, built and
+    then bounded and composed (:data:`PLD_POINT_SECONDS` per point for each), and the lower one about
+    LOWER_REFINE times as many (its step is d / LOWER_REFINE over the same losses)."""
+    pts = sum(2.0 * math.ceil(rt.edge / d) + 1.0 for rt in rts)
+    more = LOWER_REFINE if lower else 0.0
+    refuse_if_costly(f"privacy-loss distributions of {pts:.3g} points on a grid of {d:g}" +
+                     (f" (and the lower bound's, about {LOWER_REFINE} times finer)" if lower else ""),
+                     "value_discretization_interval", seconds=pts * (2.0 + more) * PLD_POINT_SECONDS,
+                     nbytes=pts * max(1.0, more) * PLD_POINT_BYTES, hint="raise value_discretization_interval")
+
+
 def _check_composition(parts, lower: bool = False) -> None:
     """Refuse, before composing, a composition whose result would exceed the budget (cost model of
     :func:`shuffleamp._numerics.check_pld_points`): naming ``rounds`` when a self-composition is the
@@ -1849,6 +1863,7 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
                if _approx_class(m) is not None and m.delta0 > 0 else _Round.make(m, n, tail_delta)
                for m, n, R in rounds]
         d = _interval(value_discretization_interval, rts, points)
+        _check_grid(rts, d, lower)
         up_parts = [(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)]
         _check_composition(up_parts, lower=lower)
         up_pld, _, ro = _compose_all(up_parts, extras.upper_plds(d))

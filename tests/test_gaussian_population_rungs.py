@@ -127,3 +127,46 @@ def test_large_epsilon_lower_not_lost_to_rounding():
     lo, _ = G.population_delta_lower(pop, 0, 14.0)
     up, _ = P._delta_target(pop, 0, 14.0, 1e-5)
     assert 0 < lo <= up
+
+
+def test_accountant_threshold_pair_is_dominated():
+    """The accountant's concrete pair of a Gaussian population: U <= P^0 and L >= P^1 entrywise against the
+    exact rational law (mpmath) of the chosen threshold count, in both directions."""
+    pop = _pop((0.4, 0.7), (6, 7))
+    for rev in (False, True):
+        U, L = G.population_threshold_pair(pop, 0, reverse=rev)
+        tv_best, exact = -1.0, None
+        for s in G.THRESHOLDS:
+            P0, P1, *_ = G._threshold_pair(pop, 0, s)
+            tv = float(np.maximum(P0 - P1, 0).sum())
+            if tv > tv_best:
+                tv_best, exact = tv, s
+        t = 0.5 + exact * 0.4
+        mpmath.mp.dps = 40
+        sf = lambda x: mpmath.ncdf(-x)                      # noqa: E731
+        law = [mpmath.mpf(1)]
+        for sig, m in ((0.4, 5), (0.7, 7)):
+            p = sf(mpmath.mpf(t - 1.0) / sig)
+            pm = [mpmath.binomial(m, k) * p ** k * (1 - p) ** (m - k) for k in range(m + 1)]
+            new = [mpmath.mpf(0)] * (len(law) + m)
+            for i, x in enumerate(law):
+                for j, y in enumerate(pm):
+                    new[i + j] += x * y
+            law = new
+        p0, p1 = sf(mpmath.mpf(t) / 0.4), sf(mpmath.mpf(t - 1.0) / 0.4)
+        full = [[(1 - p) * (law[c] if c < len(law) else 0) + p * (law[c - 1] if c else 0) for c in range(len(law) + 1)]
+                for p in (p0, p1)]
+        A, B = (full[1], full[0]) if rev else (full[0], full[1])
+        assert all(u <= a for u, a in zip(U, A)) and all(l_ >= b for l_, b in zip(L, B))
+
+
+def test_accountant_refuses_a_costly_gaussian_population_up_front(monkeypatch):
+    """The accountant's profiles of Gaussian groups cost a few Bromwich integrals per grid point and group (about
+    17 s of CPU for two groups): refused by the estimate, before any profile is evaluated, naming ``groups``."""
+    def boom(*a, **k):
+        raise AssertionError("a profile was evaluated before the refusal")
+    monkeypatch.setattr(P, "_delta_target", boom)
+    from shuffleamp.errors import ResourceLimitError
+    with pytest.raises(ResourceLimitError) as e:
+        sa.compose_rounds([(_pop((1.0, 2.0), (50, 50)), None, 3)], delta=1e-6)
+    assert e.value.parameter in ("groups", "rounds")

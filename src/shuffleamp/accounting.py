@@ -353,6 +353,9 @@ LOWER_POINTS = 128
 #: mixture; about 15 ms CPU measured for 20 binary-RR groups at n = 1e5), POPULATION_POINTS + 20 per group
 #: (the grid and the support-edge search).
 POPULATION_EVAL_SECONDS = 0.01
+#: ... times this for Gaussian groups (a few truncation rungs per point, each a Bromwich integral of the mixture;
+#: measured 0.1 s of CPU per point and group at Δ/σ = 0.5 - 1, 50 - 500 users per group, on the 2-core machine).
+GAUSSIAN_POPULATION_FACTOR = 10.0
 #: Profile evaluations per side of the upper PLD of a round type profiled through a continuous randomizer's
 #: finite decompositions for n users (:func:`_families_at`; each evaluation is a Bromwich integral over up to
 #: a few hundred atoms, 1–4 ms CPU below n = 1e4): the evaluated points are a subset of the PLD grid
@@ -1441,7 +1444,8 @@ def _round_type_seconds(mechanism, n=None) -> float:
     the edge search) and the concrete pair's buckets (both orderings) at :data:`AT_N_ATOM_SECONDS` per atom; for
     an (ε0, δ0)-LDP class, its profiles over the users kept (:class:`_ApproxFamily`)."""
     if _is_population(mechanism):
-        return len(mechanism.groups) * (POPULATION_POINTS + 20) * POPULATION_EVAL_SECONDS
+        per = POPULATION_EVAL_SECONDS * (GAUSSIAN_POPULATION_FACTOR if mechanism.kind == "gaussian" else 1.0)
+        return len(mechanism.groups) * (POPULATION_POINTS + 20) * per
     if _approx_class(mechanism) is not None:
         # the minimum over the users kept: about 10 profiles of APPROX_POINTS points (argument I)
         return 4.0 * ROUND_TYPE_SECONDS

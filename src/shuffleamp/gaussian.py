@@ -1674,6 +1674,8 @@ POPULATION_MAX_RUNGS = 6
 #: 2-core machine) of one rung's evaluation: a rung whose evaluation would need more is skipped.
 POPULATION_RUNG_SECONDS = 1.0
 POPULATION_RUNG_WORK = 5e6
+#: Rungs per ε of the accountant's profiles (one Bromwich integral per rung, group and grid point).
+POPULATION_PROFILE_RUNGS = 2
 #: A δ value whose rung's charge is more than this fraction of it is re-evaluated at a deeper rung.
 POPULATION_DEEPER_FRACTION = 1e-2
 #: Largest population for the threshold-count lower bound (exact Poisson-binomial law by FFT convolution).
@@ -1740,7 +1742,7 @@ def _population_others(pop, g: int):
 
 
 def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, guide: float | None = None,
-                           start: float | None = None):
+                           start: float | None = None, max_rungs: int = POPULATION_MAX_RUNGS):
     r"""Certified upper δ of a target user of group g of a Gaussian population at ε: the minimum of the local
     Gaussian mechanism's profile and of :math:`\delta_z(\varepsilon) + \tau(z)` over the truncation rungs z
     evaluated (:mod:`shuffleamp.personalized`, "Gaussian groups").
@@ -1809,7 +1811,7 @@ def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, gui
         guide = guide0
         first = SHALLOW_FRACTION if (fixed and mu >= SHALLOW_FIRST_MU and n >= FINE_MIN_N) else FIRST_FRACTION
         order = [_population_depth(mu, first * guide)]
-        while order and len(done) < POPULATION_MAX_RUNGS:
+        while order and len(done) < max_rungs:
             z = order.pop(0)
             fresh = z not in done
             v, err, tau, info = evaluate(z)
@@ -1891,6 +1893,47 @@ def _population_count_law(others: tuple, sensitivity: float, t: float) -> tuple:
     return law, None, absolute * law.size, tail
 
 
+def _population_others_sigmas(pop, g: int) -> tuple:
+    """((σ, count), ...) of the users other than a target of group g, groups of equal σ merged."""
+    d: dict = {}
+    for i, gr in enumerate(pop.groups):
+        m = gr.n - (1 if i == g else 0)
+        if m > 0:
+            d[gr.mechanism.sigma] = d.get(gr.mechanism.sigma, 0) + m
+    return tuple(sorted(d.items()))
+
+
+def _threshold_pair(pop, g: int, s: float):
+    """(P0, P1, relative error or None, absolute error, dropped tail) of the threshold count at Δ/2 + s σ_t for the
+    dataset (0 | Δ; others Δ) (:func:`_population_count_law`)."""
+    mt = pop.groups[g].mechanism
+    D, st = mt.sensitivity, mt.sigma
+    t = D / 2 + s * st
+    law, rel, absolute, tail = _population_count_law(_population_others_sigmas(pop, g), float(D), float(t))
+    p0, p1 = float(_sf(t / st)), float(_sf((t - D) / st))
+    shifted = np.concatenate([[0.0], law])
+    base = np.concatenate([law, [0.0]])
+    return p0 * shifted + (1 - p0) * base, p1 * shifted + (1 - p1) * base, rel, absolute, tail
+
+
+def population_threshold_pair(pop, g: int, reverse: bool = False):
+    r"""The accountant's concrete pair of a target of group g: the threshold count (of :data:`THRESHOLDS`) of the
+    dataset (0 | Δ; others Δ) with the largest total variation, as (U, L) with U <= P^0 and L >= P^1 entrywise
+    (rounding and dropped tail moved against the pair; ``reverse``: U <= P^1 and L >= P^0), so every outcome's
+    :math:`(U - e^\varepsilon L)_+` is at most the exact one's, also in products (composition)."""
+    best, best_tv = None, -1.0
+    for s in THRESHOLDS:
+        P0, P1, rel, absolute, tail = _threshold_pair(pop, g, s)
+        tv = float(np.maximum(P0 - P1, 0.0).sum())
+        if tv > best_tv:
+            best_tv, best = tv, (P0, P1, rel, absolute, tail)
+    P0, P1, rel, absolute, tail = best
+    if reverse:
+        P0, P1 = P1, P0
+    r = (rel if rel is not None else 0.0) + 4 * _DBL_EPS + 1e-14
+    return P0 * (1 - r) - absolute, P1 * (1 + r) + absolute + tail
+
+
 def population_delta_lower(pop, g: int, eps: float, both: bool = False):
     """Certified lower δ: threshold counts for the dataset (0 | Δ; every other user at Δ), the others' count
     law exact on windows (:func:`_population_count_law`: its rounding and dropped tail subtracted); thresholds
@@ -1902,23 +1945,11 @@ def population_delta_lower(pop, g: int, eps: float, both: bool = False):
     mt = pop.groups[g].mechanism
     D, st = mt.sensitivity, mt.sigma
     e = math.exp(eps)
-    d: dict = {}
-    for i, gr in enumerate(pop.groups):
-        m = gr.n - (1 if i == g else 0)
-        if m > 0:
-            d[gr.mechanism.sigma] = d.get(gr.mechanism.sigma, 0) + m
-    others = tuple(sorted(d.items()))
     best, how = 0.0, "none"
     sc = round(critical_cut(D / st, n, eps) / LR_CUT_ROUND) * LR_CUT_ROUND
     extra = [sc + k * LR_FINE_HALF for k in (-1, 0, 1)]
     for s in sorted(set(THRESHOLDS) | set(extra)):
-        t = D / 2 + s * st
-        law, rel, absolute, tail = _population_count_law(others, float(D), float(t))
-        p0, p1 = float(_sf(t / st)), float(_sf((t - D) / st))
-        shifted = np.concatenate([[0.0], law])
-        base = np.concatenate([law, [0.0]])
-        P0 = p0 * shifted + (1 - p0) * base
-        P1 = p1 * shifted + (1 - p1) * base
+        P0, P1, rel, absolute, tail = _threshold_pair(pop, g, s)
         for rev in ((False, True) if both else (False,)):
             A, B = (P1, P0) if rev else (P0, P1)
             if rel is not None:

@@ -850,13 +850,14 @@ class _PopLaw(_exact._AtomLaw):
 
 # ============================================================================ δ for one target
 def _delta_target(pop: Population, g: int, eps: float, rtol: float, guide: float | None = None,
-                  start: float | None = None):
+                  start: float | None = None, profile: bool = False):
     """Certified upper δ for a target user of group g at ε; returns (δ, info dict).  ``guide``: the target δ of
     an ε query, ``start``: a certified lower δ at ε (Gaussian groups choose their truncation rungs by them; module
-    docstring, "Gaussian groups")."""
+    docstring, "Gaussian groups"); ``profile``: a point of the accountant's profile (fewer rungs)."""
     if pop.kind == "gaussian":
-        from .gaussian import population_delta_upper
-        return population_delta_upper(pop, g, eps, rtol, _delta_law, guide, start)
+        from .gaussian import POPULATION_MAX_RUNGS, POPULATION_PROFILE_RUNGS, population_delta_upper
+        return population_delta_upper(pop, g, eps, rtol, _delta_law, guide, start,
+                                      POPULATION_PROFILE_RUNGS if profile else POPULATION_MAX_RUNGS)
     if pop.kind in ("approx", "approx-uncharged"):
         return _approx_delta_upper(pop, g, eps, rtol, charged=pop.kind == "approx")
     gam, N = _others(pop, g)
@@ -1414,7 +1415,7 @@ def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: floa
     for g in range(len(pop.groups)):
         flat = out[g].reshape(-1)
         for i, e in enumerate(eps.reshape(-1)):
-            flat[i] = (_delta_target(pop, g, float(e), rtol)[0] if side == "upper"
+            flat[i] = (_delta_target(pop, g, float(e), rtol, profile=True)[0] if side == "upper"
                        else _delta_lower(pop, g, float(e), both=True)[0])
         out[g] = flat.reshape(eps.shape)
         if ref is not None:
@@ -1448,6 +1449,11 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
     _check(pop)
     if pop.kind in ("approx", "approx-uncharged"):      # the concrete binary-RR configuration of the group
         return score_pair_logpmf(_approx_subpopulations(pop, g)[0], 0, reverse=reverse)
+    if pop.kind == "gaussian":                          # a threshold count of the dataset (0 | Δ; others Δ)
+        from .gaussian import population_threshold_pair
+        U, L = population_threshold_pair(pop, g, reverse)
+        keep = U > LOWER_PAIR_FLOOR * float(U.max())
+        return np.log(U[keep]), np.log(L[keep] + 1e-300)
     _delta_lower(pop, g, 0.0)                           # fills the cache of score laws
     cache = pop.__dict__["_lower_cache"]
     best, best_tv = None, -1.0

@@ -1853,10 +1853,11 @@ POPULATION_DIRECT_WORK = 1e8
 _PMF_RTOL = 1e-12
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=64)
 def _population_count_law(others: tuple, sensitivity: float, t: float) -> tuple:
     """Law of the number of other users' reports above t when every other user holds Δ: ``others`` = ((σ, N),
-    ...).  Returns (law, relative error bound per entry or None, absolute error bound per entry, dropped tail).
+    ...), on a window of consecutive counts (its offset does not matter to the threshold pair: the target adds 0
+    or 1).  Returns (law, relative error bound per entry or None, absolute error bound per entry, dropped tail).
     Each group's binomial pmf on its Bernstein window (tail :data:`POPULATION_LOWER_TAIL`); the windows are
     convolved directly (non-negative terms: the relative error of every entry is at most its number of products
     times 2u, plus the pmf values' own relative error) when that costs at most :data:`POPULATION_DIRECT_WORK`
@@ -1874,9 +1875,7 @@ def _population_count_law(others: tuple, sensitivity: float, t: float) -> tuple:
         lo, hi = max(0, int(math.floor(N * p - w))), min(N, int(math.ceil(N * p + w)))
         if lo > 0 or hi < N:
             tail += POPULATION_LOWER_TAIL
-        pm = np.zeros(hi + 1)
-        pm[lo:] = binom.pmf(np.arange(lo, hi + 1), N, p)
-        parts.append(pm)
+        parts.append(binom.pmf(np.arange(lo, hi + 1), N, p))     # the window only: counts lo .. hi
     sizes = np.array([x.size for x in parts], dtype=np.float64)
     work = float(np.cumsum(sizes)[:-1] @ sizes[1:]) if sizes.size > 1 else 0.0
     law = np.array([1.0])

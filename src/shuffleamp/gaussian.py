@@ -1752,9 +1752,10 @@ def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, gui
     :func:`_grid` with :func:`_cut_cells`).  Rungs: the depth whose charge is :data:`FIRST_FRACTION` of the guide
     (``guide``: the target δ of an ε query; else both ``start``, a certified lower δ of a δ query, and the local
     profile, then the value found, while the charge is above :data:`POPULATION_DEEPER_FRACTION` of it), and the
-    shallower one at :data:`SHALLOW_FRACTION` of the guide when an evaluation's own error exceeds :data:`LADDER_RETRY_ERR` of its value; at most
-    :data:`POPULATION_MAX_RUNGS`.  Every value is certified, so is their minimum; the choice changes only
-    tightness and cost.  Returns (δ, info)."""
+    shallower one at :data:`SHALLOW_FRACTION` of the guide when an evaluation's own error exceeds
+    :data:`LADDER_RETRY_ERR` of its value; at most ``max_rungs`` rungs (:data:`POPULATION_MAX_RUNGS`; the
+    accountant's profiles :data:`POPULATION_PROFILE_RUNGS`).  Every value is certified, so is their minimum; the
+    choice changes only tightness and cost.  Returns (δ, info)."""
     mt = pop.groups[g].mechanism
     mu = mt.mu
     gt = mt.gamma

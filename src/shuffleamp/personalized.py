@@ -176,17 +176,18 @@ and at the target's critical cut.  When every user has the target's σ the popul
 its quantised concrete pairs (:func:`shuffleamp.gaussian.lower_layouts`) are added.
 
 *Accountant.*  Each group's profile is the minimum above at every ε of the grid (two rungs per point), and the
-lower total composes the threshold count of largest total variation (:func:`shuffleamp.gaussian.population_threshold_pair`:
-:math:`U \le P^0`, :math:`L \ge P^1` entrywise, the relative rounding and the dropped tail moved against the pair).
+lower total composes the threshold count of largest total variation
+(:func:`shuffleamp.gaussian.population_threshold_pair`: :math:`U \le P^0`, :math:`L \ge P^1` entrywise, the
+relative rounding and the dropped tail moved against the pair).
 
 *Which side is loose* (measured; ``bench/results_population.md``).  One σ: the population reaches the single
 round's bracket, and at n = 2 the integration oracle puts the lower within 1 % of the truth and the upper 1.27x
-above it in δ (σ = 0.5, ε = 2): the upper side.  Different σ: at n = 2 the integration oracle (``tests/test_gaussian_population_oracle.py``) puts
-the truth strictly inside, the upper 1.4-1.6x and the lower 0.4-0.5x the truth in δ (target σ = 0.3-0.5, other
-σ = 1-2): both sides.  The upper gives a wider user only the constant blanket mass :math:`\gamma_h` (the infimum
-of its density over the target's blanket, reached at Δ/2), while in the tails its density is far larger than the
-target's and hides the target's extreme reports; the threshold counts lose the same tails to the wider users'
-reports.
+above it in δ (σ = 0.5, ε = 2): the upper side.  Different σ: at n = 2 the integration oracle
+(``tests/test_gaussian_population_oracle.py``) puts the truth strictly inside, the upper 1.4-1.6x and the lower
+0.37-0.52x the truth in δ (target σ = 0.3-0.5, other σ = 1-2): both sides.  The upper gives a wider user only
+the constant blanket mass :math:`\gamma_h` (the infimum of its density over the target's blanket, reached at
+Δ/2), while in the tails its density is far larger than the target's and hides the target's extreme reports; the
+threshold counts lose the same tails to the wider users' reports.
 
 Everyone at the largest ε0 (derived here; k-RR populations)
 -----------------------------------------------------------
@@ -1836,7 +1837,8 @@ def _check_cost(pop: Population, quantity: str) -> None:
     if pop.kind == "gaussian":
         seconds = sum(min(POP_GAUSSIAN_SECONDS * math.exp(gr.mechanism.mu), POP_GAUSSIAN_MAX_SECONDS)
                       for gr in pop.groups) * (1.0 + G / POP_GAUSSIAN_GROUPS)
-        what = f"a population of {G} Gaussian groups (largest sensitivity/sigma {max(g.mechanism.mu for g in pop.groups):.3g})"
+        mu_max = max(g.mechanism.mu for g in pop.groups)
+        what = f"a population of {G} Gaussian groups (largest sensitivity/sigma {mu_max:.3g})"
     seconds *= (0.5 if quantity == "delta" else 1.0) * _contention()
     hint = ("use fewer groups (merging groups at the larger eps0 is sound for k-RR: module docstring, "
             "'Everyone at the largest eps0')" if pop.kind == "krr" else

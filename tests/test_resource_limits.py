@@ -108,3 +108,17 @@ def test_population_totals_refused_up_front():
     with pytest.raises(ResourceLimitError) as e:
         sa.compose_rounds([(pop, None, 10)], delta=1e-5)
     assert e.value.parameter == "rounds" and "fewer groups" in str(e.value)
+
+
+def test_fine_discretization_refused_before_any_pld(monkeypatch):
+    """A grid step of 1e-9 at n = 1e6 (about 1e7 points per distribution) was refused only after building the
+    upper PLD and bounding its composition (about 5 s of CPU), naming ``rounds``; the estimate refuses it before
+    any PLD is built, naming ``value_discretization_interval``."""
+    from shuffleamp import accounting
+
+    def boom(*a, **k):
+        raise AssertionError("a PLD was built before the refusal")
+    monkeypatch.setattr(accounting, "_upper_pld", boom)
+    with pytest.raises(ResourceLimitError) as e:
+        sa.compose_rounds([(KRR(1.0, 10), 10**6, 10)], delta=1e-8, value_discretization_interval=1e-9)
+    assert e.value.parameter == "value_discretization_interval" and "raise" in str(e.value)

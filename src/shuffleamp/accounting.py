@@ -355,7 +355,8 @@ from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 from scipy import stats
 
 from . import _extras, _validate
-from ._numerics import PLD_POINT_SECONDS, budget, check_pld_points, check_time, inverse_monotone, refuse_if_costly
+from ._numerics import (PLD_POINT_BYTES, PLD_POINT_SECONDS, budget, check_pld_points, check_time, inverse_monotone,
+                        refuse_if_costly)
 from .evaluate import LOWER_MODE, max_delta
 from .decomposition import dedupe, law_key
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
@@ -389,6 +390,9 @@ LOWER_POINTS = 128
 #: mixture; about 15 ms CPU measured for 20 binary-RR groups at n = 1e5), POPULATION_POINTS + 20 per group
 #: (the grid and the support-edge search).
 POPULATION_EVAL_SECONDS = 0.01
+#: ... times this for Gaussian groups (a few truncation rungs per point, each a Bromwich integral of the mixture;
+#: measured 0.1 s of CPU per point and group at Δ/σ = 0.5 - 1, 50 - 500 users per group, on the 2-core machine).
+GAUSSIAN_POPULATION_FACTOR = 10.0
 #: Profile evaluations per side of the upper PLD of a round type profiled through a continuous randomizer's
 #: finite decompositions for n users (:func:`_families_at`; each evaluation is a Bromwich integral over up to
 #: a few hundred atoms, 1–4 ms CPU below n = 1e4): the evaluated points are a subset of the PLD grid
@@ -1621,7 +1625,8 @@ def _round_type_seconds(mechanism, n=None) -> float:
     the edge search) and the concrete pair's buckets (both orderings) at :data:`AT_N_ATOM_SECONDS` per atom; for
     an (ε0, δ0)-LDP class, its profiles over the users kept (:class:`_ApproxFamily`)."""
     if _is_population(mechanism):
-        return len(mechanism.groups) * (POPULATION_POINTS + 20) * POPULATION_EVAL_SECONDS
+        per = POPULATION_EVAL_SECONDS * (GAUSSIAN_POPULATION_FACTOR if mechanism.kind == "gaussian" else 1.0)
+        return len(mechanism.groups) * (POPULATION_POINTS + 20) * per
     if _approx_class(mechanism) is not None:
         # the minimum over the users kept: about 10 profiles of APPROX_POINTS points (argument I)
         return 4.0 * ROUND_TYPE_SECONDS
@@ -1656,6 +1661,19 @@ def _pmf_points(pmf, R: int) -> float:
     orders = None if probs.size <= 100_000 else np.array([-20.0, -4.0, -1.0, 1.0, 4.0, 20.0]) / probs.size
     a, b = pld_common.compute_self_convolve_bounds(probs, R, TAIL_MASS_TRUNCATION, orders)
     return float(b - a + 1)
+
+
+def _check_grid(rts, d: float, lower: bool) -> None:
+    """Up-front refusal (``value_discretization_interval``) of a grid step whose privacy-loss distributions cost
+    more than the budget, before any is built: each round type's upper PLD has 2⌈edge/d⌉ + 1 points, built and
+    then bounded and composed (:data:`PLD_POINT_SECONDS` per point for each), and the lower one about
+    LOWER_REFINE times as many (its step is d / LOWER_REFINE over the same losses)."""
+    pts = sum(2.0 * math.ceil(rt.edge / d) + 1.0 for rt in rts)
+    more = LOWER_REFINE if lower else 0.0
+    refuse_if_costly(f"privacy-loss distributions of {pts:.3g} points on a grid of {d:g}" +
+                     (f" (and the lower bound's, about {LOWER_REFINE} times finer)" if lower else ""),
+                     "value_discretization_interval", seconds=pts * (2.0 + more) * PLD_POINT_SECONDS,
+                     nbytes=pts * max(1.0, more) * PLD_POINT_BYTES, hint="raise value_discretization_interval")
 
 
 def _check_composition(parts, lower: bool = False) -> None:
@@ -2030,6 +2048,7 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
                if _approx_class(m) is not None and m.delta0 > 0 else _Round.make(m, n, tail_delta)
                for m, n, R in rounds]
         d = _interval(value_discretization_interval, rts, points)
+        _check_grid(rts, d, lower)
         up_parts = [(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)]
         _check_composition(up_parts, lower=lower)
         up_pld, _, ro = _compose_all(up_parts, extras.upper_plds(d))

@@ -334,9 +334,9 @@ import numpy as np
 from scipy.special import bdtr, bdtrc, gammaln, ndtr, log_ndtr
 
 from . import _validate
-from ._numerics import inverse_monotone, refuse_if_costly
+from ._numerics import budget, current_budget, inverse_monotone, refuse_if_costly
 from .decomposition import Decomposition, clone_decomposition, lower_decomposition
-from .errors import ParameterError
+from .errors import ParameterError, ResourceLimitError
 from ._registry import Settings
 from .mechanisms import KRR, Mechanism, Parameter, _form, _NoMatrix
 
@@ -2052,11 +2052,16 @@ def approx_lower_families(mech: "ApproximateLDP", B):
 
 
 # ---------------------------------------------------------------------------- Gaussian populations
-#: Truncation depth of population bounds: charge τ ≈ Φ̄(POPULATION_Z) (about 1e-12) added to every upper δ.
-POPULATION_Z = 7
-#: Coarser cells for populations (the heterogeneous evaluator's cost grows with the atoms).
-POPULATION_CELL_W = 0.5
-POPULATION_CELL_LOG_RATIO = 0.3
+#: Largest number of truncation rungs evaluated for one target at one ε (:func:`population_delta_upper`).
+POPULATION_MAX_RUNGS = 6
+#: Time slice (seconds) and work cap (atom x frequency evaluations of the mixture integral, about 1 s on the
+#: 2-core machine) of one rung's evaluation: a rung whose evaluation would need more is skipped.
+POPULATION_RUNG_SECONDS = 1.0
+POPULATION_RUNG_WORK = 5e6
+#: Rungs per ε of the accountant's profiles (one Bromwich integral per rung, group and grid point).
+POPULATION_PROFILE_RUNGS = 2
+#: A δ value whose rung's charge is more than this fraction of it is re-evaluated at a deeper rung.
+POPULATION_DEEPER_FRACTION = 1e-2
 #: Largest population for the threshold-count lower bound (exact Poisson-binomial law by FFT convolution).
 POPULATION_LOWER_MAX_N = 2_000_000
 
@@ -2093,19 +2098,22 @@ def population_gammas(sigmas: np.ndarray, sigma_t: float, sensitivity: float) ->
     return g * (1 - 1e-12)
 
 
-def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law):
-    """Certified upper δ of a target user of group g of a Gaussian population at ε (the heterogeneous
-    blanket bound of :mod:`shuffleamp.personalized`, Steps 1-4 of its module docstring, evaluated by its
-    ``_delta_law``, handed in, with the target's spread law and the charged tail τ)."""
+@functools.lru_cache(maxsize=256)
+def _population_rung(mu: float, z: float, cells: int | None) -> tuple:
+    """(values numerator a, b, blanket masses c, τ) of the spread truncated blanket law at depth z (the grid of the
+    single round, :func:`_grid`), cached per (Δ/σ, z, cells)."""
+    dec, tau, _ = gaussian_blanket(mu, edges=_grid(mu, z, cells))
+    return dec.a, dec.b, dec.c, tau
+
+
+@functools.lru_cache(maxsize=256)
+def _population_depth(mu: float, charge: float) -> float:
+    return _depth_for(mu, charge)
+
+
+def _population_others(pop, g: int):
+    """Distinct blanket masses γ > 0 of the other users w.r.t. group g's blanket and their counts."""
     mt = pop.groups[g].mechanism
-    mu = mt.mu
-    w_cut = mu / 2 + POPULATION_Z
-    h = min(POPULATION_CELL_W, POPULATION_CELL_LOG_RATIO / mu)
-    dec, tau, _ = gaussian_blanket(mu, edges=np.linspace(0.0, w_cut, max(8, int(math.ceil(w_cut / h))) + 1))
-    gt = mt.gamma
-    e = math.exp(eps)
-    vals = gt * (dec.a - e * dec.b) / dec.c
-    mass = dec.c / gt
     sig = np.array([gr.mechanism.sigma for gr in pop.groups])
     cnt = np.array([gr.n - (1 if i == g else 0) for i, gr in enumerate(pop.groups)], dtype=np.float64)
     gam = population_gammas(sig, mt.sigma, mt.sensitivity)
@@ -2114,23 +2122,207 @@ def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law):
     for gv, c in zip(gam[keep], cnt[keep]):
         d[float(gv)] = d.get(float(gv), 0.0) + float(c)
     gs = np.array(sorted(d), dtype=np.float64)
-    Ns = np.array([d[x] for x in sorted(d)], dtype=np.float64)
-    up, info = _delta_law(vals, mass, gs, Ns, rtol)
-    up = float(np.nextafter(up + tau, np.inf))
-    local = _local_delta(mt.mu, eps)
-    if local < up:
-        return local, {"evaluator": "local Gaussian mechanism", "how": "local"}
-    return min(up, 1.0), dict(info, delta_charge=tau)
+    return gs, np.array([d[x] for x in sorted(d)], dtype=np.float64)
 
 
-def population_delta_lower(pop, g: int, eps: float, both: bool = False):
-    """Certified lower δ: threshold counts for the dataset (0 | Δ; every other user at Δ), the others'
-    count an exact Poisson-binomial law (convolution of binomial pmfs; its round-off subtracted); thresholds at
-    :data:`THRESHOLDS` and at the target's critical cut s* (:func:`critical_cut` with the target's Δ/σ and the
-    population's n) and s* ± LR_FINE_HALF, in units of the target's σ.  Returns (δ, description)."""
+def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, guide: float | None = None,
+                           start: float | None = None, max_rungs: int = POPULATION_MAX_RUNGS):
+    r"""Certified upper δ of a target user of group g of a Gaussian population at ε: the minimum of the local
+    Gaussian mechanism's profile and of :math:`\delta_z(\varepsilon) + \tau(z)` over the truncation rungs z
+    evaluated (:mod:`shuffleamp.personalized`, "Gaussian groups").
+
+    :math:`\delta_z` is the heterogeneous blanket bound (Steps 1-4 of that module docstring), evaluated by its
+    ``_delta_law`` (handed in) on the target's spread law truncated at depth z (the single round's grid,
+    :func:`_grid` with :func:`_cut_cells`).  Rungs: the depth whose charge is :data:`FIRST_FRACTION` of the guide
+    (``guide``: the target δ of an ε query; else both ``start``, a certified lower δ of a δ query, and the local
+    profile, then the value found, while the charge is above :data:`POPULATION_DEEPER_FRACTION` of it), and the
+    shallower one at :data:`SHALLOW_FRACTION` of the guide when an evaluation's own error exceeds
+    :data:`LADDER_RETRY_ERR` of its value; at most ``max_rungs`` rungs (:data:`POPULATION_MAX_RUNGS`; the
+    accountant's profiles :data:`POPULATION_PROFILE_RUNGS`).  Every value is certified, so is their minimum; the
+    choice changes only tightness and cost.  Returns (δ, info)."""
+    mt = pop.groups[g].mechanism
+    mu = mt.mu
+    gt = mt.gamma
+    e = math.exp(eps)
+    n = pop.n
+    cells = _cut_cells(n)
+    gs, Ns = _population_others(pop, g)
+    # the homogeneous reduction: every other user with γ_h >= γ' counted at γ' (the γ' of largest expected count)
+    j = int(np.argmax([x * Ns[gs >= x].sum() for x in gs])) if gs.size else 0
+    hom = (gs[j:j + 1], np.array([Ns[j:].sum()])) if gs.size > 1 else None
+    local = _local_delta(mu, eps)
+    best, best_info = local, {"evaluator": "local Gaussian mechanism", "how": "local"}
+    fixed = guide is not None
+    rungs: list = []
+    if fixed and local <= guide:
+        # an ε query compares the value with its target δ: the local profile already answers
+        return local, dict(best_info, rungs=rungs)
+    done: dict = {}
+
+    def evaluate(z):
+        """(value without charge, its error, charge, info) of rung z (None if refused for time); once per z."""
+        if z in done:
+            return done[z]
+        a, b, c, tau = _population_rung(mu, z, cells)
+        vals, mass = gt * (a - e * b) / c, c / gt
+        v, info = math.inf, {}
+        for others in ((gs, Ns),) + ((hom,) if hom is not None else ()):
+            try:
+                # a rung is one candidate among several: its integral gets a slice of the time left and a work
+                # cap, and a rung refused for time is skipped
+                with budget(min(POPULATION_RUNG_SECONDS, max(current_budget().remaining(), 0.0))
+                            if current_budget() is not None else POPULATION_RUNG_SECONDS):
+                    vr, info_r = _delta_law(vals, mass, others[0], others[1], rtol, None, POPULATION_RUNG_WORK)
+            except ResourceLimitError:
+                outer = current_budget()
+                if outer is not None and outer.remaining() <= 0:
+                    raise
+                continue
+            if vr < v:
+                v, info = vr, (info_r if others is not hom else dict(
+                    info_r, how=f"homogeneous reduction: {int(hom[1][0])} others at blanket mass {hom[0][0]:.6g} "
+                                "(Theorem 13)"))
+        if math.isfinite(v):
+            err = float(info.get("charged", 0.0) or 0.0)
+            rungs.append({"z": z, "charge": tau, "upper": float(np.nextafter(v + tau, np.inf)), "error": err})
+            done[z] = (v, err, tau, info)
+        else:
+            rungs.append({"z": z, "charge": tau, "upper": math.inf, "error": math.inf, "refused": "time"})
+            done[z] = (None, math.inf, tau, {})
+        return done[z]
+
+    def climb(guide0: float):
+        nonlocal best, best_info
+        guide = guide0
+        first = SHALLOW_FRACTION if (fixed and mu >= SHALLOW_FIRST_MU and n >= FINE_MIN_N) else FIRST_FRACTION
+        order = [_population_depth(mu, first * guide)]
+        while order and len(done) < max_rungs:
+            z = order.pop(0)
+            fresh = z not in done
+            v, err, tau, info = evaluate(z)
+            if v is not None:
+                up = float(np.nextafter(v + tau, np.inf))
+                if up < best:
+                    best, best_info = up, dict(info, delta_charge=tau)
+            if v is None or err > LADDER_RETRY_ERR * max(v - err, 0.0):
+                # refused, or the evaluation's own error bound dominates (a heavy far tail): the shallower rung
+                zs = _population_depth(mu, SHALLOW_FRACTION * (guide if (fixed or v is None)
+                                                               else min(guide, max(v, tau))))
+                if zs < z:
+                    order.append(zs)
+                continue
+            if fresh and not fixed and tau > POPULATION_DEEPER_FRACTION * v:
+                # the charge is a large part of the value: the rung an ε query at this value would use
+                guide = max(v, 1e-6 * tau)
+                zd = _population_depth(mu, FIRST_FRACTION * guide)
+                if zd > z:
+                    order.append(zd)
+
+    if fixed:
+        climb(float(guide))
+    else:
+        # a δ query: from the certified lower δ (often close to the truth) and from the local profile (when the
+        # lower bound is far below the truth, its rungs are too deep to evaluate tightly)
+        if start is not None and start > 0:
+            climb(float(start))
+        climb(local)
+    return min(best, 1.0), dict(best_info, rungs=rungs)
+
+
+#: Tail mass of each group's binomial count law left outside its window (threshold-count lower bound).
+POPULATION_LOWER_TAIL = 1e-40
+#: Multiply-adds up to which the count laws are convolved directly (relative rounding, kept at every ε);
+#: beyond, by FFT (absolute rounding: useless where e^ε is large).
+POPULATION_DIRECT_WORK = 1e8
+#: Relative accuracy assumed for scipy's binomial pmf values (an estimate, as every special-function value here).
+_PMF_RTOL = 1e-12
+
+
+@functools.lru_cache(maxsize=64)
+def _population_count_law(others: tuple, sensitivity: float, t: float) -> tuple:
+    """Law of the number of other users' reports above t when every other user holds Δ: ``others`` = ((σ, N),
+    ...), on a window of consecutive counts (its offset does not matter to the threshold pair: the target adds 0
+    or 1).  Returns (law, relative error bound per entry or None, absolute error bound per entry, dropped tail).
+    Each group's binomial pmf on its Bernstein window (tail :data:`POPULATION_LOWER_TAIL`); the windows are
+    convolved directly (non-negative terms: the relative error of every entry is at most its number of products
+    times 2u, plus the pmf values' own relative error) when that costs at most :data:`POPULATION_DIRECT_WORK`
+    multiply-adds, else by FFT (error absolute, 1e-13 per entry and convolution, first-order estimate).  Entries
+    of the window law are at most the true ones (mass outside the windows is dropped)."""
     from scipy.signal import fftconvolve
     from scipy.stats import binom
 
+    parts, tail = [], 0.0
+    L = math.log(2.0 / POPULATION_LOWER_TAIL)
+    for sig, N in others:
+        p = float(_sf((t - sensitivity) / sig))
+        var = N * p * (1 - p)
+        w = L / 3.0 + math.sqrt(L * L / 9.0 + 2.0 * var * L)
+        lo, hi = max(0, int(math.floor(N * p - w))), min(N, int(math.ceil(N * p + w)))
+        if lo > 0 or hi < N:
+            tail += POPULATION_LOWER_TAIL
+        parts.append(binom.pmf(np.arange(lo, hi + 1), N, p))     # the window only: counts lo .. hi
+    sizes = np.array([x.size for x in parts], dtype=np.float64)
+    work = float(np.cumsum(sizes)[:-1] @ sizes[1:]) if sizes.size > 1 else 0.0
+    law = np.array([1.0])
+    if work <= POPULATION_DIRECT_WORK:
+        rel = _PMF_RTOL * len(parts)
+        for pm in parts:
+            rel += 2.0 * _DBL_EPS * min(law.size, pm.size) * 1.01 + 2.0 * _DBL_EPS
+            law = np.convolve(law, pm)
+        return law, rel, 0.0, tail
+    absolute = 0.0
+    for pm in parts:
+        law = np.maximum(fftconvolve(law, pm), 0.0)
+        absolute += 1e-13
+    return law, None, absolute * law.size, tail
+
+
+def _population_others_sigmas(pop, g: int) -> tuple:
+    """((σ, count), ...) of the users other than a target of group g, groups of equal σ merged."""
+    d: dict = {}
+    for i, gr in enumerate(pop.groups):
+        m = gr.n - (1 if i == g else 0)
+        if m > 0:
+            d[gr.mechanism.sigma] = d.get(gr.mechanism.sigma, 0) + m
+    return tuple(sorted(d.items()))
+
+
+def _threshold_pair(pop, g: int, s: float):
+    """(P0, P1, relative error or None, absolute error, dropped tail) of the threshold count at Δ/2 + s σ_t for the
+    dataset (0 | Δ; others Δ) (:func:`_population_count_law`)."""
+    mt = pop.groups[g].mechanism
+    D, st = mt.sensitivity, mt.sigma
+    t = D / 2 + s * st
+    law, rel, absolute, tail = _population_count_law(_population_others_sigmas(pop, g), float(D), float(t))
+    p0, p1 = float(_sf(t / st)), float(_sf((t - D) / st))
+    shifted = np.concatenate([[0.0], law])
+    base = np.concatenate([law, [0.0]])
+    return p0 * shifted + (1 - p0) * base, p1 * shifted + (1 - p1) * base, rel, absolute, tail
+
+
+def population_threshold_pair(pop, g: int, reverse: bool = False):
+    r"""The accountant's concrete pair of a target of group g: the threshold count (of :data:`THRESHOLDS`) of the
+    dataset (0 | Δ; others Δ) with the largest total variation, as (U, L) with U <= P^0 and L >= P^1 entrywise
+    (rounding and dropped tail moved against the pair; ``reverse``: U <= P^1 and L >= P^0), so every outcome's
+    :math:`(U - e^\varepsilon L)_+` is at most the exact one's, also in products (composition)."""
+    best, best_tv = None, -1.0
+    for s in THRESHOLDS:
+        P0, P1, rel, absolute, tail = _threshold_pair(pop, g, s)
+        tv = float(np.maximum(P0 - P1, 0.0).sum())
+        if tv > best_tv:
+            best_tv, best = tv, (P0, P1, rel, absolute, tail)
+    P0, P1, rel, absolute, tail = best
+    if reverse:
+        P0, P1 = P1, P0
+    r = (rel if rel is not None else 0.0) + 4 * _DBL_EPS + 1e-14
+    return P0 * (1 - r) - absolute, P1 * (1 + r) + absolute + tail
+
+
+def population_delta_lower(pop, g: int, eps: float, both: bool = False):
+    """Certified lower δ: threshold counts for the dataset (0 | Δ; every other user at Δ), the others' count
+    law exact on windows (:func:`_population_count_law`: its rounding and dropped tail subtracted); thresholds
+    at :data:`THRESHOLDS` and at the target's critical cut s* (:func:`critical_cut` with the target's Δ/σ and the
+    population's n) and s* ± LR_FINE_HALF, in units of the target's σ.  Returns (δ, description)."""
     n = pop.n
     if n > POPULATION_LOWER_MAX_N:
         return 0.0, f"none (n > {POPULATION_LOWER_MAX_N})"
@@ -2141,24 +2333,16 @@ def population_delta_lower(pop, g: int, eps: float, both: bool = False):
     sc = round(critical_cut(D / st, n, eps) / LR_CUT_ROUND) * LR_CUT_ROUND
     extra = [sc + k * LR_FINE_HALF for k in (-1, 0, 1)]
     for s in sorted(set(THRESHOLDS) | set(extra)):
-        t = D / 2 + s * st
-        law = np.array([1.0])
-        for i, gr in enumerate(pop.groups):
-            m = gr.n - (1 if i == g else 0)
-            if m <= 0:
-                continue
-            p = float(_sf((t - D) / gr.mechanism.sigma))
-            law = fftconvolve(law, binom.pmf(np.arange(m + 1), m, p))
-        law = np.maximum(law, 0.0)
-        p0, p1 = float(_sf(t / st)), float(_sf((t - D) / st))
-        shifted = np.concatenate([[0.0], law])
-        base = np.concatenate([law, [0.0]])
-        P0 = p0 * shifted + (1 - p0) * base
-        P1 = p1 * shifted + (1 - p1) * base
-        margin = 1e-13 * P0.size            # FFT round-off of the convolutions (absolute, per entry 1e-13)
+        P0, P1, rel, absolute, tail = _threshold_pair(pop, g, s)
         for rev in ((False, True) if both else (False,)):
             A, B = (P1, P0) if rev else (P0, P1)
-            v = float(np.maximum(A - e * B, 0).sum()) - margin * (1 + e)
+            if rel is not None:
+                # relative rounding (plus 4u for the mixing and the normal tails): A lowered, B raised
+                r = rel + 4 * _DBL_EPS + 1e-14
+                v = float(np.maximum(A * (1 - r) - e * (B * (1 + r)), 0).sum()) * (1 - 1e-12)
+            else:
+                v = float(np.maximum(A - e * B, 0).sum()) - absolute * (1 + e)
+            v -= e * tail
             if v > best:
                 best, how = v, f"threshold count t = Δ/2 {s:+g}σ_t (0 | Δ; others Δ)" + (" (swapped)" if rev else "")
     return max(best, 0.0), how

@@ -129,6 +129,66 @@ integrating, the Chernoff bound
 termwise and the weights :math:`p_m\kappa F(m+1) \ge 0`) is returned when it is below the tail charge
 :math:`P(M' \notin R)E[L_+]`: the answer is then within a factor 2 of the charge, whatever the integral.
 
+Gaussian groups (derived here)
+------------------------------
+Groups ``(Gaussian(sigma=σ_g, sensitivity=Δ), n_g)`` on one input interval.  A target of group g uses its own
+blanket as the common ω: :math:`\omega_t = m_t/\gamma_t`, :math:`m_t = \min(\varphi_{\sigma_t}(\cdot),
+\varphi_{\sigma_t}(\cdot - \Delta))`, :math:`\gamma_t = 2\Phi(-\Delta/2\sigma_t)`; another user of σ_h has
+:math:`R_h(x) \ge \gamma_h\omega_t` with :func:`shuffleamp.gaussian.population_gammas` (0 when
+:math:`\sigma_h < \sigma_t`: such users are never blanket draws, which Step 1 allows).  With
+:math:`L = \gamma_t G`, G the target's privacy-amplification variable of :mod:`shuffleamp.gaussian` (Y ~ ω_t), Steps
+1-4 above hold unchanged, and three certified reductions make the value computable and tight:
+
+*Truncation rungs.*  For every depth z the spread truncated law of :mod:`shuffleamp.gaussian` (cut at
+:math:`w_K = \Delta/2\sigma_t + z`, cells of the single round's grid) gives
+:math:`E[g(M')] \le E[\bar g_z(M')] + \tau(z)`: for each m, :math:`(\sum_{i \le m+1} L_i)_+ \le
+(\sum_i \min(L_i, L_K))_+ + \sum_i (L_i - L_K)_+`, and with the factor :math:`1/(m+1)` the second term has
+expectation :math:`E[(L - L_K)_+] = \gamma_t E[(G - G_K)_+]` under :math:`Y \sim \omega_t`, which is
+:math:`\int m_t (G - G_K)_+ = \int(R_0 - A_K R_\Delta)_+ = \tau(z)` whatever m is, hence also after averaging
+over M'; the spread replaces each cell by a mean-preserving two-point law at every ε at once, so
+:math:`\bar g_z(m) \ge g_z(m)` for every m (convex order, kept by sums of independent copies).  So
+:math:`\delta_z(\varepsilon) + \tau(z)` is a certified upper bound for every z, and the minimum over the rungs
+evaluated is one.  Which rungs (:func:`shuffleamp.gaussian.population_delta_upper`): as for the single round, the
+charge is a small part (:data:`~shuffleamp.gaussian.FIRST_FRACTION`) of a guide (the target δ of an ε query; for
+a δ query the certified lower δ and the local profile, then each value found), and a shallower rung when an
+evaluation's own error bound dominates (the deep rungs' Bromwich error bounds grow with their largest log-ratio).
+The choice changes only tightness and cost; a rung whose integral would exceed its work cap is skipped.
+
+*Homogeneous reduction.*  A user with :math:`R_h \ge \gamma_h\omega_t` also has :math:`R_h \ge \gamma'\omega_t`
+for every :math:`\gamma' \le \gamma_h`, so counting every other user of :math:`\gamma_h \ge \gamma'` at
+:math:`\gamma'` and the rest at 0 is another instance of Steps 1-3; with one blanket mass it is Theorem 13
+exactly ("Reduction to the homogeneous bound"), evaluated like the single round.  In exact arithmetic it is not
+below the heterogeneous value (its M' is stochastically smaller and g is non-increasing), but its evaluation is
+often tighter; each rung takes the smaller of the two certified values (γ' maximising the expected count
+:math:`\gamma' \cdot \#\{h: \gamma_h \ge \gamma'\}`).
+
+*Local profile.*  The shuffled output is a post-processing of the target's own report, so the local Gaussian
+mechanism's exact profile (Balle–Wang, ICML 2018, Theorem 8) is an upper bound too; the reported upper is the
+minimum, and an ε query searches below the local ε.
+
+*Lower.*  The dataset (0 | Δ; every other user at Δ): the count of reports above a threshold t is a
+post-processing; the others' count is a sum of independent binomials (one per σ), its law exact on Bernstein
+windows (mass outside, at most 1e-40 per group, subtracted times :math:`e^\varepsilon`: it can only move mass
+from :math:`P^1` to bins that were dropped) and convolved directly, so every entry carries a *relative* rounding
+bound (non-negative terms) and :math:`\sum_c ((1-r)P^0_c - e^\varepsilon(1+r)P^1_c)_+` stays a lower bound at
+every ε (an absolute FFT error times :math:`e^\varepsilon` erased it at large ε).  Thresholds at fixed places
+and at the target's critical cut.  When every user has the target's σ the population is the single round, and
+its quantised concrete pairs (:func:`shuffleamp.gaussian.lower_layouts`) are added.
+
+*Accountant.*  Each group's profile is the minimum above at every ε of the grid (two rungs per point), and the
+lower total composes the threshold count of largest total variation
+(:func:`shuffleamp.gaussian.population_threshold_pair`: :math:`U \le P^0`, :math:`L \ge P^1` entrywise, the
+relative rounding and the dropped tail moved against the pair).
+
+*Which side is loose* (measured; ``bench/results_population.md``).  One σ: the population reaches the single
+round's bracket, and at n = 2 the integration oracle puts the lower within 1 % of the truth and the upper 1.27x
+above it in δ (σ = 0.5, ε = 2): the upper side.  Different σ: at n = 2 the integration oracle
+(``tests/test_gaussian_population_oracle.py``) puts the truth strictly inside, the upper 1.4-1.6x and the lower
+0.37-0.52x the truth in δ (target σ = 0.3-0.5, other σ = 1-2): both sides.  The upper gives a wider user only
+the constant blanket mass :math:`\gamma_h` (the infimum of its density over the target's blanket, reached at
+Δ/2), while in the tails its density is far larger than the target's and hides the target's extreme reports; the
+threshold counts lose the same tails to the wider users' reports.
+
 Everyone at the largest ε0 (derived here; k-RR populations)
 -----------------------------------------------------------
 **Mixture identity.**  Let :math:`\varepsilon_a \le \varepsilon_b`, :math:`E = e^{\varepsilon}`, and
@@ -587,8 +647,9 @@ class _Mixture:
     "rule" (Gauss–Laguerre Φ̃); ``tail`` bounds P(M' outside the window/range).
     """
 
-    def __init__(self, gam: np.ndarray, N: np.ndarray):
+    def __init__(self, gam: np.ndarray, N: np.ndarray, direct: bool = True):
         self.gam, self.N = gam, N
+        self.direct_ok = direct
         mean = float(N @ gam)
         var = float(N @ (gam * (1.0 - gam)))
         Ntot = int(N.sum())
@@ -598,7 +659,7 @@ class _Mixture:
         self.n_eff = mean + 1.0
         width = m_hi - m_lo + 1
         p = self._rule_nodes() if m_lo > 0 else None
-        if p is not None and (width > 16 or m_hi > DIRECT_MAX):
+        if p is not None and (width > 16 or m_hi > DIRECT_MAX or not direct):
             self._setup_rule(p)
         else:
             self._setup_pmf()
@@ -642,7 +703,7 @@ class _Mixture:
         keep = pmf > 0
         self.ms = np.arange(self.m_lo, self.m_hi + 1)[keep]
         self.pmf = pmf[keep]
-        self.how = "direct" if self.m_hi <= DIRECT_MAX or self.ms.size <= 16 else "pmf"
+        self.how = "direct" if self.direct_ok and (self.m_hi <= DIRECT_MAX or self.ms.size <= 16) else "pmf"
         with np.errstate(divide="ignore"):
             self.lognu = np.log(self.pmf) - np.log(self.ms + 1.0)
 
@@ -794,11 +855,15 @@ class _PopLaw(_exact._AtomLaw):
 
 
 # ============================================================================ δ for one target
-def _delta_target(pop: Population, g: int, eps: float, rtol: float):
-    """Certified upper δ for a target user of group g at ε; returns (δ, info dict)."""
+def _delta_target(pop: Population, g: int, eps: float, rtol: float, guide: float | None = None,
+                  start: float | None = None, profile: bool = False):
+    """Certified upper δ for a target user of group g at ε; returns (δ, info dict).  ``guide``: the target δ of
+    an ε query, ``start``: a certified lower δ at ε (Gaussian groups choose their truncation rungs by them; module
+    docstring, "Gaussian groups"); ``profile``: a point of the accountant's profile (fewer rungs)."""
     if pop.kind == "gaussian":
-        from .gaussian import population_delta_upper
-        return population_delta_upper(pop, g, eps, rtol, _delta_law)
+        from .gaussian import POPULATION_MAX_RUNGS, POPULATION_PROFILE_RUNGS, population_delta_upper
+        return population_delta_upper(pop, g, eps, rtol, _delta_law, guide, start,
+                                      POPULATION_PROFILE_RUNGS if profile else POPULATION_MAX_RUNGS)
     if pop.kind in ("approx", "approx-uncharged"):
         return _approx_delta_upper(pop, g, eps, rtol, charged=pop.kind == "approx")
     gam, N = _others(pop, g)
@@ -810,9 +875,18 @@ def _delta_target(pop: Population, g: int, eps: float, rtol: float):
     return min(best, 1.0), info
 
 
-def _delta_law(vals, mass, gam, N, rtol):
+def _delta_law(vals, mass, gam, N, rtol, direct: bool | None = True, max_work: float | None = None):
+    """Certified upper :math:`E[g(M')]` (module docstring, Steps 3-5) of the target law (``vals``, ``mass``) with
+    the other users' blanket masses ``gam`` and counts ``N``.  ``direct``: whether the mixture may be summed term
+    by term (one evaluation per blanket count); None: only where every term is enumerated (a law of many atoms
+    otherwise costs one Bromwich integral per term: one integral of the mixture instead).  ``max_work``: the
+    mixture integral's work cap (:func:`shuffleamp.exact._bromwich`; ResourceLimitError beyond it).
+    Returns (δ, info)."""
     keep = mass > 0
     vals, mass = np.asarray(vals, dtype=np.float64)[keep], np.asarray(mass, dtype=np.float64)[keep]
+    if direct is None:
+        users = int(np.sum(N)) + 1
+        direct = users <= 64 and math.comb(users + vals.size - 1, vals.size - 1) <= _exact.ENUMERATE_MAX
     pos_mean = float(mass @ np.maximum(vals, 0.0)) * (1.0 + 4.0 * vals.size * _DBL_EPS)
     if vals.max() <= 0.0:
         return 0.0, {"evaluator": "exact", "how": "no positive atom"}
@@ -823,7 +897,7 @@ def _delta_law(vals, mass, gam, N, rtol):
         G = Gparv(np.append(vals / gm, 0.0), np.append(mass * gm, 1.0 - gm))
         ev = _exact.delta_exact(G, n, mode="upper", rtol=rtol)
         return ev.delta, {"evaluator": ev.evaluator, "how": "homogeneous (Theorem 13)", "charged": ev.charged}
-    mix = _Mixture(gam, N)
+    mix = _Mixture(gam, N, direct)
     tail = mix.tail * pos_mean
     if mix.how == "direct":
         Lg = Gparv(vals, mass)
@@ -847,7 +921,7 @@ def _delta_law(vals, mass, gam, N, rtol):
         if ch <= tail:
             return ch + tail, {"evaluator": "chernoff", "how": mix.how, "charged": ch + tail,
                                "rule_nodes": getattr(mix, "p", None)}
-    value, err, nodes, theta, how = _exact._bromwich(law, 1, rtol)
+    value, err, nodes, theta, how = _exact._bromwich(law, 1, rtol, max_work)
     up = value + err + tail
     return up, {"evaluator": how, "how": mix.how, "charged": err + tail, "nodes": nodes, "theta": theta,
                 "rule_nodes": getattr(mix, "p", None)}
@@ -1008,6 +1082,25 @@ def _approx_check_delta(pop: Population, delta: float) -> None:
 
 
 # ============================================================================ lower bounds
+def _gaussian_delta_lower(pop: Population, g: int, eps: float, both: bool = False):
+    """Certified lower δ of a target of a Gaussian population (module docstring, "Gaussian groups"): the
+    threshold counts of :func:`shuffleamp.gaussian.population_delta_lower`, and, when every user has the target's
+    σ, the single round's quantised concrete pairs at the population's n (the same dataset (0 | Δ; others Δ),
+    certified lower evaluators, both orderings).  Returns (δ, description)."""
+    from .decomposition import dedupe
+    from .evaluate import LOWER_MODE, max_delta
+    from .gaussian import lower_layouts, population_delta_lower
+    best, how = population_delta_lower(pop, g, eps, both)
+    mt = pop.groups[g].mechanism
+    if all(gr.mechanism.sigma == mt.sigma for gr in pop.groups):
+        fams = lower_layouts(mt.mu, pop.n, eps)
+        fams = dedupe([d for f in fams for d in (f, f.swapped())])
+        v, info = max_delta(fams, pop.n, eps, LOWER_MODE)
+        if v > best:
+            best, how = v, "quantised reports: " + str((info or {}).get("pair", ""))
+    return best, how
+
+
 #: Probability mass of the score statistic's law left outside the FFT window (charged to the lower bound).
 LOWER_TAIL = 1e-40
 #: Largest FFT length of the score-statistic lower bound (refused with ResourceLimitError beyond it).
@@ -1217,8 +1310,7 @@ def _delta_lower(pop: Population, g: int, eps: float, both: bool = False):
     for small k-RR populations, the exact full-histogram divergence (symmetric under the swap).
     Returns (δ, description)."""
     if pop.kind == "gaussian":
-        from .gaussian import population_delta_lower
-        return population_delta_lower(pop, g, eps, both)
+        return _gaussian_delta_lower(pop, g, eps, both)
     if pop.kind in ("approx", "approx-uncharged"):
         return _approx_delta_lower(pop, g, eps, both)
     cache = pop.__dict__.setdefault("_lower_cache", {})
@@ -1329,7 +1421,7 @@ def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: floa
     for g in range(len(pop.groups)):
         flat = out[g].reshape(-1)
         for i, e in enumerate(eps.reshape(-1)):
-            flat[i] = (_delta_target(pop, g, float(e), rtol)[0] if side == "upper"
+            flat[i] = (_delta_target(pop, g, float(e), rtol, profile=True)[0] if side == "upper"
                        else _delta_lower(pop, g, float(e), both=True)[0])
         out[g] = flat.reshape(eps.shape)
         if ref is not None:
@@ -1363,6 +1455,11 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
     _check(pop)
     if pop.kind in ("approx", "approx-uncharged"):      # the concrete binary-RR configuration of the group
         return score_pair_logpmf(_approx_subpopulations(pop, g)[0], 0, reverse=reverse)
+    if pop.kind == "gaussian":                          # a threshold count of the dataset (0 | Δ; others Δ)
+        from .gaussian import population_threshold_pair
+        U, L = population_threshold_pair(pop, g, reverse)
+        keep = U > LOWER_PAIR_FLOOR * float(U.max())
+        return np.log(U[keep]), np.log(L[keep] + 1e-300)
     _delta_lower(pop, g, 0.0)                           # fills the cache of score laws
     cache = pop.__dict__["_lower_cache"]
     best, best_tv = None, -1.0
@@ -1670,6 +1767,28 @@ def _apply_count(pop: Population, quantity: str, value: float, out: list, eps_rt
 #: the deadline check of :func:`_deadline` stops the evaluation between groups.
 POP_TARGET_SECONDS = 0.015
 POP_GROUP_SECONDS = 1.5e-4
+#: ... plus, for binary RR, the exact count law of everyone at the largest ε0 and its search (measured: 4.25 s of
+#: CPU for 100 groups of 5000 users, 100 distinct ε0, δ = 1e-5, against 3.0 s from the two terms above).
+POP_BINARY_SECONDS = 0.012
+#: Gaussian groups: per target group about POP_GAUSSIAN_SECONDS · e^{Δ/σ_g} (the truncation rungs' log-ratios, and
+#: so their Bromwich integrals, grow with Δ/σ), at most POP_GAUSSIAN_MAX_SECONDS (each rung's integral has a work
+#: cap), times 1 + groups / POP_GAUSSIAN_GROUPS (the mixture's outer function).  Measured on the 2-core machine:
+#: 0.24 s per group at Δ/σ in [0.5, 2] (10 groups of 1000 users, δ = 1e-6), 2 s at Δ/σ in [1, 5] (10 groups of
+#: 1e4, δ = 1e-8), 5 - 11 s at Δ/σ in [3.3, 8] (3 - 5 groups of 1e4 - 1e5, δ = 1e-9 .. 1e-10); order of magnitude.
+POP_GAUSSIAN_SECONDS = 0.1
+POP_GAUSSIAN_MAX_SECONDS = 6.0
+POP_GAUSSIAN_GROUPS = 20.0
+
+
+def _contention() -> float:
+    """Wall-clock seconds per CPU second to expect now: the 1-minute load average per core when it is above 1
+    (the time budget is wall-clock; a population's evaluation is single-threaded Python and compiled loops)."""
+    import os
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):          # pragma: no cover - platforms without a load average
+        return 1.0
+    return max(1.0, load / max(os.cpu_count() or 1, 1))
 
 
 def _deadline():
@@ -1711,10 +1830,21 @@ def _check_cost(pop: Population, quantity: str) -> None:
     from ._numerics import refuse_if_costly
     G = len(pop.groups)
     distinct = len({gr.gamma for gr in pop.groups})
-    per = (POP_TARGET_SECONDS + POP_GROUP_SECONDS * distinct) * (0.5 if quantity == "delta" else 1.0)
+    per = POP_TARGET_SECONDS + POP_GROUP_SECONDS * distinct + (
+        POP_BINARY_SECONDS if pop.kind == "krr" and pop.k == 2 else 0.0)
+    seconds = G * per
+    what = f"a population of {G} groups ({distinct} distinct eps0)"
+    if pop.kind == "gaussian":
+        seconds = sum(min(POP_GAUSSIAN_SECONDS * math.exp(gr.mechanism.mu), POP_GAUSSIAN_MAX_SECONDS)
+                      for gr in pop.groups) * (1.0 + G / POP_GAUSSIAN_GROUPS)
+        mu_max = max(g.mechanism.mu for g in pop.groups)
+        what = f"a population of {G} Gaussian groups (largest sensitivity/sigma {mu_max:.3g})"
+    seconds *= (0.5 if quantity == "delta" else 1.0) * _contention()
     hint = ("use fewer groups (merging groups at the larger eps0 is sound for k-RR: module docstring, "
-            "'Everyone at the largest eps0')" if pop.kind == "krr" else "use fewer groups")
-    refuse_if_costly(f"a population of {G} groups ({distinct} distinct eps0)", "groups", seconds=G * per, hint=hint)
+            "'Everyone at the largest eps0')" if pop.kind == "krr" else
+            "use fewer groups or larger sigma" if pop.kind == "gaussian" else "use fewer groups")
+    refuse_if_costly(what + f", at the machine's current load (x{_contention():.2g})", "groups", seconds=seconds,
+                     hint=hint)
     if pop.kind == "krr":                       # the lower bound's common window (all n users), before any work
         all_n = np.array([gr.n for gr in pop.groups], dtype=np.float64)
         E = np.array([math.exp(gr.mechanism.eps0) for gr in pop.groups])
@@ -1791,8 +1921,8 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     check = _deadline()
     for g, gr in enumerate(pop.groups):
         check(g)
-        up, info = _delta_target(pop, g, epsilon, rtol)
         lo, how = _delta_lower(pop, g, epsilon)
+        up, info = _delta_target(pop, g, epsilon, rtol, start=lo)
         lo = min(lo, up)
         out.append(GroupResult(g, gr.mechanism.describe(), gr.n, gr.gamma, up, lo, dict(info, lower=how)))
     out = _apply_count(pop, "delta", epsilon, _apply_reference(pop, "delta", epsilon, out))
@@ -1851,11 +1981,14 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     for g, gr in enumerate(pop.groups):
         check(g)
         eps_hi = float(gr.mechanism.eps0)
+        if pop.kind == "gaussian":       # the local Gaussian mechanism's ε is itself a certified upper bound
+            from .gaussian import _local_epsilon
+            eps_hi = min(eps_hi, _local_epsilon(gr.mechanism.mu, delta))
         est = _estimator(pop, g)
         if pop.kind == "approx":
             up, info, cnt = _approx_epsilon_upper(pop, g, delta, rtol, eps_rtol)
         else:
-            up, info, cnt = epsilon_for_delta(lambda e: _delta_target(pop, g, e, rtol), delta, eps_hi, "upper",
+            up, info, cnt = epsilon_for_delta(lambda e: _delta_target(pop, g, e, rtol, delta), delta, eps_hi, "upper",
                                               eps_rtol, est)
         info = dict(info or {}, upper_evaluations=cnt)
         lo, how, cnt_l = epsilon_for_delta(lambda e: _delta_lower(pop, g, e), delta, eps_hi, "lower",

@@ -40,7 +40,8 @@ KINDS = ["epsilon", "delta", "total"]
 #: Test files whose every test compares the library's numbers with computations sharing no code with it
 #: (tests/exact_oracles.py, tests/laplace_oracles.py, tests/oracle.py, scipy, mpmath).
 INDEPENDENT = ["test_bounds_independent.py", "test_laplace_independent.py", "test_binary_rr_worst_case.py",
-               "test_gaussian_blanket_oracle.py", "test_approximate_ldp_clone_oracle.py"]
+               "test_gaussian_blanket_oracle.py", "test_gaussian_large_n_oracle.py",
+               "test_approximate_ldp_clone_oracle.py", "test_approximate_ldp_total_oracle.py"]
 #: With ``--independent``: per family, the ``-k`` expression selecting the tests that name it (their ids or
 #: names), so that each mutation runs a handful of tests instead of whole files; ``--no-focus`` runs all.
 FOCUS = {"krr2": "binary", "krr": "krr10 or krr50", "blh": "blh", "rappor": "rappor", "oue": "oue",

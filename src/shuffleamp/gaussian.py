@@ -1705,7 +1705,8 @@ class ApproximateLDP(_StandIn):
     root) are minimised the same way.  Lower: the largest
     of k-randomized response at :math:`\log((e^{\varepsilon_0}+(k-1)\delta_0)/(1-\delta_0))` (k = 2, and
     k = 3 with at least 3 inputs) and (at least 3 inputs) the randomizer that reveals its input with
-    probability δ0, else binary RR (or 3-RR, at least 4 inputs) at ε0; all are (ε0, δ0)-LDP randomizers.  At δ0 = 0 both are the pure ε0 bounds (standard clone, binary RR).
+    probability δ0, else binary RR (or 3-RR, at least 4 inputs) at ε0; all are (ε0, δ0)-LDP randomizers.
+    At δ0 = 0 the upper is the pure standard clone bound with the n users and the members are k-RR at ε0.
     ε at δ < δ0 does not exist (ParameterError naming ``delta``).
 
     Parameters

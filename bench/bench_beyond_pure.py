@@ -87,8 +87,9 @@ def main(argv=None):
              "value with q_i = (1 − δ_i)/(1 + e^{ε_i}), asymptotic and not certified (`sound=False`).  For this "
              "class nothing amplifies across groups (another group may output a constant), and a randomizer "
              "may reveal its input with probability δ_i, so no ε exists below δ = δ_i.  The upper is the "
-             "smaller of the local (ε_i, δ_i) profile and the clone reduction with m <= n_g of the group's users "
-             "kept (charge m·δ_g).",
+             "smaller of the local (ε_i, δ_i) profile and the minimum over m <= n_g of the clone reduction with m of "
+             "the group's users kept (charge m·δ_g; m searched over the integers: octave ladder, then a "
+             "golden-section search).",
              "",
              "| part | setting | central δ | ε upper (certified) | ε lower (certified) | μ-GDP ε (not a bound) "
              "| upper from | time (s) |",

@@ -144,6 +144,30 @@ def test_lower_below_its_own_members_truth(eps0, delta0, n):
         assert truth <= g0.upper * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("eps0,delta0,n", [(1.0, 0.03, 3), (0.5, 0.01, 3), (2.0, 0.002, 2)])
+def test_homogeneous_lower_below_its_binary_members_truth(eps0, delta0, n):
+    """The single-class lower (which also takes binary randomized response's own bound over every dataset for its
+    binary members) is at most the largest enumerated worst case (every dataset) of its members, and the upper
+    is above each."""
+    e1 = math.log(math.exp(eps0) + delta0) - math.log1p(-delta0)
+    plain3, reveal3 = _krr_members(eps0, delta0)
+    for eps in (0.0, 0.2, 0.7):
+        r = sa.delta(sa.ApproximateLDP(eps0, delta0), n, eps)
+        truth = max(_worst_truth([M], [n], 0, eps)
+                    for M in (_reveal_member(eps0, delta0), _rr_member(e1, 4), plain3, reveal3))
+        assert r.lower <= truth * (1 + 1e-9) + 1e-15
+        assert truth <= r.upper * (1 + 1e-9)
+
+
+def test_lower_is_the_best_of_its_binary_members_bounds():
+    """n = 50, (eps0, delta0) = (0.5, 1e-3): the revealing member on binary RR is the best member here; the class
+    lower is at least its certified lower (binary RR's bound at (delta - delta0)/(1 - delta0))."""
+    eps0, delta0, n, target = 0.5, 1e-3, 50, 1e-2
+    member = sa.epsilon(KRR(eps0, 2), n, (target - delta0) / (1 - delta0) * (1 + 1e-12)).lower
+    r = sa.epsilon(sa.ApproximateLDP(eps0, delta0), n, target)
+    assert member * (1 - 1e-9) <= r.lower <= r.upper
+
+
 def test_no_amplification_across_groups_is_the_truth():
     """Group 0 (one user, binary RR at eps0 = 2) among many users of another group that output a constant:
     the truth is the local profile, and so are the certified upper and lower (the bracket is closed)."""

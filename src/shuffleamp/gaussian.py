@@ -244,9 +244,17 @@ users' reports, independent and with the same law under both datasets, add them 
 worst case over datasets is non-increasing in n and the reduction above may be applied to m users only:
 :math:`\delta(\varepsilon) \le \min_{m \le n} [\delta_{\rm clone}(\varepsilon;\ \varepsilon_0 -
 \log(1-\beta_m),\ m) + \beta_m]`, :math:`\beta_m = \min(m, d-1)\,\delta_0`.  Fewer users pay a smaller
-charge and amplify less; every m gives a certified bound, so the minimum over the m tried is one
-(:func:`approx_fewer_users`: m = n, n/2, n/4, …, skipping m whose charge alone reaches the best value or the
-target, and stopping once the pure ε0 clone bound with m users shows that no smaller m can do better).
+charge and amplify less; every m gives a certified bound, so the minimum over the m evaluated is one: the
+upper bound is a minimum of valid bounds, whichever m are tried.  The query searches m over the integers
+(:func:`approx_fewer_users`): the octave ladder m = n, n/2, n/4, … (skipping m whose charge alone reaches the
+best value or the target, and stopping once the pure ε0 clone bound with m users shows that no smaller m can
+do better), then a golden-section search over every integer m between the best rung's neighbours, to a
+relative width of 2^-10 in m.  For ε at δ the same search runs over the per-m ε (the clone's ε at δ − β_m
+with m users, each a conservative root); their minimum is the ε at which the minimum over m of δ reaches the
+target.  At δ0 = 0 (and for m beyond d − 1) the charge does not depend on m and m = n alone is evaluated: the
+clone bound with m + 1 users is a post-processing of the one with m, so it is the pure clone bound exactly.
+Measured: at (ε0, δ0) = (2, 1e-9), n = 1e4, δ = 1e-6 the best m is 923 (ε 0.654; the octave ladder's best,
+m = 625, gives 0.758).
 
 **The local profile** (derived here).  The shuffled output is a randomized post-processing of the differing
 user's report (the others' reports are drawn independently, with the same law under both datasets), so
@@ -290,6 +298,10 @@ lower evaluators, the largest reported:
   divergence is at least :math:`\delta_0 + (1-\delta_0)D_B(\varepsilon)`, :math:`D_B` the k-RR Theorem-14
   pair's.
 
+The binary members (binary RR at its ε1, and the revealing randomizer on binary RR at ε0) are also evaluated
+through binary randomized response's own bound, the exact count law over every dataset (up to
+:data:`BINARY_LOWER_MAX_N` users): at n = 50, (ε0, δ0) = (0.5, 1e-3), δ = 1e-2 that raises the lower from
+0.05827 (Theorem-14 datasets) to 0.05865.  The lower reported is the largest over the members listed.
 At n = 1 the revealing binary randomizer gives the local profile exactly, so the bracket closes there; at
 δ0 = 0 the members are k-RR at ε0.
 
@@ -1685,12 +1697,16 @@ class _ApproximateLDPAt:
 class ApproximateLDP(_StandIn):
     r"""The worst case over every (ε0, δ0)-LDP randomizer (module docstring: the reduction and its proof).
 
-    Upper: the smaller of the standard clone bound at :math:`\varepsilon_0' = \varepsilon_0 - \log(1-\beta)`
-    plus the additive :math:`\beta = \min(m, d-1)\,\delta_0` with m <= n of the users kept (module docstring,
-    "Fewer users") and the local (ε0, δ0) profile; lower: the larger
-    of binary randomized response at :math:`\log((e^{\varepsilon_0}+\delta_0)/(1-\delta_0))` and (domain of at
-    least 3 inputs) the randomizer that reveals its input with probability δ0, else binary RR at ε0; both
-    are (ε0, δ0)-LDP randomizers.  At δ0 = 0 both are the pure ε0 bounds (standard clone, binary RR).
+    Upper: the smaller of the local (ε0, δ0) profile and the minimum over the numbers m <= n of users kept
+    of the standard clone bound with m users at :math:`\varepsilon_0' = \varepsilon_0 - \log(1-\beta_m)`
+    plus the additive :math:`\beta_m = \min(m, d-1)\,\delta_0` (module docstring, "Fewer users"): every
+    m gives a valid bound, so their minimum is one; m is searched over the integers (octave ladder, then a
+    golden-section search, :func:`approx_fewer_users`), and for ε at δ the per-m ε (each a conservative
+    root) are minimised the same way.  Lower: the largest
+    of k-randomized response at :math:`\log((e^{\varepsilon_0}+(k-1)\delta_0)/(1-\delta_0))` (k = 2, and
+    k = 3 with at least 3 inputs) and (at least 3 inputs) the randomizer that reveals its input with
+    probability δ0, else binary RR (or 3-RR, at least 4 inputs) at ε0; all are (ε0, δ0)-LDP randomizers.
+    At δ0 = 0 the upper is the pure standard clone bound with the n users and the members are k-RR at ε0.
     ε at δ < δ0 does not exist (ParameterError naming ``delta``).
 
     Parameters
@@ -1888,18 +1904,37 @@ def approx_local_epsilon(eps0: float, delta0: float, delta: float):
 _DBL_EPS = float(np.finfo(np.float64).eps)
 
 
+#: Relative width in m at which the golden-section search over the users kept stops (module docstring,
+#: "Fewer users"): the bracket [a, b] is narrowed until b - a <= max(2, USERS_KEPT_RTOL * a).
+USERS_KEPT_RTOL = 2.0 ** -10
+
+
 def approx_fewer_users(n: int, quantity: str, value: float, best: float, best_info: dict, charge, clone, pure):
-    """The smallest clone-reduction bound over the numbers m = n, n/2, n/4, ... of users kept (module docstring,
-    "Fewer users"), starting from ``best`` (the local profile's value).
+    """The smallest clone-reduction bound over the numbers m <= n of users kept (module docstring, "Fewer
+    users"), starting from ``best`` (the local profile's value).
 
     ``charge(m)``: β_m, or None when the reduction is refused at m; ``clone(m)``: (value, info) of the reduction
     with m users and its charge (δ at ε = ``value`` for ``quantity="delta"``, ε at δ = ``value`` otherwise);
-    ``pure(m, eps)``: the certified δ of the pure ε0 clone bound with m users at ε.  m is skipped when its
-    charge alone reaches the best value (δ) or the target (ε), and the scan stops once the pure bound with m
-    users is at least the best δ (δ query) or at least the target δ at the best ε (ε query): every smaller m'
-    has a larger pure bound (fewer users) and a clone bound above its pure one, so none can do better.  Every
-    value is certified, so is their minimum; the m scanned form a fixed set, minus values that cannot win, so
-    the result is non-decreasing in δ0 up to the evaluators' errors.
+    ``pure(m, eps)``: the certified δ of the pure ε0 clone bound with m users at ε.
+
+    Two stages, every value certified (each is the reduction at one m), so their minimum is:
+
+    1. the octave ladder m = n, n/2, n/4, ... (:func:`approx_halvings`); m is skipped when its charge alone
+       reaches the best value (δ) or the target (ε), and the scan stops at the first m whose pure bound is at
+       least the best δ (δ query) or at least the target δ at the best ε (ε query): every smaller m' has a
+       larger pure bound (fewer users) and a clone bound above its pure one, so none can do better;
+    2. a golden-section search over the integers m between the ladder's neighbours of its best m (the next
+       smaller rung, or the rung where the scan stopped, and the next larger rung, capped at the largest m
+       whose charge is below the target for ε), narrowed to a relative width :data:`USERS_KEPT_RTOL`.  A
+       candidate whose charge alone reaches the best value (δ) or the target (ε) is not evaluated (it cannot
+       win; the search compares its charge, a lower bound of its value).  Where the charge is the same at
+       both ends (δ0 = 0, or every m beyond d − 1), only the larger end is evaluated: the clone bound is
+       non-increasing in m at a fixed ε0'.
+
+    The search assumes nothing about the shape of the reduction in m for soundness; it finds the minimum over
+    every m when the reduction is unimodal in m between the rungs (as measured: the clone part falls with m,
+    the charge and ε0' rise).  The result is non-decreasing in δ0 when it finds that minimum (each m's bound
+    is), otherwise up to the search's resolution.
 
     Parameters
     ----------
@@ -1919,28 +1954,104 @@ def approx_fewer_users(n: int, quantity: str, value: float, best: float, best_in
     (float, dict)
         The smallest value and its record (``users_kept``, ``delta_charge`` when a reduction won).
     """
-    for m in approx_halvings(n):
+    seen: dict = {}
+    state = {"best": best, "info": best_info}
+
+    def evaluate(m):
+        """Certified value at m (recorded), or a lower bound of it that cannot win (not recorded)."""
+        if m in seen:
+            return seen[m]
+        c = charge(m)
+        if c is None:
+            v = math.inf
+        elif c >= (state["best"] if quantity == "delta" else value):
+            v = max(c, state["best"]) if quantity == "delta" else math.inf
+        else:
+            v, info = clone(m)
+            if v < state["best"]:
+                state["best"], state["info"] = v, dict(info or {}, users_kept=m, delta_charge=c)
+        seen[m] = v
+        return v
+
+    rungs = list(approx_halvings(n))
+    stop = None
+    for m in rungs:
         c = charge(m)
         if c is None:
             continue
         if quantity == "delta":
-            if c >= best:
+            if c >= state["best"]:
                 continue
-            if pure(m, value) >= best:
+            if pure(m, value) >= state["best"]:
+                stop = m
                 break
         else:
             if c >= value:
                 continue
-            if pure(m, best) >= value:
+            if pure(m, state["best"]) >= value:
+                stop = m
                 break
-        v, info = clone(m)
-        if v < best:
-            best, best_info = v, dict(info or {}, users_kept=m, delta_charge=c)
-    return best, best_info
+        evaluate(m)
+    won = state["info"].get("users_kept")
+    if won is None:
+        return state["best"], state["info"]
+    i = rungs.index(won)
+    lo = rungs[i + 1] if i + 1 < len(rungs) else 1
+    if stop is not None:
+        lo = max(lo, stop)
+    hi = rungs[i - 1] if i > 0 else n
+    if quantity == "epsilon" and hi > won:
+        # the largest m whose charge is below the target: β_m is non-decreasing in m, so bisect
+        a, b = won, hi
+        while b - a > 1:
+            mid = (a + b) // 2
+            c = charge(mid)
+            a, b = (mid, b) if c is not None and c < value else (a, mid)
+        hi = a
+    if charge(lo) == charge(hi):
+        # one charge and one ε0' on [lo, hi] (δ0 = 0, or m beyond d - 1): the clone bound is non-increasing in m
+        # (m + 1 users are a post-processing of m), so hi is the best of them
+        evaluate(hi)
+    else:
+        _golden_integer_min(evaluate, lo, hi)
+    return state["best"], state["info"]
+
+
+def _golden_integer_min(f, a: int, b: int) -> None:
+    """Golden-section search for a minimum of ``f`` over the integers of [a, b] (f caches and records; the caller
+    keeps the smallest value seen).  Stops once b - a <= max(2, :data:`USERS_KEPT_RTOL` * a)."""
+    if b - a <= 2:
+        for m in range(a, b + 1):
+            f(m)
+        return
+    r = (math.sqrt(5.0) - 1.0) / 2.0
+    c = b - int(round(r * (b - a)))
+    d = a + int(round(r * (b - a)))
+    fc, fd = f(c), f(d)
+    while b - a > max(2, USERS_KEPT_RTOL * a):
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - int(round(r * (b - a)))
+            if c >= d:
+                c = d - 1
+            if c <= a:
+                break
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + int(round(r * (b - a)))
+            if d <= c:
+                d = c + 1
+            if d >= b:
+                break
+            fd = f(d)
+    if b - a <= 4:
+        for m in range(a, b + 1):
+            f(m)
 
 
 def approx_halvings(n: int):
-    """n, ⌊n/2⌋, ⌊n/4⌋, ... down to 1: the numbers of users kept that :func:`approx_fewer_users` scans."""
+    """n, ⌊n/2⌋, ⌊n/4⌋, ... down to 1: the ladder of users kept that :func:`approx_fewer_users` scans first."""
     m = n
     while m >= 1:
         yield m
@@ -2004,6 +2115,9 @@ def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ct
         rec.update(upper_engine="clone reduction" if "users_kept" in info else "local (eps0, delta0) profile",
                    upper=info)
         lo, info_l = lower_delta(eps)
+        for v, name in _binary_rr_lowers(mech, n, eps, False, ctx, B):
+            if v > lo:
+                lo, info_l = v, {"delta": v, "dataset": name, "engine": "binary randomized response's bound"}
         rec["lower"] = info_l
         return up, min(lo, up), rec
     target = value
@@ -2024,8 +2138,54 @@ def approx_point(mech: "ApproximateLDP", quantity: str, n: int, value: float, ct
     eps_hi = max(float(mech.eps0), min(_lower_eps1(mech.eps0, d0, 3), _validate.EPS0_MAX))
     lo, info_l, _cnt = B.solve_epsilon(lower_delta, target, eps_hi, "lower", ctx.eps_rtol,
                                        B.estimator(lo_a, n))
+    for v, name in _binary_rr_lowers(mech, n, target, True, ctx, B):
+        if v > lo:
+            lo, info_l = v, {"epsilon": v, "dataset": name, "engine": "binary randomized response's bound"}
     rec["lower"] = info_l
     return up, min(lo, up), rec
+
+
+#: Largest n at which the (ε0, δ0)-LDP class's lower also runs binary randomized response's own bound
+#: (:func:`_binary_rr_lowers`).
+BINARY_LOWER_MAX_N = 10_000
+
+
+def _binary_rr_lowers(mech: "ApproximateLDP", n: int, x: float, want_eps: bool, ctx: Settings, B) -> list:
+    """Certified lowers of the binary members of the lower-bound class through binary randomized response's own
+    bound (the exact count law over every dataset where it runs, :mod:`shuffleamp.exact_count`, else its
+    Theorem-14 decompositions): binary RR at ε1, and (at least 3 inputs, δ0 > 0) the randomizer revealing its
+    input w.p. δ0 on top of binary RR at ε0, whose divergence is at least δ0 + (1 − δ0) D_B (module docstring,
+    "Lower bound").  For ε at δ = x the revealing member's ε is binary RR's lower ε at
+    (x − δ0)/(1 − δ0), rounded up (below it D_B exceeds that level, so the member's δ exceeds x).
+    Only up to :data:`BINARY_LOWER_MAX_N` users (above, binary RR's own bound costs up to 0.5 s a point and the
+    Theorem-14 decompositions already evaluated are within a fraction of a per cent of it), and for δ at ε only
+    below the member's local ε (above it its δ is 0, or δ0 for the revealing one).  Returns [(value, name)]."""
+    e0, d0 = mech.eps0, mech.delta0
+    out = []
+    if n > BINARY_LOWER_MAX_N:
+        return out
+    members = [(KRR(min(_lower_eps1(e0, d0), _validate.EPS0_MAX), 2), False,
+                "binary RR at log((e^eps0 + delta0)/(1 - delta0)), all datasets")]
+    if d0 > 0 and mech.reveal_ok(3):
+        members.append((KRR(e0, 2), True, "reveals its input w.p. delta0, else binary RR at eps0, all datasets"))
+    for k, reveal, name in members:
+        if not want_eps and x >= k.eps0:
+            continue
+        sub = B._optimal_prepare(k, ctx)
+        if want_eps:
+            level = x
+            if reveal:
+                level = float(np.nextafter((x - d0) / (1.0 - d0) * (1 + 4 * _DBL_EPS), np.inf))
+                if not 0.0 < level < 1.0:
+                    continue
+            v = B._optimal_epsilon(k, n, level, sub)[1]
+        else:
+            v = B._optimal_delta(k, n, x, sub)[1]
+            if reveal:
+                v = float(np.nextafter((d0 + (1.0 - d0) * v) * (1 - 4 * _DBL_EPS), -np.inf))
+        if v is not None and math.isfinite(v):
+            out.append((float(v), name))
+    return out
 
 
 def _lower_eps1(eps0: float, delta0: float, k: int = 2) -> float:

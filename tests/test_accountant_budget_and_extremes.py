@@ -23,7 +23,7 @@ HUGE_EPS = (600.0, 710.0, 1e4, 1e300)
 REFUSED = {
     "compose_rounds": lambda **b: sa.compose_rounds([(KRR(1.0, 10), 1000, 10)], delta=1e-6, **b),
     "compose_rounds_gaussian": lambda **b: sa.compose_rounds([(sa.Gaussian(sigma=1), 1000, 3)], delta=1e-6, **b),
-    "max_rounds": lambda **b: sa.max_rounds(KRR(1.0, 10), 1000, epsilon=20.0, delta=1e-6, **b),
+    "max_rounds": lambda **b: sa.max_rounds(KRR(1.0, 10), 1000, epsilon=20.0, delta=1e-6, limit=30, **b),
     "to_pld": lambda **b: sa.to_pld(KRR(1.0, 10), 1000, **b),
     "binary_rr_rounds": lambda **b: sa.accounting.binary_rr_rounds(1.0, 1000, 10, delta=1e-6, **b),
 }
@@ -39,7 +39,7 @@ def test_a_tiny_max_seconds_is_refused_naming_it(name):
 def test_the_same_call_answers_with_the_default_budget():
     r = REFUSED["compose_rounds"]()
     assert 0.0 < r.lower <= r.upper < math.inf
-    assert REFUSED["max_rounds"]() >= 20       # basic composition alone fits 20 rounds of eps0 = 1
+    assert 20 <= REFUSED["max_rounds"]() <= 30      # basic composition alone fits 20 rounds of eps0 = 1
 
 
 def test_a_generous_budget_is_passed_through():
@@ -113,3 +113,22 @@ def test_local_gaussian_delta_underflows_to_zero_not_nan():
         v = gaussian_delta(1.0, np.array([0.0, 1.0, 600.0, 1e300]))
     assert np.all(np.isfinite(v)) and v[2] == 0.0 and v[3] == 0.0 and not np.signbit(v[3])
     assert v[0] == pytest.approx(2 * 0.19146246127401312, rel=1e-12)      # 2 Φ(1/2) - 1 at ε = 0
+
+
+# ---------------------------------------------------------------------------- the CLI's budget flags
+@pytest.mark.parametrize("argv", [
+    ["epsilon", "--mechanism", "krr", "--k", "10", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--rounds", "10"],
+    ["rounds", "--mechanism", "krr", "--k", "10", "--eps0", "1", "--n", "1000", "--target-epsilon", "20",
+     "--delta", "1e-6", "--max-rounds", "30"],
+    ["epsilon", "--mechanism", "population", "--group", "50:krr:k=10:eps0=0.5", "--group", "50:krr:k=10:eps0=2",
+     "--delta", "1e-6", "--rounds", "2"],
+], ids=["epsilon-rounds", "rounds", "population-rounds"])
+def test_cli_max_seconds_reaches_the_accountant(capsys, argv):
+    import json
+
+    from shuffleamp.cli import main
+    assert main([*argv, "--json"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--max-seconds", "1e-3", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["error"]["type"] == "ResourceLimitError" and "max_seconds" in doc["error"]["message"]

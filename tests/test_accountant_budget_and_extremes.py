@@ -132,3 +132,80 @@ def test_cli_max_seconds_reaches_the_accountant(capsys, argv):
     assert main([*argv, "--max-seconds", "1e-3", "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["error"]["type"] == "ResourceLimitError" and "max_seconds" in doc["error"]["message"]
+
+
+# ---------------------------------------------------------------------------- no silent inf from compose_rounds
+def _no_pld(monkeypatch):
+    """Make any privacy-loss-distribution evaluation of compose_rounds fail the test."""
+    from shuffleamp import accounting
+
+    def boom(*args, **kwargs):
+        raise AssertionError("a round type was evaluated")
+    monkeypatch.setattr(accounting._Round, "make", classmethod(boom))
+
+
+def test_a_million_rounds_of_a_million_users_is_refused_before_composing(monkeypatch):
+    """The composition's cost is estimated from the round's PLD (built in well under a second) and refused before
+    ``dp_accounting`` composes it."""
+    from shuffleamp import accounting
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the rounds were composed")
+    monkeypatch.setattr(accounting, "_compose_all", boom)
+    with pytest.raises(ResourceLimitError) as e:
+        sa.compose_rounds([(KRR(1.0, 10), 10**6, 10**6)], delta=1e-8)
+    assert e.value.parameter == "rounds" and "max_seconds" in str(e.value)
+
+
+def _local_gaussian_epsilon(mu, delta):
+    """The Gaussian mechanism's exact ε(δ) (Balle–Wang), by scipy's root finder on the closed form."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    def f(e):
+        return norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2) - delta
+    return brentq(f, 0.0, 100.0, xtol=1e-12)
+
+
+def test_delta_below_the_tail_mass_answers_by_composition_theorems_without_a_pld(monkeypatch):
+    """δ = 1e-25 with 2 Gaussian rounds (their grid's tail mass is 2e-15): no PLD can answer (its infinity mass
+    exceeds δ); the composed local Gaussian mechanisms (μ √2) do, up front, finite and certified."""
+    _no_pld(monkeypatch)
+    r = sa.compose_rounds([(sa.Gaussian(sigma=1), 100, 2)], delta=1e-25)
+    exact = _local_gaussian_epsilon(math.sqrt(2.0), 1e-25)
+    assert exact <= r.upper <= exact * (1 + 1e-9)
+    assert 0.0 < r.lower <= r.upper          # the single round's certified lower ε at δ
+    assert "composition theorems" in r.limited_by
+
+
+@pytest.mark.parametrize("rounds, eps0", [([(KRR(1.0, 10), 1000, 3)], 1.0),
+                                          ([(sa.population([(KRR(0.5, 10), 50), (KRR(2.0, 10), 50)]), None, 3)], 2.0)],
+                         ids=["krr", "population"])
+def test_pure_rounds_below_the_tail_mass_answer_by_basic_composition(monkeypatch, rounds, eps0):
+    _no_pld(monkeypatch)
+    r = sa.compose_rounds(rounds, delta=1e-20)
+    assert r.upper <= 3 * eps0          # 3 rounds, each (eps0, 0)-DP (the largest eps0 of a population)
+    assert 0.0 < r.lower <= r.upper
+
+
+def test_an_infinite_composed_epsilon_falls_back_to_the_theorems(monkeypatch):
+    """Where the composed PLD gives no finite ε (its infinity mass and round-off above δ), the composition
+    theorems answer instead of a silent inf: advanced composition of the shuffled rounds' certified ε."""
+    from shuffleamp import accounting
+    monkeypatch.setattr(accounting, "_certified_epsilon", lambda *args, **kwargs: math.inf)
+    R, delta = 50, 1e-6
+    r = sa.compose_rounds([(KRR(1.0, 10), 10**4, R)], delta=delta)
+    assert math.isfinite(r.upper) and "composition theorems" in r.limited_by
+    # an independent check of the advanced-composition arithmetic at the single round's certified ε
+    e1 = sa.epsilon(KRR(1.0, 10), 10**4, 0.5 * delta / R).upper
+    adv = math.sqrt(2 * math.log(2 / delta) * R * e1 ** 2) + R * e1 * math.expm1(e1)
+    assert r.upper == pytest.approx(min(adv, R * 1.0), rel=1e-9)
+    assert r.lower <= r.upper
+
+
+def test_an_infinite_composed_epsilon_without_a_theorem_is_a_typed_refusal(monkeypatch):
+    from shuffleamp import accounting
+    monkeypatch.setattr(accounting, "_certified_epsilon", lambda *args, **kwargs: math.inf)
+    with pytest.raises(ResourceLimitError) as e:
+        sa.compose_rounds([(sa.ApproximateLDP(1.0, 1e-9), 1000, 2)], delta=1e-6, lower=False)
+    assert e.value.parameter == "tail_delta"

@@ -2094,6 +2094,14 @@ def _compose_rounds(rounds, epsilon, delta, extra_plds, value_discretization_int
                                       "(eps0, delta0)-LDP randomizer may reveal its input with probability delta0 in "
                                       "every round, so no finite epsilon holds")
     shared = max(1, sum(1 for m, _, _ in rounds if _approx_class(m) is not None and m.delta0 > 0))
+    tail_mass = sum(R for _, _, R in rounds) * tail_delta
+    if delta is not None and not extras and delta <= TAIL_MASS_FACTOR * tail_mass:
+        # the composed PLD's infinity mass would be about delta or more: the composition theorems answer
+        found = _theorem_result(rounds, delta, tail_delta, f"delta = {delta:g} is at most the composition's tail "
+                                                           f"mass {tail_mass:.3g} (sum of R x tail_delta) x "
+                                                           f"{TAIL_MASS_FACTOR:g}")
+        if found is not None:
+            return found
     rts = [_approx_round(m, n, R, tail_delta, points, value_discretization_interval, epsilon,
                          None if delta is None else delta / shared)
            if _approx_class(m) is not None and m.delta0 > 0 else _Round.make(m, n, tail_delta)
@@ -2106,6 +2114,17 @@ def _compose_rounds(rounds, epsilon, delta, extra_plds, value_discretization_int
     if delta is not None:
         upper = _certified_epsilon(up_pld, delta, ro, 0.0, d, "upper")
         e_at = upper
+        if not math.isfinite(upper):
+            # the composed PLD's infinity mass and round-off exceed delta: the composition theorems, or a refusal
+            found = None if extras else _theorem_result(
+                rounds, delta, tail_delta, "the composed privacy-loss distribution's infinity mass and round-off "
+                                           "exceed delta")
+            if found is not None:
+                return found
+            raise ResourceLimitError(
+                f"the composed privacy-loss distribution's infinity mass and round-off exceed delta = {delta:g}, so "
+                f"it gives no finite epsilon; lower tail_delta (now {tail_delta:g}; more work) or raise delta",
+                parameter="tail_delta")
     else:
         upper = min(_delta_bounds(up_pld, epsilon, ro)[0], 1.0)
         e_at = epsilon
@@ -2146,6 +2165,102 @@ def _compose_rounds(rounds, epsilon, delta, extra_plds, value_discretization_int
     return AccountingResult("epsilon" if delta is not None else "delta", upper, lo, epsilon, delta,
                             tuple((m.describe(), n, R) for m, n, R in rounds), method, how, d, err,
                             notes, charge, limit)
+
+
+#: :func:`compose_rounds` at a target δ goes straight to the composition theorems (:func:`_theorem_total`) when
+#: δ is at most this many times the composition's grid tail mass (sum of R x ``tail_delta``): the composed PLD's
+#: infinity mass would exceed δ there (an infinite ε).
+TAIL_MASS_FACTOR = 2.0
+
+
+def _pure_eps0(m) -> float | None:
+    """ε0 of a round type whose every user is pure ε0-LDP (a population: its largest ε0), else None (the Gaussian
+    randomizer, (ε0, δ0)-LDP classes)."""
+    if _gaussian_stand_in(m) is not None or _approx_class(m) is not None or getattr(m, "delta0", 0.0):
+        return None
+    if _is_population(m):
+        if getattr(m, "kind", None) in ("gaussian", "approx", "approx-uncharged"):
+            return None
+        eps = [_pure_eps0(gr.mechanism) for gr in m.groups]
+        return None if any(e is None for e in eps) else max(eps)
+    eps0 = float(getattr(m, "eps0", math.inf))
+    return eps0 if math.isfinite(eps0) and eps0 > 0 else None
+
+
+def _theorem_total(rounds, delta: float):
+    r"""Certified total ε at δ by composition theorems, without a privacy-loss distribution; (ε, how) or None.
+
+    Each shuffled round is a post-processing of the users' reports, so one user's rounds are at least as private
+    as that user's local randomizers composed:
+
+    * Gaussian round types: the composition of Gaussian mechanisms of :math:`\mu_i = \Delta/\sigma` is the
+      Gaussian mechanism of :math:`\mu = (\sum_i R_i\mu_i^2)^{1/2}` (Dong, Roth, Su, JRSS-B 2022, Corollary
+      3.3), whose exact ε(δ) is Balle–Wang's (ICML 2018, Theorem 8);
+    * pure ε0-LDP round types: :math:`\sum_i R_iarepsilon_{0,i}` (basic composition), or, with all of δ,
+      :math:`\sqrt{2\ln(1/\delta)\sum_i R_iarepsilon_{0,i}^2} + \sum_i R_iarepsilon_{0,i}(e^{arepsilon_{0,i}}
+      - 1)` (Dwork, Rothblum, Vadhan, FOCS 2010, Theorem III.3) when there is no Gaussian round type;
+    * both: the sum of the two parts (basic composition of an (ε1, 0)- and an (ε2, δ)-DP mechanism);
+    * without Gaussian round types, also the shuffled rounds' own certified single-round bounds
+      :math:`(\varepsilon_i, \delta_i)` at :math:`\delta_i = \delta / (2\sum_i R_i)` composed by the same
+      advanced composition with :math:`\delta' = \delta/2` (Dwork, Rothblum, Vadhan, Theorem III.3:
+      :math:`(\varepsilon', \delta' + \sum_i R_i\delta_i)`), when it is smaller.
+
+    Any other round type (an (ε0, δ0)-LDP class) gives None.
+    """
+    mu2, pure, pure2, drift = 0.0, 0.0, 0.0, 0.0
+    for m, _, R in rounds:
+        at = _gaussian_stand_in(m)
+        if at is not None:
+            mu2 += R * float(at.mu) ** 2
+            continue
+        e0 = _pure_eps0(m)
+        if e0 is None:
+            return None
+        pure, pure2, drift = pure + R * e0, pure2 + R * e0 * e0, drift + R * e0 * math.expm1(e0)
+    if mu2 > 0.0:
+        from .gaussian import _local_epsilon
+        total = pure + _local_epsilon(math.sqrt(mu2), delta)
+        how = ("composition theorems: the local Gaussian mechanisms composed (mu = sqrt(sum R mu^2))"
+               + (" plus R x eps0 of the pure rounds (basic composition)" if pure > 0 else ""))
+        return float(np.nextafter(total, np.inf)), how
+    best = (pure, "composition theorems: basic composition (sum of R x eps0)")
+    advanced = math.sqrt(2.0 * math.log(1.0 / delta) * pure2) + drift
+    if advanced < best[0]:
+        best = (float(np.nextafter(advanced, np.inf)), "composition theorems: advanced composition of the local eps0")
+    d_round = 0.5 * delta / sum(R for _, _, R in rounds)
+    try:
+        eps = [float(_single_round(m, n, None, d_round).upper) for m, n, _ in rounds]
+    except ResourceLimitError:
+        return best
+    sq = sum(R * e * e for (_, _, R), e in zip(rounds, eps))
+    shuffled = math.sqrt(2.0 * math.log(2.0 / delta) * sq) + sum(R * e * math.expm1(e) for (_, _, R), e in zip(rounds, eps))
+    if shuffled < best[0]:
+        best = (float(np.nextafter(shuffled * (1 + 1e-12), np.inf)),
+                f"composition theorems: advanced composition of the shuffled rounds' certified eps at delta = "
+                f"{d_round:.3g} each")
+    return best
+
+
+def _theorem_result(rounds, delta: float, tail_delta: float, why: str):
+    """:class:`AccountingResult` of :func:`_theorem_total` (None if it does not apply); its lower bound is the largest
+    single round's certified lower ε at δ (one round of R is a post-processing of the total)."""
+    found = _theorem_total(rounds, delta)
+    if found is None:
+        return None
+    upper, how = found
+    lower, lower_how = 0.0, "none"
+    for m, n, _ in rounds:
+        try:
+            lo = float(_single_round(m, n, None, delta).lower or 0.0)
+        except ResourceLimitError:
+            continue
+        if lo > lower:
+            lower, lower_how = lo, "single-round (largest single-round lower bound)"
+    lower = min(lower, upper)
+    notes = (f"upper: {how}; {why}", f"lower: {lower_how}")
+    return AccountingResult("epsilon", upper, lower, None, delta, tuple((m.describe(), n, R) for m, n, R in rounds),
+                            how, lower_how, math.nan, 0.0, notes, 0.0,
+                            f"composition theorems (no privacy-loss distribution: {why})")
 
 
 def _limit(upper, lower, how, per_round, d) -> str:

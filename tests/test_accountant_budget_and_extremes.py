@@ -209,3 +209,12 @@ def test_an_infinite_composed_epsilon_without_a_theorem_is_a_typed_refusal(monke
     with pytest.raises(ResourceLimitError) as e:
         sa.compose_rounds([(sa.ApproximateLDP(1.0, 1e-9), 1000, 2)], delta=1e-6, lower=False)
     assert e.value.parameter == "tail_delta"
+
+
+def test_max_rounds_of_the_gaussian_randomizer_answers_within_a_given_budget():
+    """max_rounds takes the budget too (a generous one here: the answer, not the budget, is tested).  The returned R
+    fits: the PLD of one round composed R times by dp_accounting directly has ε(δ) at most the target."""
+    g = sa.Gaussian(sigma=1.0)
+    R = sa.max_rounds(g, 10**4, epsilon=1.0, delta=1e-6, max_seconds=300.0)
+    assert R >= 1
+    assert sa.to_pld(g, 10**4, max_seconds=300.0).self_compose(R).get_epsilon_for_delta(1e-6) <= 1.0

@@ -2044,7 +2044,11 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     Returns
     -------
     AccountingResult
-        ``quantity="epsilon"`` when ``delta`` is given, ``"delta"`` when ``epsilon`` is given.
+        ``quantity="epsilon"`` when ``delta`` is given, ``"delta"`` when ``epsilon`` is given.  At a target
+        δ at most :data:`TAIL_MASS_FACTOR` times the grid's tail mass (sum of R x ``tail_delta``), or where the
+        composed PLD gives no finite ε, the total is certified by composition theorems instead
+        (:func:`_theorem_total`: the composed local Gaussian mechanisms, basic or advanced composition; looser,
+        named in ``limited_by``), never an infinite ε.
 
     Raises
     ------
@@ -2061,6 +2065,8 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
         result would exceed ``max_seconds`` or ``max_memory_gb`` (parameter ``rounds``; the cost model
         of :func:`shuffleamp._numerics.check_pld_points`), refused before it is computed; or the call has spent
         ``max_seconds`` (parameter ``max_seconds``).
+        The composed PLD gives no finite ε at ``delta`` and no composition theorem applies (an (ε0, δ0)-LDP
+        round type; parameter ``tail_delta``).
 
     References
     ----------

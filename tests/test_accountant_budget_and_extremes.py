@@ -26,6 +26,9 @@ REFUSED = {
     "max_rounds": lambda **b: sa.max_rounds(KRR(1.0, 10), 1000, epsilon=20.0, delta=1e-6, limit=30, **b),
     "to_pld": lambda **b: sa.to_pld(KRR(1.0, 10), 1000, **b),
     "binary_rr_rounds": lambda **b: sa.accounting.binary_rr_rounds(1.0, 1000, 10, delta=1e-6, **b),
+    "max_eps0": lambda **b: sa.accounting.max_eps0(KRR(1.0, 10), 1000, 3, epsilon=1.0, delta=1e-6, **b),
+    "privacy_profile_gaussian": lambda **b: sa.privacy_profile(sa.Gaussian(sigma=1), 1000, np.linspace(0, 2, 200),
+                                                               **b),
 }
 
 

@@ -23,6 +23,11 @@ from shuffleamp.mechanisms import KRR
 
 
 # ---------------------------------------------------------------------------- oracles
+#: compose_rounds' time budget in these tests: generous (they test values, not the budget; a loaded
+#: machine's wall clock can be several times the CPU time)
+TOTAL_SECONDS = 300.0
+
+
 def shuffled_divergence(mu, eps, x0, x1, others, h, half_width=9.0):
     """∫ (f0 − e^ε f1)_+ over R^n, f_b the symmetrised output density (σ = 1); grid step h."""
     xs0 = [x0] + list(others)
@@ -272,7 +277,7 @@ def test_approximate_ldp_charge_above_target():
 def test_rounds_and_profile():
     g = sa.Gaussian(sigma=2.0)
     one = sa.epsilon(g, 10 ** 5, 1e-6)
-    tot = sa.compose_rounds([(g, 10 ** 5, 10)], delta=1e-6)
+    tot = sa.compose_rounds([(g, 10 ** 5, 10)], delta=1e-6, max_seconds=TOTAL_SECONDS)
     assert one.upper <= tot.upper and tot.lower <= tot.upper
     up, lo = sa.privacy_profile(g, 1000, [0.0, 0.1, 1.0])
     assert (lo <= up).all() and (up >= g.delta_charge).all()

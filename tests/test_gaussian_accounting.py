@@ -24,6 +24,11 @@ from shuffleamp.errors import ResourceLimitError
 from test_gaussian import shuffled_divergence
 
 
+#: compose_rounds' time budget in these tests: generous (they test values, not the budget; a loaded
+#: machine's wall clock can be several times the CPU time)
+TOTAL_SECONDS = 300.0
+
+
 def _local_oracle(mu, eps):
     return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
 
@@ -36,7 +41,7 @@ def test_one_round_total_within_the_single_round_bracket(sigma, n):
     accountant's profile does not; 0 - 1.6 % elsewhere)."""
     g = sa.Gaussian(sigma=sigma, sensitivity=1.0)
     one = sa.epsilon(g, n, 1e-6)
-    tot = sa.compose_rounds((g, n, 1), delta=1e-6, lower=False)
+    tot = sa.compose_rounds((g, n, 1), delta=1e-6, lower=False, max_seconds=TOTAL_SECONDS)
     assert one.lower <= tot.upper <= one.upper          # one round: the single round's certified upper is an answer
 
 
@@ -45,7 +50,7 @@ def test_one_round_total_reproduces_the_single_round_bracket():
     single round's, and still contains the single round's certified bracket's overlap."""
     g = sa.Gaussian(sigma=1.0, sensitivity=1.0)
     one = sa.epsilon(g, 10 ** 5, 1e-6)
-    tot = sa.compose_rounds((g, 10 ** 5, 1), delta=1e-6)
+    tot = sa.compose_rounds((g, 10 ** 5, 1), delta=1e-6, max_seconds=TOTAL_SECONDS)
     assert one.lower <= tot.lower <= tot.upper <= one.upper
 
 
@@ -100,7 +105,7 @@ def test_totals_monotone_in_rounds():
     g = sa.Gaussian(sigma=1.0, sensitivity=1.0)
     prev = 0.0
     for R in (1, 3, 10):
-        tot = sa.compose_rounds((g, 10 ** 5, R), delta=1e-6)
+        tot = sa.compose_rounds((g, 10 ** 5, R), delta=1e-6, max_seconds=TOTAL_SECONDS)
         assert 0.0 <= tot.lower <= tot.upper
         assert tot.upper >= prev
         prev = tot.upper

@@ -22,6 +22,11 @@ from shuffleamp.bounds import LOWER_MODE, max_delta
 from test_gaussian import shuffled_divergence
 
 
+#: compose_rounds' time budget in these tests: generous (they test values, not the budget; a loaded
+#: machine's wall clock can be several times the CPU time)
+TOTAL_SECONDS = 300.0
+
+
 def cell_probs(mu, cuts):
     """Cell probabilities of N(0,1) and N(mu,1) for cuts at mu/2 + s (by scipy.stats.norm.cdf differences)."""
     t = np.concatenate([[-np.inf], mu / 2 + np.asarray(cuts, dtype=float), [np.inf]])
@@ -140,7 +145,7 @@ def test_total_lower_below_composed_quantised_pairs(mu, n, R, monkeypatch):
     small = [dec for dec in G.totals_lowers(mu, n, sa.epsilon(g, n, delta).lower) if len(dec.a) <= 16]
     assert len(small) >= 2
     monkeypatch.setattr(G, "totals_lowers", lambda *args: list(small))
-    r = sa.compose_rounds((g, n, R), delta=delta)
+    r = sa.compose_rounds((g, n, R), delta=delta, max_seconds=TOTAL_SECONDS)
     assert 0 < r.lower <= r.upper
     assert r.lower_method != "single-round"            # the composed pairs are what is tested here
     best = 0.0

@@ -18,6 +18,11 @@ from oracle import heterogeneous_histogram_law as _histogram_law
 
 
 # ----------------------------------------------------------------------------- brute force
+#: compose_rounds' time budget in these tests: generous (they test values, not the budget; a loaded
+#: machine's wall clock can be several times the CPU time)
+TOTAL_SECONDS = 300.0
+
+
 def _enumerated_max(mats, counts, g, eps, x0s=None):
     """Max divergence over concrete datasets: target of group g changes x0 -> x1, all others hold
     one common value each per group (every combination), for small n."""
@@ -280,7 +285,7 @@ def test_accountant_population_brute_force_two_rounds():
     pop = sa.population([(KRR(eps0=e, k=k), c) for e, c in zip(eps0s, counts)])
     mats = [KRR(eps0=e, k=k).matrix() for e in eps0s]
     eps = 0.3
-    r = compose_rounds([(pop, None, 2)], epsilon=eps)
+    r = compose_rounds([(pop, None, 2)], epsilon=eps, max_seconds=TOTAL_SECONDS)
     for g in range(2):
         others = []
         for i, (M, c) in enumerate(zip(mats, counts)):
@@ -296,8 +301,8 @@ def test_accountant_population_brute_force_two_rounds():
 def test_accountant_one_group_matches_mechanism():
     from shuffleamp.accounting import compose_rounds
     m = KRR(eps0=1.0, k=10)
-    hom = compose_rounds([(m, 10**5, 5)], delta=1e-8)
-    pop = compose_rounds([(sa.population([(m, 10**5)]), None, 5)], delta=1e-8)
+    hom = compose_rounds([(m, 10**5, 5)], delta=1e-8, max_seconds=TOTAL_SECONDS)
+    pop = compose_rounds([(sa.population([(m, 10**5)]), None, 5)], delta=1e-8, max_seconds=TOTAL_SECONDS)
     assert pop.lower <= hom.upper and hom.lower <= pop.upper
     assert pop.upper == pytest.approx(hom.upper, rel=0.01)
 

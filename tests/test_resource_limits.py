@@ -12,10 +12,13 @@ from shuffleamp.mechanisms import KRR
 
 
 def test_compose_a_billion_rounds_refused():
-    """Was an untyped numpy memory error (82 GiB)."""
+    """Was an untyped numpy memory error (82 GiB).  At the default tail_delta the grid's tail mass (1e9 x 1e-15)
+    exceeds delta, so the composition theorems answer without a PLD; with a finer tail the composition is refused."""
     with pytest.raises(ResourceLimitError) as e:
-        sa.compose_rounds([(KRR(1.0, 10), 10**6, 10**9)], delta=1e-8)
+        sa.compose_rounds([(KRR(1.0, 10), 10**6, 10**9)], delta=1e-8, tail_delta=1e-20)
     assert e.value.parameter == "rounds" and e.value.resource == "memory"
+    r = sa.compose_rounds([(KRR(1.0, 10), 10**6, 10**9)], delta=1e-8)
+    assert 0.0 < r.lower <= r.upper < 10**9 and "composition theorems" in r.limited_by
 
 
 def test_population_of_huge_groups_refused():

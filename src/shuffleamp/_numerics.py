@@ -165,11 +165,12 @@ def refuse_if_costly(what: str, parameter: str, *, seconds: float = 0.0, nbytes:
     if not nbytes <= b.max_memory_gb * 2.0 ** 30:
         raise ResourceLimitError(
             f"{what}: would need about {nbytes / 2.0 ** 30:.3g} GiB, more than max_memory_gb={b.max_memory_gb:g}; "
-            f"{hint}", parameter=parameter, resource="memory")
+            f"{hint}, or raise max_memory_gb", parameter=parameter, resource="memory")
     if not seconds <= b.remaining():
         raise ResourceLimitError(
             f"{what}: estimated {seconds:.3g} s, more than the {max(b.remaining(), 0.0):.3g} s left of the time "
-            f"budget max_seconds={b.max_seconds:g}; {hint}", parameter=parameter, resource="time")
+            f"budget max_seconds={b.max_seconds:g}; {hint}, or raise max_seconds", parameter=parameter,
+            resource="time")
 
 
 def check_pld_points(points: float, what: str, parameter: str) -> None:

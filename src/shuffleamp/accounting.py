@@ -355,8 +355,8 @@ from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 from scipy import stats
 
 from . import _extras, _validate
-from ._numerics import (PLD_POINT_BYTES, PLD_POINT_SECONDS, budget, check_pld_points, check_time, inverse_monotone,
-                        refuse_if_costly)
+from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, PLD_POINT_BYTES, PLD_POINT_SECONDS, budget,
+                        check_pld_points, check_time, inverse_monotone, refuse_if_costly)
 from .evaluate import LOWER_MODE, max_delta
 from .decomposition import dedupe, law_key
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
@@ -716,16 +716,30 @@ def _exact_profile(f, n: int, eps: np.ndarray, mode: str) -> np.ndarray:
     return out.reshape(out.shape[:-1] + eps.shape)
 
 
-def _at_n_budget(mechanisms):
-    """The default time budget (:func:`shuffleamp._numerics.budget`) when a mechanism is profiled through its
-    finite decompositions for n users (:func:`_families_at`) or is the Gaussian randomizer (its truncation rungs,
-    :class:`_GaussianFamily`): evaluations of ms each, checked in chunks so the call stops within the budget;
-    else a no-op context."""
+def _check_budget(max_seconds, max_memory_gb) -> tuple[float, float]:
+    """``max_seconds`` / ``max_memory_gb`` of a public accountant call, validated as :func:`shuffleamp.epsilon`'s
+    (scalars > 0, ``inf`` for no limit)."""
+    max_seconds = _validate.real("max_seconds", max_seconds, lo=0.0, lo_open=True, allow_inf=True)
+    max_memory_gb = _validate.real("max_memory_gb", max_memory_gb, lo=0.0, lo_open=True, allow_inf=True)
+    for name, value in (("max_seconds", max_seconds), ("max_memory_gb", max_memory_gb)):
+        if not isinstance(value, float):
+            raise ParameterError(name, "must be a scalar")
+    return max_seconds, max_memory_gb
+
+
+def _at_n_budget(mechanisms, max_seconds: float = DEFAULT_MAX_SECONDS, max_memory_gb: float = DEFAULT_MAX_MEMORY_GB):
+    """The call's time / memory budget (:func:`shuffleamp._numerics.budget`, validated values) when a mechanism
+    is profiled through its finite decompositions for n users (:func:`_families_at`) or is the Gaussian
+    randomizer (its truncation rungs, :class:`_GaussianFamily`): evaluations of ms each, checked in chunks so
+    the call stops within the budget; also whenever the user gave a budget other than the default.  Else a
+    no-op context: the up-front estimates (:func:`shuffleamp._numerics.refuse_if_costly`) then apply the
+    default budget, which is the one given."""
     import contextlib
     from .gaussian import Gaussian, _GaussianAt
-    if any((getattr(m, "decompositions_at", None) is not None and not _is_population(m))
-           or isinstance(m, (Gaussian, _GaussianAt)) for m in mechanisms):
-        return budget()
+    if (any((getattr(m, "decompositions_at", None) is not None and not _is_population(m))
+            or isinstance(m, (Gaussian, _GaussianAt)) for m in mechanisms)
+            or (max_seconds, max_memory_gb) != (DEFAULT_MAX_SECONDS, DEFAULT_MAX_MEMORY_GB)):
+        return budget(max_seconds, max_memory_gb)
     return contextlib.nullcontext()
 
 
@@ -740,7 +754,7 @@ def _profile_values(fams, n: int, eps: np.ndarray, side: str) -> np.ndarray:
     return np.maximum(np.where(neg, v * (1 - 4 * _U), v), 0.0)
 
 
-def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.ndarray]:
+def privacy_profile(mechanism, n=None, epsilons=None, *, max_seconds: float = DEFAULT_MAX_SECONDS, max_memory_gb: float = DEFAULT_MAX_MEMORY_GB) -> tuple[np.ndarray, np.ndarray]:
     r"""Certified privacy profile δ(ε) of one shuffled round, for ε on all of ℝ.
 
     ``upper`` is the profile of the blanket / general-clone dominating pair, maximised over the
@@ -758,6 +772,13 @@ def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.nd
         Number of users (>= 1); for a population None or its total.
     epsilons : float or array_like of float
         Any finite real ε (nats), any shape.
+    max_seconds : float
+        Time budget of the whole call in seconds (default 10, as :func:`shuffleamp.epsilon`; ``inf`` for none).
+        Work estimated to exceed it is refused up front, and work still running when it is spent is stopped,
+        with ResourceLimitError whose message names ``max_seconds``; raise it for large totals or a loaded machine.
+    max_memory_gb : float
+        Working-memory budget in GiB (default 2): work whose estimated memory exceeds it is refused before
+        allocating (ResourceLimitError naming ``max_memory_gb``).
 
     Returns
     -------
@@ -768,8 +789,10 @@ def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.nd
     Raises
     ------
     ParameterError
-        ``n`` not an integer >= 1, ``epsilons`` NaN or infinite, or ``mechanism`` not a
-        shuffleamp mechanism.
+        ``n`` not an integer >= 1, ``epsilons`` NaN or infinite, ``max_seconds`` / ``max_memory_gb`` not > 0, or
+        ``mechanism`` not a shuffleamp mechanism.
+    ResourceLimitError
+        The evaluation would exceed, or has spent, ``max_seconds`` or ``max_memory_gb``.
 
     Notes
     -----
@@ -786,7 +809,8 @@ def privacy_profile(mechanism, n=None, epsilons=None) -> tuple[np.ndarray, np.nd
     cls_ = _approx_class(mechanism)
     mechanism, n = _check_mechanism(mechanism, n)
     eps = np.asarray(_validate.real("epsilons", epsilons), dtype=np.float64)
-    with _at_n_budget([mechanism]):
+    max_seconds, max_memory_gb = _check_budget(max_seconds, max_memory_gb)
+    with _at_n_budget([mechanism], max_seconds, max_memory_gb):
         if cls_ is not None and cls_.delta0 > 0:
             # the minimum over the users kept of the reduction's profiles (argument I), argument B for ε < 0
             h = _ApproxFamily([(cls_, n)], DEFAULT_TAIL_DELTA).minimum(np.abs(eps))
@@ -1001,7 +1025,7 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
 
 
 def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS,
-           tail_delta: float = DEFAULT_TAIL_DELTA) -> PrivacyLossDistribution:
+           tail_delta: float = DEFAULT_TAIL_DELTA, max_seconds: float = DEFAULT_MAX_SECONDS, max_memory_gb: float = DEFAULT_MAX_MEMORY_GB) -> PrivacyLossDistribution:
     r"""Certified pessimistic ``dp_accounting`` PLD of one shuffled round.
 
     Built by connect-the-dots from the certified upper profile (module docstring, argument D):
@@ -1026,6 +1050,14 @@ def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = N
         increasing integers; still pessimistic, less tight).
     tail_delta : float
         Where the grid ends: everything beyond goes to the infinity mass (in (0, 1)).
+    max_seconds : float
+        Time budget of the whole call in seconds (default 10, as :func:`shuffleamp.epsilon`; ``inf`` for none).
+        Work estimated to exceed it is refused up front, and work still running when it is spent is stopped,
+        with ResourceLimitError whose message names ``max_seconds``; raise it for large totals or a loaded machine.
+    max_memory_gb : float
+        Working-memory budget in GiB (default 2): work whose estimated memory exceeds it is refused before
+        allocating (ResourceLimitError naming ``max_memory_gb``).
+
     Returns
     -------
     dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
@@ -1041,7 +1073,8 @@ def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = N
         :math:`\delta_0 \ge 1/\min(n, d-1)` leaves no bound (see :class:`shuffleamp.ApproximateLDP`).
     ResourceLimitError
         The grid would have more than :data:`MAX_GRID_STEPS` steps (parameter
-        ``value_discretization_interval``).
+        ``value_discretization_interval``), or the evaluation would exceed, or has spent, ``max_seconds`` or
+        ``max_memory_gb``.
 
     References
     ----------
@@ -1051,7 +1084,8 @@ def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = N
     """
     mechanism, n = _check_mechanism(mechanism, n, keep_class=True)
     points, tail_delta = _grid_options(points, tail_delta)
-    with _at_n_budget([mechanism]):
+    max_seconds, max_memory_gb = _check_budget(max_seconds, max_memory_gb)
+    with _at_n_budget([mechanism], max_seconds, max_memory_gb):
         rnd = _Round.make(mechanism, n, tail_delta)
         d = _interval(value_discretization_interval, [rnd], points)
         return _extras.tag(_upper_pld(rnd, d, points))
@@ -1952,7 +1986,7 @@ def _compose_all(parts, extra=()):
 def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None = None, extra_plds=(),
                    value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS,
                    tail_delta: float = DEFAULT_TAIL_DELTA, lower: bool = True,
-                   neighboring_relation=None) -> AccountingResult:
+                   neighboring_relation=None, max_seconds: float = DEFAULT_MAX_SECONDS, max_memory_gb: float = DEFAULT_MAX_MEMORY_GB) -> AccountingResult:
     r"""Certified total (ε or δ) over repeated shuffled rounds, composed by ``dp_accounting``.
 
     Each round type is exported by :func:`to_pld` (pessimistic; binary randomized response
@@ -1999,11 +2033,22 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
         The relation the PLDs in ``extra_plds`` were built under.  Only ``REPLACE_ONE``
         (``"replace_one"``) is accepted: shuffle bounds, and so every number here, are for
         replace-one neighbours.
+    max_seconds : float
+        Time budget of the whole call in seconds (default 10, as :func:`shuffleamp.epsilon`; ``inf`` for none).
+        Work estimated to exceed it is refused up front, and work still running when it is spent is stopped,
+        with ResourceLimitError whose message names ``max_seconds``; raise it for large totals or a loaded machine.
+    max_memory_gb : float
+        Working-memory budget in GiB (default 2): work whose estimated memory exceeds it is refused before
+        allocating (ResourceLimitError naming ``max_memory_gb``).
 
     Returns
     -------
     AccountingResult
-        ``quantity="epsilon"`` when ``delta`` is given, ``"delta"`` when ``epsilon`` is given.
+        ``quantity="epsilon"`` when ``delta`` is given, ``"delta"`` when ``epsilon`` is given.  At a target
+        δ at most :data:`TAIL_MASS_FACTOR` times the grid's tail mass (sum of R x ``tail_delta``), or where the
+        composed PLD gives no finite ε, the total is certified by composition theorems instead
+        (:func:`_theorem_total`: the composed local Gaussian mechanisms, basic or advanced composition; looser,
+        named in ``limited_by``), never an infinite ε.
 
     Raises
     ------
@@ -2017,8 +2062,11 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
         an event that cannot be accounted under replace-one (parameter ``'extra_plds'``).
     ResourceLimitError
         The grid would be too large (parameter ``value_discretization_interval``), or a composition's
-        result would exceed the default time or memory budget (parameter ``rounds``; the cost model
-        of :func:`shuffleamp._numerics.check_pld_points`), refused before it is computed.
+        result would exceed ``max_seconds`` or ``max_memory_gb`` (parameter ``rounds``; the cost model
+        of :func:`shuffleamp._numerics.check_pld_points`), refused before it is computed; or the call has spent
+        ``max_seconds`` (parameter ``max_seconds``).
+        The composed PLD gives no finite ε at ``delta`` and no composition theorem applies (an (ε0, δ0)-LDP
+        round type; parameter ``tail_delta``).
 
     References
     ----------
@@ -2028,6 +2076,16 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     rounds = _validate_rounds(rounds)
     epsilon, delta = _one_target(epsilon, delta)
     points, tail_delta = _grid_options(points, tail_delta)
+    max_seconds, max_memory_gb = _check_budget(max_seconds, max_memory_gb)
+    # the whole call, up-front estimates included, runs within the budget (evaluations checked in chunks)
+    with _at_n_budget([m for m, _, _ in rounds], max_seconds, max_memory_gb):
+        return _compose_rounds(rounds, epsilon, delta, extra_plds, value_discretization_interval, points, tail_delta,
+                               lower, neighboring_relation)
+
+
+def _compose_rounds(rounds, epsilon, delta, extra_plds, value_discretization_interval, points, tail_delta, lower,
+                    neighboring_relation) -> AccountingResult:
+    """:func:`compose_rounds` on validated rounds and targets, within the budget its caller installed."""
     refuse_if_costly(f"{len(rounds)} round types", "rounds",
                      seconds=sum(_round_type_seconds(m, n) for m, n, _ in rounds) * (1.0 if lower else 0.5),
                      hint="use fewer round types, or populations with fewer groups")
@@ -2042,34 +2100,52 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
                                       "(eps0, delta0)-LDP randomizer may reveal its input with probability delta0 in "
                                       "every round, so no finite epsilon holds")
     shared = max(1, sum(1 for m, _, _ in rounds if _approx_class(m) is not None and m.delta0 > 0))
-    with _at_n_budget([m for m, _, _ in rounds]):   # stops within the time budget (checked in chunks)
-        rts = [_approx_round(m, n, R, tail_delta, points, value_discretization_interval, epsilon,
-                             None if delta is None else delta / shared)
-               if _approx_class(m) is not None and m.delta0 > 0 else _Round.make(m, n, tail_delta)
-               for m, n, R in rounds]
-        d = _interval(value_discretization_interval, rts, points)
-        _check_grid(rts, d, lower)
-        up_parts = [(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)]
-        _check_composition(up_parts, lower=lower)
-        up_pld, _, ro = _compose_all(up_parts, extras.upper_plds(d))
-        if delta is not None:
-            upper = _certified_epsilon(up_pld, delta, ro, 0.0, d, "upper")
-            e_at = upper
-        else:
-            upper = min(_delta_bounds(up_pld, epsilon, ro)[0], 1.0)
-            e_at = epsilon
-        # the round-off charge at the answer (reported; the bound above includes it)
-        charge = (_delta_bounds(up_pld, e_at, ro)[0] - _delta_bounds(up_pld, e_at, None)[0]
-                  if math.isfinite(e_at) else 0.0)
-        singles = None
-        if len(rounds) == 1 and rounds[0][2] == 1 and not extras and _gaussian_stand_in(rounds[0][0]) is not None:
-            # one round of the Gaussian randomizer: the total is the single round, whose certified bracket at the
-            # target (its own ladder of truncations, argument J) is an answer too
-            singles = [_single_round(rounds[0][0], rounds[0][1], epsilon, delta)]
-            upper = min(upper, float(singles[0].upper))
-        lo, how, err, per_round = (_total_lower(rts, rounds, d, points, epsilon, delta, extras,
-                                                fixed=value_discretization_interval is not None, singles=singles)
-                                   if lower else (0.0, "none", 0.0, None))
+    tail_mass = sum(R for _, _, R in rounds) * tail_delta
+    if delta is not None and not extras and delta <= TAIL_MASS_FACTOR * tail_mass:
+        # the composed PLD's infinity mass would be about delta or more: the composition theorems answer
+        found = _theorem_result(rounds, delta, tail_delta, f"delta = {delta:g} is at most the composition's tail "
+                                                           f"mass {tail_mass:.3g} (sum of R x tail_delta) x "
+                                                           f"{TAIL_MASS_FACTOR:g}")
+        if found is not None:
+            return found
+    rts = [_approx_round(m, n, R, tail_delta, points, value_discretization_interval, epsilon,
+                         None if delta is None else delta / shared)
+           if _approx_class(m) is not None and m.delta0 > 0 else _Round.make(m, n, tail_delta)
+           for m, n, R in rounds]
+    d = _interval(value_discretization_interval, rts, points)
+    _check_grid(rts, d, lower)
+    up_parts = [(_upper_pld(rt, d, points), R) for rt, (_, _, R) in zip(rts, rounds)]
+    _check_composition(up_parts, lower=lower)
+    up_pld, _, ro = _compose_all(up_parts, extras.upper_plds(d))
+    if delta is not None:
+        upper = _certified_epsilon(up_pld, delta, ro, 0.0, d, "upper")
+        e_at = upper
+        if not math.isfinite(upper):
+            # the composed PLD's infinity mass and round-off exceed delta: the composition theorems, or a refusal
+            found = None if extras else _theorem_result(
+                rounds, delta, tail_delta, "the composed privacy-loss distribution's infinity mass and round-off "
+                                           "exceed delta")
+            if found is not None:
+                return found
+            raise ResourceLimitError(
+                f"the composed privacy-loss distribution's infinity mass and round-off exceed delta = {delta:g}, so "
+                f"it gives no finite epsilon; lower tail_delta (now {tail_delta:g}; more work) or raise delta",
+                parameter="tail_delta")
+    else:
+        upper = min(_delta_bounds(up_pld, epsilon, ro)[0], 1.0)
+        e_at = epsilon
+    # the round-off charge at the answer (reported; the bound above includes it)
+    charge = (_delta_bounds(up_pld, e_at, ro)[0] - _delta_bounds(up_pld, e_at, None)[0]
+              if math.isfinite(e_at) else 0.0)
+    singles = None
+    if len(rounds) == 1 and rounds[0][2] == 1 and not extras and _gaussian_stand_in(rounds[0][0]) is not None:
+        # one round of the Gaussian randomizer: the total is the single round, whose certified bracket at the
+        # target (its own ladder of truncations, argument J) is an answer too
+        singles = [_single_round(rounds[0][0], rounds[0][1], epsilon, delta)]
+        upper = min(upper, float(singles[0].upper))
+    lo, how, err, per_round = (_total_lower(rts, rounds, d, points, epsilon, delta, extras,
+                                            fixed=value_discretization_interval is not None, singles=singles)
+                               if lower else (0.0, "none", 0.0, None))
     notes = ("upper: certified single-round profile -> pessimistic connect-the-dots PLD -> dp_accounting "
              f"composition; floating-point round-off of the composition {charge:.3g} charged to delta",
              f"lower: {how}; dp_accounting truncation and round-off {err:.3g} in delta subtracted")
@@ -2095,6 +2171,102 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     return AccountingResult("epsilon" if delta is not None else "delta", upper, lo, epsilon, delta,
                             tuple((m.describe(), n, R) for m, n, R in rounds), method, how, d, err,
                             notes, charge, limit)
+
+
+#: :func:`compose_rounds` at a target δ goes straight to the composition theorems (:func:`_theorem_total`) when
+#: δ is at most this many times the composition's grid tail mass (sum of R x ``tail_delta``): the composed PLD's
+#: infinity mass would exceed δ there (an infinite ε).
+TAIL_MASS_FACTOR = 2.0
+
+
+def _pure_eps0(m) -> float | None:
+    """ε0 of a round type whose every user is pure ε0-LDP (a population: its largest ε0), else None (the Gaussian
+    randomizer, (ε0, δ0)-LDP classes)."""
+    if _gaussian_stand_in(m) is not None or _approx_class(m) is not None or getattr(m, "delta0", 0.0):
+        return None
+    if _is_population(m):
+        if getattr(m, "kind", None) in ("gaussian", "approx", "approx-uncharged"):
+            return None
+        eps = [_pure_eps0(gr.mechanism) for gr in m.groups]
+        return None if any(e is None for e in eps) else max(eps)
+    eps0 = float(getattr(m, "eps0", math.inf))
+    return eps0 if math.isfinite(eps0) and eps0 > 0 else None
+
+
+def _theorem_total(rounds, delta: float):
+    r"""Certified total ε at δ by composition theorems, without a privacy-loss distribution; (ε, how) or None.
+
+    Each shuffled round is a post-processing of the users' reports, so one user's rounds are at least as private
+    as that user's local randomizers composed:
+
+    * Gaussian round types: the composition of Gaussian mechanisms of :math:`\mu_i = \Delta/\sigma` is the
+      Gaussian mechanism of :math:`\mu = (\sum_i R_i\mu_i^2)^{1/2}` (Dong, Roth, Su, JRSS-B 2022, Corollary
+      3.3), whose exact ε(δ) is Balle–Wang's (ICML 2018, Theorem 8);
+    * pure ε0-LDP round types: :math:`\sum_i R_iarepsilon_{0,i}` (basic composition), or, with all of δ,
+      :math:`\sqrt{2\ln(1/\delta)\sum_i R_iarepsilon_{0,i}^2} + \sum_i R_iarepsilon_{0,i}(e^{arepsilon_{0,i}}
+      - 1)` (Dwork, Rothblum, Vadhan, FOCS 2010, Theorem III.3) when there is no Gaussian round type;
+    * both: the sum of the two parts (basic composition of an (ε1, 0)- and an (ε2, δ)-DP mechanism);
+    * without Gaussian round types, also the shuffled rounds' own certified single-round bounds
+      :math:`(\varepsilon_i, \delta_i)` at :math:`\delta_i = \delta / (2\sum_i R_i)` composed by the same
+      advanced composition with :math:`\delta' = \delta/2` (Dwork, Rothblum, Vadhan, Theorem III.3:
+      :math:`(\varepsilon', \delta' + \sum_i R_i\delta_i)`), when it is smaller.
+
+    Any other round type (an (ε0, δ0)-LDP class) gives None.
+    """
+    mu2, pure, pure2, drift = 0.0, 0.0, 0.0, 0.0
+    for m, _, R in rounds:
+        at = _gaussian_stand_in(m)
+        if at is not None:
+            mu2 += R * float(at.mu) ** 2
+            continue
+        e0 = _pure_eps0(m)
+        if e0 is None:
+            return None
+        pure, pure2, drift = pure + R * e0, pure2 + R * e0 * e0, drift + R * e0 * math.expm1(e0)
+    if mu2 > 0.0:
+        from .gaussian import _local_epsilon
+        total = pure + _local_epsilon(math.sqrt(mu2), delta)
+        how = ("composition theorems: the local Gaussian mechanisms composed (mu = sqrt(sum R mu^2))"
+               + (" plus R x eps0 of the pure rounds (basic composition)" if pure > 0 else ""))
+        return float(np.nextafter(total, np.inf)), how
+    best = (pure, "composition theorems: basic composition (sum of R x eps0)")
+    advanced = math.sqrt(2.0 * math.log(1.0 / delta) * pure2) + drift
+    if advanced < best[0]:
+        best = (float(np.nextafter(advanced, np.inf)), "composition theorems: advanced composition of the local eps0")
+    d_round = 0.5 * delta / sum(R for _, _, R in rounds)
+    try:
+        eps = [float(_single_round(m, n, None, d_round).upper) for m, n, _ in rounds]
+    except ResourceLimitError:
+        return best
+    sq = sum(R * e * e for (_, _, R), e in zip(rounds, eps))
+    shuffled = math.sqrt(2.0 * math.log(2.0 / delta) * sq) + sum(R * e * math.expm1(e) for (_, _, R), e in zip(rounds, eps))
+    if shuffled < best[0]:
+        best = (float(np.nextafter(shuffled * (1 + 1e-12), np.inf)),
+                f"composition theorems: advanced composition of the shuffled rounds' certified eps at delta = "
+                f"{d_round:.3g} each")
+    return best
+
+
+def _theorem_result(rounds, delta: float, tail_delta: float, why: str):
+    """:class:`AccountingResult` of :func:`_theorem_total` (None if it does not apply); its lower bound is the largest
+    single round's certified lower ε at δ (one round of R is a post-processing of the total)."""
+    found = _theorem_total(rounds, delta)
+    if found is None:
+        return None
+    upper, how = found
+    lower, lower_how = 0.0, "none"
+    for m, n, _ in rounds:
+        try:
+            lo = float(_single_round(m, n, None, delta).lower or 0.0)
+        except ResourceLimitError:
+            continue
+        if lo > lower:
+            lower, lower_how = lo, "single-round (largest single-round lower bound)"
+    lower = min(lower, upper)
+    notes = (f"upper: {how}; {why}", f"lower: {lower_how}")
+    return AccountingResult("epsilon", upper, lower, None, delta, tuple((m.describe(), n, R) for m, n, R in rounds),
+                            how, lower_how, math.nan, 0.0, notes, 0.0,
+                            f"composition theorems (no privacy-loss distribution: {why})")
 
 
 def _limit(upper, lower, how, per_round, d) -> str:
@@ -2244,7 +2416,8 @@ def _lower_value(total, ro, trunc, d, epsilon, delta):
 
 # ---------------------------------------------------------------------------- inverse queries
 def max_rounds(mechanism, n, epsilon: float, delta: float, *, limit: int = 10**6,
-               value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS) -> int:
+               value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS,
+               max_seconds: float = DEFAULT_MAX_SECONDS, max_memory_gb: float = DEFAULT_MAX_MEMORY_GB) -> int:
     r"""Largest number of rounds R whose certified total fits the budget (ε, δ).
 
     Parameters
@@ -2261,6 +2434,13 @@ def max_rounds(mechanism, n, epsilon: float, delta: float, *, limit: int = 10**6
         Largest R searched (>= 1); returned if it fits.
     value_discretization_interval, points
         See :func:`to_pld`.
+    max_seconds : float
+        Time budget of the whole search (its to_pld and every composition) in seconds (default 10, as :func:`shuffleamp.epsilon`; ``inf`` for
+        none).  Work estimated to exceed it is refused up front, and work still running when it is spent is
+        stopped, with ResourceLimitError whose message names ``max_seconds``.
+    max_memory_gb : float
+        Working-memory budget in GiB (default 2): work whose estimated memory exceeds it is refused before
+        allocating (ResourceLimitError naming ``max_memory_gb``).
 
     Returns
     -------
@@ -2274,16 +2454,17 @@ def max_rounds(mechanism, n, epsilon: float, delta: float, *, limit: int = 10**6
     Raises
     ------
     ParameterError
-        Bad ``n``, ``epsilon``, ``delta`` or ``limit``.
+        Bad ``n``, ``epsilon``, ``delta``, ``limit``, ``max_seconds`` or ``max_memory_gb``.
     ResourceLimitError
-        The search's compositions would exceed the default time or memory budget (parameter ``limit``;
-        a smaller ``limit`` caps the search).
+        The search's compositions would exceed ``max_seconds`` or ``max_memory_gb`` (parameter ``limit``;
+        a smaller ``limit`` caps the search), or the search has spent ``max_seconds``.
     """
     _validate.mechanism(mechanism)
     n = _validate.count(n, "n")
     epsilon = _validate.real("epsilon", epsilon, lo=0.0, lo_open=True)
     delta = _validate.delta(delta)
     limit = _validate.count(limit, "limit")
+    max_seconds, max_memory_gb = _check_budget(max_seconds, max_memory_gb)
     # basic composition: each shuffled round of a pure eps0-LDP randomizer is (eps0, 0)-DP (post-processing
     # of the reports), so R rounds are (R eps0, 0)-DP and every R <= epsilon / eps0 fits
     eps0 = float(getattr(mechanism, "eps0", math.inf))
@@ -2294,8 +2475,10 @@ def max_rounds(mechanism, n, epsilon: float, delta: float, *, limit: int = 10**6
             basic -= 1
     if basic >= limit:
         return limit
-    with budget():      # to_pld and the search's compositions share one time budget (refused naming ``limit``)
-        pld = to_pld(mechanism, n, value_discretization_interval=value_discretization_interval, points=points)
+    # to_pld and the search's compositions share one budget (compositions refused naming ``limit``)
+    with budget(max_seconds, max_memory_gb):
+        pld = to_pld(mechanism, n, value_discretization_interval=value_discretization_interval, points=points,
+                     max_seconds=max_seconds, max_memory_gb=max_memory_gb)
         d = float(pld._pmf_remove._discretization)
 
         def total(R):   # the certified total: round-off of the composition charged (argument H)
@@ -2323,7 +2506,7 @@ def _with_eps0(mechanism, eps0: float):
 
 
 def max_eps0(mechanism, n, rounds: int, epsilon: float, delta: float, *, eps0_max: float = 20.0,
-             rel_tol: float = 1e-3, points: int = DEFAULT_POINTS) -> float:
+             rel_tol: float = 1e-3, points: int = DEFAULT_POINTS, max_seconds: float = DEFAULT_MAX_SECONDS, max_memory_gb: float = DEFAULT_MAX_MEMORY_GB) -> float:
     r"""Largest per-round ε0 such that R shuffled rounds fit the total budget (ε, δ).
 
     Bisection on log ε0; the returned ε0 is one at which the certified total upper bound was
@@ -2347,6 +2530,8 @@ def max_eps0(mechanism, n, rounds: int, epsilon: float, delta: float, *, eps0_ma
         Relative width of the final bracket.
     points : int
         See :func:`to_pld`.
+    max_seconds, max_memory_gb : float
+        The budget of each total evaluated by the search (:func:`compose_rounds`; default 10 s, 2 GiB).
 
     Returns
     -------
@@ -2364,9 +2549,11 @@ def max_eps0(mechanism, n, rounds: int, epsilon: float, delta: float, *, eps0_ma
     delta = _validate.delta(delta)
     eps0_max = _validate.real("eps0_max", eps0_max, lo=0.0, lo_open=True)
     rel_tol = _validate.real("rel_tol", rel_tol, lo=1e-9, hi=0.5)
+    max_seconds, max_memory_gb = _check_budget(max_seconds, max_memory_gb)
 
     def total(e0):
-        r = compose_rounds([(_with_eps0(mechanism, e0), n, R)], delta=delta, points=points, lower=False)
+        r = compose_rounds([(_with_eps0(mechanism, e0), n, R)], delta=delta, points=points, lower=False,
+                           max_seconds=max_seconds, max_memory_gb=max_memory_gb)
         return r.upper, None
 
     # the total is non-decreasing in eps0; the returned eps0 was evaluated and fits by itself
@@ -2378,7 +2565,7 @@ def max_eps0(mechanism, n, rounds: int, epsilon: float, delta: float, *, eps0_ma
 # ---------------------------------------------------------------------------- exact binary RR rounds
 def binary_rr_rounds(eps0: float, n, rounds, *, epsilon: float | None = None, delta: float | None = None,
                      value_discretization_interval: float | None = None, points: int = DEFAULT_POINTS,
-                     tail_delta: float = DEFAULT_TAIL_DELTA) -> AccountingResult:
+                     tail_delta: float = DEFAULT_TAIL_DELTA, max_seconds: float = DEFAULT_MAX_SECONDS, max_memory_gb: float = DEFAULT_MAX_MEMORY_GB) -> AccountingResult:
     r"""Total over R shuffled rounds of binary randomized response from its *exact* count-law profile.
 
     Upper bound: the certified exact single-round profile
@@ -2419,6 +2606,13 @@ def binary_rr_rounds(eps0: float, n, rounds, *, epsilon: float | None = None, de
     tail_delta : float
         Target mass of the infinity atom per round; the certified exact profile has a floor (the
         FFT round-off charge, about 1e-12 at n = 1e8), above which the grid ends instead.
+    max_seconds : float
+        Time budget of the whole call in seconds (default 10, as :func:`shuffleamp.epsilon`; ``inf`` for
+        none).  Work estimated to exceed it is refused up front, and work still running when it is spent is
+        stopped, with ResourceLimitError whose message names ``max_seconds``.
+    max_memory_gb : float
+        Working-memory budget in GiB (default 2): work whose estimated memory exceeds it is refused before
+        allocating (ResourceLimitError naming ``max_memory_gb``).
 
     Returns
     -------
@@ -2444,4 +2638,4 @@ def binary_rr_rounds(eps0: float, n, rounds, *, epsilon: float | None = None, de
     R = _validate.count(rounds, "rounds")
     return compose_rounds([(KRR(eps0, 2), n, R)], epsilon=epsilon, delta=delta,
                           value_discretization_interval=value_discretization_interval, points=points,
-                          tail_delta=tail_delta)
+                          tail_delta=tail_delta, max_seconds=max_seconds, max_memory_gb=max_memory_gb)

@@ -460,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--n", type=_number, required=True, action=_Once, help="number of users per round")
     g.add_argument("--max-rounds", type=_number, default=10**6, action=_Once,
                    help="search ceiling for R (default 1e6)")
+    _add_budget_args(p)
     p.set_defaults(func=_cmd_rounds)
 
     p = sub.add_parser("eps0", help="largest eps0 meeting a target (epsilon, delta) for n users",
@@ -837,7 +838,8 @@ def _cmd_rounds(args: argparse.Namespace) -> int:
     eps = _validate.real("target_epsilon", args.target_epsilon, lo=0.0, lo_open=True)
     delta = _validate.delta(args.delta)
     limit = _validate.count(args.max_rounds, "max_rounds")
-    R = max_rounds(mech, n, eps, delta, limit=limit)
+    budget = {"max_seconds": args.max_seconds, "max_memory_gb": args.max_memory_gb}
+    R = max_rounds(mech, n, eps, delta, limit=limit, **budget)
     # the certificate of the answer: R rounds of a pure eps0-LDP randomizer are (R eps0, 0)-DP (basic
     # composition), which max_rounds uses without composing; else the composed total at R itself
     described = mech.describe()
@@ -846,7 +848,8 @@ def _cmd_rounds(args: argparse.Namespace) -> int:
     if R >= 1 and local is not None and not described.get("delta0") and R * float(local) <= eps:
         at, how = R * float(local), "basic composition (R x eps0)"
     elif R >= 1:
-        at, how = compose_rounds([(mech, n, R)], delta=delta, lower=False).upper, "composition of the rounds"
+        at, how = (compose_rounds([(mech, n, R)], delta=delta, lower=False, **budget).upper,
+                   "composition of the rounds")
     if args.json:
         _emit(args, {"quantity": "rounds", "rounds": R, "epsilon_upper_at_rounds": at, "certified_by": how,
                      "guarantee": "certified: the total epsilon (upper) over this many rounds is <= target_epsilon",
@@ -897,7 +900,7 @@ def _cmd_bound(args: argparse.Namespace) -> int:
 
         given = {"delta": result.delta} if q == "epsilon" else {"epsilon": result.epsilon}
         with busy(f"total over {rounds} rounds"):
-            total = compose_rounds([(mech, result.n, rounds)], **given)
+            total = compose_rounds([(mech, result.n, rounds)], **given, **budget)
         doc["per_round"] = {f"{q}_upper": doc[f"{q}_upper"], f"{q}_lower": doc[f"{q}_lower"],
                             "bounds": doc["bounds"]}
         doc[f"{q}_upper"], doc[f"{q}_lower"] = total.upper, total.lower
@@ -958,10 +961,11 @@ def _cmd_population(args: argparse.Namespace, pop) -> int:
     if args.n is not None and int(args.n) != pop.n:
         raise ParameterError("n", f"must equal the total of the groups ({pop.n}), got {int(args.n)}")
     q = args.quantity
+    budget = {"max_seconds": args.max_seconds, "max_memory_gb": args.max_memory_gb}
     if q == "epsilon":
-        result = shuffleamp.epsilon(pop, delta=args.delta)
+        result = shuffleamp.epsilon(pop, delta=args.delta, **budget)
     else:
-        result = shuffleamp.delta(pop, epsilon=args.epsilon)
+        result = shuffleamp.delta(pop, epsilon=args.epsilon, **budget)
     doc = result.to_dict()
     doc.pop("version", None)
     doc["units"] = {"epsilon": "nats", "eps0": "nats"}
@@ -972,7 +976,7 @@ def _cmd_population(args: argparse.Namespace, pop) -> int:
 
         given_q = {"delta": args.delta} if q == "epsilon" else {"epsilon": args.epsilon}
         with busy(f"total over {rounds} rounds"):
-            total = compose_rounds([(pop, None, rounds)], **given_q)
+            total = compose_rounds([(pop, None, rounds)], **given_q, **budget)
         doc["total"] = {f"{q}_upper": total.upper, f"{q}_lower": total.lower, "rounds": rounds,
                         "guarantee": "certified upper bound for every user of every group; lower bound of a "
                                      "concrete neighbouring pair", "accounting": total.to_dict()}

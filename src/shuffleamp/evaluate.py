@@ -39,6 +39,9 @@ DEFAULT_RTOL = 1e-3
 DEFAULT_RTOL_LOWER = 1e-4
 #: Discretisation of lower bounds: spread minus its certified bias (see fft_engine._spread_bias_bound).
 LOWER_MODE = "spread_lower"
+#: Largest ε (nats) at which :func:`max_delta` evaluates a family: beyond it e^ε would overflow the GPARV atoms
+#: (a - e^ε b)/c; above it δ is bounded by its value there (non-increasing in ε), 0 for pairs of smaller losses.
+EVAL_EPSILON_MAX = 500.0
 
 
 def _atomic(families) -> bool:
@@ -516,6 +519,18 @@ def max_delta(families, n: int, epsilon: float, mode: str = "spread", rtol: floa
         ``delta_error`` the evaluator's error bound, ``fallback`` the reason if the exact evaluator
         fell back to the FFT engine).
     """
+    if epsilon > EVAL_EPSILON_MAX:
+        # e^ε overflows the GPARV atoms beyond here.  δ(ε) of a pair is non-increasing in ε, so the certified
+        # upper value at EVAL_EPSILON_MAX bounds it (every finite pair's δ is 0 there: its largest loss is
+        # smaller; left are the infinite-loss atoms), and 0 is a certified lower value
+        if not _exact._is_upper(mode):
+            return 0.0, {"value": 0.0, "pair": "", "delta_error": 0.0,
+                         "note": f"epsilon > {EVAL_EPSILON_MAX:g}: lower bound 0"}
+        best, info = max_delta(families, n, EVAL_EPSILON_MAX, mode, rtol, max_grid, evaluator)
+        if info is not None:
+            info["note"] = f"epsilon > {EVAL_EPSILON_MAX:g}: the upper value at epsilon = {EVAL_EPSILON_MAX:g} " \
+                           "(delta is non-increasing in epsilon)"
+        return best, info
     best, info = 0.0, None
     for f in families:
         check_time("delta evaluation")

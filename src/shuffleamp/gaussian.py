@@ -419,7 +419,9 @@ def gaussian_delta(mu: float, epsilon):
     e = np.asarray(epsilon, dtype=np.float64)
     l1 = log_ndtr(-e / mu + mu / 2)
     l2 = e + log_ndtr(-e / mu - mu / 2)
-    out = np.exp(l1) * -np.expm1(np.minimum(l2 - l1, 0.0))
+    # where Φ(-ε/μ + μ/2) underflows (ε far above μ²) both logs are -inf: the value is 0 there, not NaN
+    gap = np.where(np.isneginf(l1), 0.0, l2 - np.where(np.isneginf(l1), 0.0, l1))
+    out = np.exp(l1) * -np.expm1(np.minimum(gap, 0.0)) + 0.0      # (+ 0.0: no -0.0)
     return float(out) if out.ndim == 0 else out
 
 
@@ -636,6 +638,10 @@ LR_THRESHOLDS_MAX_N = 100
 LR_THRESHOLD_CELLS_MAX_N = 16
 
 
+#: :func:`critical_cut` is kept above minus this (units of σ): far beyond every cell, finite at every ε.
+CRITICAL_CUT_FLOOR = 1e12
+
+
 def critical_cut(mu: float, n: int, eps: float) -> float:
     r"""The cut s* (units of σ, relative to Δ/2) below which a single report decides the event of the pair
     (derived here).
@@ -645,8 +651,16 @@ def critical_cut(mu: float, n: int, eps: float) -> float:
     :math:`\delta(\varepsilon) = \tfrac1n E[(\sum_{i=1}^n r(Y_i) - n e^\varepsilon)_+]` with :math:`Y_i \sim
     N(\mu, 1)`.  One report alone crosses the threshold when :math:`r(y) \ge 1 + n(e^\varepsilon - 1)` (the
     others at their mean), i.e. :math:`y \le \mu/2 + s^*`, :math:`s^* = -\log(1 + n(e^\varepsilon - 1))/\mu`.
+    Above ε = 1 the logarithm is taken as :math:`\varepsilon + \log n + \log(1 - (1 - 1/n)e^{-\varepsilon})`
+    (no overflow at any finite ε); the cut is kept above -:data:`CRITICAL_CUT_FLOOR` (far beyond every cell,
+    whose cuts are clipped to ±LR_CUT_LIMIT), so it is finite at every ε.
     """
-    return -math.log1p(n * math.expm1(max(eps, 0.0))) / mu
+    eps = max(eps, 0.0)
+    if eps <= 1.0:
+        log_ratio = math.log1p(n * math.expm1(eps))
+    else:
+        log_ratio = eps + math.log(n) + math.log1p(-(1.0 - 1.0 / n) * math.exp(-eps))
+    return max(-log_ratio / mu, -CRITICAL_CUT_FLOOR)
 
 
 def _rounded_cuts(cuts) -> tuple:
@@ -1506,6 +1520,10 @@ def _fft_retry(fams, n: int, target: float, lo: float, hi: float, ctx: Settings,
     return float(br.feasible), dict(br.feasible_info or {})
 
 
+#: The smallest positive float: a certified upper δ this small cannot be improved.
+_TINY = float(np.nextafter(0.0, 1.0))
+
+
 def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Settings, B):
     r"""Certified (upper, lower, record) of the Gaussian randomizer at one point.
 
@@ -1555,7 +1573,11 @@ def ladder_point(mech: "Gaussian", quantity: str, n: int, value: float, ctx: Set
         order = [(z1, first)]
     best, best_rec, lower = math.inf, None, None
     local = _local_epsilon(mu, value) if quantity == "epsilon" else _local_delta(mu, value)
-    if _heavy_cut(mu, n, guide):
+    if quantity == "delta" and local <= _TINY:
+        # the local mechanism's δ is the smallest positive float (ε far above μ²): no rung's upper, at least its
+        # charge τ(z) > 0, is smaller, so none is evaluated (nor refused up front)
+        order = []
+    if order and _heavy_cut(mu, n, guide):
         # a heavy first cut: the big-jump bound in place of the ladder when it certifies below the local mechanism
         # (δ query: and when an ε query at its value would use it too)
         if quantity == "epsilon":
@@ -2316,6 +2338,9 @@ def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, gui
     rungs: list = []
     if fixed and local <= guide:
         # an ε query compares the value with its target δ: the local profile already answers
+        return local, dict(best_info, rungs=rungs)
+    if local <= _TINY:
+        # the smallest positive float (ε far above μ²): no rung's upper, at least its charge > 0, is smaller
         return local, dict(best_info, rungs=rungs)
     done: dict = {}
 

@@ -379,6 +379,7 @@ from ._ext import kernels
 from . import _validate
 from ._numerics import LogMgf, epsilon_for_delta
 from .errors import ParameterError
+from .evaluate import EVAL_EPSILON_MAX
 from .gparv import Gparv
 from .results import BoundResult, GroupResult, PopulationResult  # result types live in results (one home)
 
@@ -860,6 +861,9 @@ def _delta_target(pop: Population, g: int, eps: float, rtol: float, guide: float
     """Certified upper δ for a target user of group g at ε; returns (δ, info dict).  ``guide``: the target δ of
     an ε query, ``start``: a certified lower δ at ε (Gaussian groups choose their truncation rungs by them; module
     docstring, "Gaussian groups"); ``profile``: a point of the accountant's profile (fewer rungs)."""
+    # δ(ε) is non-increasing in ε: above EVAL_EPSILON_MAX (where e^ε overflows the laws' atoms) its value there
+    # is a certified upper bound (0 for a pure-LDP target, whose losses are all below it)
+    eps = min(eps, EVAL_EPSILON_MAX)
     if pop.kind == "gaussian":
         from .gaussian import POPULATION_MAX_RUNGS, POPULATION_PROFILE_RUNGS, population_delta_upper
         return population_delta_upper(pop, g, eps, rtol, _delta_law, guide, start,
@@ -1309,6 +1313,9 @@ def _delta_lower(pop: Population, g: int, eps: float, both: bool = False):
     of :func:`_scores` (score statistic, any n; ``both``: also with the target's inputs swapped) and,
     for small k-RR populations, the exact full-histogram divergence (symmetric under the swap).
     Returns (δ, description)."""
+    if eps > EVAL_EPSILON_MAX:
+        # e^ε would overflow the concrete pairs' divergences; δ(ε) >= 0 is the certified lower bound there
+        return 0.0, f"none (epsilon above {EVAL_EPSILON_MAX:g}: lower bound 0)"
     if pop.kind == "gaussian":
         return _gaussian_delta_lower(pop, g, eps, both)
     if pop.kind in ("approx", "approx-uncharged"):

@@ -1173,6 +1173,13 @@ def _search_lower(fams, n: int, target: float, eps_hi: float, ctx: Settings, B):
 #: instead of by the compiled search, whose lower side walks down from ``eps_hi`` through points that cost up to
 #: 1e6 nodes each and certify nothing (σ = 0.126, n = 5.4e8, δ = 3.5e-9: 0.69 s -> about 0.03 s).
 THRESHOLD_PROBE_FRACTION = 0.9
+#: ... and no further than this multiple of the estimated root (far above it the wide laws' lower values are 0
+#: and the root finder crawls; a root above it leaves the largest certified point below it, still a lower bound).
+THRESHOLD_BRACKET_TOP = 1.25
+#: ... to this relative tolerance: the threshold counts' root places the quantised pairs' probe (their lower
+#: bound, searched to the query's tolerance, is almost always the larger), and their certified δ falls from
+#: 1e-5 to 1e-19 within 1e-6 of the root, where a fine search costs 20 evaluations.
+THRESHOLD_PROBE_RTOL = 1e-2
 
 
 def _threshold_lower(kept, n: int, target: float, eps_hi: float, mu: float, ctx: Settings, B):
@@ -1186,7 +1193,8 @@ def _threshold_lower(kept, n: int, target: float, eps_hi: float, mu: float, ctx:
             probe = THRESHOLD_PROBE_FRACTION * est
             _, top = _rank_lowers(kept, n, probe, len(kept), ctx, B)
             if top > target:
-                lo, info = _bracketed_lower(kept, n, target, probe, eps_hi, ctx, B)
+                lo, info = _bracketed_lower(kept, n, target, probe, min(THRESHOLD_BRACKET_TOP * est, eps_hi),
+                                            ctx.with_(eps_rtol=max(ctx.eps_rtol, THRESHOLD_PROBE_RTOL)), B)
                 if lo > 0.0:
                     return lo, info
     return _search_lower(kept, n, target, eps_hi, ctx, B)

@@ -33,7 +33,7 @@ from shuffleamp import accounting as acc
 from shuffleamp import config
 from shuffleamp.mechanisms import KRR, RAPPOR
 
-# totals before the privacy-loss-bucket lower bound and the exact binary-RR profile (issue text)
+# totals before the privacy-loss-bucket lower bound and the exact binary-RR profile (measured on the code before them)
 BEFORE = {"10-RR year": (0.003925, 0.005416), "binary RR, n = 1e4, 100 rounds": (0.4148, 0.5083),
           "binary RR, n = 1e8, 365 rounds": (0.00810, 0.00992), "realistic year": (0.175, 0.662),
           "default plan grand total": (0.5927, 0.8743)}

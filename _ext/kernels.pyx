@@ -1185,7 +1185,11 @@ cdef Py_ssize_t _merge_runs(double* a, double* b, Py_ssize_t m, double width) no
     Cell i joins the open panel [A, B] when it starts where the panel ends (|a_i - B| <= 4e-16 max(1, |B|):
     the ends of neighbouring cells are computed separately and may differ by an ulp) and b_i - A <= width;
     the panel is then [A, b_i].  A panel covers exactly the union of its cells (closing ulp gaps, counting
-    ulp overlaps once).  Returns the number of panels (written to a[:m'], b[:m'])."""
+    ulp overlaps once).  Returns the number of panels (written to a[:m'], b[:m']).
+
+    The one rule of the Bromwich integral of every law (``_bromwich_law``): a Gauss–Legendre panel of
+    width <= 2 beta keeps its certified error bound (Bernstein ellipse rho >= 1 + sqrt 2), so the cells
+    kept after refinement (often 4-8 times narrower) need not cost GL_NODES nodes each."""
     cdef Py_ssize_t i, out = 0
     cdef double tol
     for i in range(m):
@@ -1198,36 +1202,6 @@ cdef Py_ssize_t _merge_runs(double* a, double* b, Py_ssize_t m, double width) no
         b[out] = b[i]
         out += 1
     return out
-
-
-def merge_panels(const double[::1] a, const double[::1] b, double width):
-    """Consecutive integration cells [a_i, b_i] merged into panels of width <= ``width`` (``_merge_runs``).
-
-    The one rule of the Bromwich integral of every law (``_bromwich_law``): a Gauss–Legendre panel of
-    width <= 2 beta keeps its certified error bound (Bernstein ellipse rho >= 1 + sqrt 2), so the cells
-    kept after refinement (often 4-8 times narrower) need not cost GL_NODES nodes each.
-
-    Parameters
-    ----------
-    a, b : float64[::1], shape (m,)
-        Left and right ends of the cells, increasing.
-    width : float
-        Largest panel width.
-
-    Returns
-    -------
-    (ndarray, ndarray)
-        Left and right ends of the panels.
-    """
-    if a.shape[0] != b.shape[0]:
-        raise ValueError("merge_panels: a and b differ in length")
-    oa = np.array(a, dtype=np.float64)
-    ob = np.array(b, dtype=np.float64)
-    cdef double[::1] A = oa, Bv = ob
-    cdef Py_ssize_t m = 0
-    if oa.shape[0]:
-        m = _merge_runs(&A[0], &Bv[0], oa.shape[0], width)
-    return oa[:m], ob[:m]
 
 
 #: A panel whose centre c has |c| max|d_j| >= ROTATION_MIN_ANGLE forms e^{i t d_j} at its Gauss–Legendre

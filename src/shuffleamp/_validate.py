@@ -59,6 +59,27 @@ def _as_float_array(name: str, value) -> np.ndarray:
     return arr
 
 
+def budget_limits(max_seconds, max_memory_gb) -> tuple[float, float]:
+    """``max_seconds`` and ``max_memory_gb`` of a public call: scalars > 0 (``inf`` for no limit).
+
+    Returns
+    -------
+    (float, float)
+        The validated pair.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``max_seconds`` or ``max_memory_gb`` (NaN, <= 0, not a real scalar).
+    """
+    max_seconds = real("max_seconds", max_seconds, lo=0.0, lo_open=True, allow_inf=True)
+    max_memory_gb = real("max_memory_gb", max_memory_gb, lo=0.0, lo_open=True, allow_inf=True)
+    for name, value in (("max_seconds", max_seconds), ("max_memory_gb", max_memory_gb)):
+        if not isinstance(value, float):
+            raise ParameterError(name, "must be a scalar")
+    return max_seconds, max_memory_gb
+
+
 def real(name: str, value, *, lo=None, hi=None, lo_open=False, hi_open=False, allow_inf=False):
     """Check a real scalar or array against an interval.
 

@@ -716,17 +716,6 @@ def _exact_profile(f, n: int, eps: np.ndarray, mode: str) -> np.ndarray:
     return out.reshape(out.shape[:-1] + eps.shape)
 
 
-def _check_budget(max_seconds, max_memory_gb) -> tuple[float, float]:
-    """``max_seconds`` / ``max_memory_gb`` of a public accountant call, validated as :func:`shuffleamp.epsilon`'s
-    (scalars > 0, ``inf`` for no limit)."""
-    max_seconds = _validate.real("max_seconds", max_seconds, lo=0.0, lo_open=True, allow_inf=True)
-    max_memory_gb = _validate.real("max_memory_gb", max_memory_gb, lo=0.0, lo_open=True, allow_inf=True)
-    for name, value in (("max_seconds", max_seconds), ("max_memory_gb", max_memory_gb)):
-        if not isinstance(value, float):
-            raise ParameterError(name, "must be a scalar")
-    return max_seconds, max_memory_gb
-
-
 def _at_n_budget(mechanisms, max_seconds: float = DEFAULT_MAX_SECONDS, max_memory_gb: float = DEFAULT_MAX_MEMORY_GB):
     """The call's time / memory budget (:func:`shuffleamp._numerics.budget`, validated values) when a mechanism
     is profiled through its finite decompositions for n users (:func:`_families_at`) or is the Gaussian
@@ -809,7 +798,7 @@ def privacy_profile(mechanism, n=None, epsilons=None, *, max_seconds: float = DE
     cls_ = _approx_class(mechanism)
     mechanism, n = _check_mechanism(mechanism, n)
     eps = np.asarray(_validate.real("epsilons", epsilons), dtype=np.float64)
-    max_seconds, max_memory_gb = _check_budget(max_seconds, max_memory_gb)
+    max_seconds, max_memory_gb = _validate.budget_limits(max_seconds, max_memory_gb)
     with _at_n_budget([mechanism], max_seconds, max_memory_gb):
         if cls_ is not None and cls_.delta0 > 0:
             # the minimum over the users kept of the reduction's profiles (argument I), argument B for ε < 0
@@ -1084,7 +1073,7 @@ def to_pld(mechanism, n=None, *, value_discretization_interval: float | None = N
     """
     mechanism, n = _check_mechanism(mechanism, n, keep_class=True)
     points, tail_delta = _grid_options(points, tail_delta)
-    max_seconds, max_memory_gb = _check_budget(max_seconds, max_memory_gb)
+    max_seconds, max_memory_gb = _validate.budget_limits(max_seconds, max_memory_gb)
     with _at_n_budget([mechanism], max_seconds, max_memory_gb):
         rnd = _Round.make(mechanism, n, tail_delta)
         d = _interval(value_discretization_interval, [rnd], points)
@@ -2076,7 +2065,7 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     rounds = _validate_rounds(rounds)
     epsilon, delta = _one_target(epsilon, delta)
     points, tail_delta = _grid_options(points, tail_delta)
-    max_seconds, max_memory_gb = _check_budget(max_seconds, max_memory_gb)
+    max_seconds, max_memory_gb = _validate.budget_limits(max_seconds, max_memory_gb)
     # the whole call, up-front estimates included, runs within the budget (evaluations checked in chunks)
     with _at_n_budget([m for m, _, _ in rounds], max_seconds, max_memory_gb):
         return _compose_rounds(rounds, epsilon, delta, extra_plds, value_discretization_interval, points, tail_delta,
@@ -2464,7 +2453,7 @@ def max_rounds(mechanism, n, epsilon: float, delta: float, *, limit: int = 10**6
     epsilon = _validate.real("epsilon", epsilon, lo=0.0, lo_open=True)
     delta = _validate.delta(delta)
     limit = _validate.count(limit, "limit")
-    max_seconds, max_memory_gb = _check_budget(max_seconds, max_memory_gb)
+    max_seconds, max_memory_gb = _validate.budget_limits(max_seconds, max_memory_gb)
     # basic composition: each shuffled round of a pure eps0-LDP randomizer is (eps0, 0)-DP (post-processing
     # of the reports), so R rounds are (R eps0, 0)-DP and every R <= epsilon / eps0 fits
     eps0 = float(getattr(mechanism, "eps0", math.inf))
@@ -2549,7 +2538,7 @@ def max_eps0(mechanism, n, rounds: int, epsilon: float, delta: float, *, eps0_ma
     delta = _validate.delta(delta)
     eps0_max = _validate.real("eps0_max", eps0_max, lo=0.0, lo_open=True)
     rel_tol = _validate.real("rel_tol", rel_tol, lo=1e-9, hi=0.5)
-    max_seconds, max_memory_gb = _check_budget(max_seconds, max_memory_gb)
+    max_seconds, max_memory_gb = _validate.budget_limits(max_seconds, max_memory_gb)
 
     def total(e0):
         r = compose_rounds([(_with_eps0(mechanism, e0), n, R)], delta=delta, points=points, lower=False,

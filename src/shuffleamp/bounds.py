@@ -800,11 +800,7 @@ def method(name: str) -> Method:
 # ---------------------------------------------------------------------------- public API
 def _common(mechanism, method_name, rtol, rtol_lower, max_grid, evaluator, max_seconds, max_memory_gb):
     _validate.mechanism(mechanism)
-    max_seconds = _validate.real("max_seconds", max_seconds, lo=0.0, lo_open=True, allow_inf=True)
-    max_memory_gb = _validate.real("max_memory_gb", max_memory_gb, lo=0.0, lo_open=True, allow_inf=True)
-    if not (isinstance(max_seconds, float) and isinstance(max_memory_gb, float)):
-        raise ParameterError("max_seconds" if not isinstance(max_seconds, float) else "max_memory_gb",
-                             "must be a scalar")
+    max_seconds, max_memory_gb = _validate.budget_limits(max_seconds, max_memory_gb)
     m = method(method_name)
     _validate.choice(evaluator, "evaluator", set(EVALUATORS))
     rtol = _validate.real("rtol", rtol, lo=1e-9, hi=0.5)
@@ -910,8 +906,7 @@ def _population_bound(quantity: str, pop, n, other, method: str, evaluator: str,
     (``method="optimal"``), or the μ-GDP estimate of Chen–Cao–Ge for its per-user ε0 (``"gdp"``,
     ``sound=False``: asymptotic, see :data:`shuffleamp.baselines.GDP_INFO`), within the call's budget
     (``max_seconds``, ``max_memory_gb``)."""
-    max_seconds = _validate.real("max_seconds", max_seconds, lo=0.0, lo_open=True, allow_inf=True)
-    max_memory_gb = _validate.real("max_memory_gb", max_memory_gb, lo=0.0, lo_open=True, allow_inf=True)
+    max_seconds, max_memory_gb = _validate.budget_limits(max_seconds, max_memory_gb)
     with budget(max_seconds, max_memory_gb):
         return _population_bound_budgeted(quantity, pop, n, other, method, evaluator, eps_rtol)
 

@@ -83,7 +83,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.special import betainc, erfcx, log_ndtr, ndtr  # loaded with the kernels anyway
+from scipy.special import betainc, erfcx, log_ndtr  # loaded with the kernels anyway
 
 from . import _validate
 from ._ext import binomial
@@ -91,6 +91,7 @@ from ._numerics import inverse_monotone
 from ._registry import EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, Method, Settings
 from .decomposition import Decomposition, clone_decomposition
 from .evaluate import estimator, max_delta
+from .gaussian import blanket_chi2
 from .errors import OutOfRegimeError, ParameterError, ResourceLimitError, ShuffleampError
 from .results import BoundResult, MethodInfo
 from .search import solve_epsilon
@@ -1508,8 +1509,7 @@ def _gaussian_upper_index(mu: float) -> float:
         return 2.0 * val
     if mu * mu > 700.0:
         raise OutOfRegimeError(f"shuffle index: exp(Δ²/σ²) overflows at Δ/σ = {mu:.4g}; use a larger sigma")
-    return 2.0 * (math.exp(mu * mu) * float(ndtr(1.5 * mu)) - 2.0 * float(ndtr(0.5 * mu))
-                  + float(ndtr(-0.5 * mu)))
+    return blanket_chi2(mu)
 
 
 def shuffle_index(mechanism) -> ShuffleIndex:

@@ -2586,11 +2586,26 @@ def loss_scale(mu: float, n: int, upper: bool) -> float:
     -------
     float
     """
-    if upper:
-        chi2 = 2.0 * (math.exp(mu * mu) * float(ndtr(1.5 * mu)) - 2.0 * float(ndtr(mu / 2)) + float(ndtr(-mu / 2)))
-    else:
-        chi2 = math.expm1(mu * mu)
+    chi2 = blanket_chi2(mu) if upper else math.expm1(mu * mu)
     return math.sqrt(max(chi2, 1e-300) / max(int(n), 1))
+
+
+def blanket_chi2(mu: float) -> float:
+    r""":math:`\chi^2_{\rm up} = 2[e^{\mu^2}\Phi(3\mu/2) - 2\Phi(\mu/2) + \Phi(-\mu/2)]`, the χ² of the blanket
+    pair of the Gaussian pair (0, Δ) in units of σ, μ = Δ/σ (derived in :func:`shuffleamp.baselines.shuffle_index`).
+    The closed form cancels at small μ (there :func:`shuffleamp.baselines.shuffle_index` integrates instead) and
+    overflows at μ² > 709.
+
+    Parameters
+    ----------
+    mu : float
+        Δ/σ.
+
+    Returns
+    -------
+    float
+    """
+    return 2.0 * (math.exp(mu * mu) * float(ndtr(1.5 * mu)) - 2.0 * float(ndtr(mu / 2)) + float(ndtr(-mu / 2)))
 
 
 #: The accountant's lower-bound layouts for totals over rounds (:func:`totals_lowers`) are placed at these fractions

@@ -343,6 +343,27 @@ def positive_part_tilted_mc(values, probs, n: int, samples: int = 400_000, seed:
     return mean * scale, math.sqrt(var / samples) * scale
 
 
+def clone_pair_blocks(eps0: float, m: int):
+    """The clone pair of Feldman, McMillan and Talwar (FOCS 2021, Theorem 3.1) with m users at local level eps0,
+    enumerated: for each number c of the m - 1 others that are clones (Binomial(m - 1, e^-eps0), blocks of mass
+    below 1e-30 skipped), the joint (P, Q) arrays over the count of reports in favour of x0 (numpy, exact up to
+    floating point).  Yields (P, Q) per block; the blocks' masses add up to the pair's."""
+    E = math.exp(eps0)
+    p_delta = E / (E + 1)
+    c = np.arange(m)
+    pc = binom.pmf(c, m - 1, 1 / E)
+    for ci in c[pc > 1e-30]:
+        a = np.arange(ci + 1)
+        pa = binom.pmf(a, ci, 0.5) * pc[ci]
+        P = np.zeros(ci + 2)
+        Q = np.zeros(ci + 2)
+        P[a] += pa * (1 - p_delta)
+        P[a + 1] += pa * p_delta
+        Q[a + 1] += pa * (1 - p_delta)
+        Q[a] += pa * p_delta
+        yield P, Q
+
+
 def binary_rr_enumerated_worst_delta(eps0, n, eps):
     """Exact worst-case δ(ε) of shuffled binary randomized response by enumeration.
 

@@ -29,30 +29,14 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import binom
 
 import shuffleamp as sa
+from exact_oracles import clone_pair_blocks
 
 
 def clone_delta(e0: float, m: int, eps: float) -> float:
     """D_{e^eps} of the clone pair with m users at local level e0 (FMT21 Theorem 3.1)."""
-    E = math.exp(e0)
-    p_delta = E / (E + 1)
-    others = m - 1
-    c = np.arange(others + 1)
-    pc = binom.pmf(c, others, 1 / E)
-    total = 0.0
-    for ci in c[pc > 1e-30]:
-        a = np.arange(ci + 1)
-        pa = binom.pmf(a, ci, 0.5) * pc[ci]
-        P = np.zeros(ci + 2)
-        Q = np.zeros(ci + 2)
-        P[a] += pa * (1 - p_delta)
-        P[a + 1] += pa * p_delta
-        Q[a + 1] += pa * (1 - p_delta)
-        Q[a] += pa * p_delta
-        total += float(np.maximum(P - math.exp(eps) * Q, 0.0).sum())
-    return total
+    return sum(float(np.maximum(P - math.exp(eps) * Q, 0.0).sum()) for P, Q in clone_pair_blocks(e0, m))
 
 
 def reduction_at(eps0: float, delta0: float, m: int, eps: float) -> float:

@@ -27,27 +27,15 @@ import math
 import numpy as np
 import pytest
 from scipy.optimize import brentq
-from scipy.stats import binom
 
 import shuffleamp as sa
+from exact_oracles import clone_pair_blocks
 
 
 def clone_pair_losses(eps0: float, n: int):
     """(privacy losses log P/Q, P-masses) of every outcome of the clone pair with n users at local level eps0."""
-    E = math.exp(eps0)
-    p_delta = E / (E + 1)
-    c = np.arange(n)
-    pc = binom.pmf(c, n - 1, 1 / E)
     losses, masses = [], []
-    for ci in c[pc > 1e-30]:
-        a = np.arange(ci + 1)
-        pa = binom.pmf(a, ci, 0.5) * pc[ci]
-        P = np.zeros(ci + 2)
-        Q = np.zeros(ci + 2)
-        P[a] += pa * (1 - p_delta)
-        P[a + 1] += pa * p_delta
-        Q[a + 1] += pa * (1 - p_delta)
-        Q[a] += pa * p_delta
+    for P, Q in clone_pair_blocks(eps0, n):
         keep = (P > 1e-300) & (Q > 1e-300)
         losses.append(np.log(P[keep]) - np.log(Q[keep]))
         masses.append(P[keep])

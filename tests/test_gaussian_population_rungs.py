@@ -80,9 +80,9 @@ def test_more_blanket_users_do_not_raise_the_bound():
     assert more <= base * (1 + 1e-6)
 
 
-def _threshold_oracle(eps, t, D, st, others):
-    """max over both orderings of sum_c (P0(c) - e^eps P1(c))_+ for the count of reports above t, with exact
-    binomial sums in mpmath (others: [(σ, count)], every other user at Δ, the target at 0 vs Δ)."""
+def _threshold_count_laws(t, D, st, others):
+    """(P0, P1): the exact laws (mpmath, 40 digits) of the count of reports above t when the target (noise σ =
+    ``st``) is at 0 or at Δ and every other user is at Δ (others: [(σ, count)]), by exact binomial sums."""
     mpmath.mp.dps = 40
 
     def sf(x):
@@ -97,8 +97,14 @@ def _threshold_oracle(eps, t, D, st, others):
                 new[i + j] += x * y
         law = new
     p0, p1 = sf(mpmath.mpf(t) / st), sf(mpmath.mpf(t - D) / st)
-    P0 = [(1 - p0) * (law[c] if c < len(law) else 0) + p0 * (law[c - 1] if c >= 1 else 0) for c in range(len(law) + 1)]
-    P1 = [(1 - p1) * (law[c] if c < len(law) else 0) + p1 * (law[c - 1] if c >= 1 else 0) for c in range(len(law) + 1)]
+    return tuple([(1 - p) * (law[c] if c < len(law) else 0) + p * (law[c - 1] if c >= 1 else 0)
+                  for c in range(len(law) + 1)] for p in (p0, p1))
+
+
+def _threshold_oracle(eps, t, D, st, others):
+    """max over both orderings of sum_c (P0(c) - e^eps P1(c))_+ for the count of reports above t, with exact
+    binomial sums in mpmath (others: [(σ, count)], every other user at Δ, the target at 0 vs Δ)."""
+    P0, P1 = _threshold_count_laws(t, D, st, others)
     e = mpmath.exp(eps)
     return max(sum(max(x - e * y, 0) for x, y in zip(A, B)) for A, B in ((P0, P1), (P1, P0)))
 
@@ -142,20 +148,7 @@ def test_accountant_threshold_pair_is_dominated():
             if tv > tv_best:
                 tv_best, exact = tv, s
         t = 0.5 + exact * 0.4
-        mpmath.mp.dps = 40
-        sf = lambda x: mpmath.ncdf(-x)                      # noqa: E731
-        law = [mpmath.mpf(1)]
-        for sig, m in ((0.4, 5), (0.7, 7)):
-            p = sf(mpmath.mpf(t - 1.0) / sig)
-            pm = [mpmath.binomial(m, k) * p ** k * (1 - p) ** (m - k) for k in range(m + 1)]
-            new = [mpmath.mpf(0)] * (len(law) + m)
-            for i, x in enumerate(law):
-                for j, y in enumerate(pm):
-                    new[i + j] += x * y
-            law = new
-        p0, p1 = sf(mpmath.mpf(t) / 0.4), sf(mpmath.mpf(t - 1.0) / 0.4)
-        full = [[(1 - p) * (law[c] if c < len(law) else 0) + p * (law[c - 1] if c else 0) for c in range(len(law) + 1)]
-                for p in (p0, p1)]
+        full = _threshold_count_laws(t, 1.0, 0.4, ((0.4, 5), (0.7, 7)))
         A, B = (full[1], full[0]) if rev else (full[0], full[1])
         assert all(u <= a for u, a in zip(U, A)) and all(l_ >= b for l_, b in zip(L, B))
 

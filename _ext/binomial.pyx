@@ -20,7 +20,33 @@ from scipy.special.cython_special cimport betainc, betaincc
 include "_binomial_sums.pxi"
 
 
-def exact_three_atom(double v1, double p1, double v2, double p2, double v3, long n, double width=14.0):
+#: Half-width of :func:`exact_three_atom`'s window in standard deviations of the outer binomial (default).
+WINDOW_WIDTH = 14.0
+
+
+def window_terms(long n, double pc, double width=WINDOW_WIDTH):
+    """Number of terms of :func:`exact_three_atom`'s window sum: the counts of the outer binomial Bin(n, pc)
+    within ``width`` standard deviations (plus 10) of its mean, clipped to [0, n].
+
+    Parameters
+    ----------
+    n : int
+        Number of summands.
+    pc : float
+        Mass of atoms 1 or 2 (``p1 + p2``), in [0, 1].
+    width : float
+        Window half-width in binomial standard deviations (as :func:`exact_three_atom`'s).
+
+    Returns
+    -------
+    int
+    """
+    cdef long lo, hi
+    _window(n, pc, width, &lo, &hi)
+    return hi - lo + 1
+
+
+def exact_three_atom(double v1, double p1, double v2, double p2, double v3, long n, double width=WINDOW_WIDTH):
     """Exact E[(sum_{i<=n} G_i)_+]/n for a three-atom G (v1 w.p. p1, v2 w.p. p2, v3 otherwise).
 
     C = #(atoms 1 or 2) ~ Bin(n, p1+p2); given C, N1 ~ Bin(C, p1/(p1+p2)) enters through a

@@ -144,15 +144,11 @@ THREE_ATOM_MAX_TERMS = 2 ** 22
 
 
 def _window_terms(dec: Decomposition, n: int, epsilon: float) -> int:
-    """Number of terms of the exact_three_atom window sum of :func:`_three_atom` (mirrors its ``_window``)."""
+    """Number of terms of the exact_three_atom window sum of :func:`_three_atom` (``binomial.window_terms``)."""
     g = dec.gparv(epsilon)
     p = g.probs[g.probs > 0]
     pc = float(p[0] + p[1]) if p.size >= 2 else 0.0
-    pc = min(max(pc, 0.0), 1.0)
-    mu, sd = n * pc, math.sqrt(n * pc * (1.0 - pc))
-    lo = max(0.0, math.floor(mu - 14.0 * sd - 10.0))
-    hi = min(float(n), math.ceil(mu + 14.0 * sd + 10.0))
-    return int(hi - lo) + 1
+    return int(binomial.window_terms(int(n), min(max(pc, 0.0), 1.0)))
 
 
 def _three_atom(dec: Decomposition, epsilon: float, n: int) -> tuple[float, float]:

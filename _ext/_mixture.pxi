@@ -508,6 +508,39 @@ cdef void _mix_pair(mix_t* M, int lev, long m, double s0, double a0, double w) n
     M.pos, M.total, M.nterms = pos, total, nterms
 
 
+cdef inline long _mix_tail_tables(mix_t* M, int lev, long my, double qY, long* loY, long* hiY,
+                                  double* dropY) noexcept nogil:
+    """Y's pmf window at ``my`` trials (``_mix_window`` at level lev + 2; its dropped mass in ``dropY``) and its
+    tail tables in ``M.cy``'s pool: T0[y] = sum of the pmf over [y, hiY], T1[y] = sum of T0 over (y, hiY]
+    (T1 stored after T0, both indexed by y - loY).  Counts the window's steps.  Returns the pool offset of
+    T0, or -1 (``M.abort`` set) when the window aborts or the pool cannot grow."""
+    cdef long o, y, lo, hi
+    cdef double* bY
+    cdef double* T0
+    cdef double* T1
+    dropY[0] = _mix_window(M, lev + 2, my, qY, M.lqY, loY, hiY)
+    if M.abort:
+        return -1
+    lo = loY[0]
+    hi = hiY[0]
+    bY = M.buf[lev + 2] - lo
+    o = _wc_alloc(&M.cy, 2 * (hi - lo + 1))
+    if o < 0:
+        M.abort = 1
+        return -1
+    T0 = M.cy.pool + o - lo
+    T1 = T0 + (hi - lo + 1)
+    T0[hi] = bY[hi]
+    T1[hi] = 0.0
+    y = hi - 1
+    while y >= lo:
+        T1[y] = T1[y + 1] + T0[y + 1]
+        T0[y] = T0[y + 1] + bY[y]
+        y -= 1
+    M.steps += <double>(hi - lo + 1)
+    return o
+
+
 cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) noexcept nogil:
     """Four atoms left: pairs (a<b) and (c<d); L users on {a, b}, X = N_b | L, Y = N_d | m - L."""
     cdef double va = M.v[lev], vb = M.v[lev + 1], vc = M.v[lev + 2], vd = M.v[lev + 3]
@@ -517,7 +550,6 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) n
     cdef long loL, hiL, L, loX, hiX, loY, hiY, xx, y, j0, mx, my, xs
     cdef double* bL
     cdef double* bX
-    cdef double* bY
     cdef double* T0
     cdef double* T1
     cdef double* pX
@@ -547,25 +579,12 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) n
         if lev == 0:
             # the quad at the root: every L once, nothing to reuse -- X's pmf stays in its level buffer
             # and Y's tail tables go to scratch space (no copies, no cache slots)
-            dropY = _mix_window(M, lev + 2, my, qY, M.lqY, &loY, &hiY)
-            if M.abort:
-                return
-            bY = M.buf[lev + 2] - loY
             M.cy.used = 0
-            o = _wc_alloc(&M.cy, 2 * (hiY - loY + 1))
+            o = _mix_tail_tables(M, lev, my, qY, &loY, &hiY, &dropY)
             if o < 0:
-                M.abort = 1
                 return
             T0 = M.cy.pool + o - loY
             T1 = T0 + (hiY - loY + 1)
-            T0[hiY] = bY[hiY]
-            T1[hiY] = 0.0
-            y = hiY - 1
-            while y >= loY:
-                T1[y] = T1[y + 1] + T0[y + 1]
-                T0[y] = T0[y + 1] + bY[y]
-                y -= 1
-            M.steps += <double>(hiY - loY + 1)
             dropX = _mix_window(M, lev + 1, mx, qX, M.lqX, &loX, &hiX)
             if M.abort:
                 return
@@ -578,28 +597,13 @@ cdef void _mix_quad(mix_t* M, int lev, long m, double s0, double a0, double w) n
                 M.abort = 1
                 return
             if M.cy.off[iy] < 0:
-                dropY = _mix_window(M, lev + 2, my, qY, M.lqY, &loY, &hiY)
-                if M.abort:
-                    return
-                bY = M.buf[lev + 2] - loY
-                o = _wc_alloc(&M.cy, 2 * (hiY - loY + 1))
+                o = _mix_tail_tables(M, lev, my, qY, &loY, &hiY, &dropY)
                 if o < 0:
-                    M.abort = 1
                     return
-                T0 = M.cy.pool + o - loY
-                T1 = T0 + (hiY - loY + 1)
-                T0[hiY] = bY[hiY]
-                T1[hiY] = 0.0
-                y = hiY - 1
-                while y >= loY:
-                    T1[y] = T1[y + 1] + T0[y + 1]
-                    T0[y] = T0[y + 1] + bY[y]
-                    y -= 1
                 M.cy.off[iy] = o
                 M.cy.lo[iy] = loY
                 M.cy.hi[iy] = hiY
                 M.cy.drop[iy] = dropY
-                M.steps += <double>(hiY - loY + 1)
             if M.cx.off[ix] < 0:
                 dropX = _mix_window(M, lev + 1, mx, qX, M.lqX, &loX, &hiX)
                 if M.abort:

@@ -8,15 +8,23 @@
 from libc.float cimport DBL_EPSILON
 
 
-cdef void _chernoff_moments(const double[::1] v, const double[::1] lp, Py_ssize_t k, double th,
-                            double* K, double* m1, double* var) noexcept nogil:
-    """log E[e^{θV}] (log-sum-exp form) and the tilted mean and variance of the atoms (v, exp(lp))."""
+cdef inline double _lse_shift(const double[::1] v, const double[::1] lp, Py_ssize_t k, double th) noexcept nogil:
+    """max_j θ v_j + lp_j: the shift of the log-sum-exp forms below (-inf for k = 0)."""
     cdef Py_ssize_t j
-    cdef double zm = -INFINITY, z, w, S = 0.0, s1 = 0.0, s2 = 0.0, mu
+    cdef double zm = -INFINITY, z
     for j in range(k):
         z = th * v[j] + lp[j]
         if z > zm:
             zm = z
+    return zm
+
+
+cdef void _chernoff_moments(const double[::1] v, const double[::1] lp, Py_ssize_t k, double th,
+                            double* K, double* m1, double* var) noexcept nogil:
+    """log E[e^{θV}] (log-sum-exp form) and the tilted mean and variance of the atoms (v, exp(lp))."""
+    cdef Py_ssize_t j
+    cdef double zm, w, S = 0.0, s1 = 0.0, s2 = 0.0, mu
+    zm = _lse_shift(v, lp, k, th)
     for j in range(k):
         w = exp(th * v[j] + lp[j] - zm)
         S += w
@@ -144,11 +152,8 @@ cdef void _chernoff_tilted(const double[::1] v, const double[::1] lp, Py_ssize_t
     """At θ: st = (K(θ) = log E[e^{θV}], and under the tilted law the mean, the central second and third
     absolute moments and the mean of |V|), two passes (the central moments about the computed mean)."""
     cdef Py_ssize_t j
-    cdef double zm = -INFINITY, z, w, S = 0.0, s1 = 0.0, m, d, s2 = 0.0, s3 = 0.0, sa = 0.0, sz = 0.0
-    for j in range(k):
-        z = th * v[j] + lp[j]
-        if z > zm:
-            zm = z
+    cdef double zm, w, S = 0.0, s1 = 0.0, m, d, s2 = 0.0, s3 = 0.0, sa = 0.0, sz = 0.0
+    zm = _lse_shift(v, lp, k, th)
     for j in range(k):
         w = exp(th * v[j] + lp[j] - zm)
         S += w

@@ -95,6 +95,16 @@ def discretize_atoms(const double[::1] values, const double[::1] probs, double l
     return idx_a[:m], w_a[:m]
 
 
+cdef inline int64_t _grid_floor(double v, double l) noexcept nogil:
+    """The largest grid index i with i * l <= v (as computed in floating point)."""
+    cdef int64_t i = <int64_t>floor(v / l)
+    while i * l > v:
+        i -= 1
+    while (i + 1) * l <= v:
+        i += 1
+    return i
+
+
 cdef Py_ssize_t _discretize_atoms(const double[::1] values, const double[::1] probs, double l, int imode,
                                   int64_t[::1] idx, double[::1] w) noexcept nogil:
     """The loop of :func:`discretize_atoms` (without the GIL); returns the number of entries written."""
@@ -111,18 +121,9 @@ cdef Py_ssize_t _discretize_atoms(const double[::1] values, const double[::1] pr
                 i -= 1
             idx[m] = i; w[m] = probs[j]; m += 1
         elif imode == 1:
-            i = <int64_t>floor(v / l)
-            while i * l > v:
-                i -= 1
-            while (i + 1) * l <= v:
-                i += 1
-            idx[m] = i; w[m] = probs[j]; m += 1
+            idx[m] = _grid_floor(v, l); w[m] = probs[j]; m += 1
         else:
-            i = <int64_t>floor(v / l)
-            while i * l > v:
-                i -= 1
-            while (i + 1) * l <= v:
-                i += 1
+            i = _grid_floor(v, l)
             frac = (v - i * l) / l
             if frac < 0.0:
                 frac = 0.0
@@ -985,31 +986,36 @@ cdef struct prof_par:
     Py_ssize_t gl_nodes
 
 
+cdef inline void* _room(void* x, Py_ssize_t n, Py_ssize_t* cap, size_t size) noexcept nogil:
+    """The buffer ``x`` of ``n`` entries of ``size`` bytes with room for one more: ``x`` itself while
+    ``n < cap``, else reallocated to twice the capacity (at least 64; ``cap`` updated); NULL when out of
+    memory (``x`` then unchanged)."""
+    cdef Py_ssize_t c
+    cdef void* y
+    if n < cap[0]:
+        return x
+    c = 64 if cap[0] < 32 else 2 * cap[0]
+    y = realloc(x, c * size)
+    if y != NULL:
+        cap[0] = c
+    return y
+
+
 cdef int _dpush(dvec* v, double x) noexcept nogil:
-    cdef Py_ssize_t cap
-    cdef double* y
-    if v.n == v.cap:
-        cap = 64 if v.cap < 32 else 2 * v.cap
-        y = <double*>realloc(v.x, cap * sizeof(double))
-        if y == NULL:
-            return -1
-        v.x = y
-        v.cap = cap
+    cdef double* y = <double*>_room(v.x, v.n, &v.cap, sizeof(double))
+    if y == NULL:
+        return -1
+    v.x = y
     v.x[v.n] = x
     v.n += 1
     return 0
 
 
 cdef int _spush(svec* v, double a, double b, double m) noexcept nogil:
-    cdef Py_ssize_t cap
-    cdef seg_t* y
-    if v.n == v.cap:
-        cap = 64 if v.cap < 32 else 2 * v.cap
-        y = <seg_t*>realloc(v.x, cap * sizeof(seg_t))
-        if y == NULL:
-            return -1
-        v.x = y
-        v.cap = cap
+    cdef seg_t* y = <seg_t*>_room(v.x, v.n, &v.cap, sizeof(seg_t))
+    if y == NULL:
+        return -1
+    v.x = y
     v.x[v.n].a = a
     v.x[v.n].b = b
     v.x[v.n].m = m
@@ -3631,6 +3637,27 @@ def bromwich_hooks(hooks, const double[::1] v, const double[::1] p, const double
     return st, value, err, work
 
 
+cdef void _pop_fill(pop_t* Q, bint rule, const double[::1] gam, const double[::1] N, const double[:, ::1] b,
+                    const double[::1] w0, const double[::1] mp1, const double[::1] a, double n_eff) noexcept nogil:
+    """A population's target law as the integrand reads it, from arrays whose lengths the caller has checked:
+    the rule's groups and nodes (``rule``) or the pmf window; the rule's abscissae and log weights and the
+    window's log masses, which only the integral reads, are left for the caller to set."""
+    memset(Q, 0, sizeof(pop_t))
+    Q.rule = 1 if rule else 0
+    if rule:
+        Q.G = gam.shape[0]
+        Q.R = w0.shape[0]
+        Q.gam = &gam[0]
+        Q.N = &N[0]
+        Q.bT = &b[0, 0]
+        Q.w0 = &w0[0]
+    else:
+        Q.G = a.shape[0]
+        Q.mp1 = &mp1[0]
+        Q.a = &a[0]
+    Q.n_eff = n_eff
+
+
 def bromwich_population(const double[::1] v, const double[::1] p, const double[::1] q, const double[::1] d,
                         double theta, double mu, double L1, double s2, double nK, double trivial, double s0,
                         double nK_err, bint rule, const double[::1] gam, const double[::1] N, const double[::1] x,
@@ -3692,23 +3719,12 @@ def bromwich_population(const double[::1] v, const double[::1] p, const double[:
         raise ValueError("bromwich_population: inconsistent rule arrays")
     if not rule and lognu.shape[0] < 1:
         raise ValueError("bromwich_population: empty pmf window")
-    memset(&Q, 0, sizeof(pop_t))
-    Q.rule = 1 if rule else 0
+    _pop_fill(&Q, rule, gam, N, b, w0, mp1, a, n_eff)
     if rule:
-        Q.G = gam.shape[0]
-        Q.R = x.shape[0]
-        Q.gam = &gam[0]
-        Q.N = &N[0]
         Q.x = &x[0]
         Q.logc = &logc[0]
-        Q.bT = &b[0, 0]
-        Q.w0 = &w0[0]
     else:
-        Q.G = lognu.shape[0]
         Q.lognu = &lognu[0]
-        Q.mp1 = &mp1[0]
-        Q.a = &a[0]
-    Q.n_eff = n_eff
     memset(&L, 0, sizeof(law_t))
     L.kind = LAW_POPULATION
     L.pop = &Q
@@ -3741,24 +3757,12 @@ def population_nodes(const double[::1] q, const double[::1] d, double theta, dou
     estimate), g(t) = Φ̃(M(theta + it)) / Φ̃(M(theta)) / (theta + it)^2; arguments as there.  For tests."""
     cdef Py_ssize_t i, m = t.shape[0]
     cdef pop_t Q
-    memset(&Q, 0, sizeof(pop_t))
-    Q.rule = 1 if rule else 0
     if rule:
         if b.shape[0] != w0.shape[0] or b.shape[1] != gam.shape[0] or N.shape[0] != gam.shape[0] or not w0.shape[0]:
             raise ValueError("population_nodes: inconsistent rule arrays")
-        Q.G = gam.shape[0]
-        Q.R = w0.shape[0]
-        Q.gam = &gam[0]
-        Q.N = &N[0]
-        Q.bT = &b[0, 0]
-        Q.w0 = &w0[0]
-    else:
-        if a.shape[0] != mp1.shape[0] or not a.shape[0]:
-            raise ValueError("population_nodes: inconsistent pmf arrays")
-        Q.G = a.shape[0]
-        Q.mp1 = &mp1[0]
-        Q.a = &a[0]
-    Q.n_eff = n_eff
+    elif a.shape[0] != mp1.shape[0] or not a.shape[0]:
+        raise ValueError("population_nodes: inconsistent pmf arrays")
+    _pop_fill(&Q, rule, gam, N, b, w0, mp1, a, n_eff)
     gr_a = np.empty(m)
     ag_a = np.empty(m)
     rl_a = np.empty(m)

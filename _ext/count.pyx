@@ -82,7 +82,7 @@ cdef inline double _kl(double x, double p, double q, bint has_q) noexcept nogil:
 cdef int64_t _side(int64_t N, double p, double q, bint has_q, double log_tau, int64_t k_far,
                    int64_t k_near) noexcept nogil:
     """Window end on one side: the largest |k - mean| between k_near and k_far with
-    exp(-N KL(k/N || p)) <= tau, by bisection over integers (as exact_count._binom_window)."""
+    exp(-N KL(k/N || p)) <= tau, by bisection over integers."""
     cdef int64_t good, bad, mid
     cdef double Nd = <double>N
     if -Nd * _kl(<double>k_far / Nd, p, q, has_q) > log_tau:
@@ -101,7 +101,8 @@ cdef int64_t _side(int64_t N, double p, double q, bint has_q, double log_tau, in
 def chernoff_window(int64_t N, double p, double tau, double q):
     """Window [lo, hi] of Bin(N, p) with mass <= tau below lo and <= tau above hi (Chernoff bound
     P(X <= k) <= exp(-N KL(k/N || p)) and its mirror), ``q`` = 1 - p when > 0 (else log1p(-p) is used);
-    N >= 1 and 0 < p < 1 (the caller handles the point masses)."""
+    N >= 1 and 0 < p < 1, or p rounded to 1 with q > 0 (the caller, ``exact_count._binom_window``, handles
+    the point masses)."""
     cdef double mean = <double>N * p, log_tau = log(tau)
     cdef bint has_q = q > 0.0
     cdef int64_t lo_near, hi_near, lo, hi

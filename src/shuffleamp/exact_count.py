@@ -319,14 +319,6 @@ def _probs(eps0: float):
     return p0, 1.0 / (1.0 + t)
 
 
-def _kl(x: float, p: float, q: float | None = None) -> float:
-    """KL(Bern(x) || Bern(p)) in nats, 0 <= x <= 1, 0 < p < 1; ``q`` = 1 - p when known more accurately
-    than the difference (p close to 1)."""
-    a = 0.0 if x == 0 else x * math.log(x / p)
-    b = 0.0 if x == 1 else (1 - x) * (math.log1p(-x) - (math.log(q) if q is not None else math.log1p(-p)))
-    return a + b
-
-
 #: Largest eps0 (nats) of the exact count law: above it 1/(1 + e^-eps0) rounds to 1 in double precision.
 #: The default method then uses the decomposition bound alone; the count-law entry points refuse.
 MAX_EPS0 = 36.0
@@ -340,41 +332,18 @@ def _check_eps0(eps0: float) -> float:
     return eps0
 
 
-_CHERNOFF_KERNEL = hasattr(_kern, "chernoff_window")
-
-
 def _binom_window(N: int, p: float, tau: float, q: float | None = None):
-    """Window [lo, hi] of Bin(N, p) with mass <= tau below lo and <= tau above hi (Chernoff); ``q`` = 1 - p."""
+    """Window [lo, hi] of Bin(N, p) with mass <= tau below lo and <= tau above hi (Chernoff); ``q`` = 1 - p.
+
+    The point masses here, the rest by the compiled bisection (``count.chernoff_window``: the Chernoff bound
+    P(X <= k) <= exp(-N KL(k/N || p)) and its mirror, searched over the integers)."""
     if N == 0:
         return 0, 0
     if q is None and p >= 1.0:      # a point mass at N (p is exactly 1, not a rounded 1 - q)
         return N, N
     if p <= 0.0:
         return 0, 0
-    if p < 1.0 and _CHERNOFF_KERNEL:     # the compiled bisection (same formula and search as below, ~10x faster)
-        return _kern.chernoff_window(N, p, tau, -1.0 if q is None else q)
-    log_tau = math.log(tau)
-    mean = N * p
-
-    def side(k_far: int, k_near: int) -> int:
-        # largest |k - mean| between k_near (inclusive, close to the mean) and k_far with
-        # exp(-N KL(k/N || p)) <= tau, searching integers; returns the window end.
-        if -N * _kl(k_far / N, p, q) > log_tau:
-            return k_far
-        good, bad = k_far, k_near        # good: bound holds; bad: it does not
-        while abs(good - bad) > 1:
-            mid = (good + bad) // 2
-            if -N * _kl(mid / N, p, q) <= log_tau:
-                good = mid
-            else:
-                bad = mid
-        return good + (1 if good < bad else -1)   # first index inside the window
-
-    lo_near = min(int(math.floor(mean)), N)
-    hi_near = max(int(math.ceil(mean)), 0)
-    lo = 0 if lo_near <= 0 else side(0, lo_near)
-    hi = N if hi_near >= N else side(N, hi_near)
-    return lo, hi
+    return _kern.chernoff_window(N, p, tau, -1.0 if q is None else q)
 
 
 def _check_window(width: int, n) -> None:

@@ -1050,26 +1050,11 @@ class HadamardResponse(_PQRMechanism):
         rows = self._rows([1, 2] + x2s)
         rows = rows / rows.sum(axis=1, keepdims=True)
         out = []
-        positive = bool((rows > 0).all())
         for i, x2 in enumerate(x2s):
             lab = "dataset (1 | 2; others 3 = 1 xor 2)" if x2 == 3 else "dataset (1 | 2; others 4, independent)"
-            if positive:
-                # Decomposition(rows[0], rows[1], rows[2 + i], 0.0).simplified(): positive rows are kept as they
-                # are, so its merge is merge_rows of the rows, and the simplified family is the merged masses
-                # (a few components: built and keyed by the compiled constructor, small_decomposition).  That merge without sorting d columns:
-                # column y's masses depend only on y mod `per` (the inputs 1..4 see the low three bits of y),
-                # so its merge keys are those of the first `per` columns (ratio_keys is element-wise), and
-                # np.bincount adds each group's masses in column order from 0.0, as merge_rows' stable sort
-                # and sequential sums do: the same floats (tested against Decomposition(rows).simplified())
-                per = min(self.d, 8)
-                ra, rb, rc = rows[0], rows[1], rows[2 + i]
-                K0, K1 = ratio_keys(np.array((ra[:per], rb[:per])), rc[:per]).tolist()
-                rank = {k: j for j, k in enumerate(sorted(set(zip(K0, K1))))}
-                gid = np.tile(np.array([rank[k] for k in zip(K0, K1)], dtype=np.intp), self.d // per)
-                a, b, c = (np.bincount(gid, r, len(rank)).tolist() for r in (ra, rb, rc))
-                out.append(small_decomposition(a, b, c, 0.0, label=lab))
-            else:
-                out.append(Decomposition(rows[0], rows[1], rows[2 + i], 0.0, label=lab).simplified())
+            # Decomposition(rows[0], rows[1], rows[2 + i], 0.0).simplified(), built and keyed by the compiled
+            # constructor
+            out.append(small_decomposition(rows[0], rows[1], rows[2 + i], 0.0, label=lab, simplify=True))
         return out
 
     def lower_cases(self) -> list:

@@ -3013,6 +3013,22 @@ cdef struct law_t:
     double k                # work units per integrand evaluation (atoms)
 
 
+cdef void _law_scalars(law_t* L, int kind, double theta, double L1, double nK, double norm, double trivial,
+                       double s0, double nK_err, double k) noexcept nogil:
+    """A law of ``kind`` with its integral's scalars given by the caller (Python hooks or a population's compiled
+    nodes), the other fields zero."""
+    memset(L, 0, sizeof(law_t))
+    L.kind = kind
+    L.theta = theta
+    L.L1 = L1
+    L.nK = nK
+    L.norm = norm
+    L.trivial = trivial
+    L.s0 = s0
+    L.nK_err = nK_err
+    L.k = k
+
+
 cdef double _pop_log_phi(const pop_t* Q, double K) noexcept nogil:
     """log Φ̃(e^K) for real K (``shuffleamp.personalized._Mixture.log_phi``), max-shifted log-sum-exp."""
     cdef Py_ssize_t i, g
@@ -3619,17 +3635,8 @@ def bromwich_hooks(hooks, const double[::1] v, const double[::1] p, const double
                    central_widths, tail_const)
     if q.shape[0] < 1 or d.shape[0] != q.shape[0] or p.shape[0] != v.shape[0]:
         raise ValueError("bromwich_hooks: inconsistent array lengths")
-    memset(&L, 0, sizeof(law_t))
-    L.kind = LAW_HOOKS
+    _law_scalars(&L, LAW_HOOKS, theta, L1, nK, norm, trivial, s0, nK_err, k)
     L.obj = <void*>hooks
-    L.theta = theta
-    L.L1 = L1
-    L.nK = nK
-    L.norm = norm
-    L.trivial = trivial
-    L.s0 = s0
-    L.nK_err = nK_err
-    L.k = k
     memset(&B, 0, sizeof(bufs_t))
     with nogil:
         st = _bromwich_law(&L, v, p, q, d, &P, &B, &value, &err, &work)
@@ -3725,20 +3732,11 @@ def bromwich_population(const double[::1] v, const double[::1] p, const double[:
         Q.logc = &logc[0]
     else:
         Q.lognu = &lognu[0]
-    memset(&L, 0, sizeof(law_t))
-    L.kind = LAW_POPULATION
+    _law_scalars(&L, LAW_POPULATION, theta, L1, nK, 1.0, trivial, s0, nK_err, <double>v.shape[0])
     L.pop = &Q
     L.n = n_eff
     L.mu = mu
     L.s2 = s2
-    L.theta = theta
-    L.L1 = L1
-    L.nK = nK
-    L.norm = 1.0
-    L.trivial = trivial
-    L.s0 = s0
-    L.nK_err = nK_err
-    L.k = <double>v.shape[0]
     memset(&B, 0, sizeof(bufs_t))
     with nogil:
         if isfinite(theta):

@@ -306,9 +306,7 @@ INITIAL_BLOCKS = 8
 _EPS = 2.220446049250313e-16
 #: Machine epsilon of the long double the count kernels run their recurrences and cumulative sums in
 #: (2^-63 on x86-64; equal to ``_EPS`` on platforms whose long double is a double).
-#: A kernel built before the long double recurrence has no ``long_double_epsilon`` and runs in double: its
-#: windows are then charged with the double epsilon (sound for either build).
-_EPS_LD = _kern.long_double_epsilon() if hasattr(_kern, "long_double_epsilon") else _EPS
+_EPS_LD = _kern.long_double_epsilon()
 
 
 # --------------------------------------------------------------------------- count laws

@@ -498,7 +498,7 @@ GAUSSIAN_SETUP_SECONDS = 0.05
 #: 2 − Δ/σ from GAUSSIAN_LOWER_LARGE_N users on when Δ/σ < 1), plus GAUSSIAN_LOWER_BASE (measured 0.1 s at n = 2,
 #: 0.15 - 0.3 s at n = 10, 0.4 - 2 s at n = 30 - 1e3, up to 4.5 s at Δ/σ = 4, n = 1e5 - 1e7, 1.7 - 3 s at
 #: Δ/σ = 0.25 - 0.5, n = 1e7); the compositions (upper and lower) GAUSSIAN_COMPOSE_SECONDS; the single round
-#: (one round) GAUSSIAN_SINGLE_SECONDS.
+#: (one round) GAUSSIAN_SINGLE_SECONDS; ...
 GAUSSIAN_LOWER_BASE = 0.1
 GAUSSIAN_LOWER_SECONDS = 0.8
 GAUSSIAN_LOWER_N = 30.0
@@ -506,6 +506,11 @@ GAUSSIAN_LOWER_MU = 1.5
 GAUSSIAN_LOWER_LARGE_N = 1e6
 GAUSSIAN_COMPOSE_SECONDS = 0.1
 GAUSSIAN_SINGLE_SECONDS = 0.2
+#: ... the compositions times 1 + R / GAUSSIAN_COMPOSE_ROUNDS and the lower bound times 1 + R / GAUSSIAN_LOWER_ROUNDS
+#: (measured at 365 rounds: compositions 0.2 - 0.4 s at n = 10 - 100, 0.5 - 1 s at n = 1e5; the lower bound 1.5 - 3
+#: times its time at 10 rounds).
+GAUSSIAN_COMPOSE_ROUNDS = 100.0
+GAUSSIAN_LOWER_ROUNDS = 365.0
 #: Profile evaluations of the support-edge search of a round type (:meth:`_Round._make`), in the cost model.
 EDGE_SEARCH_POINTS = 40
 
@@ -1745,10 +1750,13 @@ def _gaussian_round_seconds(fam: _GaussianFamily, points: int, R: int, lower: bo
     """Estimated CPU seconds of one Gaussian round type in :func:`compose_rounds` (cost model above): the upper
     profile (:meth:`_GaussianFamily.profile_seconds`), the compositions, the lower bound's quantised pairs and, for
     one round, the single round's bracket."""
-    seconds = fam.profile_seconds(points) + GAUSSIAN_COMPOSE_SECONDS + (GAUSSIAN_SINGLE_SECONDS if R == 1 else 0.0)
+    grow = 1.0 + R / GAUSSIAN_COMPOSE_ROUNDS               # longer compositions: larger composed PMFs
+    seconds = (fam.profile_seconds(points) + GAUSSIAN_COMPOSE_SECONDS * grow
+               + (GAUSSIAN_SINGLE_SECONDS if R == 1 else 0.0))
     if lower:
         seconds += GAUSSIAN_LOWER_BASE + GAUSSIAN_LOWER_SECONDS * min(1.0, fam.n / GAUSSIAN_LOWER_N) * max(
-            1.0, fam.mu / GAUSSIAN_LOWER_MU) * (1.0 + max(0.0, 1.0 - fam.mu) * (fam.n >= GAUSSIAN_LOWER_LARGE_N))
+            1.0, fam.mu / GAUSSIAN_LOWER_MU) * (1.0 + max(0.0, 1.0 - fam.mu) * (fam.n >= GAUSSIAN_LOWER_LARGE_N)) * (
+            1.0 + R / GAUSSIAN_LOWER_ROUNDS)
     return seconds
 
 

@@ -522,7 +522,9 @@ class _GaussianFamily:
     :data:`GAUSSIAN_TAIL_CHARGE` times ``tail_delta``), each rung evaluated only at the ε where its charge is
     between the fractions :data:`GAUSSIAN_RUNG_FRACTIONS` of the best value so far (without its charge), then
     where it is up to :data:`GAUSSIAN_SHALLOW_FRACTION` of the value found (probed every
-    :data:`GAUSSIAN_RUNG_STRIDE`-th ε first).
+    :data:`GAUSSIAN_RUNG_STRIDE`-th ε first).  With few blanket draws (``fft``: n γ <= 40 from 4 users on) each
+    evaluation is the certified FFT engine's, one decade of charge per ε (:data:`GAUSSIAN_FFT_RUNG_FRACTIONS`);
+    else the batched Bromwich evaluator's.  :meth:`profile_seconds` is the up-front cost estimate.
 
     Upper side only (the lower side stays the quantised concrete pairs of the mechanism)."""
 
@@ -582,13 +584,14 @@ class _GaussianFamily:
 
     def _bromwich_point_seconds(self) -> float:
         """Estimated seconds of one ε by the Bromwich evaluator: GAUSSIAN_EVALS_PER_POINT evaluations of
-        (GAUSSIAN_BROMWICH_SECONDS + GAUSSIAN_BROMWICH_SMALL_N_SECONDS min(1, GAUSSIAN_BROMWICH_N / n)) times
-        (Δ/σ)^GAUSSIAN_BROMWICH_MU_POWER from Δ/σ = 1 on, max(Δ/σ, 1/2) below (the rungs' log-ratios grow with
-        Δ/σ; measured 0.1 - 3.2 ms per ε at Δ/σ = 0.5 - 2, n = 100 - 1e7, 6 - 22 ms at Δ/σ = 4)."""
+        GAUSSIAN_BROMWICH_SECONDS (Δ/σ)^GAUSSIAN_BROMWICH_MU_POWER + GAUSSIAN_BROMWICH_SMALL_N_SECONDS (Δ/σ)
+        min(1, GAUSSIAN_BROMWICH_N / n) from Δ/σ = 1 on (the rungs' log-ratios grow with Δ/σ; fewer users, a slower
+        decaying integrand), both factors max(Δ/σ, 1/2) below (measured 0.1 - 3.2 ms per ε at Δ/σ = 0.5 - 2, n = 100 -
+        1e7, 6 - 22 ms at Δ/σ = 4)."""
         mu = self.mu
-        scale = mu ** GAUSSIAN_BROMWICH_MU_POWER if mu >= 1.0 else max(mu, 0.5)
-        return GAUSSIAN_EVALS_PER_POINT * scale * (
-            GAUSSIAN_BROMWICH_SECONDS + GAUSSIAN_BROMWICH_SMALL_N_SECONDS * min(1.0, GAUSSIAN_BROMWICH_N / self.n))
+        hi, lo = (mu ** GAUSSIAN_BROMWICH_MU_POWER, mu) if mu >= 1.0 else (max(mu, 0.5),) * 2
+        return GAUSSIAN_EVALS_PER_POINT * (GAUSSIAN_BROMWICH_SECONDS * hi + GAUSSIAN_BROMWICH_SMALL_N_SECONDS * lo * min(
+            1.0, GAUSSIAN_BROMWICH_N / self.n))
 
     def local(self, eps: np.ndarray) -> np.ndarray:
         """The local Gaussian mechanism's δ(ε) of the pair (0, Δ), rounded up (relative 1e-12 plus one ulp)."""

@@ -306,16 +306,16 @@ of its range and at the others only next to a probe where it lowered the profile
 bounds make them useless over most of their range, at up to 60 ms per ε), and after that pass also where its charge
 is up to 30 % of the value found (as the single round's ladder does: where the deeper rungs' error bounds are loose,
 a shallow rung's accurate value plus its charge is smaller; measured at Δ/σ = 2, n = 1e3: the profile at ε = 2 and
-3 fell 5x and 9x, to the single round's certified values); (d) with few blanket draws (n γ <= 40) each rung is
-evaluated by the certified FFT engine instead of the Bromwich integral (both give certified upper values of the same
-truncated law's functional, :mod:`shuffleamp.fft_engine`; with few draws the Bromwich integrand decays slowly and its
-error bound is loose); (e) at a δ target the grid ends (``tail_delta`` of the round type, argument D) where the
-certified profile is below :data:`GAUSSIAN_TAIL_SHARE` times δ over the total number of rounds: the rest goes to the
-PLD's infinity mass, which the composition carries (at most that share of δ over all rounds), so the deep rungs
-needed only below it are not evaluated.  (c) One round of one round type: the
+3 fell 5x and 9x, to the single round's certified values).  (c) One round of one round type: the
 total is the single round, so the single round's certified bracket at the target
 (:func:`shuffleamp.bounds.epsilon` of the randomizer itself, whose ladder places its truncation at the target) is
-an answer too; the smaller upper and the larger lower are reported.
+an answer too; the smaller upper and the larger lower are reported.  (d) With few blanket draws (n γ <= 40) each
+rung is evaluated by the certified FFT engine instead of the Bromwich integral (both give certified upper values of
+the same truncated law's functional, :mod:`shuffleamp.fft_engine`; with few draws the Bromwich integrand decays
+slowly and its error bound is loose).  (e) At a δ target the grid ends (the round type's ``tail_delta``, argument D)
+where the certified profile is below :data:`GAUSSIAN_TAIL_SHARE` times δ over the total number of rounds: the rest
+goes to the PLD's infinity mass, which the composition carries (at most that share of δ over all rounds), so the
+deep rungs needed only below it are not evaluated.
 Tested against the single-round bracket and an n = 2 integration oracle in ``tests/test_gaussian_accounting.py``.
 
 **K. The Gaussian randomizer's lower bound over rounds.**  Every candidate is a quantised concrete pair
@@ -494,7 +494,7 @@ GAUSSIAN_BROMWICH_MU_POWER = 2.5
 #: ... plus the set-up (the rungs' laws; measured 0.01 - 0.5 s) ...
 GAUSSIAN_SETUP_SECONDS = 0.05
 #: ... and of the rest of :func:`compose_rounds` for one Gaussian round type: the lower bound's quantised pairs,
-#: GAUSSIAN_LOWER_SECONDS times min(1, n / GAUSSIAN_LOWER_N) times max(1, Δ/σ / GAUSSIAN_LOWER_MU) (times
+#: GAUSSIAN_LOWER_SECONDS times min(1, n / GAUSSIAN_LOWER_N)² times max(1, Δ/σ / GAUSSIAN_LOWER_MU) (times
 #: 2 − Δ/σ from GAUSSIAN_LOWER_LARGE_N users on when Δ/σ < 1), plus GAUSSIAN_LOWER_BASE (measured 0.1 s at n = 2,
 #: 0.15 - 0.3 s at n = 10, 0.4 - 2 s at n = 30 - 1e3, up to 4.5 s at Δ/σ = 4, n = 1e5 - 1e7, 1.7 - 3 s at
 #: Δ/σ = 0.25 - 0.5, n = 1e7); the compositions (upper and lower) GAUSSIAN_COMPOSE_SECONDS; the single round
@@ -1757,7 +1757,7 @@ def _gaussian_round_seconds(fam: _GaussianFamily, points: int, R: int, lower: bo
     seconds = (fam.profile_seconds(points) + GAUSSIAN_COMPOSE_SECONDS * grow
                + (GAUSSIAN_SINGLE_SECONDS if R == 1 else 0.0))
     if lower:
-        seconds += GAUSSIAN_LOWER_BASE + GAUSSIAN_LOWER_SECONDS * min(1.0, fam.n / GAUSSIAN_LOWER_N) * max(
+        seconds += GAUSSIAN_LOWER_BASE + GAUSSIAN_LOWER_SECONDS * min(1.0, fam.n / GAUSSIAN_LOWER_N) ** 2 * max(
             1.0, fam.mu / GAUSSIAN_LOWER_MU) * (1.0 + max(0.0, 1.0 - fam.mu) * (fam.n >= GAUSSIAN_LOWER_LARGE_N)) * (
             1.0 + R / GAUSSIAN_LOWER_ROUNDS)
     return seconds
@@ -2133,7 +2133,8 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     value_discretization_interval : float, optional
         Common grid step; default the coarsest own scale of the round types (see :func:`to_pld`).
     points, tail_delta
-        See :func:`to_pld`.
+        See :func:`to_pld`.  At a ``delta`` target a Gaussian round type's grid ends at the larger of ``tail_delta``
+        and 1e-3 δ over the total number of rounds (module docstring, argument J (e)).
     lower : bool
         Compute the lower bound (default True); if False, ``lower`` is 0.
     neighboring_relation : dp_accounting.NeighboringRelation or str, optional
@@ -2170,7 +2171,9 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     ResourceLimitError
         The grid would be too large (parameter ``value_discretization_interval``), or a composition's
         result would exceed ``max_seconds`` or ``max_memory_gb`` (parameter ``rounds``; the cost model
-        of :func:`shuffleamp._numerics.check_pld_points`), refused before it is computed; or the call has spent
+        of :func:`shuffleamp._numerics.check_pld_points`), refused before it is computed; a Gaussian round type
+        whose estimated CPU time (:func:`_gaussian_round_seconds`) exceeds ``max_seconds``, refused before any
+        profile point (parameter ``max_seconds``; its message says what else to change); or the call has spent
         ``max_seconds`` (parameter ``max_seconds``).
         The composed PLD gives no finite ε at ``delta`` and no composition theorem applies (an (ε0, δ0)-LDP
         round type; parameter ``tail_delta``).

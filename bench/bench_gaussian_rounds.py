@@ -3,7 +3,8 @@
 For each cell (sigma, n, rounds, delta) it prints the estimate of ``accounting._gaussian_round_seconds`` (CPU
 seconds, the model the up-front refusal uses), the measured CPU and wall time of
 ``compose_rounds([(Gaussian(sigma, 1), n, rounds)], delta=delta)`` (budget ``--max-seconds``, default inf, so that
-every cell is measured), their ratio, the bracket and where the time went (upper profile, lower bound, the rest).
+every cell is measured), their ratio, the bracket and where the time went (upper profile, lower bound, the rest);
+a few cells at an ε target (the total δ) too.
 
 Run: PYTHONPATH=src OMP_NUM_THREADS=1 python bench/bench_gaussian_rounds.py --out bench/results_gaussian_rounds.md
 (``--full``: every sigma in 0.25 .. 4, n in 2 .. 1e7, rounds 1, 10, 365 and delta 1e-6, 1e-9.)
@@ -30,6 +31,9 @@ def cells(full: bool) -> list:
         return [(s, n, R, d) for d in (1e-6, 1e-9) for R in (1, 10, 365) for s in SIGMAS for n in NS]
     out = [(s, n, 10, 1e-6) for s in SIGMAS for n in NS]
     out += [(s, n, R, d) for R in (1, 365) for d in (1e-6, 1e-9) for s in (0.5, 1.0, 2.0) for n in (10, 100, 10 ** 5)]
+    # ε targets (the total δ at ε): the grid ends at the default tail_delta
+    out += [(s, n, 10, ("epsilon", e)) for s, n, e in ((0.5, 10 ** 7, 0.5), (0.5, 10 ** 5, 0.5), (1.0, 100, 3.0),
+                                                      (1.0, 10, 8.0))]
     return out
 
 
@@ -52,9 +56,10 @@ class Split:
         return w
 
 
-def estimate(sigma: float, n: int, R: int, delta: float, points: int = A.DEFAULT_POINTS) -> float:
+def estimate(sigma: float, n: int, R: int, delta, points: int = A.DEFAULT_POINTS) -> float:
     at = sa.Gaussian(sigma=sigma, sensitivity=1.0).at_n(n)
-    tail = max(A.DEFAULT_TAIL_DELTA, A.GAUSSIAN_TAIL_SHARE * delta / R)
+    tail = (A.DEFAULT_TAIL_DELTA if isinstance(delta, tuple) else
+            max(A.DEFAULT_TAIL_DELTA, A.GAUSSIAN_TAIL_SHARE * delta / R))
     return A._gaussian_round_seconds(A._GaussianFamily(at, n, tail), points, R, True)
 
 
@@ -74,8 +79,9 @@ def main():
         split.t.clear()
         t, c = time.perf_counter(), time.process_time()
         try:
-            r = sa.compose_rounds([(sa.Gaussian(sigma=s, sensitivity=1.0), n, R)], delta=d,
-                                  max_seconds=args.max_seconds)
+            target = {"epsilon": d[1]} if isinstance(d, tuple) else {"delta": d}
+            r = sa.compose_rounds([(sa.Gaussian(sigma=s, sensitivity=1.0), n, R)], max_seconds=args.max_seconds,
+                                  **target)
             out = f"[{r.lower:.5g}, {r.upper:.5g}]"
         except ResourceLimitError as e:
             out = f"refused ({e.parameter})"
@@ -83,7 +89,8 @@ def main():
         up, lo = split.t.get("_upper_pld", 0.0), split.t.get("_total_lower", 0.0)
         ratio = est / max(cpu, 1e-3)
         ratios.append(ratio)
-        rows.append(f"| {s:g} | {n:.0e} | {R} | {d:g} | {out} | {est:.2f} | {cpu:.2f} | {ratio:.2f} | {wall:.2f} | "
+        what = f"eps = {d[1]:g}" if isinstance(d, tuple) else f"{d:g}"
+        rows.append(f"| {s:g} | {n:.0e} | {R} | {what} | {out} | {est:.2f} | {cpu:.2f} | {ratio:.2f} | {wall:.2f} | "
                     f"{up:.2f} | {lo:.2f} | {cpu - up - lo:.2f} | {os.getloadavg()[0]:.1f} |")
         print(rows[-1], flush=True)
     load1 = os.getloadavg()[0]
@@ -105,7 +112,7 @@ def main():
                 "single round.\n\n")
         f.write(f"Estimate within [0.5, 2] x CPU in {within} of {len(ratios)} cells "
                 f"(ratio min {min(ratios):.2f}, max {max(ratios):.2f}).\n\n")
-        f.write("| sigma | n | rounds | delta | bracket of epsilon | estimate s | CPU s | estimate / CPU | wall s | "
+        f.write("| sigma | n | rounds | delta (or the epsilon target) | bracket of epsilon (of delta at an epsilon target) | estimate s | CPU s | estimate / CPU | wall s | "
                 "upper s | lower s | rest s | load |\n")
         f.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
         f.write("\n".join(rows) + "\n")

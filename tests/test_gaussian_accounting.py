@@ -141,8 +141,9 @@ def test_profile_below_one_deep_cut():
     assert up[1] < 1e-2 * deep[1]
 
 
-def test_refused_up_front_naming_sigma():
-    """Δ/σ = 4: the rungs' truncated laws span log-ratios up to about 40; refused before any evaluation."""
+def test_refused_up_front_naming_max_seconds():
+    """Δ/σ = 4: the rungs' truncated laws span log-ratios up to about 40; refused before any evaluation, naming
+    ``max_seconds`` and, in the message, ``sigma``."""
     with pytest.raises(ResourceLimitError) as e:
         sa.compose_rounds((sa.Gaussian(sigma=0.25, sensitivity=1.0), 1000, 1), delta=1e-6)
-    assert e.value.parameter == "sigma"
+    assert e.value.parameter == "max_seconds" and "sigma" in str(e.value)

@@ -309,7 +309,13 @@ a shallow rung's accurate value plus its charge is smaller; measured at Δ/σ = 
 3 fell 5x and 9x, to the single round's certified values).  (c) One round of one round type: the
 total is the single round, so the single round's certified bracket at the target
 (:func:`shuffleamp.bounds.epsilon` of the randomizer itself, whose ladder places its truncation at the target) is
-an answer too; the smaller upper and the larger lower are reported.
+an answer too; the smaller upper and the larger lower are reported.  (d) With few blanket draws (n γ <= 40) each
+rung is evaluated by the certified FFT engine instead of the Bromwich integral (both give certified upper values of
+the same truncated law's functional, :mod:`shuffleamp.fft_engine`; with few draws the Bromwich integrand decays
+slowly and its error bound is loose).  (e) At a δ target the grid ends (the round type's ``tail_delta``, argument D)
+where the certified profile is below :data:`GAUSSIAN_TAIL_SHARE` times δ over the total number of rounds: the rest
+goes to the PLD's infinity mass, which the composition carries (at most that share of δ over all rounds), so the
+deep rungs needed only below it are not evaluated.
 Tested against the single-round bracket and an n = 2 integration oracle in ``tests/test_gaussian_accounting.py``.
 
 **K. The Gaussian randomizer's lower bound over rounds.**  Every candidate is a quantised concrete pair
@@ -429,7 +435,12 @@ class _PopulationFamily:
 #: ``points`` would take more than GAUSSIAN_FULL_GRID_SECONDS by the cost model below (connect-the-dots stays
 #: pessimistic on fewer points, less tight: measured 0.0188 instead of 0.0175 at σ = 1, n = 1e5, one round).
 GAUSSIAN_POINTS = 256
-GAUSSIAN_FULL_GRID_SECONDS = 4.0
+GAUSSIAN_FULL_GRID_SECONDS = 0.5
+#: ... and GAUSSIAN_FFT_MIN_POINTS on the FFT engine (few users) when GAUSSIAN_POINTS would take more than
+#: GAUSSIAN_REDUCED_GRID_SECONDS (measured loosening 256 -> 128 points, 10 rounds, δ = 1e-6: 0.06 % at Δ/σ = 2,
+#: n = 100; 0.05 % at Δ/σ = 1, n = 30; 0.1 % at Δ/σ = 1, n = 10).
+GAUSSIAN_FFT_MIN_POINTS = 128
+GAUSSIAN_REDUCED_GRID_SECONDS = 1.0
 #: Charges τ(z) of the truncation rungs of a Gaussian round type (argument J): one per decade from 1e-2 down to
 #: GAUSSIAN_TAIL_CHARGE times ``tail_delta``, the deepest rung's charge (so that the certified profile falls below
 #: ``tail_delta`` where the true one does, and the PLD grid ends there; the Bromwich error bounds of a rung grow
@@ -448,21 +459,63 @@ GAUSSIAN_RUNG_STRIDE = 8
 #: single round's ladder does the same, :data:`shuffleamp.gaussian.SHALLOW_FRACTION`; measured at Δ/σ = 2, n = 1e3:
 #: 10 rounds' upper 8.01 -> 6.85).
 GAUSSIAN_SHALLOW_FRACTION = 0.3
-#: Cost model of one profile evaluation of a rung (seconds, Bromwich integral of its truncated law): about
-#: GAUSSIAN_EVAL_SECONDS up to a largest log-ratio of GAUSSIAN_EVAL_LOG_RATIO nats, growing e-fold every
-#: GAUSSIAN_EVAL_LOG_RATIO_SCALE nats beyond (measured in the accountant's batches: 0.3 - 2.6 ms per ε at
-#: log-ratios 8 - 17, n = 1e3 - 1e5, on the 2-core machine; doubled for a loaded machine; order of magnitude only),
-#: and GAUSSIAN_RUNGS_PER_POINT rungs per ε (measured 1.5 - 2); at most GAUSSIAN_EVAL_MAX_SECONDS (measured:
-#: 20 - 60 ms per ε at log-ratios 24 - 39, Δ/σ = 4, where the evaluator stops at a loose value).
-GAUSSIAN_EVAL_MAX_SECONDS = 0.1
-#: ... above this n the deep rungs' evaluations grow about as sqrt(n) (measured: 27 - 80 ms per ε at log-ratios
-#: 16.5 - 18.75, n = 1e7, Δ/σ = 2, against 2 - 10 ms at n = 1e5).
-GAUSSIAN_EVAL_N = 1e5
-GAUSSIAN_EVAL_SECONDS = 1e-3
-GAUSSIAN_EVAL_LOG_RATIO = 11.0
-GAUSSIAN_EVAL_LOG_RATIO_SCALE = 4.0
-GAUSSIAN_RUNGS_PER_POINT = 3
-GAUSSIAN_HELPING_RUNGS = 4
+#: The rungs are evaluated by the certified FFT engine (``evaluator="fft"``) where the blanket draws are few
+#: (n γ <= :data:`shuffleamp.gaussian.FFT_FIRST_BLANKET`, from :data:`shuffleamp.gaussian.FFT_FIRST_MIN_N` users on):
+#: there the Bromwich integrand of the truncated law decays slowly (its atom at 0 has mass 1 − γ), 10 - 30 ms per ε
+#: and often loose (error bound 10 - 100 % of the value), where the FFT engine takes 2 - 9 ms and is within 0.2 %
+#: of the Bromwich value where that one is accurate (measured at Δ/σ = 0.5 - 2, n = 10 - 300).
+#: ... and there a rung is evaluated at the ε where its charge is between these fractions of the guide (one decade:
+#: the FFT engine's values are accurate, so the rung whose charge is at most 0.1 % of the value is tight).
+GAUSSIAN_FFT_RUNG_FRACTIONS = (1e-4, 1e-3)
+#: At a δ target, a Gaussian round type's grid ends (its ``tail_delta``) at GAUSSIAN_TAIL_SHARE times δ over the
+#: total number of rounds when that is above ``tail_delta``: the rest of the profile goes to the infinity mass
+#: (argument D), at most that share of δ over all rounds, and the deep rungs' evaluations where the profile is
+#: below it (the slowest, 20 - 50 ms per ε by Bromwich) are not needed.  Measured at Δ/σ = 2, n = 100, 10 rounds,
+#: δ = 1e-6: the upper 16.1333 -> 16.1298 (the shorter support gives a finer grid), 17.9 -> 7.6 s of CPU.
+GAUSSIAN_TAIL_SHARE = 1e-3
+#: Cost model of the round type's upper profile (CPU seconds; calibrated in bench/results_gaussian_rounds.md on the
+#: 2-core machine, Δ/σ = 0.25 - 4, n = 2 - 1e7, 10 rounds, δ = 1e-6, 256 points): GAUSSIAN_EVALS_PER_POINT rung
+#: evaluations per profile point (measured 2.2 - 3.3, 1.0 - 1.5 at Δ/σ = 4: the probes of GAUSSIAN_RUNG_STRIDE and
+#: the neighbours where a rung helped; GAUSSIAN_FFT_WIDE_EVALS times that on the FFT engine from Δ/σ =
+#: GAUSSIAN_FFT_WIDE_MU on, where the local profile is the smaller over most of the grid), each by the FFT engine
+#: GAUSSIAN_FFT_EVAL_SECONDS (1 + n γ min(1, Δ/σ) / GAUSSIAN_FFT_EVAL_DRAWS) (measured 0.8 - 4.3 ms per ε), by
+#: enumeration (n <= 3) GAUSSIAN_ENUM_EVAL_SECONDS, by
+#: Bromwich the model of :meth:`_GaussianFamily._bromwich_point_seconds` ...
+GAUSSIAN_EVALS_PER_POINT = 2.8
+GAUSSIAN_FFT_EVAL_SECONDS = 0.9e-3
+GAUSSIAN_FFT_EVAL_DRAWS = 12.0
+GAUSSIAN_FFT_WIDE_MU = 3.0
+GAUSSIAN_FFT_WIDE_EVALS = 0.5
+GAUSSIAN_ENUM_EVAL_SECONDS = 2e-5
+GAUSSIAN_BROMWICH_SECONDS = 3e-4
+GAUSSIAN_BROMWICH_SMALL_N_SECONDS = 8e-4
+GAUSSIAN_BROMWICH_N = 300.0
+GAUSSIAN_BROMWICH_MU_POWER = 2.5
+#: ... times GAUSSIAN_DEEP_FACTOR when the grid ends at ``tail_delta`` <= GAUSSIAN_DEEP_TAIL (an ε target, a PLD or
+#: a δ target over hundreds of rounds: the deep rungs' integrals, 1.4 - 2.7 times the time at an end of 1e-10 measured
+#: at Δ/σ = 1 - 2, n = 100 - 1e7) ...
+GAUSSIAN_DEEP_TAIL = 1e-14
+GAUSSIAN_DEEP_FACTOR = 2.0
+#: ... plus the set-up (the rungs' laws; measured 0.01 - 0.5 s) ...
+GAUSSIAN_SETUP_SECONDS = 0.05
+#: ... and of the rest of :func:`compose_rounds` for one Gaussian round type: the lower bound's quantised pairs,
+#: GAUSSIAN_LOWER_SECONDS times min(1, n / GAUSSIAN_LOWER_N)² times max(1, Δ/σ / GAUSSIAN_LOWER_MU) (times
+#: 2 − Δ/σ from GAUSSIAN_LOWER_LARGE_N users on when Δ/σ < 1), plus GAUSSIAN_LOWER_BASE (measured 0.1 s at n = 2,
+#: 0.15 - 0.3 s at n = 10, 0.4 - 2 s at n = 30 - 1e3, up to 4.5 s at Δ/σ = 4, n = 1e5 - 1e7, 1.7 - 3 s at
+#: Δ/σ = 0.25 - 0.5, n = 1e7); the compositions (upper and lower) GAUSSIAN_COMPOSE_SECONDS; the single round
+#: (one round) GAUSSIAN_SINGLE_SECONDS; ...
+GAUSSIAN_LOWER_BASE = 0.1
+GAUSSIAN_LOWER_SECONDS = 0.8
+GAUSSIAN_LOWER_N = 30.0
+GAUSSIAN_LOWER_MU = 1.5
+GAUSSIAN_LOWER_LARGE_N = 1e6
+GAUSSIAN_COMPOSE_SECONDS = 0.1
+GAUSSIAN_SINGLE_SECONDS = 0.2
+#: ... the compositions times 1 + R / GAUSSIAN_COMPOSE_ROUNDS and the lower bound times 1 + R / GAUSSIAN_LOWER_ROUNDS
+#: (measured at 365 rounds: compositions 0.2 - 0.4 s at n = 10 - 100, 0.5 - 1 s at n = 1e5; the lower bound 1.5 - 3
+#: times its time at 10 rounds).
+GAUSSIAN_COMPOSE_ROUNDS = 100.0
+GAUSSIAN_LOWER_ROUNDS = 365.0
 #: Profile evaluations of the support-edge search of a round type (:meth:`_Round._make`), in the cost model.
 EDGE_SEARCH_POINTS = 40
 
@@ -474,15 +527,21 @@ class _GaussianFamily:
     :data:`GAUSSIAN_TAIL_CHARGE` times ``tail_delta``), each rung evaluated only at the ε where its charge is
     between the fractions :data:`GAUSSIAN_RUNG_FRACTIONS` of the best value so far (without its charge), then
     where it is up to :data:`GAUSSIAN_SHALLOW_FRACTION` of the value found (probed every
-    :data:`GAUSSIAN_RUNG_STRIDE`-th ε first).
+    :data:`GAUSSIAN_RUNG_STRIDE`-th ε first).  With few blanket draws (``fft``: n γ <= 40 from 4 users on) each
+    evaluation is the certified FFT engine's, one decade of charge per ε (:data:`GAUSSIAN_FFT_RUNG_FRACTIONS`);
+    else the batched Bromwich evaluator's.  :meth:`profile_seconds` is the up-front cost estimate.
 
     Upper side only (the lower side stays the quantised concrete pairs of the mechanism)."""
 
     def __init__(self, at, n: int, tail_delta: float):
-        from .gaussian import Gaussian, _cut_cells, _depth_for
+        from .gaussian import FFT_FIRST_BLANKET, FFT_FIRST_MIN_N, Gaussian, _cut_cells, _depth_for
         self.mu = float(at.mu)
         self.n = int(n)
         mech = Gaussian(sigma=at.sigma, sensitivity=at.sensitivity)
+        self.gamma = float(mech.gamma)
+        self.tail_delta = float(tail_delta)
+        self.enum_n = FFT_FIRST_MIN_N             # below it the exact evaluator enumerates the truncated laws
+        self.fft = FFT_FIRST_MIN_N <= self.n and self.n * self.gamma <= FFT_FIRST_BLANKET
         lo, hi = GAUSSIAN_RUNG_DECADES
         deepest = GAUSSIAN_TAIL_CHARGE * tail_delta
         charges = [10.0 ** -k for k in range(lo, hi + 1) if 10.0 ** -k > deepest] + [deepest]
@@ -500,23 +559,46 @@ class _GaussianFamily:
         # where the deepest rung's truncated law ends the local profile is its charge τ <= tail_delta
         self.eps0 = max(float(at.eps0), max(r[2] for r in self.rungs))
 
-    def eval_seconds(self, z_eps_cut: float) -> float:
-        """Estimated seconds of one profile evaluation of a rung whose truncated law ends at log-ratio
-        ``z_eps_cut`` (cost model above; the growth beyond GAUSSIAN_EVAL_LOG_RATIO scaled by sqrt(n / 1e5) above
-        1e5 users)."""
-        x = (z_eps_cut - GAUSSIAN_EVAL_LOG_RATIO) / GAUSSIAN_EVAL_LOG_RATIO_SCALE
-        grow = math.expm1(min(max(x, 0.0), 700.0)) * max(1.0, math.sqrt(self.n / GAUSSIAN_EVAL_N))
-        return min(GAUSSIAN_EVAL_SECONDS * (1.0 + grow), GAUSSIAN_EVAL_MAX_SECONDS)
-
     def point_seconds(self) -> float:
-        """Estimated seconds of one ε of :meth:`values`: GAUSSIAN_RUNGS_PER_POINT rungs at the rungs' mean cost on
-        one point in GAUSSIAN_RUNG_STRIDE (a rung is probed there first, and evaluated at the others only where it
-        helps), plus GAUSSIAN_HELPING_RUNGS evaluations at the cheapest rung's cost (the rungs that help are the
-        shallow, accurate ones; measured 5.4 and 12 ms per ε at Δ/σ = 2, n = 1e5 and 1e7, against 5.1 and 14 ms
-        estimated)."""
-        costs = [len(r[3]) * self.eval_seconds(r[2]) for r in self.rungs]
-        return (GAUSSIAN_RUNGS_PER_POINT * sum(costs) / len(costs) / GAUSSIAN_RUNG_STRIDE
-                + GAUSSIAN_HELPING_RUNGS * min(costs))
+        """Estimated CPU seconds of one ε of :meth:`values` (cost model above): GAUSSIAN_EVALS_PER_POINT evaluations
+        by the FFT engine (``self.fft``) or by enumeration (n = 2, 3); by Bromwich the model of
+        :meth:`_bromwich_point_seconds`."""
+        if self.fft:
+            draws = self.n * self.gamma * min(self.mu, 1.0)
+            evals = GAUSSIAN_EVALS_PER_POINT * (GAUSSIAN_FFT_WIDE_EVALS if self.mu >= GAUSSIAN_FFT_WIDE_MU else 1.0)
+            return evals * GAUSSIAN_FFT_EVAL_SECONDS * (1.0 + draws / GAUSSIAN_FFT_EVAL_DRAWS)
+        if self.n < self.enum_n:
+            return GAUSSIAN_EVALS_PER_POINT * GAUSSIAN_ENUM_EVAL_SECONDS
+        deep = GAUSSIAN_DEEP_FACTOR if self.tail_delta <= GAUSSIAN_DEEP_TAIL else 1.0
+        return deep * self._bromwich_point_seconds()
+
+    def grid_points(self, points: int) -> int:
+        """Profile points per side that :func:`_upper_pld` evaluates for a requested ``points``: all of them when
+        their estimated cost (and the edge search's) is at most GAUSSIAN_FULL_GRID_SECONDS, else at most
+        GAUSSIAN_POINTS, and on the FFT engine at most GAUSSIAN_FFT_MIN_POINTS when those would take more than
+        GAUSSIAN_REDUCED_GRID_SECONDS."""
+        per = self.point_seconds()
+        if (points + EDGE_SEARCH_POINTS) * per <= GAUSSIAN_FULL_GRID_SECONDS:
+            return points
+        if self.fft and (GAUSSIAN_POINTS + EDGE_SEARCH_POINTS) * per > GAUSSIAN_REDUCED_GRID_SECONDS:
+            return min(points, GAUSSIAN_FFT_MIN_POINTS)
+        return min(points, GAUSSIAN_POINTS)
+
+    def profile_seconds(self, points: int) -> float:
+        """Estimated CPU seconds of the round's upper profile: its set-up, the support-edge search and the grid of
+        :meth:`grid_points`."""
+        return GAUSSIAN_SETUP_SECONDS + (self.grid_points(points) + EDGE_SEARCH_POINTS) * self.point_seconds()
+
+    def _bromwich_point_seconds(self) -> float:
+        """Estimated seconds of one ε by the Bromwich evaluator: GAUSSIAN_EVALS_PER_POINT evaluations of
+        GAUSSIAN_BROMWICH_SECONDS (Δ/σ)^GAUSSIAN_BROMWICH_MU_POWER + GAUSSIAN_BROMWICH_SMALL_N_SECONDS (Δ/σ)
+        min(1, GAUSSIAN_BROMWICH_N / n) from Δ/σ = 1 on (the rungs' log-ratios grow with Δ/σ; fewer users, a slower
+        decaying integrand), both factors max(Δ/σ, 1/2) below (measured 0.1 - 3.2 ms per ε at Δ/σ = 0.5 - 2, n = 100 -
+        1e7, 6 - 22 ms at Δ/σ = 4)."""
+        mu = self.mu
+        hi, lo = (mu ** GAUSSIAN_BROMWICH_MU_POWER, mu) if mu >= 1.0 else (max(mu, 0.5),) * 2
+        return GAUSSIAN_EVALS_PER_POINT * (GAUSSIAN_BROMWICH_SECONDS * hi + GAUSSIAN_BROMWICH_SMALL_N_SECONDS * lo * min(
+            1.0, GAUSSIAN_BROMWICH_N / self.n))
 
     def local(self, eps: np.ndarray) -> np.ndarray:
         """The local Gaussian mechanism's δ(ε) of the pair (0, Δ), rounded up (relative 1e-12 plus one ulp)."""
@@ -533,7 +615,7 @@ class _GaussianFamily:
         # guide: the smallest value so far without its charge (where a rung's truncated law has δ ≈ 0 the truth
         # is below its charge: one more decade down)
         guide = best.copy()
-        lo, hi = GAUSSIAN_RUNG_FRACTIONS
+        lo, hi = GAUSSIAN_FFT_RUNG_FRACTIONS if self.fft else GAUSSIAN_RUNG_FRACTIONS
         done = [np.zeros(flat.size, dtype=bool) for _ in self.rungs]
         for i, (z, tau, _, decs) in enumerate(self.rungs):
             need = np.flatnonzero((tau <= hi * guide) & (tau > lo * guide))
@@ -570,6 +652,18 @@ class _GaussianFamily:
                 self._rung(decs, tau, flat, rest, best, guide)
                 done[rest] = True
 
+    def _rung_values(self, f, eps: np.ndarray) -> np.ndarray:
+        """Certified δ of one rung's spread truncated law at ``eps`` (without its charge): the certified FFT engine
+        (``evaluator="fft"``, one ε at a time) where the blanket draws are few (``self.fft``), else the batched
+        Bromwich evaluator (:func:`_one_family`)."""
+        if not self.fft:
+            return _one_family(f, self.n, eps, "upper")
+        out = np.empty(eps.size)
+        for i, e in enumerate(eps):
+            check_time("the Gaussian round's certified profile")
+            out[i] = max_delta([f], self.n, float(e), "spread", evaluator="fft")[0]
+        return out
+
     def _rung(self, decs, tau: float, flat: np.ndarray, idx: np.ndarray, best: np.ndarray,
               guide: np.ndarray) -> np.ndarray:
         """Evaluate one rung at ``flat[idx]``: ``best`` lowered to its certified values plus the charge τ, ``guide``
@@ -577,7 +671,7 @@ class _GaussianFamily:
         check_time("the Gaussian round's certified profile")
         v = np.zeros(idx.size)
         for f in decs:
-            np.maximum(v, _one_family(f, self.n, flat[idx], "upper"), out=v)
+            np.maximum(v, self._rung_values(f, flat[idx]), out=v)
         guide[idx] = np.minimum(guide[idx], np.maximum(v, 0.1 * tau))
         v = np.nextafter(v + tau, np.inf)        # the truncated tail, charged at every ε
         helped = v < best[idx]
@@ -882,9 +976,8 @@ class _Round:
             # side stays the mechanism's quantised concrete pairs
             fam = _GaussianFamily(mechanism, n, tail_delta)
             refuse_if_costly(f"Gaussian randomizer, Δ/σ = {fam.mu:.4g}, n = {n}: the truncated laws span log-ratios "
-                             f"up to {max(r[2] for r in fam.rungs):.3g}", "sigma",
-                             seconds=(GAUSSIAN_POINTS + EDGE_SEARCH_POINTS) * fam.point_seconds(),
-                             hint="increase sigma (or raise max_seconds)")
+                             f"up to {max(r[2] for r in fam.rungs):.3g}", "max_seconds",
+                             seconds=fam.profile_seconds(GAUSSIAN_POINTS), hint="increase sigma")
             return dataclasses.replace(cls._make(fam, n, tail_delta), mechanism=mechanism)
         if getattr(mechanism, "charge_is_additive", False):
             # a stand-in of the reduction at n, or a population of (ε0, δ0)-LDP groups: β = the largest
@@ -970,9 +1063,8 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
     if any(isinstance(f, _ApproxFamily) for f in rnd.fams):
         points = min(points, APPROX_POINTS)         # one profile evaluation per users-kept value and point
     for f in rnd.fams:
-        if isinstance(f, _GaussianFamily) and (points + EDGE_SEARCH_POINTS) * f.point_seconds() > \
-                GAUSSIAN_FULL_GRID_SECONDS:
-            points = min(points, GAUSSIAN_POINTS)   # a few Bromwich integrals per point (argument J)
+        if isinstance(f, _GaussianFamily):
+            points = f.grid_points(points)          # a few rung evaluations per point (argument J)
     if rnd.at_n:
         points = min(points, AT_N_POINTS)           # one Bromwich integral over the atoms per point
     K = math.ceil(rnd.edge / d)
@@ -1664,6 +1756,39 @@ def _round_type_seconds(mechanism, n=None) -> float:
     return ROUND_TYPE_SECONDS
 
 
+def _gaussian_round_seconds(fam: _GaussianFamily, points: int, R: int, lower: bool) -> float:
+    """Estimated CPU seconds of one Gaussian round type in :func:`compose_rounds` (cost model above): the upper
+    profile (:meth:`_GaussianFamily.profile_seconds`), the compositions, the lower bound's quantised pairs and, for
+    one round, the single round's bracket."""
+    grow = 1.0 + R / GAUSSIAN_COMPOSE_ROUNDS               # longer compositions: larger composed PMFs
+    seconds = (fam.profile_seconds(points) + GAUSSIAN_COMPOSE_SECONDS * grow
+               + (GAUSSIAN_SINGLE_SECONDS if R == 1 else 0.0))
+    if lower:
+        seconds += GAUSSIAN_LOWER_BASE + GAUSSIAN_LOWER_SECONDS * min(1.0, fam.n / GAUSSIAN_LOWER_N) ** 2 * max(
+            1.0, fam.mu / GAUSSIAN_LOWER_MU) * (1.0 + max(0.0, 1.0 - fam.mu) * (fam.n >= GAUSSIAN_LOWER_LARGE_N)) * (
+            1.0 + R / GAUSSIAN_LOWER_ROUNDS)
+    return seconds
+
+
+def _refuse_gaussian_rounds(rounds, tail: float, points: int, lower: bool) -> None:
+    """Up-front refusal (ResourceLimitError naming ``max_seconds``) of Gaussian round types whose estimated cost
+    (:func:`_gaussian_round_seconds`) exceeds the time left, before any profile point is evaluated."""
+    seconds, worst = 0.0, None
+    for m, n, R in rounds:
+        if _gaussian_stand_in(m) is not None:
+            fam = _GaussianFamily(m, n, tail)
+            sec = _gaussian_round_seconds(fam, points, R, lower)
+            seconds += sec
+            if worst is None or sec > worst[0]:
+                worst = (sec, fam)
+    if worst is not None:
+        fam = worst[1]
+        refuse_if_costly(f"Gaussian round type(s), Δ/σ = {fam.mu:.4g}, n = {fam.n} (its profile: "
+                         f"{fam.grid_points(points)} points, truncated laws up to log-ratio "
+                         f"{max(r[2] for r in fam.rungs):.3g})", "max_seconds", seconds=seconds,
+                         hint="increase sigma, pass fewer points, or lower=False")
+
+
 def _pmf_points(pmf, R: int) -> float:
     """Grid points of ``pmf`` composed R times by dp_accounting (its own truncation bounds), or of pmf itself."""
     if hasattr(pmf, "_loss_probs"):                   # sparse: dense over its key range when composed
@@ -2015,7 +2140,8 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     value_discretization_interval : float, optional
         Common grid step; default the coarsest own scale of the round types (see :func:`to_pld`).
     points, tail_delta
-        See :func:`to_pld`.
+        See :func:`to_pld`.  At a ``delta`` target a Gaussian round type's grid ends at the larger of ``tail_delta``
+        and 1e-3 δ over the total number of rounds (module docstring, argument J (e)).
     lower : bool
         Compute the lower bound (default True); if False, ``lower`` is 0.
     neighboring_relation : dp_accounting.NeighboringRelation or str, optional
@@ -2052,7 +2178,9 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     ResourceLimitError
         The grid would be too large (parameter ``value_discretization_interval``), or a composition's
         result would exceed ``max_seconds`` or ``max_memory_gb`` (parameter ``rounds``; the cost model
-        of :func:`shuffleamp._numerics.check_pld_points`), refused before it is computed; or the call has spent
+        of :func:`shuffleamp._numerics.check_pld_points`), refused before it is computed; a Gaussian round type
+        whose estimated CPU time (:func:`_gaussian_round_seconds`) exceeds ``max_seconds``, refused before any
+        profile point (parameter ``max_seconds``; its message says what else to change); or the call has spent
         ``max_seconds`` (parameter ``max_seconds``).
         The composed PLD gives no finite ε at ``delta`` and no composition theorem applies (an (ε0, δ0)-LDP
         round type; parameter ``tail_delta``).
@@ -2097,9 +2225,14 @@ def _compose_rounds(rounds, epsilon, delta, extra_plds, value_discretization_int
                                                            f"{TAIL_MASS_FACTOR:g}")
         if found is not None:
             return found
+    # a Gaussian round type's grid ends where its profile is below a small share of the target δ (argument J)
+    gauss_tail = (tail_delta if delta is None or extras else
+                  max(tail_delta, GAUSSIAN_TAIL_SHARE * delta / sum(R for _, _, R in rounds)))
+    _refuse_gaussian_rounds(rounds, gauss_tail, points, lower)
     rts = [_approx_round(m, n, R, tail_delta, points, value_discretization_interval, epsilon,
                          None if delta is None else delta / shared)
-           if _approx_class(m) is not None and m.delta0 > 0 else _Round.make(m, n, tail_delta)
+           if _approx_class(m) is not None and m.delta0 > 0 else
+           _Round.make(m, n, gauss_tail if _gaussian_stand_in(m) is not None else tail_delta)
            for m, n, R in rounds]
     d = _interval(value_discretization_interval, rts, points)
     _check_grid(rts, d, lower)

@@ -1787,17 +1787,6 @@ POP_GAUSSIAN_MAX_SECONDS = 6.0
 POP_GAUSSIAN_GROUPS = 20.0
 
 
-def _contention() -> float:
-    """Wall-clock seconds per CPU second to expect now: the 1-minute load average per core when it is above 1
-    (the time budget is wall-clock; a population's evaluation is single-threaded Python and compiled loops)."""
-    import os
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):          # pragma: no cover - platforms without a load average
-        return 1.0
-    return max(1.0, load / max(os.cpu_count() or 1, 1))
-
-
 def _deadline():
     """A check to call between groups: ResourceLimitError (``groups``) once the enclosing (or default) time
     budget is spent."""
@@ -1846,12 +1835,13 @@ def _check_cost(pop: Population, quantity: str) -> None:
                       for gr in pop.groups) * (1.0 + G / POP_GAUSSIAN_GROUPS)
         mu_max = max(g.mechanism.mu for g in pop.groups)
         what = f"a population of {G} Gaussian groups (largest sensitivity/sigma {mu_max:.3g})"
-    seconds *= (0.5 if quantity == "delta" else 1.0) * _contention()
+    # CPU seconds, the same on every machine (the refusal is reproducible); on a loaded machine the wall-clock
+    # deadline (:func:`_deadline`, checked between groups) stops the evaluation instead
+    seconds *= 0.5 if quantity == "delta" else 1.0
     hint = ("use fewer groups (merging groups at the larger eps0 is sound for k-RR: module docstring, "
             "'Everyone at the largest eps0')" if pop.kind == "krr" else
             "use fewer groups or larger sigma" if pop.kind == "gaussian" else "use fewer groups")
-    refuse_if_costly(what + f", at the machine's current load (x{_contention():.2g})", "groups", seconds=seconds,
-                     hint=hint)
+    refuse_if_costly(what, "groups", seconds=seconds, hint=hint)
     if pop.kind == "krr":                       # the lower bound's common window (all n users), before any work
         all_n = np.array([gr.n for gr in pop.groups], dtype=np.float64)
         E = np.array([math.exp(gr.mechanism.eps0) for gr in pop.groups])

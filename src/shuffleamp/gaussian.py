@@ -431,8 +431,10 @@ def _local_delta(mu: float, epsilon: float) -> float:
     return float(min(1.0, np.nextafter(v * (1 + 1e-12), np.inf)))
 
 
+@functools.lru_cache(maxsize=256)
 def _local_epsilon(mu: float, delta: float) -> float:
-    """Local Gaussian mechanism's ε(δ), the conservative (upper) end of a bisection bracket."""
+    """Local Gaussian mechanism's ε(δ), the conservative (upper) end of a bisection bracket (cached: the ε query
+    asks it twice, for its local bound and the big-jump search)."""
     if _local_delta(mu, 0.0) <= delta:
         return 0.0
     lo, hi = 0.0, 1.0

@@ -425,9 +425,19 @@ def gaussian_delta(mu: float, epsilon):
     return float(out) if out.ndim == 0 else out
 
 
+def _gaussian_delta_scalar(mu: float, epsilon: float) -> float:
+    """:func:`gaussian_delta` at one ε, the same operations on scalars (the same float; no array overhead: the
+    bisections and depth searches of one query call it a few hundred times)."""
+    e = float(epsilon)
+    l1 = log_ndtr(-e / mu + mu / 2)
+    l2 = e + log_ndtr(-e / mu - mu / 2)
+    gap = 0.0 if l1 == -math.inf else l2 - l1
+    return float(np.exp(l1) * -np.expm1(np.minimum(gap, 0.0)) + 0.0)
+
+
 def _local_delta(mu: float, epsilon: float) -> float:
     """Local Gaussian mechanism's δ(ε) of the pair (0, Δ), rounded up (relative 1e-12 plus one ulp)."""
-    v = gaussian_delta(mu, epsilon)
+    v = _gaussian_delta_scalar(mu, epsilon)
     return float(min(1.0, np.nextafter(v * (1 + 1e-12), np.inf)))
 
 
@@ -839,7 +849,7 @@ class _GaussianAt(_Proxy):
 
 
 def _tau(mu: float, z: float) -> float:
-    return gaussian_delta(mu, mu * (mu / 2 + z))
+    return _gaussian_delta_scalar(mu, mu * (mu / 2 + z))
 
 
 class _StandIn(_NoMatrix, Mechanism):
@@ -1333,9 +1343,10 @@ def _lower_epsilon(mech, n: int, target: float, eps_probe: float, eps_hi: float,
 DEPTH_STEP = 0.125
 
 
+@functools.lru_cache(maxsize=256)
 def _depth_for(mu: float, charge: float) -> float:
     """The shallowest truncation depth z on the grid of DEPTH_STEP whose charged tail τ(z) is at most ``charge``
-    (any z is sound: its own τ is what is charged), within [0.5, 40]."""
+    (any z is sound: its own τ is what is charged), within [0.5, 40] (cached: an ε query asks it twice)."""
     from scipy.optimize import brentq
 
     f = lambda z: math.log(max(_tau(mu, z), 1e-320)) - math.log(charge)       # noqa: E731 - decreasing in z

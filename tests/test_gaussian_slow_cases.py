@@ -117,12 +117,16 @@ def test_lower_values_skip_changes_nothing(sigma, n, delta):
         full = [B.max_delta([f], n, eps, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)[0]
                 for f in fams]
         for keep in (1, 2):
-            vals, _ = G._lower_values(fams, n, eps, ctx, B, keep)
+            memo = {}
+            G._lower_values(fams, n, eps, ctx, B, keep, None, memo)          # learns which datasets are costly
+            vals, _ = G._lower_values(fams, n, eps, ctx, B, keep, None, memo)
             done = [v for v in vals if v is not None]
             assert all(v == full[i] for i, v in enumerate(vals) if v is not None)
             kth = sorted(done, reverse=True)[keep - 1] if len(done) >= keep else 0.0
             assert all(full[i] < kth or full[i] == 0.0 for i, v in enumerate(vals) if v is None)
             skipped += sum(v is None for v in vals)
-        best, _ = G._lower_max(fams, n, eps, ctx, B, delta, {})
+        memo = {}
+        G._lower_max(fams, n, eps, ctx, B, delta, memo)
+        best, _ = G._lower_max(fams, n, eps, ctx, B, delta, memo)
         assert best == max(full) or (best <= 1e-300 and max(full) <= 1e-300)
     assert skipped > 0                     # the rule is exercised here (the cases it was made for)

@@ -1090,7 +1090,7 @@ def _lower_families(mech, B, n: int | None = None, eps: float | None = None, thr
 #: of datasets gives a certified lower bound.
 LOWER_SEARCH_KEEP = 1
 
-#: From this n on, a lower-bound dataset whose certified evaluation may be costly is first bounded from above by
+#: From this n on, a lower-bound dataset whose certified evaluation was costly is first bounded from above by
 #: its Chernoff bound (:func:`shuffleamp.decomposition.chernoff_bounds`, about 0.1 ms for all the datasets of one
 #: call) and not evaluated when that bound shows it cannot change the result (:func:`_lower_values`).  Measured on
 #: the seeded samples of bench/bench_continuous.py: at Δ/σ >= 6 and n = 4e5 - 7e5 the threshold counts and single
@@ -1104,6 +1104,13 @@ LOWER_CHEAP_WORK = 10_000
 #: Certified lower δ at or below this are not told apart by the root searches (:func:`shuffleamp._numerics.
 #: inverse_monotone` compares log(max(δ, 1e-300)) with log(target), and δ <= target).
 _NEGLIGIBLE_DELTA = 1e-300
+
+
+def _enumerated(f: Decomposition, n: int, B) -> bool:
+    """Whether the exact evaluator may enumerate the count vectors of ``f``'s law at n (when its binomial-mixture
+    sum fails) and that enumeration has at least LOWER_CHEAP_WORK of them: two-atom laws from 1e4 to 1e6 users."""
+    k = f.a.size + (f.beta > 0)
+    return k <= 3 and LOWER_CHEAP_WORK <= math.comb(int(n) + k - 1, k - 1) <= B._exact.ENUMERATE_MAX
 
 
 def _cheap(info, n: int, atoms: int) -> bool:
@@ -1125,9 +1132,11 @@ def _lower_values(fams, n: int, eps: float, ctx: Settings, B, keep: int = 1, tar
     mode, evaluator errors included), None for a dataset not evaluated because it cannot be among the ``keep``
     largest values (nor, with ``target``, change a root search's comparisons).
 
-    From LOWER_SKIP_MIN_N users on, the datasets not known to be cheap (``memo``: id -> whether the last evaluation
-    was cheap, :func:`_cheap`; kept by the caller over one query) get their certified Chernoff upper bound U on the
-    true δ first (:func:`shuffleamp.decomposition.chernoff_bounds`), and are evaluated in the order of decreasing U.
+    From LOWER_SKIP_MIN_N users on, the datasets whose last evaluation in the query was costly (``memo``: id ->
+    whether the last evaluation was cheap, :func:`_cheap`; kept by the caller over one query) and those not yet
+    evaluated whose law the exact evaluator may enumerate at length (:func:`_enumerated`) get their certified
+    Chernoff upper bound U on the true δ first (:func:`shuffleamp.decomposition.chernoff_bounds`); the others are
+    evaluated first (a query whose datasets are cheap pays nothing), then these in the order of decreasing U.
     One is skipped when U is below the ``keep``-th largest value evaluated so far (its certified lower value is at
     most its true δ, at most U: it cannot be among the ``keep`` largest), when U = 0 (its value is 0), or, with
     ``target``, when U <= _NEGLIGIBLE_DELTA and U < target (the root searches treat its value and 0 alike).  The
@@ -1137,7 +1146,7 @@ def _lower_values(fams, n: int, eps: float, ctx: Settings, B, keep: int = 1, tar
     vals, infos = [None] * k, [None] * k
     memo = {} if memo is None else memo
     check = [i for i, f in enumerate(fams) if n >= LOWER_SKIP_MIN_N and isinstance(f, Decomposition)
-             and not memo.get(id(f), False)]
+             and (memo.get(id(f)) is False or (id(f) not in memo and _enumerated(f, n, B)))]
     ub = np.full(k, np.inf)
     if check:
         ub[check] = chernoff_bounds([fams[i] for i in check], n, eps)

@@ -24,6 +24,7 @@ Usage::
     python bench/bench_continuous.py --out bench/results_continuous.md            # 100 cases per randomizer
     python bench/bench_continuous.py --cases 300 --out bench/results_continuous.md
     python bench/bench_continuous.py --src before=/tmp/old/src --src after=src --only Gaussian --no-seed002
+    python bench/bench_continuous.py --seed 20261127 --seed 1 --out bench/results_continuous.md   # two samples
 """
 
 from __future__ import annotations
@@ -139,9 +140,9 @@ class _Tree:
         self.proc.wait()
 
 
-def latency(cases: int, trees=None, only=None):
+def latency(cases: int, trees=None, only=None, seed: int = SEED):
     """Rows of the latency table: one per randomizer (and per tree with ``trees``, a dict label -> _Tree)."""
-    pts = sample(cases)
+    pts = sample(cases, seed)
     runners = trees or {None: lambda **case: _case(**case)}
     if trees is None:
         warm_up()
@@ -243,6 +244,8 @@ def main(argv=None):
     ap.add_argument("--no-seed002", action="store_true", help="skip part 2 (Chen-Cao-Ge settings)")
     ap.add_argument("--src", action="append", default=[], help="label=path of a src tree (repeatable): side by side")
     ap.add_argument("--only", default=None, help="only the randomizers whose name contains this")
+    ap.add_argument("--seed", type=int, action="append", default=None,
+                    help=f"seed of the sample (repeatable: one table per seed; default {SEED})")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -250,8 +253,9 @@ def main(argv=None):
     t0 = time.time()
     load0 = os.getloadavg()
     trees = {lab: _Tree(lab, path) for lab, path in (x.split("=", 1) for x in args.src)} or None
+    seeds = args.seed or [SEED]
     try:
-        lat = latency(args.cases, trees, args.only)
+        lat = {s: latency(args.cases, trees, args.only, s) for s in seeds}
     finally:
         for t in (trees or {}).values():
             t.close()
@@ -259,27 +263,31 @@ def main(argv=None):
     s2 = [] if args.no_seed002 else seed002()
     cmd = "python bench/bench_continuous.py" + (f" --cases {args.cases}" if args.cases != 100 else "") + \
         "".join(f" --src {x}" for x in args.src) + (f" --only {args.only}" if args.only else "") + \
-        (" --no-seed002" if args.no_seed002 else "") + (f" --out {args.out}" if args.out else "")
+        "".join(f" --seed {s}" for s in (args.seed or [])) + (" --no-seed002" if args.no_seed002 else "") + \
+        (f" --out {args.out}" if args.out else "")
     lines = ["# Continuous randomizers beside k-RR", "",
              f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared with other jobs), Python "
              f"{platform.python_version()}; load average {load0[0]:.1f} at the start, {load1[0]:.1f} after part 1; "
              f"date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; run time {time.time() - t0:.0f} s.",
              f"Command: `{cmd}` (or `python bench/run.py continuous`)", "",
-             "## Latency of one certified ε(δ) (upper and lower)", "",
-             f"Seeded sample (seed {SEED}, {args.cases} cases, the same (n, δ) for every randomizer): n log-uniform in "
-             f"[2, 1e9], δ log-uniform in [1e-12, 1e-3]; ε0 log-uniform in [0.1, 10] (k-RR, Laplace), Δ/σ in "
-             "[0.05, 8] (Gaussian, Δ = 1), one quantile per case.  At n = 1e8: ε0 = 0.5, 2, 8 / σ = 8, 2, 0.5 at "
-             "δ = 1e-6, 1e-10.  Targets (Laplace, Gaussian): median <= 10 ms, max <= 200 ms, <= 50 ms at n = 1e8.  "
-             "Wall-clock times on a shared, loaded machine: compare rows of one run, not runs; the CPU time of the "
-             "process (single-threaded kernels) depends less on the load.", "",
-             "| randomizer | cases | median (ms) | p90 (ms) | p99 (ms) | max (ms) | CPU median / p99 / max (ms) | "
-             "n = 1e8 median / max (CPU max) (ms) | upper/lower median / max | refused | slowest case |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in lat:
-        lines.append(f"| {r['name']} | {r['cases']} | {r['median']:.1f} | {r['p90']:.1f} | {r['p99']:.0f} | "
-                     f"{r['max']:.0f} | {r['cpu_median']:.1f} / {r['cpu_p99']:.0f} / {r['cpu_max']:.0f} | "
-                     f"{r['at8_median']:.1f} / {r['at8_max']:.1f} ({r['at8_cpu_max']:.1f}) | {r['gap_median']:.3g} / "
-                     f"{r['gap_max']:.3g} | {r['refused']} | {r['worst']} |")
+             "## Latency of one certified ε(δ) (upper and lower)", ""]
+    for seed, rows in lat.items():
+        lines += [f"Seeded sample (seed {seed}, {args.cases} cases, the same (n, δ) for every randomizer): n log-uniform "
+                  "in [2, 1e9], δ log-uniform in [1e-12, 1e-3]; ε0 log-uniform in [0.1, 10] (k-RR, Laplace), Δ/σ in "
+                  "[0.05, 8] (Gaussian, Δ = 1), one quantile per case.  At n = 1e8: ε0 = 0.5, 2, 8 / σ = 8, 2, 0.5 at "
+                  "δ = 1e-6, 1e-10.  Targets (Laplace, Gaussian): median <= 10 ms, max <= 200 ms, <= 50 ms at "
+                  "n = 1e8.  Wall-clock times on a shared, loaded machine: compare rows of one run, not runs; the CPU "
+                  "time of the process (single-threaded kernels) depends less on the load.", "",
+                  "| randomizer | cases | median (ms) | p90 (ms) | p99 (ms) | max (ms) | CPU median / p99 / max (ms) | "
+                  "n = 1e8 median / max (CPU max) (ms) | upper/lower median / max | refused | slowest case |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(f"| {r['name']} | {r['cases']} | {r['median']:.1f} | {r['p90']:.1f} | {r['p99']:.0f} | "
+                         f"{r['max']:.0f} | {r['cpu_median']:.1f} / {r['cpu_p99']:.0f} / {r['cpu_max']:.0f} | "
+                         f"{r['at8_median']:.1f} / {r['at8_max']:.1f} ({r['at8_cpu_max']:.1f}) | "
+                         f"{r['gap_median']:.3g} / {r['gap_max']:.3g} | {r['refused']} | {r['worst']} |")
+        lines.append("")
+    lines.pop()
     if s2:
         lines += ["", "## Chen–Cao–Ge (AAAI 2024) settings: certified bounds beside the μ-GDP value", "",
                   "μ-GDP: the paper's Theorem 2 value (asymptotic, not certified: `sound=False`).  The certified "

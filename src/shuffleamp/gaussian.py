@@ -347,7 +347,7 @@ from scipy.special import bdtr, bdtrc, gammaln, ndtr, log_ndtr
 
 from . import _validate
 from ._numerics import budget, current_budget, inverse_monotone, refuse_if_costly
-from .decomposition import Decomposition, clone_decomposition, lower_decomposition
+from .decomposition import Decomposition, chernoff_bounds, clone_decomposition, lower_decomposition
 from .errors import ParameterError, ResourceLimitError
 from ._registry import Settings
 from .mechanisms import KRR, Mechanism, Parameter, _form, _NoMatrix
@@ -425,14 +425,26 @@ def gaussian_delta(mu: float, epsilon):
     return float(out) if out.ndim == 0 else out
 
 
+def _gaussian_delta_scalar(mu: float, epsilon: float) -> float:
+    """:func:`gaussian_delta` at one ε, the same operations on scalars (the same float; no array overhead: the
+    bisections and depth searches of one query call it a few hundred times)."""
+    e = float(epsilon)
+    l1 = log_ndtr(-e / mu + mu / 2)
+    l2 = e + log_ndtr(-e / mu - mu / 2)
+    gap = 0.0 if l1 == -math.inf else l2 - l1
+    return float(np.exp(l1) * -np.expm1(np.minimum(gap, 0.0)) + 0.0)
+
+
 def _local_delta(mu: float, epsilon: float) -> float:
     """Local Gaussian mechanism's δ(ε) of the pair (0, Δ), rounded up (relative 1e-12 plus one ulp)."""
-    v = gaussian_delta(mu, epsilon)
+    v = _gaussian_delta_scalar(mu, epsilon)
     return float(min(1.0, np.nextafter(v * (1 + 1e-12), np.inf)))
 
 
+@functools.lru_cache(maxsize=256)
 def _local_epsilon(mu: float, delta: float) -> float:
-    """Local Gaussian mechanism's ε(δ), the conservative (upper) end of a bisection bracket."""
+    """Local Gaussian mechanism's ε(δ), the conservative (upper) end of a bisection bracket (cached: the ε query
+    asks it twice, for its local bound and the big-jump search)."""
     if _local_delta(mu, 0.0) <= delta:
         return 0.0
     lo, hi = 0.0, 1.0
@@ -837,7 +849,7 @@ class _GaussianAt(_Proxy):
 
 
 def _tau(mu: float, z: float) -> float:
-    return gaussian_delta(mu, mu * (mu / 2 + z))
+    return _gaussian_delta_scalar(mu, mu * (mu / 2 + z))
 
 
 class _StandIn(_NoMatrix, Mechanism):
@@ -1078,12 +1090,102 @@ def _lower_families(mech, B, n: int | None = None, eps: float | None = None, thr
 #: of datasets gives a certified lower bound.
 LOWER_SEARCH_KEEP = 1
 
+#: From this n on, a lower-bound dataset whose certified evaluation was costly is first bounded from above by
+#: its Chernoff bound (:func:`shuffleamp.decomposition.chernoff_bounds`, about 0.1 ms for all the datasets of one
+#: call) and not evaluated when that bound shows it cannot change the result (:func:`_lower_values`).  Measured on
+#: the seeded samples of bench/bench_continuous.py: at Δ/σ >= 6 and n = 4e5 - 7e5 the threshold counts and single
+#: cuts far from the critical cut are evaluated by enumerating the n + 1 counts of a two-cell law (15 - 40 ms each)
+#: to certify a δ of 0, up to ten times per query.
+LOWER_SKIP_MIN_N = 10_000
+#: ... a dataset is costly unless its last evaluation in the query was cheap: a closed form, a binomial-mixture sum,
+#: a Chernoff or trivial bound, an enumeration of fewer than this many count vectors or a Bromwich integral of fewer
+#: than this many atom x node evaluations.
+LOWER_CHEAP_WORK = 10_000
+#: Certified lower δ at or below this are not told apart by the root searches (:func:`shuffleamp._numerics.
+#: inverse_monotone` compares log(max(δ, 1e-300)) with log(target), and δ <= target).
+_NEGLIGIBLE_DELTA = 1e-300
 
-def _rank_lowers(lo_f, n: int, eps: float, keep: int, ctx: Settings, B) -> tuple:
+
+def _enumerated(f: Decomposition, n: int, B) -> bool:
+    """Whether the exact evaluator may enumerate the count vectors of ``f``'s law at n (when its binomial-mixture
+    sum fails) and that enumeration has at least LOWER_CHEAP_WORK of them: two-atom laws from 1e4 to 1e6 users."""
+    k = f.a.size + (f.beta > 0)
+    return k <= 3 and LOWER_CHEAP_WORK <= math.comb(int(n) + k - 1, k - 1) <= B._exact.ENUMERATE_MAX
+
+
+def _cheap(info, n: int, atoms: int) -> bool:
+    """Whether an evaluation (max_delta's record) of a law with ``atoms`` atoms at n was cheap (see
+    LOWER_CHEAP_WORK)."""
+    how = (info or {}).get("evaluator")
+    if how in ("binomial-mixture", "chernoff", "trivial", "closed"):
+        return True
+    if how == "enumeration":
+        return math.comb(int(n) + atoms - 1, atoms - 1) < LOWER_CHEAP_WORK if atoms <= 4 else False
+    if how == "exact":
+        return (info.get("N") or 0) * atoms < LOWER_CHEAP_WORK
+    return False
+
+
+def _lower_values(fams, n: int, eps: float, ctx: Settings, B, keep: int = 1, target: float | None = None,
+                  memo: dict | None = None) -> tuple:
+    """(values, records): the certified lower δ at ε of each dataset of ``fams`` alone (``max_delta`` in the lower
+    mode, evaluator errors included), None for a dataset not evaluated because it cannot be among the ``keep``
+    largest values (nor, with ``target``, change a root search's comparisons).
+
+    From LOWER_SKIP_MIN_N users on, the datasets whose last evaluation in the query was costly (``memo``: id ->
+    whether the last evaluation was cheap, :func:`_cheap`; kept by the caller over one query) and those not yet
+    evaluated whose law the exact evaluator may enumerate at length (:func:`_enumerated`) get their certified
+    Chernoff upper bound U on the true δ first (:func:`shuffleamp.decomposition.chernoff_bounds`); the others are
+    evaluated first (a query whose datasets are cheap pays nothing), then these in the order of decreasing U.
+    One is skipped when U is below the ``keep``-th largest value evaluated so far (its certified lower value is at
+    most its true δ, at most U: it cannot be among the ``keep`` largest), when U = 0 (its value is 0), or, with
+    ``target``, when U <= _NEGLIGIBLE_DELTA and U < target (the root searches treat its value and 0 alike).  The
+    values of the datasets evaluated, hence the ``keep`` largest, are exactly those of evaluating every dataset;
+    this is a cost rule, not a bound."""
+    k = len(fams)
+    vals, infos = [None] * k, [None] * k
+    memo = {} if memo is None else memo
+    check = [i for i, f in enumerate(fams) if n >= LOWER_SKIP_MIN_N and isinstance(f, Decomposition)
+             and (memo.get(id(f)) is False or (id(f) not in memo and _enumerated(f, n, B)))]
+    ub = np.full(k, np.inf)
+    if check:
+        ub[check] = chernoff_bounds([fams[i] for i in check], n, eps)
+    found = []
+    for i in np.argsort(-ub, kind="stable"):
+        u = ub[i]
+        kth = sorted(found, reverse=True)[keep - 1] if len(found) >= keep else -1.0
+        if u < kth or u == 0.0 or (target is not None and u <= _NEGLIGIBLE_DELTA and u < target):
+            continue
+        f = fams[i]
+        vals[i], infos[i] = B.max_delta([f], n, eps, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)
+        if isinstance(f, Decomposition):
+            memo[id(f)] = _cheap(infos[i], n, f.a.size + (f.beta > 0))
+        found.append(vals[i])
+    return vals, infos
+
+
+def _lower_max(fams, n: int, eps: float, ctx: Settings, B, target: float, memo: dict) -> tuple:
+    """``max_delta(fams, n, eps, LOWER_MODE, ...)`` (value and the record of the first dataset reaching it), with
+    the datasets that cannot reach it skipped (:func:`_lower_values` with ``target``: the value is the same, or both
+    at most _NEGLIGIBLE_DELTA and below the target)."""
+    vals, infos = _lower_values(fams, n, eps, ctx, B, 1, target, memo)
+    best, info = 0.0, None
+    for v, inf_ in zip(vals, infos):
+        if v is not None and (info is None or v > best):
+            best, info = v, inf_
+    if info is None:
+        info = {"delta": 0.0, "mode": "lower", "evaluator": "chernoff", "delta_error": 0.0,
+                "pair": getattr(fams[0], "label", "") if len(fams) else ""}
+    return best, info
+
+
+def _rank_lowers(lo_f, n: int, eps: float, keep: int, ctx: Settings, B, memo: dict | None = None) -> tuple:
     """(kept, largest): the ``keep`` datasets of ``lo_f`` with the largest certified lower δ at ε (evaluator errors
     included, so a layout whose evaluation is loose ranks low) and that largest value; (None, 0) when every value
-    is 0 (the caller falls back to the saddle-point ranking)."""
-    vals = [B.max_delta([f], n, eps, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)[0] for f in lo_f]
+    is 0 (the caller falls back to the saddle-point ranking).  Datasets that cannot be among the ``keep`` largest
+    are not evaluated (:func:`_lower_values`)."""
+    got, _ = _lower_values(lo_f, n, eps, ctx, B, keep, None, memo)
+    vals = [-1.0 if v is None else v for v in got]
     if max(vals, default=0.0) <= 0.0:
         return None, 0.0
     order = np.argsort(vals)[::-1][:keep]
@@ -1131,12 +1233,17 @@ def _ranked_layouts(decs: list, mu: float, n: int, eps: float) -> list:
 BRACKETED_LOWER_MU = LR_WIDE_MU
 
 
-def _bracketed_lower(fams, n: int, target: float, lo: float, hi: float, ctx: Settings, B):
+def _bracketed_lower(fams, n: int, target: float, lo: float, hi: float, ctx: Settings, B, memo: dict | None = None):
     """Certified lower ε at δ = target of the datasets ``fams`` when their certified lower δ at ``lo`` exceeds the
     target: the infeasible end of :func:`shuffleamp._numerics.inverse_monotone` on [lo, hi] (an evaluated ε whose
-    certified lower δ exceeds the target; ``lo`` itself at worst).  Returns (ε, evaluation record)."""
+    certified lower δ exceeds the target; ``lo`` itself at worst).  Each point is the largest certified lower δ of
+    the datasets, those that cannot change the search skipped (:func:`_lower_max`).  Returns (ε, evaluation
+    record)."""
+    memo = {} if memo is None else memo
+    fams = list(fams)
+
     def fn(e):
-        return B.max_delta(list(fams), n, e, B.LOWER_MODE, ctx.rtol_lower, ctx.max_grid, ctx.evaluator)
+        return _lower_max(fams, n, e, ctx, B, target, memo)
     # first inside [lo, 1.1 lo] (the root lies a few per cent above the probe; far above it the wide laws' lower
     # values are 0 and the root finder crawls), then above
     mid = min(1.1 * lo, hi)
@@ -1182,7 +1289,8 @@ THRESHOLD_BRACKET_TOP = 1.25
 THRESHOLD_PROBE_RTOL = 1e-2
 
 
-def _threshold_lower(kept, n: int, target: float, eps_hi: float, mu: float, ctx: Settings, B):
+def _threshold_lower(kept, n: int, target: float, eps_hi: float, mu: float, ctx: Settings, B,
+                     memo: dict | None = None):
     """Certified lower ε at δ = target of the threshold counts ``kept``: for wide laws at many users the
     bracketed search from THRESHOLD_PROBE_FRACTION of their (uncertified) estimated root, when the certified
     lower δ there exceeds the target (any ε whose certified lower δ exceeds the target is a lower bound: this is
@@ -1191,10 +1299,10 @@ def _threshold_lower(kept, n: int, target: float, eps_hi: float, mu: float, ctx:
         est = B.estimate_root(kept, n, target, eps_hi * (1 - 1e-12))
         if math.isfinite(est) and est > 0.0:
             probe = THRESHOLD_PROBE_FRACTION * est
-            _, top = _rank_lowers(kept, n, probe, len(kept), ctx, B)
+            _, top = _rank_lowers(kept, n, probe, 1, ctx, B, memo)
             if top > target:
                 lo, info = _bracketed_lower(kept, n, target, probe, min(THRESHOLD_BRACKET_TOP * est, eps_hi),
-                                            ctx.with_(eps_rtol=max(ctx.eps_rtol, THRESHOLD_PROBE_RTOL)), B)
+                                            ctx.with_(eps_rtol=max(ctx.eps_rtol, THRESHOLD_PROBE_RTOL)), B, memo)
                 if lo > 0.0:
                     return lo, info
     return _search_lower(kept, n, target, eps_hi, ctx, B)
@@ -1214,20 +1322,21 @@ def _lower_epsilon(mech, n: int, target: float, eps_probe: float, eps_hi: float,
     Returns (ε, evaluation record, families searched last)."""
     mu = mech.mu
     best, best_info, best_f = 0.0, None, []
+    memo = {}                                   # dataset id -> whether its last evaluation was cheap
     if n < FINE_MIN_N or mu >= LR_WIDE_MU:
         thr = B._with_swaps(mech.lower_decompositions())
         kept = B.keep_largest_roots(thr, n, target, eps_hi, LOWER_SEARCH_KEEP + 1)
-        best, best_info = _threshold_lower(kept, n, target, eps_hi, mu, ctx, B)
+        best, best_info = _threshold_lower(kept, n, target, eps_hi, mu, ctx, B, memo)
         best_f = kept
     probe = best if best > 0.0 else LOWER_PROBE_FRACTION * eps_probe
     for _ in range(2):
         lo_f = _ranked_layouts(_lower_families(mech, B, n, probe, thresholds=not best_f), mu, n, probe)
         keep = LOWER_SEARCH_KEEP + (n <= LR_THRESHOLDS_MAX_N)
-        kept, top = _rank_lowers(lo_f, n, probe, keep, ctx, B)
+        kept, top = _rank_lowers(lo_f, n, probe, keep, ctx, B, memo)
         if kept is None:
             kept = B.keep_largest_roots(lo_f, n, target, eps_hi, keep)
         if mu >= BRACKETED_LOWER_MU and n >= FINE_MIN_N and probe >= SINGLE_CUTS_MIN_EPS and top > target:
-            lo, info = _bracketed_lower(kept, n, target, probe, eps_hi, ctx, B)
+            lo, info = _bracketed_lower(kept, n, target, probe, eps_hi, ctx, B, memo)
         else:
             lo, info = _search_lower(kept, n, target, eps_hi, ctx, B)
         if lo > best:
@@ -1243,9 +1352,10 @@ def _lower_epsilon(mech, n: int, target: float, eps_probe: float, eps_hi: float,
 DEPTH_STEP = 0.125
 
 
+@functools.lru_cache(maxsize=256)
 def _depth_for(mu: float, charge: float) -> float:
     """The shallowest truncation depth z on the grid of DEPTH_STEP whose charged tail τ(z) is at most ``charge``
-    (any z is sound: its own τ is what is charged), within [0.5, 40]."""
+    (any z is sound: its own τ is what is charged), within [0.5, 40] (cached: an ε query asks it twice)."""
     from scipy.optimize import brentq
 
     f = lambda z: math.log(max(_tau(mu, z), 1e-320)) - math.log(charge)       # noqa: E731 - decreasing in z

@@ -1744,30 +1744,66 @@ DEF SR_WORK = 4           # the work cap of the whole search was reached
 DEF MAX_SEARCH_POINTS = 48
 
 
-cdef double _log_estimate_one(const double[::1] A, const double[::1] Bm, const double[::1] C, double beta,
-                              double eps, double n, double[::1] v, double[::1] p) noexcept nogil:
-    """log of ``shuffleamp.fft_engine.saddle_estimate(dec.gparv(eps), n)`` for an atomic decomposition
-    (-inf without a positive atom, NaN if the atoms are not finite).  An uncertified estimate."""
-    cdef Py_ssize_t kk
-    cdef double th, m1, v1, nK, mu, s2, s, mm, z, inner, log_inner, log_val
-    kk = _gparv_atoms(A, Bm, C, beta, eps, v, p)
-    if kk < 1:
-        return NAN
-    if v[kk - 1] <= 0.0:
-        return -INFINITY
-    _saddle_point(v[:kk], p[:kk], n, &th, &m1, &v1)
-    nK = n * _log_mgf(v[:kk], p[:kk], th)
+cdef double _log_saddle_estimate(const double[::1] v, const double[::1] p, double n) noexcept nogil:
+    """The saddle-point estimate of delta (the one implementation; uncertified, it only places searches): log of an
+    estimate of E[(G_1+...+G_n)_+] / n for the finite law of atoms ``v`` (any order, at least one positive) with
+    masses ``p`` (positive, summing to one).  With theta solving n K'(theta) = 2 / theta (``_saddle_point``), the
+    tilted sum is taken as N(mu, s^2), mu = n K'(theta), s^2 = n K''(theta), and
+    int_0^inf x e^{-theta x} N(x; mu, s^2) dx = e^{-theta mu + theta^2 s^2 / 2} (m Phi(m/s) + s phi(m/s)),
+    m = mu - theta s^2.  Not capped at 0 (the callers cap)."""
+    cdef double th, m1, v1, nK, mu, s2, s, mm, z, inner, log_inner
+    _saddle_point(v, p, n, &th, &m1, &v1)
+    nK = n * _log_mgf(v, p, th)
     mu = n * m1
     s2 = n * v1
     s = sqrt(s2 if s2 > 1e-300 else 1e-300)
     mm = mu - th * s2
     z = mm / s
+    # m Phi(z) + s phi(z) = s (z Phi(z) + phi(z)); its log, stably for negative z
     if z > -30.0:
         inner = z * exp(log_ndtr(z)) + exp(-0.5 * z * z) / sqrt(2.0 * M_PI)
         log_inner = log(inner if inner > 1e-300 else 1e-300)
-    else:
+    else:                   # z Phi(z) + phi(z) ~ phi(z) / z^2
         log_inner = -0.5 * z * z - 0.5 * log(2.0 * M_PI) - 2.0 * log(-z)
-    log_val = nK - th * mu + 0.5 * th * th * s2 + log(s) + log_inner - log(n)
+    return nK - th * mu + 0.5 * th * th * s2 + log(s) + log_inner - log(n)
+
+
+def log_saddle_estimate(const double[::1] v, const double[::1] p, double n):
+    """log of the saddle-point estimate of E[(G_1+...+G_n)_+] / n (``_log_saddle_estimate``, the one implementation;
+    uncertified: it only places searches).  The production entry point of ``shuffleamp.fft_engine.saddle_estimate``.
+
+    Parameters
+    ----------
+    v, p : float64[::1], shape (K,)
+        Atoms (any order, at least one positive) and masses (positive, summing to one).
+    n : float
+        Number of summands, >= 1.
+
+    Returns
+    -------
+    float
+        The log estimate (not capped at 0).
+    """
+    cdef double out
+    if p.shape[0] != v.shape[0] or v.shape[0] < 1:
+        raise ValueError("log_saddle_estimate: inconsistent array lengths")
+    with nogil:
+        out = _log_saddle_estimate(v, p, n)
+    return out
+
+
+cdef double _log_estimate_one(const double[::1] A, const double[::1] Bm, const double[::1] C, double beta,
+                              double eps, double n, double[::1] v, double[::1] p) noexcept nogil:
+    """``_log_saddle_estimate`` of ``dec.gparv(eps)`` for an atomic decomposition, capped at 0 (-inf without a
+    positive atom, NaN if the atoms are not finite).  An uncertified estimate."""
+    cdef Py_ssize_t kk
+    cdef double log_val
+    kk = _gparv_atoms(A, Bm, C, beta, eps, v, p)
+    if kk < 1:
+        return NAN
+    if v[kk - 1] <= 0.0:
+        return -INFINITY
+    log_val = _log_saddle_estimate(v[:kk], p[:kk], n)
     return log_val if log_val < 0.0 else 0.0
 
 
@@ -2892,7 +2928,7 @@ def estimate_root(const double[::1] a, const double[::1] b, const double[::1] c,
                   const Py_ssize_t[::1] off, double n, double target, double hi):
     """Root in (0, hi) of the largest saddle-point estimate of delta over packed atomic families, minus the target.
 
-    The estimate is ``shuffleamp.fft_engine.saddle_estimate`` (uncertified: it only places searches).
+    The estimate is ``_log_saddle_estimate`` of each family's law (uncertified: it only places searches).
 
     Parameters
     ----------
@@ -2934,8 +2970,8 @@ def log_estimates(const double[::1] a, const double[::1] b, const double[::1] c,
     Returns
     -------
     float64 ndarray, shape (F,)
-        log of ``shuffleamp.fft_engine.saddle_estimate(dec.gparv(eps), n)`` per family (-inf without a
-        positive atom, NaN if the atoms are not finite).
+        ``_log_saddle_estimate`` of ``dec.gparv(eps)`` per family, capped at 0 (-inf without a positive atom,
+        NaN if the atoms are not finite).
     """
     cdef Py_ssize_t F = beta.shape[0], K = 1, f
     if off.shape[0] != F + 1:

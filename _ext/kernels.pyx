@@ -397,6 +397,11 @@ cdef double _logp(double p) noexcept nogil:
 
 cdef double _brute(const double[::1] v, const double[::1] lp, int K, int j, int rem, double acc_s,
                    double acc_lw, double* pos_mass) noexcept nogil:
+    """E[(G_1+...+G_n)_+] (not divided by n) by enumerating the multinomial count vectors of the ``rem`` summands
+    left over atoms j..K-1 (log masses ``lp``; the leaf weights are exp of their log-weights); the mass of the
+    positive sums is added to ``pos_mass``.  Cost C(n+K-1, K-1) leaves; each leaf's log-weight carries an
+    absolute rounding error of order (n |log p| + log n!) eps and each partial sum one of order n max|v| eps,
+    which the caller (``_positive_part_law``, status ST_ENUMERATION) charges."""
     cdef int c
     cdef double tot = 0.0, s, lw, w
     if j == K - 1:
@@ -416,35 +421,6 @@ cdef double _brute(const double[::1] v, const double[::1] lp, int K, int j, int 
         lw = acc_lw + (c * lp[j] if c > 0 else 0.0) - lgamma(c + 1.0)
         tot += _brute(v, lp, K, j + 1, rem - c, acc_s + c * v[j], lw, pos_mass)
     return tot
-
-
-def multinomial_positive_part(const double[::1] values, const double[::1] probs, int n):
-    """(E[(G_1+...+G_n)_+], P(G_1+...+G_n > 0)) by enumerating all multinomial count vectors.
-
-    Cost is C(n+K-1, K-1) leaves.  ``probs`` must sum to one.  Each leaf's log-weight
-    carries an absolute rounding error of order (n |log p| + log n!) * eps and each partial
-    sum ``s`` one of order n * max|v| * eps; the caller charges both.
-
-    Parameters
-    ----------
-    values, probs : float64[::1], shape (K,)
-        Atoms and masses (sum 1).
-    n : int
-        Number of summands.
-
-    Returns
-    -------
-    (float, float)
-        E[S_+] (not divided by n) and P(S > 0).
-    """
-    cdef int K = values.shape[0], j
-    cdef double[::1] lp = np.empty(K, dtype=np.float64)
-    cdef double tot, pos = 0.0
-    for j in range(K):
-        lp[j] = _logp(probs[j])
-    with nogil:
-        tot = _brute(values, lp, K, 0, n, 0.0, lgamma(n + 1.0), &pos)
-    return tot, pos
 
 
 include "_small_n.pxi"
@@ -1153,8 +1129,12 @@ cdef double _tail_bound(svec* segs, double T, double tail_const, dvec* tmp) noex
 
 def tail_bound(const double[::1] a, const double[::1] b, const double[::1] m, double T, double tail_const):
     """The tail bound of the Bromwich integral (``_tail_bound``: segments sorted stably by left end, then
-    ``tail_const / T^2 * int_0^{T/2} A(w) dw / w``) of segments [a_i, b_i] with masses m_i: the one
-    implementation (the integral of every law, ``_bromwich_law``, calls ``_tail_bound``).
+    ``tail_const / T^2 * int_0^{T/2} A(w) dw / w``) of segments [a_i, b_i] with masses m_i.
+
+    For tests only: the integral of every law (``_bromwich_law``) calls ``_tail_bound`` (the one implementation)
+    on its own segments, and no production code calls this entry point.  It exists so that the tests can compare
+    the production tail bound, on given segments in any order, with its defining sum evaluated in mpmath (no
+    production entry point returns the tail bound alone).
 
     Parameters
     ----------
@@ -1684,8 +1664,11 @@ def positive_part(const double[::1] values, const double[::1] probs, double n,
     n : float
         Number of summands (an integer value), >= 1.
     enum_ok : uint8[::1], shape (K + 2,)
-        ``enum_ok[k]`` is 1 when a law with ``k`` atoms is to be enumerated (``enum_ok[1] == 0`` disables
-        every combinatorial path).
+        ``enum_ok[k]`` is 1 when a law with ``k`` atoms is to be enumerated.  ``enum_ok[1] == 0`` disables the
+        binomial-mixture sums and both meets in the middle; the multinomial enumeration then runs only where
+        ``enum_ok[K] == 1`` (the library's vectors, ``shuffleamp.exact._enum_ok``, are 0 from ``enum_ok[1]`` on
+        when they are 0 there, so ``enum_ok[1] == 0`` disables every combinatorial path; a vector with
+        ``enum_ok[1] == 0`` and ``enum_ok[K] == 1`` runs the multinomial enumeration alone, status 4).
     rtol : float
         Relative accuracy target.
     xg, wg : float64[::1], shape (G,)
@@ -3788,7 +3771,9 @@ def population_nodes(const double[::1] q, const double[::1] d, double theta, dou
                      const double[:, ::1] b, const double[::1] w0, const double[::1] mp1, const double[::1] a,
                      double n_eff):
     """The node values of :func:`bromwich_population` at real frequencies ``t``: (Re g, |g|, relative rounding
-    estimate), g(t) = Φ̃(M(theta + it)) / Φ̃(M(theta)) / (theta + it)^2; arguments as there.  For tests."""
+    estimate), g(t) = Φ̃(M(theta + it)) / Φ̃(M(theta)) / (theta + it)^2; arguments as there.  The production entry
+    point of the population integrand's nodes outside the compiled integral: ``shuffleamp.personalized`` reads a
+    population law's node values through it (``_PopLaw.nodes`` and its ``panel_nodes`` hook)."""
     cdef Py_ssize_t i, m = t.shape[0]
     cdef pop_t Q
     if rule:

@@ -397,6 +397,11 @@ cdef double _logp(double p) noexcept nogil:
 
 cdef double _brute(const double[::1] v, const double[::1] lp, int K, int j, int rem, double acc_s,
                    double acc_lw, double* pos_mass) noexcept nogil:
+    """E[(G_1+...+G_n)_+] (not divided by n) by enumerating the multinomial count vectors of the ``rem`` summands
+    left over atoms j..K-1 (log masses ``lp``; the leaf weights are exp of their log-weights); the mass of the
+    positive sums is added to ``pos_mass``.  Cost C(n+K-1, K-1) leaves; each leaf's log-weight carries an
+    absolute rounding error of order (n |log p| + log n!) eps and each partial sum one of order n max|v| eps,
+    which the caller (``_positive_part_law``, status ST_ENUMERATION) charges."""
     cdef int c
     cdef double tot = 0.0, s, lw, w
     if j == K - 1:
@@ -416,35 +421,6 @@ cdef double _brute(const double[::1] v, const double[::1] lp, int K, int j, int 
         lw = acc_lw + (c * lp[j] if c > 0 else 0.0) - lgamma(c + 1.0)
         tot += _brute(v, lp, K, j + 1, rem - c, acc_s + c * v[j], lw, pos_mass)
     return tot
-
-
-def multinomial_positive_part(const double[::1] values, const double[::1] probs, int n):
-    """(E[(G_1+...+G_n)_+], P(G_1+...+G_n > 0)) by enumerating all multinomial count vectors.
-
-    Cost is C(n+K-1, K-1) leaves.  ``probs`` must sum to one.  Each leaf's log-weight
-    carries an absolute rounding error of order (n |log p| + log n!) * eps and each partial
-    sum ``s`` one of order n * max|v| * eps; the caller charges both.
-
-    Parameters
-    ----------
-    values, probs : float64[::1], shape (K,)
-        Atoms and masses (sum 1).
-    n : int
-        Number of summands.
-
-    Returns
-    -------
-    (float, float)
-        E[S_+] (not divided by n) and P(S > 0).
-    """
-    cdef int K = values.shape[0], j
-    cdef double[::1] lp = np.empty(K, dtype=np.float64)
-    cdef double tot, pos = 0.0
-    for j in range(K):
-        lp[j] = _logp(probs[j])
-    with nogil:
-        tot = _brute(values, lp, K, 0, n, 0.0, lgamma(n + 1.0), &pos)
-    return tot, pos
 
 
 include "_small_n.pxi"
@@ -1153,8 +1129,12 @@ cdef double _tail_bound(svec* segs, double T, double tail_const, dvec* tmp) noex
 
 def tail_bound(const double[::1] a, const double[::1] b, const double[::1] m, double T, double tail_const):
     """The tail bound of the Bromwich integral (``_tail_bound``: segments sorted stably by left end, then
-    ``tail_const / T^2 * int_0^{T/2} A(w) dw / w``) of segments [a_i, b_i] with masses m_i: the one
-    implementation (the integral of every law, ``_bromwich_law``, calls ``_tail_bound``).
+    ``tail_const / T^2 * int_0^{T/2} A(w) dw / w``) of segments [a_i, b_i] with masses m_i.
+
+    For tests only: the integral of every law (``_bromwich_law``) calls ``_tail_bound`` (the one implementation)
+    on its own segments, and no production code calls this entry point.  It exists so that the tests can compare
+    the production tail bound, on given segments in any order, with its defining sum evaluated in mpmath (no
+    production entry point returns the tail bound alone).
 
     Parameters
     ----------
@@ -1684,8 +1664,11 @@ def positive_part(const double[::1] values, const double[::1] probs, double n,
     n : float
         Number of summands (an integer value), >= 1.
     enum_ok : uint8[::1], shape (K + 2,)
-        ``enum_ok[k]`` is 1 when a law with ``k`` atoms is to be enumerated (``enum_ok[1] == 0`` disables
-        every combinatorial path).
+        ``enum_ok[k]`` is 1 when a law with ``k`` atoms is to be enumerated.  ``enum_ok[1] == 0`` disables the
+        binomial-mixture sums and both meets in the middle; the multinomial enumeration then runs only where
+        ``enum_ok[K] == 1`` (the library's vectors, ``shuffleamp.exact._enum_ok``, are 0 from ``enum_ok[1]`` on
+        when they are 0 there, so ``enum_ok[1] == 0`` disables every combinatorial path; a vector with
+        ``enum_ok[1] == 0`` and ``enum_ok[K] == 1`` runs the multinomial enumeration alone, status 4).
     rtol : float
         Relative accuracy target.
     xg, wg : float64[::1], shape (G,)
@@ -1744,30 +1727,66 @@ DEF SR_WORK = 4           # the work cap of the whole search was reached
 DEF MAX_SEARCH_POINTS = 48
 
 
-cdef double _log_estimate_one(const double[::1] A, const double[::1] Bm, const double[::1] C, double beta,
-                              double eps, double n, double[::1] v, double[::1] p) noexcept nogil:
-    """log of ``shuffleamp.fft_engine.saddle_estimate(dec.gparv(eps), n)`` for an atomic decomposition
-    (-inf without a positive atom, NaN if the atoms are not finite).  An uncertified estimate."""
-    cdef Py_ssize_t kk
-    cdef double th, m1, v1, nK, mu, s2, s, mm, z, inner, log_inner, log_val
-    kk = _gparv_atoms(A, Bm, C, beta, eps, v, p)
-    if kk < 1:
-        return NAN
-    if v[kk - 1] <= 0.0:
-        return -INFINITY
-    _saddle_point(v[:kk], p[:kk], n, &th, &m1, &v1)
-    nK = n * _log_mgf(v[:kk], p[:kk], th)
+cdef double _log_saddle_estimate(const double[::1] v, const double[::1] p, double n) noexcept nogil:
+    """The saddle-point estimate of delta (the one implementation; uncertified, it only places searches): log of an
+    estimate of E[(G_1+...+G_n)_+] / n for the finite law of atoms ``v`` (any order, at least one positive) with
+    masses ``p`` (positive, summing to one).  With theta solving n K'(theta) = 2 / theta (``_saddle_point``), the
+    tilted sum is taken as N(mu, s^2), mu = n K'(theta), s^2 = n K''(theta), and
+    int_0^inf x e^{-theta x} N(x; mu, s^2) dx = e^{-theta mu + theta^2 s^2 / 2} (m Phi(m/s) + s phi(m/s)),
+    m = mu - theta s^2.  Not capped at 0 (the callers cap)."""
+    cdef double th, m1, v1, nK, mu, s2, s, mm, z, inner, log_inner
+    _saddle_point(v, p, n, &th, &m1, &v1)
+    nK = n * _log_mgf(v, p, th)
     mu = n * m1
     s2 = n * v1
     s = sqrt(s2 if s2 > 1e-300 else 1e-300)
     mm = mu - th * s2
     z = mm / s
+    # m Phi(z) + s phi(z) = s (z Phi(z) + phi(z)); its log, stably for negative z
     if z > -30.0:
         inner = z * exp(log_ndtr(z)) + exp(-0.5 * z * z) / sqrt(2.0 * M_PI)
         log_inner = log(inner if inner > 1e-300 else 1e-300)
-    else:
+    else:                   # z Phi(z) + phi(z) ~ phi(z) / z^2
         log_inner = -0.5 * z * z - 0.5 * log(2.0 * M_PI) - 2.0 * log(-z)
-    log_val = nK - th * mu + 0.5 * th * th * s2 + log(s) + log_inner - log(n)
+    return nK - th * mu + 0.5 * th * th * s2 + log(s) + log_inner - log(n)
+
+
+def log_saddle_estimate(const double[::1] v, const double[::1] p, double n):
+    """log of the saddle-point estimate of E[(G_1+...+G_n)_+] / n (``_log_saddle_estimate``, the one implementation;
+    uncertified: it only places searches).  The production entry point of ``shuffleamp.fft_engine.saddle_estimate``.
+
+    Parameters
+    ----------
+    v, p : float64[::1], shape (K,)
+        Atoms (any order, at least one positive) and masses (positive, summing to one).
+    n : float
+        Number of summands, >= 1.
+
+    Returns
+    -------
+    float
+        The log estimate (not capped at 0).
+    """
+    cdef double out
+    if p.shape[0] != v.shape[0] or v.shape[0] < 1:
+        raise ValueError("log_saddle_estimate: inconsistent array lengths")
+    with nogil:
+        out = _log_saddle_estimate(v, p, n)
+    return out
+
+
+cdef double _log_estimate_one(const double[::1] A, const double[::1] Bm, const double[::1] C, double beta,
+                              double eps, double n, double[::1] v, double[::1] p) noexcept nogil:
+    """``_log_saddle_estimate`` of ``dec.gparv(eps)`` for an atomic decomposition, capped at 0 (-inf without a
+    positive atom, NaN if the atoms are not finite).  An uncertified estimate."""
+    cdef Py_ssize_t kk
+    cdef double log_val
+    kk = _gparv_atoms(A, Bm, C, beta, eps, v, p)
+    if kk < 1:
+        return NAN
+    if v[kk - 1] <= 0.0:
+        return -INFINITY
+    log_val = _log_saddle_estimate(v[:kk], p[:kk], n)
     return log_val if log_val < 0.0 else 0.0
 
 
@@ -2892,7 +2911,7 @@ def estimate_root(const double[::1] a, const double[::1] b, const double[::1] c,
                   const Py_ssize_t[::1] off, double n, double target, double hi):
     """Root in (0, hi) of the largest saddle-point estimate of delta over packed atomic families, minus the target.
 
-    The estimate is ``shuffleamp.fft_engine.saddle_estimate`` (uncertified: it only places searches).
+    The estimate is ``_log_saddle_estimate`` of each family's law (uncertified: it only places searches).
 
     Parameters
     ----------
@@ -2934,8 +2953,8 @@ def log_estimates(const double[::1] a, const double[::1] b, const double[::1] c,
     Returns
     -------
     float64 ndarray, shape (F,)
-        log of ``shuffleamp.fft_engine.saddle_estimate(dec.gparv(eps), n)`` per family (-inf without a
-        positive atom, NaN if the atoms are not finite).
+        ``_log_saddle_estimate`` of ``dec.gparv(eps)`` per family, capped at 0 (-inf without a positive atom,
+        NaN if the atoms are not finite).
     """
     cdef Py_ssize_t F = beta.shape[0], K = 1, f
     if off.shape[0] != F + 1:
@@ -3752,7 +3771,9 @@ def population_nodes(const double[::1] q, const double[::1] d, double theta, dou
                      const double[:, ::1] b, const double[::1] w0, const double[::1] mp1, const double[::1] a,
                      double n_eff):
     """The node values of :func:`bromwich_population` at real frequencies ``t``: (Re g, |g|, relative rounding
-    estimate), g(t) = Φ̃(M(theta + it)) / Φ̃(M(theta)) / (theta + it)^2; arguments as there.  For tests."""
+    estimate), g(t) = Φ̃(M(theta + it)) / Φ̃(M(theta)) / (theta + it)^2; arguments as there.  The production entry
+    point of the population integrand's nodes outside the compiled integral: ``shuffleamp.personalized`` reads a
+    population law's node values through it (``_PopLaw.nodes`` and its ``panel_nodes`` hook)."""
     cdef Py_ssize_t i, m = t.shape[0]
     cdef pop_t Q
     if rule:

@@ -74,7 +74,7 @@ def timed(calls, threads: int):
 
 #: Compiled entry points whose work runs without the GIL (``with nogil`` / ``prange`` inside).
 NOGIL_KERNELS = {"kernels": ("epsilon_search", "profile_bromwich", "small_n_positive_part", "mixture_positive_part",
-                             "multinomial_positive_part", "estimate_root", "log_estimates", "chernoff_log_theta",
+                             "estimate_root", "log_saddle_estimate", "log_estimates", "chernoff_log_theta",
                              "cf_at", "cf_power_inplace", "tilted_cf_power", "positive_part_sums", "bromwich_nodes",
                              "panel_nodes", "cf_modulus_bound", "saddle_point", "tilted_moments", "tilted_weights",
                              "discretize_atoms", "discretize_cells"),

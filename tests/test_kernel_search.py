@@ -179,7 +179,8 @@ def test_family_cache_is_per_value_and_bounded():
 
 
 def test_estimate_root_matches_python_estimator():
-    """The compiled saddle-point estimate's root is the root of the Python estimator (bounds.estimator)."""
+    """The compiled root search of the saddle-point estimate (kernels.estimate_root, Illinois regula falsi on the
+    packed families) finds the root brentq finds on bounds.estimator (the same estimate through the GPARV objects)."""
     from scipy.optimize import brentq
     for mech, n, delta in [(KRR(1.0, 10), 10**6, 1e-8), (OUE(0.5, 8), 300, 1e-6), (BLH(2.0), 10**9, 1e-10)]:
         fams = B._families(mech, "optimal", "upper")

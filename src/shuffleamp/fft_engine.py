@@ -582,7 +582,8 @@ def saddle_estimate(gparv: Gparv, n: int) -> float:
     With :math:`\theta` solving :math:`nK'(\theta) = 2/\theta`, the tilted sum is approximated by
     :math:`N(\mu, s^2)`, :math:`\mu = nK'(\theta)`, :math:`s^2 = nK''(\theta)`, and
     :math:`\int_0^\infty x e^{-\theta x} N(x;\mu,s^2)dx = e^{-\theta\mu+\theta^2 s^2/2}(m\Phi(m/s)+s\varphi(m/s))`
-    with :math:`m = \mu - \theta s^2`.
+    with :math:`m = \mu - \theta s^2`.  The estimate is the compiled one the ε search places its first point
+    with (``kernels.log_saddle_estimate``, the one implementation), on the law's atoms.
 
     Parameters
     ----------
@@ -596,28 +597,13 @@ def saddle_estimate(gparv: Gparv, n: int) -> float:
     float
         The estimate, in [0, 1]; 0 when G has no positive atom.
     """
-    from scipy.special import log_ndtr
-
     vmin, vmax = gparv.support
     if vmax <= 0:
         return 0.0
     v, p = gparv.approx_atoms(256)
     keep = p > 0
     K = LogMgf(v[keep], p[keep])
-    th, m1, v1 = K.saddle(n)
-    nK = n * K(th)
-    mu, s2 = n * m1, n * v1
-    s = math.sqrt(max(s2, 1e-300))
-    mm = mu - th * s2
-    z = mm / s
-    # m Phi(z) + s phi(z) = s * (z Phi(z) + phi(z)); log of it, stably for negative z
-    if z > -30:
-        inner = z * math.exp(log_ndtr(z)) + math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
-        log_inner = math.log(max(inner, 1e-300))
-    else:  # z Phi(z) + phi(z) ~ phi(z) / z^2
-        log_inner = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - 2 * math.log(-z)
-    log_val = nK - th * mu + 0.5 * th * th * s2 + math.log(s) + log_inner - math.log(n)
-    return math.exp(min(log_val, 0.0))
+    return math.exp(min(kernels.log_saddle_estimate(K.x, K.p, float(n)), 0.0))
 
 
 def _geom_weighted(eta: float, omega: np.ndarray, J: int) -> np.ndarray:

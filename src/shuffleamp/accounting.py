@@ -343,6 +343,7 @@ only with replace-one PLDs of other mechanisms.
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from dataclasses import dataclass
@@ -354,11 +355,11 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 from scipy import stats
 
-from . import _extras, _validate
+from . import _extras, _reuse, _validate
 from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, PLD_POINT_BYTES, PLD_POINT_SECONDS, budget,
                         check_pld_points, check_time, inverse_monotone, refuse_if_costly)
 from .evaluate import LOWER_MODE, max_delta
-from .decomposition import dedupe, law_key
+from .decomposition import Decomposition, dedupe, law_key
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .exact import delta_exact_profile
 from .personalized import Population, group_profiles, score_pair_logpmf
@@ -703,7 +704,15 @@ def _one_family(f, n: int, eps: np.ndarray, side: str) -> np.ndarray:
 
 def _exact_profile(f, n: int, eps: np.ndarray, mode: str) -> np.ndarray:
     """:func:`shuffleamp.exact.delta_exact_profile` in chunks of :data:`PROFILE_CHUNK` ε, the enclosing call's
-    time budget checked between chunks (the same values)."""
+    time budget checked between chunks (the same values); an atomic decomposition's value at each ε is
+    computed once per evaluation (:func:`shuffleamp._reuse.pointwise`: every ε is evaluated on its own)."""
+    if type(f) is Decomposition:
+        key = ("exact-profile", f.a.tobytes(), f.b.tobytes(), f.c.tobytes(), float(f.beta), int(n), mode)
+        return _reuse.pointwise(key, eps, lambda t: _exact_profile_chunks(f, n, t, mode))
+    return _exact_profile_chunks(f, n, eps, mode)
+
+
+def _exact_profile_chunks(f, n: int, eps: np.ndarray, mode: str) -> np.ndarray:
     eps = np.asarray(eps, dtype=np.float64)
     flat = eps.ravel()
     if flat.size <= PROFILE_CHUNK:
@@ -1665,7 +1674,12 @@ def _round_type_seconds(mechanism, n=None) -> float:
 
 
 def _pmf_points(pmf, R: int) -> float:
-    """Grid points of ``pmf`` composed R times by dp_accounting (its own truncation bounds), or of pmf itself."""
+    """Grid points of ``pmf`` composed R times by dp_accounting (its own truncation bounds), or of pmf itself;
+    once per accountant call (:func:`shuffleamp._reuse.remember`)."""
+    return _reuse.remember(("pmf-points", id(pmf), R), pmf, lambda: _pmf_points_of(pmf, R))
+
+
+def _pmf_points_of(pmf, R: int) -> float:
     if hasattr(pmf, "_loss_probs"):                   # sparse: dense over its key range when composed
         keys = pmf._loss_probs.keys()
         width = (max(keys) - min(keys) + 1) if keys else 1
@@ -1941,16 +1955,22 @@ def _certified_epsilon(pld, delta: float, ro: _RoundOff, extra: float, d: float,
     return math.inf if side == "upper" else 0.0
 
 
-def _compose_all(parts, extra=()):
+def _compose_all(parts, extra=(), composed=None):
     """Compose [(pld, R), ...] and extra PLDs with dp_accounting.
+
+    ``composed``: for each part None, or ``(pld composed R times, 1, its round-off)`` as this function returned
+    it for that part alone (used instead of composing the part again: the same objects).
 
     Returns (pld, number of self_compose, :class:`_RoundOff` of the composition's floating point).
     """
     _check_composition(parts)
     total, calls, ro = None, 0, _RoundOff()
-    for pld, R in parts:
+    for (pld, R), done in zip(parts, composed or [None] * len(parts)):
         part = _RoundOff()
-        if R > 1:
+        if R > 1 and done is not None:
+            pld, part = done[0], copy.deepcopy(done[2])
+            calls += 1
+        elif R > 1:
             out = pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION)
             _track_self_compose(part, pld, R, out)
             pld = out
@@ -2067,7 +2087,7 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     points, tail_delta = _grid_options(points, tail_delta)
     max_seconds, max_memory_gb = _validate.budget_limits(max_seconds, max_memory_gb)
     # the whole call, up-front estimates included, runs within the budget (evaluations checked in chunks)
-    with _at_n_budget([m for m, _, _ in rounds], max_seconds, max_memory_gb):
+    with _at_n_budget([m for m, _, _ in rounds], max_seconds, max_memory_gb), _reuse.call_scope():
         return _compose_rounds(rounds, epsilon, delta, extra_plds, value_discretization_interval, points, tail_delta,
                                lower, neighboring_relation)
 
@@ -2334,8 +2354,9 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None, fixed=True
     finest = min((_lower_interval(rt, points) for rt in rts if rt.edge > 0), default=d)
     d_lo = d / LOWER_REFINE / min(MIXED_REFINE, 2 ** max(0, math.ceil(math.log2(d / finest))))
     parts, labels, alone, gauss = [], [], None, None
+    composed = []                 # the chosen pair's R-fold composition from the scoring, reused below
     for rt, (_, _, R), r1 in zip(rts, rounds, singles):
-        coarse = None
+        coarse, chosen = None, None
         if _gaussian_stand_in(rt.mechanism) is not None:
             # the quantised pairs placed at the single round's lower ε (a δ target), ranked on a coarse ε grid; the
             # best ones again on the full grid below
@@ -2355,6 +2376,7 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None, fixed=True
                                i, pld, label, (tot, calls, ro)))
             scored.sort(key=lambda t: t[0], reverse=True)
             _, _, pld, label, alone = scored[0]
+            chosen = (pld, alone)
             if coarse is not None:
                 coarse = [coarse[t[1]] for t in scored[:GAUSSIAN_LOWER_FINE_CANDIDATES]]
             cands = [(pld, label)]
@@ -2366,13 +2388,14 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None, fixed=True
                 cands = [(_points_pld(full[0], d_lo, keep=keep), LABEL_BUCKETS)]     # the best one on the full grid
         parts.append((cands[0][0], R))
         labels.append(cands[0][1])
+        composed.append(chosen[1] if chosen is not None and chosen[0] is cands[0][0] else None)
     # the extra events' optimistic PLD on the same lower grid d_lo = d / (an integer refinement)
     extra_pld, extra_err, left_out = (extras.lower_part(d, int(round(d / d_lo))) if extras
                                       else (None, 0.0, ()))
     if len(parts) == 1 and extra_pld is None and alone is not None:
         total, calls, ro = alone      # one round type: its best pair's composition is the total
     else:
-        total, calls, ro = _compose_all(parts, [extra_pld] if extra_pld is not None else ())
+        total, calls, ro = _compose_all(parts, [extra_pld] if extra_pld is not None else (), composed)
     trunc = 2.0 * TAIL_MASS_TRUNCATION * (calls + (extra_pld is not None)) + extra_err
     value = _lower_value(total, ro, trunc, d, epsilon, delta)
     if len(parts) == 1 and extra_pld is None and gauss is not None:

@@ -38,7 +38,7 @@ import math
 import os
 from typing import Any, Sequence
 
-from . import _validate
+from . import _reuse, _validate
 from ._numerics import inverse_monotone
 from .config import Plan, evaluate_plan, load_plan, plan_delta, plan_total
 from .errors import OutOfRegimeError, ParameterError, PlanError
@@ -72,8 +72,9 @@ def worst_verdict(verdicts) -> str | None:
 
 
 def _evaluate_one(plan: Plan, method: str, rtol: float, tick) -> dict:
-    results = evaluate_plan(plan, method=method, rtol=rtol, progress=tick)
-    total = plan_total(plan, results=results) if method == "optimal" else None
+    with _reuse.scope():          # the grand total reuses the certified profiles the collections' totals computed
+        results = evaluate_plan(plan, method=method, rtol=rtol, progress=tick)
+        total = plan_total(plan, results=results) if method == "optimal" else None
     tick()
     return {"collections": results, "total": total}
 

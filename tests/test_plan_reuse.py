@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -229,3 +230,48 @@ def test_threads_sharing_one_scope_get_the_serial_values():
                               zip(keys, xs)))
     for a, b in zip(got, serial):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_point_another_thread_computes_is_waited_for_not_computed_again():
+    started, release, calls = threading.Event(), threading.Event(), []
+
+    def slow(t):
+        calls.append(("slow", t.tolist()))
+        started.set()
+        release.wait(10)
+        return t * 2
+
+    def fast(t):
+        calls.append(("fast", t.tolist()))
+        return t * 2
+
+    with _reuse.scope():
+        ctx = contextvars.copy_context()
+        with ThreadPoolExecutor(1) as ex:
+            first = ex.submit(ctx.run, _reuse.pointwise, "k", np.array([1.0, 2.0]), slow)
+            assert started.wait(10)
+            timer = threading.Timer(0.2, release.set)
+            timer.start()
+            second = _reuse.pointwise("k", np.array([2.0, 3.0]), fast)        # waits for 2.0, computes 3.0
+            np.testing.assert_array_equal(first.result(), [2.0, 4.0])
+    np.testing.assert_array_equal(second, [4.0, 6.0])
+    assert calls == [("slow", [1.0, 2.0]), ("fast", [3.0])]
+
+
+def test_a_failed_computation_is_computed_again_by_the_thread_that_waited():
+    started, release = threading.Event(), threading.Event()
+
+    def fails(t):
+        started.set()
+        release.wait(10)
+        raise ResourceLimitError("stopped", parameter="max_seconds")
+
+    with _reuse.scope():
+        ctx = contextvars.copy_context()
+        with ThreadPoolExecutor(1) as ex:
+            first = ex.submit(ctx.run, _reuse.pointwise, "k", np.array([1.0]), fails)
+            assert started.wait(10)
+            threading.Timer(0.2, release.set).start()
+            np.testing.assert_array_equal(_reuse.pointwise("k", np.array([1.0]), lambda t: t + 1), [2.0])
+            with pytest.raises(ResourceLimitError):
+                first.result()

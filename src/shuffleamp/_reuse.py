@@ -21,8 +21,9 @@ call scope is per call).  Nothing is global: outside every scope, every function
 
 Thread safety: scopes live in a context variable, so a thread sees a scope only when it runs in a copy of the
 context that installed it; every table is read and written under one lock per scope, and values are computed
-outside the lock (two threads that miss at once both compute, and both get the same value, since a value is a
-pure function of its key).
+outside the lock.  A point another thread is computing is waited for, not computed again (:func:`pointwise`;
+if that computation fails, the waiting thread computes the point itself); two threads that miss an object-bound
+value at once both compute it (:func:`remember`), and both get the same value, a pure function of its key.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class _Tables:
     def __init__(self):
         self.lock = threading.Lock()
         self.points: dict = {}      # key -> {ε bit pattern: value (an ndarray of the value's leading shape)}
+        self.pending: dict = {}     # key -> {ε bit pattern: threading.Event of the thread computing it}
         self.objects: dict = {}     # key -> (held object, value)
 
 
@@ -100,18 +102,44 @@ def pointwise(key: Hashable, x, compute: Callable[[np.ndarray], np.ndarray]) -> 
         out = np.asarray(compute(flat))
         return out.reshape(out.shape[:-1] + x.shape)
     bits = flat.view(np.uint64).tolist()
+    mine, theirs, done = [], set(), threading.Event()
     with tables.lock:
         table = tables.points.setdefault(key, {})
-        todo = [b for b in dict.fromkeys(bits) if b not in table]
-    if todo:
-        vals = np.asarray(compute(np.array(todo, dtype=np.uint64).view(np.float64)))
-        rows = np.moveaxis(vals, -1, 0)
-        with tables.lock:
-            table.update(zip(todo, rows))
+        pending = tables.pending.setdefault(key, {})
+        for b in dict.fromkeys(bits):
+            if b in table:
+                continue
+            if b in pending:
+                theirs.add(pending[b])        # another thread is computing it: wait below
+            else:
+                pending[b] = done
+                mine.append(b)
+    if mine:
+        try:
+            _fill(table, tables.lock, mine, compute)
+        finally:
+            with tables.lock:
+                for b in mine:
+                    pending.pop(b, None)
+            done.set()
+    for ev in theirs:
+        ev.wait()
+    with tables.lock:
+        missing = [b for b in dict.fromkeys(bits) if b not in table]
+    if missing:                               # another thread's computation failed: compute them here
+        _fill(table, tables.lock, missing, compute)
     with tables.lock:
         got = [table[b] for b in bits]
     out = np.moveaxis(np.array(got), 0, -1)
     return out.reshape(out.shape[:-1] + x.shape)
+
+
+def _fill(table: dict, lock, bits: list, compute) -> None:
+    """Compute the points of bit patterns ``bits`` in one call and store them in ``table``."""
+    vals = np.asarray(compute(np.array(bits, dtype=np.uint64).view(np.float64)))
+    rows = np.moveaxis(vals, -1, 0)
+    with lock:
+        table.update(zip(bits, rows))
 
 
 def remember(key: Hashable, held: Any, compute: Callable[[], Any]) -> Any:

@@ -1866,18 +1866,31 @@ def _track_compose(ro: _RoundOff, total, ro_b: _RoundOff, pld_b, result) -> None
         ro.vec[side], ro.n[side] = e, dr.size
 
 
-def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0) -> tuple[float, float]:
+def _pmf_arrays(pmf, cache: dict | None = None):
+    """(dense PMF, probabilities, losses) of a PMF; kept in ``cache`` (by the PMF's id, while it lives) if given."""
+    key = ("arrays", id(pmf))
+    if cache is not None and key in cache:
+        return cache[key]
+    dp = pmf.to_dense_pmf()
+    p = np.asarray(dp._probs, dtype=np.float64)
+    out = dp, p, (np.arange(p.size) + dp._lower_loss) * dp._discretization
+    if cache is not None:
+        cache[key] = out
+    return out
+
+
+def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0,
+                  cache: dict | None = None) -> tuple[float, float]:
     r"""Certified (upper, lower) of the exact composed PLD's δ at ``eps`` from the computed PMFs.
 
     The computed δ is :math:`m_\infty + \sum_b w_b p_b` with :math:`w_b = (1 - e^{\varepsilon - \ell_b})_+`;
     a vector error Δ of 2-norm at most ``ro.vec`` moves it by at most :math:`\|w\|_2 \|Δ\|_2`
     (Cauchy–Schwarz), the infinity mass by ``ro.inf``; ``extra`` is charged on top (truncation).
+    ``cache``: a dict kept by the caller while ``pld`` lives (the PMFs' arrays are built once).
     """
     ups, los = [], []
     for side, pmf in _distinct(pld).items():
-        dp = pmf.to_dense_pmf()
-        p = np.asarray(dp._probs, dtype=np.float64)
-        loss = (np.arange(p.size) + dp._lower_loss) * dp._discretization
+        dp, p, loss = _pmf_arrays(pmf, cache)
         sel = loss > eps
         w = -np.expm1(eps - loss[sel])
         terms = p[sel] * w
@@ -1893,22 +1906,28 @@ def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0) -> 
     return max(ups), max(los)
 
 
-def _eps_for_delta(pld, delta: float) -> float:
+def _eps_for_delta(pld, delta: float, cache: dict | None = None) -> float:
     """Smallest ε whose computed δ(ε) of the composed PLD is <= ``delta`` (both directions), vectorised.
 
     The same piecewise formula as ``dp_accounting``'s ``get_epsilon_for_delta`` without its Python
-    loop; only a proposal, which :func:`_certified_epsilon` verifies with certified bounds.
+    loop; only a proposal, which :func:`_certified_epsilon` verifies with certified bounds.  ``cache``: as
+    :func:`_delta_bounds` (the tail sums are built once).
     """
     out = 0.0
     for pmf in _distinct(pld).values():
-        dp = pmf.to_dense_pmf()
+        dp, p, loss = _pmf_arrays(pmf, cache)
         m_inf = float(dp._infinity_mass)
         if m_inf > delta:
             return math.inf
-        p = np.asarray(dp._probs, dtype=np.float64)[::-1]
-        loss = ((np.arange(p.size) + dp._lower_loss) * dp._discretization)[::-1]
-        mu = m_inf + np.concatenate([[0.0], np.cumsum(p)])            # mass strictly above bin j
-        ml = np.concatenate([[0.0], np.cumsum(p * np.exp(-loss))])
+        key = ("tails", id(pmf))
+        if cache is not None and key in cache:
+            loss, mu, ml = cache[key]
+        else:
+            p, loss = p[::-1], loss[::-1]
+            mu = m_inf + np.concatenate([[0.0], np.cumsum(p)])            # mass strictly above bin j
+            ml = np.concatenate([[0.0], np.cumsum(p * np.exp(-loss))])
+            if cache is not None:
+                cache[key] = loss, mu, ml
         with np.errstate(divide="ignore", invalid="ignore"):
             cand = np.log((mu - delta) / ml)
         ok = (mu[:-1] > delta) & (ml[:-1] > 0) & (cand[:-1] >= loss)
@@ -1931,24 +1950,25 @@ def _certified_epsilon(pld, delta: float, ro: _RoundOff, extra: float, d: float,
     non-increasing, so no smaller ε reaches ``delta``).
     """
     sign = 1.0 if side == "upper" else -1.0
-    e = _eps_for_delta(pld, min(delta, 1.0))
+    cache: dict = {}         # the PMFs' arrays, built once for every evaluation below
+    e = _eps_for_delta(pld, min(delta, 1.0), cache)
     for _ in range(4):       # aim at delta -/+ the charge at the current ε
         if not math.isfinite(e):
             return math.inf if side == "upper" else 0.0
-        up, lo = _delta_bounds(pld, e, ro, extra)
+        up, lo = _delta_bounds(pld, e, ro, extra, cache)
         if (up <= delta) if side == "upper" else (lo > delta or e <= 0.0):
             return max(e, 0.0)
-        val = _delta_bounds(pld, e, None)[0]
+        val = _delta_bounds(pld, e, None, cache=cache)[0]
         target = delta - (up - val) * (1 + 1e-9) if side == "upper" else delta + (val - lo) * (1 + 1e-9)
         if not 0.0 < target < 1.0:
             return math.inf if side == "upper" else 0.0
-        nxt = _eps_for_delta(pld, target)
+        nxt = _eps_for_delta(pld, target, cache)
         e = max(e, nxt) if side == "upper" else min(e, nxt)
     step = 1e-3 * d
     for _ in range(80):      # then step to the conservative side until the bound holds
         if not math.isfinite(e):
             return math.inf if side == "upper" else 0.0
-        up, lo = _delta_bounds(pld, e, ro, extra)
+        up, lo = _delta_bounds(pld, e, ro, extra, cache)
         if (up <= delta) if side == "upper" else (lo > delta or e <= 0.0):
             return max(e, 0.0)
         e, step = e + sign * step, 2 * step

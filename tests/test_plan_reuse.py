@@ -6,9 +6,7 @@ privacy-loss distribution once per accountant call (:func:`shuffleamp._reuse.rem
 lower bound composes the concrete pair it chose from the candidates' compositions instead of composing it again.
 Every number must be bit-identical to an evaluation without any of that: each collection's total to
 :func:`shuffleamp.accounting.compose_rounds` called on its own, the grand total's composition to
-``compose_rounds`` of all the collections' rounds called on its own, both with the sharing switched off.  The
-report composes the grand total on a second thread while the collections are evaluated (with two or more CPUs):
-the same numbers as on one CPU, and a collection's error is the one raised, as in the serial order.
+``compose_rounds`` of all the collections' rounds called on its own, both with the sharing switched off.
 """
 
 from __future__ import annotations
@@ -22,10 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from shuffleamp import _reuse, accounting, plans
+from shuffleamp import _reuse, accounting
 from shuffleamp.config import parse_plan, plan_total
 from shuffleamp.exact import delta_exact_profile
-from shuffleamp.errors import PlanError, ResourceLimitError
+from shuffleamp.errors import ResourceLimitError
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR
 from shuffleamp.plans import report
 
@@ -80,7 +78,6 @@ def shared_and_not():
             work[key] = (work[key][0], work[key][1] + 1)
             return self_compose(pld, *a, **kw)
 
-        mp.setattr(plans, "_cpus", lambda: 1)        # counted on one thread
         mp.setattr(accounting, "_exact_profile_chunks", count_points)
         mp.setattr(accounting.PrivacyLossDistribution, "self_compose", count_compose)
         key = "shared"
@@ -137,31 +134,6 @@ def test_default_plan_totals_with_and_without_sharing():
         ref = report(None, progress=False)
     assert [c["total"] for c in got["collections"]] == [c["total"] for c in ref["collections"]]
     assert got["total"] == ref["total"]
-
-
-def test_the_grand_total_on_a_second_thread_gives_the_same_report(shared_and_not, monkeypatch):
-    plan, got, _, _ = shared_and_not
-    monkeypatch.setattr(plans, "_cpus", lambda: 2)
-    assert report(plan, progress=False) == got
-
-
-@pytest.mark.parametrize("cpus", [1, 2])
-def test_a_collection_error_is_raised_before_the_grand_totals(monkeypatch, cpus):
-    plan = parse_plan(json.loads(json.dumps(PLAN)))
-    monkeypatch.setattr(plans, "_cpus", lambda: cpus)
-
-    def grand_fails(*a, **kw):
-        raise ResourceLimitError("grand total", parameter="rounds")
-
-    def collection_fails(*a, **kw):
-        raise PlanError("bad row", row=1, name="emoji", field="eps0")
-
-    monkeypatch.setattr(plans, "_grand_composition", grand_fails)
-    with pytest.raises(ResourceLimitError, match="grand total"):
-        report(plan, progress=False)
-    monkeypatch.setattr(plans, "evaluate_plan", collection_fails)
-    with pytest.raises(PlanError, match="bad row"):
-        report(plan, progress=False)
 
 
 def test_scopes_end_with_the_evaluation(shared_and_not):

@@ -1354,31 +1354,14 @@ def plan_total(rows: Sequence[Collection], *, budget: Mapping | None = None, del
     ParameterError
         A bad ``delta``.
     """
-    budget, d = _total_target(rows, budget, delta)
-    return _total_with_floors(_grand_composition(rows, d, lower), d, budget, results, lower)
-
-
-def _total_target(rows: Sequence[Collection], budget: Mapping | None = None, delta: float | None = None):
-    """``(budget, δ)`` of :func:`plan_total`: the budget given or the plan's, and its δ (else :func:`plan_delta`)."""
-    if budget is None:
-        budget = getattr(rows, "budget", None)
-    return budget, (float(budget["delta"]) if budget is not None else plan_delta(rows, delta))
-
-
-def _grand_composition(rows: Sequence[Collection], d: float, lower: bool = True):
-    """The accountant's composition of every collection's rounds at δ = ``d`` (:func:`plan_total` before its
-    floors): an :class:`~shuffleamp.results.AccountingResult`."""
     from .accounting import compose_rounds
 
+    if budget is None:
+        budget = getattr(rows, "budget", None)
+    d = float(budget["delta"]) if budget is not None else plan_delta(rows, delta)
     parts = [(r.build(), r.n, 1 if r.schedule is not None else r.rounds) for r in rows]
     with _reuse.scope():          # within a plan's evaluation, the profiles its collections' totals computed
-        return compose_rounds(parts, delta=d, lower=lower)
-
-
-def _total_with_floors(acc, d: float, budget: Mapping | None, results: Sequence[Mapping] | None,
-                      lower: bool = True) -> dict:
-    """:func:`plan_total` from the grand composition ``acc`` (:func:`_grand_composition`): the collections' totals in
-    ``results`` at the same δ as floors, the budget check."""
+        acc = compose_rounds(parts, delta=d, lower=lower)
     out = acc.to_dict()
     floors = []
     for res in results or ():

@@ -33,17 +33,14 @@ P. Manurangsi, "Connect the Dots: Tighter Discrete Approximations of Privacy Los
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from . import _reuse, _validate
 from ._numerics import inverse_monotone
-from .config import (Plan, _grand_composition, _total_target, _total_with_floors, evaluate_plan, load_plan, plan_delta,
-                     plan_total)
+from .config import Plan, evaluate_plan, load_plan, plan_delta, plan_total
 from .errors import OutOfRegimeError, ParameterError, PlanError
 from .sweep import progress_bar
 
@@ -74,36 +71,10 @@ def worst_verdict(verdicts) -> str | None:
     return max(vs, key=_ORDER.index) if vs else None
 
 
-def _cpus() -> int:
-    """CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):      # pragma: no cover - platforms without affinity
-        return os.cpu_count() or 1
-
-
 def _evaluate_one(plan: Plan, method: str, rtol: float, tick) -> dict:
-    """The collections (:func:`evaluate_plan`) and the grand total (:func:`plan_total`) of one plan.
-
-    In one evaluation scope (:func:`shuffleamp._reuse.scope`: a certified profile point is computed once).  With
-    two or more CPUs the grand total's composition runs on a second thread while the collections are evaluated
-    (both deterministic, so the numbers are those of the serial order; the compiled kernels and the FFTs release
-    the GIL); an error of a collection is raised first, as in the serial order, after the composition ends.
-    """
-    with _reuse.scope():
-        if method != "optimal":
-            results, total = evaluate_plan(plan, method=method, rtol=rtol, progress=tick), None
-        else:
-            budget, d = _total_target(plan)
-            if _cpus() < 2:
-                results = evaluate_plan(plan, method=method, rtol=rtol, progress=tick)
-                acc = _grand_composition(plan, d)
-            else:
-                with ThreadPoolExecutor(max_workers=1, thread_name_prefix="shuffleamp-plan") as pool:
-                    grand = pool.submit(contextvars.copy_context().run, _grand_composition, plan, d)
-                    results = evaluate_plan(plan, method=method, rtol=rtol, progress=tick)
-                    acc = grand.result()
-            total = _total_with_floors(acc, d, budget, results)
+    with _reuse.scope():          # the grand total reuses the certified profiles the collections' totals computed
+        results = evaluate_plan(plan, method=method, rtol=rtol, progress=tick)
+        total = plan_total(plan, results=results) if method == "optimal" else None
     tick()
     return {"collections": results, "total": total}
 

@@ -1155,7 +1155,8 @@ def _optimistic_pmf(logU, logL, d: float):
 def _lower_hull_vertices(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Indices of the lower convex hull of the points (x_i, y_i), x non-decreasing (ties: lowest kept)."""
     hull: list[int] = []
-    for i in range(x.size):
+    x, y = np.asarray(x, dtype=np.float64).tolist(), np.asarray(y, dtype=np.float64).tolist()  # the same doubles
+    for i in range(len(x)):
         if hull and x[hull[-1]] == x[i]:
             if y[i] >= y[hull[-1]]:
                 continue

@@ -43,7 +43,7 @@ class _Tables:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.points: dict = {}      # key -> {ε bit pattern: value (an ndarray of the value's leading shape)}
+        self.points: dict = {}      # key -> {ε bit pattern: value (a float, or nested lists of the leading shape)}
         self.pending: dict = {}     # key -> {ε bit pattern: threading.Event of the thread computing it}
         self.objects: dict = {}     # key -> (held object, value)
 
@@ -87,7 +87,7 @@ def pointwise(key: Hashable, x, compute: Callable[[np.ndarray], np.ndarray]) -> 
     x : array_like of float
         Any shape.
     compute : callable
-        Takes a 1-D float64 array ``t`` and returns an array of shape ``lead + t.shape`` whose ``[..., i]``
+        Takes a 1-D float64 array ``t`` and returns a float64 array of shape ``lead + t.shape`` whose ``[..., i]``
         depends on ``t[i]`` only (not on the other entries, their number or their order).
 
     Returns
@@ -130,14 +130,14 @@ def pointwise(key: Hashable, x, compute: Callable[[np.ndarray], np.ndarray]) -> 
         _fill(table, tables.lock, missing, compute)
     with tables.lock:
         got = [table[b] for b in bits]
-    out = np.moveaxis(np.array(got), 0, -1)
+    out = np.moveaxis(np.array(got, dtype=np.float64), 0, -1)
     return out.reshape(out.shape[:-1] + x.shape)
 
 
 def _fill(table: dict, lock, bits: list, compute) -> None:
     """Compute the points of bit patterns ``bits`` in one call and store them in ``table``."""
-    vals = np.asarray(compute(np.array(bits, dtype=np.uint64).view(np.float64)))
-    rows = np.moveaxis(vals, -1, 0)
+    vals = np.asarray(compute(np.array(bits, dtype=np.uint64).view(np.float64)), dtype=np.float64)
+    rows = np.moveaxis(vals, -1, 0).tolist()       # Python floats (or lists of them): the same doubles, compact
     with lock:
         table.update(zip(bits, rows))
 

@@ -96,6 +96,7 @@ SUITES: dict[str, Suite] = {
     "laplace-totals": Suite("bench_laplace_totals.py", ("--out", "bench/results_laplace_totals.md"), "results_laplace_totals.md", "compose_rounds of Laplace at n = 3, 30, 1e3, 1e6 with 1 and 365 rounds: wall and CPU time, upper and lower totals (add -- --src before=PATH for a side-by-side column)"),
     "interop": Suite("bench_interop.py", ("--out", "bench/results_interop.md"), "results_interop.md", "dp_accounting PLDAccountant with shuffled rounds against compose_rounds"),
     "approx-rounds": Suite("bench_approx_rounds.py", ("--out", "bench/results_approx_rounds.md"), "results_approx_rounds.md", "compose_rounds of ApproximateLDP (eps0, delta0): totals, brackets, users kept and time, beside the reduction with R beta added to delta"),
+    "report": Suite("bench_report.py", (), "results_report.md", "`shuffleamp report` on the default plan: wall and CPU time of fresh processes, outputs compared byte for byte (add -- --src COMMIT=PATH --src COMMIT=src for trees side by side)", threads=True),
     "threads": Suite("bench_threads.py", ("--out", "bench/results_threads.md"), "results_threads.md", "throughput of concurrent epsilon() calls on 1, 2, 4 threads (the kernels release the GIL)", threads=True),
 }
 

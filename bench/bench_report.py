@@ -130,7 +130,8 @@ def main(argv=None) -> int:
                     times[label][kind].append((wall, cpu, la))
                     ref = outputs.setdefault(kind, (label, out))
                     if out != ref[1]:
-                        mismatch.append(f"{kind}: tree {label} differs from tree {ref[0]} ({first_difference(ref[1], out)})")
+                        why = first_difference(ref[1], out)
+                        mismatch.append(f"{kind}: tree {label} differs from tree {ref[0]} ({why})")
                     print(f"{label:>12} {kind:4} wall {wall:6.2f} s  CPU {cpu:6.2f} s  load {la:.2f}", flush=True)
         split = {label: [phases(src, caches[label]) for _ in range(3)] for label, src in trees}
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -159,8 +160,8 @@ def main(argv=None) -> int:
                 c = statistics.median(r[1] for r in times[label][kind]) / statistics.median(
                     r[1] for r in times[base][kind])
                 lines.append(f"| {label} ({kind}) | {w:.2f} | {c:.2f} |")
-    lines += ["", "Where the CPU goes, in one process per tree (`plans.report(None)`, median of 3 processes): the imports, "
-              "the collections (`evaluate_plan`: per-round ε and each collection's total), the grand total "
+    lines += ["", "Where the CPU goes, in one process per tree (`plans.report(None)`, median of 3 processes): the "
+              "imports, the collections (`evaluate_plan`: per-round ε and each collection's total), the grand total "
               "(`plan_total`), and the certified profile points the accountant evaluated.", "",
               "| tree | imports CPU s | collections CPU s | grand total CPU s | profile points evaluated |",
               "|---|---|---|---|---|"]

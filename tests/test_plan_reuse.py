@@ -25,7 +25,7 @@ from shuffleamp.config import parse_plan, plan_total
 from shuffleamp.exact import delta_exact_profile
 from shuffleamp.errors import ResourceLimitError
 from shuffleamp.mechanisms import BLH, KRR, OUE, RAPPOR
-from shuffleamp.plans import report
+from shuffleamp.plans import plan_max, report
 
 #: A small plan that takes every shared path: k-RR (k = 10) has the largest support edge, so the grand total's
 #: grid step is its own and its profile points are the ones its collection total computed; BLH's lower bound
@@ -134,6 +134,20 @@ def test_default_plan_totals_with_and_without_sharing():
         ref = report(None, progress=False)
     assert [c["total"] for c in got["collections"]] == [c["total"] for c in ref["collections"]]
     assert got["total"] == ref["total"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("parameter", ["rounds", "eps0"])
+def test_plan_max_is_identical_with_and_without_sharing(parameter):
+    """A plan-level query shares one scope over its whole search (the collections that do not change keep their
+    profile points from probe to probe): the same answer, the same evaluated totals."""
+    plan = parse_plan({"budget": {"epsilon": 0.5, "delta": 1e-7}, "collection": [
+        {"name": "histogram", "mechanism": "krr", "k": 4, "eps0": 1.0, "n": 20_000, "rounds": 4},
+        {"name": "sites", "mechanism": "rappor", "d": 8, "eps0": 1.0, "n": 20_000, "rounds": 2}]})
+    got = plan_max(plan, "histogram", parameter, progress=False)
+    with _nothing_shared():
+        ref = plan_max(plan, "histogram", parameter, progress=False)
+    assert got == ref
 
 
 def test_scopes_end_with_the_evaluation(shared_and_not):

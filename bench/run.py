@@ -97,6 +97,7 @@ SUITES: dict[str, Suite] = {
     "interop": Suite("bench_interop.py", ("--out", "bench/results_interop.md"), "results_interop.md", "dp_accounting PLDAccountant with shuffled rounds against compose_rounds"),
     "approx-rounds": Suite("bench_approx_rounds.py", ("--out", "bench/results_approx_rounds.md"), "results_approx_rounds.md", "compose_rounds of ApproximateLDP (eps0, delta0): totals, brackets, users kept and time, beside the reduction with R beta added to delta"),
     "gaussian-rounds": Suite("bench_gaussian_rounds.py", ("--out", "bench/results_gaussian_rounds.md"), "results_gaussian_rounds.md", "the Gaussian round type in compose_rounds: up-front cost estimate against measured CPU and wall time, and the bracket (sigma 0.25 .. 4, n = 2 .. 1e7; --full: rounds 1, 10, 365 and delta 1e-6, 1e-9 everywhere)", full=("--full", "--out", "bench/results_gaussian_rounds.md")),
+    "report": Suite("bench_report.py", (), "results_report.md", "`shuffleamp report` on the default plan: wall and CPU time of fresh processes, outputs compared byte for byte (add -- --src COMMIT=PATH --src COMMIT=src for trees side by side)", threads=True),
     "threads": Suite("bench_threads.py", ("--out", "bench/results_threads.md"), "results_threads.md", "throughput of concurrent epsilon() calls on 1, 2, 4 threads (the kernels release the GIL)", threads=True),
 }
 

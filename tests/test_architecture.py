@@ -19,6 +19,7 @@ PKG = Path(__file__).resolve().parents[1] / "src" / "shuffleamp"
 LAYERS = {
     "errors": 0,
     "_lru": 0,
+    "_reuse": 0,        # results shared by the calls of one evaluation (scoped, never global)
     "_validate": 1,
     "results": 1,
     "_numerics": 2,

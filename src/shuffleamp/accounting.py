@@ -349,6 +349,7 @@ only with replace-one PLDs of other mechanisms.
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from dataclasses import dataclass
@@ -360,11 +361,11 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 from scipy import stats
 
-from . import _extras, _validate
+from . import _extras, _reuse, _validate
 from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, PLD_POINT_BYTES, PLD_POINT_SECONDS, budget,
                         check_pld_points, check_time, inverse_monotone, refuse_if_costly)
 from .evaluate import LOWER_MODE, max_delta
-from .decomposition import dedupe, law_key
+from .decomposition import Decomposition, dedupe, law_key
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .exact import delta_exact_profile
 from .personalized import Population, group_profiles, score_pair_logpmf
@@ -797,7 +798,15 @@ def _one_family(f, n: int, eps: np.ndarray, side: str) -> np.ndarray:
 
 def _exact_profile(f, n: int, eps: np.ndarray, mode: str) -> np.ndarray:
     """:func:`shuffleamp.exact.delta_exact_profile` in chunks of :data:`PROFILE_CHUNK` ε, the enclosing call's
-    time budget checked between chunks (the same values)."""
+    time budget checked between chunks (the same values); an atomic decomposition's value at each ε is
+    computed once per evaluation (:func:`shuffleamp._reuse.pointwise`: every ε is evaluated on its own)."""
+    if type(f) is Decomposition:
+        key = ("exact-profile", f.a.tobytes(), f.b.tobytes(), f.c.tobytes(), float(f.beta), int(n), mode)
+        return _reuse.pointwise(key, eps, lambda t: _exact_profile_chunks(f, n, t, mode))
+    return _exact_profile_chunks(f, n, eps, mode)
+
+
+def _exact_profile_chunks(f, n: int, eps: np.ndarray, mode: str) -> np.ndarray:
     eps = np.asarray(eps, dtype=np.float64)
     flat = eps.ravel()
     if flat.size <= PROFILE_CHUNK:
@@ -1238,7 +1247,8 @@ def _optimistic_pmf(logU, logL, d: float):
 def _lower_hull_vertices(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Indices of the lower convex hull of the points (x_i, y_i), x non-decreasing (ties: lowest kept)."""
     hull: list[int] = []
-    for i in range(x.size):
+    x, y = np.asarray(x, dtype=np.float64).tolist(), np.asarray(y, dtype=np.float64).tolist()  # the same doubles
+    for i in range(len(x)):
         if hull and x[hull[-1]] == x[i]:
             if y[i] >= y[hull[-1]]:
                 continue
@@ -1790,7 +1800,12 @@ def _refuse_gaussian_rounds(rounds, tail: float, points: int, lower: bool) -> No
 
 
 def _pmf_points(pmf, R: int) -> float:
-    """Grid points of ``pmf`` composed R times by dp_accounting (its own truncation bounds), or of pmf itself."""
+    """Grid points of ``pmf`` composed R times by dp_accounting (its own truncation bounds), or of pmf itself;
+    once per accountant call (:func:`shuffleamp._reuse.remember`)."""
+    return _reuse.remember(("pmf-points", id(pmf), R), pmf, lambda: _pmf_points_of(pmf, R))
+
+
+def _pmf_points_of(pmf, R: int) -> float:
     if hasattr(pmf, "_loss_probs"):                   # sparse: dense over its key range when composed
         keys = pmf._loss_probs.keys()
         width = (max(keys) - min(keys) + 1) if keys else 1
@@ -1977,18 +1992,31 @@ def _track_compose(ro: _RoundOff, total, ro_b: _RoundOff, pld_b, result) -> None
         ro.vec[side], ro.n[side] = e, dr.size
 
 
-def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0) -> tuple[float, float]:
+def _pmf_arrays(pmf, cache: dict | None = None):
+    """(dense PMF, probabilities, losses) of a PMF; kept in ``cache`` (by the PMF's id, while it lives) if given."""
+    key = ("arrays", id(pmf))
+    if cache is not None and key in cache:
+        return cache[key]
+    dp = pmf.to_dense_pmf()
+    p = np.asarray(dp._probs, dtype=np.float64)
+    out = dp, p, (np.arange(p.size) + dp._lower_loss) * dp._discretization
+    if cache is not None:
+        cache[key] = out
+    return out
+
+
+def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0,
+                  cache: dict | None = None) -> tuple[float, float]:
     r"""Certified (upper, lower) of the exact composed PLD's δ at ``eps`` from the computed PMFs.
 
     The computed δ is :math:`m_\infty + \sum_b w_b p_b` with :math:`w_b = (1 - e^{\varepsilon - \ell_b})_+`;
     a vector error Δ of 2-norm at most ``ro.vec`` moves it by at most :math:`\|w\|_2 \|Δ\|_2`
     (Cauchy–Schwarz), the infinity mass by ``ro.inf``; ``extra`` is charged on top (truncation).
+    ``cache``: a dict kept by the caller while ``pld`` lives (the PMFs' arrays are built once).
     """
     ups, los = [], []
     for side, pmf in _distinct(pld).items():
-        dp = pmf.to_dense_pmf()
-        p = np.asarray(dp._probs, dtype=np.float64)
-        loss = (np.arange(p.size) + dp._lower_loss) * dp._discretization
+        dp, p, loss = _pmf_arrays(pmf, cache)
         sel = loss > eps
         w = -np.expm1(eps - loss[sel])
         terms = p[sel] * w
@@ -2004,22 +2032,28 @@ def _delta_bounds(pld, eps: float, ro: _RoundOff | None, extra: float = 0.0) -> 
     return max(ups), max(los)
 
 
-def _eps_for_delta(pld, delta: float) -> float:
+def _eps_for_delta(pld, delta: float, cache: dict | None = None) -> float:
     """Smallest ε whose computed δ(ε) of the composed PLD is <= ``delta`` (both directions), vectorised.
 
     The same piecewise formula as ``dp_accounting``'s ``get_epsilon_for_delta`` without its Python
-    loop; only a proposal, which :func:`_certified_epsilon` verifies with certified bounds.
+    loop; only a proposal, which :func:`_certified_epsilon` verifies with certified bounds.  ``cache``: as
+    :func:`_delta_bounds` (the tail sums are built once).
     """
     out = 0.0
     for pmf in _distinct(pld).values():
-        dp = pmf.to_dense_pmf()
+        dp, p, loss = _pmf_arrays(pmf, cache)
         m_inf = float(dp._infinity_mass)
         if m_inf > delta:
             return math.inf
-        p = np.asarray(dp._probs, dtype=np.float64)[::-1]
-        loss = ((np.arange(p.size) + dp._lower_loss) * dp._discretization)[::-1]
-        mu = m_inf + np.concatenate([[0.0], np.cumsum(p)])            # mass strictly above bin j
-        ml = np.concatenate([[0.0], np.cumsum(p * np.exp(-loss))])
+        key = ("tails", id(pmf))
+        if cache is not None and key in cache:
+            loss, mu, ml = cache[key]
+        else:
+            p, loss = p[::-1], loss[::-1]
+            mu = m_inf + np.concatenate([[0.0], np.cumsum(p)])            # mass strictly above bin j
+            ml = np.concatenate([[0.0], np.cumsum(p * np.exp(-loss))])
+            if cache is not None:
+                cache[key] = loss, mu, ml
         with np.errstate(divide="ignore", invalid="ignore"):
             cand = np.log((mu - delta) / ml)
         ok = (mu[:-1] > delta) & (ml[:-1] > 0) & (cand[:-1] >= loss)
@@ -2042,40 +2076,47 @@ def _certified_epsilon(pld, delta: float, ro: _RoundOff, extra: float, d: float,
     non-increasing, so no smaller ε reaches ``delta``).
     """
     sign = 1.0 if side == "upper" else -1.0
-    e = _eps_for_delta(pld, min(delta, 1.0))
+    cache: dict = {}         # the PMFs' arrays, built once for every evaluation below
+    e = _eps_for_delta(pld, min(delta, 1.0), cache)
     for _ in range(4):       # aim at delta -/+ the charge at the current ε
         if not math.isfinite(e):
             return math.inf if side == "upper" else 0.0
-        up, lo = _delta_bounds(pld, e, ro, extra)
+        up, lo = _delta_bounds(pld, e, ro, extra, cache)
         if (up <= delta) if side == "upper" else (lo > delta or e <= 0.0):
             return max(e, 0.0)
-        val = _delta_bounds(pld, e, None)[0]
+        val = _delta_bounds(pld, e, None, cache=cache)[0]
         target = delta - (up - val) * (1 + 1e-9) if side == "upper" else delta + (val - lo) * (1 + 1e-9)
         if not 0.0 < target < 1.0:
             return math.inf if side == "upper" else 0.0
-        nxt = _eps_for_delta(pld, target)
+        nxt = _eps_for_delta(pld, target, cache)
         e = max(e, nxt) if side == "upper" else min(e, nxt)
     step = 1e-3 * d
     for _ in range(80):      # then step to the conservative side until the bound holds
         if not math.isfinite(e):
             return math.inf if side == "upper" else 0.0
-        up, lo = _delta_bounds(pld, e, ro, extra)
+        up, lo = _delta_bounds(pld, e, ro, extra, cache)
         if (up <= delta) if side == "upper" else (lo > delta or e <= 0.0):
             return max(e, 0.0)
         e, step = e + sign * step, 2 * step
     return math.inf if side == "upper" else 0.0
 
 
-def _compose_all(parts, extra=()):
+def _compose_all(parts, extra=(), composed=None):
     """Compose [(pld, R), ...] and extra PLDs with dp_accounting.
+
+    ``composed``: for each part None, or ``(pld composed R times, 1, its round-off)`` as this function returned
+    it for that part alone (used instead of composing the part again: the same objects).
 
     Returns (pld, number of self_compose, :class:`_RoundOff` of the composition's floating point).
     """
     _check_composition(parts)
     total, calls, ro = None, 0, _RoundOff()
-    for pld, R in parts:
+    for (pld, R), done in zip(parts, composed or [None] * len(parts)):
         part = _RoundOff()
-        if R > 1:
+        if R > 1 and done is not None:
+            pld, part = done[0], copy.deepcopy(done[2])
+            calls += 1
+        elif R > 1:
             out = pld.self_compose(R, tail_mass_truncation=TAIL_MASS_TRUNCATION)
             _track_self_compose(part, pld, R, out)
             pld = out
@@ -2195,7 +2236,7 @@ def compose_rounds(rounds, *, epsilon: float | None = None, delta: float | None 
     points, tail_delta = _grid_options(points, tail_delta)
     max_seconds, max_memory_gb = _validate.budget_limits(max_seconds, max_memory_gb)
     # the whole call, up-front estimates included, runs within the budget (evaluations checked in chunks)
-    with _at_n_budget([m for m, _, _ in rounds], max_seconds, max_memory_gb):
+    with _at_n_budget([m for m, _, _ in rounds], max_seconds, max_memory_gb), _reuse.call_scope():
         return _compose_rounds(rounds, epsilon, delta, extra_plds, value_discretization_interval, points, tail_delta,
                                lower, neighboring_relation)
 
@@ -2467,8 +2508,9 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None, fixed=True
     finest = min((_lower_interval(rt, points) for rt in rts if rt.edge > 0), default=d)
     d_lo = d / LOWER_REFINE / min(MIXED_REFINE, 2 ** max(0, math.ceil(math.log2(d / finest))))
     parts, labels, alone, gauss = [], [], None, None
+    composed = []                 # the chosen pair's R-fold composition from the scoring, reused below
     for rt, (_, _, R), r1 in zip(rts, rounds, singles):
-        coarse = None
+        coarse, chosen = None, None
         if _gaussian_stand_in(rt.mechanism) is not None:
             # the quantised pairs placed at the single round's lower ε (a δ target), ranked on a coarse ε grid; the
             # best ones again on the full grid below
@@ -2488,6 +2530,7 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None, fixed=True
                                i, pld, label, (tot, calls, ro)))
             scored.sort(key=lambda t: t[0], reverse=True)
             _, _, pld, label, alone = scored[0]
+            chosen = (pld, alone)
             if coarse is not None:
                 coarse = [coarse[t[1]] for t in scored[:GAUSSIAN_LOWER_FINE_CANDIDATES]]
             cands = [(pld, label)]
@@ -2499,13 +2542,14 @@ def _total_lower(rts, rounds, d, points, epsilon, delta, extras=None, fixed=True
                 cands = [(_points_pld(full[0], d_lo, keep=keep), LABEL_BUCKETS)]     # the best one on the full grid
         parts.append((cands[0][0], R))
         labels.append(cands[0][1])
+        composed.append(chosen[1] if chosen is not None and chosen[0] is cands[0][0] else None)
     # the extra events' optimistic PLD on the same lower grid d_lo = d / (an integer refinement)
     extra_pld, extra_err, left_out = (extras.lower_part(d, int(round(d / d_lo))) if extras
                                       else (None, 0.0, ()))
     if len(parts) == 1 and extra_pld is None and alone is not None:
         total, calls, ro = alone      # one round type: its best pair's composition is the total
     else:
-        total, calls, ro = _compose_all(parts, [extra_pld] if extra_pld is not None else ())
+        total, calls, ro = _compose_all(parts, [extra_pld] if extra_pld is not None else (), composed)
     trunc = 2.0 * TAIL_MASS_TRUNCATION * (calls + (extra_pld is not None)) + extra_err
     value = _lower_value(total, ro, trunc, d, epsilon, delta)
     if len(parts) == 1 and extra_pld is None and gauss is not None:

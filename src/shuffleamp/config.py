@@ -110,7 +110,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from . import _validate
+from . import _reuse, _validate
 from ._registry import COMPOSED
 from .errors import ComponentError, ParameterError, PlanError, ShuffleampError
 from .results import decimal_text
@@ -1240,10 +1240,16 @@ def evaluate_plan(rows: Iterable[Collection], *, method: str = "optimal", rtol: 
     ShuffleampError
         Other failures (e.g. a resource limit) propagate with a note naming the row.
     """
-    import shuffleamp
-
     rows = rows if isinstance(rows, Sequence) else list(rows)
     d_total = plan_delta(rows, delta) if totals and method == "optimal" else None
+    with _reuse.scope():          # the rows' certified profiles at the same ε are computed once
+        return _evaluate_rows(rows, method, rtol, d_total, progress, lower_totals, per_round)
+
+
+def _evaluate_rows(rows, method, rtol, d_total, progress, lower_totals, per_round) -> list[dict]:
+    """:func:`evaluate_plan` of validated arguments (``d_total``: the δ of the totals, or None for none)."""
+    import shuffleamp
+
     out = []
     for r in rows:
         mech = r.build()
@@ -1354,7 +1360,8 @@ def plan_total(rows: Sequence[Collection], *, budget: Mapping | None = None, del
         budget = getattr(rows, "budget", None)
     d = float(budget["delta"]) if budget is not None else plan_delta(rows, delta)
     parts = [(r.build(), r.n, 1 if r.schedule is not None else r.rounds) for r in rows]
-    acc = compose_rounds(parts, delta=d, lower=lower)
+    with _reuse.scope():          # within a plan's evaluation, the profiles its collections' totals computed
+        acc = compose_rounds(parts, delta=d, lower=lower)
     out = acc.to_dict()
     floors = []
     for res in results or ():

@@ -38,7 +38,7 @@ import math
 import os
 from typing import Any, Sequence
 
-from . import _validate
+from . import _reuse, _validate
 from ._numerics import inverse_monotone
 from .config import Plan, evaluate_plan, load_plan, plan_delta, plan_total
 from .errors import OutOfRegimeError, ParameterError, PlanError
@@ -72,8 +72,9 @@ def worst_verdict(verdicts) -> str | None:
 
 
 def _evaluate_one(plan: Plan, method: str, rtol: float, tick) -> dict:
-    results = evaluate_plan(plan, method=method, rtol=rtol, progress=tick)
-    total = plan_total(plan, results=results) if method == "optimal" else None
+    with _reuse.scope():          # the grand total reuses the certified profiles the collections' totals computed
+        results = evaluate_plan(plan, method=method, rtol=rtol, progress=tick)
+        total = plan_total(plan, results=results) if method == "optimal" else None
     tick()
     return {"collections": results, "total": total}
 
@@ -285,69 +286,72 @@ def plan_max(plan, collection: str, parameter: str, *, limit=None, rel_tol: floa
     fixed_totals = None
     cache: dict = {}
 
-    with progress_bar(None, progress=progress, desc=f"{parameter} for {row.name!r}", unit="total") as bar:
-        def rows_at(x) -> Plan:
-            rows = Plan(list(plan[:index]) + [_variant(row, parameter, x)] + list(plan[index + 1:]))
-            rows.budget, rows.source = budget, plan.source
-            return rows
+    # one evaluation scope for the whole search: the collections that do not change keep their certified
+    # profile points from one probe to the next (the same numbers, computed once)
+    with _reuse.scope():
+        with progress_bar(None, progress=progress, desc=f"{parameter} for {row.name!r}", unit="total") as bar:
+            def rows_at(x) -> Plan:
+                rows = Plan(list(plan[:index]) + [_variant(row, parameter, x)] + list(plan[index + 1:]))
+                rows.budget, rows.source = budget, plan.source
+                return rows
 
-        def upper(x):
-            # the report's grand-total upper bound: the composed total, floored by every collection's total
-            # (plan_total); the floors are evaluated only where they can change the verdict
-            nonlocal fixed_totals
-            if x not in cache:
-                rows = rows_at(x)
-                value = plan_total(rows, lower=False)["epsilon_upper"]
-                if value <= eps:
-                    if fixed_totals is None:       # the other collections' totals: evaluated once per query
-                        fixed_totals = evaluate_plan(fixed, delta=d, lower_totals=False)
-                    own = evaluate_plan([rows[index]], delta=d, lower_totals=False)
-                    value = max([value] + [t["total"]["epsilon_upper"] for t in fixed_totals + own])
-                cache[x] = value
-                bar.update(1)
-            return cache[x], None
+            def upper(x):
+                # the report's grand-total upper bound: the composed total, floored by every collection's total
+                # (plan_total); the floors are evaluated only where they can change the verdict
+                nonlocal fixed_totals
+                if x not in cache:
+                    rows = rows_at(x)
+                    value = plan_total(rows, lower=False)["epsilon_upper"]
+                    if value <= eps:
+                        if fixed_totals is None:       # the other collections' totals: evaluated once per query
+                            fixed_totals = evaluate_plan(fixed, delta=d, lower_totals=False)
+                        own = evaluate_plan([rows[index]], delta=d, lower_totals=False)
+                        value = max([value] + [t["total"]["epsilon_upper"] for t in fixed_totals + own])
+                    cache[x] = value
+                    bar.update(1)
+                return cache[x], None
 
-        x0 = getattr(row, parameter)
-        if parameter == "eps0":
-            if upper(x0)[0] <= eps:
-                lo, hi = x0, min(2.0 * x0, ceiling)
+            x0 = getattr(row, parameter)
+            if parameter == "eps0":
+                if upper(x0)[0] <= eps:
+                    lo, hi = x0, min(2.0 * x0, ceiling)
+                else:
+                    hi, lo = x0, x0 / 2.0
+                    while upper(lo)[0] > eps:
+                        if lo <= 1e-6:
+                            raise OutOfRegimeError(f"no eps0 >= 1e-6 nats of collection {row.name!r} fits the budget: "
+                                                   "the rest of the plan alone exceeds it")
+                        hi, lo = lo, max(lo / 4.0, 1e-6)
+                # the total is smooth in eps0: brentq on log(total) shrinks the bracket before the bisection
+                br = inverse_monotone(upper, eps, lo, hi, increasing=True, side="upper", rel_tol=rel_tol,
+                                      scale="linear", accelerate=True, expand=True, limit=ceiling)
+            elif parameter == "rounds":
+                if upper(1)[0] > eps:
+                    raise OutOfRegimeError(f"not even one round of collection {row.name!r} fits the budget")
+                br = inverse_monotone(upper, eps, 1, min(max(2, x0), ceiling), increasing=True, side="upper",
+                                      scale="integer", expand=True, limit=ceiling)
             else:
-                hi, lo = x0, x0 / 2.0
-                while upper(lo)[0] > eps:
-                    if lo <= 1e-6:
-                        raise OutOfRegimeError(f"no eps0 >= 1e-6 nats of collection {row.name!r} fits the budget: "
-                                               "the rest of the plan alone exceeds it")
-                    hi, lo = lo, max(lo / 4.0, 1e-6)
-            # the total is smooth in eps0: brentq on log(total) shrinks the bracket before the bisection
-            br = inverse_monotone(upper, eps, lo, hi, increasing=True, side="upper", rel_tol=rel_tol,
-                                  scale="linear", accelerate=True, expand=True, limit=ceiling)
-        elif parameter == "rounds":
-            if upper(1)[0] > eps:
-                raise OutOfRegimeError(f"not even one round of collection {row.name!r} fits the budget")
-            br = inverse_monotone(upper, eps, 1, min(max(2, x0), ceiling), increasing=True, side="upper",
-                                  scale="integer", expand=True, limit=ceiling)
-        else:
-            if upper(x0)[0] <= eps:
-                hi, lo = x0, max(1, x0 // 4)
-                while lo > 1 and upper(lo)[0] <= eps:
-                    hi, lo = lo, max(1, lo // 4)
-                if upper(lo)[0] <= eps:                     # lo == 1 fits
-                    hi = lo
-            else:
-                lo, hi = x0, min(4 * x0, ceiling)
-            br = inverse_monotone(upper, eps, lo, hi, increasing=False, side="upper", scale="integer",
-                                  expand=True, expand_factor=4, limit=ceiling)
-            if br.feasible is None:
-                raise OutOfRegimeError(f"even n = {ceiling} users in collection {row.name!r} do not bring the "
-                                       "plan within its budget")
-    value = br.feasible
-    if parameter != "eps0":
-        value = int(value)
-    infeasible = br.infeasible
-    if infeasible is not None and parameter != "eps0":
-        infeasible = int(infeasible)
-    rows = rows_at(value)
-    total = plan_total(rows, results=evaluate_plan(rows))
+                if upper(x0)[0] <= eps:
+                    hi, lo = x0, max(1, x0 // 4)
+                    while lo > 1 and upper(lo)[0] <= eps:
+                        hi, lo = lo, max(1, lo // 4)
+                    if upper(lo)[0] <= eps:                     # lo == 1 fits
+                        hi = lo
+                else:
+                    lo, hi = x0, min(4 * x0, ceiling)
+                br = inverse_monotone(upper, eps, lo, hi, increasing=False, side="upper", scale="integer",
+                                      expand=True, expand_factor=4, limit=ceiling)
+                if br.feasible is None:
+                    raise OutOfRegimeError(f"even n = {ceiling} users in collection {row.name!r} do not bring the "
+                                           "plan within its budget")
+        value = br.feasible
+        if parameter != "eps0":
+            value = int(value)
+        infeasible = br.infeasible
+        if infeasible is not None and parameter != "eps0":
+            infeasible = int(infeasible)
+        rows = rows_at(value)
+        total = plan_total(rows, results=evaluate_plan(rows))
     return PlanQueryResult(parameter, row.name, value, infeasible, total, dict(budget), len(cache),
                            infeasible is None and parameter != "n" and value == ceiling)
 

@@ -44,7 +44,8 @@ import numpy as np
 from . import _validate, baselines, fft_engine
 from . import exact as _exact
 from . import exact_count as _ec
-from ._numerics import DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_work, root_of_estimate
+from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_work, current_budget,
+                        root_of_estimate)
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method, Settings)
 from .decomposition import Decomposition, PackedFamilies, chernoff_bounds, dedupe
@@ -911,6 +912,13 @@ def _population_bound(quantity: str, pop, n, other, method: str, evaluator: str,
         return _population_bound_budgeted(quantity, pop, n, other, method, evaluator, eps_rtol)
 
 
+def _sub_seconds() -> float:
+    """Time left in the call's budget for a sub-population's single-mechanism query (at least a tenth of a second,
+    so that a refusal is the sub-query's own ResourceLimitError)."""
+    b = current_budget()
+    return max(b.remaining(), 0.1) if b is not None else DEFAULT_MAX_SECONDS
+
+
 def _population_bound_budgeted(quantity: str, pop, n, other, method: str, evaluator: str, eps_rtol: float):
     from . import personalized as _pop
     given = "delta" if quantity == "epsilon" else "epsilon"
@@ -922,8 +930,16 @@ def _population_bound_budgeted(quantity: str, pop, n, other, method: str, evalua
         if evaluator != "exact":
             raise ParameterError("evaluator", "a population is evaluated by the exact (Bromwich) evaluator only")
         if quantity == "epsilon":
-            return _pop.epsilon(pop, other, eps_rtol=eps_rtol)
-        return _pop.delta(pop, other)
+            res = _pop.epsilon(pop, other, eps_rtol=eps_rtol)
+        else:
+            res = _pop.delta(pop, other)
+
+        def single(mech, users):
+            """The single mechanism's certified (upper, lower) at ``users`` (a sub-population's bound)."""
+            r = (epsilon(mech, users, other, eps_rtol=eps_rtol, max_seconds=_sub_seconds()) if quantity == "epsilon"
+                 else delta(mech, users, other, max_seconds=_sub_seconds()))
+            return float(r.upper), (None if r.lower is None else float(r.lower))
+        return _pop.apply_subpopulations(pop, res, single)
     if method != "gdp":
         raise ParameterError("method", f"a population supports 'optimal' (certified, per group) and 'gdp' "
                                        f"(estimate), got {method!r}")

@@ -2325,18 +2325,127 @@ def _population_depth(mu: float, charge: float) -> float:
     return _depth_for(mu, charge)
 
 
-def _population_others(pop, g: int):
-    """Distinct blanket masses γ > 0 of the other users w.r.t. group g's blanket and their counts."""
+def _population_others(pop, g: int, sigma_blanket: float | None = None):
+    """Distinct blanket masses γ > 0 of the other users w.r.t. the blanket of σ = ``sigma_blanket`` (default: group
+    g's own σ) and their counts."""
     mt = pop.groups[g].mechanism
     sig = np.array([gr.mechanism.sigma for gr in pop.groups])
     cnt = np.array([gr.n - (1 if i == g else 0) for i, gr in enumerate(pop.groups)], dtype=np.float64)
-    gam = population_gammas(sig, mt.sigma, mt.sensitivity)
+    gam = population_gammas(sig, mt.sigma if sigma_blanket is None else sigma_blanket, mt.sensitivity)
     keep = (cnt > 0) & (gam > 0)
     d: dict = {}
     for gv, c in zip(gam[keep], cnt[keep]):
         d[float(gv)] = d.get(float(gv), 0.0) + float(c)
     gs = np.array(sorted(d), dtype=np.float64)
     return gs, np.array([d[x] for x in sorted(d)], dtype=np.float64)
+
+
+#: Cells of the cross-blanket law (:func:`population_cross_law`): width CROSS_STEP target σ, uniform over
+#: Δ/2 ± CROSS_HALF_WIDTH blanket σ (the blanket's mass beyond, below 1e-22, stays in two unbounded end cells).
+CROSS_STEP = 1.0 / 16.0
+CROSS_HALF_WIDTH = 10.0
+#: Relative margin by which the weight of a cross-blanket cell's upper end point is rounded up (plus the absolute
+#: rounding of the cell's mean, first order).
+_CROSS_MARGIN = 1e-9
+
+
+def _cdf_diff(a, b):
+    """Φ(b) − Φ(a) elementwise (a <= b, either may be infinite), from the nearer tail (no cancellation far out)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where(b <= 0.0, ndtr(b) - ndtr(a), ndtr(-a) - ndtr(-b))
+
+
+def population_cross_law(sigma_t: float, sigma_h: float, sensitivity: float, eps: float) -> tuple:
+    r"""The spread law at ε of a target's privacy-amplification variable w.r.t. a *wider* group's blanket (derived
+    in :mod:`shuffleamp.personalized`, "Gaussian groups", cross blankets).
+
+    With :math:`\omega_h = m_{\sigma_h}/\gamma_h` (:math:`m_\sigma(y) = \min(arphi_\sigma(y),
+    arphi_\sigma(y - \Delta))`) and :math:`Y \sim \omega_h`, :math:`L = (R_0(Y) - e^arepsilon R_\Delta(Y))/
+    \omega_h(Y) = A_0(Y) - e^arepsilon A_\Delta(Y)`, :math:`A_x = arphi_{\sigma_t}(\cdot - x)/\omega_h`.  For
+    :math:`\sigma_t < \sigma_h` each :math:`\log A_x` is a concave quadratic on each side of Δ/2, so A is bounded
+    and its extremes on a cell are at the end points or the vertex.  On every cell (edges uniform in y, Δ/2 among
+    them, two unbounded end cells where A tends to 0) the conditional law of L lies in :math:`[\min A_0 -
+    e^arepsilon\max A_\Delta, \max A_0 - e^arepsilon \min A_\Delta]`; it is replaced by the two-point law on
+    those end points with the cell's ω-mass and mean :math:`\int_{
+m cell}(R_0 - e^arepsilon R_\Delta)\,dy`
+    (normal CDF differences): a mean-preserving spread, so the spread law dominates L in convex order (the weight
+    of the upper end rounded up: a first-order stochastic increase, also sound).
+
+    Parameters
+    ----------
+    sigma_t : float
+        The target's σ.
+    sigma_h : float
+        The blanket's σ, > ``sigma_t``.
+    sensitivity : float
+        Δ.
+    eps : float
+        ε (nats).
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Values of L and their ω_h-masses (summing to 1 up to rounding), float64.
+    """
+    st, sh, D = float(sigma_t), float(sigma_h), float(sensitivity)
+    if not sh > st:
+        raise ValueError("the cross-blanket law needs sigma_h > sigma_t")
+    e = math.exp(eps)
+    gh = 2.0 * float(_sf(D / (2.0 * sh)))
+    h = CROSS_STEP * st
+    k = int(math.ceil(CROSS_HALF_WIDTH * sh / h))
+    half = D / 2.0 + h * np.arange(1, k + 1)
+    left = D - half[::-1]                                # edges below Δ/2, mirrored (exact symmetry of ω_h)
+    edges = np.concatenate([[-np.inf], left, [D / 2.0], half, [np.inf]])
+    a, b = edges[:-1], edges[1:]
+    is_left = b <= D / 2.0
+    cen = np.where(is_left, D, 0.0)                      # ω_h ∝ φ_h(y − cen) on the cell's side
+    c = np.where(is_left, _cdf_diff((a - D) / sh, (b - D) / sh), _cdf_diff(a / sh, b / sh)) / gh
+    kq = 1.0 / st ** 2 - 1.0 / sh ** 2
+    base = math.log(gh * sh / st)
+
+    def log_a(y, x):
+        with np.errstate(invalid="ignore", over="ignore"):
+            v = base - (y - x) ** 2 / (2 * st * st) + (y - cen) ** 2 / (2 * sh * sh)
+        return np.where(np.isfinite(y), v, -np.inf)
+
+    def extremes(x):
+        ys = np.clip((x / st ** 2 - cen / sh ** 2) / kq, a, b)
+        la, lb = log_a(a, x), log_a(b, x)
+        lo = np.exp(np.minimum(la, lb))
+        hi = np.exp(np.maximum(np.maximum(la, lb), log_a(ys, x)))
+        return lo * (1 - 1e-12), hi * (1 + 1e-12)
+    lo0, hi0 = extremes(0.0)
+    lo1, hi1 = extremes(D)
+    lo, hi = lo0 - e * hi1, hi0 - e * lo1
+    m0, m1 = _cdf_diff(a / st, b / st), _cdf_diff((a - D) / st, (b - D) / st)
+    keep = c > 0
+    lo, hi, c, m0, m1 = lo[keep], hi[keep], c[keep], m0[keep], m1[keep]
+    mean = (m0 - e * m1) / c
+    span = np.maximum(hi - lo, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = (mean - lo) / span + _CROSS_MARGIN + 4 * _DBL_EPS * (m0 + e * m1 + np.abs(mean) * c) / (c * span)
+    # a cell whose end points (nearly) coincide, or whose weight is not a number (underflow): all mass on the upper end
+    w = np.where(span > 1e-280, np.clip(np.nan_to_num(w, nan=1.0), 0.0, 1.0), 1.0)
+    vals = np.concatenate([hi, lo])
+    mass = np.concatenate([c * w, c * (1.0 - w)])
+    return vals, mass
+
+
+def population_cross_candidates(pop, g: int) -> list:
+    """(σ_h, others' blanket masses, counts) of the cross-blanket candidates of a target of group g: one per distinct
+    σ_h above the target's among the other users, every other user counted at its blanket mass w.r.t. ω_h
+    (:func:`population_gammas`; users of smaller σ at 0)."""
+    mt = pop.groups[g].mechanism
+    out = []
+    for sh in sorted({gr.mechanism.sigma for i, gr in enumerate(pop.groups)
+                      if gr.mechanism.sigma > mt.sigma and gr.n - (i == g) > 0}):
+        gs, Ns = _population_others(pop, g, sh)
+        if gs.size:
+            out.append((sh, gs, Ns))
+    return out
 
 
 def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, guide: float | None = None,
@@ -2374,6 +2483,29 @@ def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, gui
     if local <= _TINY:
         # the smallest positive float (ε far above μ²): no rung's upper, at least its charge > 0, is smaller
         return local, dict(best_info, rungs=rungs)
+    # cross blankets: the blanket of a wider group, which covers the target's tails (bounded loss, no truncation)
+    for sh, gs_h, Ns_h in population_cross_candidates(pop, g):
+        vals_h, mass_h = population_cross_law(mt.sigma, sh, mt.sensitivity, eps)
+        others_h = [(gs_h, Ns_h)]
+        if gs_h.size > 1:
+            jh = int(np.argmax([x * Ns_h[gs_h >= x].sum() for x in gs_h]))
+            others_h.append((gs_h[jh:jh + 1], np.array([Ns_h[jh:].sum()])))
+        for gsx, Nsx in others_h:
+            try:
+                with budget(min(POPULATION_RUNG_SECONDS, max(current_budget().remaining(), 0.0))
+                            if current_budget() is not None else POPULATION_RUNG_SECONDS):
+                    vr, info_r = _delta_law(vals_h, mass_h, gsx, Nsx, rtol, None, POPULATION_RUNG_WORK)
+            except ResourceLimitError:
+                outer = current_budget()
+                if outer is not None and outer.remaining() <= 0:
+                    raise
+                continue
+            vr = float(np.nextafter(vr, np.inf))
+            if vr < best:
+                best, best_info = vr, dict(info_r, how=f"cross blanket of sigma {sh:g} ({int(Nsx.sum())} others)")
+    if fixed and best <= guide:
+        # an ε query compares the value with its target δ: a cross blanket already answers
+        return min(best, 1.0), dict(best_info, rungs=rungs)
     done: dict = {}
 
     def evaluate(z):

@@ -162,6 +162,34 @@ below the heterogeneous value (its M' is stochastically smaller and g is non-inc
 often tighter; each rung takes the smaller of the two certified values (γ' maximising the expected count
 :math:`\gamma' \cdot \#\{h: \gamma_h \ge \gamma'\}`).
 
+*Cross blankets* (derived here).  Steps 1-3 hold for *any* probability density ω with :math:`R_i(x) \ge
+\gamma_i\omega` for every other user (γ_i = 0 allowed: such a user is never a blanket draw) and the target's laws
+absolutely continuous w.r.t. ω; nothing ties ω to the target's own randomizer.  For every σ_h > σ_t present among
+the other users take :math:`\omega_h = m_h/\gamma_h`, every other user at its blanket mass w.r.t. ω_h
+(:func:`shuffleamp.gaussian.population_gammas` with σ_h in place of σ_t: users of σ ≥ σ_h count, the others are
+0).  The target's variable :math:`L = (R_0 - e^\varepsilon R_\Delta)/\omega_h` under :math:`Y \sim \omega_h` is
+then *bounded*: :math:`\varphi_{\sigma_t}/\varphi_{\sigma_h} \to 0` in both tails, so no truncation is charged,
+and the spread law of :func:`shuffleamp.gaussian.population_cross_law` (two points per cell with the cell's exact
+mass and mean, a convex-order upper bound at that ε) is evaluated by the same ``_delta_law`` as the rungs (with
+the homogeneous reduction alongside when the others have several masses).  This is what the wider users give
+that the target's own blanket cannot: in the tails, where a narrow target's report is most revealing, their
+density is far larger than the target's.  Measured (δ = 1e-6, Δ = 1): 5000 users at σ = 0.5 and 5000 at σ = 1,
+the σ = 0.5 target's upper ε 2.096 (own blanket) -> 0.102 (the σ = 1 blanket); 5000 + 5000 at σ = 0.5, 0.6:
+1.98 -> 0.215; at n = 2 (σ = 0.5 with one σ = 1 user, ε = 1) δ 0.481 -> 0.338 against the integrated truth 0.321.
+
+*Sub-populations* (derived here).  For any set S of users containing the target, the reports of the users outside
+S are independent of the target's input and have the same law under both datasets, so for fixed inputs the whole
+shuffled output is a randomized post-processing of the shuffled output of S (draw the others' reports, add them
+to the multiset, shuffle); hence every certified bound for S alone is one for the population (post-processing
+inequality, then the maximum over the inputs of S's users).  The cross blankets above are instances (S = the
+target and the users of σ ≥ σ_h); S = the target's own group is the homogeneous bound with :math:`n_g` users,
+which :func:`shuffleamp.bounds.epsilon` adds through the single mechanism's ladder (it wins only where the
+target's group is the widest and the population's rungs are looser than the single round's evaluators); a
+population whose groups all share one mechanism *is* that mechanism at n users, and is answered as such.  Which
+bound wins (measured): the cross blanket of the widest group for every target below the widest σ; the target's
+own blanket (rungs, or the single round's ladder at :math:`n_g`) for the widest group.  Lower bounds do not
+transfer from S (the others can only add privacy).
+
 *Local profile.*  The shuffled output is a post-processing of the target's own report, so the local Gaussian
 mechanism's exact profile (Balle–Wang, ICML 2018, Theorem 8) is an upper bound too; the reported upper is the
 minimum, and an ε query searches below the local ε.
@@ -2006,6 +2034,50 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     out = _apply_count(pop, "epsilon", delta, _apply_reference(pop, "epsilon", delta, out), eps_rtol)
     worst = int(np.argmax([r.upper for r in out]))
     return PopulationResult("epsilon", tuple(out), worst, None, delta, pop.describe())
+
+
+def shared_mechanism(pop: Population):
+    """The one mechanism every group runs (equal descriptions), or None: such a population *is* that mechanism at
+    ``pop.n`` users (module docstring, "Sub-populations")."""
+    first = pop.groups[0].mechanism
+    desc = first.describe()
+    return first if all(gr.mechanism.describe() == desc for gr in pop.groups[1:]) else None
+
+
+#: Kinds of population whose groups' upper bounds also take the homogeneous bound of the target's own group alone
+#: (module docstring, "Sub-populations"; k-RR and matrix populations: their own bound is not above it in practice).
+SUBPOPULATION_KINDS = ("gaussian", "approx")
+
+
+def apply_subpopulations(pop: Population, res: PopulationResult, single) -> PopulationResult:
+    r"""``res`` with each group's upper replaced by the minimum with the certified bound of a sub-population (module
+    docstring, "Sub-populations"): the whole population at ``pop.n`` when every group runs one mechanism (then the
+    lower too: the population is that mechanism), else (kinds :data:`SUBPOPULATION_KINDS`) the target's own group
+    alone at :math:`n_g` (upper only).  ``single(mechanism, n)`` returns the single mechanism's certified
+    ``(upper, lower)`` at the query of ``res`` (ε at δ or δ at ε)."""
+    shared = shared_mechanism(pop)
+    if shared is None and pop.kind not in SUBPOPULATION_KINDS:
+        return res
+    out, cache = [], {}
+    for gr in res.groups:
+        mech = shared if shared is not None else pop.groups[gr.index].mechanism
+        users = pop.n if shared is not None else pop.groups[gr.index].n
+        key = (id(mech), users)
+        if key not in cache:
+            cache[key] = single(mech, users)
+        up, lo = cache[key]
+        new_up, new_lo, info = gr.upper, gr.lower, dict(gr.settings)
+        if up is not None and up < gr.upper:
+            new_up = up
+            info["upper_source"] = ("the shared mechanism at n" if shared is not None
+                                    else f"the group alone ({users} users)")
+        if shared is not None and lo is not None and (gr.lower is None or lo > gr.lower):
+            new_lo, info["lower"] = lo, "the shared mechanism at n"
+        if new_lo is not None:
+            new_lo = min(new_lo, new_up)
+        out.append(dataclasses.replace(gr, upper=new_up, lower=new_lo, settings=info))
+    worst = int(np.argmax([r.upper for r in out]))
+    return dataclasses.replace(res, groups=tuple(out), worst=worst)
 
 
 def _estimator(pop, g):

@@ -1,0 +1,91 @@
+"""Gaussian populations: the cross-blanket upper bound and the sub-population minimum.
+
+Oracles (independent of the library): the stop-loss transform of the target's variable L w.r.t. a wider group's
+blanket by numerical quadrature (scipy.integrate.quad over the output line), and the n = 2 shuffled divergence by
+numerical integration over the output plane (tests/test_gaussian_population_oracle.py).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+from scipy.stats import norm
+
+import shuffleamp as sa
+from shuffleamp.gaussian import population_cross_law
+
+from test_gaussian_population_oracle import worst_case
+
+
+def _stop_loss(st, sh, D, eps, k):
+    """E[(L - k)_+] under Y ~ ω_h: ∫ (φ_t(y) − e^ε φ_t(y − Δ) − k ω_h(y))_+ dy by quadrature."""
+    gh = 2 * norm.sf(D / (2 * sh))
+    e = math.exp(eps)
+
+    def f(y):
+        om = min(norm.pdf(y, 0, sh), norm.pdf(y, D, sh)) / gh
+        return max(norm.pdf(y, 0, st) - e * norm.pdf(y, D, st) - k * om, 0.0)
+    lo, hi = -12 * sh, D + 12 * sh
+    pts = list(np.linspace(lo, hi, 17))
+    return sum(quad(f, a, b, limit=200)[0] for a, b in zip(pts[:-1], pts[1:]))
+
+
+@pytest.mark.parametrize("st,sh,eps", [(0.5, 1.0, 0.3), (0.5, 0.6, 1.0), (0.3, 2.0, 0.1)])
+def test_cross_law_dominates_in_convex_order(st, sh, eps):
+    """Equal means and every stop-loss value at least the exact one (convex order), and not much above it."""
+    vals, mass = population_cross_law(st, sh, 1.0, eps)
+    assert abs(mass.sum() - 1.0) < 1e-9
+    exact_mean = norm.cdf(0.0) * 0 + (1.0 - math.exp(eps))        # ∫ (R_0 − e^ε R_Δ) dy
+    assert float(vals @ mass) >= exact_mean - 1e-9
+    assert float(vals @ mass) <= exact_mean + 1e-6
+    for k in (-1.0, 0.0, 1.0):
+        spread = float(np.maximum(vals - k, 0.0) @ mass)
+        truth = _stop_loss(st, sh, 1.0, eps, k)
+        assert spread >= truth * (1 - 1e-7) - 1e-12, (k, spread, truth)
+        assert spread <= truth * 1.05 + 1e-6, (k, spread, truth)
+
+
+@pytest.mark.parametrize("st,sh,eps", [(0.5, 1.0, 1.0), (0.5, 1.5, 1.0), (0.7, 1.0, 0.5)])
+def test_cross_upper_n2_above_integrated_truth(st, sh, eps):
+    """n = 2 (a narrow target and one wider user): the upper stays above the integrated worst case (inputs on a
+    grid of [0, Δ]) and, with the cross blanket, within 15 % of it in δ (the target's own blanket: 30-50 % above)."""
+    pop = sa.population([(sa.Gaussian(sigma=st, sensitivity=1.0), 1), (sa.Gaussian(sigma=sh, sensitivity=1.0), 1)])
+    r = sa.delta(pop, epsilon=eps).groups[0]
+    truth = worst_case(eps, st, [sh], 1.0, 0.01, 9.0, 5)
+    assert truth * (1 - 1e-3) <= r.upper <= truth * 1.15, (r.upper, truth)
+    assert "cross blanket" in r.settings.get("how", "")
+
+
+def test_two_sigma_population_regression():
+    """5000 users at σ = 0.5 and 5000 at σ = 1 (Δ = 1, δ = 1e-6): the σ = 0.5 target's upper ε was 2.096 with its
+    own blanket; the σ = 1 blanket gives 0.102 (lower 0.0632)."""
+    G = sa.Gaussian
+    r = sa.epsilon(sa.population([(G(sigma=0.5, sensitivity=1.0), 5000), (G(sigma=1.0, sensitivity=1.0), 5000)]),
+                   delta=1e-6)
+    g0 = r.groups[0]
+    assert g0.lower <= g0.upper <= 0.11
+    assert g0.lower >= 0.06
+    assert r.upper <= 0.11
+
+
+def test_shared_mechanism_population_is_the_mechanism():
+    """A population whose groups all run one mechanism answers exactly as that mechanism at n."""
+    G = sa.Gaussian(sigma=1.0, sensitivity=1.0)
+    ref = sa.epsilon(G, n=4000, delta=1e-6)
+    for groups in ([(G, 4000)], [(G, 1000), (G, 3000)]):
+        r = sa.epsilon(sa.population(groups), delta=1e-6)
+        for gr in r.groups:
+            assert gr.upper <= ref.upper * (1 + 1e-12)
+            assert gr.lower >= ref.lower * (1 - 1e-12)
+
+
+def test_group_alone_bound_enters_the_minimum():
+    """The target's own group alone is a certified sub-population: no group's upper exceeds it."""
+    G = sa.Gaussian
+    pop = sa.population([(G(sigma=0.5, sensitivity=1.0), 100), (G(sigma=1.0, sensitivity=1.0), 100)])
+    r = sa.epsilon(pop, delta=1e-5)
+    for gr, s in zip(r.groups, (0.5, 1.0)):
+        alone = sa.epsilon(G(sigma=s, sensitivity=1.0), n=100, delta=1e-5)
+        assert gr.upper <= alone.upper * (1 + 1e-12)
+        assert gr.lower <= gr.upper

@@ -929,17 +929,18 @@ def _population_bound_budgeted(quantity: str, pop, n, other, method: str, evalua
     if method == "optimal":
         if evaluator != "exact":
             raise ParameterError("evaluator", "a population is evaluated by the exact (Bromwich) evaluator only")
-        if quantity == "epsilon":
-            res = _pop.epsilon(pop, other, eps_rtol=eps_rtol)
-        else:
-            res = _pop.delta(pop, other)
-
         def single(mech, users):
-            """The single mechanism's certified (upper, lower) at ``users`` (a sub-population's bound)."""
-            r = (epsilon(mech, users, other, eps_rtol=eps_rtol, max_seconds=_sub_seconds()) if quantity == "epsilon"
-                 else delta(mech, users, other, max_seconds=_sub_seconds()))
+            """The single mechanism's certified (upper, lower) at ``users`` (a sub-population's bound; (None, None)
+            when it would not fit in the call's budget: one candidate fewer, the population's own answer stands)."""
+            try:
+                r = (epsilon(mech, users, other, eps_rtol=eps_rtol, max_seconds=_sub_seconds())
+                     if quantity == "epsilon" else delta(mech, users, other, max_seconds=_sub_seconds()))
+            except ResourceLimitError:
+                return None, None
             return float(r.upper), (None if r.lower is None else float(r.lower))
-        return _pop.apply_subpopulations(pop, res, single)
+        if quantity == "epsilon":
+            return _pop.epsilon(pop, other, eps_rtol=eps_rtol, sub=single)
+        return _pop.delta(pop, other, sub=single)
     if method != "gdp":
         raise ParameterError("method", f"a population supports 'optimal' (certified, per group) and 'gdp' "
                                        f"(estimate), got {method!r}")

@@ -2276,6 +2276,10 @@ POPULATION_RUNG_WORK = 5e6
 POPULATION_PROFILE_RUNGS = 2
 #: A δ value whose rung's charge is more than this fraction of it is re-evaluated at a deeper rung.
 POPULATION_DEEPER_FRACTION = 1e-2
+#: A target with a cross blanket stops evaluating its truncation rungs once they have lost to the cross blanket at
+#: this many points and won at none (cost only; measured: they lose at every point of the two-σ populations of
+#: ``bench/results_population.md``).
+PROFILE_RUNG_LOSSES = 2
 #: Largest population for the threshold-count lower bound (exact Poisson-binomial law by FFT convolution).
 POPULATION_LOWER_MAX_N = 2_000_000
 
@@ -2344,6 +2348,10 @@ def _population_others(pop, g: int, sigma_blanket: float | None = None):
 #: Δ/2 ± CROSS_HALF_WIDTH blanket σ (the blanket's mass beyond, below 1e-22, stays in two unbounded end cells).
 CROSS_STEP = 1.0 / 16.0
 CROSS_HALF_WIDTH = 10.0
+#: ... CROSS_STEP_SMALL_N below FINE_MIN_N blanket users (the small-n evaluators' cost grows with the atoms; measured
+#: at 50 others: δ 1-5 % above the finer law's, 2x faster).
+CROSS_STEP_SMALL_N = 1.0 / 4.0
+CROSS_HALF_WIDTH_SMALL_N = 7.0
 #: Relative margin by which the weight of a cross-blanket cell's upper end point is rounded up (plus the absolute
 #: rounding of the cell's mean, first order).
 _CROSS_MARGIN = 1e-9
@@ -2357,7 +2365,8 @@ def _cdf_diff(a, b):
         return np.where(b <= 0.0, ndtr(b) - ndtr(a), ndtr(-a) - ndtr(-b))
 
 
-def population_cross_law(sigma_t: float, sigma_h: float, sensitivity: float, eps: float) -> tuple:
+def population_cross_law(sigma_t: float, sigma_h: float, sensitivity: float, eps: float,
+                         step: float = CROSS_STEP, half_width: float = CROSS_HALF_WIDTH) -> tuple:
     r"""The spread law at ε of a target's privacy-amplification variable w.r.t. a *wider* group's blanket (derived
     in :mod:`shuffleamp.personalized`, "Gaussian groups", cross blankets).
 
@@ -2383,6 +2392,10 @@ m cell}(R_0 - e^arepsilon R_\Delta)\,dy`
         Δ.
     eps : float
         ε (nats).
+    step : float
+        Cell width in units of ``sigma_t`` (any width gives a certified law; finer is tighter and costlier).
+    half_width : float
+        The cells cover Δ/2 ± ``half_width`` σ_h (beyond, one unbounded cell each side: certified, coarser).
 
     Returns
     -------
@@ -2394,8 +2407,8 @@ m cell}(R_0 - e^arepsilon R_\Delta)\,dy`
         raise ValueError("the cross-blanket law needs sigma_h > sigma_t")
     e = math.exp(eps)
     gh = 2.0 * float(_sf(D / (2.0 * sh)))
-    h = CROSS_STEP * st
-    k = int(math.ceil(CROSS_HALF_WIDTH * sh / h))
+    h = float(step) * st
+    k = int(math.ceil(float(half_width) * sh / h))
     half = D / 2.0 + h * np.arange(1, k + 1)
     left = D - half[::-1]                                # edges below Δ/2, mirrored (exact symmetry of ω_h)
     edges = np.concatenate([[-np.inf], left, [D / 2.0], half, [np.inf]])
@@ -2448,8 +2461,18 @@ def population_cross_candidates(pop, g: int) -> list:
     return out
 
 
+def population_cross_covers(pop, g: int) -> bool:
+    """Whether a cross blanket of a target of group g expects at least as many blanket draws as the target's own
+    blanket (then :func:`population_delta_upper` skips the target's truncation rungs; cost only)."""
+    cands = population_cross_candidates(pop, g)
+    if not cands:
+        return False
+    gs, Ns = _population_others(pop, g)
+    return max(float(gh @ Nh) for _, gh, Nh in cands) >= float(gs @ Ns)
+
+
 def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, guide: float | None = None,
-                           start: float | None = None, max_rungs: int = POPULATION_MAX_RUNGS):
+                           start: float | None = None, max_rungs: int = POPULATION_MAX_RUNGS, profile: bool = False):
     r"""Certified upper δ of a target user of group g of a Gaussian population at ε: the minimum of the local
     Gaussian mechanism's profile and of :math:`\delta_z(\varepsilon) + \tau(z)` over the truncation rungs z
     evaluated (:mod:`shuffleamp.personalized`, "Gaussian groups").
@@ -2485,7 +2508,10 @@ def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, gui
         return local, dict(best_info, rungs=rungs)
     # cross blankets: the blanket of a wider group, which covers the target's tails (bounded loss, no truncation)
     for sh, gs_h, Ns_h in population_cross_candidates(pop, g):
-        vals_h, mass_h = population_cross_law(mt.sigma, sh, mt.sensitivity, eps)
+        small = Ns_h.sum() < FINE_MIN_N
+        vals_h, mass_h = population_cross_law(mt.sigma, sh, mt.sensitivity, eps,
+                                              CROSS_STEP_SMALL_N if small else CROSS_STEP,
+                                              CROSS_HALF_WIDTH_SMALL_N if small else CROSS_HALF_WIDTH)
         others_h = [(gs_h, Ns_h)]
         if gs_h.size > 1:
             jh = int(np.argmax([x * Ns_h[gs_h >= x].sum() for x in gs_h]))
@@ -2505,6 +2531,13 @@ def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, gui
                 best, best_info = vr, dict(info_r, how=f"cross blanket of sigma {sh:g} ({int(Nsx.sum())} others)")
     if fixed and best <= guide:
         # an ε query compares the value with its target δ: a cross blanket already answers
+        return min(best, 1.0), dict(best_info, rungs=rungs)
+    crossed = best < local
+    tally = pop.__dict__.setdefault("_rung_tally", {}).setdefault(g, [0, 0])     # [rungs lost, rungs won]
+    if crossed and (population_cross_covers(pop, g) or (tally[0] >= PROFILE_RUNG_LOSSES and tally[1] == 0)):
+        # the target's own blanket (truncation rungs) is skipped when a cross blanket expects at least as many blanket
+        # draws, or when the rungs lost to it at every earlier point (cost only: the value returned is certified
+        # either way; measured, the rungs lose to a cross blanket in every such case)
         return min(best, 1.0), dict(best_info, rungs=rungs)
     done: dict = {}
 
@@ -2553,7 +2586,7 @@ def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, gui
                 up = float(np.nextafter(v + tau, np.inf))
                 if up < best:
                     best, best_info = up, dict(info, delta_charge=tau)
-            if v is None or err > LADDER_RETRY_ERR * max(v - err, 0.0):
+            if v is None or (err > LADDER_RETRY_ERR * max(v - err, 0.0) and v >= POPULATION_DEEPER_FRACTION * tau):
                 # refused, or the evaluation's own error bound dominates (a heavy far tail): the shallower rung
                 zs = _population_depth(mu, SHALLOW_FRACTION * (guide if (fixed or v is None)
                                                                else min(guide, max(v, tau))))
@@ -2562,7 +2595,7 @@ def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, gui
                 continue
             if fresh and not fixed and tau > POPULATION_DEEPER_FRACTION * v:
                 # the charge is a large part of the value: the rung an ε query at this value would use
-                guide = max(v, 1e-6 * tau)
+                guide = max(v, 1e-12 * tau)
                 zd = _population_depth(mu, FIRST_FRACTION * guide)
                 if zd > z:
                     order.append(zd)
@@ -2575,6 +2608,9 @@ def population_delta_upper(pop, g: int, eps: float, rtol: float, _delta_law, gui
         if start is not None and start > 0:
             climb(float(start))
         climb(local)
+    if crossed:
+        won = "cross blanket" not in str(best_info.get("how", ""))
+        tally[1 if won else 0] += 1
     return min(best, 1.0), dict(best_info, rungs=rungs)
 
 

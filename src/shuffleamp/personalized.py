@@ -406,7 +406,7 @@ from . import exact as _exact
 from ._ext import kernels
 from . import _validate
 from ._numerics import LogMgf, epsilon_for_delta
-from .errors import ParameterError
+from .errors import ParameterError, ResourceLimitError
 from .evaluate import EVAL_EPSILON_MAX
 from .gparv import Gparv
 from .results import BoundResult, GroupResult, PopulationResult  # result types live in results (one home)
@@ -895,7 +895,7 @@ def _delta_target(pop: Population, g: int, eps: float, rtol: float, guide: float
     if pop.kind == "gaussian":
         from .gaussian import POPULATION_MAX_RUNGS, POPULATION_PROFILE_RUNGS, population_delta_upper
         return population_delta_upper(pop, g, eps, rtol, _delta_law, guide, start,
-                                      POPULATION_PROFILE_RUNGS if profile else POPULATION_MAX_RUNGS)
+                                      POPULATION_PROFILE_RUNGS if profile else POPULATION_MAX_RUNGS, profile=profile)
     if pop.kind in ("approx", "approx-uncharged"):
         return _approx_delta_upper(pop, g, eps, rtol, charged=pop.kind == "approx")
     gam, N = _others(pop, g)
@@ -1409,7 +1409,8 @@ def _delta_lower_krr_exact(pop: Population, g: int, eps: float) -> float:
 
 
 # ============================================================================ profiles (accountant)
-def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: float | None = None) -> np.ndarray:
+def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: float | None = None,
+                   given: dict | None = None) -> np.ndarray:
     r"""Certified per-group δ at every ε >= 0 of ``epsilons`` (for the accountant).
 
     For each group g, ε ↦ upper is the profile of one fixed pair that does not depend on ε (the
@@ -1432,6 +1433,9 @@ def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: floa
         Certified upper bound, or certified lower bound.
     rtol : float, optional
         See :func:`delta`.
+    given : dict, optional
+        {group: certified upper profile at ``epsilons``} of a sub-population containing that group's target (module
+        docstring, "Sub-populations"), used for those groups in place of their own evaluation (upper side only).
 
     Returns
     -------
@@ -1454,6 +1458,9 @@ def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: floa
         from . import exact_count as _ec
         ref = _ec.profile_binary_rr(pop.eps0_max, pop.n, eps)[0]
     for g in range(len(pop.groups)):
+        if side == "upper" and given is not None and g in given:
+            out[g] = np.minimum(np.asarray(given[g], dtype=np.float64).reshape(eps.shape), 1.0)
+            continue
         flat = out[g].reshape(-1)
         for i, e in enumerate(eps.reshape(-1)):
             flat[i] = (_delta_target(pop, g, float(e), rtol, profile=True)[0] if side == "upper"
@@ -1813,6 +1820,11 @@ POP_BINARY_SECONDS = 0.012
 POP_GAUSSIAN_SECONDS = 0.1
 POP_GAUSSIAN_MAX_SECONDS = 6.0
 POP_GAUSSIAN_GROUPS = 20.0
+#: ... and for a target whose cross blanket covers its own (its rungs skipped, :func:`shuffleamp.gaussian.
+#: population_cross_covers`: one bounded law per ε), or of the widest σ answered by the single round's evaluators
+#: (:class:`_Subpopulations`): measured 0.05 - 0.3 s per group at 100 - 1e6 users, Δ/σ 1 - 4, growing e-fold per unit
+#: of Δ/σ beyond 2 (the bounded law's spread: 0.3 s per ε at Δ/σ = 8 and 6.25), at most POP_GAUSSIAN_MAX_SECONDS.
+POP_GAUSSIAN_CROSS_SECONDS = 0.2
 
 
 def _contention() -> float:
@@ -1859,7 +1871,7 @@ def _names_groups(fn):
     return wrapper
 
 
-def _check_cost(pop: Population, quantity: str) -> None:
+def _check_cost(pop: Population, quantity: str, subs: "_Subpopulations | None" = None) -> None:
     """Up-front refusal (ResourceLimitError naming ``groups``) of a population whose evaluation would exceed
     the time budget (cost model above) or whose lower bound's FFT window would be too long."""
     from ._numerics import refuse_if_costly
@@ -1870,8 +1882,12 @@ def _check_cost(pop: Population, quantity: str) -> None:
     seconds = G * per
     what = f"a population of {G} groups ({distinct} distinct eps0)"
     if pop.kind == "gaussian":
-        seconds = sum(min(POP_GAUSSIAN_SECONDS * math.exp(gr.mechanism.mu), POP_GAUSSIAN_MAX_SECONDS)
-                      for gr in pop.groups) * (1.0 + G / POP_GAUSSIAN_GROUPS)
+        from .gaussian import population_cross_covers
+        seconds = sum(min(POP_GAUSSIAN_CROSS_SECONDS * math.exp(max(gr.mechanism.mu - 2.0, 0.0)),
+                          POP_GAUSSIAN_MAX_SECONDS) if (population_cross_covers(pop, g) or
+                                                        (subs is not None and subs.replaces_own(g))) else
+                      min(POP_GAUSSIAN_SECONDS * math.exp(gr.mechanism.mu), POP_GAUSSIAN_MAX_SECONDS)
+                      for g, gr in enumerate(pop.groups)) * (1.0 + G / POP_GAUSSIAN_GROUPS)
         mu_max = max(g.mechanism.mu for g in pop.groups)
         what = f"a population of {G} Gaussian groups (largest sensitivity/sigma {mu_max:.3g})"
     seconds *= (0.5 if quantity == "delta" else 1.0) * _contention()
@@ -1915,7 +1931,8 @@ def _check_n(pop: Population, n):
 
 
 @_names_groups
-def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float | None = None) -> PopulationResult:
+def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float | None = None,
+          sub=None) -> PopulationResult:
     r"""Certified upper and lower δ at ε for a target user of each group.
 
     Parameters
@@ -1951,23 +1968,24 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     _check_n(pop, n)
     epsilon = _scalar(_validate.epsilon(epsilon), "epsilon")
     rtol = _rtol(rtol)
-    _check_cost(pop, "delta")
+    subs = _Subpopulations(pop, sub)
+    _check_cost(pop, "delta", subs)
     out = []
     check = _deadline()
     for g, gr in enumerate(pop.groups):
         check(g)
         lo, how = _delta_lower(pop, g, epsilon)
-        up, info = _delta_target(pop, g, epsilon, rtol, start=lo)
+        up, info = subs.upper(g, lambda: _delta_target(pop, g, epsilon, rtol, start=lo))
         lo = min(lo, up)
         out.append(GroupResult(g, gr.mechanism.describe(), gr.n, gr.gamma, up, lo, dict(info, lower=how)))
     out = _apply_count(pop, "delta", epsilon, _apply_reference(pop, "delta", epsilon, out))
     worst = int(np.argmax([r.upper for r in out]))
-    return PopulationResult("delta", tuple(out), worst, epsilon, None, pop.describe())
+    return subs.tighten(PopulationResult("delta", tuple(out), worst, epsilon, None, pop.describe()))
 
 
 @_names_groups
 def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float | None = None,
-            eps_rtol: float = 1e-7) -> PopulationResult:
+            eps_rtol: float = 1e-7, sub=None) -> PopulationResult:
     r"""Certified upper and lower ε (nats) at δ for a target user of each group.
 
     Parameters
@@ -2010,7 +2028,8 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     eps_rtol = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
     if pop.kind == "approx":
         _approx_check_delta(pop, delta)
-    _check_cost(pop, "epsilon")
+    subs = _Subpopulations(pop, sub)
+    _check_cost(pop, "epsilon", subs)
     out = []
     check = _deadline()
     for g, gr in enumerate(pop.groups):
@@ -2020,12 +2039,15 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
             from .gaussian import _local_epsilon
             eps_hi = min(eps_hi, _local_epsilon(gr.mechanism.mu, delta))
         est = _estimator(pop, g)
-        if pop.kind == "approx":
-            up, info, cnt = _approx_epsilon_upper(pop, g, delta, rtol, eps_rtol)
-        else:
-            up, info, cnt = epsilon_for_delta(lambda e: _delta_target(pop, g, e, rtol, delta), delta, eps_hi, "upper",
-                                              eps_rtol, est)
-        info = dict(info or {}, upper_evaluations=cnt)
+
+        def own(g=g, eps_hi=eps_hi, est=est):
+            if pop.kind == "approx":
+                up_, info_, cnt_ = _approx_epsilon_upper(pop, g, delta, rtol, eps_rtol)
+            else:
+                up_, info_, cnt_ = epsilon_for_delta(lambda e: _delta_target(pop, g, e, rtol, delta), delta, eps_hi,
+                                                     "upper", eps_rtol, est)
+            return up_, dict(info_ or {}, upper_evaluations=cnt_)
+        up, info = subs.upper(g, own)
         lo, how, cnt_l = epsilon_for_delta(lambda e: _delta_lower(pop, g, e), delta, eps_hi, "lower",
                                            eps_rtol, est)
         lo = min(lo, up)
@@ -2033,7 +2055,7 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
         out.append(GroupResult(g, gr.mechanism.describe(), gr.n, gr.gamma, up, lo, info))
     out = _apply_count(pop, "epsilon", delta, _apply_reference(pop, "epsilon", delta, out), eps_rtol)
     worst = int(np.argmax([r.upper for r in out]))
-    return PopulationResult("epsilon", tuple(out), worst, None, delta, pop.describe())
+    return subs.tighten(PopulationResult("epsilon", tuple(out), worst, None, delta, pop.describe()))
 
 
 def shared_mechanism(pop: Population):
@@ -2044,40 +2066,85 @@ def shared_mechanism(pop: Population):
     return first if all(gr.mechanism.describe() == desc for gr in pop.groups[1:]) else None
 
 
-#: Kinds of population whose groups' upper bounds also take the homogeneous bound of the target's own group alone
-#: (module docstring, "Sub-populations"; k-RR and matrix populations: their own bound is not above it in practice).
+#: Kinds of population whose groups' upper bounds also take the homogeneous bound of the users of the target's
+#: mechanism alone (module docstring, "Sub-populations"; k-RR and matrix populations: their own bound is not above it
+#: in practice).
 SUBPOPULATION_KINDS = ("gaussian", "approx")
+#: Users of the widest σ from which the single round's evaluators replace the population's own rungs for those targets.
+SUBPOPULATION_REPLACES_MIN_N = 1000
 
 
-def apply_subpopulations(pop: Population, res: PopulationResult, single) -> PopulationResult:
-    r"""``res`` with each group's upper replaced by the minimum with the certified bound of a sub-population (module
-    docstring, "Sub-populations"): the whole population at ``pop.n`` when every group runs one mechanism (then the
-    lower too: the population is that mechanism), else (kinds :data:`SUBPOPULATION_KINDS`) the target's own group
-    alone at :math:`n_g` (upper only).  ``single(mechanism, n)`` returns the single mechanism's certified
-    ``(upper, lower)`` at the query of ``res`` (ε at δ or δ at ε)."""
-    shared = shared_mechanism(pop)
-    if shared is None and pop.kind not in SUBPOPULATION_KINDS:
-        return res
-    out, cache = [], {}
-    for gr in res.groups:
-        mech = shared if shared is not None else pop.groups[gr.index].mechanism
-        users = pop.n if shared is not None else pop.groups[gr.index].n
-        key = (id(mech), users)
-        if key not in cache:
-            cache[key] = single(mech, users)
-        up, lo = cache[key]
-        new_up, new_lo, info = gr.upper, gr.lower, dict(gr.settings)
-        if up is not None and up < gr.upper:
-            new_up = up
-            info["upper_source"] = ("the shared mechanism at n" if shared is not None
-                                    else f"the group alone ({users} users)")
-        if shared is not None and lo is not None and (gr.lower is None or lo > gr.lower):
-            new_lo, info["lower"] = lo, "the shared mechanism at n"
-        if new_lo is not None:
-            new_lo = min(new_lo, new_up)
-        out.append(dataclasses.replace(gr, upper=new_up, lower=new_lo, settings=info))
-    worst = int(np.argmax([r.upper for r in out]))
-    return dataclasses.replace(res, groups=tuple(out), worst=worst)
+class _Subpopulations:
+    r"""The sub-population candidates of a population query (module docstring, "Sub-populations").  ``single(mechanism,
+    users)`` (handed in by :func:`shuffleamp.bounds.epsilon`/``delta``, which sit above this module) returns the single
+    mechanism's certified ``(upper, lower)`` at the query, or ``(None, None)`` when it would not fit in the budget.
+
+    * every group runs one mechanism: the population *is* that mechanism at ``pop.n`` (:attr:`whole`): each group's
+      bracket is intersected with that mechanism's (:meth:`tighten`);
+    * else (kinds :data:`SUBPOPULATION_KINDS`) each group's upper is the minimum of its own bound and the bound of the
+      users of its mechanism alone; for a Gaussian target of the widest σ, whose own bound (its blanket, narrower
+      users at blanket mass 0) is exactly that homogeneous bound, the single round's evaluators replace the
+      population's rungs (the population's own evaluation only if the single query was refused)."""
+
+    def __init__(self, pop: Population, single):
+        self.pop, self.single, self.cache = pop, single, {}
+        self.whole = shared_mechanism(pop) if single is not None else None
+        self.on = single is not None and pop.kind in SUBPOPULATION_KINDS and self.whole is None
+        if pop.kind == "gaussian":
+            top = max(gr.mechanism.sigma for gr in pop.groups)
+            self.widest = {g for g, gr in enumerate(pop.groups) if gr.mechanism.sigma == top}
+        else:
+            self.widest = set()
+
+    def replaces_own(self, g: int) -> bool:
+        """Whether group g's own upper is replaced by the single round's (module docstring, "Sub-populations"): from
+        :data:`SUBPOPULATION_REPLACES_MIN_N` users of its σ on (below, both are evaluated: measured within 0.2 %)."""
+        if not (self.on and g in self.widest):
+            return False
+        sig = self.pop.groups[g].mechanism.sigma
+        return sum(gr.n for gr in self.pop.groups if gr.mechanism.sigma == sig) >= SUBPOPULATION_REPLACES_MIN_N
+
+    def _query(self, mech, users):
+        key = (mech.describe().__repr__(), users)
+        if key not in self.cache:
+            self.cache[key] = self.single(mech, users)
+        return self.cache[key]
+
+    def tighten(self, res: PopulationResult) -> PopulationResult:
+        """``res`` with every group's bracket intersected with the shared mechanism's at ``pop.n`` (both sides
+        certified for the population, which is that mechanism), when every group runs one mechanism."""
+        if self.whole is None:
+            return res
+        up, lo = self._query(self.whole, self.pop.n)
+        out = []
+        for gr in res.groups:
+            new_up = gr.upper if up is None or up >= gr.upper else up
+            new_lo = gr.lower if lo is None or (gr.lower is not None and lo <= gr.lower) else lo
+            info = dict(gr.settings)
+            if new_up != gr.upper:
+                info["how"] = "the shared mechanism at n (upper)"
+            if new_lo != gr.lower:
+                info["lower"] = "the shared mechanism at n"
+            out.append(dataclasses.replace(gr, upper=new_up, lower=min(new_lo, new_up) if new_lo is not None else None,
+                                           settings=info))
+        return dataclasses.replace(res, groups=tuple(out), worst=int(np.argmax([r.upper for r in out])))
+
+    def upper(self, g: int, own):
+        """(upper, info) of group g: the minimum of ``own()`` (the population's evaluation, (value, info)) and the
+        users of the group's mechanism alone."""
+        if not self.on:
+            return own()
+        mech = self.pop.groups[g].mechanism
+        desc = mech.describe()
+        users = sum(gr.n for gr in self.pop.groups if gr.mechanism.describe() == desc)
+        up_s, _ = self._query(mech, users)
+        if up_s is not None and self.replaces_own(g):
+            return up_s, {"upper_source": f"the users of the group's mechanism alone ({users} users)",
+                          "how": "single round"}
+        up, info = own()
+        if up_s is not None and up_s < up:
+            return up_s, dict(info, upper_source=f"the users of the group's mechanism alone ({users} users)")
+        return up, info
 
 
 def _estimator(pop, g):

@@ -77,3 +77,35 @@ def test_two_sigma_lower_regression():
     g0 = r.groups[0]
     assert eps_thr <= g0.lower <= g0.upper
     assert g0.lower >= 0.068 and "score" in g0.settings["lower"]
+
+
+def test_accountant_score_pair_matches_exact_convolution():
+    """The accountant's score pair (direct convolutions, windowed squaring) against the exact mpmath law: every
+    entry within its relative bound (the windows drop at most the charged tail)."""
+    from shuffleamp.gaussian import population_score_pair
+    pop = sa.population([(G(sigma=0.5, sensitivity=1.0), 6), (G(sigma=1.0, sensitivity=1.0), 5)])
+    P0, P1, rel, dropped = population_score_pair(pop, 0)
+    mp.mp.dps = 60
+    p0, p1, others = population_score_levels(pop, 0)
+    law = [mp.mpf(1)]
+    for q, N in others:
+        for _ in range(N):
+            law = _mp_conv(law, [mp.mpf(float(x)) for x in q])
+    for got, p in ((P0, p0), (P1, p1)):
+        exact = [float(v) for v in _mp_conv(law, [mp.mpf(float(x)) for x in p])]
+        assert len(exact) == got.size
+        for g_, e_ in zip(got, exact):
+            assert g_ <= e_ * (1 + rel) + 1e-300 and g_ >= e_ * (1 - rel) - dropped
+
+
+def test_totals_one_round_and_ten_rounds():
+    """5000 + 5000 users at σ = 0.5 and 1 (δ = 1e-6): one round's total is the single round's bracket, and ten
+    rounds keep the per-round ratio (total upper/lower at most the single round's ratio + 2 %)."""
+    pop = sa.population([(G(sigma=0.5, sensitivity=1.0), 5000), (G(sigma=1.0, sensitivity=1.0), 5000)])
+    single = sa.epsilon(pop, delta=1e-6)
+    one = sa.compose_rounds([(pop, None, 1)], delta=1e-6)
+    assert one.upper == pytest.approx(single.upper, rel=1e-9)
+    assert one.lower >= max(g.lower for g in single.groups) * (1 - 1e-9)
+    ten = sa.compose_rounds([(pop, None, 10)], delta=1e-6)
+    assert ten.lower <= ten.upper
+    assert ten.upper / ten.lower <= (single.upper / max(g.lower for g in single.groups)) * 1.02

@@ -131,6 +131,17 @@ variation (``shuffleamp.personalized``, 'Lower bound'): a valid lower bound for 
 A population's PLD uses at most :data:`POPULATION_POINTS` profile points per side (each is one
 Bromwich integral per group; connect-the-dots stays pessimistic on fewer points).
 
+*Gaussian populations.*  A group's upper profile is, at every ε, the minimum of certified candidates (the local
+profile, the truncation rungs of its own blanket, the cross blankets of wider groups: ``shuffleamp.personalized``,
+"Gaussian groups"); each candidate is the profile of a pair dominating every neighbouring pair of that target
+(swap-closed), so their pointwise minimum is a valid upper profile of that target (at every ε it bounds the same
+worst case) and arguments A–C apply to it.  A target of the widest σ is profiled by the single Gaussian round's family
+(argument J) for the users of its σ (a sub-population: the same bound, with the single round's rungs), from
+:data:`POPULATION_FAMILY_MIN_N` users on.  The lower total composes, of the threshold count and the multi-level score
+of the dataset (0 | Δ; others Δ), the one of larger total variation (both are post-processings of one concrete pair,
+with relative rounding bounds moved against the pair, so argument G applies).  A population whose groups all run one
+mechanism is accounted as that mechanism at n users.
+
 **G. Lower bound from the whole concrete pair (privacy-loss buckets).**  Let (P, Q) be the
 concrete pair of a Theorem-14 dataset (its GPARV form with β = 0 has the pair's profile; the
 mechanism's output histogram determines the component histogram, so composing it is composing a

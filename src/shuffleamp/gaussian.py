@@ -2740,6 +2740,11 @@ SCORE_LEVELS = 8
 #: Grid of the score's level map: uniform cells over Δ/2 ± SCORE_HALF_WIDTH widest σ.
 SCORE_GRID = 4000
 SCORE_HALF_WIDTH = 12.0
+#: Work estimate (multiply-adds, every squaring counted at the final window: a large over-estimate) up to which the
+#: accountant's score pair is convolved directly (:func:`population_score_pair`); beyond, the threshold count.
+#: Measured (σ = 0.5 / 1, two equal groups): 1e4 users estimate 9e8, 0.01 s of CPU; 1e5 users 7e9, 0.07 s; 1e6 users
+#: 8.5e10, 4.7 s.
+SCORE_DIRECT_WORK = 2e10
 
 
 def population_score_levels(pop, g: int, levels: int = SCORE_LEVELS) -> tuple:
@@ -2784,6 +2789,64 @@ def population_score_levels(pop, g: int, levels: int = SCORE_LEVELS) -> tuple:
         c = _cdf_diff((bounds[:-1] - x) / sig, (bounds[1:] - x) / sig)
         return np.bincount(run_level, weights=c, minlength=levels + 1)
     return pmf(0.0, st), pmf(D, st), [(pmf(D, sig), int(N)) for sig, N in others]
+
+
+def _window_trim(law: np.ndarray, off: int, m: int, mean1: float, var1: float, K: int, L: float) -> tuple:
+    """``law`` (offset ``off``) of a sum of m i.i.d. levels in [0, K] cut to its Bernstein window (tail e^{-L}/2 on
+    each side); returns (law, offset, dropped?).  Dropping entries only lowers them (kept entries are exact sums)."""
+    t = K * L / 3.0 + math.sqrt((K * L / 3.0) ** 2 + 2.0 * m * var1 * L)
+    lo, hi = max(0, int(math.floor(m * mean1 - t))), min(m * K, int(math.ceil(m * mean1 + t)))
+    a, b = max(lo - off, 0), min(hi - off + 1, law.size)
+    return law[a:b], off + a, (a > 0 or b < law.size)
+
+
+def population_score_pair(pop, g: int):
+    """The multi-level score pair of a target of group g (:func:`population_score_levels`) by direct convolutions
+    (relative rounding bounds, which compose): each group's law by windowed exponentiation by squaring (the window of
+    every partial sum its Bernstein window, tail :data:`POPULATION_LOWER_TAIL` per cut), then the groups and the
+    target convolved.  Returns (P0, P1, relative error bound, dropped mass bound), entries of P0, P1 at most the true
+    ones up to the relative bound; None when the multiply-adds would exceed :data:`SCORE_DIRECT_WORK`."""
+    cache = pop.__dict__.setdefault("_score_pairs", {})
+    if g in cache:
+        return cache[g]
+    p0, p1, others = population_score_levels(pop, g)
+    K = p0.size - 1
+    ks = np.arange(K + 1, dtype=np.float64)
+    L = math.log(2.0 / POPULATION_LOWER_TAIL)
+    work, rel, cuts = 0.0, _PMF_RTOL, 0
+    laws = []
+    for q, N in others:
+        mean1 = float(q @ ks)
+        var1 = max(float(q @ ks ** 2) - mean1 ** 2, 0.0)
+        w_final = 2.0 * (K * L / 3.0 + math.sqrt((K * L / 3.0) ** 2 + 2.0 * N * var1 * L)) + K + 1
+        work += w_final * w_final * 2.0 * max(1, int(N).bit_length())
+        if work > SCORE_DIRECT_WORK:
+            cache[g] = None
+            return None
+        res, res_off, res_m = np.array([1.0]), 0, 0
+        base, base_off, base_m = np.asarray(q, dtype=np.float64), 0, 1
+        n_left = int(N)
+        while n_left:
+            if n_left & 1:
+                rel += 2.0 * _DBL_EPS * min(res.size, base.size) * 1.01 + 2.0 * _DBL_EPS
+                res, res_off, res_m = np.convolve(res, base), res_off + base_off, res_m + base_m
+                res, res_off, cut = _window_trim(res, res_off, res_m, mean1, var1, K, L)
+                cuts += cut
+            n_left >>= 1
+            if n_left:
+                rel += 2.0 * _DBL_EPS * base.size * 1.01 + 2.0 * _DBL_EPS
+                base, base_off, base_m = np.convolve(base, base), 2 * base_off, 2 * base_m
+                base, base_off, cut = _window_trim(base, base_off, base_m, mean1, var1, K, L)
+                cuts += cut
+        laws.append(res)
+    law = np.array([1.0])
+    for x in laws:
+        rel += 2.0 * _DBL_EPS * min(law.size, x.size) * 1.01 + 2.0 * _DBL_EPS
+        law = np.convolve(law, x)
+    rel += 2.0 * _DBL_EPS * (K + 1) * 1.01 + 2.0 * _DBL_EPS + 8.0 * _DBL_EPS * (K + 2)   # the target; its levels
+    P0, P1 = np.convolve(law, p0), np.convolve(law, p1)
+    cache[g] = (P0, P1, rel, cuts * POPULATION_LOWER_TAIL)
+    return cache[g]
 
 
 # ---------------------------------------------------------------------------- the accountant's totals over rounds

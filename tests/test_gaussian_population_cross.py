@@ -89,3 +89,16 @@ def test_group_alone_bound_enters_the_minimum():
         alone = sa.epsilon(G(sigma=s, sensitivity=1.0), n=100, delta=1e-5)
         assert gr.upper <= alone.upper * (1 + 1e-12)
         assert gr.lower <= gr.upper
+
+
+def test_mixed_output_spaces_refused_with_advice():
+    """A Gaussian group with a k-RR group (or k-RR groups of different k): a typed error naming ``groups`` that says
+    why (the output spaces are told apart) and what to do (one population per output space)."""
+    from shuffleamp.errors import ParameterError
+    from shuffleamp.mechanisms import KRR
+    for groups in ([(sa.Gaussian(sigma=1.0, sensitivity=1.0), 100), (KRR(eps0=1.0, k=4), 100)],
+                   [(KRR(eps0=1.0, k=4), 100), (KRR(eps0=1.0, k=8), 100)]):
+        with pytest.raises(ParameterError) as e:
+            sa.population(groups)
+        assert e.value.parameter == "groups"
+        assert "own population" in str(e.value)

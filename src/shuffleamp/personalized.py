@@ -580,6 +580,12 @@ def population(groups, *, n: int | None = None) -> Population:
                                  "worst (eps0, delta0)-LDP randomizer may use outputs no other group uses, so no "
                                  "common blanket exists; evaluate the other groups as their own population")
         return Population(tuple(Group(m, c, math.exp(-m.eps0)) for m, c in zip(mechs, counts)), "approx")
+    if any(isinstance(m, Gaussian) for m in mechs) and not all(isinstance(m, Gaussian) for m in mechs):
+        raise ParameterError("groups", "Gaussian groups cannot share a population with randomizers of another output "
+                             "space; their reports are told apart, so a user's bound is that of the groups sharing its "
+                             "output space alone (a sub-population, module docstring 'Sub-populations': the other "
+                             "reports do not depend on that user's input). Evaluate the Gaussian groups and the other "
+                             "groups as two populations and give each user the bound of its own population")
     if all(isinstance(m, Gaussian) for m in mechs):
         # Gaussian groups on one input interval: each target's bound uses its own blanket (gaussian.py)
         if len({m.sensitivity for m in mechs}) != 1:
@@ -588,7 +594,10 @@ def population(groups, *, n: int | None = None) -> Population:
     if all(isinstance(m, KRR) for m in mechs):
         ks = {m.k for m in mechs}
         if len(ks) != 1:
-            raise ParameterError("groups", f"k-RR groups need a common k (common output space), got {sorted(ks)}")
+            raise ParameterError("groups", f"k-RR groups need a common k (common output space), got {sorted(ks)}; "
+                                           "groups of another k are told apart, so a user's bound is that of the groups "
+                                           "of its own k alone (module docstring, 'Sub-populations'): evaluate one "
+                                           "population per k and give each user the bound of its own population")
         k = ks.pop()
         gs = tuple(Group(m, c, k / (math.exp(m.eps0) + k - 1)) for m, c in zip(mechs, counts))
         return Population(gs, "krr", k=k)

@@ -2745,6 +2745,9 @@ SCORE_HALF_WIDTH = 12.0
 #: Measured (σ = 0.5 / 1, two equal groups): 1e4 users estimate 9e8, 0.01 s of CPU; 1e5 users 7e9, 0.07 s; 1e6 users
 #: 8.5e10, 4.7 s.
 SCORE_DIRECT_WORK = 2e10
+#: Levels tried for the accountant's score pair, most first (fewer levels shrink the windows; measured at 5e5 + 5e5
+#: users, 10 rounds: 4 levels lower total 0.02015 in 4.6 s of CPU, 2 levels 0.01950 in 0.05 s).
+SCORE_PAIR_LEVELS = (SCORE_LEVELS, 4, 2)
 
 
 def population_score_levels(pop, g: int, levels: int = SCORE_LEVELS) -> tuple:
@@ -2809,20 +2812,25 @@ def population_score_pair(pop, g: int):
     cache = pop.__dict__.setdefault("_score_pairs", {})
     if g in cache:
         return cache[g]
-    p0, p1, others = population_score_levels(pop, g)
-    K = p0.size - 1
-    ks = np.arange(K + 1, dtype=np.float64)
     L = math.log(2.0 / POPULATION_LOWER_TAIL)
-    work, rel, cuts = 0.0, _PMF_RTOL, 0
+    for K in SCORE_PAIR_LEVELS:                    # the most levels whose direct convolutions fit the work cap
+        p0, p1, others = population_score_levels(pop, g, K)
+        ks = np.arange(K + 1, dtype=np.float64)
+        work = 0.0
+        for q, N in others:
+            var1 = max(float(q @ ks ** 2) - float(q @ ks) ** 2, 0.0)
+            w_final = 2.0 * (K * L / 3.0 + math.sqrt((K * L / 3.0) ** 2 + 2.0 * N * var1 * L)) + K + 1
+            work += w_final * w_final * 2.0 * max(1, int(N).bit_length())
+        if work <= SCORE_DIRECT_WORK:
+            break
+    else:
+        cache[g] = None
+        return None
+    rel, cuts = _PMF_RTOL, 0
     laws = []
     for q, N in others:
         mean1 = float(q @ ks)
         var1 = max(float(q @ ks ** 2) - mean1 ** 2, 0.0)
-        w_final = 2.0 * (K * L / 3.0 + math.sqrt((K * L / 3.0) ** 2 + 2.0 * N * var1 * L)) + K + 1
-        work += w_final * w_final * 2.0 * max(1, int(N).bit_length())
-        if work > SCORE_DIRECT_WORK:
-            cache[g] = None
-            return None
         res, res_off, res_m = np.array([1.0]), 0, 0
         base, base_off, base_m = np.asarray(q, dtype=np.float64), 0, 1
         n_left = int(N)

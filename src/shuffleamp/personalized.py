@@ -218,14 +218,15 @@ lower total composes the threshold count of largest total variation
 (:func:`shuffleamp.gaussian.population_threshold_pair`: :math:`U \le P^0`, :math:`L \ge P^1` entrywise, the
 relative rounding and the dropped tail moved against the pair).
 
-*Which side is loose* (measured; ``bench/results_population.md``).  One σ: the population reaches the single
-round's bracket, and at n = 2 the integration oracle puts the lower within 1 % of the truth and the upper 1.27x
-above it in δ (σ = 0.5, ε = 2): the upper side.  Different σ: at n = 2 the integration oracle
-(``tests/test_gaussian_population_oracle.py``) puts the truth strictly inside, the upper 1.4-1.6x and the lower
-0.37-0.52x the truth in δ (target σ = 0.3-0.5, other σ = 1-2): both sides.  The upper gives a wider user only
-the constant blanket mass :math:`\gamma_h` (the infimum of its density over the target's blanket, reached at
-Δ/2), while in the tails its density is far larger than the target's and hides the target's extreme reports; the
-threshold counts lose the same tails to the wider users' reports.
+*Which side is loose* (measured; ``bench/results_population.md``).  One σ: the population is the single round (a
+shared mechanism), and at n = 2 the integration oracle puts the lower within 1 % of the truth and the upper 1.27x
+above it in δ (σ = 0.5, ε = 2): the upper side.  Different σ, a target below the widest σ: the cross blanket of the
+wider users brings the upper to within 5-15 % of the integrated truth in δ at n = 2 (with its own blanket it was
+1.4-1.6x above), and at n = 1e4 the bracket of the σ = 0.5 target among 5000 users of σ = 1 is [0.0697, 0.1019]
+in ε at δ = 1e-6 (the Gaussian limit of the pair's privacy loss, :math:`\chi^2 = \int (p_0 - p_1)^2/\Lambda`, puts
+the truth near 0.1: the lower side).  The widest group's bracket is the single round's at its own users (its upper
+side, module docstring of :mod:`shuffleamp.gaussian`), with a lower from the threshold counts that the narrower
+users' reports blur (5000 + 5000 at σ = 0.5, 1: [0.0468, 0.0875]).
 
 Everyone at the largest ε0 (derived here; k-RR populations)
 -----------------------------------------------------------

@@ -102,3 +102,24 @@ def test_mixed_output_spaces_refused_with_advice():
             sa.population(groups)
         assert e.value.parameter == "groups"
         assert "own population" in str(e.value)
+
+
+def test_cross_bound_monotone():
+    """Hypothesis: the cross-blanket δ is non-increasing in ε and in the number of wider users (more blanket draws:
+    a post-processing)."""
+    from hypothesis import given, settings, strategies as st_
+    from shuffleamp import personalized as P
+
+    @settings(max_examples=5, deadline=None)
+    @given(st_.floats(0.3, 0.8), st_.floats(1.1, 2.5), st_.integers(100, 2000), st_.floats(0.0, 1.5))
+    def check(st, ratio, n, eps):
+        sh = st * ratio
+        gh = np.array([2 * norm.sf(0.5 / sh)])
+        v0, m0 = population_cross_law(st, sh, 1.0, eps, 0.25, 7.0)        # the small-n cells of the population
+        v1, m1 = population_cross_law(st, sh, 1.0, eps + 0.2, 0.25, 7.0)
+        d0 = P._delta_law(v0, m0, gh, np.array([float(n)]), 1e-8)[0]
+        d1 = P._delta_law(v1, m1, gh, np.array([float(n)]), 1e-8)[0]
+        d2 = P._delta_law(v0, m0, gh, np.array([float(2 * n)]), 1e-8)[0]
+        assert d1 <= d0 * (1 + 1e-9) + 1e-15
+        assert d2 <= d0 * (1 + 1e-9) + 1e-15
+    check()

@@ -31,7 +31,9 @@ def _stop_loss(st, sh, D, eps, k):
     return sum(quad(f, a, b, limit=200)[0] for a, b in zip(pts[:-1], pts[1:]))
 
 
-@pytest.mark.parametrize("st,sh,eps", [(0.5, 1.0, 0.3), (0.5, 0.6, 1.0), (0.3, 2.0, 0.1)])
+@pytest.mark.parametrize("st,sh,eps", [(0.5, 1.0, 0.3),
+                                       pytest.param(0.5, 0.6, 1.0, marks=pytest.mark.slow),
+                                       pytest.param(0.3, 2.0, 0.1, marks=pytest.mark.slow)])
 def test_cross_law_dominates_in_convex_order(st, sh, eps):
     """Equal means and every stop-loss value at least the exact one (convex order), and not much above it."""
     vals, mass = population_cross_law(st, sh, 1.0, eps)
@@ -46,7 +48,9 @@ def test_cross_law_dominates_in_convex_order(st, sh, eps):
         assert spread <= truth * 1.05 + 1e-6, (k, spread, truth)
 
 
-@pytest.mark.parametrize("st,sh,eps", [(0.5, 1.0, 1.0), (0.5, 1.5, 1.0), (0.7, 1.0, 0.5)])
+@pytest.mark.parametrize("st,sh,eps", [(0.5, 1.0, 1.0),
+                                       pytest.param(0.5, 1.5, 1.0, marks=pytest.mark.slow),
+                                       pytest.param(0.7, 1.0, 0.5, marks=pytest.mark.slow)])
 def test_cross_upper_n2_above_integrated_truth(st, sh, eps):
     """n = 2 (a narrow target and one wider user): the upper stays above the integrated worst case (inputs on a
     grid of [0, Δ]) and, with the cross blanket, within 15 % of it in δ (the target's own blanket: 30-50 % above)."""
@@ -73,7 +77,7 @@ def test_shared_mechanism_population_is_the_mechanism():
     """A population whose groups all run one mechanism answers exactly as that mechanism at n."""
     G = sa.Gaussian(sigma=1.0, sensitivity=1.0)
     ref = sa.epsilon(G, n=4000, delta=1e-6)
-    for groups in ([(G, 4000)], [(G, 1000), (G, 3000)]):
+    for groups in ([(G, 1000), (G, 3000)],):
         r = sa.epsilon(sa.population(groups), delta=1e-6)
         for gr in r.groups:
             assert gr.upper <= ref.upper * (1 + 1e-12)
@@ -104,6 +108,16 @@ def test_mixed_output_spaces_refused_with_advice():
         assert "own population" in str(e.value)
 
 
+def test_cross_bound_monotone_fixed_case():
+    """Fast subset of the hypothesis test below: σ = 0.5 under the σ = 1 blanket, 300 wider users."""
+    from shuffleamp import personalized as P
+    gh = np.array([2 * norm.sf(0.5)])
+    vals = [population_cross_law(0.5, 1.0, 1.0, e, 0.25, 7.0) for e in (0.1, 0.3)]
+    d = [P._delta_law(v, m, gh, np.array([n]), 1e-8)[0] for v, m in vals for n in (300.0, 600.0)]
+    assert d[1] <= d[0] and d[2] <= d[0] and d[3] <= d[2] and d[3] <= d[1]
+
+
+@pytest.mark.slow
 def test_cross_bound_monotone():
     """Hypothesis: the cross-blanket δ is non-increasing in ε and in the number of wider users (more blanket draws:
     a post-processing)."""
@@ -123,3 +137,14 @@ def test_cross_bound_monotone():
         assert d1 <= d0 * (1 + 1e-9) + 1e-15
         assert d2 <= d0 * (1 + 1e-9) + 1e-15
     check()
+
+
+@pytest.mark.parametrize("groups,up0,lo0,worst", [(((0.5, 9000), (1.0, 1000)), 0.25, 0.10, 0.25),
+                                                 (((0.5, 5000), (0.6, 5000)), 0.22, 0.11, 0.89)])
+def test_other_two_sigma_regressions(groups, up0, lo0, worst):
+    """δ = 1e-6: the σ = 0.5 target's upper was 1.99 (next to 1000 users of σ = 1) and 1.98 (next to 5000 of σ = 0.6)
+    with its own blanket; the cross blankets give 0.243 and 0.215 (lowers 0.110 and 0.119)."""
+    r = sa.epsilon(sa.population([(sa.Gaussian(sigma=s, sensitivity=1.0), c) for s, c in groups]), delta=1e-6)
+    g0 = r.groups[0]
+    assert lo0 <= g0.lower <= g0.upper <= up0
+    assert r.upper <= worst

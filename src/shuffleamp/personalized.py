@@ -208,7 +208,7 @@ shuffled reports, the others' part a sum of independent lattice variables whose 
 inverse FFT of the product of the groups' characteristic functions (rounding η per bin and the aliased tail, plus the
 level probabilities' rounding as total variation, subtracted times :math:`1 + e^\varepsilon`).  It keeps more than one
 threshold where wider users cover the target's tails (5000 + 5000 users at σ = 0.5, 1, δ = 1e-6: lower ε 0.063 ->
-0.070; 9000 + 1000: 0.094 -> 0.110), and is checked against an exact mpmath convolution of the same levels
+0.071; 9000 + 1000: 0.094 -> 0.112; both orderings of the pair), and is checked against an exact mpmath convolution of the same levels
 (``tests/test_gaussian_population_score.py``).  The accountant keeps the threshold count for totals (its relative
 rounding bounds compose; the score's absolute ones do not).  When every user has the target's σ the population is the
 single round, and its quantised concrete pairs (:func:`shuffleamp.gaussian.lower_layouts`) are added.
@@ -222,7 +222,7 @@ relative rounding and the dropped tail moved against the pair).
 shared mechanism), and at n = 2 the integration oracle puts the lower within 1 % of the truth and the upper 1.27x
 above it in δ (σ = 0.5, ε = 2): the upper side.  Different σ, a target below the widest σ: the cross blanket of the
 wider users brings the upper to within 5-15 % of the integrated truth in δ at n = 2 (with its own blanket it was
-1.4-1.6x above), and at n = 1e4 the bracket of the σ = 0.5 target among 5000 users of σ = 1 is [0.0697, 0.1019]
+1.4-1.6x above), and at n = 1e4 the bracket of the σ = 0.5 target among 5000 users of σ = 1 is [0.0711, 0.1019]
 in ε at δ = 1e-6 (the Gaussian limit of the pair's privacy loss, :math:`\chi^2 = \int (p_0 - p_1)^2/\Lambda`, puts
 the truth near 0.1: the lower side).  The widest group's bracket is the single round's at its own users (its upper
 side, module docstring of :mod:`shuffleamp.gaussian`), with a lower from the threshold counts that the narrower
@@ -2069,7 +2069,8 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     check = _deadline()
     for g, gr in enumerate(pop.groups):
         check(g)
-        lo, how = _delta_lower(pop, g, epsilon)
+        # Gaussian groups: both orderings of the concrete pair (the swapped pair is neighbouring too; cached laws)
+        lo, how = _delta_lower(pop, g, epsilon, pop.kind == "gaussian")
         up, info = subs.upper(g, lambda: _delta_target(pop, g, epsilon, rtol, start=lo))
         lo = min(lo, up)
         out.append(GroupResult(g, gr.mechanism.describe(), gr.n, gr.gamma, up, lo, dict(info, lower=how)))
@@ -2143,8 +2144,9 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
                                                      "upper", eps_rtol, est)
             return up_, dict(info_ or {}, upper_evaluations=cnt_)
         up, info = subs.upper(g, own)
-        lo, how, cnt_l = epsilon_for_delta(lambda e: _delta_lower(pop, g, e), delta, eps_hi, "lower",
-                                           eps_rtol, est)
+        # Gaussian groups: both orderings of the concrete pair (the swapped pair is neighbouring too; cached laws)
+        lo, how, cnt_l = epsilon_for_delta(lambda e: _delta_lower(pop, g, e, pop.kind == "gaussian"), delta, eps_hi,
+                                           "lower", eps_rtol, est)
         lo = min(lo, up)
         info.update(lower=how, lower_evaluations=cnt_l)
         out.append(GroupResult(g, gr.mechanism.describe(), gr.n, gr.gamma, up, lo, info))

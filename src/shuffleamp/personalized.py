@@ -2041,6 +2041,12 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     rtol : float, optional
         Relative accuracy target of the Bromwich evaluations (default
         :data:`shuffleamp.exact.DEFAULT_RTOL`); the achieved error bound is charged.
+    sub : callable, optional
+        ``sub(mechanism, users) -> (upper, lower)``: a single mechanism's certified bracket at this query, or
+        ``(None, None)`` (:class:`_Subpopulations`; :func:`shuffleamp.epsilon` and :func:`shuffleamp.delta` pass it).
+        With it, a population whose groups all run one mechanism gets that mechanism's bracket at ``pop.n`` where it
+        is tighter, and each Gaussian or (ε0, δ0)-LDP group the bound of the users of its mechanism alone (module
+        docstring, "Sub-populations").
 
     Returns
     -------
@@ -2096,6 +2102,8 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
         See :func:`delta`.
     eps_rtol : float
         Width of the final root bracket relative to the ε found.
+    sub : callable, optional
+        See :func:`delta`.
 
     Returns
     -------

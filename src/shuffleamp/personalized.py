@@ -182,13 +182,17 @@ S are independent of the target's input and have the same law under both dataset
 shuffled output is a randomized post-processing of the shuffled output of S (draw the others' reports, add them
 to the multiset, shuffle); hence every certified bound for S alone is one for the population (post-processing
 inequality, then the maximum over the inputs of S's users).  The cross blankets above are instances (S = the
-target and the users of σ ≥ σ_h); S = the target's own group is the homogeneous bound with :math:`n_g` users,
-which :func:`shuffleamp.bounds.epsilon` adds through the single mechanism's ladder (it wins only where the
-target's group is the widest and the population's rungs are looser than the single round's evaluators); a
-population whose groups all share one mechanism *is* that mechanism at n users, and is answered as such.  Which
-bound wins (measured): the cross blanket of the widest group for every target below the widest σ; the target's
-own blanket (rungs, or the single round's ladder at :math:`n_g`) for the widest group.  Lower bounds do not
-transfer from S (the others can only add privacy).
+target and the users of σ ≥ σ_h: the narrower users get blanket mass 0, which is the same as leaving them out);
+S = the users of the target's mechanism is the homogeneous bound with their number of users, which
+:func:`shuffleamp.epsilon` and :func:`shuffleamp.delta` add through the single mechanism's evaluators
+(:class:`_Subpopulations`, Gaussian and (ε_i, δ_i) groups).  For a Gaussian target of the widest σ that set is
+exactly what its own bound counts (narrower users have blanket mass 0 w.r.t. its blanket), so from
+:data:`SUBPOPULATION_REPLACES_MIN_N` such users the single round's ladder replaces the population's rungs (and the
+accountant profiles it by the single round's family); a population whose groups all share one mechanism *is* that
+mechanism at n users, and its bracket is intersected with that mechanism's (upper and lower).  Which bound wins
+(measured): the cross blanket of the widest group for every target below the widest σ; the single round at the
+users of its σ for the widest group.  Lower bounds do not transfer from a proper subset S (the others can only add
+privacy).
 
 *Local profile.*  The shuffled output is a post-processing of the target's own report, so the local Gaussian
 mechanism's exact profile (Balle–Wang, ICML 2018, Theorem 8) is an upper bound too; the reported upper is the

@@ -84,18 +84,19 @@ def test_accountant_score_pair_matches_exact_convolution():
     entry within its relative bound (the windows drop at most the charged tail)."""
     from shuffleamp.gaussian import population_score_pair
     pop = sa.population([(G(sigma=0.5, sensitivity=1.0), 6), (G(sigma=1.0, sensitivity=1.0), 5)])
-    P0, P1, rel, dropped = population_score_pair(pop, 0)
+    P0_lo, P0_hi, P1_lo, P1_hi, rel, dropped = population_score_pair(pop, 0)
     mp.mp.dps = 60
     p0, p1, others = population_score_levels(pop, 0)
     law = [mp.mpf(1)]
     for q, N in others:
         for _ in range(N):
             law = _mp_conv(law, [mp.mpf(float(x)) for x in q])
-    for got, p in ((P0, p0), (P1, p1)):
+    for lo, hi, p in ((P0_lo, P0_hi, p0), (P1_lo, P1_hi, p1)):
         exact = [float(v) for v in _mp_conv(law, [mp.mpf(float(x)) for x in p])]
-        assert len(exact) == got.size
-        for g_, e_ in zip(got, exact):
-            assert g_ <= e_ * (1 + rel) + 1e-300 and g_ >= e_ * (1 - rel) - dropped
+        assert len(exact) == lo.size == hi.size
+        for a, b, e_ in zip(lo, hi, exact):
+            assert a * (1 - rel) <= e_ * (1 + 1e-12) and e_ <= b * (1 + rel) + dropped
+            assert a >= e_ * (1 - 1e-6) and b <= e_ * (1 + 1e-6) + 1e-300
 
 
 def test_totals_one_round_and_ten_rounds():

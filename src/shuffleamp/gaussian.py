@@ -2740,6 +2740,8 @@ SCORE_LEVELS = 8
 #: Grid of the score's level map: uniform cells over Δ/2 ± SCORE_HALF_WIDTH widest σ.
 SCORE_GRID = 4000
 SCORE_HALF_WIDTH = 12.0
+#: Relative accuracy assumed for scipy's normal tail values (an estimate, as every special-function value here).
+_NDTR_RTOL = 1e-14
 #: Work estimate (multiply-adds, every squaring counted at the final window: a large over-estimate) up to which the
 #: accountant's score pair is convolved directly (:func:`population_score_pair`); beyond, the threshold count.
 #: Measured (σ = 0.5 / 1, two equal groups): 1e4 users estimate 9e8, 0.01 s of CPU; 1e5 users 7e9, 0.07 s; 1e6 users
@@ -2750,7 +2752,7 @@ SCORE_DIRECT_WORK = 2e10
 SCORE_PAIR_LEVELS = (SCORE_LEVELS, 4, 2)
 
 
-def population_score_levels(pop, g: int, levels: int = SCORE_LEVELS) -> tuple:
+def population_score_levels(pop, g: int, levels: int = SCORE_LEVELS, with_errors: bool = False) -> tuple:
     r"""Level probabilities of the multi-level score of a target of group g (:mod:`shuffleamp.personalized`,
     "Gaussian groups", lower bound): the dataset (0 | Δ; every other user at Δ), each report y post-processed to
     the integer :math:`f(y) \in \{0, \dots, K\}`, K = ``levels``, the rounded linear score
@@ -2763,7 +2765,9 @@ def population_score_levels(pop, g: int, levels: int = SCORE_LEVELS) -> tuple:
     -------
     (ndarray, ndarray, list of (ndarray, int))
         The target's level pmf under input 0 and under Δ, and per group of other users (merged by σ) its level pmf
-        and count; every pmf of shape (levels + 1,).
+        and count; every pmf of shape (levels + 1,).  With ``with_errors``, each pmf is a pair (pmf, absolute error
+        bound per level): every CDF value from its nearer tail t with error at most :data:`_NDTR_RTOL` t, and the
+        differences and sums rounded.
     """
     mt = pop.groups[g].mechanism
     D, st = float(mt.sensitivity), float(mt.sigma)
@@ -2789,8 +2793,15 @@ def population_score_levels(pop, g: int, levels: int = SCORE_LEVELS) -> tuple:
     run_level = np.concatenate([f[cut], [f[-1]]])
 
     def pmf(x, sig):
-        c = _cdf_diff((bounds[:-1] - x) / sig, (bounds[1:] - x) / sig)
-        return np.bincount(run_level, weights=c, minlength=levels + 1)
+        za, zb = (bounds[:-1] - x) / sig, (bounds[1:] - x) / sig
+        c = _cdf_diff(za, zb)
+        v = np.bincount(run_level, weights=c, minlength=levels + 1)
+        if not with_errors:
+            return v
+        tails = lambda z: np.nan_to_num(ndtr(-np.abs(z)), nan=0.0)     # the nearer tail of each CDF value
+        err = (_NDTR_RTOL + 2 * _DBL_EPS) * (tails(za) + tails(zb)) + 2 * _DBL_EPS * c
+        e = np.bincount(run_level, weights=err, minlength=levels + 1) + 2 * _DBL_EPS * cut.size * v
+        return v, e
     return pmf(0.0, st), pmf(D, st), [(pmf(D, sig), int(N)) for sig, N in others]
 
 
@@ -2807,17 +2818,21 @@ def population_score_pair(pop, g: int):
     """The multi-level score pair of a target of group g (:func:`population_score_levels`) by direct convolutions
     (relative rounding bounds, which compose): each group's law by windowed exponentiation by squaring (the window of
     every partial sum its Bernstein window, tail :data:`POPULATION_LOWER_TAIL` per cut), then the groups and the
-    target convolved.  Returns (P0, P1, relative error bound, dropped mass bound), entries of P0, P1 at most the true
-    ones up to the relative bound; None when the multiply-adds would exceed :data:`SCORE_DIRECT_WORK`."""
+    target convolved, once from the level probabilities lowered by their error bounds and once raised.  Returns
+    (P0_lo, P0_hi, P1_lo, P1_hi, relative rounding bound r, dropped mass bound d): for b = 0, 1 the true law lies
+    between ``Pb_lo * (1 - r)`` and ``Pb_hi * (1 + r) + d`` entrywise; None when the work estimate exceeds
+    :data:`SCORE_DIRECT_WORK`."""
     cache = pop.__dict__.setdefault("_score_pairs", {})
     if g in cache:
         return cache[g]
     L = math.log(2.0 / POPULATION_LOWER_TAIL)
     for K in SCORE_PAIR_LEVELS:                    # the most levels whose direct convolutions fit the work cap
-        p0, p1, others = population_score_levels(pop, g, K)
+        p0, p1, others = population_score_levels(pop, g, K, with_errors=True)
+        (p0, e0), (p1, e1) = p0, p1
+        others = [(q[0], N, q[1]) for q, N in others]
         ks = np.arange(K + 1, dtype=np.float64)
         work = 0.0
-        for q, N in others:
+        for q, N, _e in others:
             var1 = max(float(q @ ks ** 2) - float(q @ ks) ** 2, 0.0)
             w_final = 2.0 * (K * L / 3.0 + math.sqrt((K * L / 3.0) ** 2 + 2.0 * N * var1 * L)) + K + 1
             work += w_final * w_final * 2.0 * max(1, int(N).bit_length())
@@ -2826,34 +2841,47 @@ def population_score_pair(pop, g: int):
     else:
         cache[g] = None
         return None
-    rel, cuts = _PMF_RTOL, 0
-    laws = []
-    for q, N in others:
-        mean1 = float(q @ ks)
-        var1 = max(float(q @ ks ** 2) - mean1 ** 2, 0.0)
-        res, res_off, res_m = np.array([1.0]), 0, 0
-        base, base_off, base_m = np.asarray(q, dtype=np.float64), 0, 1
-        n_left = int(N)
-        while n_left:
-            if n_left & 1:
-                rel += 2.0 * _DBL_EPS * min(res.size, base.size) * 1.01 + 2.0 * _DBL_EPS
-                res, res_off, res_m = np.convolve(res, base), res_off + base_off, res_m + base_m
-                res, res_off, cut = _window_trim(res, res_off, res_m, mean1, var1, K, L)
-                cuts += cut
-            n_left >>= 1
-            if n_left:
-                rel += 2.0 * _DBL_EPS * base.size * 1.01 + 2.0 * _DBL_EPS
-                base, base_off, base_m = np.convolve(base, base), 2 * base_off, 2 * base_m
-                base, base_off, cut = _window_trim(base, base_off, base_m, mean1, var1, K, L)
-                cuts += cut
-        laws.append(res)
-    law = np.array([1.0])
-    for x in laws:
-        rel += 2.0 * _DBL_EPS * min(law.size, x.size) * 1.01 + 2.0 * _DBL_EPS
-        law = np.convolve(law, x)
-    rel += 2.0 * _DBL_EPS * (K + 1) * 1.01 + 2.0 * _DBL_EPS + 8.0 * _DBL_EPS * (K + 2)   # the target; its levels
-    P0, P1 = np.convolve(law, p0), np.convolve(law, p1)
-    cache[g] = (P0, P1, rel, cuts * POPULATION_LOWER_TAIL)
+    # two computations: from the level probabilities lowered by their error bounds (entrywise lower bounds of the true
+    # laws: convolutions of non-negative arrays are monotone) for P0, raised for P1; each with an entrywise relative
+    # bound of its own rounding (first order: a convolution of arrays with bounds r_a, r_b has r_a + r_b + 2u * (terms
+    # per entry) + 2u; repeated squaring doubles the base's bound at every step)
+    def laws_of(side):
+        cuts, out, rel = 0, np.array([1.0]), 0.0
+        for q, N, e in others:
+            mean1 = float(q @ ks)
+            var1 = max(float(q @ ks ** 2) - mean1 ** 2, 0.0)
+            qs = np.maximum(q - e, 0.0) if side < 0 else q + e
+            res, res_off, res_m, res_rel = np.array([1.0]), 0, 0, 0.0
+            base, base_off, base_m, base_rel = qs, 0, 1, 0.0
+            n_left = int(N)
+            while n_left:
+                if n_left & 1:
+                    res_rel += base_rel + 2.0 * _DBL_EPS * min(res.size, base.size) * 1.01 + 2.0 * _DBL_EPS
+                    res, res_off, res_m = np.convolve(res, base), res_off + base_off, res_m + base_m
+                    res, res_off, cut = _window_trim(res, res_off, res_m, mean1, var1, K, L)
+                    cuts += cut
+                n_left >>= 1
+                if n_left:
+                    base_rel = 2.0 * base_rel + 2.0 * _DBL_EPS * base.size * 1.01 + 2.0 * _DBL_EPS
+                    base, base_off, base_m = np.convolve(base, base), 2 * base_off, 2 * base_m
+                    base, base_off, cut = _window_trim(base, base_off, base_m, mean1, var1, K, L)
+                    cuts += cut
+            rel += res_rel + 2.0 * _DBL_EPS * min(out.size, res.size) * 1.01 + 2.0 * _DBL_EPS
+            out = np.convolve(out, res)
+        rel += 2.0 * _DBL_EPS * (K + 1) * 1.01 + 2.0 * _DBL_EPS       # the target's convolution below
+        return out, rel, cuts
+    lo, rel_lo, _c = laws_of(-1)
+    hi, rel_hi, cuts1 = laws_of(+1)
+    if lo.size != hi.size:                       # the windows of the two computations differ: no pair
+        cache[g] = None
+        return None
+    rel = max(rel_lo, rel_hi)
+    P0_lo, P1_lo = np.convolve(lo, np.maximum(p0 - e0, 0.0)), np.convolve(lo, np.maximum(p1 - e1, 0.0))
+    P0_hi, P1_hi = np.convolve(hi, p0 + e0), np.convolve(hi, p1 + e1)
+    # mass dropped by the windows: each cut drops at most the tail of its (sub-)law, and a squaring doubles the
+    # deficit of its base, so the final deficit is at most (cuts + 2 N) tails per group (total mass, hence per entry)
+    dropped = (cuts1 + 2.0 * sum(N for _, N, _e in others)) * POPULATION_LOWER_TAIL * 2.0
+    cache[g] = (P0_lo, P0_hi, P1_lo, P1_hi, rel, dropped)
     return cache[g]
 
 

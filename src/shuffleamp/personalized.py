@@ -1149,7 +1149,8 @@ def _gaussian_score_law(pop: Population, g: int):
     cache = pop.__dict__.setdefault("_score_levels", {})
     if g in cache:
         return cache[g]
-    p0, p1, others = population_score_levels(pop, g)
+    (p0, e0), (p1, e1), others_e = population_score_levels(pop, g, with_errors=True)
+    others = [(q, N) for (q, _e), N in others_e]
     K = p0.size - 1
     ks = np.arange(K + 1, dtype=np.float64)
     Ntot = sum(N for _, N in others)
@@ -1176,7 +1177,8 @@ def _gaussian_score_law(pop: Population, g: int):
     a, q, eta, tail = _score_invert(S, tk, a, M, tail, len(others))
     w = np.where(np.arange(tk.size) == 0, 1.0, 2.0)
     eta += float(w @ (np.exp(S.real) * extra)) / M
-    runs_err = 16 * _DBL_EPS * (K + 2) * (Ntot + 1)         # level probabilities' rounding, as total variation
+    # the level probabilities' errors, as total variation of the users' laws (coupling, one user at a time)
+    runs_err = sum(N * float(e.sum()) for (_q, e), N in others_e) + float(np.maximum(e0, e1).sum())
     cache[g] = (p0, p1, a, q, eta, tail + runs_err)
     return cache[g]
 
@@ -1592,9 +1594,8 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
         if sp is not None:
             # the multi-level score by direct convolutions (relative rounding bounds, which compose), when its total
             # variation is the larger
-            A, B, rel, dropped = sp
-            if reverse:
-                A, B = B, A
+            P0_lo, P0_hi, P1_lo, P1_hi, rel, dropped = sp
+            A, B = (P1_lo, P0_hi) if reverse else (P0_lo, P1_hi)
             r = rel + 4 * _DBL_EPS + 1e-14
             A, B = A * (1 - r), B * (1 + r) + dropped
             if float(np.maximum(A - B, 0.0).sum()) > float(np.maximum(U - L, 0.0).sum()):

@@ -912,11 +912,17 @@ def _population_bound(quantity: str, pop, n, other, method: str, evaluator: str,
         return _population_bound_budgeted(quantity, pop, n, other, method, evaluator, eps_rtol)
 
 
-def _sub_seconds() -> float:
-    """Time left in the call's budget for a sub-population's single-mechanism query (at least a tenth of a second,
-    so that a refusal is the sub-query's own ResourceLimitError)."""
+#: Share of the time left that one sub-population query of a population may take (a refused sub-query only drops
+#: that candidate; the population's own evaluation keeps the rest of the budget).
+SUB_QUERY_SHARE = 0.25
+
+
+def _sub_seconds(pop) -> float:
+    """Time for one sub-population's single-mechanism query: SUB_QUERY_SHARE of the call's time left divided among the
+    groups (at least a tenth of a second, so that a refusal is the sub-query's own ResourceLimitError)."""
     b = current_budget()
-    return max(b.remaining(), 0.1) if b is not None else DEFAULT_MAX_SECONDS
+    left = b.remaining() if b is not None else DEFAULT_MAX_SECONDS
+    return max(SUB_QUERY_SHARE * left / max(len(pop.groups), 1), 0.1)
 
 
 def _population_bound_budgeted(quantity: str, pop, n, other, method: str, evaluator: str, eps_rtol: float):
@@ -933,8 +939,8 @@ def _population_bound_budgeted(quantity: str, pop, n, other, method: str, evalua
             """The single mechanism's certified (upper, lower) at ``users`` (a sub-population's bound; (None, None)
             when it would not fit in the call's budget: one candidate fewer, the population's own answer stands)."""
             try:
-                r = (epsilon(mech, users, other, eps_rtol=eps_rtol, max_seconds=_sub_seconds())
-                     if quantity == "epsilon" else delta(mech, users, other, max_seconds=_sub_seconds()))
+                r = (epsilon(mech, users, other, eps_rtol=eps_rtol, max_seconds=_sub_seconds(pop))
+                     if quantity == "epsilon" else delta(mech, users, other, max_seconds=_sub_seconds(pop)))
             except ResourceLimitError:
                 return None, None
             return float(r.upper), (None if r.lower is None else float(r.lower))

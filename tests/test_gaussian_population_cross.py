@@ -95,17 +95,42 @@ def test_group_alone_bound_enters_the_minimum():
         assert gr.lower <= gr.upper
 
 
-def test_mixed_output_spaces_refused_with_advice():
-    """A Gaussian group with a k-RR group (or k-RR groups of different k): a typed error naming ``groups`` that says
-    why (the output spaces are told apart) and what to do (one population per output space)."""
+def test_krr_of_different_k_refused_with_advice():
+    """k-RR groups of different k (a symbol of one alphabet may be one of the other): a typed error naming
+    ``groups`` that says why and what to do."""
     from shuffleamp.errors import ParameterError
     from shuffleamp.mechanisms import KRR
-    for groups in ([(sa.Gaussian(sigma=1.0, sensitivity=1.0), 100), (KRR(eps0=1.0, k=4), 100)],
-                   [(KRR(eps0=1.0, k=4), 100), (KRR(eps0=1.0, k=8), 100)]):
-        with pytest.raises(ParameterError) as e:
-            sa.population(groups)
-        assert e.value.parameter == "groups"
-        assert "own population" in str(e.value)
+    with pytest.raises(ParameterError) as e:
+        sa.population([(KRR(eps0=1.0, k=4), 100), (KRR(eps0=1.0, k=8), 100)])
+    assert e.value.parameter == "groups"
+    assert "one population per k" in str(e.value)
+
+
+def test_mixed_output_spaces_answer_as_their_own_populations():
+    """Gaussian groups next to k-RR groups: every group's bracket is its own output space's population's (module
+    docstring, "Mixed output spaces"), single round and totals."""
+    from shuffleamp.mechanisms import KRR
+    gs = [(sa.Gaussian(sigma=0.5, sensitivity=1.0), 2000), (sa.Gaussian(sigma=1.0, sensitivity=1.0), 2000)]
+    ks = [(KRR(eps0=1.0, k=4), 1000), (KRR(eps0=2.0, k=4), 1000)]
+    mixed = sa.population([gs[0], ks[0], gs[1], ks[1]])
+    assert mixed.kind == "mixed" and mixed.n == 6000
+    r = sa.epsilon(mixed, delta=1e-6)
+    rg, rk = sa.epsilon(sa.population(gs), delta=1e-6), sa.epsilon(sa.population(ks), delta=1e-6)
+    for i, ref in ((0, rg.groups[0]), (1, rk.groups[0]), (2, rg.groups[1]), (3, rk.groups[1])):
+        assert r.groups[i].index == i
+        assert r.groups[i].upper == ref.upper and r.groups[i].lower == ref.lower
+
+
+@pytest.mark.slow
+def test_mixed_output_spaces_total():
+    """The accountant on a mixed population: one round's total is the single round's bracket (slow: the k-RR
+    population's own accounting takes about 17 s here)."""
+    from shuffleamp.mechanisms import KRR
+    mixed = sa.population([(sa.Gaussian(sigma=0.5, sensitivity=1.0), 2000), (KRR(eps0=1.0, k=4), 1000),
+                           (sa.Gaussian(sigma=1.0, sensitivity=1.0), 2000), (KRR(eps0=2.0, k=4), 1000)])
+    r = sa.epsilon(mixed, delta=1e-6)
+    tot = sa.compose_rounds([(mixed, None, 1)], delta=1e-6, max_seconds=100)
+    assert tot.lower <= tot.upper == pytest.approx(r.upper, rel=1e-9)
 
 
 def test_cross_bound_monotone_fixed_case():

@@ -110,3 +110,31 @@ def test_totals_one_round_and_ten_rounds():
     ten = sa.compose_rounds([(pop, None, 10)], delta=1e-6)
     assert ten.lower <= ten.upper
     assert ten.upper / ten.lower <= (single.upper / max(g.lower for g in single.groups)) * 1.02
+
+
+def test_far_threshold_count_keeps_its_rare_side():
+    """A threshold far below Δ/2 (s = −7σ_t): the count of reports above t has probabilities 1 − 1e-12 whose
+    complements rounding would lose (the lower was 4x the truth, above the certified upper, at 5000 + 5000 users,
+    ε = 0.5); the count below t keeps them.  Against an mpmath sum of the same count laws."""
+    from shuffleamp import gaussian as GG
+    mp.mp.dps = 50
+    pop = sa.population([(G(sigma=0.5, sensitivity=1.0), 150), (G(sigma=1.0, sensitivity=1.0), 150)])
+    s, eps = -7.0, 0.5
+    P0, P1, rel, absolute, tail = GG._threshold_pair(pop, 1, s)
+    t = mp.mpf(0.5) + s * 1.0
+    ncdf = lambda x, sig: mp.ncdf(x / sig)
+    law = [mp.mpf(1)]
+    for sig, N in ((0.5, 150), (1.0, 149)):
+        p = ncdf(t - 1, sig)
+        law = _mp_conv(law, [mp.binomial(N, k) * p ** k * (1 - p) ** (N - k) for k in range(N + 1)])
+    p0, p1 = ncdf(t, 1.0), ncdf(t - 1, 1.0)
+    A = [p0 * a + (1 - p0) * b for a, b in zip([0] + law, law + [0])]
+    B = [p1 * a + (1 - p1) * b for a, b in zip([0] + law, law + [0])]
+    exact = float(sum(max(x - mp.exp(eps) * y, 0) for x, y in zip(A, B)))
+    r = rel + 1e-13
+    got = float(np.maximum(P0[:len(A)] * (1 - r) - math.exp(eps) * P1[:len(A)] * (1 + r), 0).sum())
+    assert got <= exact * (1 + 1e-9)
+    assert got >= exact * (1 - 1e-6)
+    lo = P._delta_lower(pop, 1, eps, True)[0]
+    up = sa.delta(pop, epsilon=eps).groups[1].upper
+    assert lo <= up

@@ -140,7 +140,9 @@ worst case) and arguments A–C apply to it.  A target of the widest σ is profi
 :data:`POPULATION_FAMILY_MIN_N` users on.  The lower total composes, of the threshold count and the multi-level score
 of the dataset (0 | Δ; others Δ), the one of larger total variation (both are post-processings of one concrete pair,
 with relative rounding bounds moved against the pair, so argument G applies).  A population whose groups all run one
-mechanism is accounted as that mechanism at n users.
+mechanism is accounted as that mechanism at n users.  A population of Gaussian and finite-alphabet groups (kind
+"mixed") takes each group's profiles from its own output space's population (``shuffleamp.personalized``, "Mixed
+output spaces": the same worst case, upper and lower).
 
 **G. Lower bound from the whole concrete pair (privacy-loss buckets).**  Let (P, Q) be the
 concrete pair of a Theorem-14 dataset (its GPARV form with β = 0 has the pair's profile; the
@@ -460,6 +462,10 @@ class _PopulationFamily:
         return self._sub
 
     def values(self, eps: np.ndarray, side: str) -> np.ndarray:
+        if self.pop.kind == "mixed":                   # the maximum over the output spaces' populations
+            if not hasattr(self, "_parts"):
+                self._parts = [_PopulationFamily(part) for part, _ in self.pop.parts]
+            return np.max([f.values(eps, side) for f in self._parts], axis=0)
         given = None
         if side == "upper" and self.subpopulation_families():
             fams = self.subpopulation_families()
@@ -1027,7 +1033,8 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
                                  resource="memory")
     check_pld_points(2.0 * K + 1.0, f"a privacy-loss distribution of {2 * K + 1} points", "value_discretization_interval")
     gauss = next((f for f in rnd.fams if isinstance(f, _GaussianFamily)), None)
-    popg = next((f for f in rnd.fams if isinstance(f, _PopulationFamily) and f.pop.kind == "gaussian"), None)
+    popg = next((f for f in rnd.fams if isinstance(f, _PopulationFamily) and f.pop.kind in ("gaussian", "mixed")
+                 and any(gr.mechanism.__class__.__name__ == "Gaussian" for gr in f.pop.groups)), None)
     k8 = K
     if gauss is not None and K > points:
         from .gaussian import loss_scale
@@ -1036,7 +1043,7 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
         # a Gaussian population: the bulk of the widest loss among its groups' own blanket pairs at n users
         from .gaussian import loss_scale
         k8 = max(1, math.ceil(8.0 * max(loss_scale(gr.mechanism.mu, popg.pop.n, upper=True)
-                                        for gr in popg.pop.groups) / d))
+                                        for gr in popg.pop.groups if hasattr(gr.mechanism, "mu")) / d))
     if 2 * k8 < K:
         # the Gaussian round with a long support: a quarter of the points uniform over the bulk of the blanket pair's
         # loss (8 scales), the rest geometric up to the edge (argument J; any integers are allowed, argument D)
@@ -1704,6 +1711,8 @@ def _round_type_seconds(mechanism, n=None) -> float:
     the edge search) and the concrete pair's buckets (both orderings) at :data:`AT_N_ATOM_SECONDS` per atom; for
     an (ε0, δ0)-LDP class, its profiles over the users kept (:class:`_ApproxFamily`)."""
     if _is_population(mechanism):
+        if mechanism.kind == "mixed":                  # each output space's population
+            return sum(_round_type_seconds(part) for part, _ in mechanism.parts)
         if mechanism.kind == "gaussian":
             mu = max(gr.mechanism.mu for gr in mechanism.groups)
             return len(mechanism.groups) * (GAUSSIAN_POPULATION_GROUP_SECONDS + GAUSSIAN_POPULATION_SMALL_N_SECONDS
@@ -2188,7 +2197,7 @@ def _compose_rounds(rounds, epsilon, delta, extra_plds, value_discretization_int
     singles = None
     if len(rounds) == 1 and rounds[0][2] == 1 and not extras and (
             _gaussian_stand_in(rounds[0][0]) is not None or
-            (_is_population(rounds[0][0]) and rounds[0][0].kind in ("gaussian", "approx"))):
+            (_is_population(rounds[0][0]) and rounds[0][0].kind in ("gaussian", "approx", "mixed"))):
         # one round of the Gaussian randomizer or of a Gaussian or (eps0, delta0)-LDP population: the total is the
         # single round, whose certified bracket at the target (its own ladder of truncations, argument J; the
         # population's candidates, argument F) is an answer too
@@ -2238,6 +2247,9 @@ def _pure_eps0(m) -> float | None:
     if _is_population(m):
         if getattr(m, "kind", None) in ("gaussian", "approx", "approx-uncharged"):
             return None
+        if getattr(m, "kind", None) == "mixed":
+            eps = [_pure_eps0(part) for part, _ in m.parts]
+            return None if any(e is None for e in eps) else max(eps)
         eps = [_pure_eps0(gr.mechanism) for gr in m.groups]
         return None if any(e is None for e in eps) else max(eps)
     eps0 = float(getattr(m, "eps0", math.inf))

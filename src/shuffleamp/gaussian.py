@@ -2624,8 +2624,9 @@ _PMF_RTOL = 1e-12
 
 
 @functools.lru_cache(maxsize=64)
-def _population_count_law(others: tuple, sensitivity: float, t: float) -> tuple:
-    """Law of the number of other users' reports above t when every other user holds Δ: ``others`` = ((σ, N),
+def _population_count_law(others: tuple, sensitivity: float, t: float, below: bool = False) -> tuple:
+    """Law of the number of other users' reports above t (``below``: below t) when every other user holds Δ:
+    ``others`` = ((σ, N),
     ...), on a window of consecutive counts (its offset does not matter to the threshold pair: the target adds 0
     or 1).  Returns (law, relative error bound per entry or None, absolute error bound per entry, dropped tail).
     Each group's binomial pmf on its Bernstein window (tail :data:`POPULATION_LOWER_TAIL`); the windows are
@@ -2639,7 +2640,9 @@ def _population_count_law(others: tuple, sensitivity: float, t: float) -> tuple:
     parts, tail = [], 0.0
     L = math.log(2.0 / POPULATION_LOWER_TAIL)
     for sig, N in others:
-        p = float(_sf((t - sensitivity) / sig))
+        # the side of t on which the report falls rarely (the other side's probability, near 1, would lose its
+        # complement to rounding)
+        p = float(ndtr((t - sensitivity) / sig)) if below else float(_sf((t - sensitivity) / sig))
         var = N * p * (1 - p)
         w = L / 3.0 + math.sqrt(L * L / 9.0 + 2.0 * var * L)
         lo, hi = max(0, int(math.floor(N * p - w))), min(N, int(math.ceil(N * p + w)))
@@ -2674,12 +2677,19 @@ def _population_others_sigmas(pop, g: int) -> tuple:
 
 def _threshold_pair(pop, g: int, s: float):
     """(P0, P1, relative error or None, absolute error, dropped tail) of the threshold count at Δ/2 + s σ_t for the
-    dataset (0 | Δ; others Δ) (:func:`_population_count_law`)."""
+    dataset (0 | Δ; others Δ) (:func:`_population_count_law`): the count of reports below t for s < 0, above t
+    otherwise."""
     mt = pop.groups[g].mechanism
     D, st = mt.sensitivity, mt.sigma
     t = D / 2 + s * st
-    law, rel, absolute, tail = _population_count_law(_population_others_sigmas(pop, g), float(D), float(t))
-    p0, p1 = float(_sf(t / st)), float(_sf((t - D) / st))
+    # below the midpoint the reports below t are counted (rare there: their probabilities keep full relative accuracy;
+    # the count above t is n minus it, the same post-processing), above it the reports above t
+    below = s < 0
+    law, rel, absolute, tail = _population_count_law(_population_others_sigmas(pop, g), float(D), float(t), below)
+    if below:
+        p0, p1 = float(ndtr(t / st)), float(ndtr((t - D) / st))
+    else:
+        p0, p1 = float(_sf(t / st)), float(_sf((t - D) / st))
     shifted = np.concatenate([[0.0], law])
     base = np.concatenate([law, [0.0]])
     return p0 * shifted + (1 - p0) * base, p1 * shifted + (1 - p1) * base, rel, absolute, tail

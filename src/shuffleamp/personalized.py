@@ -194,6 +194,15 @@ mechanism at n users, and its bracket is intersected with that mechanism's (uppe
 users of its σ for the widest group.  Lower bounds do not transfer from a proper subset S (the others can only add
 privacy).
 
+*Mixed output spaces* (derived here).  Gaussian groups next to groups of one finite alphabet (k-RR, matrices): a
+Gaussian report is almost surely not a symbol of the alphabet, so the shuffled multiset determines, and is
+determined by, the pair (multiset of the real-valued reports, multiset of the symbols).  For a target in one space
+the other space's multiset is independent of the target's input with the same law under both datasets, so the
+target's divergence is at most that of its own space's population (sub-populations) and at least it (its own
+space's multiset is a post-processing of the whole output): the bracket of the space's own population is the
+target's, upper and lower, single round and profiles (kind "mixed", :attr:`Population.parts`).  Finite alphabets of
+different sizes are not split (a symbol of one may be a symbol of the other: the lower bounds would not transfer).
+
 *Local profile.*  The shuffled output is a post-processing of the target's own report, so the local Gaussian
 mechanism's exact profile (Balle–Wang, ICML 2018, Theorem 8) is an upper bound too; the reported upper is the
 minimum, and an ε query searches below the local ε.
@@ -470,20 +479,24 @@ class Population:
     ----------
     groups : tuple of Group
         The groups, in the given order.
-    kind : {"krr", "matrix", "gaussian", "approx"}
+    kind : {"krr", "matrix", "gaussian", "approx", "mixed"}
         k-RR groups with a common k (closed forms, any k), matrix randomizers on a common
-        output space, Gaussian groups on one input interval, or (ε_i, δ_i)-LDP classes
-        (:class:`~shuffleamp.gaussian.ApproximateLDP` groups, each bounded within its own group).
+        output space, Gaussian groups on one input interval, (ε_i, δ_i)-LDP classes
+        (:class:`~shuffleamp.gaussian.ApproximateLDP` groups, each bounded within its own group), or groups of
+        several output spaces, each bounded within the groups of its own space (:attr:`parts`).
     k : int or None
         The common k of a k-RR population.
     omega : ndarray of float64, shape (Y,) or None
         Common blanket of a matrix population (None for k-RR: uniform on [k]).
+    parts : tuple of (Population, tuple of int)
+        Kind "mixed": the population of each output space and the indices of its groups here.
     """
 
     groups: tuple
     kind: str
     k: int | None = None
     omega: np.ndarray | None = field(default=None, repr=False)
+    parts: tuple = field(default=(), repr=False)
 
     @property
     def n(self) -> int:
@@ -577,6 +590,18 @@ def population(groups, *, n: int | None = None) -> Population:
         counts = _fractions_to_counts(counts, _validate.count(n, "n"))
     from .mechanisms import KRR
     from .gaussian import ApproximateLDP, Gaussian
+    spaces = _output_spaces(mechs)
+    if spaces is not None and len(set(spaces)) > 1:
+        # groups of several output spaces: each user is bounded within the groups of its own space (module docstring,
+        # "Sub-populations": the other spaces' reports are told apart and do not depend on that user's input)
+        parts, gs = [], [None] * len(mechs)
+        for key in dict.fromkeys(spaces):
+            idx = tuple(i for i, k in enumerate(spaces) if k == key)
+            part = population([(mechs[i], counts[i]) for i in idx])
+            parts.append((part, idx))
+            for j, i in enumerate(idx):
+                gs[i] = part.groups[j]
+        return Population(tuple(gs), "mixed", parts=tuple(parts))
     if any(isinstance(m, ApproximateLDP) for m in mechs):
         # classes of (eps_i, delta_i)-LDP randomizers: each target is bounded within its own group
         # (module docstring, "Groups of (eps_i, delta_i)-LDP randomizers")
@@ -585,12 +610,6 @@ def population(groups, *, n: int | None = None) -> Population:
                                  "worst (eps0, delta0)-LDP randomizer may use outputs no other group uses, so no "
                                  "common blanket exists; evaluate the other groups as their own population")
         return Population(tuple(Group(m, c, math.exp(-m.eps0)) for m, c in zip(mechs, counts)), "approx")
-    if any(isinstance(m, Gaussian) for m in mechs) and not all(isinstance(m, Gaussian) for m in mechs):
-        raise ParameterError("groups", "Gaussian groups cannot share a population with randomizers of another output "
-                             "space; their reports are told apart, so a user's bound is that of the groups sharing its "
-                             "output space alone (a sub-population, module docstring 'Sub-populations': the other "
-                             "reports do not depend on that user's input). Evaluate the Gaussian groups and the other "
-                             "groups as two populations and give each user the bound of its own population")
     if all(isinstance(m, Gaussian) for m in mechs):
         # Gaussian groups on one input interval: each target's bound uses its own blanket (gaussian.py)
         if len({m.sensitivity for m in mechs}) != 1:
@@ -600,9 +619,10 @@ def population(groups, *, n: int | None = None) -> Population:
         ks = {m.k for m in mechs}
         if len(ks) != 1:
             raise ParameterError("groups", f"k-RR groups need a common k (common output space), got {sorted(ks)}; "
-                                           "groups of another k are told apart, so a user's bound is that of the groups "
-                                           "of its own k alone (module docstring, 'Sub-populations'): evaluate one "
-                                           "population per k and give each user the bound of its own population")
+                                           "a report of one k may look like a report of another, so the groups of "
+                                           "another k cannot be split off with their lower bounds: evaluate one "
+                                           "population per k (each user's upper bound there is certified for the "
+                                           "whole population: module docstring, 'Sub-populations')")
         k = ks.pop()
         gs = tuple(Group(m, c, k / (math.exp(m.eps0) + k - 1)) for m, c in zip(mechs, counts))
         return Population(gs, "krr", k=k)
@@ -631,6 +651,26 @@ def population(groups, *, n: int | None = None) -> Population:
         gs.append(Group(m, c, min(gam, 1.0)))
     omega.setflags(write=False)
     return Population(tuple(gs), "matrix", omega=omega)
+
+
+def _output_spaces(mechs) -> list | None:
+    """Output space of each mechanism, "gaussian" (the real line) or "finite" (a finite alphabet); None when a group is
+    neither or an (ε0, δ0)-LDP class, or the finite groups have different numbers of outputs (no split: the caller's
+    checks apply; reports of two finite alphabets are not told apart)."""
+    from .gaussian import ApproximateLDP, Gaussian
+    out, sizes = [], set()
+    for m in mechs:
+        if isinstance(m, ApproximateLDP):
+            return None
+        if isinstance(m, Gaussian):
+            out.append("gaussian")
+            continue
+        try:
+            sizes.add(int(np.asarray(m.matrix()).shape[1]))
+        except (ParameterError, AttributeError, TypeError, ValueError):
+            return None
+        out.append("finite")
+    return out if len(sizes) <= 1 else None
 
 
 def _fractions_to_counts(fr: list, n: int) -> list:
@@ -1538,6 +1578,10 @@ def group_profiles(pop: Population, epsilons, side: str = "upper", *, rtol: floa
     eps = np.asarray(_validate.real("epsilons", epsilons, lo=0.0), dtype=np.float64)
     rtol = _rtol(rtol)
     out = np.empty((len(pop.groups),) + eps.shape)
+    if pop.kind == "mixed":                             # each output space's own population
+        for part, idx in pop.parts:
+            out[list(idx)] = group_profiles(part, eps, side, rtol=rtol)
+        return out
     ref = None
     if side == "upper" and pop.kind == "krr" and pop.k == 2:
         # everyone at the largest ε0 with the exact count law, times λ_g (module docstring): it bounds the
@@ -1582,6 +1626,9 @@ def score_pair_logpmf(pop: Population, g: int, *, reverse: bool = False):
         Log masses, equal lengths (``-inf`` never occurs in U; L > 0 everywhere).
     """
     _check(pop)
+    if pop.kind == "mixed":                             # the population of the group's output space
+        part, idx = next((p, i) for p, i in pop.parts if g in i)
+        return score_pair_logpmf(part, idx.index(g), reverse=reverse)
     if pop.kind in ("approx", "approx-uncharged"):      # the concrete binary-RR configuration of the group
         return score_pair_logpmf(_approx_subpopulations(pop, g)[0], 0, reverse=reverse)
     if pop.kind == "gaussian":
@@ -2074,6 +2121,8 @@ def delta(pop: Population, epsilon: float, *, n: int | None = None, rtol: float 
     _check_n(pop, n)
     epsilon = _scalar(_validate.epsilon(epsilon), "epsilon")
     rtol = _rtol(rtol)
+    if pop.kind == "mixed":
+        return _mixed_result(pop, "delta", epsilon, [delta(part, epsilon, rtol=rtol, sub=sub) for part, _ in pop.parts])
     subs = _Subpopulations(pop, sub)
     _check_cost(pop, "delta", subs)
     out = []
@@ -2137,6 +2186,9 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     eps_rtol = _validate.real("eps_rtol", eps_rtol, lo=1e-12, hi=0.1)
     if pop.kind == "approx":
         _approx_check_delta(pop, delta)
+    if pop.kind == "mixed":
+        return _mixed_result(pop, "epsilon", delta, [epsilon(part, delta, rtol=rtol, eps_rtol=eps_rtol, sub=sub)
+                                                     for part, _ in pop.parts])
     subs = _Subpopulations(pop, sub)
     _check_cost(pop, "epsilon", subs)
     out = []
@@ -2168,9 +2220,23 @@ def epsilon(pop: Population, delta: float, *, n: int | None = None, rtol: float 
     return subs.tighten(PopulationResult("epsilon", tuple(out), worst, None, delta, pop.describe()))
 
 
+def _mixed_result(pop: Population, quantity: str, value: float, results: list) -> PopulationResult:
+    """The per-space results of a "mixed" population, each group back at its index (module docstring, "Mixed output
+    spaces")."""
+    out = [None] * len(pop.groups)
+    for (part, idx), res in zip(pop.parts, results):
+        for j, gr in enumerate(res.groups):
+            out[idx[j]] = dataclasses.replace(gr, index=idx[j], settings=dict(gr.settings, output_space=part.kind))
+    worst = int(np.argmax([r.upper for r in out]))
+    eps_arg, delta_arg = (value, None) if quantity == "delta" else (None, value)
+    return PopulationResult(quantity, tuple(out), worst, eps_arg, delta_arg, pop.describe())
+
+
 def shared_mechanism(pop: Population):
     """The one mechanism every group runs (equal descriptions), or None: such a population *is* that mechanism at
     ``pop.n`` users (module docstring, "Sub-populations")."""
+    if pop.kind == "mixed":
+        return None
     first = pop.groups[0].mechanism
     desc = first.describe()
     return first if all(gr.mechanism.describe() == desc for gr in pop.groups[1:]) else None

@@ -2643,6 +2643,12 @@ def _population_count_law(others: tuple, sensitivity: float, t: float, below: bo
         # the side of t on which the report falls rarely (the other side's probability, near 1, would lose its
         # complement to rounding)
         p = float(ndtr((t - sensitivity) / sig)) if below else float(_sf((t - sensitivity) / sig))
+        if N * p < 1e-250:
+            # (almost) never counted: the count is 0 but for a mass of at most N p, dropped (scipy's binomial pmf
+            # overflows at subnormal p)
+            tail += N * p
+            parts.append(np.array([1.0]))
+            continue
         var = N * p * (1 - p)
         w = L / 3.0 + math.sqrt(L * L / 9.0 + 2.0 * var * L)
         lo, hi = max(0, int(math.floor(N * p - w))), min(N, int(math.ceil(N * p + w)))

@@ -207,8 +207,10 @@ different sizes are not split (a symbol of one may be a symbol of the other: the
 mechanism's exact profile (Balle–Wang, ICML 2018, Theorem 8) is an upper bound too; the reported upper is the
 minimum, and an ε query searches below the local ε.
 
-*Lower.*  The dataset (0 | Δ; every other user at Δ): the count of reports above a threshold t is a
-post-processing; the others' count is a sum of independent binomials (one per σ), its law exact on Bernstein
+*Lower.*  The dataset (0 | Δ; every other user at Δ): the count of reports above a threshold t (below t when t is
+below Δ/2: the same post-processing, n minus the other count, whose probabilities are the rare side's and keep their
+relative accuracy; counting above a far threshold lost the complements of probabilities near 1 and overstated the
+lower) is a post-processing; the others' count is a sum of independent binomials (one per σ), its law exact on Bernstein
 windows (mass outside, at most 1e-40 per group, subtracted times :math:`e^\varepsilon`: it can only move mass
 from :math:`P^1` to bins that were dropped) and convolved directly, so every entry carries a *relative* rounding
 bound (non-negative terms) and :math:`\sum_c ((1-r)P^0_c - e^\varepsilon(1+r)P^1_c)_+` stays a lower bound at

@@ -4,7 +4,8 @@ the reference table for a mixed k-RR population (60% at ε0 = 0.5, 30% at 2, 10%
 everyone-at-max baseline and the μ-GDP estimate, and the accountant on a population.  One run.
 
 Run: PYTHONPATH=src OMP_NUM_THREADS=1 python bench/bench_population.py > bench/results_population.md
-(``--many-groups`` / ``--gaussian`` print the many-groups / Gaussian-groups table alone.)
+(``--many-groups`` / ``--gaussian`` / ``--gaussian-totals`` print the many-groups / Gaussian-groups / Gaussian and
+(ε0, δ0) populations' single-round and totals table alone.)
 """
 import os
 import sys
@@ -89,6 +90,64 @@ def gaussian_table():
               f"{os.getloadavg()[0]:.1f} | {res} |")
 
 
+#: (label, groups [(σ, users)], δ) of the Gaussian single-round comparison (Δ = 1).
+GAUSSIAN_ROUND_CASES = (
+    ("σ = 0.5 / 1, 5000 + 5000", ((0.5, 5000), (1.0, 5000)), 1e-6),
+    ("σ = 0.5 / 1, 9000 + 1000", ((0.5, 9000), (1.0, 1000)), 1e-6),
+    ("σ = 0.5 / 0.6, 5000 + 5000", ((0.5, 5000), (0.6, 5000)), 1e-6),
+    ("σ = 1, one group of 1e4", ((1.0, 10000),), 1e-6),
+)
+#: (label, groups, rounds) of the totals table (δ = 1e-6).
+GAUSSIAN_TOTAL_CASES = (
+    ("σ = 1, one group of 1e4", ((1.0, 10000),), (1, 10, 100)),
+    ("σ = 0.5 / 1, 50 + 50", ((0.5, 50), (1.0, 50)), (1, 10)),
+    ("σ = 0.5 / 1, 5000 + 5000", ((0.5, 5000), (1.0, 5000)), (1, 10, 100)),
+    ("σ = 0.5 / 1, 5e5 + 5e5", ((0.5, 500000), (1.0, 500000)), (1, 10, 100)),
+    ("σ = 0.5 / 0.7 / 1, 3000 + 3000 + 4000", ((0.5, 3000), (0.7, 3000), (1.0, 4000)), (1, 10)),
+)
+
+
+def _gpop(groups):
+    return sa.population([(sa.Gaussian(sigma=float(s), sensitivity=1.0), int(c)) for s, c in groups])
+
+
+def gaussian_totals_table():
+    """Gaussian and (ε0, δ0)-LDP populations at the default budget: single-round brackets (worst group, and the
+    narrowest group's), then totals over rounds with their ratio, CPU and wall time, or the refusal."""
+    from shuffleamp.errors import ResourceLimitError
+    A = sa.ApproximateLDP
+    print("| population | δ | worst-group ε upper | ε lower (largest) | group 0 bracket | CPU s | wall s | load |")
+    print("|---|---|---|---|---|---|---|---|")
+    rows = [(label, _gpop(groups), d) for label, groups, d in GAUSSIAN_ROUND_CASES]
+    rows.append(("(ε0, δ0) = (1, 1e-9) / (2, 1e-9), 5000 + 5000",
+                 sa.population([(A(eps0=1.0, delta0=1e-9), 5000), (A(eps0=2.0, delta0=1e-9), 5000)]), 1e-6))
+    for label, pop, d in rows:
+        t, c = time.perf_counter(), time.process_time()
+        try:
+            r = sa.epsilon(pop, delta=d)
+            g0 = r.groups[0]
+            res = (f"{r.upper:.5g} | {max(g.lower for g in r.groups):.5g} | [{g0.lower:.5g}, {g0.upper:.5g}]")
+        except ResourceLimitError as e:
+            res = f"refused ({e.parameter}) | | "
+        print(f"| {label} | {d:g} | {res} | {time.process_time() - c:.2f} | {time.perf_counter() - t:.2f} | "
+              f"{os.getloadavg()[0]:.1f} |")
+    print("\n| population | rounds | total ε upper | total ε lower | ratio | CPU s | wall s | load |")
+    print("|---|---|---|---|---|---|---|---|")
+    tot = [(label, lambda groups=groups: _gpop(groups), Rs) for label, groups, Rs in GAUSSIAN_TOTAL_CASES]
+    tot.append(("(ε0, δ0) = (1, 1e-9) / (2, 1e-9), 5000 + 5000",
+                lambda: sa.population([(A(eps0=1.0, delta0=1e-9), 5000), (A(eps0=2.0, delta0=1e-9), 5000)]), (1, 10)))
+    for label, make, Rs in tot:
+        for R in Rs:
+            t, c = time.perf_counter(), time.process_time()
+            try:
+                r = compose_rounds([(make(), None, R)], delta=1e-6)
+                res = f"{r.upper:.5g} | {r.lower:.5g} | {r.upper / r.lower:.3f}"
+            except ResourceLimitError as e:
+                res = f"refused ({e.parameter}: {str(e)[:60]}…) | | "
+            print(f"| {label} | {R} | {res} | {time.process_time() - c:.2f} | {time.perf_counter() - t:.2f} | "
+                  f"{os.getloadavg()[0]:.1f} |")
+
+
 def _cpu() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -104,6 +163,9 @@ def main():
         return
     if "--gaussian" in sys.argv[1:]:
         gaussian_table()
+        return
+    if "--gaussian-totals" in sys.argv[1:]:
+        gaussian_totals_table()
         return
     print("# Personalized populations (k-RR, k = 10), δ = 1e-9\n")
     print(f"Command: `PYTHONPATH=src OMP_NUM_THREADS=1 python bench/bench_population.py > "

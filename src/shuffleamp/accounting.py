@@ -131,6 +131,19 @@ variation (``shuffleamp.personalized``, 'Lower bound'): a valid lower bound for 
 A population's PLD uses at most :data:`POPULATION_POINTS` profile points per side (each is one
 Bromwich integral per group; connect-the-dots stays pessimistic on fewer points).
 
+*Gaussian populations.*  A group's upper profile is, at every ε, the minimum of certified candidates (the local
+profile, the truncation rungs of its own blanket, the cross blankets of wider groups: ``shuffleamp.personalized``,
+"Gaussian groups"); each candidate is the profile of a pair dominating every neighbouring pair of that target
+(swap-closed), so their pointwise minimum is a valid upper profile of that target (at every ε it bounds the same
+worst case) and arguments A–C apply to it.  A target of the widest σ is profiled by the single Gaussian round's family
+(argument J) for the users of its σ (a sub-population: the same bound, with the single round's rungs), from
+:data:`POPULATION_FAMILY_MIN_N` users on.  The lower total composes, of the threshold count and the multi-level score
+of the dataset (0 | Δ; others Δ), the one of larger total variation (both are post-processings of one concrete pair,
+with relative rounding bounds moved against the pair, so argument G applies).  A population whose groups all run one
+mechanism is accounted as that mechanism at n users.  A population of Gaussian and finite-alphabet groups (kind
+"mixed") takes each group's profiles from its own output space's population (``shuffleamp.personalized``, "Mixed
+output spaces": the same worst case, upper and lower).
+
 **G. Lower bound from the whole concrete pair (privacy-loss buckets).**  Let (P, Q) be the
 concrete pair of a Theorem-14 dataset (its GPARV form with β = 0 has the pair's profile; the
 mechanism's output histogram determines the component histogram, so composing it is composing a
@@ -368,7 +381,7 @@ from .evaluate import LOWER_MODE, max_delta
 from .decomposition import Decomposition, dedupe, law_key
 from .errors import ParameterError, ResourceLimitError, UnsupportedGparvError
 from .exact import delta_exact_profile
-from .personalized import Population, group_profiles, score_pair_logpmf
+from .personalized import Population, group_profiles, score_pair_logpmf, shared_mechanism
 from .results import AccountingResult  # the result type lives in results (one home)
 
 #: Profile evaluations per side of the PLD grid (the grid may be finer; see :func:`to_pld`).
@@ -397,9 +410,12 @@ LOWER_POINTS = 128
 #: mixture; about 15 ms CPU measured for 20 binary-RR groups at n = 1e5), POPULATION_POINTS + 20 per group
 #: (the grid and the support-edge search).
 POPULATION_EVAL_SECONDS = 0.01
-#: ... times this for Gaussian groups (a few truncation rungs per point, each a Bromwich integral of the mixture;
-#: measured 0.1 s of CPU per point and group at Δ/σ = 0.5 - 1, 50 - 500 users per group, on the 2-core machine).
-GAUSSIAN_POPULATION_FACTOR = 10.0
+#: Cost model of a Gaussian population round type: per group GAUSSIAN_POPULATION_GROUP_SECONDS +
+#: GAUSSIAN_POPULATION_SMALL_N_SECONDS / sqrt(n) (the small-n evaluators of the profiles grow with the atoms), times
+#: 1 + (largest Δ/σ − 2)_+ (the rungs of heavy laws); measured CPU, 10 rounds, δ = 1e-6, 2 - 3 groups at Δ/σ 1 - 4 and
+#: n = 1e2 - 1e6: 0.6 - 6.8 s against 0.6 - 5.4 s estimated (``bench/results_population.md``).
+GAUSSIAN_POPULATION_GROUP_SECONDS = 0.3
+GAUSSIAN_POPULATION_SMALL_N_SECONDS = 15.0
 #: Profile evaluations per side of the upper PLD of a round type profiled through a continuous randomizer's
 #: finite decompositions for n users (:func:`_families_at`; each evaluation is a Bromwich integral over up to
 #: a few hundred atoms, 1–4 ms CPU below n = 1e4): the evaluated points are a subset of the PLD grid
@@ -420,15 +436,50 @@ __all__ = ["AccountingResult", "privacy_profile", "to_pld", "compose_rounds", "m
 
 
 # ---------------------------------------------------------------------------- per-ε evaluation
+#: A Gaussian population's widest group is profiled by the single Gaussian round's family from this many users of
+#: its σ on (below, that family's small-n rungs cost seconds per round type: measured 22 s of CPU at 34 users, 5 s at
+#: 100; the population's own rungs instead).
+POPULATION_FAMILY_MIN_N = 1000
+
+
 class _PopulationFamily:
     """A population (:mod:`shuffleamp.personalized`) as one family: the pointwise maximum over its
     groups of the certified per-group profiles (argument F)."""
 
     def __init__(self, pop):
         self.pop = pop
+        self._sub = None
+
+    def subpopulation_families(self) -> dict:
+        """Gaussian populations: {group: the single Gaussian round's family (argument J) for the users of that group's
+        σ} for the groups of the widest σ.  Such a target has no wider blanket; its population bound (own blanket,
+        narrower users at blanket mass 0) is the homogeneous bound of the users of its σ, which this family evaluates
+        with the single round's rungs (``shuffleamp.personalized``, "Sub-populations": a certified upper profile of
+        that target)."""
+        if self._sub is None:
+            self._sub = {}
+            pop = self.pop
+            if pop.kind == "gaussian":
+                top = max(gr.mechanism.sigma for gr in pop.groups)
+                users = sum(gr.n for gr in pop.groups if gr.mechanism.sigma == top)
+                mech = next(gr.mechanism for gr in pop.groups if gr.mechanism.sigma == top)
+                if users >= POPULATION_FAMILY_MIN_N:
+                    fam = _GaussianFamily(mech.at_n(users), users, DEFAULT_TAIL_DELTA)
+                    self._sub = {g: fam for g, gr in enumerate(pop.groups) if gr.mechanism.sigma == top}
+        return self._sub
 
     def values(self, eps: np.ndarray, side: str) -> np.ndarray:
-        return group_profiles(self.pop, eps, side).max(axis=0)
+        if self.pop.kind == "mixed":                   # the maximum over the output spaces' populations
+            if not hasattr(self, "_parts"):
+                self._parts = [_PopulationFamily(part) for part, _ in self.pop.parts]
+            return np.max([f.values(eps, side) for f in self._parts], axis=0)
+        given = None
+        if side == "upper" and self.subpopulation_families():
+            fams = self.subpopulation_families()
+            first = next(iter(fams.values()))
+            v = first.values(np.asarray(eps, dtype=np.float64), "upper")
+            given = {g: v for g in fams}
+        return group_profiles(self.pop, eps, side, given=given).max(axis=0)
 
 
 #: Profile evaluations per side of the upper PLD of a Gaussian round type (:class:`_GaussianFamily`: each point
@@ -1083,10 +1134,17 @@ def _upper_pld(rnd: _Round, d: float, points: int) -> PrivacyLossDistribution:
                                  resource="memory")
     check_pld_points(2.0 * K + 1.0, f"a privacy-loss distribution of {2 * K + 1} points", "value_discretization_interval")
     gauss = next((f for f in rnd.fams if isinstance(f, _GaussianFamily)), None)
+    popg = next((f for f in rnd.fams if isinstance(f, _PopulationFamily) and f.pop.kind in ("gaussian", "mixed")
+                 and any(gr.mechanism.__class__.__name__ == "Gaussian" for gr in f.pop.groups)), None)
     k8 = K
     if gauss is not None and K > points:
         from .gaussian import loss_scale
         k8 = max(1, math.ceil(8.0 * loss_scale(gauss.mu, gauss.n, upper=True) / d))
+    elif popg is not None and K > points:
+        # a Gaussian population: the bulk of the widest loss among its groups' own blanket pairs at n users
+        from .gaussian import loss_scale
+        k8 = max(1, math.ceil(8.0 * max(loss_scale(gr.mechanism.mu, popg.pop.n, upper=True)
+                                        for gr in popg.pop.groups if hasattr(gr.mechanism, "mu")) / d))
     if 2 * k8 < K:
         # the Gaussian round with a long support: a quarter of the points uniform over the bulk of the blanket pair's
         # loss (8 scales), the rest geometric up to the edge (argument J; any integers are allowed, argument D)
@@ -1607,6 +1665,11 @@ def _validate_rounds(rounds) -> list:
         if not (isinstance(r, (tuple, list)) and len(r) == 3):
             raise ParameterError("rounds", f"each entry must be (mechanism, n, R), got {r!r}")
         m, n, R = r
+        if _is_population(m) and shared_mechanism(m) is not None:
+            # every group runs one mechanism: the population is that mechanism at its n users (personalized,
+            # "Sub-populations"), accounted as such
+            _check_mechanism(m, n, keep_class=True)
+            m, n = shared_mechanism(m), m.n
         m, n = _check_mechanism(m, n, keep_class=True)
         out.append((m, n, _validate.count(R, "rounds")))
     return out
@@ -1750,8 +1813,13 @@ def _round_type_seconds(mechanism, n=None) -> float:
     the edge search) and the concrete pair's buckets (both orderings) at :data:`AT_N_ATOM_SECONDS` per atom; for
     an (ε0, δ0)-LDP class, its profiles over the users kept (:class:`_ApproxFamily`)."""
     if _is_population(mechanism):
-        per = POPULATION_EVAL_SECONDS * (GAUSSIAN_POPULATION_FACTOR if mechanism.kind == "gaussian" else 1.0)
-        return len(mechanism.groups) * (POPULATION_POINTS + 20) * per
+        if mechanism.kind == "mixed":                  # each output space's population
+            return sum(_round_type_seconds(part) for part, _ in mechanism.parts)
+        if mechanism.kind == "gaussian":
+            mu = max(gr.mechanism.mu for gr in mechanism.groups)
+            return len(mechanism.groups) * (GAUSSIAN_POPULATION_GROUP_SECONDS + GAUSSIAN_POPULATION_SMALL_N_SECONDS
+                                            / math.sqrt(mechanism.n)) * (1.0 + max(mu - 2.0, 0.0))
+        return len(mechanism.groups) * (POPULATION_POINTS + 20) * POPULATION_EVAL_SECONDS
     if _approx_class(mechanism) is not None:
         # the minimum over the users kept: about 10 profiles of APPROX_POINTS points (argument I)
         return 4.0 * ROUND_TYPE_SECONDS
@@ -2301,9 +2369,12 @@ def _compose_rounds(rounds, epsilon, delta, extra_plds, value_discretization_int
     charge = (_delta_bounds(up_pld, e_at, ro)[0] - _delta_bounds(up_pld, e_at, None)[0]
               if math.isfinite(e_at) else 0.0)
     singles = None
-    if len(rounds) == 1 and rounds[0][2] == 1 and not extras and _gaussian_stand_in(rounds[0][0]) is not None:
-        # one round of the Gaussian randomizer: the total is the single round, whose certified bracket at the
-        # target (its own ladder of truncations, argument J) is an answer too
+    if len(rounds) == 1 and rounds[0][2] == 1 and not extras and (
+            _gaussian_stand_in(rounds[0][0]) is not None or
+            (_is_population(rounds[0][0]) and rounds[0][0].kind in ("gaussian", "approx", "mixed"))):
+        # one round of the Gaussian randomizer or of a Gaussian or (eps0, delta0)-LDP population: the total is the
+        # single round, whose certified bracket at the target (its own ladder of truncations, argument J; the
+        # population's candidates, argument F) is an answer too
         singles = [_single_round(rounds[0][0], rounds[0][1], epsilon, delta)]
         upper = min(upper, float(singles[0].upper))
     lo, how, err, per_round = (_total_lower(rts, rounds, d, points, epsilon, delta, extras,
@@ -2350,6 +2421,9 @@ def _pure_eps0(m) -> float | None:
     if _is_population(m):
         if getattr(m, "kind", None) in ("gaussian", "approx", "approx-uncharged"):
             return None
+        if getattr(m, "kind", None) == "mixed":
+            eps = [_pure_eps0(part) for part, _ in m.parts]
+            return None if any(e is None for e in eps) else max(eps)
         eps = [_pure_eps0(gr.mechanism) for gr in m.groups]
         return None if any(e is None for e in eps) else max(eps)
     eps0 = float(getattr(m, "eps0", math.inf))

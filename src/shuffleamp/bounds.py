@@ -44,7 +44,8 @@ import numpy as np
 from . import _validate, baselines, fft_engine
 from . import exact as _exact
 from . import exact_count as _ec
-from ._numerics import DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_work, root_of_estimate
+from ._numerics import (DEFAULT_MAX_MEMORY_GB, DEFAULT_MAX_SECONDS, budget, check_work, current_budget,
+                        root_of_estimate)
 from ._registry import (DEFAULT_EVALUATOR, EVALUATORS, EXACT_COUNT_INFO, METHODS, OPTIMAL_INFO, OPTIMAL_REGIME,
                         OPTIMAL_SOURCE, Method, Settings)
 from .decomposition import Decomposition, PackedFamilies, chernoff_bounds, dedupe
@@ -911,6 +912,19 @@ def _population_bound(quantity: str, pop, n, other, method: str, evaluator: str,
         return _population_bound_budgeted(quantity, pop, n, other, method, evaluator, eps_rtol)
 
 
+#: Share of the time left that one sub-population query of a population may take (a refused sub-query only drops
+#: that candidate; the population's own evaluation keeps the rest of the budget).
+SUB_QUERY_SHARE = 0.25
+
+
+def _sub_seconds(pop) -> float:
+    """Time for one sub-population's single-mechanism query: SUB_QUERY_SHARE of the call's time left divided among the
+    groups (at least a tenth of a second, so that a refusal is the sub-query's own ResourceLimitError)."""
+    b = current_budget()
+    left = b.remaining() if b is not None else DEFAULT_MAX_SECONDS
+    return max(SUB_QUERY_SHARE * left / max(len(pop.groups), 1), 0.1)
+
+
 def _population_bound_budgeted(quantity: str, pop, n, other, method: str, evaluator: str, eps_rtol: float):
     from . import personalized as _pop
     given = "delta" if quantity == "epsilon" else "epsilon"
@@ -921,9 +935,18 @@ def _population_bound_budgeted(quantity: str, pop, n, other, method: str, evalua
     if method == "optimal":
         if evaluator != "exact":
             raise ParameterError("evaluator", "a population is evaluated by the exact (Bromwich) evaluator only")
+        def single(mech, users):
+            """The single mechanism's certified (upper, lower) at ``users`` (a sub-population's bound; (None, None)
+            when it would not fit in the call's budget: one candidate fewer, the population's own answer stands)."""
+            try:
+                r = (epsilon(mech, users, other, eps_rtol=eps_rtol, max_seconds=_sub_seconds(pop))
+                     if quantity == "epsilon" else delta(mech, users, other, max_seconds=_sub_seconds(pop)))
+            except ResourceLimitError:
+                return None, None
+            return float(r.upper), (None if r.lower is None else float(r.lower))
         if quantity == "epsilon":
-            return _pop.epsilon(pop, other, eps_rtol=eps_rtol)
-        return _pop.delta(pop, other)
+            return _pop.epsilon(pop, other, eps_rtol=eps_rtol, sub=single)
+        return _pop.delta(pop, other, sub=single)
     if method != "gdp":
         raise ParameterError("method", f"a population supports 'optimal' (certified, per group) and 'gdp' "
                                        f"(estimate), got {method!r}")

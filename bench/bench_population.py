@@ -204,7 +204,7 @@ def main():
         for gr in r.groups:
             print(f"| {n:.0e} | {gr.eps0} | {gr.upper:.6g} | {gr.lower:.6g} | {mx:.6g} | {mx / gr.upper:.1f}x | "
                   f"{gdp:.6g} |")
-    print("\n## Gaussian groups (Δ = 1), default budget (10 s wall clock, up-front estimate scaled by the load)\n")
+    print("\n## Gaussian groups (Δ = 1), default budget (10 s wall clock; the up-front estimate is CPU work, the running deadline covers a loaded machine)\n")
     print("Each target's upper is the minimum over truncation rungs of the heterogeneous blanket bound and of its "
           "homogeneous reduction, and the local Gaussian profile; the lower the threshold counts of the dataset "
           "(0 | Δ; others Δ) (and the quantised pairs of the single round when every user has one σ).  The "

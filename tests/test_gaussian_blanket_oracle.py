@@ -104,6 +104,17 @@ def test_one_round_total_two_sided_n2(mu, delta):
     assert total.lower <= total.upper
 
 
+
+@pytest.mark.parametrize("mu,delta", [(1.0, 0.05), (0.5, 0.02)])
+def test_one_group_population_one_round_total_two_sided_n2(mu, delta):
+    """A population of one Gaussian group is that mechanism (a shared mechanism), so its one-round total through
+    the population path is certified against the same independent root and within 1 % of it."""
+    eps_b = brentq(lambda e: blanket_delta_n2(mu, e) - delta, 1e-6, 20.0, xtol=1e-10)
+    pop = sa.population([(sa.Gaussian(sigma=1.0, sensitivity=mu), 2)])
+    total = sa.compose_rounds([(pop, None, 1)], delta=delta, max_seconds=TOTAL_SECONDS)
+    assert eps_b <= total.upper <= eps_b * 1.01, (total.upper, eps_b)
+    assert total.lower <= total.upper
+
 # ---------------------------------------------------------------------------- large n: the FFT estimate
 def blanket_delta_fft(mu: float, eps: float, n: int, h: float = 0.01, eta: float = 0.01,
                       width_sd: float = 16.0) -> float:

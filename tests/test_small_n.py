@@ -184,19 +184,6 @@ def test_pruned_mitm_matches_oracle_enumeration(seed):
     assert 0.0 <= err <= 1e-10 * (1.0 + float(np.abs(v).max()))
 
 
-def _multinomial_enumeration(v, p, n):
-    """E[(G_1+...+G_n)_+]/n by the production multinomial enumeration over count vectors: the exact evaluator of
-    finite laws (``kernels.positive_part``) with only that path allowed (``enum_ok[1] == 0``, ``enum_ok[k] == 1``:
-    status 4), or its closed form when the law is one-signed (status 3, before any enumeration)."""
-    enum_ok = np.zeros(v.size + 2, dtype=np.uint8)
-    enum_ok[v.size] = 1
-    st, value, _err, _, _ = kernels.positive_part(
-        v, p, float(n), enum_ok, exact.DEFAULT_RTOL, exact._XG, exact._WG, exact.MAX_WORK, 0.0, exact.TAIL_WORK,
-        exact.T0_FACTOR, exact.THETA_RANGE[0], exact.THETA_RANGE[1], exact.CENTRAL_WIDTHS, exact.TAIL_CONST)
-    assert st == (3 if v[0] >= 0.0 or v[-1] <= 0.0 else 4), st
-    return value
-
-
 @settings(max_examples=60, deadline=None)
 @given(k=st.integers(2, 14), n=st.integers(2, 10), npos=st.integers(1, 4), seed=st.integers(0, 2 ** 31 - 1))
 def test_pruned_mitm_within_error_of_full_mitm(k, n, npos, seed):

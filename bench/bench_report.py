@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -33,17 +32,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from run import machine  # noqa: E402  (the runner's one description of the machine)
 COMMANDS = {"text": ["report"], "json": ["report", "--json"]}
-
-
-def machine() -> str:
-    mem = ""
-    try:
-        with open("/proc/meminfo") as f:
-            mem = f", {int(f.readline().split()[1]) / 2**20:.0f} GiB"
-    except OSError:
-        pass
-    return f"{platform.machine()}, {os.cpu_count()} cores{mem}, Python {platform.python_version()}"
 
 
 def load() -> float:

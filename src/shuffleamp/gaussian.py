@@ -416,28 +416,25 @@ def gaussian_delta(mu: float, epsilon):
         :math:`\Phi(-\varepsilon/\mu + \mu/2) - e^\varepsilon\Phi(-\varepsilon/\mu - \mu/2)`, computed as a
         difference of exponentials of ``log_ndtr`` (no overflow).
     """
+    if np.ndim(epsilon) == 0:
+        # one ε: the same operations on scalars (the same float, without the array overhead: the bisections and
+        # depth searches of one query ask a few hundred single points)
+        e = float(epsilon)
+        l1 = log_ndtr(-e / mu + mu / 2)
+        l2 = e + log_ndtr(-e / mu - mu / 2)
+        # where Φ(-ε/μ + μ/2) underflows (ε far above μ²) both logs are -inf: the value is 0 there, not NaN
+        gap = 0.0 if l1 == -math.inf else l2 - l1
+        return float(np.exp(l1) * -np.expm1(np.minimum(gap, 0.0)) + 0.0)      # (+ 0.0: no -0.0)
     e = np.asarray(epsilon, dtype=np.float64)
     l1 = log_ndtr(-e / mu + mu / 2)
     l2 = e + log_ndtr(-e / mu - mu / 2)
-    # where Φ(-ε/μ + μ/2) underflows (ε far above μ²) both logs are -inf: the value is 0 there, not NaN
     gap = np.where(np.isneginf(l1), 0.0, l2 - np.where(np.isneginf(l1), 0.0, l1))
-    out = np.exp(l1) * -np.expm1(np.minimum(gap, 0.0)) + 0.0      # (+ 0.0: no -0.0)
-    return float(out) if out.ndim == 0 else out
-
-
-def _gaussian_delta_scalar(mu: float, epsilon: float) -> float:
-    """:func:`gaussian_delta` at one ε, the same operations on scalars (the same float; no array overhead: the
-    bisections and depth searches of one query call it a few hundred times)."""
-    e = float(epsilon)
-    l1 = log_ndtr(-e / mu + mu / 2)
-    l2 = e + log_ndtr(-e / mu - mu / 2)
-    gap = 0.0 if l1 == -math.inf else l2 - l1
-    return float(np.exp(l1) * -np.expm1(np.minimum(gap, 0.0)) + 0.0)
+    return np.exp(l1) * -np.expm1(np.minimum(gap, 0.0)) + 0.0
 
 
 def _local_delta(mu: float, epsilon: float) -> float:
     """Local Gaussian mechanism's δ(ε) of the pair (0, Δ), rounded up (relative 1e-12 plus one ulp)."""
-    v = _gaussian_delta_scalar(mu, epsilon)
+    v = gaussian_delta(mu, epsilon)
     return float(min(1.0, np.nextafter(v * (1 + 1e-12), np.inf)))
 
 
@@ -849,7 +846,7 @@ class _GaussianAt(_Proxy):
 
 
 def _tau(mu: float, z: float) -> float:
-    return _gaussian_delta_scalar(mu, mu * (mu / 2 + z))
+    return gaussian_delta(mu, mu * (mu / 2 + z))
 
 
 class _StandIn(_NoMatrix, Mechanism):
